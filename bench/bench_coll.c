@@ -1,0 +1,131 @@
+/* sc-bench's view of a collective: names, bus-bandwidth factor, buffer layout for a
+ * size in bytes, and issuing the call through the public API. */
+#include <string.h>
+
+#include "bench_coll.h"
+
+static const char *const sc_bench_coll_names[SC_BENCH_COLL_COUNT] = {
+    [SC_BENCH_ALLREDUCE] = "allreduce", [SC_BENCH_REDUCE_SCATTER] = "reduce_scatter",
+    [SC_BENCH_ALLGATHER] = "allgather", [SC_BENCH_BROADCAST] = "broadcast",
+    [SC_BENCH_REDUCE] = "reduce",       [SC_BENCH_ALLTOALL] = "alltoall",
+};
+
+const char *sc_bench_coll_name(sc_bench_coll_t coll)
+{
+    return ((unsigned)coll < SC_BENCH_COLL_COUNT) ? sc_bench_coll_names[coll] : NULL;
+}
+
+sc_status_t sc_bench_coll_from_name(const char *name, sc_bench_coll_t *coll)
+{
+    for (int i = 0; i < SC_BENCH_COLL_COUNT; i++) {
+        if (strcmp(name, sc_bench_coll_names[i]) == 0) {
+            *coll = (sc_bench_coll_t)i;
+            return SC_SUCCESS;
+        }
+    }
+    return SC_ERR_INVALID_ARG;
+}
+
+int sc_bench_coll_reduces(sc_bench_coll_t coll)
+{
+    return coll == SC_BENCH_ALLREDUCE || coll == SC_BENCH_REDUCE_SCATTER ||
+           coll == SC_BENCH_REDUCE;
+}
+
+int sc_bench_coll_rooted(sc_bench_coll_t coll)
+{
+    return coll == SC_BENCH_BROADCAST || coll == SC_BENCH_REDUCE;
+}
+
+double sc_bench_coll_busbw_factor(sc_bench_coll_t coll, int nranks)
+{
+    double n = nranks;
+
+    switch (coll) {
+    case SC_BENCH_ALLREDUCE: return 2.0 * (n - 1) / n;
+    case SC_BENCH_REDUCE_SCATTER:
+    case SC_BENCH_ALLGATHER:
+    case SC_BENCH_ALLTOALL: return (n - 1) / n;
+    default: return 1.0;
+    }
+}
+
+/* Element count of the call's count argument and of its largest buffer. */
+static void sc_bench_coll_counts(sc_bench_coll_t coll, size_t size, sc_dtype_t dtype,
+                                 int nranks, size_t *count, size_t *total)
+{
+    size_t elems = size / sc_dtype_size(dtype);
+
+    switch (coll) {
+    case SC_BENCH_REDUCE_SCATTER:
+    case SC_BENCH_ALLGATHER:
+    case SC_BENCH_ALLTOALL:
+        *count = elems / (size_t)nranks;
+        if (*count == 0)
+            *count = 1;
+        *total = *count * (size_t)nranks;
+        break;
+    default:
+        *count = elems ? elems : 1;
+        *total = *count;
+        break;
+    }
+}
+
+size_t sc_bench_coll_bytes(sc_bench_coll_t coll, size_t size, sc_dtype_t dtype,
+                           int nranks)
+{
+    size_t count, total;
+
+    sc_bench_coll_counts(coll, size, dtype, nranks, &count, &total);
+    return total * sc_dtype_size(dtype);
+}
+
+void sc_bench_call_init(sc_bench_call_t *call, sc_bench_coll_t coll, size_t size,
+                        sc_dtype_t dtype, sc_op_t op, int root, int rank, int nranks,
+                        int inplace, void *a, void *b)
+{
+    size_t elem = sc_dtype_size(dtype);
+
+    memset(call, 0, sizeof(*call));
+    call->coll = coll;
+    call->dtype = dtype;
+    call->op = op;
+    call->root = sc_bench_coll_rooted(coll) ? root : -1;
+    call->rank = rank;
+    call->nranks = nranks;
+    call->inplace = inplace;
+    sc_bench_coll_counts(coll, size, dtype, nranks, &call->count, &call->total);
+    call->bytes = call->total * elem;
+    call->sendbuf = a;
+    call->recvbuf = inplace ? a : b;
+    if (inplace && coll == SC_BENCH_REDUCE_SCATTER)
+        call->recvbuf = (char *)a + (size_t)rank * call->count * elem;
+    if (inplace && coll == SC_BENCH_ALLGATHER)
+        call->sendbuf = (char *)a + (size_t)rank * call->count * elem;
+}
+
+sc_status_t sc_bench_call_issue(const sc_bench_call_t *c, sc_comm_t *comm,
+                                sc_request_t **req)
+{
+    switch (c->coll) {
+    case SC_BENCH_ALLREDUCE:
+        return sc_allreduce(c->sendbuf, c->recvbuf, c->count, c->dtype, c->op, comm,
+                            NULL, req);
+    case SC_BENCH_REDUCE_SCATTER:
+        return sc_reduce_scatter(c->sendbuf, c->recvbuf, c->count, c->dtype, c->op, comm,
+                                 NULL, req);
+    case SC_BENCH_ALLGATHER:
+        return sc_allgather(c->sendbuf, c->recvbuf, c->count, c->dtype, comm, NULL, req);
+    case SC_BENCH_BROADCAST:
+        return sc_broadcast(c->sendbuf, c->recvbuf, c->count, c->dtype, c->root, comm,
+                            NULL, req);
+    case SC_BENCH_REDUCE:
+        return sc_reduce(c->sendbuf, c->recvbuf, c->count, c->dtype, c->op, c->root, comm,
+                         NULL, req);
+    case SC_BENCH_ALLTOALL:
+        return sc_alltoall(c->sendbuf, c->recvbuf, c->count, c->dtype, comm, NULL, req);
+    default:
+        return SC_ERR_INVALID_ARG;
+    }
+}

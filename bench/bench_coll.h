@@ -1,0 +1,69 @@
+/* sc-bench's view of a collective: names, bus-bandwidth factor, buffer layout for a
+ * size in bytes, and issuing the call through the public API. */
+#ifndef SC_BENCH_COLL_H
+#define SC_BENCH_COLL_H
+
+#include <stddef.h>
+#include "shardcomm/shardcomm.h"
+
+typedef enum {
+    SC_BENCH_ALLREDUCE = 0,
+    SC_BENCH_REDUCE_SCATTER,
+    SC_BENCH_ALLGATHER,
+    SC_BENCH_BROADCAST,
+    SC_BENCH_REDUCE,
+    SC_BENCH_ALLTOALL,
+    SC_BENCH_COLL_COUNT
+} sc_bench_coll_t;
+
+/* One call of one collective at one size, as every rank issues it. Sizes follow
+ * nccl-tests: `bytes` is the largest buffer of the call (the allreduce buffer, the
+ * reduce_scatter send buffer, the allgather receive buffer, the whole alltoall
+ * buffer) and `total` its element count. */
+typedef struct {
+    sc_bench_coll_t coll;
+    sc_dtype_t dtype;
+    sc_op_t op;
+    int root;          /* broadcast/reduce; -1 for the other collectives */
+    int rank;
+    int nranks;
+    int inplace;
+    size_t count;      /* the call's count argument (per-rank block for rs/ag/alltoall) */
+    size_t total;      /* elements of the largest buffer */
+    size_t bytes;      /* total * element size */
+    void *sendbuf;     /* arguments passed to the call */
+    void *recvbuf;
+} sc_bench_call_t;
+
+/* "allreduce", "reduce_scatter", ...; NULL for an unknown value. */
+const char *sc_bench_coll_name(sc_bench_coll_t coll);
+
+/* Parses a collective name; SC_ERR_INVALID_ARG if unknown. */
+sc_status_t sc_bench_coll_from_name(const char *name, sc_bench_coll_t *coll);
+
+/* Whether the collective takes a reduction op / a root. */
+int sc_bench_coll_reduces(sc_bench_coll_t coll);
+int sc_bench_coll_rooted(sc_bench_coll_t coll);
+
+/* busbw / algbw as nccl-tests defines it for nranks ranks. */
+double sc_bench_coll_busbw_factor(sc_bench_coll_t coll, int nranks);
+
+/* Bytes of the largest buffer for a requested size: the element count is rounded
+ * down to a multiple of what the collective needs, and up to at least one element
+ * per rank where blocks are per rank. */
+size_t sc_bench_coll_bytes(sc_bench_coll_t coll, size_t size, sc_dtype_t dtype,
+                           int nranks);
+
+/* Lays out a call of `size` bytes over two buffers a and b of at least
+ * sc_bench_coll_bytes() bytes each: out of place it sends from a and receives in b,
+ * in place it uses a alone, with the offsets the API defines for in-place
+ * reduce_scatter and allgather. */
+void sc_bench_call_init(sc_bench_call_t *call, sc_bench_coll_t coll, size_t size,
+                        sc_dtype_t dtype, sc_op_t op, int root, int rank, int nranks,
+                        int inplace, void *a, void *b);
+
+/* Issues the call; *req is set on success. */
+sc_status_t sc_bench_call_issue(const sc_bench_call_t *call, sc_comm_t *comm,
+                                sc_request_t **req);
+
+#endif

@@ -1,0 +1,38 @@
+/* sc-bench's command line, with nccl-tests' option letters and defaults. */
+#ifndef SC_BENCH_OPTIONS_H
+#define SC_BENCH_OPTIONS_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include "bench_coll.h"
+
+typedef struct {
+    sc_bench_coll_t colls[SC_BENCH_COLL_COUNT]; /* run in this order */
+    int ncolls;
+    size_t min_bytes;      /* -b, default 8 */
+    size_t max_bytes;      /* -e, default 64M */
+    size_t factor;         /* -f, default 2 */
+    int iters;             /* -n, default 20 */
+    int warmup;            /* -w, default 5 */
+    int check;             /* -c, default 1: check once per size */
+    sc_dtype_t dtype;      /* -d, default float32 */
+    sc_op_t op;            /* -o, default sum */
+    int root;              /* -r, default 0 */
+    int inplace;           /* --inplace: time the in-place variant instead */
+    const char *json_path; /* --json FILE, NULL for none */
+    uint64_t seed;         /* --seed, default 1 */
+    int help;              /* -h: usage printed, nothing else to do */
+} sc_bench_options_t;
+
+/* Parses a byte count: digits with an optional binary suffix K, M or G (1K = 1024).
+ * SC_ERR_INVALID_ARG for anything else, zero, or an overflow. */
+sc_status_t sc_bench_size_parse(const char *text, size_t *bytes);
+
+/* Parses argv. On an error prints a sentence naming the bad argument to err and
+ * returns SC_ERR_INVALID_ARG; *opts is written only on success. -h prints the usage
+ * to out and sets opts->help. */
+sc_status_t sc_bench_options_parse(int argc, char **argv, FILE *out, FILE *err,
+                                   sc_bench_options_t *opts);
+
+#endif

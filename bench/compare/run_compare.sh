@@ -1,0 +1,120 @@
+#!/bin/sh
+# Side by side, in one run on one machine: shardcomm (sc-bench through scrun) and
+# Open MPI (sc-bench-mpi through mpirun), 2 ranks, float32 sum, busbw of allreduce,
+# reduce_scatter and allgather over 64K..MAXBYTES, 8-byte allreduce latency, and the
+# memory bandwidth ceiling (membw.c from the shared peers).
+#
+# usage: run_compare.sh [-B BUILD_DIR] [MAXBYTES]
+#   BUILD_DIR: a configured and built tree (default $SC_BUILD_DIR, else <repo>/build);
+#   MAXBYTES:  largest size, K/M/G suffixes (default 256M).
+# Builds nothing of shardcomm; only membw is compiled, into a temporary directory.
+set -eu
+
+repo=$(cd "$(dirname "$0")/../.." && pwd)
+build=${SC_BUILD_DIR:-$repo/build}
+if [ "${1:-}" = "-B" ]; then
+    build=$2
+    shift 2
+fi
+maxbytes=${1:-256M}
+
+scrun=$build/tools/scrun
+scbench=$build/bench/sc-bench
+mpibench=$build/bench/sc-bench-mpi
+for f in "$scrun" "$scbench" "$mpibench"; do
+    if [ ! -x "$f" ]; then
+        echo "run_compare.sh: $f not found: build $build first (sc-bench-mpi needs MPI" \
+             "found at configure time)" >&2
+        exit 1
+    fi
+done
+membw_src=/work/shared/peers/membw.c
+[ -f "$membw_src" ] || membw_src=$repo/../shared/peers/membw.c
+
+# Bytes of a size with an optional binary suffix.
+to_bytes() {
+    case $1 in
+    *[Kk]) echo $(( ${1%?} << 10 )) ;;
+    *[Mm]) echo $(( ${1%?} << 20 )) ;;
+    *[Gg]) echo $(( ${1%?} << 30 )) ;;
+    *) echo $(( $1 )) ;;
+    esac
+}
+max=$(to_bytes "$maxbytes")
+split=$((4 << 20))
+
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT INT TERM
+
+mpirun="mpirun --allow-run-as-root --oversubscribe -np 2"
+colls="allreduce reduce_scatter allgather"
+
+# Small sizes need many iterations to time; large ones few to finish in minutes.
+run_range() { # name lo hi iters warmup
+    for c in $colls; do
+        echo "== shardcomm $c $2..$3" >&2
+        "$scrun" -n 2 "$scbench" "$c" -b "$2" -e "$3" -f 4 -n "$4" -w "$5" -c 1 \
+            -d float32 -o sum --json "$tmp/sc_${c}_$1.json" >"$tmp/sc_${c}_$1.txt"
+        echo "== Open MPI $c $2..$3" >&2
+        $mpirun "$mpibench" "$c" -b "$2" -e "$3" -f 4 -n "$4" -w "$5" \
+            --json "$tmp/mpi_${c}_$1.json" >"$tmp/mpi_${c}_$1.txt"
+    done
+}
+small_hi=$max
+[ "$small_hi" -gt "$split" ] && small_hi=$split
+run_range small 65536 "$small_hi" 50 5
+if [ "$max" -gt "$split" ]; then
+    run_range large $((split * 4)) "$max" 5 1
+fi
+
+echo "== latency" >&2
+"$scrun" -n 2 "$scbench" allreduce -b 8 -e 8 -n 20000 -w 1000 -c 1 \
+    --json "$tmp/sc_latency.json" >"$tmp/sc_latency.txt"
+$mpirun "$mpibench" latency --json "$tmp/mpi_latency.json" >"$tmp/mpi_latency.txt"
+
+status=0
+python3 - "$tmp" <<'EOF' || status=$?
+import glob, json, os, sys
+
+tmp = sys.argv[1]
+
+def rows(prefix):
+    out = {}
+    for path in sorted(glob.glob(os.path.join(tmp, prefix + "_*.json"))):
+        if path.endswith("_latency.json"):
+            continue
+        for r in json.load(open(path)):
+            out[(r["coll"], r["bytes"])] = r
+    return out
+
+sc, mpi = rows("sc"), rows("mpi")
+print("# 2 ranks, float32 sum; busbw in GB/s (nccl-tests definition);"
+      " ratio = shardcomm / Open MPI (> 1: shardcomm faster)")
+print("%-15s %12s %12s %12s %8s %7s" % ("collective", "bytes", "shardcomm", "Open MPI",
+                                         "ratio", "#wrong"))
+wrong = 0
+for key in sorted(sc, key=lambda k: (["allreduce", "reduce_scatter", "allgather"].index(k[0]), k[1])):
+    s, m = sc[key], mpi.get(key)
+    wrong += s["wrong"] or 0
+    mb = m["busbw"] if m else float("nan")
+    ratio = s["busbw"] / mb if m and mb > 0 else float("nan")
+    print("%-15s %12d %12.2f %12.2f %8.2f %7s" % (key[0], key[1], s["busbw"], mb, ratio,
+                                                 s["wrong"]))
+ls = json.load(open(os.path.join(tmp, "sc_latency.json")))[0]
+lm = json.load(open(os.path.join(tmp, "mpi_latency.json")))[0]
+print("# 8-byte allreduce latency: shardcomm %.2f us, Open MPI %.2f us, "
+      "ratio Open MPI / shardcomm %.2f (> 1: shardcomm faster)"
+      % (ls["time_us"], lm["time_us"], lm["time_us"] / ls["time_us"]))
+wrong += ls["wrong"] or 0
+print("# shardcomm wrong elements over all rows: %d" % wrong)
+sys.exit(1 if wrong else 0)
+EOF
+
+if [ -f "$membw_src" ] && gcc -O3 -march=native -fopenmp "$membw_src" -o "$tmp/membw" 2>/dev/null; then
+    echo "# memory bandwidth ceiling (membw.c, bytes read + written):"
+    OMP_NUM_THREADS=1 "$tmp/membw" | sed 's/^/#   /'
+    OMP_NUM_THREADS=2 "$tmp/membw" | sed 's/^/#   /'
+else
+    echo "# membw.c not found or not built: no memory bandwidth ceiling stated"
+fi
+exit $status

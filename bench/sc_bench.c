@@ -1,0 +1,383 @@
+/* sc-bench: nccl-tests-style timing and checking of shardcomm's host collectives.
+ * Run under `scrun -n N sc-bench COLL ...`; rank 0 prints one row per size. */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "bench_coll.h"
+#include "bench_data.h"
+#include "bench_options.h"
+
+/* One printed row: a collective at one size, over all ranks. */
+typedef struct {
+    sc_bench_coll_t coll;
+    size_t bytes;
+    size_t count;
+    int root;
+    double time_us;  /* average over the iterations, max over ranks */
+    double algbw;    /* GB/s, 1 GB = 1e9 B as in nccl-tests */
+    double busbw;
+    int64_t wrong;   /* summed over ranks; -1 when not checked */
+} sc_bench_row_t;
+
+/* A failed call's sentence, kept before later calls replace sc_last_error(). */
+static char sc_bench_error_text[1024];
+
+static sc_status_t sc_bench_fail(sc_status_t status)
+{
+    snprintf(sc_bench_error_text, sizeof(sc_bench_error_text), "%s: %s",
+             sc_status_string(status), sc_last_error());
+    return status;
+}
+
+static double sc_bench_now(void)
+{
+    struct timespec t;
+
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+/* Issues the call and waits for it. */
+static sc_status_t sc_bench_call_run(const sc_bench_call_t *call, sc_comm_t *comm)
+{
+    sc_request_t *req;
+    sc_status_t status;
+
+    status = sc_bench_call_issue(call, comm, &req);
+    if (status != SC_SUCCESS)
+        return sc_bench_fail(status);
+    status = sc_wait(req);
+    if (status != SC_SUCCESS)
+        sc_bench_fail(status);
+    sc_request_free(req);
+    return status;
+}
+
+/* Times `iters` calls after `warmup` untimed ones; *time_us is the average over the
+ * iterations of the slowest rank. */
+static sc_status_t sc_bench_call_time(const sc_bench_call_t *call, sc_comm_t *comm,
+                                      const sc_bench_options_t *opts, double *time_us)
+{
+    sc_status_t status;
+    double start, local, slowest;
+
+    for (int i = 0; i < opts->warmup; i++) {
+        status = sc_bench_call_run(call, comm);
+        if (status != SC_SUCCESS)
+            return status;
+    }
+    status = sc_barrier(comm, NULL);
+    if (status != SC_SUCCESS)
+        return sc_bench_fail(status);
+    start = sc_bench_now();
+    for (int i = 0; i < opts->iters; i++) {
+        status = sc_bench_call_run(call, comm);
+        if (status != SC_SUCCESS)
+            return status;
+    }
+    local = (sc_bench_now() - start) / opts->iters;
+    status = sc_allreduce(&local, &slowest, 1, SC_FLOAT64, SC_MAX, comm, NULL, NULL);
+    if (status != SC_SUCCESS)
+        return sc_bench_fail(status);
+    *time_us = slowest * 1e6;
+    return SC_SUCCESS;
+}
+
+/* Runs the call once on fresh inputs; *wrong is the number of wrong output elements
+ * summed over ranks. */
+static sc_status_t sc_bench_call_check(const sc_bench_call_t *call, sc_comm_t *comm,
+                                       uint64_t seed, int64_t *wrong)
+{
+    sc_status_t status;
+    int64_t local, sum;
+
+    sc_bench_data_fill(call, seed);
+    status = sc_bench_call_run(call, comm);
+    if (status != SC_SUCCESS)
+        return status;
+    local = (int64_t)sc_bench_data_check(call, seed);
+    status = sc_allreduce(&local, &sum, 1, SC_INT64, SC_SUM, comm, NULL, NULL);
+    if (status != SC_SUCCESS)
+        return sc_bench_fail(status);
+    *wrong = sum;
+    return SC_SUCCESS;
+}
+
+static sc_status_t sc_bench_row_measure(const sc_bench_call_t *call, sc_comm_t *comm,
+                                        const sc_bench_options_t *opts,
+                                        sc_bench_row_t *row)
+{
+    sc_bench_row_t r = {call->coll, call->bytes, call->total, call->root, 0, 0, 0, -1};
+    sc_status_t status;
+
+    sc_bench_data_fill(call, opts->seed);
+    status = sc_bench_call_time(call, comm, opts, &r.time_us);
+    if (status != SC_SUCCESS)
+        return status;
+    if (opts->check) {
+        status = sc_bench_call_check(call, comm, opts->seed, &r.wrong);
+        if (status != SC_SUCCESS)
+            return status;
+    }
+    r.algbw = r.time_us > 0 ? (double)r.bytes / r.time_us * 1e-3 : 0;
+    r.busbw = r.algbw * sc_bench_coll_busbw_factor(call->coll, call->nranks);
+    *row = r;
+    return SC_SUCCESS;
+}
+
+/* The sizes of a run: min, min*factor, ... up to max. Returns 0 after the last. */
+static int sc_bench_size_next(const sc_bench_options_t *opts, size_t *size)
+{
+    if (*size == 0) {
+        *size = opts->min_bytes;
+        return 1;
+    }
+    if (*size > opts->max_bytes / opts->factor)
+        return 0;
+    *size *= opts->factor;
+    return 1;
+}
+
+/* Largest buffer any call of the run needs. */
+static size_t sc_bench_max_bytes(const sc_bench_options_t *opts, int nranks)
+{
+    size_t max = 0, size = 0, bytes;
+
+    while (sc_bench_size_next(opts, &size)) {
+        for (int i = 0; i < opts->ncolls; i++) {
+            bytes = sc_bench_coll_bytes(opts->colls[i], size, opts->dtype, nranks);
+            max = bytes > max ? bytes : max;
+        }
+    }
+    return max;
+}
+
+/* argv joined by spaces, taken before getopt reorders it. */
+static char *sc_bench_command_line(int argc, char **argv)
+{
+    size_t len = 1;
+    char *line;
+
+    for (int i = 0; i < argc; i++)
+        len += strlen(argv[i]) + 1;
+    line = malloc(len);
+    if (!line)
+        return NULL;
+    line[0] = '\0';
+    for (int i = 0; i < argc; i++) {
+        strcat(line, argv[i]);
+        if (i + 1 < argc)
+            strcat(line, " ");
+    }
+    return line;
+}
+
+static void sc_bench_print_header(FILE *out, const char *command,
+                                  const sc_bench_options_t *opts, int nranks)
+{
+    fprintf(out,
+            "# %s\n# nranks %d, dtype %s, op %s, root %d, iters %d, warmup %d, check %d, "
+            "%s, seed %" PRIu64 "\n#\n",
+            command ? command : "sc-bench", nranks, sc_dtype_name(opts->dtype), sc_op_name(opts->op), opts->root,
+            opts->iters, opts->warmup, opts->check ? 1 : 0,
+            opts->inplace ? "in-place" : "out-of-place", opts->seed);
+    fprintf(out, "# %14s %12s %12s %9s %7s %5s %11s %9s %9s %7s\n", "collective", "size",
+            "count", "type", "redop", "root", "time", "algbw", "busbw", "#wrong");
+    fprintf(out, "# %14s %12s %12s %9s %7s %5s %11s %9s %9s %7s\n", "", "(B)",
+            "(elements)", "", "", "", "(us)", "(GB/s)", "(GB/s)", "");
+    fflush(out);
+}
+
+static void sc_bench_print_row(FILE *out, const sc_bench_row_t *row,
+                               const sc_bench_options_t *opts)
+{
+    char wrong[32] = "N/A";
+
+    if (row->wrong >= 0)
+        snprintf(wrong, sizeof(wrong), "%" PRId64, row->wrong);
+    fprintf(out, "  %14s %12zu %12zu %9s %7s %5d %11.2f %9.2f %9.2f %7s\n",
+            sc_bench_coll_name(row->coll), row->bytes, row->count,
+            sc_dtype_name(opts->dtype),
+            sc_bench_coll_reduces(row->coll) ? sc_op_name(opts->op) : "none", row->root,
+            row->time_us, row->algbw, row->busbw, wrong);
+    fflush(out);
+}
+
+static sc_status_t sc_bench_json_write(const char *path, const sc_bench_row_t *rows,
+                                       int nrows, const sc_bench_options_t *opts,
+                                       int nranks)
+{
+    FILE *f = fopen(path, "w");
+
+    if (!f) {
+        snprintf(sc_bench_error_text, sizeof(sc_bench_error_text), "cannot open %s: %m",
+                 path);
+        return SC_ERR_SYSTEM;
+    }
+    fputs("[\n", f);
+    for (int i = 0; i < nrows; i++) {
+        const sc_bench_row_t *r = &rows[i];
+        char wrong[32] = "null";
+
+        if (r->wrong >= 0)
+            snprintf(wrong, sizeof(wrong), "%" PRId64, r->wrong);
+        fprintf(f,
+                "  {\"coll\": \"%s\", \"bytes\": %zu, \"count\": %zu, \"dtype\": \"%s\", "
+                "\"op\": \"%s\", \"root\": %d, \"inplace\": %s, \"nranks\": %d, "
+                "\"time_us\": %.6g, \"algbw\": %.6g, \"busbw\": %.6g, \"wrong\": %s}%s\n",
+                sc_bench_coll_name(r->coll), r->bytes, r->count, sc_dtype_name(opts->dtype),
+                sc_bench_coll_reduces(r->coll) ? sc_op_name(opts->op) : "none", r->root,
+                opts->inplace ? "true" : "false", nranks, r->time_us, r->algbw, r->busbw,
+                wrong, i + 1 < nrows ? "," : "");
+    }
+    fputs("]\n", f);
+    if (fclose(f) != 0) {
+        snprintf(sc_bench_error_text, sizeof(sc_bench_error_text), "cannot write %s: %m",
+                 path);
+        return SC_ERR_SYSTEM;
+    }
+    return SC_SUCCESS;
+}
+
+static void sc_bench_print_summary(FILE *out, const sc_bench_row_t *rows, int nrows,
+                                   int checked)
+{
+    double sum = 0;
+    int64_t wrong = 0;
+
+    for (int i = 0; i < nrows; i++) {
+        sum += rows[i].busbw;
+        wrong += rows[i].wrong > 0 ? rows[i].wrong : 0;
+    }
+    if (checked)
+        fprintf(out, "# avg busbw: %.3f GB/s, wrong: %" PRId64 "\n",
+                nrows ? sum / nrows : 0.0, wrong);
+    else
+        fprintf(out, "# avg busbw: %.3f GB/s, wrong: N/A\n", nrows ? sum / nrows : 0.0);
+    fflush(out);
+}
+
+/* Every collective of the run at every size; rows[] receives them. */
+static sc_status_t sc_bench_run(sc_comm_t *comm, const sc_bench_options_t *opts,
+                                void *a, void *b, sc_bench_row_t *rows, int *nrows)
+{
+    int rank = sc_comm_rank(comm), nranks = sc_comm_size(comm);
+    sc_bench_call_t call;
+    sc_status_t status;
+
+    for (int i = 0; i < opts->ncolls; i++) {
+        size_t size = 0;
+
+        while (sc_bench_size_next(opts, &size)) {
+            sc_bench_call_init(&call, opts->colls[i], size, opts->dtype, opts->op,
+                               opts->root, rank, nranks, opts->inplace, a, b);
+            status = sc_bench_row_measure(&call, comm, opts, &rows[*nrows]);
+            if (status != SC_SUCCESS) {
+                fprintf(stderr, "sc-bench: rank %d: %s of %zu B failed: %s\n", rank,
+                        sc_bench_coll_name(call.coll), call.bytes, sc_bench_error_text);
+                return status;
+            }
+            if (rank == 0)
+                sc_bench_print_row(stdout, &rows[*nrows], opts);
+            (*nrows)++;
+        }
+    }
+    return SC_SUCCESS;
+}
+
+static int sc_bench_row_capacity(const sc_bench_options_t *opts)
+{
+    size_t size = 0;
+    int n = 0;
+
+    while (sc_bench_size_next(opts, &size))
+        n++;
+    return n * opts->ncolls;
+}
+
+static int sc_bench_has_rooted(const sc_bench_options_t *opts)
+{
+    for (int i = 0; i < opts->ncolls; i++)
+        if (sc_bench_coll_rooted(opts->colls[i]))
+            return 1;
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    char *command = sc_bench_command_line(argc, argv);
+    sc_bench_options_t opts;
+    sc_comm_t *comm;
+    sc_bench_row_t *rows;
+    void *a = NULL, *b = NULL;
+    size_t max_bytes;
+    int rank, nranks, nrows = 0, exit_code = 1;
+    sc_status_t status;
+
+    if (sc_bench_options_parse(argc, argv, stdout, stderr, &opts) != SC_SUCCESS) {
+        exit_code = 2;
+        goto err_free_command;
+    }
+    if (opts.help) {
+        exit_code = 0;
+        goto err_free_command;
+    }
+    status = sc_comm_init_from_env(&comm);
+    if (status != SC_SUCCESS) {
+        fprintf(stderr, "sc-bench: sc_comm_init_from_env: %s: %s\n",
+                sc_status_string(status), sc_last_error());
+        goto err_free_command;
+    }
+    rank = sc_comm_rank(comm);
+    nranks = sc_comm_size(comm);
+    if (sc_bench_has_rooted(&opts) && opts.root >= nranks) {
+        /* Every rank says it: the launcher may stop the others when one exits. */
+        fprintf(stderr, "sc-bench: rank %d: -r %d: the root must be below the number of "
+                        "ranks (%d)\n", rank, opts.root, nranks);
+        exit_code = 2;
+        goto err_destroy;
+    }
+    max_bytes = sc_bench_max_bytes(&opts, nranks);
+    rows = calloc((size_t)sc_bench_row_capacity(&opts), sizeof(*rows));
+    if (!rows || posix_memalign(&a, 4096, max_bytes) != 0 ||
+        posix_memalign(&b, 4096, max_bytes) != 0) {
+        fprintf(stderr, "sc-bench: rank %d: cannot allocate 2 x %zu B\n", rank, max_bytes);
+        goto err_free;
+    }
+    /* Touch every page now so that page faults are not timed. */
+    memset(a, 0, max_bytes);
+    memset(b, 0, max_bytes);
+
+    if (rank == 0)
+        sc_bench_print_header(stdout, command, &opts, nranks);
+    status = sc_bench_run(comm, &opts, a, b, rows, &nrows);
+    if (status != SC_SUCCESS) {
+        /* Peers still inside a collective learn of the failure at once. */
+        sc_comm_abort(comm);
+        goto err_free;
+    }
+    if (rank == 0) {
+        sc_bench_print_summary(stdout, rows, nrows, opts.check);
+        if (opts.json_path &&
+            sc_bench_json_write(opts.json_path, rows, nrows, &opts, nranks) != SC_SUCCESS) {
+            fprintf(stderr, "sc-bench: %s\n", sc_bench_error_text);
+            goto err_free;
+        }
+    }
+    exit_code = 0;
+    for (int i = 0; i < nrows; i++)
+        exit_code |= rows[i].wrong > 0;
+
+err_free:
+    free(b);
+    free(a);
+    free(rows);
+err_destroy:
+    sc_comm_destroy(comm);
+err_free_command:
+    free(command);
+    return exit_code;
+}

@@ -1,0 +1,89 @@
+/* Non-blocking collectives and point-to-point calls, and the requests they return.
+ *
+ * Every call is collective over the communicator (except send/recv) and must be
+ * issued in the same order on every rank. A call checks its arguments, enqueues the
+ * operation and returns a request at once; the progress engine runs the operations
+ * of one communicator in issue order. Passing req == NULL makes the call blocking:
+ * it returns when the operation has completed. Buffers must stay valid and
+ * untouched until the request completes. In-place: sendbuf == recvbuf (for
+ * reduce_scatter and allgather, as in NCCL, the rank's own slice of the larger
+ * buffer). Outputs are written only by a successful operation; a failed one leaves
+ * recvbuf in an unspecified state only where it aliases sendbuf.
+ *
+ * Thread safety: calls on one communicator are issued by one thread at a time;
+ * sc_wait/sc_test/sc_request_free may run on any thread. */
+#ifndef SHARDCOMM_COLLECTIVES_H
+#define SHARDCOMM_COLLECTIVES_H
+
+#include <stddef.h>
+#include "shardcomm/api.h"
+#include "shardcomm/status.h"
+#include "shardcomm/types.h"
+#include "shardcomm/comm.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct sc_request sc_request_t;
+
+/* recvbuf[i] = op over ranks of sendbuf[i], for i < count. Bitwise the same on
+ * every rank. */
+SC_API sc_status_t sc_allreduce(const void *sendbuf, void *recvbuf, size_t count,
+                                sc_dtype_t dtype, sc_op_t op, sc_comm_t *comm,
+                                sc_stream_t stream, sc_request_t **req);
+
+/* sendbuf holds recvcount * size elements; rank r receives the reduction of block r.
+ * In place when recvbuf == (char *)sendbuf + rank * recvcount * dtype size. */
+SC_API sc_status_t sc_reduce_scatter(const void *sendbuf, void *recvbuf,
+                                     size_t recvcount, sc_dtype_t dtype, sc_op_t op,
+                                     sc_comm_t *comm, sc_stream_t stream,
+                                     sc_request_t **req);
+
+/* recvbuf (sendcount * size elements) receives every rank's sendbuf in rank order.
+ * In place when sendbuf == (char *)recvbuf + rank * sendcount * dtype size. */
+SC_API sc_status_t sc_allgather(const void *sendbuf, void *recvbuf, size_t sendcount,
+                                sc_dtype_t dtype, sc_comm_t *comm, sc_stream_t stream,
+                                sc_request_t **req);
+
+/* Copies root's sendbuf into every rank's recvbuf. sendbuf is read on root only. */
+SC_API sc_status_t sc_broadcast(const void *sendbuf, void *recvbuf, size_t count,
+                                sc_dtype_t dtype, int root, sc_comm_t *comm,
+                                sc_stream_t stream, sc_request_t **req);
+
+/* Like allreduce, but only root's recvbuf is written (recvbuf may be NULL elsewhere). */
+SC_API sc_status_t sc_reduce(const void *sendbuf, void *recvbuf, size_t count,
+                             sc_dtype_t dtype, sc_op_t op, int root, sc_comm_t *comm,
+                             sc_stream_t stream, sc_request_t **req);
+
+/* Block j (count elements) of sendbuf goes to rank j, which stores it as block r of
+ * its recvbuf. In place when sendbuf == recvbuf. */
+SC_API sc_status_t sc_alltoall(const void *sendbuf, void *recvbuf, size_t count,
+                               sc_dtype_t dtype, sc_comm_t *comm, sc_stream_t stream,
+                               sc_request_t **req);
+
+/* Completes when every rank has entered the barrier. */
+SC_API sc_status_t sc_barrier(sc_comm_t *comm, sc_request_t **req);
+
+/* Point-to-point: matched in order per (sender, receiver) pair; count and dtype must
+ * agree on both sides (a mismatch is an error on both). */
+SC_API sc_status_t sc_send(const void *buf, size_t count, sc_dtype_t dtype, int peer,
+                           sc_comm_t *comm, sc_stream_t stream, sc_request_t **req);
+SC_API sc_status_t sc_recv(void *buf, size_t count, sc_dtype_t dtype, int peer,
+                           sc_comm_t *comm, sc_stream_t stream, sc_request_t **req);
+
+/* Blocks until the request completes; returns its final status and, on failure,
+ * sets sc_last_error() to its sentence. Does not free the request. */
+SC_API sc_status_t sc_wait(sc_request_t *req);
+
+/* SC_IN_PROGRESS while pending, else the final status (as sc_wait). Never blocks. */
+SC_API sc_status_t sc_test(sc_request_t *req);
+
+/* Releases a request. A pending request is waited for first. NULL is a no-op. */
+SC_API void sc_request_free(sc_request_t *req);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

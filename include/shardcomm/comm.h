@@ -1,0 +1,74 @@
+/* Communicators: creation from a configuration or the environment, split, abort. */
+#ifndef SHARDCOMM_COMM_H
+#define SHARDCOMM_COMM_H
+
+#include "shardcomm/api.h"
+#include "shardcomm/status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct sc_comm sc_comm_t;
+
+typedef enum {
+    SC_BIND_DEFAULT = 0, /* from SC_BIND, else core */
+    SC_BIND_CORE,        /* bind each local rank to its share of the cores */
+    SC_BIND_NONE
+} sc_bind_t;
+
+/* Configuration of a communicator. Start from SC_COMM_CONFIG_INIT so that fields
+ * added later keep their defaults. A field left at its "unset" value (-1, NULL, 0.0)
+ * is read from the environment, then from the built-in default. */
+typedef struct {
+    size_t size;                /* sizeof(sc_comm_config_t), set by the macro */
+    int rank;                   /* -1: SC_RANK, RANK, OMPI_COMM_WORLD_RANK, SLURM_PROCID */
+    int world_size;             /* -1: SC_WORLD_SIZE, WORLD_SIZE, ... */
+    int local_rank;             /* -1: SC_LOCAL_RANK, LOCAL_RANK, ...; else rank */
+    int local_size;             /* -1: SC_LOCAL_SIZE, LOCAL_WORLD_SIZE, ...; else size */
+    const char *master_addr;    /* NULL: SC_MASTER_ADDR, MASTER_ADDR, else 127.0.0.1 */
+    int master_port;            /* -1: SC_MASTER_PORT, MASTER_PORT, else 29500 */
+    double timeout_s;           /* 0: SC_TIMEOUT (seconds), else 300 */
+    sc_bind_t bind;             /* SC_BIND_DEFAULT: SC_BIND (core|none), else core */
+} sc_comm_config_t;
+
+#define SC_COMM_CONFIG_INIT                                                          \
+    { sizeof(sc_comm_config_t), -1, -1, -1, -1, NULL, -1, 0.0, SC_BIND_DEFAULT }
+
+/* Creates the world communicator: rendezvous through the TCP store served by rank 0,
+ * exchange of UCX worker addresses, endpoints to every rank, CPU binding.
+ * Collective over all world_size processes. Errors: SC_ERR_INVALID_ARG (config or
+ * environment inconsistent), SC_ERR_TIMEOUT (ranks that never arrived are listed),
+ * SC_ERR_TRANSPORT. *comm is set only on success; the caller owns it and releases it
+ * with sc_comm_destroy. */
+SC_API sc_status_t sc_comm_init(const sc_comm_config_t *config, sc_comm_t **comm);
+
+/* sc_comm_init with every field taken from the environment. */
+SC_API sc_status_t sc_comm_init_from_env(sc_comm_t **comm);
+
+/* Splits comm into disjoint communicators, one per color, ranked by (key, parent
+ * rank). Collective over comm. A negative color returns *sub = NULL (the caller takes
+ * part in no new communicator). The new communicator shares the parent's transport
+ * and is destroyed independently. */
+SC_API sc_status_t sc_comm_split(sc_comm_t *comm, int color, int key, sc_comm_t **sub);
+
+/* Waits for pending requests, then frees the communicator. Requests created on it
+ * must be freed before or after; they keep their final status. Local call. */
+SC_API sc_status_t sc_comm_destroy(sc_comm_t *comm);
+
+/* Marks the communicator aborted: pending and later calls fail with SC_ERR_ABORTED,
+ * and peers are told so that their calls fail too. Never blocks. The communicator
+ * must still be destroyed. */
+SC_API sc_status_t sc_comm_abort(sc_comm_t *comm);
+
+/* Rank, size, local rank and local size; -1 for a null or destroyed communicator. */
+SC_API int sc_comm_rank(const sc_comm_t *comm);
+SC_API int sc_comm_size(const sc_comm_t *comm);
+SC_API int sc_comm_local_rank(const sc_comm_t *comm);
+SC_API int sc_comm_local_size(const sc_comm_t *comm);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

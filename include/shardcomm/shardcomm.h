@@ -1,0 +1,12 @@
+/* shardcomm: the communication core of sharded data-parallel training. */
+#ifndef SHARDCOMM_H
+#define SHARDCOMM_H
+
+#include "shardcomm/api.h"
+#include "shardcomm/status.h"
+#include "shardcomm/types.h"
+#include "shardcomm/comm.h"
+#include "shardcomm/collectives.h"
+#include "shardcomm/info.h"
+
+#endif

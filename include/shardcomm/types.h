@@ -1,0 +1,57 @@
+/* Data types, reduction operations and the stream handle. */
+#ifndef SHARDCOMM_TYPES_H
+#define SHARDCOMM_TYPES_H
+
+#include <stddef.h>
+#include "shardcomm/api.h"
+#include "shardcomm/status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum {
+    SC_FLOAT32 = 0,
+    SC_FLOAT64,
+    SC_FLOAT16,   /* IEEE binary16 */
+    SC_BFLOAT16,
+    SC_INT8,
+    SC_UINT8,
+    SC_INT32,
+    SC_INT64,
+    SC_DTYPE_COUNT
+} sc_dtype_t;
+
+typedef enum {
+    SC_SUM = 0,
+    SC_PROD,
+    SC_MIN,
+    SC_MAX,
+    SC_AVG,       /* sum divided by the communicator size; float types only */
+    SC_OP_COUNT
+} sc_op_t;
+
+/* A CUDA stream (cudaStream_t) for device buffers; NULL for host buffers. */
+typedef void *sc_stream_t;
+
+/* Size in bytes of one element; 0 for an unknown dtype. */
+SC_API size_t sc_dtype_size(sc_dtype_t dtype);
+
+/* Canonical name ("float32", "bfloat16", ...); "unknown" for an unknown dtype. */
+SC_API const char *sc_dtype_name(sc_dtype_t dtype);
+
+/* Parses a dtype name: the canonical names and nccl-tests' spellings (half, float,
+ * double, bfloat16, int8, uint8, int32, int64). SC_ERR_INVALID_ARG if unknown. */
+SC_API sc_status_t sc_dtype_from_name(const char *name, sc_dtype_t *dtype);
+
+/* Name of an op ("sum", ...); "unknown" for an unknown op. */
+SC_API const char *sc_op_name(sc_op_t op);
+
+/* Parses an op name (sum prod min max avg). SC_ERR_INVALID_ARG if unknown. */
+SC_API sc_status_t sc_op_from_name(const char *name, sc_op_t *op);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,262 @@
+/* Public collective calls: argument checks, algorithm choice, and hand-off of the
+ * schedule to the progress engine. */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "collectives/algo_common.h"
+#include "core/log.h"
+#include "core/progress.h"
+
+typedef struct {
+    sc_coll_kind_t kind;
+    const void *sbuf;
+    void *rbuf;
+    size_t count;        /* as passed by the caller */
+    sc_dtype_t dtype;
+    sc_op_t redop;
+    int root;            /* root, or peer for send/recv */
+} sc_call_t;
+
+static const char *sc_call_name(const sc_call_t *call)
+{
+    static const char *const names[SC_COLL_KIND_COUNT] = {
+        "sc_allreduce", "sc_reduce_scatter", "sc_allgather", "sc_broadcast", "sc_reduce",
+        "sc_alltoall",  "sc_barrier",        "sc_send",      "sc_recv"};
+    return names[call->kind];
+}
+
+static int sc_dtype_is_float(sc_dtype_t d)
+{
+    return d == SC_FLOAT32 || d == SC_FLOAT64 || d == SC_FLOAT16 || d == SC_BFLOAT16;
+}
+
+/* Elements each buffer holds, per the call's semantics, checked against overflow. */
+static sc_status_t sc_call_check(const sc_call_t *call, sc_comm_t *comm, sc_stream_t stream,
+                                 int *in_place)
+{
+    const char *fn = sc_call_name(call);
+    int p = comm->size;
+    size_t es, scale = 1;
+    int reduces = call->kind == SC_COLL_ALLREDUCE || call->kind == SC_COLL_REDUCE_SCATTER ||
+                  call->kind == SC_COLL_REDUCE;
+    int needs_send = 1, needs_recv = 1;
+
+    if (stream)
+        return sc_error(SC_ERR_UNSUPPORTED,
+                        "%s: a CUDA stream was given, but device buffers need a CUDA build "
+                        "(this one is host-only)", fn);
+    if (call->kind == SC_COLL_BARRIER)
+        return SC_SUCCESS;
+    if ((unsigned)call->dtype >= SC_DTYPE_COUNT)
+        return sc_error(SC_ERR_INVALID_ARG, "%s: unknown dtype %d", fn, (int)call->dtype);
+    es = sc_dtype_size(call->dtype);
+    if (reduces) {
+        if ((unsigned)call->redop >= SC_OP_COUNT)
+            return sc_error(SC_ERR_INVALID_ARG, "%s: unknown op %d", fn, (int)call->redop);
+        if (call->redop == SC_AVG && !sc_dtype_is_float(call->dtype))
+            return sc_error(SC_ERR_INVALID_ARG,
+                            "%s: op avg is defined on float types only, not on %s", fn,
+                            sc_dtype_name(call->dtype));
+    }
+    if (call->kind == SC_COLL_BROADCAST || call->kind == SC_COLL_REDUCE ||
+        call->kind == SC_COLL_SEND || call->kind == SC_COLL_RECV) {
+        const char *what = (call->kind == SC_COLL_SEND || call->kind == SC_COLL_RECV) ? "peer"
+                                                                                      : "root";
+        if (call->root < 0 || call->root >= p)
+            return sc_error(SC_ERR_INVALID_ARG, "%s: %s %d is outside the communicator of "
+                            "size %d", fn, what, call->root, p);
+    }
+    if (call->kind == SC_COLL_REDUCE_SCATTER || call->kind == SC_COLL_ALLGATHER ||
+        call->kind == SC_COLL_ALLTOALL)
+        scale = (size_t)p;
+    if (call->count > SIZE_MAX / es / scale || call->count * scale > (size_t)INT64_MAX / es)
+        return sc_error(SC_ERR_INVALID_ARG, "%s: count %zu of %s overflows the buffer size",
+                        fn, call->count, sc_dtype_name(call->dtype));
+    if (call->kind == SC_COLL_RECV)
+        needs_send = 0;
+    if (call->kind == SC_COLL_SEND)
+        needs_recv = 0;
+    if (call->kind == SC_COLL_BROADCAST && comm->rank != call->root)
+        needs_send = 0;
+    if (call->kind == SC_COLL_REDUCE && comm->rank != call->root)
+        needs_recv = 0;
+    if (call->count > 0) {
+        if (needs_send && !call->sbuf)
+            return sc_error(SC_ERR_INVALID_ARG, "%s: sendbuf is NULL with count %zu", fn,
+                            call->count);
+        if (needs_recv && !call->rbuf)
+            return sc_error(SC_ERR_INVALID_ARG, "%s: recvbuf is NULL with count %zu", fn,
+                            call->count);
+    }
+    *in_place = call->sbuf == call->rbuf;
+    return SC_SUCCESS;
+}
+
+static sc_status_t sc_call_build(const sc_call_t *call, sc_coll_op_t *op)
+{
+    sc_comm_t *comm = op->comm;
+    const sc_tuning_t *t;
+    size_t bytes = call->count * sc_dtype_size(call->dtype);
+    sc_status_t st = sc_tuning_get(&t);
+
+    if (st != SC_SUCCESS)
+        return st;
+    switch (call->kind) {
+    case SC_COLL_ALLREDUCE: {
+        int algo = t->allreduce_algo;
+        if (algo == SC_ALGO_NONE)
+            algo = (bytes <= t->ring_threshold || call->count < (size_t)comm->size)
+                       ? SC_ALGO_RD : SC_ALGO_RING;
+        if (comm->size == 1) {
+            op->hdr.algo = SC_ALGO_DIRECT;
+            sc_op_copy(op, call->rbuf, call->sbuf, bytes, -1, -1);
+            return sc_op_built(op);
+        }
+        return algo == SC_ALGO_RING ? sc_algo_allreduce_ring(op, call->sbuf, call->rbuf, call->count)
+                                    : sc_algo_allreduce_rd(op, call->sbuf, call->rbuf, call->count);
+    }
+    case SC_COLL_REDUCE_SCATTER:
+        if (comm->size == 1) {
+            op->hdr.algo = SC_ALGO_DIRECT;
+            sc_op_copy(op, call->rbuf, call->sbuf, bytes, -1, -1);
+            return sc_op_built(op);
+        }
+        return sc_algo_reduce_scatter_ring(op, call->sbuf, call->rbuf, call->count);
+    case SC_COLL_ALLGATHER:
+        return sc_algo_allgather_ring(op, call->sbuf, call->rbuf, call->count);
+    case SC_COLL_BROADCAST:
+        return bytes <= t->ring_threshold
+                   ? sc_algo_broadcast_tree(op, call->sbuf, call->rbuf, call->count, call->root)
+                   : sc_algo_broadcast_chain(op, call->sbuf, call->rbuf, call->count, call->root);
+    case SC_COLL_REDUCE:
+        if (comm->size == 1) {
+            op->hdr.algo = SC_ALGO_DIRECT;
+            sc_op_copy(op, call->rbuf, call->sbuf, bytes, -1, -1);
+            return sc_op_built(op);
+        }
+        return bytes <= t->ring_threshold
+                   ? sc_algo_reduce_tree(op, call->sbuf, call->rbuf, call->count, call->root)
+                   : sc_algo_reduce_chain(op, call->sbuf, call->rbuf, call->count, call->root);
+    case SC_COLL_ALLTOALL:
+        return sc_algo_alltoall_pairwise(op, call->sbuf, call->rbuf, call->count);
+    case SC_COLL_BARRIER:
+        return sc_algo_barrier_dissemination(op);
+    case SC_COLL_SEND:
+        op->hdr.algo = SC_ALGO_DIRECT;
+        sc_op_send(op, call->root, 0, call->sbuf, bytes, -1, -1);
+        return sc_op_built(op);
+    case SC_COLL_RECV:
+        op->hdr.algo = SC_ALGO_DIRECT;
+        sc_op_recv(op, call->root, 0, call->rbuf, bytes, -1, -1);
+        return sc_op_built(op);
+    default:
+        return sc_error(SC_ERR_INTERNAL, "unknown collective kind %d", (int)call->kind);
+    }
+}
+
+static sc_status_t sc_call_issue(const sc_call_t *call, sc_comm_t *comm, sc_stream_t stream,
+                                 sc_request_t **req)
+{
+    struct sc_request *r;
+    sc_coll_op_t *op;
+    int in_place = 0;
+    sc_status_t st;
+
+    st = sc_comm_check(comm, sc_call_name(call));
+    if (st != SC_SUCCESS)
+        return st;
+    st = sc_call_check(call, comm, stream, &in_place);
+    if (st != SC_SUCCESS)
+        return st;
+    r = calloc(1, sizeof(*r));
+    op = sc_op_create(comm, call->kind, call->dtype, call->redop, call->count, call->root);
+    if (!r || !op) {
+        free(r);
+        sc_op_destroy(op);
+        return sc_error(SC_ERR_NO_MEMORY, "%s: out of memory", sc_call_name(call));
+    }
+    r->tp = comm->tp;
+    st = sc_call_build(call, op);
+    if (st != SC_SUCCESS) {
+        free(r);
+        sc_op_destroy(op);
+        return st;
+    }
+    sc_progress_enqueue(comm, op, r, req == NULL);
+    if (req) {
+        *req = r;
+        return SC_SUCCESS;
+    }
+    st = sc_wait(r);
+    free(r);
+    return st;
+}
+
+SC_API sc_status_t sc_allreduce(const void *sendbuf, void *recvbuf, size_t count,
+                                sc_dtype_t dtype, sc_op_t op, sc_comm_t *comm,
+                                sc_stream_t stream, sc_request_t **req)
+{
+    sc_call_t call = {SC_COLL_ALLREDUCE, sendbuf, recvbuf, count, dtype, op, 0};
+    return sc_call_issue(&call, comm, stream, req);
+}
+
+SC_API sc_status_t sc_reduce_scatter(const void *sendbuf, void *recvbuf, size_t recvcount,
+                                     sc_dtype_t dtype, sc_op_t op, sc_comm_t *comm,
+                                     sc_stream_t stream, sc_request_t **req)
+{
+    sc_call_t call = {SC_COLL_REDUCE_SCATTER, sendbuf, recvbuf, recvcount, dtype, op, 0};
+    return sc_call_issue(&call, comm, stream, req);
+}
+
+SC_API sc_status_t sc_allgather(const void *sendbuf, void *recvbuf, size_t sendcount,
+                                sc_dtype_t dtype, sc_comm_t *comm, sc_stream_t stream,
+                                sc_request_t **req)
+{
+    sc_call_t call = {SC_COLL_ALLGATHER, sendbuf, recvbuf, sendcount, dtype, SC_SUM, 0};
+    return sc_call_issue(&call, comm, stream, req);
+}
+
+SC_API sc_status_t sc_broadcast(const void *sendbuf, void *recvbuf, size_t count,
+                                sc_dtype_t dtype, int root, sc_comm_t *comm,
+                                sc_stream_t stream, sc_request_t **req)
+{
+    sc_call_t call = {SC_COLL_BROADCAST, sendbuf, recvbuf, count, dtype, SC_SUM, root};
+    return sc_call_issue(&call, comm, stream, req);
+}
+
+SC_API sc_status_t sc_reduce(const void *sendbuf, void *recvbuf, size_t count,
+                             sc_dtype_t dtype, sc_op_t op, int root, sc_comm_t *comm,
+                             sc_stream_t stream, sc_request_t **req)
+{
+    sc_call_t call = {SC_COLL_REDUCE, sendbuf, recvbuf, count, dtype, op, root};
+    return sc_call_issue(&call, comm, stream, req);
+}
+
+SC_API sc_status_t sc_alltoall(const void *sendbuf, void *recvbuf, size_t count,
+                               sc_dtype_t dtype, sc_comm_t *comm, sc_stream_t stream,
+                               sc_request_t **req)
+{
+    sc_call_t call = {SC_COLL_ALLTOALL, sendbuf, recvbuf, count, dtype, SC_SUM, 0};
+    return sc_call_issue(&call, comm, stream, req);
+}
+
+SC_API sc_status_t sc_barrier(sc_comm_t *comm, sc_request_t **req)
+{
+    sc_call_t call = {SC_COLL_BARRIER, NULL, NULL, 0, SC_UINT8, SC_SUM, 0};
+    return sc_call_issue(&call, comm, NULL, req);
+}
+
+SC_API sc_status_t sc_send(const void *buf, size_t count, sc_dtype_t dtype, int peer,
+                           sc_comm_t *comm, sc_stream_t stream, sc_request_t **req)
+{
+    sc_call_t call = {SC_COLL_SEND, buf, NULL, count, dtype, SC_SUM, peer};
+    return sc_call_issue(&call, comm, stream, req);
+}
+
+SC_API sc_status_t sc_recv(void *buf, size_t count, sc_dtype_t dtype, int peer,
+                           sc_comm_t *comm, sc_stream_t stream, sc_request_t **req)
+{
+    sc_call_t call = {SC_COLL_RECV, NULL, buf, count, dtype, SC_SUM, peer};
+    return sc_call_issue(&call, comm, stream, req);
+}

@@ -1,0 +1,569 @@
+/* Element-wise reduction kernels on host memory (sum, prod, min, max, avg over the
+ * eight dtypes) and the float16/bfloat16 scalar conversions they are defined by. */
+#include <string.h>
+
+#include "collectives/reduce_kernels.h"
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+/* GCC compiles a cloned function once per target and picks the clone when the
+ * library is loaded (ifunc), so a generic build runs AVX2/AVX-512 where present.
+ * The clones compute the same IEEE operations element by element, so the result
+ * does not depend on which one runs. */
+#define SC_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+/* float16 and bfloat16 conversions are written with intrinsics, dispatched on
+ * __builtin_cpu_supports. */
+#define SC_HAVE_X86_PATHS 1
+#define SC_F16C __attribute__((target("avx,f16c")))
+#define SC_AVX2 __attribute__((target("avx2")))
+#else
+#define SC_CLONES
+#endif
+
+/* Canonical quiet NaNs: every NaN a reduction produces is replaced by these. x86
+ * keeps the first operand's NaN when both are NaN (other ISAs choose differently),
+ * which would make a op b and b op a, or two machines, differ bitwise. */
+#define SC_F32_QNAN 0x7fc00000u
+#define SC_F64_QNAN UINT64_C(0x7ff8000000000000)
+#define SC_F16_QNAN 0x7e00u
+#define SC_BF16_QNAN 0x7fc0u
+
+typedef void (*sc_kernel_fn)(const void *a, const void *b, void *out, size_t count);
+
+static inline float sc_f32_from_bits(uint32_t u)
+{
+    float f;
+    memcpy(&f, &u, sizeof(f));
+    return f;
+}
+
+static inline uint32_t sc_f32_to_bits(float f)
+{
+    uint32_t u;
+    memcpy(&u, &f, sizeof(u));
+    return u;
+}
+
+static inline double sc_f64_from_bits(uint64_t u)
+{
+    double d;
+    memcpy(&d, &u, sizeof(d));
+    return d;
+}
+
+/* ---- scalar conversions ---------------------------------------------------- */
+
+float sc_half_to_float(uint16_t h)
+{
+    uint32_t sign = (uint32_t)(h & 0x8000u) << 16;
+    uint32_t exp = (h >> 10) & 0x1fu;
+    uint32_t mant = h & 0x3ffu;
+
+    if (exp == 0x1f) /* Inf, or NaN made quiet with its payload kept */
+        return sc_f32_from_bits(sign | 0x7f800000u | (mant << 13) | (mant ? 0x400000u : 0));
+    if (exp == 0) {
+        if (mant == 0)
+            return sc_f32_from_bits(sign);
+        /* subnormal half: normalize so that bit 10 is the implicit one */
+        int shift = __builtin_clz(mant) - 21;
+        mant = (mant << shift) & 0x3ffu;
+        return sc_f32_from_bits(sign | ((uint32_t)(113 - shift) << 23) | (mant << 13));
+    }
+    return sc_f32_from_bits(sign | ((exp + 112) << 23) | (mant << 13));
+}
+
+uint16_t sc_float_to_half(float f)
+{
+    uint32_t x = sc_f32_to_bits(f);
+    uint16_t sign = (uint16_t)((x >> 16) & 0x8000u);
+
+    x &= 0x7fffffffu;
+    if (x > 0x7f800000u) /* NaN: quiet, payload truncated as vcvtps2ph does */
+        return (uint16_t)(sign | 0x7e00u | ((x >> 13) & 0x3ffu));
+    if (x >= 0x477ff000u) /* >= 65520 = 65504 + half an ulp: rounds to Inf */
+        return (uint16_t)(sign | 0x7c00u);
+    if (x >= 0x38800000u) {
+        /* normal half: rebias, then round to nearest even on the 13 dropped bits;
+         * a carry out of the mantissa correctly bumps the exponent */
+        x -= 112u << 23;
+        x += 0xfffu + ((x >> 13) & 1u);
+        return (uint16_t)(sign | (x >> 13));
+    }
+    if (x < 0x33000000u) /* below 2^-25, half the smallest subnormal: rounds to zero */
+        return sign;
+    /* subnormal half: the result is |f| * 2^24 rounded to an integer */
+    uint32_t e = x >> 23; /* 102..112 here */
+    uint32_t m = (x & 0x7fffffu) | 0x800000u;
+    uint32_t shift = 126 - e;
+    uint32_t r = m >> shift;
+    uint32_t rem = m & ((1u << shift) - 1);
+    uint32_t halfway = 1u << (shift - 1);
+    if (rem > halfway || (rem == halfway && (r & 1u)))
+        r++;
+    return (uint16_t)(sign | r);
+}
+
+float sc_bfloat16_to_float(uint16_t b)
+{
+    uint32_t x = (uint32_t)b << 16;
+
+    if ((x & 0x7fffffffu) > 0x7f800000u)
+        x |= 0x400000u;
+    return sc_f32_from_bits(x);
+}
+
+/* Float bits rounded to nearest even at bit 16, for a non-NaN value: the upper half
+ * is the bfloat16; a carry out of the mantissa bumps the exponent and lands on Inf
+ * on overflow, as it should. */
+static inline uint32_t sc_bf16_round_bits(uint32_t x)
+{
+    return x + 0x7fffu + ((x >> 16) & 1u);
+}
+
+uint16_t sc_float_to_bfloat16(float f)
+{
+    uint32_t x = sc_f32_to_bits(f);
+
+    /* A NaN must not go through the rounding add: its carry could turn it into Inf. */
+    if ((x & 0x7fffffffu) > 0x7f800000u)
+        return (uint16_t)((x >> 16) | 0x40u);
+    return (uint16_t)(sc_bf16_round_bits(x) >> 16);
+}
+
+/* ---- float32 / float64 ------------------------------------------------------- */
+
+SC_CLONES static void sc_f32_sum(const void *a, const void *b, void *out, size_t count)
+{
+    const float *x = a, *y = b;
+    float *z = out;
+
+    for (size_t i = 0; i < count; i++) {
+        float r = x[i] + y[i];
+        z[i] = r != r ? sc_f32_from_bits(SC_F32_QNAN) : r;
+    }
+}
+
+SC_CLONES static void sc_f32_prod(const void *a, const void *b, void *out, size_t count)
+{
+    const float *x = a, *y = b;
+    float *z = out;
+
+    for (size_t i = 0; i < count; i++) {
+        float r = x[i] * y[i];
+        z[i] = r != r ? sc_f32_from_bits(SC_F32_QNAN) : r;
+    }
+}
+
+SC_CLONES static void sc_f64_sum(const void *a, const void *b, void *out, size_t count)
+{
+    const double *x = a, *y = b;
+    double *z = out;
+
+    for (size_t i = 0; i < count; i++) {
+        double r = x[i] + y[i];
+        z[i] = r != r ? sc_f64_from_bits(SC_F64_QNAN) : r;
+    }
+}
+
+SC_CLONES static void sc_f64_prod(const void *a, const void *b, void *out, size_t count)
+{
+    const double *x = a, *y = b;
+    double *z = out;
+
+    for (size_t i = 0; i < count; i++) {
+        double r = x[i] * y[i];
+        z[i] = r != r ? sc_f64_from_bits(SC_F64_QNAN) : r;
+    }
+}
+
+/* ---- float min/max on the bit patterns, for all four float formats ------------
+ * key = bits ^ (sign ? 0x7f..f : 0) maps a sign-magnitude float to a two's
+ * complement integer in the same order, with -0 just below +0. So min(-0, +0) is -0
+ * and max(-0, +0) is +0 whatever the operand order, and the result is always one of
+ * the operands, exact, without converting fp16/bf16. A NaN operand gives the
+ * canonical quiet NaN. Integer compares vectorize on every ISA level. */
+#define SC_DEFINE_FLOAT_MINMAX(NAME, UT, ST, BITS, INF, QNAN)                           \
+    static inline ST NAME##_key(UT u)                                                   \
+    {                                                                                   \
+        ST s = (ST)u;                                                                   \
+        return (ST)(s ^ (ST)((UT)(s >> (BITS - 1)) >> 1));                              \
+    }                                                                                   \
+    static inline int NAME##_isnan(UT u)                                                \
+    {                                                                                   \
+        return (ST)(u & (UT)~((UT)1 << (BITS - 1))) > (ST)(INF);                        \
+    }                                                                                   \
+    SC_CLONES static void NAME##_min(const void *a, const void *b, void *out,           \
+                                     size_t count)                                      \
+    {                                                                                   \
+        const UT *x = a, *y = b;                                                        \
+        UT *z = out;                                                                    \
+        for (size_t i = 0; i < count; i++) {                                            \
+            UT u = x[i], v = y[i];                                                      \
+            UT m = NAME##_key(u) < NAME##_key(v) ? u : v;                               \
+            z[i] = (NAME##_isnan(u) | NAME##_isnan(v)) ? (UT)(QNAN) : m;                \
+        }                                                                               \
+    }                                                                                   \
+    SC_CLONES static void NAME##_max(const void *a, const void *b, void *out,           \
+                                     size_t count)                                      \
+    {                                                                                   \
+        const UT *x = a, *y = b;                                                        \
+        UT *z = out;                                                                    \
+        for (size_t i = 0; i < count; i++) {                                            \
+            UT u = x[i], v = y[i];                                                      \
+            UT m = NAME##_key(u) > NAME##_key(v) ? u : v;                               \
+            z[i] = (NAME##_isnan(u) | NAME##_isnan(v)) ? (UT)(QNAN) : m;                \
+        }                                                                               \
+    }
+
+SC_DEFINE_FLOAT_MINMAX(sc_f32, uint32_t, int32_t, 32, 0x7f800000u, SC_F32_QNAN)
+SC_DEFINE_FLOAT_MINMAX(sc_f64, uint64_t, int64_t, 64, UINT64_C(0x7ff0000000000000),
+                       SC_F64_QNAN)
+SC_DEFINE_FLOAT_MINMAX(sc_f16, uint16_t, int16_t, 16, 0x7c00u, SC_F16_QNAN)
+SC_DEFINE_FLOAT_MINMAX(sc_bf16, uint16_t, int16_t, 16, 0x7f80u, SC_BF16_QNAN)
+
+/* ---- float16 / bfloat16 sum and prod: computed in float32 and rounded once to
+ * nearest even, which for these formats equals the correctly rounded result
+ * (24 >= 2p + 2 bits). The plain C loops are the fallback and do the tails of the
+ * x86 paths, which handle 8 (F16C) or 16 (AVX2) elements at a time. ------------- */
+
+static inline uint16_t sc_f16_from_result(float r)
+{
+    return r != r ? (uint16_t)SC_F16_QNAN : sc_float_to_half(r);
+}
+
+/* A NaN result becomes the canonical NaN, selected in 32-bit lanes before the
+ * narrowing so that a vectorized loop packs once. */
+static inline uint16_t sc_bf16_from_result(float r)
+{
+    uint32_t u = r != r ? (uint32_t)SC_BF16_QNAN << 16 : sc_bf16_round_bits(sc_f32_to_bits(r));
+    return (uint16_t)(u >> 16);
+}
+
+static void sc_f16_sum_c(const uint16_t *x, const uint16_t *y, uint16_t *z, size_t count)
+{
+    for (size_t i = 0; i < count; i++)
+        z[i] = sc_f16_from_result(sc_half_to_float(x[i]) + sc_half_to_float(y[i]));
+}
+
+static void sc_f16_prod_c(const uint16_t *x, const uint16_t *y, uint16_t *z, size_t count)
+{
+    for (size_t i = 0; i < count; i++)
+        z[i] = sc_f16_from_result(sc_half_to_float(x[i]) * sc_half_to_float(y[i]));
+}
+
+static void sc_f16_div_c(uint16_t *buf, size_t count, float d)
+{
+    for (size_t i = 0; i < count; i++)
+        buf[i] = sc_float_to_half(sc_half_to_float(buf[i]) / d);
+}
+
+static void sc_bf16_sum_c(const uint16_t *x, const uint16_t *y, uint16_t *z, size_t count)
+{
+    for (size_t i = 0; i < count; i++)
+        z[i] = sc_bf16_from_result(sc_f32_from_bits((uint32_t)x[i] << 16) +
+                                   sc_f32_from_bits((uint32_t)y[i] << 16));
+}
+
+static void sc_bf16_prod_c(const uint16_t *x, const uint16_t *y, uint16_t *z, size_t count)
+{
+    for (size_t i = 0; i < count; i++)
+        z[i] = sc_bf16_from_result(sc_f32_from_bits((uint32_t)x[i] << 16) *
+                                   sc_f32_from_bits((uint32_t)y[i] << 16));
+}
+
+SC_CLONES static void sc_bf16_div(uint16_t *buf, size_t count, float d)
+{
+    for (size_t i = 0; i < count; i++)
+        buf[i] = sc_float_to_bfloat16(sc_f32_from_bits((uint32_t)buf[i] << 16) / d);
+}
+
+#ifdef SC_HAVE_X86_PATHS
+static int sc_cpu_has_f16c(void)
+{
+    return __builtin_cpu_supports("avx") && __builtin_cpu_supports("f16c");
+}
+
+static int sc_cpu_has_avx2(void)
+{
+    return __builtin_cpu_supports("avx2");
+}
+
+/* Masks rather than blendv: GCC 12 turns _mm256_blendv_ps into a generic select
+ * that it can only expand with AVX2, and scalarizes it under plain AVX. */
+SC_F16C static inline __m256 sc_f16c_canonical_nan(__m256 r)
+{
+    __m256 qnan = _mm256_castsi256_ps(_mm256_set1_epi32((int)SC_F32_QNAN));
+    __m256 isnan = _mm256_cmp_ps(r, r, _CMP_UNORD_Q);
+    return _mm256_or_ps(_mm256_andnot_ps(isnan, r), _mm256_and_ps(isnan, qnan));
+}
+
+SC_F16C static inline __m256 sc_f16c_load(const uint16_t *p)
+{
+    return _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)p));
+}
+
+/* Immediate rounding mode: nearest even whatever MXCSR says. */
+SC_F16C static inline void sc_f16c_store(uint16_t *p, __m256 r)
+{
+    _mm_storeu_si128((__m128i *)p, _mm256_cvtps_ph(r, _MM_FROUND_TO_NEAREST_INT));
+}
+
+SC_F16C static void sc_f16_sum_f16c(const uint16_t *x, const uint16_t *y, uint16_t *z,
+                                    size_t count)
+{
+    size_t i = 0;
+
+    for (; i + 8 <= count; i += 8) {
+        __m256 r = _mm256_add_ps(sc_f16c_load(x + i), sc_f16c_load(y + i));
+        sc_f16c_store(z + i, sc_f16c_canonical_nan(r));
+    }
+    sc_f16_sum_c(x + i, y + i, z + i, count - i);
+}
+
+SC_F16C static void sc_f16_prod_f16c(const uint16_t *x, const uint16_t *y, uint16_t *z,
+                                     size_t count)
+{
+    size_t i = 0;
+
+    for (; i + 8 <= count; i += 8) {
+        __m256 r = _mm256_mul_ps(sc_f16c_load(x + i), sc_f16c_load(y + i));
+        sc_f16c_store(z + i, sc_f16c_canonical_nan(r));
+    }
+    sc_f16_prod_c(x + i, y + i, z + i, count - i);
+}
+
+SC_F16C static void sc_f16_div_f16c(uint16_t *buf, size_t count, float d)
+{
+    __m256 dv = _mm256_set1_ps(d);
+    size_t i = 0;
+
+    for (; i + 8 <= count; i += 8)
+        sc_f16c_store(buf + i, _mm256_div_ps(sc_f16c_load(buf + i), dv));
+    sc_f16_div_c(buf + i, count - i, d);
+}
+
+/* 16 bfloat16 widened in place: interleaving with zeros puts each one in the top
+ * half of a 32-bit lane. unpacklo/hi work within 128-bit lanes, and packus in
+ * sc_bf16x16_store undoes exactly that order, so no cross-lane shuffle is needed
+ * (GCC's own vectorization of the C loop spends about half again as many
+ * instructions). */
+SC_AVX2 static inline void sc_bf16x16_load(const uint16_t *p, __m256 *lo, __m256 *hi)
+{
+    __m256i v = _mm256_loadu_si256((const __m256i *)p), zero = _mm256_setzero_si256();
+
+    *lo = _mm256_castsi256_ps(_mm256_unpacklo_epi16(zero, v));
+    *hi = _mm256_castsi256_ps(_mm256_unpackhi_epi16(zero, v));
+}
+
+/* Lanes of rounded results, the bfloat16 in the low half (see sc_bf16_round_bits). */
+SC_AVX2 static inline __m256i sc_bf16x8_round(__m256 r)
+{
+    __m256i u = _mm256_castps_si256(r);
+    __m256i lsb = _mm256_and_si256(_mm256_srli_epi32(u, 16), _mm256_set1_epi32(1));
+    __m256i rounded = _mm256_add_epi32(_mm256_add_epi32(u, _mm256_set1_epi32(0x7fff)), lsb);
+    __m256i isnan = _mm256_castps_si256(_mm256_cmp_ps(r, r, _CMP_UNORD_Q));
+    rounded = _mm256_blendv_epi8(rounded, _mm256_set1_epi32((int)(SC_BF16_QNAN << 16)), isnan);
+    return _mm256_srli_epi32(rounded, 16);
+}
+
+SC_AVX2 static inline void sc_bf16x16_store(uint16_t *p, __m256 lo, __m256 hi)
+{
+    __m256i v = _mm256_packus_epi32(sc_bf16x8_round(lo), sc_bf16x8_round(hi));
+    _mm256_storeu_si256((__m256i *)p, v);
+}
+
+SC_AVX2 static void sc_bf16_sum_avx2(const uint16_t *x, const uint16_t *y, uint16_t *z,
+                                     size_t count)
+{
+    size_t i = 0;
+
+    for (; i + 16 <= count; i += 16) {
+        __m256 xlo, xhi, ylo, yhi;
+        sc_bf16x16_load(x + i, &xlo, &xhi);
+        sc_bf16x16_load(y + i, &ylo, &yhi);
+        sc_bf16x16_store(z + i, _mm256_add_ps(xlo, ylo), _mm256_add_ps(xhi, yhi));
+    }
+    sc_bf16_sum_c(x + i, y + i, z + i, count - i);
+}
+
+SC_AVX2 static void sc_bf16_prod_avx2(const uint16_t *x, const uint16_t *y, uint16_t *z,
+                                      size_t count)
+{
+    size_t i = 0;
+
+    for (; i + 16 <= count; i += 16) {
+        __m256 xlo, xhi, ylo, yhi;
+        sc_bf16x16_load(x + i, &xlo, &xhi);
+        sc_bf16x16_load(y + i, &ylo, &yhi);
+        sc_bf16x16_store(z + i, _mm256_mul_ps(xlo, ylo), _mm256_mul_ps(xhi, yhi));
+    }
+    sc_bf16_prod_c(x + i, y + i, z + i, count - i);
+}
+#endif
+
+static void sc_f16_sum(const void *a, const void *b, void *out, size_t count)
+{
+#ifdef SC_HAVE_X86_PATHS
+    if (sc_cpu_has_f16c()) {
+        sc_f16_sum_f16c(a, b, out, count);
+        return;
+    }
+#endif
+    sc_f16_sum_c(a, b, out, count);
+}
+
+static void sc_f16_prod(const void *a, const void *b, void *out, size_t count)
+{
+#ifdef SC_HAVE_X86_PATHS
+    if (sc_cpu_has_f16c()) {
+        sc_f16_prod_f16c(a, b, out, count);
+        return;
+    }
+#endif
+    sc_f16_prod_c(a, b, out, count);
+}
+
+static void sc_f16_div(uint16_t *buf, size_t count, float d)
+{
+#ifdef SC_HAVE_X86_PATHS
+    if (sc_cpu_has_f16c()) {
+        sc_f16_div_f16c(buf, count, d);
+        return;
+    }
+#endif
+    sc_f16_div_c(buf, count, d);
+}
+
+static void sc_bf16_sum(const void *a, const void *b, void *out, size_t count)
+{
+#ifdef SC_HAVE_X86_PATHS
+    if (sc_cpu_has_avx2()) {
+        sc_bf16_sum_avx2(a, b, out, count);
+        return;
+    }
+#endif
+    sc_bf16_sum_c(a, b, out, count);
+}
+
+static void sc_bf16_prod(const void *a, const void *b, void *out, size_t count)
+{
+#ifdef SC_HAVE_X86_PATHS
+    if (sc_cpu_has_avx2()) {
+        sc_bf16_prod_avx2(a, b, out, count);
+        return;
+    }
+#endif
+    sc_bf16_prod_c(a, b, out, count);
+}
+
+/* ---- integers: sum and prod in the unsigned type, which wraps without UB ------- */
+
+#define SC_DEFINE_INT_KERNELS(NAME, T, UT)                                              \
+    SC_CLONES static void NAME##_sum(const void *a, const void *b, void *out,           \
+                                     size_t count)                                      \
+    {                                                                                   \
+        const T *x = a, *y = b;                                                         \
+        T *z = out;                                                                     \
+        for (size_t i = 0; i < count; i++)                                              \
+            z[i] = (T)(UT)((UT)x[i] + (UT)y[i]);                                        \
+    }                                                                                   \
+    SC_CLONES static void NAME##_prod(const void *a, const void *b, void *out,          \
+                                      size_t count)                                     \
+    {                                                                                   \
+        const T *x = a, *y = b;                                                         \
+        T *z = out;                                                                     \
+        for (size_t i = 0; i < count; i++)                                              \
+            z[i] = (T)(UT)((UT)x[i] * (UT)y[i]);                                        \
+    }                                                                                   \
+    SC_CLONES static void NAME##_min(const void *a, const void *b, void *out,           \
+                                     size_t count)                                      \
+    {                                                                                   \
+        const T *x = a, *y = b;                                                         \
+        T *z = out;                                                                     \
+        for (size_t i = 0; i < count; i++)                                              \
+            z[i] = x[i] < y[i] ? x[i] : y[i];                                           \
+    }                                                                                   \
+    SC_CLONES static void NAME##_max(const void *a, const void *b, void *out,           \
+                                     size_t count)                                      \
+    {                                                                                   \
+        const T *x = a, *y = b;                                                         \
+        T *z = out;                                                                     \
+        for (size_t i = 0; i < count; i++)                                              \
+            z[i] = x[i] > y[i] ? x[i] : y[i];                                           \
+    }                                                                                   \
+    static void NAME##_div(T *buf, size_t count, int d)                                 \
+    {                                                                                   \
+        for (size_t i = 0; i < count; i++)                                              \
+            buf[i] = (T)(buf[i] / d);                                                   \
+    }
+
+/* uint8 * uint8 promotes to int, where 255 * 255 cannot overflow; the 32- and
+ * 64-bit unsigned products do not promote. */
+SC_DEFINE_INT_KERNELS(sc_i8, int8_t, uint8_t)
+SC_DEFINE_INT_KERNELS(sc_u8, uint8_t, uint8_t)
+SC_DEFINE_INT_KERNELS(sc_i32, int32_t, uint32_t)
+SC_DEFINE_INT_KERNELS(sc_i64, int64_t, uint64_t)
+
+/* ---- dispatch ---------------------------------------------------------------------- */
+
+/* SC_AVG reduces as SC_SUM. */
+static const sc_kernel_fn sc_kernels[SC_DTYPE_COUNT][SC_OP_COUNT] = {
+    [SC_FLOAT32] = {sc_f32_sum, sc_f32_prod, sc_f32_min, sc_f32_max, sc_f32_sum},
+    [SC_FLOAT64] = {sc_f64_sum, sc_f64_prod, sc_f64_min, sc_f64_max, sc_f64_sum},
+    [SC_FLOAT16] = {sc_f16_sum, sc_f16_prod, sc_f16_min, sc_f16_max, sc_f16_sum},
+    [SC_BFLOAT16] = {sc_bf16_sum, sc_bf16_prod, sc_bf16_min, sc_bf16_max, sc_bf16_sum},
+    [SC_INT8] = {sc_i8_sum, sc_i8_prod, sc_i8_min, sc_i8_max, sc_i8_sum},
+    [SC_UINT8] = {sc_u8_sum, sc_u8_prod, sc_u8_min, sc_u8_max, sc_u8_sum},
+    [SC_INT32] = {sc_i32_sum, sc_i32_prod, sc_i32_min, sc_i32_max, sc_i32_sum},
+    [SC_INT64] = {sc_i64_sum, sc_i64_prod, sc_i64_min, sc_i64_max, sc_i64_sum},
+};
+
+void sc_reduce_local(sc_op_t op, sc_dtype_t dtype, const void *a, const void *b,
+                     void *out, size_t count)
+{
+    sc_kernels[dtype][op](a, b, out, count);
+}
+
+SC_CLONES static void sc_f32_div(float *buf, size_t count, float d)
+{
+    for (size_t i = 0; i < count; i++)
+        buf[i] = buf[i] / d;
+}
+
+SC_CLONES static void sc_f64_div(double *buf, size_t count, double d)
+{
+    for (size_t i = 0; i < count; i++)
+        buf[i] = buf[i] / d;
+}
+
+void sc_reduce_finish_avg(sc_dtype_t dtype, void *buf, size_t count, int nranks)
+{
+    switch (dtype) {
+    case SC_FLOAT32:
+        sc_f32_div(buf, count, (float)nranks);
+        break;
+    case SC_FLOAT64:
+        sc_f64_div(buf, count, (double)nranks);
+        break;
+    case SC_FLOAT16:
+        sc_f16_div(buf, count, (float)nranks);
+        break;
+    case SC_BFLOAT16:
+        sc_bf16_div(buf, count, (float)nranks);
+        break;
+    case SC_INT8:
+        sc_i8_div(buf, count, nranks);
+        break;
+    case SC_UINT8:
+        sc_u8_div(buf, count, nranks);
+        break;
+    case SC_INT32:
+        sc_i32_div(buf, count, nranks);
+        break;
+    case SC_INT64:
+        sc_i64_div(buf, count, nranks);
+        break;
+    default:
+        break;
+    }
+}

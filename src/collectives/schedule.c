@@ -1,0 +1,504 @@
+/* Building an operation's schedule of actions, and executing it step by step. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "collectives/reduce_kernels.h"
+#include "collectives/schedule.h"
+#include "collectives/schedule_exec.h"
+#include "collectives/transport_ucx.h"
+#include "core/clock.h"
+
+#define SC_OP_HDR_MAGIC 0x5343484fu /* "SCHO" */
+/* How far past the first unfinished action the executor looks for work to start. */
+#define SC_OP_WINDOW 64
+
+static const char *const sc_coll_names[SC_COLL_KIND_COUNT] = {
+    "allreduce", "reduce_scatter", "allgather", "broadcast", "reduce",
+    "alltoall",  "barrier",        "send",      "recv"};
+
+static const char *const sc_algo_names[] = {"none",     "ring",          "rd",
+                                            "chain",    "tree",          "pairwise",
+                                            "dissemination", "direct"};
+
+const char *sc_coll_kind_name(sc_coll_kind_t kind)
+{
+    return (unsigned)kind < SC_COLL_KIND_COUNT ? sc_coll_names[kind] : "unknown";
+}
+
+const char *sc_algo_name(sc_algo_t algo)
+{
+    return (unsigned)algo <= SC_ALGO_DIRECT ? sc_algo_names[algo] : "unknown";
+}
+
+sc_coll_op_t *sc_op_create(struct sc_comm *comm, sc_coll_kind_t kind, sc_dtype_t dtype,
+                      sc_op_t redop, size_t count, int root)
+{
+    sc_coll_op_t *op = calloc(1, sizeof(*op));
+
+    if (!op)
+        return NULL;
+    op->comm = comm;
+    op->dtype = dtype;
+    op->redop = redop;
+    op->hdr.magic = SC_OP_HDR_MAGIC;
+    op->hdr.kind = (uint16_t)kind;
+    op->hdr.dtype = (uint8_t)dtype;
+    op->hdr.op = (uint8_t)redop;
+    op->hdr.root = root;
+    op->hdr.rank = comm->rank;
+    op->hdr.count = count;
+    op->hdr_peer[0] = op->hdr_peer[1] = -1;
+    return op;
+}
+
+void sc_op_destroy(sc_coll_op_t *op)
+{
+    if (!op)
+        return;
+    free(op->acts);
+    free(op->scratch);
+    free(op);
+}
+
+void *sc_op_scratch(sc_coll_op_t *op, size_t bytes)
+{
+    free(op->scratch);
+    op->scratch = bytes ? malloc(bytes) : NULL;
+    op->scratch_bytes = op->scratch ? bytes : 0;
+    if (bytes && !op->scratch)
+        op->cap = -1; /* remembered by sc_op_built */
+    return op->scratch;
+}
+
+static int sc_op_append(sc_coll_op_t *op, sc_action_kind_t kind, int dep0, int dep1)
+{
+    sc_action_t *a;
+
+    if (op->cap < 0)
+        return -1;
+    if (op->nacts == op->cap) {
+        int cap = op->cap ? 2 * op->cap : 16;
+        sc_action_t *acts = realloc(op->acts, (size_t)cap * sizeof(*acts));
+        if (!acts) {
+            op->cap = -1;
+            return -1;
+        }
+        op->acts = acts;
+        op->cap = cap;
+    }
+    a = &op->acts[op->nacts];
+    memset(a, 0, sizeof(*a));
+    a->kind = (uint8_t)kind;
+    a->dep[0] = dep0;
+    a->dep[1] = dep1;
+    a->peer = -1;
+    return op->nacts++;
+}
+
+int sc_op_send(sc_coll_op_t *op, int peer, uint16_t sub, const void *src, size_t bytes,
+               int dep0, int dep1)
+{
+    int i = sc_op_append(op, SC_ACT_SEND, dep0, dep1);
+    if (i >= 0) {
+        op->acts[i].peer = peer;
+        op->acts[i].sub = sub;
+        op->acts[i].src = src;
+        op->acts[i].len = bytes;
+    }
+    return i;
+}
+
+int sc_op_recv(sc_coll_op_t *op, int peer, uint16_t sub, void *dst, size_t bytes, int dep0,
+               int dep1)
+{
+    int i = sc_op_append(op, SC_ACT_RECV, dep0, dep1);
+    if (i >= 0) {
+        op->acts[i].peer = peer;
+        op->acts[i].sub = sub;
+        op->acts[i].dst = dst;
+        op->acts[i].len = bytes;
+    }
+    return i;
+}
+
+int sc_op_reduce(sc_coll_op_t *op, void *dst, const void *a, const void *b, size_t count,
+                 int dep0, int dep1)
+{
+    int i = sc_op_append(op, SC_ACT_REDUCE, dep0, dep1);
+    if (i >= 0) {
+        op->acts[i].dst = dst;
+        op->acts[i].src = a;
+        op->acts[i].src2 = b;
+        op->acts[i].len = count;
+    }
+    return i;
+}
+
+int sc_op_copy(sc_coll_op_t *op, void *dst, const void *src, size_t bytes, int dep0, int dep1)
+{
+    int i = sc_op_append(op, SC_ACT_COPY, dep0, dep1);
+    if (i >= 0) {
+        op->acts[i].dst = dst;
+        op->acts[i].src = src;
+        op->acts[i].len = bytes;
+    }
+    return i;
+}
+
+int sc_op_avg(sc_coll_op_t *op, void *dst, size_t count, int dep0)
+{
+    int i = sc_op_append(op, SC_ACT_AVG, dep0, -1);
+    if (i >= 0) {
+        op->acts[i].dst = dst;
+        op->acts[i].len = count;
+    }
+    return i;
+}
+
+sc_status_t sc_op_built(sc_coll_op_t *op)
+{
+    if (op->cap < 0)
+        return sc_error(SC_ERR_NO_MEMORY, "%s: out of memory building the schedule",
+                        sc_coll_kind_name((sc_coll_kind_t)op->hdr.kind));
+    return SC_SUCCESS;
+}
+
+/* ---- execution ---- */
+
+static void sc_op_describe(const sc_op_header_t *h, char *buf, size_t len)
+{
+    sc_coll_kind_t kind = (sc_coll_kind_t)h->kind;
+    int n;
+
+    if (h->magic != SC_OP_HDR_MAGIC) {
+        snprintf(buf, len, "an unrecognizable call");
+        return;
+    }
+    n = snprintf(buf, len, "%s #%llu (count %llu, %s", sc_coll_kind_name(kind),
+                 (unsigned long long)h->seq, (unsigned long long)h->count,
+                 sc_dtype_name((sc_dtype_t)h->dtype));
+    if (kind == SC_COLL_ALLREDUCE || kind == SC_COLL_REDUCE_SCATTER || kind == SC_COLL_REDUCE)
+        n += snprintf(buf + n, len - (size_t)n, ", op %s", sc_op_name((sc_op_t)h->op));
+    if (kind == SC_COLL_BROADCAST || kind == SC_COLL_REDUCE)
+        n += snprintf(buf + n, len - (size_t)n, ", root %d", h->root);
+    if (kind == SC_COLL_SEND || kind == SC_COLL_RECV) {
+        snprintf(buf + n, len - (size_t)n, ", %s rank %d)", kind == SC_COLL_SEND ? "to" : "from",
+                 h->root);
+        return;
+    }
+    snprintf(buf + n, len - (size_t)n, ", algorithm %s)", sc_algo_name((sc_algo_t)h->algo));
+}
+
+/* mine and theirs describe the same call: for point-to-point, a receive matches a
+ * send of the same count and dtype. */
+static int sc_op_header_equal(const sc_op_header_t *mine, const sc_op_header_t *theirs)
+{
+    if (mine->magic != theirs->magic || mine->dtype != theirs->dtype ||
+        mine->count != theirs->count || mine->seq != theirs->seq)
+        return 0;
+    if (mine->kind == SC_COLL_RECV)
+        return theirs->kind == SC_COLL_SEND;
+    return mine->kind == theirs->kind && mine->op == theirs->op &&
+           mine->root == theirs->root && mine->algo == theirs->algo;
+}
+
+static int sc_op_world(const sc_coll_op_t *op, int peer)
+{
+    return op->comm->world_of[peer];
+}
+
+static uint64_t sc_op_tag(const sc_coll_op_t *op, uint32_t kind, uint32_t sub, int src_rank)
+{
+    return sc_tag_make(op->comm->ctx, kind, op->hdr.seq, sub,
+                       (uint32_t)sc_op_world(op, src_rank));
+}
+
+static uint32_t sc_op_data_kind(const sc_coll_op_t *op)
+{
+    sc_coll_kind_t k = (sc_coll_kind_t)op->hdr.kind;
+    return (k == SC_COLL_SEND || k == SC_COLL_RECV) ? SC_TAG_KIND_P2P : SC_TAG_KIND_COLL;
+}
+
+/* Posts header exchange with the ring neighbours (collectives) or the peer (p2p). */
+static sc_status_t sc_op_start(sc_coll_op_t *op)
+{
+    sc_comm_t *c = op->comm;
+    sc_transport_t *tp = c->tp;
+    sc_coll_kind_t kind = (sc_coll_kind_t)op->hdr.kind;
+    sc_status_t st;
+
+    op->started = 1;
+    op->deadline = sc_clock_now() + c->timeout_s;
+    if (kind == SC_COLL_SEND || kind == SC_COLL_RECV) {
+        /* The receiver checks the sender's header. */
+        op->nhdr = (kind == SC_COLL_RECV) ? 1 : 0;
+        op->hdr_peer[0] = op->hdr.root;
+        /* sub 1 keeps point-to-point headers apart from collective ones. */
+        if (kind == SC_COLL_SEND)
+            return sc_ucx_send(tp, sc_op_world(op, op->hdr.root),
+                               sc_op_tag(op, SC_TAG_KIND_HDR, 1, c->rank), &op->hdr,
+                               sizeof(op->hdr), &op->hdr_send_req[0]);
+        return sc_ucx_recv(tp, sc_op_tag(op, SC_TAG_KIND_HDR, 1, op->hdr.root),
+                           SC_TAG_FULL_MASK, &op->hdr_in[0], sizeof(op->hdr_in[0]),
+                           &op->hdr_recv_req[0]);
+    }
+    if (c->size == 1)
+        return SC_SUCCESS;
+    op->hdr_peer[0] = (c->rank + c->size - 1) % c->size; /* left */
+    op->hdr_peer[1] = (c->rank + 1) % c->size;           /* right */
+    op->nhdr = (c->size == 2) ? 1 : 2;
+    for (int i = 0; i < op->nhdr; i++) {
+        int peer = op->hdr_peer[i];
+        st = sc_ucx_recv(tp, sc_op_tag(op, SC_TAG_KIND_HDR, 0, peer), SC_TAG_FULL_MASK,
+                         &op->hdr_in[i], sizeof(op->hdr_in[i]), &op->hdr_recv_req[i]);
+        if (st != SC_SUCCESS)
+            return st;
+        st = sc_ucx_send(tp, sc_op_world(op, peer), sc_op_tag(op, SC_TAG_KIND_HDR, 0, c->rank),
+                         &op->hdr, sizeof(op->hdr), &op->hdr_send_req[i]);
+        if (st != SC_SUCCESS)
+            return st;
+    }
+    /* A header that completed at once is checked in the first step. */
+    return SC_SUCCESS;
+}
+
+static sc_status_t sc_op_check_header(sc_coll_op_t *op, int i)
+{
+    char mine[256], theirs[256];
+
+    if (sc_op_header_equal(&op->hdr, &op->hdr_in[i]))
+        return SC_SUCCESS;
+    sc_op_describe(&op->hdr, mine, sizeof(mine));
+    sc_op_describe(&op->hdr_in[i], theirs, sizeof(theirs));
+    return sc_error(SC_ERR_MISMATCH,
+                    "ranks disagree: rank %d called %s but rank %d called %s",
+                    op->comm->rank, mine, op->hdr_peer[i], theirs);
+}
+
+/* Advances header exchange; sets *progressed when something completed. */
+static sc_status_t sc_op_headers(sc_coll_op_t *op, int *progressed)
+{
+    sc_transport_t *tp = op->comm->tp;
+    sc_status_t st;
+
+    for (int i = 0; i < 2; i++) {
+        if (op->hdr_send_req[i]) {
+            st = sc_ucx_poll_send(tp, op->hdr_send_req[i]);
+            if (st == SC_IN_PROGRESS)
+                continue;
+            op->hdr_send_req[i] = NULL;
+            *progressed = 1;
+            if (st != SC_SUCCESS)
+                return st;
+        }
+    }
+    for (int i = 0; i < op->nhdr; i++) {
+        size_t len = 0;
+        if (op->hdr_ok & (1 << i))
+            continue;
+        if (op->hdr_recv_req[i]) {
+            st = sc_ucx_poll_recv(tp, op->hdr_recv_req[i], &len);
+            if (st == SC_IN_PROGRESS)
+                continue;
+            op->hdr_recv_req[i] = NULL;
+            if (st != SC_SUCCESS)
+                return st;
+        }
+        *progressed = 1;
+        st = sc_op_check_header(op, i);
+        if (st != SC_SUCCESS)
+            return st;
+        op->hdr_ok |= 1 << i;
+    }
+    return SC_SUCCESS;
+}
+
+static int sc_op_headers_done(const sc_coll_op_t *op)
+{
+    return op->hdr_ok == (1 << op->nhdr) - 1;
+}
+
+static int sc_op_deps_done(const sc_coll_op_t *op, const sc_action_t *a)
+{
+    for (int d = 0; d < SC_ACT_MAX_DEPS; d++)
+        if (a->dep[d] >= 0 && op->acts[a->dep[d]].state != SC_ACT_DONE)
+            return 0;
+    return 1;
+}
+
+static sc_status_t sc_op_run_action(sc_coll_op_t *op, sc_action_t *a)
+{
+    sc_transport_t *tp = op->comm->tp;
+    sc_comm_t *c = op->comm;
+    uint32_t kind = sc_op_data_kind(op);
+    sc_status_t st;
+
+    switch ((sc_action_kind_t)a->kind) {
+    case SC_ACT_SEND:
+        st = sc_ucx_send(tp, sc_op_world(op, a->peer), sc_op_tag(op, kind, a->sub, c->rank),
+                         a->src, a->len, &a->ucx_req);
+        if (st != SC_SUCCESS)
+            return st;
+        a->state = a->ucx_req ? SC_ACT_STARTED : SC_ACT_DONE;
+        return SC_SUCCESS;
+    case SC_ACT_RECV:
+        st = sc_ucx_recv(tp, sc_op_tag(op, kind, a->sub, a->peer), SC_TAG_FULL_MASK, a->dst,
+                         a->len, &a->ucx_req);
+        if (st != SC_SUCCESS)
+            return st;
+        a->state = SC_ACT_STARTED;
+        if (!a->ucx_req)
+            a->state = SC_ACT_DONE;
+        return SC_SUCCESS;
+    case SC_ACT_REDUCE:
+        sc_reduce_local(op->redop, op->dtype, a->src, a->src2, a->dst, a->len);
+        break;
+    case SC_ACT_COPY:
+        if (a->dst != a->src && a->len)
+            memmove(a->dst, a->src, a->len);
+        break;
+    case SC_ACT_AVG:
+        sc_reduce_finish_avg(op->dtype, a->dst, a->len, c->size);
+        break;
+    }
+    a->state = SC_ACT_DONE;
+    return SC_SUCCESS;
+}
+
+static sc_status_t sc_op_poll_action(sc_coll_op_t *op, sc_action_t *a)
+{
+    sc_transport_t *tp = op->comm->tp;
+    size_t len = 0;
+    sc_status_t st;
+
+    if (a->kind == SC_ACT_SEND) {
+        st = sc_ucx_poll_send(tp, a->ucx_req);
+    } else {
+        st = sc_ucx_poll_recv(tp, a->ucx_req, &len);
+        if (st == SC_SUCCESS && len != a->len)
+            st = sc_error(SC_ERR_MISMATCH,
+                          "%s #%llu: rank %d sent %zu bytes where this rank expected %zu",
+                          sc_coll_kind_name((sc_coll_kind_t)op->hdr.kind),
+                          (unsigned long long)op->hdr.seq, a->peer, len, a->len);
+    }
+    if (st == SC_IN_PROGRESS)
+        return st;
+    a->ucx_req = NULL;
+    if (st != SC_SUCCESS)
+        return st;
+    a->state = SC_ACT_DONE;
+    return SC_SUCCESS;
+}
+
+/* The failure of a peer this op waits on, if any. */
+static sc_status_t sc_op_check_peers(sc_coll_op_t *op)
+{
+    sc_transport_t *tp = op->comm->tp;
+    int end = op->nacts < op->first_pending + SC_OP_WINDOW ? op->nacts
+                                                           : op->first_pending + SC_OP_WINDOW;
+
+    for (int i = 0; i < op->nhdr; i++) {
+        int w = sc_op_world(op, op->hdr_peer[i]);
+        if (!(op->hdr_ok & (1 << i)) && tp->peer_error[w][0])
+            return sc_error(SC_ERR_PEER_FAILED, "%s", tp->peer_error[w]);
+    }
+    for (int i = op->first_pending; i < end; i++) {
+        const sc_action_t *a = &op->acts[i];
+        if (a->state == SC_ACT_STARTED && tp->peer_error[sc_op_world(op, a->peer)][0])
+            return sc_error(SC_ERR_PEER_FAILED, "%s",
+                            tp->peer_error[sc_op_world(op, a->peer)]);
+    }
+    return SC_SUCCESS;
+}
+
+static sc_status_t sc_op_timeout(sc_coll_op_t *op)
+{
+    char mine[256];
+    int end = op->nacts < op->first_pending + SC_OP_WINDOW ? op->nacts
+                                                           : op->first_pending + SC_OP_WINDOW;
+
+    sc_op_describe(&op->hdr, mine, sizeof(mine));
+    for (int i = 0; i < op->nhdr; i++)
+        if (!(op->hdr_ok & (1 << i)))
+            return sc_error(SC_ERR_TIMEOUT,
+                            "%s timed out after %.1f s: rank %d never issued its matching call",
+                            mine, op->comm->timeout_s, op->hdr_peer[i]);
+    for (int i = op->first_pending; i < end; i++) {
+        const sc_action_t *a = &op->acts[i];
+        if (a->state == SC_ACT_STARTED)
+            return sc_error(SC_ERR_TIMEOUT,
+                            "%s timed out after %.1f s waiting for rank %d (%s of %zu bytes)",
+                            mine, op->comm->timeout_s, a->peer,
+                            a->kind == SC_ACT_SEND ? "send" : "receive", a->len);
+    }
+    return sc_error(SC_ERR_TIMEOUT, "%s timed out after %.1f s", mine, op->comm->timeout_s);
+}
+
+sc_status_t sc_op_advance(sc_coll_op_t *op, int *progressed)
+{
+    sc_status_t st;
+    int end;
+
+    if (!op->started) {
+        st = sc_op_start(op);
+        *progressed = 1;
+        if (st != SC_SUCCESS)
+            return st;
+    }
+    st = sc_op_headers(op, progressed);
+    if (st != SC_SUCCESS)
+        return st;
+    end = op->nacts < op->first_pending + SC_OP_WINDOW ? op->nacts
+                                                       : op->first_pending + SC_OP_WINDOW;
+    for (int i = op->first_pending; i < end; i++) {
+        sc_action_t *a = &op->acts[i];
+
+        if (a->state == SC_ACT_STARTED) {
+            st = sc_op_poll_action(op, a);
+            if (st == SC_IN_PROGRESS)
+                continue;
+            if (st != SC_SUCCESS)
+                return st;
+            *progressed = 1;
+        } else if (a->state == SC_ACT_PENDING && sc_op_deps_done(op, a)) {
+            /* Local computation waits until the neighbours agreed on the call. */
+            if (a->kind != SC_ACT_SEND && a->kind != SC_ACT_RECV && !sc_op_headers_done(op))
+                continue;
+            st = sc_op_run_action(op, a);
+            if (st != SC_SUCCESS)
+                return st;
+            *progressed = 1;
+        }
+        if (i == op->first_pending && a->state == SC_ACT_DONE) {
+            op->first_pending++;
+            if (end < op->nacts)
+                end++;
+        }
+    }
+    if (op->first_pending == op->nacts && sc_op_headers_done(op) && !op->hdr_send_req[0] &&
+        !op->hdr_send_req[1])
+        return SC_SUCCESS;
+    st = sc_op_check_peers(op);
+    if (st != SC_SUCCESS)
+        return st;
+    if (sc_clock_now() > op->deadline)
+        return sc_op_timeout(op);
+    return SC_IN_PROGRESS;
+}
+
+void sc_op_cancel(sc_coll_op_t *op)
+{
+    sc_transport_t *tp = op->comm->tp;
+
+    for (int i = 0; i < 2; i++) {
+        sc_ucx_cancel(tp, op->hdr_recv_req[i]);
+        sc_ucx_cancel(tp, op->hdr_send_req[i]);
+        op->hdr_recv_req[i] = op->hdr_send_req[i] = NULL;
+    }
+    for (int i = op->first_pending; i < op->nacts; i++) {
+        if (op->acts[i].state == SC_ACT_STARTED) {
+            sc_ucx_cancel(tp, op->acts[i].ucx_req);
+            op->acts[i].ucx_req = NULL;
+        }
+    }
+}

@@ -1,0 +1,147 @@
+/* An operation as a schedule: a list of actions (send, receive, reduce, copy) with
+ * dependencies, built by an algorithm and executed by the progress engine. */
+#ifndef SC_COLLECTIVES_SCHEDULE_H
+#define SC_COLLECTIVES_SCHEDULE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "shardcomm/collectives.h"
+
+typedef enum {
+    SC_ACT_SEND = 0,
+    SC_ACT_RECV,
+    SC_ACT_REDUCE, /* dst = src op src2, count elements */
+    SC_ACT_COPY,   /* dst = src, bytes */
+    SC_ACT_AVG     /* dst /= comm size, count elements */
+} sc_action_kind_t;
+
+typedef enum {
+    SC_ACT_PENDING = 0,
+    SC_ACT_STARTED,
+    SC_ACT_DONE
+} sc_action_state_t;
+
+#define SC_ACT_MAX_DEPS 2
+
+typedef struct {
+    uint8_t kind;
+    uint8_t state;
+    uint16_t sub;              /* tag sub-index, equal on the matching send and recv */
+    int32_t peer;              /* comm rank of the peer (send/recv) */
+    int32_t dep[SC_ACT_MAX_DEPS]; /* indices of earlier actions, -1 for none */
+    void *dst;
+    const void *src;
+    const void *src2;
+    size_t len;                /* bytes for send/recv/copy, elements for reduce/avg */
+    void *ucx_req;
+} sc_action_t;
+
+/* What every rank checks against its ring neighbours before trusting an operation. */
+typedef struct {
+    uint32_t magic;
+    uint16_t kind;        /* sc_coll_kind_t */
+    uint8_t dtype;
+    uint8_t op;
+    int32_t root;
+    int32_t algo;
+    int32_t rank;         /* the sender's comm rank */
+    uint64_t count;
+    uint64_t seq;
+} sc_op_header_t;
+
+typedef enum {
+    SC_COLL_ALLREDUCE = 0,
+    SC_COLL_REDUCE_SCATTER,
+    SC_COLL_ALLGATHER,
+    SC_COLL_BROADCAST,
+    SC_COLL_REDUCE,
+    SC_COLL_ALLTOALL,
+    SC_COLL_BARRIER,
+    SC_COLL_SEND,
+    SC_COLL_RECV,
+    SC_COLL_KIND_COUNT
+} sc_coll_kind_t;
+
+typedef enum {
+    SC_ALGO_NONE = 0,
+    SC_ALGO_RING,
+    SC_ALGO_RD,       /* recursive doubling */
+    SC_ALGO_CHAIN,    /* pipelined chain (broadcast, reduce) */
+    SC_ALGO_TREE,     /* binomial tree (broadcast, reduce) */
+    SC_ALGO_PAIRWISE, /* alltoall */
+    SC_ALGO_DISSEMINATION,
+    SC_ALGO_DIRECT    /* send/recv */
+} sc_algo_t;
+
+struct sc_comm;
+
+typedef struct sc_op {
+    struct sc_op *next;        /* in the communicator's queue */
+    struct sc_comm *comm;
+    struct sc_request *req;
+    sc_op_header_t hdr;        /* this rank's view of the call */
+    sc_dtype_t dtype;
+    sc_op_t redop;
+    sc_action_t *acts;
+    int nacts;
+    int cap;
+    int first_pending;         /* every action before it is done */
+    void *scratch;             /* owned; freed with the op */
+    size_t scratch_bytes;
+    int started;               /* headers posted, deadline set */
+    int nhdr;                  /* neighbour headers expected (0, 1 or 2) */
+    int hdr_peer[2];
+    int hdr_ok;                /* number of neighbour headers verified */
+    sc_op_header_t hdr_in[2];
+    void *hdr_recv_req[2];
+    void *hdr_send_req[2];
+    double deadline;
+} sc_coll_op_t;
+
+/* Creates an empty op for comm (not queued). Returns NULL when out of memory. */
+sc_coll_op_t *sc_op_create(struct sc_comm *comm, sc_coll_kind_t kind, sc_dtype_t dtype,
+                      sc_op_t redop, size_t count, int root);
+void sc_op_destroy(sc_coll_op_t *op);
+
+/* Allocates the op's scratch buffer; NULL when out of memory. */
+void *sc_op_scratch(sc_coll_op_t *op, size_t bytes);
+
+/* Appends an action and returns its index, or -1 when out of memory (the op then
+ * remembers the failure and sc_op_built() reports it). */
+int sc_op_send(sc_coll_op_t *op, int peer, uint16_t sub, const void *src, size_t bytes,
+               int dep0, int dep1);
+int sc_op_recv(sc_coll_op_t *op, int peer, uint16_t sub, void *dst, size_t bytes, int dep0,
+               int dep1);
+int sc_op_reduce(sc_coll_op_t *op, void *dst, const void *a, const void *b, size_t count,
+                 int dep0, int dep1);
+int sc_op_copy(sc_coll_op_t *op, void *dst, const void *src, size_t bytes, int dep0, int dep1);
+int sc_op_avg(sc_coll_op_t *op, void *dst, size_t count, int dep0);
+
+/* SC_SUCCESS when every append succeeded, else SC_ERR_NO_MEMORY with a sentence. */
+sc_status_t sc_op_built(sc_coll_op_t *op);
+
+/* Name of a collective kind ("allreduce"). */
+const char *sc_coll_kind_name(sc_coll_kind_t kind);
+const char *sc_algo_name(sc_algo_t algo);
+
+/* Algorithms: append the actions of one operation to op. Buffers as in the public
+ * API; sizes in elements. Each returns SC_SUCCESS or SC_ERR_NO_MEMORY. */
+sc_status_t sc_algo_allreduce_ring(sc_coll_op_t *op, const void *sbuf, void *rbuf, size_t count);
+sc_status_t sc_algo_allreduce_rd(sc_coll_op_t *op, const void *sbuf, void *rbuf, size_t count);
+sc_status_t sc_algo_reduce_scatter_ring(sc_coll_op_t *op, const void *sbuf, void *rbuf,
+                                        size_t recvcount);
+sc_status_t sc_algo_allgather_ring(sc_coll_op_t *op, const void *sbuf, void *rbuf,
+                                   size_t sendcount);
+sc_status_t sc_algo_broadcast_chain(sc_coll_op_t *op, const void *sbuf, void *rbuf,
+                                    size_t count, int root);
+sc_status_t sc_algo_broadcast_tree(sc_coll_op_t *op, const void *sbuf, void *rbuf,
+                                   size_t count, int root);
+sc_status_t sc_algo_reduce_chain(sc_coll_op_t *op, const void *sbuf, void *rbuf, size_t count,
+                                 int root);
+sc_status_t sc_algo_reduce_tree(sc_coll_op_t *op, const void *sbuf, void *rbuf, size_t count,
+                                int root);
+sc_status_t sc_algo_alltoall_pairwise(sc_coll_op_t *op, const void *sbuf, void *rbuf,
+                                      size_t count);
+sc_status_t sc_algo_barrier_dissemination(sc_coll_op_t *op);
+
+#endif

@@ -1,0 +1,68 @@
+/* UCX (ucp) transport: context, worker, endpoints and tagged messages. */
+#ifndef SC_COLLECTIVES_TRANSPORT_UCX_H
+#define SC_COLLECTIVES_TRANSPORT_UCX_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "core/comm_internal.h"
+
+/* Tag layout, high to low: ctx 12 bits, kind 2, seq 18, sub 16, source world rank 16. */
+#define SC_TAG_KIND_COLL 0u
+#define SC_TAG_KIND_P2P 1u
+#define SC_TAG_KIND_CTL 2u
+#define SC_TAG_KIND_HDR 3u
+#define SC_TAG_SRC_MASK 0xffffull
+#define SC_TAG_FULL_MASK (~0ull)
+#define SC_MAX_WORLD 65536
+
+static inline uint64_t sc_tag_make(uint32_t ctx, uint32_t kind, uint64_t seq, uint32_t sub,
+                                   uint32_t src)
+{
+    return ((uint64_t)(ctx & 0xfff) << 52) | ((uint64_t)(kind & 3) << 50) |
+           ((seq & 0x3ffffull) << 32) | ((uint64_t)(sub & 0xffff) << 16) |
+           (uint64_t)(src & 0xffff);
+}
+
+/* Creates the context and worker; the worker address goes to addr and addr_len, to be
+ * released with sc_ucx_release_address. */
+sc_status_t sc_ucx_open(sc_transport_t *tp, void **addr, size_t *addr_len);
+void sc_ucx_release_address(sc_transport_t *tp, void *addr);
+
+/* Creates endpoints to every world rank from their worker addresses. */
+sc_status_t sc_ucx_connect(sc_transport_t *tp, void *const *addrs);
+
+/* Closes endpoints (flushing, bounded by timeout_s), worker and context. */
+void sc_ucx_close(sc_transport_t *tp, double timeout_s);
+
+/* Posts a tagged send/receive. *req is NULL when the operation completed at once.
+ * Errors carry a sentence. Caller holds tp->lock. */
+sc_status_t sc_ucx_send(sc_transport_t *tp, int world_dst, uint64_t tag, const void *buf,
+                        size_t len, void **req);
+sc_status_t sc_ucx_recv(sc_transport_t *tp, uint64_t tag, uint64_t mask, void *buf,
+                        size_t len, void **req);
+
+/* SC_IN_PROGRESS, or the final status of a posted request (which is then freed).
+ * *len receives the received length for a receive. */
+sc_status_t sc_ucx_poll_send(sc_transport_t *tp, void *req);
+sc_status_t sc_ucx_poll_recv(sc_transport_t *tp, void *req, size_t *len);
+
+/* Cancels a pending request and waits (progressing) until UCX releases it. */
+void sc_ucx_cancel(sc_transport_t *tp, void *req);
+
+/* Progresses the worker once; nonzero when something happened. */
+int sc_ucx_progress(sc_transport_t *tp);
+
+/* Arms the worker for sleeping on tp->efd: SC_SUCCESS when armed, SC_IN_PROGRESS
+ * when events are pending and the caller should progress instead. */
+sc_status_t sc_ucx_arm(sc_transport_t *tp);
+
+/* Marks local peers whose process is gone as failed; at most every 100 ms. Caller
+ * holds tp->lock. */
+void sc_ucx_check_local_peers(sc_transport_t *tp);
+
+/* Prints the transports of each endpoint. */
+void sc_ucx_print_transports(sc_transport_t *tp, const int *world_of, int n, FILE *out);
+
+#endif

@@ -1,0 +1,81 @@
+/* Rank, size and rendezvous settings: the configuration first, then the environment
+ * (first variable of each list in env_names.c), then defaults. */
+#include <stdio.h>
+#include <string.h>
+
+#include "core/bootstrap_env.h"
+#include "core/env.h"
+#include "core/env_names.h"
+#include "core/error.h"
+
+static sc_status_t sc_bootstrap_int(int from_cfg, const char *const *names, long def,
+                                    int *out)
+{
+    long v;
+    sc_status_t st;
+
+    if (from_cfg >= 0) {
+        *out = from_cfg;
+        return SC_SUCCESS;
+    }
+    st = sc_env_int_leading(names, def, &v);
+    if (st != SC_SUCCESS)
+        return st;
+    if (v < -1 || v > 0x7fffffff)
+        return sc_error(SC_ERR_INVALID_ARG, "%s=%ld is out of range", names[0], v);
+    *out = (int)v;
+    return SC_SUCCESS;
+}
+
+sc_status_t sc_bootstrap_resolve(const sc_comm_config_t *cfg, sc_bootstrap_params_t *out)
+{
+    sc_bootstrap_params_t p;
+    const char *addr;
+    sc_status_t st;
+
+    if (!cfg)
+        return sc_error(SC_ERR_INVALID_ARG, "sc_comm_init: config is NULL");
+    if (cfg->size != sizeof(sc_comm_config_t))
+        return sc_error(SC_ERR_INVALID_ARG,
+                        "sc_comm_init: config.size is %zu, expected %zu: initialize the "
+                        "config with SC_COMM_CONFIG_INIT", cfg->size, sizeof(sc_comm_config_t));
+    memset(&p, 0, sizeof(p));
+    if ((st = sc_bootstrap_int(cfg->rank, sc_env_rank_names, SC_DEFAULT_RANK, &p.rank)) ||
+        (st = sc_bootstrap_int(cfg->world_size, sc_env_world_size_names,
+                               SC_DEFAULT_WORLD_SIZE, &p.world_size)) ||
+        (st = sc_bootstrap_int(cfg->local_rank, sc_env_local_rank_names, -1, &p.local_rank)) ||
+        (st = sc_bootstrap_int(cfg->local_size, sc_env_local_size_names, -1, &p.local_size)) ||
+        (st = sc_bootstrap_int(cfg->master_port, sc_env_master_port_names,
+                               SC_DEFAULT_MASTER_PORT, &p.master_port)))
+        return st;
+    if (p.world_size < 1)
+        return sc_error(SC_ERR_INVALID_ARG, "world size %d must be at least 1", p.world_size);
+    if (p.rank < 0 || p.rank >= p.world_size)
+        return sc_error(SC_ERR_INVALID_ARG, "rank %d is outside the world of size %d", p.rank,
+                        p.world_size);
+    if (p.local_size == 0 || (p.local_size > 0 && p.local_rank >= p.local_size))
+        return sc_error(SC_ERR_INVALID_ARG, "local rank %d is outside the local size %d",
+                        p.local_rank, p.local_size);
+    if (p.master_port <= 0 || p.master_port > 65535)
+        return sc_error(SC_ERR_INVALID_ARG, "master port %d is not a TCP port", p.master_port);
+    addr = cfg->master_addr ? cfg->master_addr : sc_env_first(sc_env_master_addr_names, NULL);
+    snprintf(p.master_addr, sizeof(p.master_addr), "%s", addr ? addr : SC_DEFAULT_MASTER_ADDR);
+    if (cfg->timeout_s > 0.0) {
+        p.timeout_s = cfg->timeout_s;
+    } else {
+        st = sc_env_double(sc_env_timeout_names, SC_DEFAULT_TIMEOUT_S, &p.timeout_s);
+        if (st != SC_SUCCESS)
+            return st;
+        if (p.timeout_s <= 0.0)
+            return sc_error(SC_ERR_INVALID_ARG, "SC_TIMEOUT=%g must be positive seconds",
+                            p.timeout_s);
+    }
+    p.bind = cfg->bind;
+    if (p.bind == SC_BIND_DEFAULT) {
+        st = sc_env_bind_mode(&p.bind);
+        if (st != SC_SUCCESS)
+            return st;
+    }
+    *out = p;
+    return SC_SUCCESS;
+}

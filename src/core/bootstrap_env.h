@@ -1,0 +1,23 @@
+/* Resolving rank, size, local rank and rendezvous from a configuration and the
+ * environment (shardcomm's, torchrun's, Open MPI's or Slurm's variables). */
+#ifndef SC_CORE_BOOTSTRAP_ENV_H
+#define SC_CORE_BOOTSTRAP_ENV_H
+
+#include "shardcomm/comm.h"
+
+typedef struct {
+    int rank;
+    int world_size;
+    int local_rank;   /* -1 when unknown: derived from host names */
+    int local_size;   /* -1 when unknown */
+    char master_addr[256];
+    int master_port;
+    double timeout_s;
+    sc_bind_t bind;
+} sc_bootstrap_params_t;
+
+/* Fills *params from cfg, then the environment, then defaults; checks ranges.
+ * SC_ERR_INVALID_ARG with a sentence naming the setting otherwise. */
+sc_status_t sc_bootstrap_resolve(const sc_comm_config_t *cfg, sc_bootstrap_params_t *params);
+
+#endif

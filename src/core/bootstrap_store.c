@@ -1,0 +1,341 @@
+/* The TCP rendezvous store: rank 0 serves, every rank sends its blob and receives all
+ * of them, or an error naming the ranks that never arrived. */
+#include <errno.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "core/bootstrap_store.h"
+#include "core/clock.h"
+#include "core/error.h"
+#include "core/log.h"
+
+#define SC_STORE_MAGIC 0x53435354u /* "SCST" */
+#define SC_STORE_MAX_BLOB (1u << 20)
+
+typedef struct {
+    uint32_t magic;
+    uint32_t rank;
+    uint32_t size;
+    uint32_t len;
+} sc_store_hello_t;
+
+typedef struct {
+    uint32_t magic;
+    int32_t status;
+    uint32_t len; /* text length on error, payload length on success */
+} sc_store_reply_t;
+
+typedef struct {
+    int listen_fd;
+    int size;
+    double deadline;
+    char where[300];
+    pthread_t thread;
+} sc_store_server_t;
+
+/* Writes/reads exactly len bytes before deadline; -1 on error or timeout. */
+static int sc_store_io(int fd, void *buf, size_t len, double deadline, int writing)
+{
+    uint8_t *p = buf;
+
+    while (len > 0) {
+        struct pollfd pfd = {fd, writing ? POLLOUT : POLLIN, 0};
+        int ms = (int)((deadline - sc_clock_now()) * 1000.0);
+        ssize_t n;
+
+        if (ms <= 0 || poll(&pfd, 1, ms) <= 0)
+            return -1;
+        n = writing ? send(fd, p, len, MSG_NOSIGNAL) : recv(fd, p, len, 0);
+        if (n < 0 && (errno == EINTR || errno == EAGAIN))
+            continue;
+        if (n <= 0)
+            return -1;
+        p += n;
+        len -= (size_t)n;
+    }
+    return 0;
+}
+
+static void sc_store_reply_error(int fd, sc_status_t st, const char *text, double deadline)
+{
+    sc_store_reply_t rep = {SC_STORE_MAGIC, st, (uint32_t)strlen(text)};
+
+    if (sc_store_io(fd, &rep, sizeof(rep), deadline, 1) == 0)
+        sc_store_io(fd, (void *)text, rep.len, deadline, 1);
+}
+
+static void sc_store_missing(const int *fds, int size, char *buf, size_t len)
+{
+    size_t n = 0;
+    int missing = 0;
+
+    for (int r = 0; r < size; r++) {
+        if (fds[r] >= 0)
+            continue;
+        if (n < len)
+            n += (size_t)snprintf(buf + n, len - n, "%s%d", missing ? ", " : "", r);
+        missing++;
+    }
+    if (n < len)
+        snprintf(buf + n, len - n, " (%d of %d)", missing, size);
+}
+
+/* Accepts one hello per rank, then answers every rank with all blobs. */
+static void *sc_store_serve(void *arg)
+{
+    sc_store_server_t *s = arg;
+    int *fds = malloc((size_t)s->size * sizeof(int));
+    uint8_t **blobs = calloc((size_t)s->size, sizeof(uint8_t *));
+    uint32_t *lens = calloc((size_t)s->size, sizeof(uint32_t));
+    int arrived = 0;
+    char err[SC_ERROR_MAX] = "";
+    sc_status_t st = SC_SUCCESS;
+
+    if (!fds || !blobs || !lens) {
+        free(fds);
+        free(blobs);
+        free(lens);
+        return NULL;
+    }
+    for (int r = 0; r < s->size; r++)
+        fds[r] = -1;
+    while (arrived < s->size && st == SC_SUCCESS) {
+        struct pollfd pfd = {s->listen_fd, POLLIN, 0};
+        int ms = (int)((s->deadline - sc_clock_now()) * 1000.0);
+        sc_store_hello_t h;
+        int fd;
+
+        if (ms <= 0) {
+            char missing[512];
+            sc_store_missing(fds, s->size, missing, sizeof(missing));
+            snprintf(err, sizeof(err),
+                     "rendezvous at %s timed out: ranks %s never arrived", s->where, missing);
+            st = SC_ERR_TIMEOUT;
+            break;
+        }
+        if (poll(&pfd, 1, ms) <= 0)
+            continue;
+        fd = accept(s->listen_fd, NULL, NULL);
+        if (fd < 0)
+            continue;
+        if (sc_store_io(fd, &h, sizeof(h), sc_clock_now() + 5.0, 0) != 0 ||
+            h.magic != SC_STORE_MAGIC || h.len > SC_STORE_MAX_BLOB) {
+            close(fd);
+            continue;
+        }
+        if (h.size != (uint32_t)s->size || h.rank >= (uint32_t)s->size || fds[h.rank] >= 0) {
+            snprintf(err, sizeof(err),
+                     "rendezvous at %s: a process claimed rank %u of world size %u, but rank 0 "
+                     "expects world size %d%s", s->where, h.rank, h.size, s->size,
+                     (h.rank < (uint32_t)s->size && fds[h.rank] >= 0) ? " and that rank "
+                                                                         "already arrived" : "");
+            st = SC_ERR_INVALID_ARG;
+            sc_store_reply_error(fd, st, err, sc_clock_now() + 2.0);
+            close(fd);
+            break;
+        }
+        blobs[h.rank] = malloc(h.len ? h.len : 1);
+        if (!blobs[h.rank] || sc_store_io(fd, blobs[h.rank], h.len, sc_clock_now() + 5.0, 0)) {
+            free(blobs[h.rank]);
+            blobs[h.rank] = NULL;
+            close(fd);
+            continue;
+        }
+        lens[h.rank] = h.len;
+        fds[h.rank] = fd;
+        arrived++;
+    }
+    /* No later process may join this rendezvous. */
+    close(s->listen_fd);
+    for (int r = 0; r < s->size; r++) {
+        double deadline = sc_clock_now() + 5.0;
+        if (fds[r] < 0)
+            continue;
+        if (st != SC_SUCCESS) {
+            sc_store_reply_error(fds[r], st, err, deadline);
+        } else {
+            uint32_t total = 0;
+            sc_store_reply_t rep;
+            for (int q = 0; q < s->size; q++)
+                total += (uint32_t)sizeof(uint32_t) + lens[q];
+            rep = (sc_store_reply_t){SC_STORE_MAGIC, SC_SUCCESS, total};
+            if (sc_store_io(fds[r], &rep, sizeof(rep), deadline, 1) == 0) {
+                for (int q = 0; q < s->size; q++) {
+                    if (sc_store_io(fds[r], &lens[q], sizeof(uint32_t), deadline, 1) ||
+                        sc_store_io(fds[r], blobs[q], lens[q], deadline, 1))
+                        break;
+                }
+            }
+        }
+        close(fds[r]);
+    }
+    for (int r = 0; r < s->size; r++)
+        free(blobs[r]);
+    free(blobs);
+    free(lens);
+    free(fds);
+    return NULL;
+}
+
+static sc_status_t sc_store_listen(sc_store_server_t *s, int port)
+{
+    struct sockaddr_in sa;
+    int one = 1;
+
+    s->listen_fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (s->listen_fd < 0)
+        return sc_error(SC_ERR_SYSTEM, "rendezvous socket: %s", strerror(errno));
+    setsockopt(s->listen_fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+    memset(&sa, 0, sizeof(sa));
+    sa.sin_family = AF_INET;
+    sa.sin_addr.s_addr = htonl(INADDR_ANY);
+    sa.sin_port = htons((uint16_t)port);
+    if (bind(s->listen_fd, (struct sockaddr *)&sa, sizeof(sa)) != 0 ||
+        listen(s->listen_fd, s->size < 128 ? 128 : s->size) != 0) {
+        int e = errno;
+        close(s->listen_fd);
+        return sc_error(SC_ERR_SYSTEM, "rank 0 could not serve the rendezvous on port %d: %s "
+                        "(set SC_MASTER_PORT to a free port)", port, strerror(e));
+    }
+    return SC_SUCCESS;
+}
+
+static int sc_store_connect(const char *addr, int port, double deadline)
+{
+    char portstr[16];
+    struct addrinfo hints, *res = NULL;
+
+    snprintf(portstr, sizeof(portstr), "%d", port);
+    memset(&hints, 0, sizeof(hints));
+    hints.ai_family = AF_INET;
+    hints.ai_socktype = SOCK_STREAM;
+    while (sc_clock_now() < deadline) {
+        if (!res && getaddrinfo(addr, portstr, &hints, &res) != 0) {
+            res = NULL;
+            usleep(100000);
+            continue;
+        }
+        for (struct addrinfo *ai = res; ai; ai = ai->ai_next) {
+            int fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC, ai->ai_protocol);
+            int one = 1;
+            if (fd < 0)
+                continue;
+            if (connect(fd, ai->ai_addr, ai->ai_addrlen) == 0) {
+                setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+                freeaddrinfo(res);
+                return fd;
+            }
+            close(fd);
+        }
+        usleep(20000);
+    }
+    if (res)
+        freeaddrinfo(res);
+    return -1;
+}
+
+/* One attempt: SC_IN_PROGRESS when the connection broke and a retry may succeed. */
+static sc_status_t sc_store_exchange(int fd, int rank, int size, const void *blob, size_t len,
+                                     double deadline, sc_store_result_t *result)
+{
+    sc_store_hello_t h = {SC_STORE_MAGIC, (uint32_t)rank, (uint32_t)size, (uint32_t)len};
+    sc_store_reply_t rep;
+    uint8_t *payload, *p;
+
+    if (sc_store_io(fd, &h, sizeof(h), deadline, 1) || sc_store_io(fd, (void *)blob, len, deadline, 1))
+        return SC_IN_PROGRESS;
+    if (sc_store_io(fd, &rep, sizeof(rep), deadline, 0) || rep.magic != SC_STORE_MAGIC)
+        return SC_IN_PROGRESS;
+    payload = malloc(rep.len + 1u);
+    if (!payload)
+        return sc_error(SC_ERR_NO_MEMORY, "rendezvous: out of memory");
+    if (sc_store_io(fd, payload, rep.len, deadline, 0)) {
+        free(payload);
+        return SC_IN_PROGRESS;
+    }
+    if (rep.status != SC_SUCCESS) {
+        payload[rep.len] = '\0';
+        sc_error((sc_status_t)rep.status, "%s", (char *)payload);
+        free(payload);
+        return (sc_status_t)rep.status;
+    }
+    result->size = size;
+    result->lens = calloc((size_t)size, sizeof(size_t));
+    result->blobs = calloc((size_t)size, sizeof(uint8_t *));
+    if (!result->lens || !result->blobs) {
+        free(result->lens);
+        free(result->blobs);
+        free(payload);
+        return sc_error(SC_ERR_NO_MEMORY, "rendezvous: out of memory");
+    }
+    p = payload;
+    for (int r = 0; r < size; r++) {
+        uint32_t l;
+        memcpy(&l, p, sizeof(l));
+        result->lens[r] = l;
+        result->blobs[r] = p + sizeof(l);
+        p += sizeof(l) + l;
+    }
+    result->storage = payload;
+    return SC_SUCCESS;
+}
+
+sc_status_t sc_store_allgather(const char *addr, int port, int rank, int size,
+                               double timeout_s, const void *blob, size_t len,
+                               sc_store_result_t *result)
+{
+    sc_store_server_t server;
+    double deadline = sc_clock_now() + timeout_s;
+    /* Clients wait a little longer than the server so they hear its verdict. */
+    double client_deadline = deadline + 3.0;
+    sc_status_t st = SC_IN_PROGRESS;
+    int connected = 0;
+
+    if (rank == 0) {
+        memset(&server, 0, sizeof(server));
+        server.size = size;
+        server.deadline = deadline;
+        snprintf(server.where, sizeof(server.where), "%s:%d", addr, port);
+        st = sc_store_listen(&server, port);
+        if (st != SC_SUCCESS)
+            return st;
+        if (pthread_create(&server.thread, NULL, sc_store_serve, &server) != 0) {
+            close(server.listen_fd);
+            return sc_error(SC_ERR_SYSTEM, "rendezvous server thread could not start");
+        }
+        st = SC_IN_PROGRESS;
+    }
+    while (st == SC_IN_PROGRESS && sc_clock_now() < client_deadline) {
+        int fd = sc_store_connect(rank == 0 ? "127.0.0.1" : addr, port, client_deadline);
+        if (fd < 0)
+            break;
+        connected = 1;
+        st = sc_store_exchange(fd, rank, size, blob, len, client_deadline, result);
+        close(fd);
+        if (st == SC_IN_PROGRESS)
+            usleep(50000);
+    }
+    if (rank == 0)
+        pthread_join(server.thread, NULL);
+    if (st == SC_IN_PROGRESS)
+        st = sc_error(SC_ERR_TIMEOUT,
+                      "rendezvous timed out after %.1f s: the store of rank 0 at %s:%d %s",
+                      timeout_s, addr, port, connected ? "never answered" : "could not be reached");
+    return st;
+}
+
+void sc_store_result_free(sc_store_result_t *result)
+{
+    free(result->lens);
+    free(result->blobs);
+    free(result->storage);
+    memset(result, 0, sizeof(*result));
+}

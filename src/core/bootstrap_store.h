@@ -1,0 +1,28 @@
+/* The TCP rendezvous store served by rank 0: exchanges one blob per rank at start-up
+ * (UCX worker addresses and host names), as NCCL's bootstrap does. */
+#ifndef SC_CORE_BOOTSTRAP_STORE_H
+#define SC_CORE_BOOTSTRAP_STORE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "shardcomm/status.h"
+
+typedef struct {
+    int size;
+    size_t *lens;     /* lens[r]: bytes of rank r's blob */
+    uint8_t **blobs;  /* blobs[r]: rank r's blob, inside storage */
+    uint8_t *storage;
+} sc_store_result_t;
+
+/* Every rank calls this once with its blob; rank 0 also serves the store on
+ * addr:port. On success *result holds every rank's blob (release with
+ * sc_store_result_free). Errors: SC_ERR_TIMEOUT listing the ranks that never arrived
+ * (or naming the store that could not be reached), SC_ERR_INVALID_ARG when ranks
+ * disagree on the world size or claim the same rank, SC_ERR_SYSTEM for socket errors. */
+sc_status_t sc_store_allgather(const char *addr, int port, int rank, int size,
+                               double timeout_s, const void *blob, size_t len,
+                               sc_store_result_t *result);
+
+void sc_store_result_free(sc_store_result_t *result);
+
+#endif

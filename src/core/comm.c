@@ -1,0 +1,497 @@
+/* Communicators: init (rendezvous, UCX endpoints, binding), split, abort, destroy, and
+ * the registry that refuses destroyed handles. */
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "collectives/transport_ucx.h"
+#include "core/bootstrap_env.h"
+#include "core/bootstrap_store.h"
+#include "core/comm_internal.h"
+#include "core/log.h"
+#include "core/progress.h"
+#include "core/topology.h"
+#include "core/tuning.h"
+#include "shardcomm/info.h"
+
+/* ---- registry of live communicators ---- */
+
+static pthread_mutex_t sc_registry_lock = PTHREAD_MUTEX_INITIALIZER;
+static const sc_comm_t **sc_registry;
+static size_t sc_registry_len, sc_registry_cap;
+
+static sc_status_t sc_registry_add(const sc_comm_t *c)
+{
+    sc_status_t st = SC_SUCCESS;
+
+    pthread_mutex_lock(&sc_registry_lock);
+    if (sc_registry_len == sc_registry_cap) {
+        size_t cap = sc_registry_cap ? 2 * sc_registry_cap : 16;
+        const sc_comm_t **r = realloc(sc_registry, cap * sizeof(*r));
+        if (!r) {
+            st = sc_error(SC_ERR_NO_MEMORY, "communicator registry: out of memory");
+            goto out;
+        }
+        sc_registry = r;
+        sc_registry_cap = cap;
+    }
+    sc_registry[sc_registry_len++] = c;
+out:
+    pthread_mutex_unlock(&sc_registry_lock);
+    return st;
+}
+
+/* Removes c; nonzero when it was registered. */
+static int sc_registry_remove(const sc_comm_t *c)
+{
+    int found = 0;
+
+    pthread_mutex_lock(&sc_registry_lock);
+    for (size_t i = 0; i < sc_registry_len; i++) {
+        if (sc_registry[i] == c) {
+            sc_registry[i] = sc_registry[--sc_registry_len];
+            found = 1;
+            break;
+        }
+    }
+    if (sc_registry_len == 0) {
+        free(sc_registry);
+        sc_registry = NULL;
+        sc_registry_cap = 0;
+    }
+    pthread_mutex_unlock(&sc_registry_lock);
+    return found;
+}
+
+sc_status_t sc_comm_check(const sc_comm_t *c, const char *caller)
+{
+    int found = 0;
+
+    if (!c)
+        return sc_error(SC_ERR_INVALID_COMM, "%s: communicator is NULL", caller);
+    pthread_mutex_lock(&sc_registry_lock);
+    for (size_t i = 0; i < sc_registry_len && !found; i++)
+        found = sc_registry[i] == c;
+    pthread_mutex_unlock(&sc_registry_lock);
+    if (!found)
+        return sc_error(SC_ERR_INVALID_COMM,
+                        "%s: communicator %p was destroyed or never created", caller,
+                        (const void *)c);
+    if (__atomic_load_n(&c->broken, __ATOMIC_ACQUIRE) != SC_SUCCESS) {
+        sc_error_set_text(c->broken_text);
+        return c->broken;
+    }
+    return SC_SUCCESS;
+}
+
+/* ---- communicator objects ---- */
+
+static sc_comm_t *sc_comm_alloc(sc_transport_t *tp, int size)
+{
+    sc_comm_t *c = calloc(1, sizeof(*c));
+
+    if (!c)
+        return NULL;
+    c->tp = tp;
+    c->size = size;
+    c->world_of = calloc((size_t)size, sizeof(int));
+    c->send_seq = calloc((size_t)size, sizeof(uint64_t));
+    c->recv_seq = calloc((size_t)size, sizeof(uint64_t));
+    if (!c->world_of || !c->send_seq || !c->recv_seq) {
+        free(c->world_of);
+        free(c->send_seq);
+        free(c->recv_seq);
+        free(c);
+        return NULL;
+    }
+    return c;
+}
+
+static void sc_comm_free(sc_comm_t *c)
+{
+    free(c->world_of);
+    free(c->send_seq);
+    free(c->recv_seq);
+    free(c);
+}
+
+static void sc_transport_free(sc_transport_t *tp)
+{
+    sc_progress_stop(tp);
+    sc_ucx_close(tp, 2.0);
+    pthread_mutex_destroy(&tp->lock);
+    pthread_mutex_destroy(&tp->done_mutex);
+    pthread_cond_destroy(&tp->done_cond);
+    free(tp->eps);
+    free(tp->node_of);
+    free(tp->peer_pid);
+    free(tp->peer_error);
+    free(tp);
+}
+
+static sc_transport_t *sc_transport_alloc(int world_size, int world_rank)
+{
+    sc_transport_t *tp = calloc(1, sizeof(*tp));
+
+    if (!tp)
+        return NULL;
+    tp->world_size = world_size;
+    tp->world_rank = world_rank;
+    tp->eps = calloc((size_t)world_size, sizeof(ucp_ep_h));
+    tp->node_of = calloc((size_t)world_size, sizeof(int));
+    tp->peer_pid = calloc((size_t)world_size, sizeof(int));
+    tp->peer_error = calloc((size_t)world_size, sizeof(*tp->peer_error));
+    tp->wake_fd = -1;
+    tp->efd = -1;
+    if (!tp->eps || !tp->node_of || !tp->peer_pid || !tp->peer_error) {
+        free(tp->eps);
+        free(tp->node_of);
+        free(tp->peer_pid);
+        free(tp->peer_error);
+        free(tp);
+        return NULL;
+    }
+    pthread_mutex_init(&tp->lock, NULL);
+    pthread_mutex_init(&tp->done_mutex, NULL);
+    pthread_cond_init(&tp->done_cond, NULL);
+    return tp;
+}
+
+/* Rendezvous blob: host name, process id, then the UCX worker address. */
+#define SC_BLOB_ADDR (SC_HOSTNAME_MAX + sizeof(int32_t))
+static sc_status_t sc_comm_exchange(sc_transport_t *tp, const sc_bootstrap_params_t *p)
+{
+    sc_store_result_t res;
+    void *addr = NULL;
+    size_t addr_len = 0;
+    uint8_t *blob;
+    void **addrs;
+    sc_status_t st;
+
+    st = sc_ucx_open(tp, &addr, &addr_len);
+    if (st != SC_SUCCESS)
+        return st;
+    blob = calloc(1, SC_BLOB_ADDR + addr_len);
+    if (!blob) {
+        sc_ucx_release_address(tp, addr);
+        return sc_error(SC_ERR_NO_MEMORY, "sc_comm_init: out of memory");
+    }
+    gethostname((char *)blob, SC_HOSTNAME_MAX - 1);
+    {
+        int32_t pid = (int32_t)getpid();
+        memcpy(blob + SC_HOSTNAME_MAX, &pid, sizeof(pid));
+    }
+    memcpy(blob + SC_BLOB_ADDR, addr, addr_len);
+    sc_ucx_release_address(tp, addr);
+    st = sc_store_allgather(p->master_addr, p->master_port, p->rank, p->world_size,
+                            p->timeout_s, blob, SC_BLOB_ADDR + addr_len, &res);
+    free(blob);
+    if (st != SC_SUCCESS)
+        return st;
+    addrs = calloc((size_t)p->world_size, sizeof(void *));
+    if (!addrs) {
+        sc_store_result_free(&res);
+        return sc_error(SC_ERR_NO_MEMORY, "sc_comm_init: out of memory");
+    }
+    for (int r = 0; r < p->world_size; r++) {
+        int32_t pid;
+        addrs[r] = res.blobs[r] + SC_BLOB_ADDR;
+        memcpy(&pid, res.blobs[r] + SC_HOSTNAME_MAX, sizeof(pid));
+        tp->peer_pid[r] = pid;
+        tp->node_of[r] = r;
+        for (int q = 0; q < r; q++) {
+            if (strncmp((char *)res.blobs[q], (char *)res.blobs[r], SC_HOSTNAME_MAX) == 0) {
+                tp->node_of[r] = tp->node_of[q];
+                break;
+            }
+        }
+    }
+    st = sc_ucx_connect(tp, addrs);
+    free(addrs);
+    sc_store_result_free(&res);
+    return st;
+}
+
+/* Local rank and size among the comm's ranks on the same node. */
+static void sc_comm_set_local(sc_comm_t *c)
+{
+    int node = c->tp->node_of[c->world_of[c->rank]];
+
+    c->local_rank = 0;
+    c->local_size = 0;
+    for (int r = 0; r < c->size; r++) {
+        if (c->tp->node_of[c->world_of[r]] != node)
+            continue;
+        if (r < c->rank)
+            c->local_rank++;
+        c->local_size++;
+    }
+}
+
+/* Adds c to its transport's engine and to the registry. */
+static sc_status_t sc_comm_attach(sc_comm_t *c)
+{
+    sc_transport_t *tp = c->tp;
+    sc_status_t st;
+
+    pthread_mutex_lock(&tp->lock);
+    st = sc_progress_attach(c);
+    if (st == SC_SUCCESS) {
+        c->next = tp->comms;
+        tp->comms = c;
+        tp->refs++;
+    }
+    pthread_mutex_unlock(&tp->lock);
+    if (st != SC_SUCCESS)
+        return st;
+    return sc_registry_add(c);
+}
+
+/* Removes c from its transport; frees the transport with its last communicator. */
+static void sc_comm_detach(sc_comm_t *c)
+{
+    sc_transport_t *tp = c->tp;
+    int last;
+
+    pthread_mutex_lock(&tp->lock);
+    sc_progress_detach(c);
+    for (sc_comm_t **pp = &tp->comms; *pp; pp = &(*pp)->next) {
+        if (*pp == c) {
+            *pp = c->next;
+            break;
+        }
+    }
+    last = --tp->refs == 0;
+    pthread_mutex_unlock(&tp->lock);
+    if (last)
+        sc_transport_free(tp);
+}
+
+SC_API sc_status_t sc_comm_init(const sc_comm_config_t *config, sc_comm_t **comm)
+{
+    sc_bootstrap_params_t p;
+    const sc_tuning_t *tuning;
+    sc_transport_t *tp;
+    sc_comm_t *c;
+    sc_status_t st;
+
+    if (!comm)
+        return sc_error(SC_ERR_INVALID_ARG, "sc_comm_init: comm (output) is NULL");
+    st = sc_bootstrap_resolve(config, &p);
+    if (st != SC_SUCCESS)
+        return st;
+    if (p.world_size > SC_MAX_WORLD)
+        return sc_error(SC_ERR_UNSUPPORTED, "world size %d exceeds the supported %d",
+                        p.world_size, SC_MAX_WORLD);
+    sc_log_set_rank(p.rank);
+    st = sc_tuning_get(&tuning);
+    if (st != SC_SUCCESS)
+        return st;
+    if (p.local_size > 0) {
+        st = sc_topology_bind(p.local_rank, p.local_size, p.bind);
+        if (st != SC_SUCCESS)
+            return st;
+    }
+    tp = sc_transport_alloc(p.world_size, p.rank);
+    if (!tp)
+        return sc_error(SC_ERR_NO_MEMORY, "sc_comm_init: out of memory");
+    tp->spin_s = tuning->spin_s;
+    tp->next_ctx = 1;
+    st = sc_comm_exchange(tp, &p);
+    if (st != SC_SUCCESS)
+        goto err_tp;
+    c = sc_comm_alloc(tp, p.world_size);
+    if (!c) {
+        st = sc_error(SC_ERR_NO_MEMORY, "sc_comm_init: out of memory");
+        goto err_tp;
+    }
+    c->rank = p.rank;
+    c->timeout_s = p.timeout_s;
+    for (int r = 0; r < p.world_size; r++)
+        c->world_of[r] = r;
+    sc_comm_set_local(c);
+    if (p.local_rank >= 0)
+        c->local_rank = p.local_rank;
+    if (p.local_size > 0)
+        c->local_size = p.local_size;
+    else
+        st = sc_topology_bind(c->local_rank, c->local_size, p.bind);
+    if (st != SC_SUCCESS)
+        goto err_comm;
+    st = sc_progress_start(tp);
+    if (st != SC_SUCCESS)
+        goto err_comm;
+    st = sc_comm_attach(c);
+    if (st != SC_SUCCESS)
+        goto err_comm;
+    /* Every endpoint wired up and every rank present before anyone proceeds. */
+    st = sc_barrier(c, NULL);
+    if (st != SC_SUCCESS) {
+        sc_registry_remove(c);
+        sc_comm_detach(c);
+        sc_comm_free(c);
+        return st;
+    }
+    sc_log(SC_LOG_INFO, "communicator ready: rank %d of %d, local rank %d of %d", c->rank,
+           c->size, c->local_rank, c->local_size);
+    *comm = c;
+    return SC_SUCCESS;
+
+err_comm:
+    sc_comm_free(c);
+err_tp:
+    sc_transport_free(tp);
+    return st;
+}
+
+SC_API sc_status_t sc_comm_init_from_env(sc_comm_t **comm)
+{
+    sc_comm_config_t cfg = SC_COMM_CONFIG_INIT;
+    return sc_comm_init(&cfg, comm);
+}
+
+typedef struct {
+    int32_t color;
+    int32_t key;
+    int32_t rank;
+} sc_split_entry_t;
+
+static int sc_split_cmp(const void *a, const void *b)
+{
+    const sc_split_entry_t *x = a, *y = b;
+    if (x->key != y->key)
+        return x->key < y->key ? -1 : 1;
+    return x->rank < y->rank ? -1 : (x->rank > y->rank);
+}
+
+SC_API sc_status_t sc_comm_split(sc_comm_t *comm, int color, int key, sc_comm_t **sub)
+{
+    sc_split_entry_t mine = {color < 0 ? -1 : color, key, 0}, *all;
+    int32_t ctx_mine, ctx;
+    sc_comm_t *c = NULL;
+    int n = 0;
+    sc_status_t st;
+
+    st = sc_comm_check(comm, "sc_comm_split");
+    if (st != SC_SUCCESS)
+        return st;
+    if (!sub)
+        return sc_error(SC_ERR_INVALID_ARG, "sc_comm_split: sub (output) is NULL");
+    mine.rank = comm->rank;
+    all = calloc((size_t)comm->size, sizeof(*all));
+    if (!all)
+        return sc_error(SC_ERR_NO_MEMORY, "sc_comm_split: out of memory");
+    st = sc_allgather(&mine, all, 3, SC_INT32, comm, NULL, NULL);
+    if (st != SC_SUCCESS)
+        goto out;
+    /* Every member of the parent agrees on a context id none of them uses yet. */
+    pthread_mutex_lock(&comm->tp->lock);
+    ctx_mine = (int32_t)comm->tp->next_ctx;
+    pthread_mutex_unlock(&comm->tp->lock);
+    st = sc_allreduce(&ctx_mine, &ctx, 1, SC_INT32, SC_MAX, comm, NULL, NULL);
+    if (st != SC_SUCCESS)
+        goto out;
+    if (ctx > 0xfff) {
+        st = sc_error(SC_ERR_UNSUPPORTED, "sc_comm_split: more than 4095 communicators");
+        goto out;
+    }
+    pthread_mutex_lock(&comm->tp->lock);
+    comm->tp->next_ctx = (uint32_t)ctx + 1;
+    pthread_mutex_unlock(&comm->tp->lock);
+    if (color < 0) {
+        *sub = NULL;
+        goto out;
+    }
+    for (int r = 0; r < comm->size; r++)
+        if (all[r].color == color)
+            all[n++] = all[r];
+    qsort(all, (size_t)n, sizeof(*all), sc_split_cmp);
+    c = sc_comm_alloc(comm->tp, n);
+    if (!c) {
+        st = sc_error(SC_ERR_NO_MEMORY, "sc_comm_split: out of memory");
+        goto out;
+    }
+    c->ctx = (uint32_t)ctx;
+    c->timeout_s = comm->timeout_s;
+    for (int i = 0; i < n; i++) {
+        c->world_of[i] = comm->world_of[all[i].rank];
+        if (all[i].rank == comm->rank)
+            c->rank = i;
+    }
+    sc_comm_set_local(c);
+    st = sc_comm_attach(c);
+    if (st != SC_SUCCESS) {
+        sc_comm_free(c);
+        goto out;
+    }
+    *sub = c;
+out:
+    free(all);
+    return st;
+}
+
+SC_API sc_status_t sc_comm_destroy(sc_comm_t *comm)
+{
+    if (!comm)
+        return sc_error(SC_ERR_INVALID_COMM, "sc_comm_destroy: communicator is NULL");
+    if (!sc_registry_remove(comm))
+        return sc_error(SC_ERR_INVALID_COMM,
+                        "sc_comm_destroy: communicator %p was destroyed or never created",
+                        (void *)comm);
+    sc_progress_drain(comm);
+    sc_comm_detach(comm);
+    sc_comm_free(comm);
+    return SC_SUCCESS;
+}
+
+SC_API sc_status_t sc_comm_abort(sc_comm_t *comm)
+{
+    sc_status_t st = sc_comm_check(comm, "sc_comm_abort");
+    char text[SC_ERROR_MAX];
+
+    if (st == SC_ERR_INVALID_COMM)
+        return st;
+    snprintf(text, sizeof(text), "rank %d: the communicator was aborted (sc_comm_abort)",
+             comm->rank);
+    pthread_mutex_lock(&comm->tp->lock);
+    sc_progress_fail_comm(comm, SC_ERR_ABORTED, text, 1);
+    pthread_mutex_unlock(&comm->tp->lock);
+    return SC_SUCCESS;
+}
+
+static int sc_comm_field(const sc_comm_t *comm, int which)
+{
+    int v = -1;
+
+    pthread_mutex_lock(&sc_registry_lock);
+    for (size_t i = 0; i < sc_registry_len; i++) {
+        if (sc_registry[i] == comm) {
+            v = which == 0 ? comm->rank
+                : which == 1 ? comm->size
+                : which == 2 ? comm->local_rank
+                             : comm->local_size;
+            break;
+        }
+    }
+    pthread_mutex_unlock(&sc_registry_lock);
+    return v;
+}
+
+SC_API int sc_comm_rank(const sc_comm_t *comm) { return sc_comm_field(comm, 0); }
+SC_API int sc_comm_size(const sc_comm_t *comm) { return sc_comm_field(comm, 1); }
+SC_API int sc_comm_local_rank(const sc_comm_t *comm) { return sc_comm_field(comm, 2); }
+SC_API int sc_comm_local_size(const sc_comm_t *comm) { return sc_comm_field(comm, 3); }
+
+SC_API sc_status_t sc_info_print_transports(sc_comm_t *comm, FILE *out)
+{
+    sc_status_t st = sc_comm_check(comm, "sc_info_print_transports");
+
+    if (st != SC_SUCCESS)
+        return st;
+    if (!out)
+        return sc_error(SC_ERR_INVALID_ARG, "sc_info_print_transports: out is NULL");
+    pthread_mutex_lock(&comm->tp->lock);
+    sc_ucx_print_transports(comm->tp, comm->world_of, comm->size, out);
+    pthread_mutex_unlock(&comm->tp->lock);
+    return SC_SUCCESS;
+}

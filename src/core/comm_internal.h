@@ -1,0 +1,87 @@
+/* Internal layout of communicators, their shared transport and requests. */
+#ifndef SC_CORE_COMM_INTERNAL_H
+#define SC_CORE_COMM_INTERNAL_H
+
+#include <pthread.h>
+#include <stdint.h>
+#include <ucp/api/ucp.h>
+
+#include "collectives/schedule.h"
+#include "core/error.h"
+#include "shardcomm/collectives.h"
+
+#define SC_HOSTNAME_MAX 64
+
+/* One UCX context and worker, endpoints to every world rank, and the progress
+ * engine that drives every communicator created on them (the world communicator and
+ * its splits). `lock` protects the worker, every queue and every op. */
+typedef struct sc_transport {
+    ucp_context_h context;
+    ucp_worker_h worker;
+    ucp_ep_h *eps;              /* indexed by world rank */
+    int world_rank;
+    int world_size;
+    int *node_of;               /* node index of each world rank */
+    int *peer_pid;              /* process id of each world rank */
+    double last_liveness_check;
+    char (*peer_error)[160];    /* non-empty once a world rank's endpoint failed */
+    pthread_mutex_t lock;
+    pthread_mutex_t done_mutex;
+    pthread_cond_t done_cond;   /* broadcast whenever a request completes */
+    int efd;                    /* UCX worker event descriptor */
+    int wake_fd;                /* eventfd that wakes the progress thread */
+    pthread_t thread;
+    int thread_started;
+    int stop;                   /* atomic */
+    int sleeping;               /* atomic: the progress thread is in poll() */
+    int active;                 /* atomic: ops queued or running, all comms */
+    int waiters;                /* atomic: callers driving progress in sc_wait */
+    int refs;                   /* communicators using this transport */
+    struct sc_comm *comms;
+    uint32_t next_ctx;
+    double spin_s;
+} sc_transport_t;
+
+#define SC_CTL_TEXT 512
+
+typedef struct {
+    int32_t status;
+    char text[SC_CTL_TEXT];
+} sc_ctl_msg_t;
+
+struct sc_comm {
+    sc_transport_t *tp;
+    uint32_t ctx;               /* tag context id, unique among comms sharing tp */
+    int rank;
+    int size;
+    int local_rank;
+    int local_size;
+    int *world_of;              /* comm rank -> world rank */
+    double timeout_s;
+    sc_coll_op_t *head;              /* collectives, run one at a time in issue order */
+    sc_coll_op_t *tail;
+    sc_coll_op_t *p2p;               /* point-to-point ops, all active at once */
+    uint64_t seq;               /* next collective's sequence number */
+    uint64_t *send_seq;         /* next point-to-point sequence number per peer */
+    uint64_t *recv_seq;
+    sc_status_t broken;         /* SC_SUCCESS while usable */
+    char broken_text[SC_ERROR_MAX];
+    sc_ctl_msg_t ctl_in;        /* abort notices from peers */
+    void *ctl_recv_req;
+    sc_ctl_msg_t ctl_out;
+    void **ctl_send_reqs;       /* one per peer while an abort notice is in flight */
+    struct sc_comm *next;       /* in tp->comms */
+};
+
+struct sc_request {
+    sc_transport_t *tp;
+    int done;                   /* atomic */
+    sc_status_t status;
+    char text[SC_ERROR_MAX];
+};
+
+/* The registry of live communicators: a destroyed or unknown handle is refused
+ * without being dereferenced. */
+sc_status_t sc_comm_check(const sc_comm_t *comm, const char *caller);
+
+#endif

@@ -1,0 +1,57 @@
+/* Settings from the environment: the first variable of a list that is set wins. */
+#include <errno.h>
+#include <stdlib.h>
+
+#include "core/env.h"
+#include "core/error.h"
+
+const char *sc_env_first(const char *const *names, const char **which)
+{
+    for (; *names; names++) {
+        const char *v = getenv(*names);
+        if (v && *v) {
+            if (which)
+                *which = *names;
+            return v;
+        }
+    }
+    return NULL;
+}
+
+sc_status_t sc_env_int(const char *const *names, long def, long *value)
+{
+    const char *which = NULL;
+    const char *s = sc_env_first(names, &which);
+    char *end;
+    long v;
+
+    if (!s) {
+        *value = def;
+        return SC_SUCCESS;
+    }
+    errno = 0;
+    v = strtol(s, &end, 10);
+    if (errno || end == s || *end != '\0')
+        return sc_error(SC_ERR_INVALID_ARG, "%s=%s is not an integer", which, s);
+    *value = v;
+    return SC_SUCCESS;
+}
+
+sc_status_t sc_env_double(const char *const *names, double def, double *value)
+{
+    const char *which = NULL;
+    const char *s = sc_env_first(names, &which);
+    char *end;
+    double v;
+
+    if (!s) {
+        *value = def;
+        return SC_SUCCESS;
+    }
+    errno = 0;
+    v = strtod(s, &end);
+    if (errno || end == s || *end != '\0')
+        return sc_error(SC_ERR_INVALID_ARG, "%s=%s is not a number", which, s);
+    *value = v;
+    return SC_SUCCESS;
+}

@@ -1,0 +1,18 @@
+/* Reading settings from the environment, first variable set wins. */
+#ifndef SC_CORE_ENV_H
+#define SC_CORE_ENV_H
+
+#include <stddef.h>
+#include "shardcomm/status.h"
+
+/* Value of the first variable of the NULL-terminated list that is set and not empty;
+ * NULL if none. *which (when not NULL) receives that variable's name. */
+const char *sc_env_first(const char *const *names, const char **which);
+
+/* Parses the first set variable of names as an integer (or a double). Returns
+ * SC_SUCCESS with the default when none is set, SC_ERR_INVALID_ARG naming the
+ * variable when its value does not parse. */
+sc_status_t sc_env_int(const char *const *names, long def, long *value);
+sc_status_t sc_env_double(const char *const *names, double def, double *value);
+
+#endif

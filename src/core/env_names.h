@@ -1,0 +1,49 @@
+/* The environment variables behind every shardcomm setting (first set wins) and their
+ * defaults: one list shared by the bootstrap, the binding and sc-info. */
+#ifndef SC_CORE_ENV_NAMES_H
+#define SC_CORE_ENV_NAMES_H
+
+#include "shardcomm/comm.h"
+#include "shardcomm/status.h"
+
+/* NULL-terminated lists for sc_env_first / sc_env_int, most specific name first:
+ * shardcomm's own, then torchrun's, Open MPI's, PMI's and Slurm's. */
+extern const char *const sc_env_rank_names[];        /* SC_RANK RANK ... SLURM_PROCID */
+extern const char *const sc_env_world_size_names[];  /* SC_WORLD_SIZE ... SLURM_NTASKS */
+extern const char *const sc_env_local_rank_names[];  /* SC_LOCAL_RANK ... SLURM_LOCALID */
+extern const char *const sc_env_local_size_names[];  /* ... SLURM_NTASKS_PER_NODE */
+extern const char *const sc_env_master_addr_names[]; /* SC_MASTER_ADDR MASTER_ADDR */
+extern const char *const sc_env_master_port_names[]; /* SC_MASTER_PORT MASTER_PORT */
+extern const char *const sc_env_timeout_names[];     /* SC_TIMEOUT */
+extern const char *const sc_env_bind_names[];        /* SC_BIND */
+extern const char *const sc_env_log_level_names[];   /* SC_LOG_LEVEL */
+extern const char *const sc_env_algo_names[];        /* SC_ALGO */
+extern const char *const sc_env_ring_threshold_names[];   /* SC_RING_THRESHOLD */
+extern const char *const sc_env_chunk_bytes_names[];      /* SC_CHUNK_BYTES */
+extern const char *const sc_env_progress_spin_us_names[]; /* SC_PROGRESS_SPIN_US */
+
+/* Defaults when no variable of a list is set. The local rank and size have none:
+ * sc_comm_init counts the ranks that share a host name. */
+#define SC_DEFAULT_RANK 0
+#define SC_DEFAULT_WORLD_SIZE 1
+#define SC_DEFAULT_MASTER_ADDR "127.0.0.1"
+#define SC_DEFAULT_MASTER_PORT 29500
+#define SC_DEFAULT_TIMEOUT_S 300.0
+#define SC_DEFAULT_RING_THRESHOLD 65536
+#define SC_DEFAULT_CHUNK_BYTES 262144
+#define SC_DEFAULT_PROGRESS_SPIN_US 50
+/* The smallest SC_CHUNK_BYTES the ring accepts. */
+#define SC_MIN_CHUNK_BYTES 64
+
+/* Like sc_env_int, but a value made of a leading integer followed by '(' or ',' gives
+ * that integer: Slurm writes SLURM_NTASKS_PER_NODE as "4(x2)" or "4,2" when the job
+ * spans several nodes. Anything else that is not an integer is SC_ERR_INVALID_ARG
+ * naming the variable. *value is written only on success. */
+sc_status_t sc_env_int_leading(const char *const *names, long def, long *value);
+
+/* The binding mode SC_BIND asks for: "core" (also when unset or empty) or "none",
+ * case-insensitive. SC_ERR_INVALID_ARG naming SC_BIND and its value otherwise.
+ * *mode (SC_BIND_CORE or SC_BIND_NONE) is written only on success. */
+sc_status_t sc_env_bind_mode(sc_bind_t *mode);
+
+#endif

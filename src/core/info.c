@@ -1,0 +1,397 @@
+/* sc-info's reports: the machine as hwloc sees it, and the effective value and source
+ * of every SC_* setting (sc_info_print_transports lives with the communicator). */
+#include <errno.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include <hwloc.h>
+
+#include "core/env.h"
+#include "core/env_names.h"
+#include "core/error.h"
+#include "shardcomm/info.h"
+
+/* ---- topology ---------------------------------------------------------------- */
+
+/* "32 KiB", "512 KiB", "4.3 GiB": exact multiples without decimals. */
+static void sc_info_format_bytes(uint64_t bytes, char *buf, size_t len)
+{
+    static const char *const units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+    double v = (double)bytes;
+    unsigned u = 0;
+
+    while (v >= 1024.0 && u < 4) {
+        v /= 1024.0;
+        u++;
+    }
+    if (v == (double)(uint64_t)v)
+        snprintf(buf, len, "%" PRIu64 " %s", (uint64_t)v, units[u]);
+    else
+        snprintf(buf, len, "%.1f %s", v, units[u]);
+}
+
+static const char *sc_info_plural(unsigned n, const char *one, const char *many)
+{
+    return n == 1 ? one : many;
+}
+
+/* Number of objects of type whose PUs intersect set. */
+static unsigned sc_info_count_touching(hwloc_topology_t topo, hwloc_obj_type_t type,
+                                       hwloc_const_bitmap_t set)
+{
+    hwloc_obj_t obj = NULL;
+    unsigned n = 0;
+
+    while ((obj = hwloc_get_next_obj_by_type(topo, type, obj)) != NULL)
+        n += hwloc_bitmap_intersects(obj->cpuset, set) ? 1 : 0;
+    return n;
+}
+
+/* One cache level: "L2 512 KiB x2", sizes grouped so hybrid CPUs read
+ * "L2 2 MiB x2 + 1 MiB x8". */
+static void sc_info_print_cache(FILE *out, hwloc_topology_t topo, hwloc_obj_type_t type,
+                                const char *name, int *first_level)
+{
+    enum { MAX_SIZES = 8 };
+    uint64_t sizes[MAX_SIZES];
+    unsigned counts[MAX_SIZES], nsizes = 0;
+    hwloc_obj_t obj = NULL;
+    char buf[32];
+
+    while ((obj = hwloc_get_next_obj_by_type(topo, type, obj)) != NULL) {
+        uint64_t size = obj->attr->cache.size;
+        unsigned i = 0;
+
+        while (i < nsizes && sizes[i] != size)
+            i++;
+        if (i == nsizes) {
+            if (nsizes == MAX_SIZES)
+                continue;
+            sizes[nsizes] = size;
+            counts[nsizes++] = 0;
+        }
+        counts[i]++;
+    }
+    if (nsizes == 0)
+        return;
+    fprintf(out, "%s%s", *first_level ? "" : ", ", name);
+    for (unsigned i = 0; i < nsizes; i++) {
+        sc_info_format_bytes(sizes[i], buf, sizeof(buf));
+        fprintf(out, "%s %s x%u", i ? " +" : "", buf, counts[i]);
+    }
+    *first_level = 0;
+}
+
+static void sc_info_print_binding(FILE *out, hwloc_topology_t topo)
+{
+    hwloc_bitmap_t bound = hwloc_bitmap_alloc();
+    unsigned ncores = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_CORE);
+    char *list = NULL;
+
+    if (!bound) {
+        fprintf(out, "  bound to:    (out of memory)\n");
+        return;
+    }
+    if ((hwloc_get_cpubind(topo, bound, HWLOC_CPUBIND_PROCESS) < 0 &&
+         hwloc_get_cpubind(topo, bound, 0) < 0) ||
+        hwloc_bitmap_list_asprintf(&list, bound) < 0) {
+        fprintf(out, "  bound to:    unknown (%s)\n", strerror(errno));
+    } else {
+        fprintf(out, "  bound to:    PUs %s (%u of %u %s)\n", list,
+                sc_info_count_touching(topo, HWLOC_OBJ_CORE, bound), ncores,
+                sc_info_plural(ncores, "core", "cores"));
+    }
+    free(list);
+    hwloc_bitmap_free(bound);
+}
+
+static void sc_info_print_machine(FILE *out, hwloc_topology_t topo)
+{
+    unsigned npackages = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_PACKAGE);
+    unsigned nnuma = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_NUMANODE);
+    unsigned ncores = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_CORE);
+    unsigned npus = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_PU);
+    hwloc_obj_t obj = NULL;
+    char *list = NULL;
+    char mem[32];
+    int first_level = 1;
+
+    sc_info_format_bytes(hwloc_get_root_obj(topo)->total_memory, mem, sizeof(mem));
+    fprintf(out, "Topology (hwloc %s)\n", HWLOC_VERSION);
+    fprintf(out, "  machine:     %u %s, %u NUMA %s, %u %s, %u %s, %s of memory\n",
+            npackages, sc_info_plural(npackages, "package", "packages"), nnuma,
+            sc_info_plural(nnuma, "node", "nodes"), ncores,
+            sc_info_plural(ncores, "core", "cores"), npus,
+            sc_info_plural(npus, "PU", "PUs"), mem);
+
+    while ((obj = hwloc_get_next_obj_by_type(topo, HWLOC_OBJ_PACKAGE, obj)) != NULL) {
+        const char *model = hwloc_obj_get_info_by_name(obj, "CPUModel");
+        unsigned n = hwloc_get_nbobjs_inside_cpuset_by_type(topo, obj->cpuset,
+                                                             HWLOC_OBJ_CORE);
+
+        if (hwloc_bitmap_list_asprintf(&list, obj->cpuset) < 0)
+            continue;
+        fprintf(out, "  package %u:   %s%s%u %s, PUs %s\n", obj->logical_index,
+                model ? model : "", model ? ", " : "", n,
+                sc_info_plural(n, "core", "cores"), list);
+        free(list);
+        list = NULL;
+    }
+    while ((obj = hwloc_get_next_obj_by_type(topo, HWLOC_OBJ_NUMANODE, obj)) != NULL) {
+        if (hwloc_bitmap_list_asprintf(&list, obj->cpuset) < 0)
+            continue;
+        sc_info_format_bytes(obj->attr->numanode.local_memory, mem, sizeof(mem));
+        fprintf(out, "  NUMA node %u: %s, PUs %s\n", obj->os_index, mem, list);
+        free(list);
+        list = NULL;
+    }
+
+    fprintf(out, "  caches:      ");
+    sc_info_print_cache(out, topo, HWLOC_OBJ_L1CACHE, "L1d", &first_level);
+    sc_info_print_cache(out, topo, HWLOC_OBJ_L2CACHE, "L2", &first_level);
+    sc_info_print_cache(out, topo, HWLOC_OBJ_L3CACHE, "L3", &first_level);
+    sc_info_print_cache(out, topo, HWLOC_OBJ_L4CACHE, "L4", &first_level);
+    fprintf(out, "%s\n", first_level ? "none reported" : "");
+
+    if (hwloc_bitmap_list_asprintf(&list, hwloc_topology_get_allowed_cpuset(topo)) >= 0) {
+        fprintf(out, "  allowed:     PUs %s\n", list);
+        free(list);
+    }
+    sc_info_print_binding(out, topo);
+}
+
+SC_API sc_status_t sc_info_print_topology(FILE *out)
+{
+    hwloc_topology_t topo;
+    sc_status_t status = SC_SUCCESS;
+
+    if (!out)
+        return sc_error(SC_ERR_INVALID_ARG, "sc_info_print_topology: out is NULL");
+    /* A topology of its own: sc-info asks once, and the binding's copy stays private
+     * to topology.c. */
+    if (hwloc_topology_init(&topo) < 0)
+        return sc_error(SC_ERR_SYSTEM, "hwloc_topology_init failed: %s", strerror(errno));
+    if (hwloc_topology_load(topo) < 0) {
+        status = sc_error(SC_ERR_SYSTEM, "hwloc_topology_load failed: %s", strerror(errno));
+        goto out_destroy;
+    }
+    sc_info_print_machine(out, topo);
+    if (ferror(out))
+        status = sc_error(SC_ERR_SYSTEM, "could not write the topology report");
+
+out_destroy:
+    hwloc_topology_destroy(topo);
+    return status;
+}
+
+/* ---- configuration -------------------------------------------------------------- */
+
+/* Each kind is parsed the way the code that uses the setting parses it, so that what
+ * sc-info accepts is what the library accepts. */
+typedef enum {
+    SC_INFO_INT,         /* an integer in [min, max] (sc_env_int) */
+    SC_INFO_INT_LEADING, /* the same, Slurm's "4(x2)" read as 4 (bootstrap) */
+    SC_INFO_NUMBER,      /* a number >= 0, or > 0 when positive is set */
+    SC_INFO_STRING,
+    SC_INFO_CHOICE       /* one of choices; case-insensitive unless exact_case */
+} sc_info_kind_t;
+
+enum {
+    SC_INFO_RANK, SC_INFO_WORLD_SIZE, SC_INFO_LOCAL_RANK, SC_INFO_LOCAL_SIZE,
+    SC_INFO_MASTER_ADDR, SC_INFO_MASTER_PORT, SC_INFO_TIMEOUT, SC_INFO_BIND,
+    SC_INFO_LOG_LEVEL, SC_INFO_ALGO, SC_INFO_RING_THRESHOLD, SC_INFO_CHUNK_BYTES,
+    SC_INFO_PROGRESS_SPIN_US, SC_INFO_SETTING_COUNT
+};
+
+typedef struct {
+    const char *const *names;  /* names[0] is the setting's own SC_* name */
+    sc_info_kind_t kind;
+    long min, max, def;        /* integers */
+    double def_number;
+    int positive;              /* numbers: 0 excluded */
+    int exact_case;            /* choices */
+    const char *def_text;      /* strings and choices */
+    const char *default_note;  /* non-NULL: unset means "auto", decided as this says */
+    const char *const *choices;
+    const char *expected;      /* the choices as the error message lists them */
+} sc_info_setting_t;
+
+static const char *const sc_info_bind_choices[] = {"core", "none", NULL};
+static const char *const sc_info_log_choices[] = {
+    "error", "warn", "info", "debug", "trace", "0", "1", "2", "3", "4", NULL};
+static const char *const sc_info_algo_choices[] = {"auto", "ring", "rd", NULL};
+
+/* What sc_comm_init does when no local rank or size is given. */
+#define SC_INFO_BY_HOST "counted at start-up among the ranks with this host name"
+
+static const sc_info_setting_t sc_info_settings[SC_INFO_SETTING_COUNT] = {
+    [SC_INFO_RANK] = {.names = sc_env_rank_names, .kind = SC_INFO_INT_LEADING, .min = 0,
+                      .max = INT_MAX, .def = SC_DEFAULT_RANK},
+    [SC_INFO_WORLD_SIZE] = {.names = sc_env_world_size_names, .kind = SC_INFO_INT_LEADING,
+                            .min = 1, .max = INT_MAX, .def = SC_DEFAULT_WORLD_SIZE},
+    [SC_INFO_LOCAL_RANK] = {.names = sc_env_local_rank_names, .kind = SC_INFO_INT_LEADING,
+                            .min = 0, .max = INT_MAX, .default_note = SC_INFO_BY_HOST},
+    [SC_INFO_LOCAL_SIZE] = {.names = sc_env_local_size_names, .kind = SC_INFO_INT_LEADING,
+                            .min = 1, .max = INT_MAX, .default_note = SC_INFO_BY_HOST},
+    [SC_INFO_MASTER_ADDR] = {.names = sc_env_master_addr_names, .kind = SC_INFO_STRING,
+                             .def_text = SC_DEFAULT_MASTER_ADDR},
+    [SC_INFO_MASTER_PORT] = {.names = sc_env_master_port_names, .kind = SC_INFO_INT_LEADING,
+                             .min = 1, .max = 65535, .def = SC_DEFAULT_MASTER_PORT},
+    [SC_INFO_TIMEOUT] = {.names = sc_env_timeout_names, .kind = SC_INFO_NUMBER,
+                         .def_number = SC_DEFAULT_TIMEOUT_S, .positive = 1},
+    [SC_INFO_BIND] = {.names = sc_env_bind_names, .kind = SC_INFO_CHOICE, .def_text = "core",
+                      .choices = sc_info_bind_choices, .expected = "core|none"},
+    [SC_INFO_LOG_LEVEL] = {.names = sc_env_log_level_names, .kind = SC_INFO_CHOICE,
+                           .def_text = "warn", .choices = sc_info_log_choices,
+                           .expected = "error|warn|info|debug|trace or 0-4"},
+    [SC_INFO_ALGO] = {.names = sc_env_algo_names, .kind = SC_INFO_CHOICE, .def_text = "auto",
+                      .choices = sc_info_algo_choices, .exact_case = 1,
+                      .expected = "auto|ring|rd"},
+    [SC_INFO_RING_THRESHOLD] = {.names = sc_env_ring_threshold_names, .kind = SC_INFO_INT,
+                                .min = 0, .max = LONG_MAX, .def = SC_DEFAULT_RING_THRESHOLD},
+    [SC_INFO_CHUNK_BYTES] = {.names = sc_env_chunk_bytes_names, .kind = SC_INFO_INT,
+                             .min = SC_MIN_CHUNK_BYTES, .max = LONG_MAX,
+                             .def = SC_DEFAULT_CHUNK_BYTES},
+    [SC_INFO_PROGRESS_SPIN_US] = {.names = sc_env_progress_spin_us_names,
+                                  .kind = SC_INFO_NUMBER,
+                                  .def_number = SC_DEFAULT_PROGRESS_SPIN_US},
+};
+
+/* The effective value of one setting as text, and whether it is valid. */
+typedef struct {
+    char value[256];
+    int invalid;
+    char error[SC_ERROR_MAX];
+} sc_info_value_t;
+
+static void sc_info_invalid(sc_info_value_t *v, const char *raw)
+{
+    v->invalid = 1;
+    snprintf(v->value, sizeof(v->value), "%s", raw);
+    snprintf(v->error, sizeof(v->error), "%s", sc_last_error());
+}
+
+static void sc_info_evaluate(const sc_info_setting_t *s, const char *raw,
+                             const char *which, sc_info_value_t *v)
+{
+    long n = 0;
+    double number = 0.0;
+    sc_status_t status;
+
+    memset(v, 0, sizeof(*v));
+    switch (s->kind) {
+    case SC_INFO_INT:
+    case SC_INFO_INT_LEADING:
+        if (!raw && s->default_note) {
+            snprintf(v->value, sizeof(v->value), "auto");
+            return;
+        }
+        status = s->kind == SC_INFO_INT ? sc_env_int(s->names, s->def, &n)
+                                        : sc_env_int_leading(s->names, s->def, &n);
+        if (status == SC_SUCCESS && raw && n < s->min)
+            status = sc_error(SC_ERR_INVALID_ARG, "%s=%s is below the minimum, %ld", which,
+                              raw, s->min);
+        else if (status == SC_SUCCESS && raw && n > s->max)
+            status = sc_error(SC_ERR_INVALID_ARG, "%s=%s is above the maximum, %ld", which,
+                              raw, s->max);
+        if (status != SC_SUCCESS) {
+            sc_info_invalid(v, raw);
+            return;
+        }
+        snprintf(v->value, sizeof(v->value), "%ld", n);
+        return;
+    case SC_INFO_NUMBER:
+        status = sc_env_double(s->names, s->def_number, &number);
+        if (status == SC_SUCCESS && s->positive && !(number > 0.0))
+            status = sc_error(SC_ERR_INVALID_ARG, "%s=%s is not a positive number", which,
+                              raw);
+        else if (status == SC_SUCCESS && !(number >= 0.0))
+            status = sc_error(SC_ERR_INVALID_ARG, "%s=%s is negative", which, raw);
+        if (status != SC_SUCCESS) {
+            sc_info_invalid(v, raw);
+            return;
+        }
+        snprintf(v->value, sizeof(v->value), "%g", number);
+        return;
+    case SC_INFO_STRING:
+        snprintf(v->value, sizeof(v->value), "%s", raw ? raw : s->def_text);
+        return;
+    case SC_INFO_CHOICE:
+        if (!raw) {
+            snprintf(v->value, sizeof(v->value), "%s", s->def_text);
+            return;
+        }
+        for (const char *const *c = s->choices; *c; c++) {
+            if ((s->exact_case ? strcmp(raw, *c) : strcasecmp(raw, *c)) == 0) {
+                snprintf(v->value, sizeof(v->value), "%s", *c);
+                return;
+            }
+        }
+        sc_error(SC_ERR_INVALID_ARG, "%s=%s is not one of %s", which, raw, s->expected);
+        sc_info_invalid(v, raw);
+        return;
+    }
+}
+
+static void sc_info_print_setting(FILE *out, const sc_info_setting_t *s,
+                                  const sc_info_value_t *v, const char *raw,
+                                  const char *which)
+{
+    char source[SC_ERROR_MAX + 64];
+
+    if (v->invalid)
+        snprintf(source, sizeof(source), "INVALID: %s", v->error);
+    else if (!which && s->default_note)
+        snprintf(source, sizeof(source), "default: %s", s->default_note);
+    else if (!which)
+        snprintf(source, sizeof(source), "default");
+    else if (strcmp(raw, v->value) != 0 && s->kind != SC_INFO_CHOICE)
+        snprintf(source, sizeof(source), "%s=%s", which, raw);
+    else
+        snprintf(source, sizeof(source), "%s", which);
+
+    fprintf(out, "  %-20s = %-12s %s", s->names[0], v->value, source);
+    if (s->names[1]) {
+        fprintf(out, " (reads");
+        for (const char *const *name = s->names; *name; name++)
+            fprintf(out, " %s", *name);
+        fprintf(out, ")");
+    }
+    fprintf(out, "\n");
+}
+
+SC_API sc_status_t sc_info_print_config(FILE *out)
+{
+    sc_status_t status = SC_SUCCESS;
+    char first_error[SC_ERROR_MAX] = "";
+    sc_info_value_t v;
+
+    if (!out)
+        return sc_error(SC_ERR_INVALID_ARG, "sc_info_print_config: out is NULL");
+    fprintf(out, "Configuration (value, then where it came from; the first variable set "
+                 "wins)\n");
+    for (int i = 0; i < SC_INFO_SETTING_COUNT; i++) {
+        const sc_info_setting_t *s = &sc_info_settings[i];
+        const char *which = NULL;
+        const char *raw = sc_env_first(s->names, &which);
+
+        sc_info_evaluate(s, raw, which, &v);
+        sc_info_print_setting(out, s, &v, raw, which);
+        if (v.invalid && status == SC_SUCCESS) {
+            status = SC_ERR_INVALID_ARG;
+            snprintf(first_error, sizeof(first_error), "%s", v.error);
+        }
+    }
+
+    /* Parsing the later settings overwrote the sentence; report the first problem. */
+    if (status != SC_SUCCESS)
+        sc_error_set_text(first_error);
+    else if (ferror(out))
+        status = sc_error(SC_ERR_SYSTEM, "could not write the configuration report");
+    return status;
+}

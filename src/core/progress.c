@@ -1,0 +1,412 @@
+/* The progress engine: a thread per transport, plus callers in sc_wait, advance the
+ * head op of every communicator and all point-to-point ops; failures become errors on
+ * every rank through abort notices. */
+#include <errno.h>
+#include <poll.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include "collectives/schedule_exec.h"
+#include "collectives/transport_ucx.h"
+#include "core/clock.h"
+#include "core/log.h"
+#include "core/progress.h"
+
+static void sc_request_complete(sc_transport_t *tp, struct sc_request *req, sc_status_t st,
+                                const char *text)
+{
+    if (!req)
+        return;
+    req->status = st;
+    if (st != SC_SUCCESS)
+        snprintf(req->text, sizeof(req->text), "%s", text);
+    pthread_mutex_lock(&tp->done_mutex);
+    __atomic_store_n(&req->done, 1, __ATOMIC_RELEASE);
+    pthread_cond_broadcast(&tp->done_cond);
+    pthread_mutex_unlock(&tp->done_mutex);
+}
+
+static void sc_op_finish(sc_comm_t *c, sc_coll_op_t *op, sc_status_t st, const char *text)
+{
+    sc_request_complete(c->tp, op->req, st, text);
+    sc_op_destroy(op);
+    __atomic_sub_fetch(&c->tp->active, 1, __ATOMIC_RELEASE);
+}
+
+static uint64_t sc_ctl_tag(const sc_comm_t *c, int world_src)
+{
+    return sc_tag_make(c->ctx, SC_TAG_KIND_CTL, 0, 0, (uint32_t)world_src);
+}
+
+sc_status_t sc_progress_attach(sc_comm_t *c)
+{
+    if (c->size == 1)
+        return SC_SUCCESS;
+    return sc_ucx_recv(c->tp, sc_ctl_tag(c, 0), ~SC_TAG_SRC_MASK, &c->ctl_in,
+                       sizeof(c->ctl_in), &c->ctl_recv_req);
+}
+
+void sc_progress_detach(sc_comm_t *c)
+{
+    sc_ucx_cancel(c->tp, c->ctl_recv_req);
+    c->ctl_recv_req = NULL;
+    if (c->ctl_send_reqs) {
+        for (int r = 0; r < c->size; r++)
+            sc_ucx_cancel(c->tp, c->ctl_send_reqs[r]);
+        free(c->ctl_send_reqs);
+        c->ctl_send_reqs = NULL;
+    }
+}
+
+/* Best effort: a peer that is gone cannot be told. */
+static void sc_progress_notify_peers(sc_comm_t *c)
+{
+    c->ctl_send_reqs = calloc((size_t)c->size, sizeof(void *));
+    if (!c->ctl_send_reqs)
+        return;
+    c->ctl_out.status = c->broken;
+    snprintf(c->ctl_out.text, sizeof(c->ctl_out.text), "%.*s", SC_CTL_TEXT - 1, c->broken_text);
+    for (int r = 0; r < c->size; r++) {
+        if (r == c->rank || c->tp->peer_error[c->world_of[r]][0])
+            continue;
+        if (sc_ucx_send(c->tp, c->world_of[r], sc_ctl_tag(c, c->tp->world_rank), &c->ctl_out,
+                        sizeof(c->ctl_out), &c->ctl_send_reqs[r]) != SC_SUCCESS)
+            c->ctl_send_reqs[r] = NULL;
+    }
+}
+
+void sc_progress_fail_comm(sc_comm_t *c, sc_status_t st, const char *text, int notify)
+{
+    if (c->broken == SC_SUCCESS) {
+        c->broken = st;
+        snprintf(c->broken_text, sizeof(c->broken_text), "%s", text);
+        sc_log(SC_LOG_INFO, "communicator failed: %s", text);
+        if (notify && c->size > 1)
+            sc_progress_notify_peers(c);
+    }
+    while (c->head) {
+        sc_coll_op_t *op = c->head;
+        c->head = op->next;
+        sc_op_cancel(op);
+        sc_op_finish(c, op, c->broken, c->broken_text);
+    }
+    c->tail = NULL;
+    while (c->p2p) {
+        sc_coll_op_t *op = c->p2p;
+        c->p2p = op->next;
+        sc_op_cancel(op);
+        sc_op_finish(c, op, c->broken, c->broken_text);
+    }
+}
+
+static int sc_progress_ctl(sc_comm_t *c)
+{
+    size_t len;
+    sc_status_t st;
+    char text[SC_ERROR_MAX];
+
+    if (c->ctl_send_reqs) {
+        for (int r = 0; r < c->size; r++) {
+            if (c->ctl_send_reqs[r] && sc_ucx_poll_send(c->tp, c->ctl_send_reqs[r]) != SC_IN_PROGRESS)
+                c->ctl_send_reqs[r] = NULL;
+        }
+    }
+    if (!c->ctl_recv_req)
+        return 0;
+    st = sc_ucx_poll_recv(c->tp, c->ctl_recv_req, &len);
+    if (st == SC_IN_PROGRESS)
+        return 0;
+    c->ctl_recv_req = NULL;
+    if (st != SC_SUCCESS)
+        return 1;
+    c->ctl_in.text[sizeof(c->ctl_in.text) - 1] = '\0';
+    snprintf(text, sizeof(text), "%s", c->ctl_in.text);
+    st = c->ctl_in.status < 0 ? (sc_status_t)c->ctl_in.status : SC_ERR_PEER_FAILED;
+    sc_progress_fail_comm(c, st, text, 0);
+    return 1;
+}
+
+/* One pass over every communicator. Caller holds tp->lock. */
+static int sc_progress_step(sc_transport_t *tp)
+{
+    int progressed = sc_ucx_progress(tp) > 0;
+
+    sc_ucx_check_local_peers(tp);
+    for (sc_comm_t *c = tp->comms; c; c = c->next) {
+        progressed |= sc_progress_ctl(c);
+        while (c->head) {
+            sc_coll_op_t *op = c->head;
+            int moved = 0;
+            sc_status_t st = sc_op_advance(op, &moved);
+
+            progressed |= moved;
+            if (st == SC_IN_PROGRESS)
+                break;
+            if (st != SC_SUCCESS) {
+                char text[SC_ERROR_MAX];
+                snprintf(text, sizeof(text), "%s", sc_last_error());
+                sc_progress_fail_comm(c, st, text, 1);
+                break;
+            }
+            c->head = op->next;
+            if (!c->head)
+                c->tail = NULL;
+            sc_op_finish(c, op, SC_SUCCESS, NULL);
+            progressed = 1;
+        }
+        for (sc_coll_op_t **pp = &c->p2p; *pp;) {
+            sc_coll_op_t *op = *pp;
+            int moved = 0;
+            sc_status_t st = sc_op_advance(op, &moved);
+
+            progressed |= moved;
+            if (st == SC_IN_PROGRESS) {
+                pp = &op->next;
+                continue;
+            }
+            if (st != SC_SUCCESS) {
+                char text[SC_ERROR_MAX];
+                snprintf(text, sizeof(text), "%s", sc_last_error());
+                sc_progress_fail_comm(c, st, text, 1);
+                break;
+            }
+            *pp = op->next;
+            sc_op_finish(c, op, SC_SUCCESS, NULL);
+            progressed = 1;
+        }
+    }
+    return progressed;
+}
+
+static void sc_progress_wake(sc_transport_t *tp)
+{
+    uint64_t one = 1;
+    if (__atomic_load_n(&tp->sleeping, __ATOMIC_SEQ_CST))
+        (void)!write(tp->wake_fd, &one, sizeof(one));
+}
+
+void sc_progress_enqueue(sc_comm_t *c, sc_coll_op_t *op, struct sc_request *req,
+                         int caller_waits)
+{
+    sc_transport_t *tp = c->tp;
+    int first;
+
+    op->req = req;
+    op->hdr.seq = op->hdr.kind == SC_COLL_SEND   ? c->send_seq[op->hdr.root]++
+                  : op->hdr.kind == SC_COLL_RECV ? c->recv_seq[op->hdr.root]++
+                                                 : c->seq++;
+    __atomic_add_fetch(&tp->active, 1, __ATOMIC_RELEASE);
+    pthread_mutex_lock(&tp->lock);
+    if (c->broken != SC_SUCCESS) {
+        char text[SC_ERROR_MAX];
+        snprintf(text, sizeof(text), "%s", c->broken_text);
+        sc_op_finish(c, op, c->broken, text);
+        pthread_mutex_unlock(&tp->lock);
+        return;
+    }
+    if (op->hdr.kind == SC_COLL_SEND || op->hdr.kind == SC_COLL_RECV) {
+        op->next = c->p2p;
+        c->p2p = op;
+        first = 1;
+    } else {
+        op->next = NULL;
+        first = (c->head == NULL);
+        if (c->tail)
+            c->tail->next = op;
+        else
+            c->head = op;
+        c->tail = op;
+    }
+    /* Posting the first sends now saves the peers a round trip. */
+    if (first)
+        sc_progress_step(tp);
+    pthread_mutex_unlock(&tp->lock);
+    if (!caller_waits && !__atomic_load_n(&tp->waiters, __ATOMIC_SEQ_CST))
+        sc_progress_wake(tp);
+}
+
+/* Sleeps on the wake eventfd, and on the UCX event descriptor when armed, for at
+ * most timeout_ms. */
+static void sc_progress_sleep(sc_transport_t *tp, int with_efd, int timeout_ms)
+{
+    struct pollfd fds[2] = {{tp->wake_fd, POLLIN, 0}, {tp->efd, POLLIN, 0}};
+
+    __atomic_store_n(&tp->sleeping, 1, __ATOMIC_SEQ_CST);
+    poll(fds, with_efd ? 2 : 1, timeout_ms);
+    __atomic_store_n(&tp->sleeping, 0, __ATOMIC_SEQ_CST);
+    if (fds[0].revents & POLLIN) {
+        uint64_t v;
+        (void)!read(tp->wake_fd, &v, sizeof(v));
+    }
+}
+
+/* The background driver: runs queued ops while no caller is waiting on one (a waiting
+ * caller drives progress itself, so the two never compete for a core). */
+static void *sc_progress_thread(void *arg)
+{
+    sc_transport_t *tp = arg;
+    double idle_since = sc_clock_now();
+
+    while (!__atomic_load_n(&tp->stop, __ATOMIC_ACQUIRE)) {
+        int active = __atomic_load_n(&tp->active, __ATOMIC_ACQUIRE);
+        int progressed = 0;
+        sc_status_t st;
+
+        if (!active || __atomic_load_n(&tp->waiters, __ATOMIC_ACQUIRE) > 0) {
+            /* Short timeout while active: a waiter may leave without telling us. */
+            sc_progress_sleep(tp, 0, active ? 20 : 1000);
+            idle_since = sc_clock_now();
+            continue;
+        }
+        if (pthread_mutex_trylock(&tp->lock) == 0) {
+            progressed = sc_progress_step(tp);
+            pthread_mutex_unlock(&tp->lock);
+        }
+        if (progressed) {
+            idle_since = sc_clock_now();
+            continue;
+        }
+        if (sc_clock_now() - idle_since < tp->spin_s) {
+            sched_yield();
+            continue;
+        }
+        /* Sleep until UCX has an event, an op is queued, or a deadline may pass. */
+        pthread_mutex_lock(&tp->lock);
+        st = sc_ucx_arm(tp);
+        pthread_mutex_unlock(&tp->lock);
+        if (st == SC_IN_PROGRESS)
+            continue;
+        sc_progress_sleep(tp, 1, 20);
+        idle_since = sc_clock_now();
+    }
+    return NULL;
+}
+
+sc_status_t sc_progress_start(sc_transport_t *tp)
+{
+    int rc;
+
+    tp->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    if (tp->wake_fd < 0)
+        return sc_error(SC_ERR_SYSTEM, "eventfd for the progress thread failed: %s",
+                        strerror(errno));
+    rc = pthread_create(&tp->thread, NULL, sc_progress_thread, tp);
+    if (rc != 0) {
+        close(tp->wake_fd);
+        tp->wake_fd = -1;
+        return sc_error(SC_ERR_SYSTEM, "progress thread could not start: %s", strerror(rc));
+    }
+    tp->thread_started = 1;
+    return SC_SUCCESS;
+}
+
+void sc_progress_stop(sc_transport_t *tp)
+{
+    uint64_t one = 1;
+
+    if (!tp->thread_started)
+        return;
+    __atomic_store_n(&tp->stop, 1, __ATOMIC_RELEASE);
+    (void)!write(tp->wake_fd, &one, sizeof(one));
+    pthread_join(tp->thread, NULL);
+    close(tp->wake_fd);
+    tp->thread_started = 0;
+}
+
+/* ---- requests ---- */
+
+static sc_status_t sc_request_result(struct sc_request *req)
+{
+    if (req->status != SC_SUCCESS)
+        sc_error_set_text(req->text);
+    return req->status;
+}
+
+SC_API sc_status_t sc_test(sc_request_t *req)
+{
+    if (!req)
+        return sc_error(SC_ERR_INVALID_ARG, "sc_test: request is NULL");
+    if (!__atomic_load_n(&req->done, __ATOMIC_ACQUIRE) &&
+        pthread_mutex_trylock(&req->tp->lock) == 0) {
+        sc_progress_step(req->tp);
+        pthread_mutex_unlock(&req->tp->lock);
+    }
+    if (!__atomic_load_n(&req->done, __ATOMIC_ACQUIRE))
+        return SC_IN_PROGRESS;
+    return sc_request_result(req);
+}
+
+SC_API sc_status_t sc_wait(sc_request_t *req)
+{
+    sc_transport_t *tp;
+    double idle_since;
+
+    if (!req)
+        return sc_error(SC_ERR_INVALID_ARG, "sc_wait: request is NULL");
+    tp = req->tp;
+    idle_since = sc_clock_now();
+    __atomic_add_fetch(&tp->waiters, 1, __ATOMIC_SEQ_CST);
+    while (!__atomic_load_n(&req->done, __ATOMIC_ACQUIRE)) {
+        int progressed = 0;
+
+        if (pthread_mutex_trylock(&tp->lock) == 0) {
+            progressed = sc_progress_step(tp);
+            pthread_mutex_unlock(&tp->lock);
+        }
+        if (progressed) {
+            idle_since = sc_clock_now();
+            continue;
+        }
+        if (sc_clock_now() - idle_since < tp->spin_s) {
+            sched_yield();
+            continue;
+        }
+        /* Hand the driving to the progress thread and sleep until a completion. */
+        __atomic_sub_fetch(&tp->waiters, 1, __ATOMIC_SEQ_CST);
+        sc_progress_wake(tp);
+        pthread_mutex_lock(&tp->done_mutex);
+        if (!__atomic_load_n(&req->done, __ATOMIC_ACQUIRE)) {
+            struct timespec ts;
+            clock_gettime(CLOCK_REALTIME, &ts);
+            ts.tv_nsec += 50 * 1000 * 1000;
+            if (ts.tv_nsec >= 1000000000L) {
+                ts.tv_sec++;
+                ts.tv_nsec -= 1000000000L;
+            }
+            pthread_cond_timedwait(&tp->done_cond, &tp->done_mutex, &ts);
+        }
+        pthread_mutex_unlock(&tp->done_mutex);
+        __atomic_add_fetch(&tp->waiters, 1, __ATOMIC_SEQ_CST);
+        idle_since = sc_clock_now();
+    }
+    __atomic_sub_fetch(&tp->waiters, 1, __ATOMIC_SEQ_CST);
+    return sc_request_result(req);
+}
+
+SC_API void sc_request_free(sc_request_t *req)
+{
+    if (!req)
+        return;
+    if (!__atomic_load_n(&req->done, __ATOMIC_ACQUIRE))
+        sc_wait(req);
+    free(req);
+}
+
+void sc_progress_drain(sc_comm_t *c)
+{
+    sc_transport_t *tp = c->tp;
+
+    for (;;) {
+        int busy;
+        pthread_mutex_lock(&tp->lock);
+        sc_progress_step(tp);
+        busy = c->head != NULL || c->p2p != NULL;
+        pthread_mutex_unlock(&tp->lock);
+        if (!busy)
+            return;
+        sched_yield();
+    }
+}

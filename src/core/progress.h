@@ -1,0 +1,32 @@
+/* The progress engine: runs every communicator's operations in issue order, driven by
+ * a background thread and by callers waiting on requests. */
+#ifndef SC_CORE_PROGRESS_H
+#define SC_CORE_PROGRESS_H
+
+#include "core/comm_internal.h"
+
+sc_status_t sc_progress_start(sc_transport_t *tp);
+void sc_progress_stop(sc_transport_t *tp);
+
+/* Queues op (ownership passes to the engine) and starts it when it is first in line.
+ * req receives the final status. caller_waits: the caller is about to sc_wait on req
+ * and will drive progress itself, so the progress thread is not woken. */
+void sc_progress_enqueue(sc_comm_t *comm, sc_coll_op_t *op, struct sc_request *req,
+                         int caller_waits);
+
+/* Posts the receive of abort notices for a new communicator. Caller holds tp->lock. */
+sc_status_t sc_progress_attach(sc_comm_t *comm);
+
+/* Fails every queued op of comm with status and text, tells peers when notify is set,
+ * and marks comm broken. Caller holds tp->lock. */
+void sc_progress_fail_comm(sc_comm_t *comm, sc_status_t status, const char *text,
+                           int notify);
+
+/* Cancels the abort-notice receive and waits for notices in flight. Caller holds
+ * tp->lock. */
+void sc_progress_detach(sc_comm_t *comm);
+
+/* Waits until comm has no queued op (or the timeout passes). */
+void sc_progress_drain(sc_comm_t *comm);
+
+#endif

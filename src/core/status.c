@@ -1,0 +1,60 @@
+/* sc_status_string and the thread-local error sentence. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "core/error.h"
+#include "core/log.h"
+
+static _Thread_local char sc_error_text[SC_ERROR_MAX];
+
+SC_API const char *sc_status_string(sc_status_t status)
+{
+    switch (status) {
+    case SC_SUCCESS: return "SC_SUCCESS";
+    case SC_IN_PROGRESS: return "SC_IN_PROGRESS";
+    case SC_ERR_INVALID_ARG: return "SC_ERR_INVALID_ARG";
+    case SC_ERR_UNSUPPORTED: return "SC_ERR_UNSUPPORTED";
+    case SC_ERR_NO_MEMORY: return "SC_ERR_NO_MEMORY";
+    case SC_ERR_TIMEOUT: return "SC_ERR_TIMEOUT";
+    case SC_ERR_PEER_FAILED: return "SC_ERR_PEER_FAILED";
+    case SC_ERR_MISMATCH: return "SC_ERR_MISMATCH";
+    case SC_ERR_ABORTED: return "SC_ERR_ABORTED";
+    case SC_ERR_INVALID_COMM: return "SC_ERR_INVALID_COMM";
+    case SC_ERR_TRANSPORT: return "SC_ERR_TRANSPORT";
+    case SC_ERR_SYSTEM: return "SC_ERR_SYSTEM";
+    case SC_ERR_INTERNAL: return "SC_ERR_INTERNAL";
+    }
+    return "SC_ERR_UNKNOWN_STATUS";
+}
+
+SC_API const char *sc_last_error(void)
+{
+    return sc_error_text;
+}
+
+sc_status_t sc_error(sc_status_t status, const char *fmt, ...)
+{
+    char msg[SC_ERROR_MAX - 32];
+    va_list ap;
+
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    va_end(ap);
+    if (sc_log_rank() >= 0)
+        snprintf(sc_error_text, sizeof(sc_error_text), "rank %d: %s", sc_log_rank(), msg);
+    else
+        snprintf(sc_error_text, sizeof(sc_error_text), "%s", msg);
+    sc_log(SC_LOG_DEBUG, "%s: %s", sc_status_string(status), msg);
+    return status;
+}
+
+void sc_error_set_text(const char *text)
+{
+    snprintf(sc_error_text, sizeof(sc_error_text), "%s", text);
+}
+
+void sc_error_clear(void)
+{
+    sc_error_text[0] = '\0';
+}

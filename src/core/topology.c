@@ -1,0 +1,187 @@
+/* CPU binding through hwloc: each local rank is bound to its contiguous share of the
+ * cores the process was allowed to use before shardcomm first bound it. */
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <hwloc.h>
+
+#include "core/env_names.h"
+#include "core/error.h"
+#include "core/log.h"
+#include "core/topology.h"
+
+/* Loaded once per process and only read afterwards, so concurrent binds are safe. */
+static pthread_once_t sc_topology_once = PTHREAD_ONCE_INIT;
+static hwloc_topology_t sc_topology;
+/* The PUs the process may use (cgroup and taskset), captured before shardcomm binds
+ * anything: a second bind (another communicator) splits this set again instead of
+ * the share the first bind left the process with. */
+static hwloc_bitmap_t sc_topology_allowed;
+static const char *sc_topology_failed_call; /* set when loading failed */
+static int sc_topology_failed_errno;
+
+static void sc_topology_load(void)
+{
+    hwloc_topology_t topo;
+    hwloc_bitmap_t allowed, bound;
+
+    if (hwloc_topology_init(&topo) < 0) {
+        sc_topology_failed_call = "hwloc_topology_init";
+        sc_topology_failed_errno = errno;
+        return;
+    }
+    if (hwloc_topology_load(topo) < 0) {
+        sc_topology_failed_call = "hwloc_topology_load";
+        sc_topology_failed_errno = errno;
+        goto err_destroy;
+    }
+    /* hwloc's allowed set is the cgroup's; the process's own binding adds taskset or
+     * a launcher's restriction. */
+    allowed = hwloc_bitmap_dup(hwloc_topology_get_allowed_cpuset(topo));
+    bound = hwloc_bitmap_alloc();
+    if (!allowed || !bound) {
+        sc_topology_failed_call = "hwloc_bitmap_alloc";
+        sc_topology_failed_errno = ENOMEM;
+        goto err_free_bitmaps;
+    }
+    if (hwloc_get_cpubind(topo, bound, HWLOC_CPUBIND_PROCESS) == 0 ||
+        hwloc_get_cpubind(topo, bound, 0) == 0) {
+        if (hwloc_bitmap_intersects(allowed, bound))
+            hwloc_bitmap_and(allowed, allowed, bound);
+    }
+    hwloc_bitmap_free(bound);
+    sc_topology = topo;
+    sc_topology_allowed = allowed;
+    return;
+
+err_free_bitmaps:
+    hwloc_bitmap_free(bound);
+    hwloc_bitmap_free(allowed);
+err_destroy:
+    hwloc_topology_destroy(topo);
+}
+
+/* Frees the topology at exit (or when the shared library is unloaded). */
+__attribute__((destructor)) static void sc_topology_unload(void)
+{
+    if (sc_topology) {
+        hwloc_bitmap_free(sc_topology_allowed);
+        hwloc_topology_destroy(sc_topology);
+        sc_topology_allowed = NULL;
+        sc_topology = NULL;
+    }
+}
+
+/* Number of objects of type that hold an allowed PU. */
+static unsigned sc_topology_count_allowed(hwloc_obj_type_t type)
+{
+    hwloc_obj_t obj = NULL;
+    unsigned n = 0;
+
+    while ((obj = hwloc_get_next_obj_by_type(sc_topology, type, obj)) != NULL)
+        n += hwloc_bitmap_intersects(obj->cpuset, sc_topology_allowed) ? 1 : 0;
+    return n;
+}
+
+/* set = the allowed PUs of the objects of type [first, end), counting only objects
+ * that hold an allowed PU. */
+static void sc_topology_collect(hwloc_obj_type_t type, unsigned first, unsigned end,
+                                hwloc_bitmap_t set)
+{
+    hwloc_obj_t obj = NULL;
+    unsigned i = 0;
+
+    hwloc_bitmap_zero(set);
+    while ((obj = hwloc_get_next_obj_by_type(sc_topology, type, obj)) != NULL) {
+        if (!hwloc_bitmap_intersects(obj->cpuset, sc_topology_allowed))
+            continue;
+        if (i >= first && i < end)
+            hwloc_bitmap_or(set, set, obj->cpuset);
+        i++;
+    }
+    hwloc_bitmap_and(set, set, sc_topology_allowed);
+}
+
+sc_status_t sc_topology_bind(int local_rank, int local_size, sc_bind_t mode)
+{
+    hwloc_obj_type_t unit = HWLOC_OBJ_CORE;
+    hwloc_bitmap_t set;
+    unsigned n = 0, first, end;
+    char *pus = NULL;
+    sc_status_t status;
+
+    if (local_size < 1 || local_rank < 0 || local_rank >= local_size)
+        return sc_error(SC_ERR_INVALID_ARG,
+                        "cannot bind local rank %d of a local size of %d: the local rank "
+                        "must lie in [0, local size)", local_rank, local_size);
+    if (mode == SC_BIND_DEFAULT) {
+        status = sc_env_bind_mode(&mode);
+        if (status != SC_SUCCESS)
+            return status;
+    }
+    if (mode == SC_BIND_NONE) {
+        sc_log(SC_LOG_DEBUG, "local rank %d of %d left unbound (binding: none)", local_rank,
+               local_size);
+        return SC_SUCCESS;
+    }
+    if (mode != SC_BIND_CORE)
+        return sc_error(SC_ERR_INVALID_ARG, "unknown binding mode %d (expected "
+                        "SC_BIND_DEFAULT, SC_BIND_CORE or SC_BIND_NONE)", (int)mode);
+
+    pthread_once(&sc_topology_once, sc_topology_load);
+    if (!sc_topology && sc_topology_failed_call)
+        return sc_error(SC_ERR_SYSTEM, "cannot bind local rank %d: %s failed: %s",
+                        local_rank, sc_topology_failed_call,
+                        strerror(sc_topology_failed_errno));
+    if (!sc_topology)
+        return sc_error(SC_ERR_SYSTEM, "cannot bind local rank %d: the process is exiting "
+                        "and the topology was released", local_rank);
+
+    n = sc_topology_count_allowed(unit);
+    if (n == 0) {
+        /* Some virtual machines report no cores; PUs are the next best unit. */
+        unit = HWLOC_OBJ_PU;
+        n = sc_topology_count_allowed(unit);
+    }
+    if (n == 0)
+        return sc_error(SC_ERR_SYSTEM, "cannot bind local rank %d: hwloc reports no PU "
+                        "this process may run on", local_rank);
+
+    /* Contiguous groups; with more ranks than cores, consecutive ranks share one. */
+    first = (unsigned)((unsigned long long)local_rank * n / (unsigned)local_size);
+    end = (unsigned)((unsigned long long)(local_rank + 1) * n / (unsigned)local_size);
+    if (end <= first)
+        end = first + 1;
+
+    set = hwloc_bitmap_alloc();
+    if (!set)
+        return sc_error(SC_ERR_NO_MEMORY, "cannot bind local rank %d: out of memory",
+                        local_rank);
+    sc_topology_collect(unit, first, end, set);
+    if (hwloc_bitmap_list_asprintf(&pus, set) < 0) {
+        status = sc_error(SC_ERR_NO_MEMORY, "cannot bind local rank %d: out of memory",
+                          local_rank);
+        goto out_free_set;
+    }
+
+    if (hwloc_set_cpubind(sc_topology, set, HWLOC_CPUBIND_PROCESS) < 0) {
+        status = sc_error(SC_ERR_SYSTEM, "cannot bind local rank %d of %d to PUs %s: %s",
+                          local_rank, local_size, pus, strerror(errno));
+        goto out_free_pus;
+    }
+    if (end - first == 1)
+        sc_log(SC_LOG_INFO, "local rank %d of %d bound to %s %u of %u (PUs %s)", local_rank,
+               local_size, unit == HWLOC_OBJ_CORE ? "core" : "PU", first, n, pus);
+    else
+        sc_log(SC_LOG_INFO, "local rank %d of %d bound to %ss %u-%u of %u (PUs %s)",
+               local_rank, local_size, unit == HWLOC_OBJ_CORE ? "core" : "PU", first, end - 1, n, pus);
+    status = SC_SUCCESS;
+
+out_free_pus:
+    free(pus);
+out_free_set:
+    hwloc_bitmap_free(set);
+    return status;
+}

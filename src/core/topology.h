@@ -1,0 +1,14 @@
+/* Topology through hwloc: binding each local rank to its share of the cores. */
+#ifndef SC_CORE_TOPOLOGY_H
+#define SC_CORE_TOPOLOGY_H
+
+#include "shardcomm/comm.h"
+#include "shardcomm/status.h"
+
+/* Binds the calling process to local rank's share of the machine's cores: the cores
+ * are split into local_size contiguous groups (several ranks share a core when there
+ * are more ranks than cores). SC_BIND_NONE does nothing. Sets sc_last_error on
+ * failure. */
+sc_status_t sc_topology_bind(int local_rank, int local_size, sc_bind_t mode);
+
+#endif

@@ -1,0 +1,71 @@
+/* Tuning knobs from the environment, parsed once per process. */
+#include <pthread.h>
+#include <string.h>
+#include <stdlib.h>
+
+#include "collectives/schedule.h"
+#include "core/env.h"
+#include "core/env_names.h"
+#include "core/error.h"
+#include "core/tuning.h"
+
+static sc_tuning_t sc_tuning_value;
+static sc_status_t sc_tuning_status;
+static char sc_tuning_text[SC_ERROR_MAX];
+static pthread_once_t sc_tuning_once = PTHREAD_ONCE_INIT;
+
+static sc_status_t sc_tuning_parse(sc_tuning_t *t)
+{
+    const char *algo = sc_env_first(sc_env_algo_names, NULL);
+    long thr, chunk;
+    double spin_us;
+    sc_status_t st;
+
+    t->allreduce_algo = SC_ALGO_NONE;
+    if (algo && strcmp(algo, "auto") != 0) {
+        if (strcmp(algo, "ring") == 0)
+            t->allreduce_algo = SC_ALGO_RING;
+        else if (strcmp(algo, "rd") == 0)
+            t->allreduce_algo = SC_ALGO_RD;
+        else
+            return sc_error(SC_ERR_INVALID_ARG, "SC_ALGO=%s is not one of auto, ring, rd",
+                            algo);
+    }
+    st = sc_env_int(sc_env_ring_threshold_names, SC_DEFAULT_RING_THRESHOLD, &thr);
+    if (st != SC_SUCCESS)
+        return st;
+    st = sc_env_int(sc_env_chunk_bytes_names, SC_DEFAULT_CHUNK_BYTES, &chunk);
+    if (st != SC_SUCCESS)
+        return st;
+    st = sc_env_double(sc_env_progress_spin_us_names, SC_DEFAULT_PROGRESS_SPIN_US, &spin_us);
+    if (st != SC_SUCCESS)
+        return st;
+    if (thr < 0)
+        return sc_error(SC_ERR_INVALID_ARG, "SC_RING_THRESHOLD=%ld must be >= 0", thr);
+    if (chunk < 64)
+        return sc_error(SC_ERR_INVALID_ARG, "SC_CHUNK_BYTES=%ld must be >= 64", chunk);
+    if (spin_us < 0)
+        return sc_error(SC_ERR_INVALID_ARG, "SC_PROGRESS_SPIN_US=%g must be >= 0", spin_us);
+    t->ring_threshold = (size_t)thr;
+    t->chunk_bytes = (size_t)chunk;
+    t->spin_s = spin_us * 1e-6;
+    return SC_SUCCESS;
+}
+
+static void sc_tuning_init(void)
+{
+    sc_tuning_status = sc_tuning_parse(&sc_tuning_value);
+    if (sc_tuning_status != SC_SUCCESS)
+        strncpy(sc_tuning_text, sc_last_error(), sizeof(sc_tuning_text) - 1);
+}
+
+sc_status_t sc_tuning_get(const sc_tuning_t **tuning)
+{
+    pthread_once(&sc_tuning_once, sc_tuning_init);
+    if (sc_tuning_status != SC_SUCCESS) {
+        sc_error_set_text(sc_tuning_text);
+        return sc_tuning_status;
+    }
+    *tuning = &sc_tuning_value;
+    return SC_SUCCESS;
+}

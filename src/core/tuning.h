@@ -1,0 +1,19 @@
+/* Tuning knobs read once from the environment (SC_ALGO, SC_RING_THRESHOLD, ...). */
+#ifndef SC_CORE_TUNING_H
+#define SC_CORE_TUNING_H
+
+#include <stddef.h>
+#include "shardcomm/status.h"
+
+typedef struct {
+    int allreduce_algo;       /* sc_algo_t forced by SC_ALGO, or SC_ALGO_NONE for auto */
+    size_t ring_threshold;    /* bytes above which allreduce uses the ring */
+    size_t chunk_bytes;       /* pipeline chunk of ring and chain algorithms */
+    double spin_s;            /* progress engine spin before sleeping */
+} sc_tuning_t;
+
+/* The process's tuning, parsed on first use. An invalid value is an error naming the
+ * variable; the caller reports it. */
+sc_status_t sc_tuning_get(const sc_tuning_t **tuning);
+
+#endif

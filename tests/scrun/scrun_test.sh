@@ -1,0 +1,321 @@
+#!/usr/bin/env bash
+# Behaviour tests of scrun: scrun_test.sh SCRUN BIND_PORT TEST runs the function test_TEST
+# (BIND_PORT: the bind_port helper).
+# Each test runs scrun on rank.sh and checks its exit status, output and timing.
+set -u
+
+SCRUN=$1
+BIND_PORT=$2
+TEST=$3
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+RANK="$HERE/rank.sh"
+SCRUN_TEST_DIR=$(mktemp -d)
+export SCRUN_TEST_DIR
+BG_PID= # a scrun started in the background, killed if the test stops early
+trap '[[ -n $BG_PID ]] && kill -KILL $BG_PID 2>/dev/null; rm -rf "$SCRUN_TEST_DIR"' EXIT
+OUT=$SCRUN_TEST_DIR/stdout
+ERR=$SCRUN_TEST_DIR/stderr
+# Each test sets what it needs; values from the caller's environment must not leak in.
+unset SC_RANK SC_WORLD_SIZE SC_LOCAL_RANK SC_LOCAL_SIZE SC_NODE_RANK SC_MASTER_ADDR \
+      SC_MASTER_PORT SC_BIND
+
+fail() {
+    echo "FAIL $TEST: $*" >&2
+    echo "--- scrun stdout:" >&2
+    cat "$OUT" >&2 2>/dev/null
+    echo "--- scrun stderr:" >&2
+    cat "$ERR" >&2 2>/dev/null
+    exit 1
+}
+
+# run ARGS...: runs scrun with stdin from /dev/null; sets $rc and $elapsed (seconds).
+run() {
+    local t0=$EPOCHREALTIME
+    "$SCRUN" "$@" </dev/null >"$OUT" 2>"$ERR"
+    rc=$?
+    elapsed=$(awk -v a="$t0" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.3f", b - a }')
+}
+
+expect_rc() { [[ $rc == "$1" ]] || fail "exit status $rc, expected $1"; }
+
+# expect_file FILE LINE...: FILE holds exactly these lines, in this order.
+expect_file() {
+    local file=$1
+    shift
+    local expected
+    expected=$(printf '%s\n' "$@")
+    [[ $(cat "$file") == "$expected" ]] || fail "$file differs from the expected lines:
+$expected"
+}
+
+expect_line() { grep -qxF -- "$2" "$1" || fail "no line '$2' in $1"; }
+expect_no_match() { ! grep -qE -- "$2" "$1" || fail "a line of $1 matches '$2'"; }
+expect_elapsed_below() {
+    awk -v e="$elapsed" -v m="$1" 'BEGIN { exit !(e < m) }' || fail "took ${elapsed}s, not < $1 s"
+}
+expect_elapsed_at_least() {
+    awk -v e="$elapsed" -v m="$1" 'BEGIN { exit !(e >= m) }' || fail "took ${elapsed}s, not >= $1 s"
+}
+
+# Only rank R's lines of FILE, in their order.
+lines_of_rank() { grep -F -- "[$2] " "$1"; }
+
+test_env_is_set_for_every_rank() {
+    run -n 4 bash "$RANK" env
+    expect_rc 0
+    local port
+    port=$(sed -n 's/.* port=\([0-9]*\) .*/\1/p' "$OUT" | head -n 1)
+    if [[ -z $port ]] || ((port < 1 || port > 65535)); then
+        fail "no port in 1..65535: '$port'"
+    fi
+    local r lines=()
+    for r in 0 1 2 3; do
+        lines+=("[$r] rank=$r world=4 local_rank=$r local_size=4 node_rank=0 addr=127.0.0.1 port=$port bind=core")
+    done
+    sort "$OUT" > "$SCRUN_TEST_DIR/sorted"
+    expect_file "$SCRUN_TEST_DIR/sorted" "${lines[@]}"
+}
+
+test_free_port_is_bindable() {
+    run -n 1 bash "$RANK" env
+    expect_rc 0
+    local port
+    port=$(sed -n 's/.* port=\([0-9]*\) .*/\1/p' "$OUT")
+    "$BIND_PORT" "$port" || fail "port $port picked by scrun cannot be bound on 127.0.0.1"
+}
+
+test_multi_node_ranks_are_offset_by_node() {
+    run -n 2 --nnodes 3 --node-rank 2 --master-addr 10.1.2.3 bash "$RANK" env
+    expect_rc 0
+    sort "$OUT" > "$SCRUN_TEST_DIR/sorted"
+    expect_file "$SCRUN_TEST_DIR/sorted" \
+        "[4] rank=4 world=6 local_rank=0 local_size=2 node_rank=2 addr=10.1.2.3 port=29500 bind=core" \
+        "[5] rank=5 world=6 local_rank=1 local_size=2 node_rank=2 addr=10.1.2.3 port=29500 bind=core"
+}
+
+test_flags_set_master_port_and_bind() {
+    run -n 1 --master-port 4321 --bind none bash "$RANK" env
+    expect_rc 0
+    expect_file "$OUT" \
+        "[0] rank=0 world=1 local_rank=0 local_size=1 node_rank=0 addr=127.0.0.1 port=4321 bind=none"
+}
+
+test_rendezvous_from_environment_is_kept() {
+    SC_MASTER_ADDR=192.0.2.7 SC_MASTER_PORT=5555 SC_BIND=none run -n 1 bash "$RANK" env
+    expect_rc 0
+    expect_file "$OUT" \
+        "[0] rank=0 world=1 local_rank=0 local_size=1 node_rank=0 addr=192.0.2.7 port=5555 bind=none"
+}
+
+test_other_environment_is_kept() {
+    SCRUN_TEST_VALUE="a b" run -n 2 bash "$RANK" getenv SCRUN_TEST_VALUE
+    expect_rc 0
+    sort "$OUT" > "$SCRUN_TEST_DIR/sorted"
+    expect_file "$SCRUN_TEST_DIR/sorted" "[0] SCRUN_TEST_VALUE=a b" "[1] SCRUN_TEST_VALUE=a b"
+}
+
+test_output_lines_are_prefixed_with_rank() {
+    run -n 2 bash "$RANK" lines
+    expect_rc 0
+    local r
+    for r in 0 1; do
+        lines_of_rank "$OUT" $r > "$SCRUN_TEST_DIR/out.$r"
+        lines_of_rank "$ERR" $r > "$SCRUN_TEST_DIR/err.$r"
+        expect_file "$SCRUN_TEST_DIR/out.$r" \
+            "[$r] out 1 of rank $r" "[$r] out 2 of rank $r" "[$r] out tail of rank $r"
+        expect_file "$SCRUN_TEST_DIR/err.$r" "[$r] err 1 of rank $r" "[$r] err tail of rank $r"
+    done
+    [[ $(wc -l < "$OUT") == 6 && $(wc -l < "$ERR") == 4 ]] ||
+        fail "expected 6 stdout and 4 stderr lines (stdout and stderr kept apart)"
+}
+
+test_long_line_is_kept_whole() {
+    run -n 1 bash "$RANK" long-line 200000
+    expect_rc 0
+    expect_file "$OUT" "[0] $(head -c 200000 /dev/zero | tr '\0' x)" "[0] after"
+}
+
+# Long lines of several ranks arrive in pieces at the same time: a piece of one rank is
+# never joined to a line of another, and no character is lost.
+test_concurrent_long_lines_never_merge() {
+    run -n 3 bash "$RANK" long-lines 4 150000
+    expect_rc 0
+    expect_no_match "$OUT" '^($|[^[]|\[[0-9]+\] $)'
+    local r letter letters=abc
+    for r in 0 1 2; do
+        letter=${letters:r:1}
+        expect_no_match "$OUT" "^\\[$r\\] .*[^$letter]"
+        [[ $(lines_of_rank "$OUT" $r | tr -cd "$letter" | wc -c) == 600000 ]] ||
+            fail "rank $r: not all 600000 '$letter' arrived"
+    done
+}
+
+test_failing_rank_is_named_and_others_stopped() {
+    run -n 3 bash "$RANK" fail 1 3
+    expect_rc 1
+    expect_line "$ERR" "scrun: rank 1 exited with status 3"
+    expect_no_match "$ERR" "^scrun: rank [02] (exited|was killed)"
+    # The sleeping ranks end on SIGTERM, long before the 3 s grace period is over.
+    expect_elapsed_below 2.5
+}
+
+test_rank_ignoring_sigterm_is_killed_after_grace() {
+    run -n 3 --grace 0.5 bash "$RANK" fail-ignoring-term 2 4
+    expect_rc 1
+    expect_line "$ERR" "scrun: rank 2 exited with status 4"
+    expect_no_match "$ERR" "^scrun: rank [01] (exited|was killed)"
+    grep -q "SIGKILL" "$ERR" || fail "stderr does not say that SIGKILL was sent"
+    expect_elapsed_at_least 0.5
+    expect_elapsed_below 2.5
+}
+
+test_rank_killed_by_signal_is_named() {
+    run -n 3 bash "$RANK" kill-self 1 KILL
+    expect_rc 1
+    expect_line "$ERR" "scrun: rank 1 was killed by signal 9 (SIGKILL)"
+    expect_no_match "$ERR" "^scrun: rank [02] (exited|was killed)"
+    expect_elapsed_below 2.5
+}
+
+test_children_of_stopped_ranks_are_stopped() {
+    run -n 3 bash "$RANK" fail-with-child 0
+    expect_rc 1
+    local r
+    for r in 1 2; do
+        [[ -s $SCRUN_TEST_DIR/child.$r ]] || fail "rank $r recorded no child"
+        expect_gone "$(cat "$SCRUN_TEST_DIR/child.$r")"
+    done
+}
+
+# gone PID: waits up to 3 s until PID is gone or a zombie.
+expect_gone() {
+    local pid=$1 deadline=$((SECONDS + 3))
+    while kill -0 "$pid" 2>/dev/null; do
+        [[ $(awk '{ print $3 }' "/proc/$pid/stat" 2>/dev/null) == Z ]] && return
+        ((SECONDS < deadline)) || fail "process $pid still runs"
+        sleep 0.02
+    done
+}
+
+# wait_ready N: waits up to 10 s until ranks 0..N-1 have marked themselves ready.
+wait_ready() {
+    local r deadline=$((SECONDS + 10))
+    for ((r = 0; r < $1; r++)); do
+        while [[ ! -e $SCRUN_TEST_DIR/ready.$r ]]; do
+            ((SECONDS < deadline)) || fail "rank $r never got ready"
+            sleep 0.01
+        done
+    done
+}
+
+# A launcher that kills scrun outright (a CTest timeout) must not leave ranks behind.
+test_ranks_end_when_scrun_is_killed() {
+    "$SCRUN" -n 2 bash "$RANK" sleep </dev/null >"$OUT" 2>"$ERR" &
+    BG_PID=$!
+    wait_ready 2
+    kill -KILL $BG_PID
+    wait $BG_PID
+    expect_gone "$(cat "$SCRUN_TEST_DIR/pid.0")"
+    expect_gone "$(cat "$SCRUN_TEST_DIR/pid.1")"
+}
+
+# forwarding SIGNAL: a signal sent to scrun reaches every rank.
+expect_signal_forwarded() {
+    local sig=$1 deadline
+    "$SCRUN" -n 3 bash "$RANK" trap "$sig" </dev/null >"$OUT" 2>"$ERR" &
+    BG_PID=$!
+    wait_ready 3
+    kill -s "$sig" $BG_PID
+    deadline=$((SECONDS + 5))
+    while kill -0 $BG_PID 2>/dev/null &&
+          [[ $(awk '{ print $3 }' /proc/$BG_PID/stat 2>/dev/null) != Z ]]; do
+        ((SECONDS < deadline)) || fail "scrun still runs 5 s after SIG$sig"
+        sleep 0.02
+    done
+    wait $BG_PID
+    rc=$?
+    BG_PID=
+    expect_rc 0
+    sort "$OUT" > "$SCRUN_TEST_DIR/sorted"
+    expect_file "$SCRUN_TEST_DIR/sorted" \
+        "[0] rank 0 got $sig" "[1] rank 1 got $sig" "[2] rank 2 got $sig"
+}
+
+test_sigterm_is_forwarded_to_every_rank() { expect_signal_forwarded TERM; }
+test_sigint_is_forwarded_to_every_rank() { expect_signal_forwarded INT; }
+
+test_all_ranks_succeeding_exits_zero_quietly() {
+    run -n 4 true
+    expect_rc 0
+    [[ ! -s $OUT && ! -s $ERR ]] || fail "expected no output at all"
+}
+
+test_one_rank_exiting_nonzero_fails_even_if_last() {
+    # shellcheck disable=SC2016 # expanded by the rank's shell
+    run -n 2 bash -c '[[ $SC_RANK == 0 ]] || { sleep 0.2; exit 5; }'
+    expect_rc 1
+    expect_line "$ERR" "scrun: rank 1 exited with status 5"
+}
+
+test_stdin_goes_to_rank_0_only() {
+    printf 'hello\n' | "$SCRUN" -n 2 bash "$RANK" stdin >"$OUT" 2>"$ERR"
+    rc=$?
+    expect_rc 0
+    sort "$OUT" > "$SCRUN_TEST_DIR/sorted"
+    expect_file "$SCRUN_TEST_DIR/sorted" "[0] read:[hello]" "[1] read:[]"
+}
+
+test_missing_program_is_reported() {
+    run -n 1 "$SCRUN_TEST_DIR/no-such-program"
+    expect_rc 1
+    expect_line "$ERR" "[0] scrun: cannot run '$SCRUN_TEST_DIR/no-such-program': No such file or directory"
+    expect_line "$ERR" "scrun: rank 0 exited with status 127"
+}
+
+# usage_error ARGS...: scrun exits 2 with a usage message and starts no rank.
+expect_usage_error() {
+    run "$@"
+    expect_rc 2
+    grep -q "^usage: scrun" "$ERR" || fail "no usage message on stderr"
+    [[ ! -e $SCRUN_TEST_DIR/started ]] || fail "a rank was started"
+}
+
+test_usage_without_arguments() { expect_usage_error; }
+test_usage_without_program() { expect_usage_error -n 2; }
+test_usage_without_rank_count() { expect_usage_error bash "$RANK" touch "$SCRUN_TEST_DIR/started"; }
+test_usage_zero_ranks() { expect_usage_error -n 0 bash "$RANK" touch "$SCRUN_TEST_DIR/started"; }
+test_usage_rank_count_not_a_number() {
+    expect_usage_error -n 2x bash "$RANK" touch "$SCRUN_TEST_DIR/started"
+}
+test_usage_unknown_option() {
+    expect_usage_error -n 1 --bogus bash "$RANK" touch "$SCRUN_TEST_DIR/started"
+}
+test_usage_bad_bind() {
+    expect_usage_error -n 1 --bind socket bash "$RANK" touch "$SCRUN_TEST_DIR/started"
+}
+test_usage_node_rank_not_below_nnodes() {
+    expect_usage_error -n 1 --nnodes 2 --node-rank 2 --master-addr h bash "$RANK" touch \
+        "$SCRUN_TEST_DIR/started"
+}
+test_usage_multi_node_without_master_addr() {
+    expect_usage_error -n 1 --nnodes 2 --node-rank 1 bash "$RANK" touch "$SCRUN_TEST_DIR/started"
+}
+test_usage_bad_grace() {
+    expect_usage_error -n 1 --grace -1 bash "$RANK" touch "$SCRUN_TEST_DIR/started"
+}
+
+test_help_prints_usage_and_exits_zero() {
+    run --help
+    expect_rc 0
+    grep -q "^usage: scrun -n N" "$OUT" || fail "no usage on stdout"
+}
+
+test_options_after_program_belong_to_it() {
+    # shellcheck disable=SC2016 # expanded by the rank's shell
+    run -n 1 bash -c 'echo "$*"' bash -n 5 --bogus --help
+    expect_rc 0
+    expect_file "$OUT" "[0] -n 5 --bogus --help"
+}
+
+declare -F "test_$TEST" >/dev/null || { echo "no test named $TEST" >&2; exit 2; }
+"test_$TEST"

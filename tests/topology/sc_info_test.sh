@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# sc-info behaviour tests. Usage: sc_info_test.sh SC_INFO TEST_NAME
+set -u
+sc_info=$1
+name=$2
+out=$(mktemp)
+err=$(mktemp)
+trap 'rm -f "$out" "$err"' EXIT
+
+# Only the variables a test sets: ctest may run inside a launcher's environment.
+for v in SC_RANK RANK OMPI_COMM_WORLD_RANK PMI_RANK SLURM_PROCID \
+         SC_WORLD_SIZE WORLD_SIZE OMPI_COMM_WORLD_SIZE PMI_SIZE SLURM_NTASKS \
+         SC_LOCAL_RANK LOCAL_RANK OMPI_COMM_WORLD_LOCAL_RANK SLURM_LOCALID \
+         SC_LOCAL_SIZE LOCAL_WORLD_SIZE OMPI_COMM_WORLD_LOCAL_SIZE SLURM_NTASKS_PER_NODE \
+         SC_MASTER_ADDR MASTER_ADDR SC_MASTER_PORT MASTER_PORT SC_BIND SC_LOG_LEVEL \
+         SC_ALGO SC_RING_THRESHOLD SC_CHUNK_BYTES SC_PROGRESS_SPIN_US; do
+    unset "$v"
+done
+
+fail() {
+    echo "FAIL: $*"
+    echo "--- stdout"; cat "$out"
+    echo "--- stderr"; cat "$err"
+    exit 1
+}
+
+case $name in
+topology_and_config_are_printed_and_exit_zero)
+    RANK=3 "$sc_info" --topology --config >"$out" 2>"$err" || fail "exit status $?"
+    grep -q '^  bound to: *PUs ' "$out" || fail "no binding line"
+    grep -Eq '^  SC_RANK +=  *3 +RANK( |$)' "$out" || fail "SC_RANK is not 3 from RANK"
+    ;;
+invalid_setting_exits_nonzero_naming_it)
+    SC_BIND=bogus "$sc_info" --config >"$out" 2>"$err" && fail "exit status 0"
+    grep -q 'SC_BIND=bogus' "$err" || fail "the error does not name SC_BIND=bogus"
+    ;;
+unknown_option_exits_2_with_usage)
+    "$sc_info" --bogus >"$out" 2>"$err"
+    rc=$?
+    [ "$rc" -eq 2 ] || fail "exit status $rc, expected 2"
+    grep -q "unknown option '--bogus'" "$err" || fail "no error naming the option"
+    grep -q '^usage: sc-info' "$err" || fail "no usage"
+    ;;
+transports_alone_use_a_communicator_of_one_rank)
+    SC_TIMEOUT=10 "$sc_info" --transports >"$out" 2>"$err" || fail "exit status $?"
+    [ -s "$out" ] || fail "nothing printed"
+    ;;
+*)
+    echo "unknown test $name"
+    exit 1
+    ;;
+esac
+echo "PASS: $name"

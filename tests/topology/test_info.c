@@ -1,0 +1,379 @@
+/* Specs of sc_info_print_config (values, sources, defaults, invalid settings), of the
+ * Slurm task count parser, and of sc_info_print_topology's binding and counts. */
+#include "test_util.h"
+
+#include "core/env_names.h"
+#include "shardcomm/info.h"
+#include "shardcomm/status.h"
+
+#define REPORT_MAX 16384
+
+typedef struct {
+    const char *const *env; /* NAME, VALUE pairs, NULL-terminated */
+    const cpu_set_t *restrict_to;
+} report_args_t;
+
+typedef struct {
+    int setup_failed;
+    sc_status_t status;
+    char error[1024];
+    char text[REPORT_MAX];
+} report_t;
+
+static const char *const *const all_variable_lists[] = {
+    sc_env_rank_names, sc_env_world_size_names, sc_env_local_rank_names,
+    sc_env_local_size_names, sc_env_master_addr_names, sc_env_master_port_names,
+    sc_env_timeout_names, sc_env_bind_names, sc_env_log_level_names, sc_env_algo_names,
+    sc_env_ring_threshold_names, sc_env_chunk_bytes_names, sc_env_progress_spin_us_names,
+    NULL};
+
+/* Only the test's own variables are set: the environment ctest runs in may carry a
+ * launcher's. */
+static void report_setup(const report_args_t *a, report_t *r)
+{
+    for (const char *const *const *list = all_variable_lists; *list; list++)
+        for (const char *const *name = *list; *name; name++)
+            unsetenv(*name);
+    for (const char *const *kv = a->env; kv && *kv; kv += 2)
+        setenv(kv[0], kv[1], 1);
+    if (a->restrict_to && sched_setaffinity(0, sizeof(cpu_set_t), a->restrict_to) < 0)
+        r->setup_failed = 1;
+}
+
+static void capture(report_t *r, sc_status_t (*print)(FILE *))
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+
+    if (!f) {
+        r->setup_failed = 1;
+        return;
+    }
+    r->status = print(f);
+    snprintf(r->error, sizeof(r->error), "%s", sc_last_error());
+    fclose(f);
+    snprintf(r->text, sizeof(r->text), "%s", buf);
+    free(buf);
+}
+
+static void config_body(void *out, const void *arg)
+{
+    report_setup(arg, out);
+    capture(out, sc_info_print_config);
+}
+
+static void topology_body(void *out, const void *arg)
+{
+    report_setup(arg, out);
+    capture(out, sc_info_print_topology);
+}
+
+static int run_report(void (*body)(void *, const void *), const char *const *env,
+                      const cpu_set_t *restrict_to, report_t *r)
+{
+    report_args_t a = {env, restrict_to};
+
+    memset(r, 0, sizeof(*r));
+    if (run_in_child(body, &a, r, sizeof(*r)) < 0 || r->setup_failed)
+        return -1;
+    return 0;
+}
+
+/* The line of setting name ("  SC_RANK  = 3  RANK (reads ...)"): value and source
+ * (the text after the value, up to " (reads"). 0 when found. */
+static int setting(const report_t *r, const char *name, char *value, char *source)
+{
+    size_t nlen = strlen(name);
+
+    for (const char *line = r->text; line && *line;) {
+        const char *eol = strchr(line, '\n');
+        size_t len = eol ? (size_t)(eol - line) : strlen(line);
+        char copy[1024], *p, *reads;
+
+        if (len < sizeof(copy) && strncmp(line, "  ", 2) == 0 &&
+            strncmp(line + 2, name, nlen) == 0 && line[2 + nlen] == ' ') {
+            memcpy(copy, line, len);
+            copy[len] = '\0';
+            reads = strstr(copy, " (reads");
+            if (reads)
+                *reads = '\0';
+            p = copy + 2 + nlen;
+            p += strspn(p, " ");
+            if (*p++ != '=')
+                return -1;
+            p += strspn(p, " ");
+            len = strcspn(p, " ");
+            memcpy(value, p, len);
+            value[len] = '\0';
+            p += len;
+            p += strspn(p, " ");
+            strcpy(source, p);
+            return 0;
+        }
+        line = eol ? eol + 1 : NULL;
+    }
+    return -1;
+}
+
+static int config_shows_a_value_set_through_a_fallback_variable(void)
+{
+    static const char *const env[] = {"RANK", "3", NULL};
+    char value[256], source[1024];
+    report_t r;
+
+    CHECK(run_report(config_body, env, NULL, &r) == 0);
+    CHECK(r.status == SC_SUCCESS);
+    CHECK(setting(&r, "SC_RANK", value, source) == 0);
+    CHECK(strcmp(value, "3") == 0);
+    CHECK(strcmp(source, "RANK") == 0);
+    return TEST_PASS;
+}
+
+static int config_prefers_the_SC_variable_over_its_fallbacks(void)
+{
+    static const char *const env[] = {"RANK", "3", "SC_RANK", "5", "SLURM_PROCID", "7",
+                                      NULL};
+    char value[256], source[1024];
+    report_t r;
+
+    CHECK(run_report(config_body, env, NULL, &r) == 0);
+    CHECK(setting(&r, "SC_RANK", value, source) == 0);
+    CHECK(strcmp(value, "5") == 0);
+    CHECK(strcmp(source, "SC_RANK") == 0);
+    return TEST_PASS;
+}
+
+static int config_shows_the_documented_defaults_when_nothing_is_set(void)
+{
+    static const char *const expected[][2] = {
+        {"SC_RANK", "0"},
+        {"SC_WORLD_SIZE", "1"},
+        {"SC_LOCAL_RANK", "auto"},
+        {"SC_LOCAL_SIZE", "auto"},
+        {"SC_MASTER_ADDR", "127.0.0.1"},
+        {"SC_MASTER_PORT", "29500"},
+        {"SC_TIMEOUT", "300"},
+        {"SC_BIND", "core"},
+        {"SC_LOG_LEVEL", "warn"},
+        {"SC_ALGO", "auto"},
+        {"SC_RING_THRESHOLD", "65536"},
+        {"SC_CHUNK_BYTES", "262144"},
+        {"SC_PROGRESS_SPIN_US", "50"},
+    };
+    char value[256], source[1024];
+    report_t r;
+
+    CHECK(run_report(config_body, NULL, NULL, &r) == 0);
+    CHECK(r.status == SC_SUCCESS);
+    for (size_t i = 0; i < sizeof(expected) / sizeof(expected[0]); i++) {
+        if (setting(&r, expected[i][0], value, source) != 0 ||
+            strcmp(value, expected[i][1]) != 0 || strncmp(source, "default", 7) != 0) {
+            fprintf(stderr, "%s: expected %s from default\n%s", expected[i][0],
+                    expected[i][1], r.text);
+            return TEST_FAIL;
+        }
+    }
+    return TEST_PASS;
+}
+
+static int config_local_rank_and_size_are_auto_when_unset(void)
+{
+    static const char *const env[] = {"RANK", "3", "WORLD_SIZE", "8", NULL};
+    char value[256], source[1024];
+    report_t r;
+
+    CHECK(run_report(config_body, env, NULL, &r) == 0);
+    CHECK(setting(&r, "SC_LOCAL_RANK", value, source) == 0);
+    CHECK(strcmp(value, "auto") == 0);
+    CHECK(strncmp(source, "default: counted", 16) == 0);
+    CHECK(setting(&r, "SC_LOCAL_SIZE", value, source) == 0);
+    CHECK(strcmp(value, "auto") == 0);
+    CHECK(strncmp(source, "default: counted", 16) == 0);
+    return TEST_PASS;
+}
+
+static int config_takes_the_leading_number_of_slurm_tasks_per_node(void)
+{
+    static const char *const env[] = {"SLURM_NTASKS_PER_NODE", "4(x2)", NULL};
+    char value[256], source[1024];
+    report_t r;
+
+    CHECK(run_report(config_body, env, NULL, &r) == 0);
+    CHECK(r.status == SC_SUCCESS);
+    CHECK(setting(&r, "SC_LOCAL_SIZE", value, source) == 0);
+    CHECK(strcmp(value, "4") == 0);
+    CHECK(strcmp(source, "SLURM_NTASKS_PER_NODE=4(x2)") == 0);
+    return TEST_PASS;
+}
+
+static int config_marks_an_invalid_value_and_returns_invalid_arg(void)
+{
+    static const char *const env[] = {"SC_BIND", "bogus", NULL};
+    char value[256], source[1024];
+    report_t r;
+
+    CHECK(run_report(config_body, env, NULL, &r) == 0);
+    CHECK(r.status == SC_ERR_INVALID_ARG);
+    CHECK(strstr(r.error, "SC_BIND=bogus") != NULL);
+    CHECK(setting(&r, "SC_BIND", value, source) == 0);
+    CHECK(strcmp(value, "bogus") == 0);
+    CHECK(strncmp(source, "INVALID", 7) == 0);
+    /* the settings after the invalid one are still reported */
+    CHECK(setting(&r, "SC_PROGRESS_SPIN_US", value, source) == 0);
+    return TEST_PASS;
+}
+
+static int config_error_names_the_first_invalid_setting(void)
+{
+    static const char *const env[] = {"MASTER_PORT", "70000", "SC_CHUNK_BYTES", "0", NULL};
+    char value[256], source[1024];
+    report_t r;
+
+    CHECK(run_report(config_body, env, NULL, &r) == 0);
+    CHECK(r.status == SC_ERR_INVALID_ARG);
+    CHECK(strstr(r.error, "MASTER_PORT=70000") != NULL);
+    CHECK(setting(&r, "SC_CHUNK_BYTES", value, source) == 0);
+    CHECK(strncmp(source, "INVALID", 7) == 0);
+    return TEST_PASS;
+}
+
+static void leading_body(void *out, const void *arg)
+{
+    static const char *const names[] = {"SC_TEST_COUNT", NULL};
+    report_t *r = out;
+    long v = -42;
+
+    setenv("SC_TEST_COUNT", arg, 1);
+    r->status = sc_env_int_leading(names, 9, &v);
+    snprintf(r->error, sizeof(r->error), "%s", sc_last_error());
+    snprintf(r->text, sizeof(r->text), "%ld", v);
+}
+
+static int env_int_leading_reads_slurm_counts_and_rejects_other_text(void)
+{
+    static const char *const cases[][3] = {
+        /* value, status, number left in the output */
+        {"4(x2)", "ok", "4"}, {"2,1", "ok", "2"}, {"12", "ok", "12"},
+        {"4x2", "invalid", "-42"}, {"(x2)", "invalid", "-42"}, {"four", "invalid", "-42"}};
+    report_t r;
+
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        memset(&r, 0, sizeof(r));
+        CHECK(run_in_child(leading_body, cases[i][0], &r, sizeof(r)) == 0);
+        if (strcmp(cases[i][1], "ok") == 0) {
+            CHECK(r.status == SC_SUCCESS);
+        } else {
+            CHECK(r.status == SC_ERR_INVALID_ARG);
+            CHECK(strstr(r.error, "SC_TEST_COUNT") != NULL);
+        }
+        CHECK(strcmp(r.text, cases[i][2]) == 0);
+    }
+    return TEST_PASS;
+}
+
+/* The PU list on the "bound to:" line. */
+static int bound_list(const report_t *r, char *list, size_t len)
+{
+    const char *p = strstr(r->text, "\n  bound to:");
+
+    if (!p)
+        return -1;
+    p += strlen("\n  bound to:");
+    p += strspn(p, " ");
+    if (strncmp(p, "PUs ", 4) != 0)
+        return -1;
+    p += 4;
+    snprintf(list, len, "%.*s", (int)strcspn(p, " \n"), p);
+    return 0;
+}
+
+static int topology_report_shows_the_binding_as_a_cpu_list(void)
+{
+    cpu_set_t allowed, one;
+    char expected[1024], got[1024];
+    report_t r;
+    int last = -1;
+
+    CHECK(current_affinity(&allowed) == 0);
+    format_cpu_list(&allowed, expected, sizeof(expected));
+    CHECK(run_report(topology_body, NULL, NULL, &r) == 0);
+    CHECK(r.status == SC_SUCCESS);
+    CHECK(bound_list(&r, got, sizeof(got)) == 0);
+    CHECK(strcmp(got, expected) == 0);
+
+    for (int c = 0; c < CPU_SETSIZE; c++)
+        if (CPU_ISSET(c, &allowed))
+            last = c;
+    CPU_ZERO(&one);
+    CPU_SET(last, &one);
+    snprintf(expected, sizeof(expected), "%d", last);
+    CHECK(run_report(topology_body, NULL, &one, &r) == 0);
+    CHECK(bound_list(&r, got, sizeof(got)) == 0);
+    CHECK(strcmp(got, expected) == 0);
+    return TEST_PASS;
+}
+
+static int topology_report_counts_the_cores_and_PUs(void)
+{
+    static cpu_set_t cores[CPU_SETSIZE];
+    cpu_set_t allowed, online;
+    char line[4096], expected[128];
+    int ncores, npus;
+    report_t r;
+
+    /* affinity within cgroup within online: when the affinity is every online CPU,
+     * hwloc's allowed machine is the online one that sysfs describes. */
+    CHECK(current_affinity(&allowed) == 0);
+    if (read_file_line("/sys/devices/system/cpu/online", line, sizeof(line)) < 0 ||
+        parse_cpu_list(line, &online) < 0)
+        SKIP("cannot read /sys/devices/system/cpu/online");
+    if (!CPU_EQUAL(&allowed, &online))
+        SKIP("this process may not use every online CPU");
+    ncores = sysfs_cores(&online, cores, CPU_SETSIZE);
+    if (ncores < 0)
+        SKIP("cannot read the thread siblings in sysfs");
+    npus = CPU_COUNT(&online);
+    snprintf(expected, sizeof(expected), " %d %s, %d %s,", ncores,
+             ncores == 1 ? "core" : "cores", npus, npus == 1 ? "PU" : "PUs");
+
+    CHECK(run_report(topology_body, NULL, NULL, &r) == 0);
+    CHECK(r.status == SC_SUCCESS);
+    CHECK(strstr(r.text, "\n  machine:") != NULL);
+    snprintf(line, sizeof(line), "%.*s",
+             (int)strcspn(strstr(r.text, "\n  machine:") + 1, "\n"),
+             strstr(r.text, "\n  machine:") + 1);
+    if (!strstr(line, expected)) {
+        fprintf(stderr, "expected \"%s\" in \"%s\"\n", expected, line);
+        return TEST_FAIL;
+    }
+    return TEST_PASS;
+}
+
+static const test_entry_t tests[] = {
+    {"config_shows_a_value_set_through_a_fallback_variable",
+     config_shows_a_value_set_through_a_fallback_variable},
+    {"config_prefers_the_SC_variable_over_its_fallbacks",
+     config_prefers_the_SC_variable_over_its_fallbacks},
+    {"config_shows_the_documented_defaults_when_nothing_is_set",
+     config_shows_the_documented_defaults_when_nothing_is_set},
+    {"config_local_rank_and_size_are_auto_when_unset",
+     config_local_rank_and_size_are_auto_when_unset},
+    {"config_takes_the_leading_number_of_slurm_tasks_per_node",
+     config_takes_the_leading_number_of_slurm_tasks_per_node},
+    {"config_marks_an_invalid_value_and_returns_invalid_arg",
+     config_marks_an_invalid_value_and_returns_invalid_arg},
+    {"config_error_names_the_first_invalid_setting",
+     config_error_names_the_first_invalid_setting},
+    {"env_int_leading_reads_slurm_counts_and_rejects_other_text",
+     env_int_leading_reads_slurm_counts_and_rejects_other_text},
+    {"topology_report_shows_the_binding_as_a_cpu_list",
+     topology_report_shows_the_binding_as_a_cpu_list},
+    {"topology_report_counts_the_cores_and_PUs", topology_report_counts_the_cores_and_PUs},
+    {NULL, NULL},
+};
+
+int main(int argc, char **argv)
+{
+    return test_main(tests, argc, argv);
+}

@@ -1,0 +1,96 @@
+/* sc-info: prints the machine's topology, the effective configuration and the UCX
+ * transports a communicator uses. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "shardcomm/shardcomm.h"
+
+static void sc_info_usage(FILE *out)
+{
+    fprintf(out,
+            "usage: sc-info [--topology] [--config] [--transports]\n"
+            "  --topology    packages, NUMA nodes, cores, caches and this process's binding\n"
+            "  --config      every SC_* setting, its value and where it came from\n"
+            "  --transports  the UCX transports to each peer; run under scrun for several\n"
+            "                ranks (alone it is a communicator of one rank)\n"
+            "With no option, prints all three.\n");
+}
+
+static int sc_info_failed(const char *what, sc_status_t status)
+{
+    fprintf(stderr, "sc-info: %s failed: %s: %s\n", what, sc_status_string(status),
+            sc_last_error());
+    return 1;
+}
+
+/* Without a launcher the environment sets no rank and no size, and the library's
+ * defaults (rank 0 of 1) give a communicator of one rank. */
+static int sc_info_transports(void)
+{
+    sc_comm_t *comm;
+    sc_status_t status;
+
+    status = sc_comm_init_from_env(&comm);
+    if (status != SC_SUCCESS)
+        return sc_info_failed("creating a communicator", status);
+
+    status = sc_info_print_transports(comm, stdout);
+    if (status != SC_SUCCESS) {
+        sc_info_failed("sc_info_print_transports", status);
+        sc_comm_destroy(comm);
+        return 1;
+    }
+    status = sc_comm_destroy(comm);
+    if (status != SC_SUCCESS)
+        return sc_info_failed("sc_comm_destroy", status);
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    int topology = 0, config = 0, transports = 0;
+    int rc = 0;
+    sc_status_t status;
+
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--topology") == 0) {
+            topology = 1;
+        } else if (strcmp(argv[i], "--config") == 0) {
+            config = 1;
+        } else if (strcmp(argv[i], "--transports") == 0) {
+            transports = 1;
+        } else if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
+            sc_info_usage(stdout);
+            return 0;
+        } else {
+            fprintf(stderr, "sc-info: unknown option '%s'\n", argv[i]);
+            sc_info_usage(stderr);
+            return 2;
+        }
+    }
+    if (!topology && !config && !transports)
+        topology = config = transports = 1;
+
+    /* Each report is printed even when an earlier one failed; the exit status says
+     * whether all succeeded. */
+    if (topology) {
+        status = sc_info_print_topology(stdout);
+        if (status != SC_SUCCESS)
+            rc = sc_info_failed("sc_info_print_topology", status);
+    }
+    if (config) {
+        if (topology)
+            printf("\n");
+        status = sc_info_print_config(stdout);
+        if (status != SC_SUCCESS)
+            rc = sc_info_failed("sc_info_print_config", status);
+    }
+    if (transports) {
+        if (topology || config)
+            printf("\n");
+        fflush(stdout);
+        rc |= sc_info_transports();
+    }
+    return rc;
+}

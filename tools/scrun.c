@@ -1,0 +1,839 @@
+/* scrun: starts N local ranks of a program with the SC_* rendezvous variables set,
+ * prefixes their output lines with "[rank] ", forwards signals, stops all on a failure. */
+#define _GNU_SOURCE
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#ifdef __linux__
+#include <sys/prctl.h>
+#endif
+
+#define SCRUN_EXIT_FAILED 1
+#define SCRUN_EXIT_USAGE  2
+#define SCRUN_MAX_RANKS   4096
+#define SCRUN_LINE_BUF    65536 /* a longer line is passed on in pieces */
+#define SCRUN_PREFIX_MAX  24
+#define SCRUN_DEFAULT_PORT 29500 /* torchrun's default, for multi-node runs */
+
+typedef struct {
+    long nlocal;
+    long nnodes;
+    long node_rank;
+    const char *bind;        /* NULL: SC_BIND from the environment, else "core" */
+    const char *master_addr; /* NULL: SC_MASTER_ADDR from the environment, else default */
+    long master_port;        /* 0: not given */
+    double grace;
+    char **argv;             /* program and its arguments, NULL-terminated */
+} scrun_opts_t;
+
+typedef struct scrun_stream scrun_stream_t;
+
+/* scrun's own stdout or stderr; open_line is the stream whose line was left unfinished
+ * there, so that another rank's output first ends that line instead of joining it. */
+typedef struct {
+    int fd;
+    bool broken; /* write failed (reader gone): drop further output */
+    scrun_stream_t *open_line;
+} scrun_sink_t;
+
+/* One rank's stdout or stderr pipe. */
+struct scrun_stream {
+    int fd; /* read end, -1 once closed */
+    scrun_sink_t *sink;
+    char prefix[SCRUN_PREFIX_MAX];
+    size_t prefix_len;
+    bool at_line_start;
+    size_t used;
+    char buf[SCRUN_LINE_BUF];
+};
+
+typedef struct {
+    pid_t pid; /* also the id of the rank's process group */
+    long rank;
+    bool running;
+    int status;
+    scrun_stream_t out;
+    scrun_stream_t err;
+} scrun_rank_t;
+
+typedef struct {
+    scrun_opts_t opts;
+    long world_size;
+    const char *master_addr;
+    char master_port[16];
+    const char *bind;
+    bool stdin_to_rank0;
+    scrun_rank_t *ranks;
+    long nstarted;
+    long nrunning;
+    scrun_sink_t sinks[2];
+    long first_failed; /* global rank, -1 while none */
+    bool self_failed; /* scrun could not start a rank or watch them */
+    bool stopping;     /* SIGTERM sent to all ranks after a failure */
+    bool killed;       /* SIGKILL sent after the grace period */
+    double kill_deadline;
+    char scratch[2 * SCRUN_LINE_BUF];
+    size_t scratch_used;
+} scrun_run_t;
+
+static const int scrun_forwarded_signals[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
+#define SCRUN_NFORWARDED (sizeof scrun_forwarded_signals / sizeof scrun_forwarded_signals[0])
+
+/* Self-pipe: the signal handler only writes the signal number here; the poll loop acts. */
+static int scrun_sigpipe[2] = {-1, -1};
+
+static void scrun_usage(FILE *f)
+{
+    fprintf(f,
+            "usage: scrun -n N [options] [--] prog [args...]\n"
+            "Starts N ranks of prog on this node with the SC_* rendezvous variables set,\n"
+            "prefixes every output line with \"[rank] \", forwards SIGINT, SIGTERM, SIGHUP\n"
+            "and SIGQUIT to the ranks, and stops all ranks when one fails.\n"
+            "\n"
+            "  -n, --nproc N           ranks on this node (N >= 1)\n"
+            "      --bind core|none    SC_BIND for the ranks (default: SC_BIND if set, else core)\n"
+            "      --nnodes K          number of nodes (default 1)\n"
+            "      --node-rank I       index of this node, 0..K-1 (default 0)\n"
+            "      --master-addr HOST  rendezvous host (default: SC_MASTER_ADDR if set, else\n"
+            "                          127.0.0.1; required on nodes other than 0 when K > 1)\n"
+            "      --master-port P     rendezvous port (default: SC_MASTER_PORT if set, else a\n"
+            "                          free port when K = 1, else %d)\n"
+            "      --grace S           seconds from SIGTERM to SIGKILL when stopping ranks\n"
+            "                          after a failure (default 3)\n"
+            "  -h, --help              print this text\n"
+            "\n"
+            "Exit status: 0 when every rank exits 0, 1 when a rank fails or cannot be\n"
+            "started, 2 on a usage error.\n",
+            SCRUN_DEFAULT_PORT);
+}
+
+static int scrun_usage_error(const char *fmt, ...)
+{
+    va_list ap;
+    fputs("scrun: ", stderr);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputs("\nusage: scrun -n N [options] [--] prog [args...]  (scrun --help for more)\n",
+          stderr);
+    return SCRUN_EXIT_USAGE;
+}
+
+static bool scrun_parse_long(const char *s, long min, long max, long *value)
+{
+    char *end;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (errno != 0 || end == s || *end != '\0' || v < min || v > max)
+        return false;
+    *value = v;
+    return true;
+}
+
+static bool scrun_parse_seconds(const char *s, double *value)
+{
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (errno != 0 || end == s || *end != '\0' || !(v >= 0 && v <= 1e6)) /* NaN fails too */
+        return false;
+    *value = v;
+    return true;
+}
+
+/* Returns 0 with *opts filled, or the exit status (0 after --help, 2 on a usage error). */
+static int scrun_parse_args(int argc, char **argv, scrun_opts_t *opts, bool *done)
+{
+    enum { OPT_BIND = 256, OPT_NNODES, OPT_NODE_RANK, OPT_MASTER_ADDR, OPT_MASTER_PORT,
+           OPT_GRACE };
+    static const struct option longopts[] = {
+        {"nproc", required_argument, NULL, 'n'},
+        {"bind", required_argument, NULL, OPT_BIND},
+        {"nnodes", required_argument, NULL, OPT_NNODES},
+        {"node-rank", required_argument, NULL, OPT_NODE_RANK},
+        {"master-addr", required_argument, NULL, OPT_MASTER_ADDR},
+        {"master-port", required_argument, NULL, OPT_MASTER_PORT},
+        {"grace", required_argument, NULL, OPT_GRACE},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    scrun_opts_t o = {.nlocal = 0, .nnodes = 1, .node_rank = 0, .grace = 3.0};
+    bool have_n = false;
+    int c;
+
+    *done = false;
+    opterr = 0;
+    /* "+": options end at the program name, so its own flags are left to it. */
+    while ((c = getopt_long(argc, argv, "+:hn:", longopts, NULL)) != -1) {
+        switch (c) {
+        case 'h':
+            scrun_usage(stdout);
+            *done = true;
+            return 0;
+        case 'n':
+            if (!scrun_parse_long(optarg, 1, SCRUN_MAX_RANKS, &o.nlocal))
+                return scrun_usage_error("-n needs a number of ranks from 1 to %d, not '%s'",
+                                         SCRUN_MAX_RANKS, optarg);
+            have_n = true;
+            break;
+        case OPT_BIND:
+            if (strcmp(optarg, "core") != 0 && strcmp(optarg, "none") != 0)
+                return scrun_usage_error("--bind is core or none, not '%s'", optarg);
+            o.bind = optarg;
+            break;
+        case OPT_NNODES:
+            if (!scrun_parse_long(optarg, 1, SCRUN_MAX_RANKS, &o.nnodes))
+                return scrun_usage_error("--nnodes needs a number >= 1, not '%s'", optarg);
+            break;
+        case OPT_NODE_RANK:
+            if (!scrun_parse_long(optarg, 0, SCRUN_MAX_RANKS, &o.node_rank))
+                return scrun_usage_error("--node-rank needs a number >= 0, not '%s'", optarg);
+            break;
+        case OPT_MASTER_ADDR:
+            if (optarg[0] == '\0')
+                return scrun_usage_error("--master-addr needs a host name or address");
+            o.master_addr = optarg;
+            break;
+        case OPT_MASTER_PORT:
+            if (!scrun_parse_long(optarg, 1, 65535, &o.master_port))
+                return scrun_usage_error("--master-port needs a port from 1 to 65535, not '%s'",
+                                         optarg);
+            break;
+        case OPT_GRACE:
+            if (!scrun_parse_seconds(optarg, &o.grace))
+                return scrun_usage_error("--grace needs seconds from 0 to 1e6, not '%s'",
+                                         optarg);
+            break;
+        case ':':
+            return scrun_usage_error("option '%s' needs a value", argv[optind - 1]);
+        default:
+            return scrun_usage_error("unknown option '%s'", argv[optind - 1]);
+        }
+    }
+    if (!have_n)
+        return scrun_usage_error("the number of ranks (-n N) is missing");
+    if (optind >= argc)
+        return scrun_usage_error("the program to run is missing");
+    if (o.node_rank >= o.nnodes)
+        return scrun_usage_error("--node-rank %ld is not below --nnodes %ld", o.node_rank,
+                                 o.nnodes);
+    o.argv = argv + optind;
+    *opts = o;
+    return 0;
+}
+
+static const char *scrun_signal_name(int sig)
+{
+    static const struct { int sig; const char *name; } names[] = {
+        {SIGHUP, "SIGHUP"},   {SIGINT, "SIGINT"},   {SIGQUIT, "SIGQUIT"}, {SIGILL, "SIGILL"},
+        {SIGTRAP, "SIGTRAP"}, {SIGABRT, "SIGABRT"}, {SIGBUS, "SIGBUS"},   {SIGFPE, "SIGFPE"},
+        {SIGKILL, "SIGKILL"}, {SIGUSR1, "SIGUSR1"}, {SIGSEGV, "SIGSEGV"}, {SIGUSR2, "SIGUSR2"},
+        {SIGPIPE, "SIGPIPE"}, {SIGALRM, "SIGALRM"}, {SIGTERM, "SIGTERM"}, {SIGXCPU, "SIGXCPU"},
+        {SIGXFSZ, "SIGXFSZ"}, {SIGSYS, "SIGSYS"},
+    };
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        if (names[i].sig == sig)
+            return names[i].name;
+    return "unknown signal";
+}
+
+static double scrun_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static void scrun_sink_write(scrun_sink_t *sink, const char *data, size_t len)
+{
+    while (len > 0 && !sink->broken) {
+        ssize_t n = write(sink->fd, data, len);
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            if (errno == EAGAIN) { /* our stdout was left non-blocking by whoever opened it */
+                struct pollfd p = {.fd = sink->fd, .events = POLLOUT};
+                poll(&p, 1, -1);
+                continue;
+            }
+            sink->broken = true;
+            return;
+        }
+        data += n;
+        len -= (size_t)n;
+    }
+}
+
+static void scrun_scratch_flush(scrun_run_t *run, scrun_sink_t *sink)
+{
+    scrun_sink_write(sink, run->scratch, run->scratch_used);
+    run->scratch_used = 0;
+}
+
+static void scrun_scratch_add(scrun_run_t *run, scrun_sink_t *sink, const char *data, size_t len)
+{
+    while (len > 0) {
+        size_t room = sizeof run->scratch - run->scratch_used;
+        size_t n = len < room ? len : room;
+        memcpy(run->scratch + run->scratch_used, data, n);
+        run->scratch_used += n;
+        data += n;
+        len -= n;
+        if (run->scratch_used == sizeof run->scratch)
+            scrun_scratch_flush(run, sink);
+    }
+}
+
+/* Ends a line another stream left unfinished on this sink, so lines never merge. */
+static void scrun_sink_claim(scrun_run_t *run, scrun_sink_t *sink, scrun_stream_t *s)
+{
+    if (sink->open_line != NULL && sink->open_line != s) {
+        scrun_scratch_add(run, sink, "\n", 1);
+        sink->open_line->at_line_start = true;
+        sink->open_line = NULL;
+    }
+}
+
+/* Passes data of one stream on to its sink with the rank prefix at every line start. */
+static void scrun_stream_emit(scrun_run_t *run, scrun_stream_t *s, const char *data, size_t len)
+{
+    scrun_sink_t *sink = s->sink;
+    const char *end = data + len;
+
+    scrun_sink_claim(run, sink, s);
+    while (data < end) {
+        const char *nl = memchr(data, '\n', (size_t)(end - data));
+        const char *seg_end = nl != NULL ? nl + 1 : end;
+        if (s->at_line_start)
+            scrun_scratch_add(run, sink, s->prefix, s->prefix_len);
+        scrun_scratch_add(run, sink, data, (size_t)(seg_end - data));
+        s->at_line_start = nl != NULL;
+        data = seg_end;
+    }
+    scrun_scratch_flush(run, sink);
+    sink->open_line = s->at_line_start ? NULL : s;
+}
+
+/* scrun's own messages go to stderr through the same sink as the ranks' lines. */
+static void scrun_msg(scrun_run_t *run, const char *fmt, ...)
+{
+    char line[512];
+    va_list ap;
+    int n = snprintf(line, sizeof line, "scrun: ");
+    va_start(ap, fmt);
+    n += vsnprintf(line + n, sizeof line - (size_t)n - 1, fmt, ap);
+    va_end(ap);
+    if (n > (int)sizeof line - 2)
+        n = (int)sizeof line - 2;
+    line[n++] = '\n';
+    scrun_sink_claim(run, &run->sinks[1], NULL);
+    scrun_scratch_add(run, &run->sinks[1], line, (size_t)n);
+    scrun_scratch_flush(run, &run->sinks[1]);
+}
+
+static void scrun_stream_close(scrun_run_t *run, scrun_stream_t *s)
+{
+    if (s->used > 0)
+        scrun_stream_emit(run, s, s->buf, s->used);
+    s->used = 0;
+    if (!s->at_line_start) /* a last line without newline still ends with one */
+        scrun_stream_emit(run, s, "\n", 1);
+    close(s->fd);
+    s->fd = -1;
+}
+
+/* Reads once (drain: until the pipe is empty) and passes on the complete lines; a
+ * partial line waits for its end unless it fills the buffer. */
+static void scrun_stream_read(scrun_run_t *run, scrun_stream_t *s, bool drain)
+{
+    while (s->fd >= 0) {
+        ssize_t n = read(s->fd, s->buf + s->used, sizeof s->buf - s->used);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0 && errno == EAGAIN)
+            return;
+        if (n <= 0) {
+            scrun_stream_close(run, s);
+            return;
+        }
+        s->used += (size_t)n;
+        const char *last = memrchr(s->buf, '\n', s->used);
+        if (last != NULL) {
+            size_t k = (size_t)(last - s->buf) + 1;
+            scrun_stream_emit(run, s, s->buf, k);
+            memmove(s->buf, s->buf + k, s->used - k);
+            s->used -= k;
+        } else if (s->used == sizeof s->buf) {
+            scrun_stream_emit(run, s, s->buf, s->used);
+            s->used = 0;
+        }
+        if (!drain)
+            return;
+    }
+}
+
+static void scrun_signal_handler(int sig)
+{
+    int saved = errno;
+    unsigned char c = (unsigned char)sig;
+    ssize_t r = write(scrun_sigpipe[1], &c, 1);
+    (void)r; /* a full pipe already holds a wake-up */
+    errno = saved;
+}
+
+static int scrun_install_handlers(void)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = scrun_signal_handler;
+    sigemptyset(&sa.sa_mask);
+    sa.sa_flags = SA_RESTART;
+    if (pipe2(scrun_sigpipe, O_CLOEXEC | O_NONBLOCK) != 0)
+        return -1;
+    for (size_t i = 0; i < SCRUN_NFORWARDED; i++)
+        if (sigaction(scrun_forwarded_signals[i], &sa, NULL) != 0)
+            return -1;
+    sa.sa_flags = SA_RESTART | SA_NOCLDSTOP;
+    if (sigaction(SIGCHLD, &sa, NULL) != 0)
+        return -1;
+    /* A closed stdout must not kill scrun while ranks still run. */
+    signal(SIGPIPE, SIG_IGN);
+    return 0;
+}
+
+static void scrun_signal_ranks(scrun_run_t *run, int sig)
+{
+    for (long i = 0; i < run->nstarted; i++)
+        if (run->ranks[i].running)
+            kill(-run->ranks[i].pid, sig); /* the group: the rank's own children too */
+}
+
+/* After a failure: SIGTERM to every rank now, SIGKILL once the grace period is over. */
+static void scrun_stop(scrun_run_t *run)
+{
+    if (run->stopping)
+        return;
+    run->stopping = true;
+    run->kill_deadline = scrun_now() + run->opts.grace;
+    if (run->nrunning > 0) {
+        scrun_msg(run, "stopping the other %ld rank%s (SIGTERM, SIGKILL after %g s)",
+                  run->nrunning, run->nrunning == 1 ? "" : "s", run->opts.grace);
+        scrun_signal_ranks(run, SIGTERM);
+    }
+}
+
+static void scrun_kill_remaining(scrun_run_t *run)
+{
+    char list[256];
+    size_t n = 0;
+    list[0] = '\0';
+    for (long i = 0; i < run->nstarted && n < sizeof list - 16; i++)
+        if (run->ranks[i].running)
+            n += (size_t)snprintf(list + n, sizeof list - n, " %ld", run->ranks[i].rank);
+    scrun_msg(run, "ranks still running %g s after SIGTERM, sending SIGKILL:%s", run->opts.grace,
+              list);
+    scrun_signal_ranks(run, SIGKILL);
+    run->killed = true;
+}
+
+static void scrun_describe_status(int status, char *buf, size_t len)
+{
+    if (WIFSIGNALED(status))
+        snprintf(buf, len, "was killed by signal %d (%s)", WTERMSIG(status),
+                 scrun_signal_name(WTERMSIG(status)));
+    else
+        snprintf(buf, len, "exited with status %d", WEXITSTATUS(status));
+}
+
+static void scrun_on_exit(scrun_run_t *run, scrun_rank_t *r, int status)
+{
+    r->running = false;
+    r->status = status;
+    run->nrunning--;
+    /* Its last lines are in the pipes by now and read before scrun's verdict on it. */
+    scrun_stream_read(run, &r->out, true);
+    scrun_stream_read(run, &r->err, true);
+    if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
+        return;
+    /* Only the first failure is the cause; later ones are ranks scrun stopped. */
+    if (run->first_failed < 0 && !run->stopping) {
+        char how[64];
+        scrun_describe_status(status, how, sizeof how);
+        run->first_failed = r->rank;
+        scrun_msg(run, "rank %ld %s", r->rank, how);
+        scrun_stop(run);
+    }
+}
+
+static void scrun_reap(scrun_run_t *run)
+{
+    for (long i = 0; i < run->nstarted; i++) {
+        scrun_rank_t *r = &run->ranks[i];
+        int status;
+        if (!r->running)
+            continue;
+        pid_t p = waitpid(r->pid, &status, WNOHANG);
+        if (p == r->pid)
+            scrun_on_exit(run, r, status);
+    }
+}
+
+static void scrun_handle_signals(scrun_run_t *run)
+{
+    unsigned char sigs[64];
+    ssize_t n;
+    bool child = false;
+    while ((n = read(scrun_sigpipe[0], sigs, sizeof sigs)) > 0) {
+        for (ssize_t i = 0; i < n; i++) {
+            if (sigs[i] == SIGCHLD) {
+                child = true;
+                continue;
+            }
+            scrun_msg(run, "received %s, forwarding it to the ranks", scrun_signal_name(sigs[i]));
+            scrun_signal_ranks(run, sigs[i]);
+        }
+    }
+    if (child)
+        scrun_reap(run);
+}
+
+/* In the forked child: never returns. */
+static void scrun_child_exec(const scrun_run_t *run, long local, int out_w, int err_w,
+                             pid_t parent, const sigset_t *mask)
+{
+    long rank = run->opts.node_rank * run->opts.nlocal + local;
+    char num[32];
+
+    for (size_t i = 0; i < SCRUN_NFORWARDED; i++)
+        signal(scrun_forwarded_signals[i], SIG_DFL);
+    signal(SIGCHLD, SIG_DFL);
+    signal(SIGPIPE, SIG_DFL);
+    sigprocmask(SIG_SETMASK, mask, NULL);
+    setpgid(0, 0);
+#ifdef __linux__
+    /* Ranks must not outlive a scrun killed by SIGKILL (e.g. by a CTest timeout). */
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() != parent)
+        _exit(127);
+#else
+    (void)parent;
+#endif
+    if (rank != 0 || !run->stdin_to_rank0) {
+        int devnull = open("/dev/null", O_RDONLY);
+        if (devnull >= 0 && devnull != STDIN_FILENO) {
+            dup2(devnull, STDIN_FILENO);
+            close(devnull);
+        }
+    }
+    dup2(out_w, STDOUT_FILENO);
+    dup2(err_w, STDERR_FILENO);
+
+    snprintf(num, sizeof num, "%ld", rank);
+    setenv("SC_RANK", num, 1);
+    snprintf(num, sizeof num, "%ld", run->world_size);
+    setenv("SC_WORLD_SIZE", num, 1);
+    snprintf(num, sizeof num, "%ld", local);
+    setenv("SC_LOCAL_RANK", num, 1);
+    snprintf(num, sizeof num, "%ld", run->opts.nlocal);
+    setenv("SC_LOCAL_SIZE", num, 1);
+    snprintf(num, sizeof num, "%ld", run->opts.node_rank);
+    setenv("SC_NODE_RANK", num, 1);
+    setenv("SC_MASTER_ADDR", run->master_addr, 1);
+    setenv("SC_MASTER_PORT", run->master_port, 1);
+    setenv("SC_BIND", run->bind, 1);
+
+    execvp(run->opts.argv[0], run->opts.argv);
+    int err = errno;
+    dprintf(STDERR_FILENO, "scrun: cannot run '%s': %s\n", run->opts.argv[0], strerror(err));
+    _exit(err == ENOENT ? 127 : 126);
+}
+
+static void scrun_stream_init(scrun_stream_t *s, int fd, scrun_sink_t *sink, long rank)
+{
+    s->fd = fd;
+    s->sink = sink;
+    s->prefix_len = (size_t)snprintf(s->prefix, sizeof s->prefix, "[%ld] ", rank);
+    s->at_line_start = true;
+    s->used = 0;
+}
+
+static int scrun_spawn(scrun_run_t *run, long local)
+{
+    scrun_rank_t *r = &run->ranks[local];
+    int out[2], err[2];
+    sigset_t block, old;
+    pid_t parent = getpid();
+
+    if (pipe2(out, O_CLOEXEC) != 0) {
+        scrun_msg(run, "cannot start rank %ld: pipe: %s", r->rank, strerror(errno));
+        return -1;
+    }
+    if (pipe2(err, O_CLOEXEC) != 0) {
+        scrun_msg(run, "cannot start rank %ld: pipe: %s", r->rank, strerror(errno));
+        goto err_close_out;
+    }
+    /* Blocked across fork so that a signal cannot reach our handler in the child. */
+    sigfillset(&block);
+    sigprocmask(SIG_BLOCK, &block, &old);
+    pid_t pid = fork();
+    if (pid == 0)
+        scrun_child_exec(run, local, out[1], err[1], parent, &old);
+    int fork_errno = errno;
+    sigprocmask(SIG_SETMASK, &old, NULL);
+    if (pid < 0) {
+        scrun_msg(run, "cannot start rank %ld: fork: %s", r->rank, strerror(fork_errno));
+        goto err_close_err;
+    }
+    /* Also here, so the group exists before we may signal it (the child races us). */
+    setpgid(pid, pid);
+    close(out[1]);
+    close(err[1]);
+    fcntl(out[0], F_SETFL, O_NONBLOCK);
+    fcntl(err[0], F_SETFL, O_NONBLOCK);
+    r->pid = pid;
+    r->running = true;
+    scrun_stream_init(&r->out, out[0], &run->sinks[0], r->rank);
+    scrun_stream_init(&r->err, err[0], &run->sinks[1], r->rank);
+    run->nstarted++;
+    run->nrunning++;
+    return 0;
+
+err_close_err:
+    close(err[0]);
+    close(err[1]);
+err_close_out:
+    close(out[0]);
+    close(out[1]);
+    return -1;
+}
+
+/* A port that is free on 127.0.0.1 now; the rank that serves the store binds it later. */
+static int scrun_free_port(long *port)
+{
+    struct sockaddr_in addr;
+    socklen_t len = sizeof addr;
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0)
+        return -1;
+    memset(&addr, 0, sizeof addr);
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    addr.sin_port = 0;
+    if (bind(fd, (struct sockaddr *)&addr, sizeof addr) != 0 ||
+        getsockname(fd, (struct sockaddr *)&addr, &len) != 0) {
+        int e = errno;
+        close(fd);
+        errno = e;
+        return -1;
+    }
+    close(fd);
+    *port = ntohs(addr.sin_port);
+    return 0;
+}
+
+/* Fills the rendezvous settings: flags first, then SC_* already set, then defaults. */
+static int scrun_resolve_env(scrun_run_t *run)
+{
+    const scrun_opts_t *o = &run->opts;
+    const char *env_addr = getenv("SC_MASTER_ADDR");
+    const char *env_port = getenv("SC_MASTER_PORT");
+    const char *env_bind = getenv("SC_BIND");
+    long port;
+
+    run->world_size = o->nlocal * o->nnodes;
+    if (o->master_addr != NULL)
+        run->master_addr = o->master_addr;
+    else if (env_addr != NULL && env_addr[0] != '\0')
+        run->master_addr = env_addr;
+    else if (o->nnodes > 1 && o->node_rank != 0)
+        return scrun_usage_error("--master-addr (or SC_MASTER_ADDR) is required on node %ld "
+                                 "of a multi-node run", o->node_rank);
+    else
+        run->master_addr = "127.0.0.1";
+
+    if (o->master_port != 0) {
+        port = o->master_port;
+    } else if (env_port != NULL && env_port[0] != '\0') {
+        if (!scrun_parse_long(env_port, 1, 65535, &port))
+            return scrun_usage_error("SC_MASTER_PORT=%s is not a port from 1 to 65535",
+                                     env_port);
+    } else if (o->nnodes > 1) {
+        port = SCRUN_DEFAULT_PORT;
+    } else if (scrun_free_port(&port) != 0) {
+        fprintf(stderr, "scrun: cannot find a free port on 127.0.0.1: %s\n", strerror(errno));
+        return SCRUN_EXIT_FAILED;
+    }
+    snprintf(run->master_port, sizeof run->master_port, "%ld", port);
+
+    if (o->bind != NULL)
+        run->bind = o->bind;
+    else if (env_bind != NULL && env_bind[0] != '\0')
+        run->bind = env_bind;
+    else
+        run->bind = "core";
+    return 0;
+}
+
+/* A closed stdin/stdout/stderr would let a pipe take that number and then be closed on
+ * exec by the CLOEXEC flag dup2 leaves in place when both numbers are the same. */
+static void scrun_open_std_fds(void)
+{
+    for (int fd = 0; fd <= 2; fd++) {
+        if (fcntl(fd, F_GETFD) >= 0)
+            continue;
+        int n = open("/dev/null", fd == 0 ? O_RDONLY : O_WRONLY);
+        if (n >= 0 && n != fd) {
+            dup2(n, fd);
+            close(n);
+        }
+    }
+}
+
+static void scrun_loop(scrun_run_t *run)
+{
+    size_t cap = 1 + 2 * (size_t)run->nstarted;
+    struct pollfd *fds = calloc(cap, sizeof *fds);
+    scrun_stream_t **owners = calloc(cap, sizeof *owners);
+
+    if (fds == NULL || owners == NULL) {
+        /* Without memory for poll, still wait for the ranks; their output is lost. */
+        scrun_msg(run, "out of memory; waiting for the ranks without their output");
+        while (run->nrunning > 0) {
+            int status;
+            pid_t p = waitpid(-1, &status, 0);
+            for (long i = 0; p > 0 && i < run->nstarted; i++)
+                if (run->ranks[i].running && run->ranks[i].pid == p)
+                    scrun_on_exit(run, &run->ranks[i], status);
+        }
+        goto out;
+    }
+    while (run->nrunning > 0) {
+        size_t n = 0;
+        int timeout = -1;
+        fds[n++] = (struct pollfd){.fd = scrun_sigpipe[0], .events = POLLIN};
+        for (long i = 0; i < run->nstarted; i++) {
+            scrun_stream_t *ss[2] = {&run->ranks[i].out, &run->ranks[i].err};
+            for (int k = 0; k < 2; k++) {
+                if (ss[k]->fd < 0)
+                    continue;
+                owners[n] = ss[k];
+                fds[n++] = (struct pollfd){.fd = ss[k]->fd, .events = POLLIN};
+            }
+        }
+        if (run->stopping && !run->killed) {
+            double left = run->kill_deadline - scrun_now();
+            timeout = left <= 0 ? 0 : (int)(left * 1000.0) + 1;
+        }
+        int ready = poll(fds, (nfds_t)n, timeout);
+        if (ready < 0 && errno != EINTR) {
+            scrun_msg(run, "poll: %s", strerror(errno));
+            run->self_failed = true;
+            break;
+        }
+        if (ready > 0) {
+            for (size_t i = 1; i < n; i++)
+                if (fds[i].revents != 0)
+                    scrun_stream_read(run, owners[i], false);
+            if (fds[0].revents != 0)
+                scrun_handle_signals(run);
+        }
+        if (run->stopping && !run->killed && run->nrunning > 0 &&
+            scrun_now() >= run->kill_deadline)
+            scrun_kill_remaining(run);
+    }
+out:
+    free(owners);
+    free(fds);
+}
+
+int main(int argc, char **argv)
+{
+    scrun_run_t *run;
+    scrun_opts_t opts;
+    bool done;
+    int rc;
+
+    rc = scrun_parse_args(argc, argv, &opts, &done);
+    if (rc != 0 || done)
+        return rc;
+    run = calloc(1, sizeof *run);
+    if (run == NULL) {
+        fprintf(stderr, "scrun: out of memory\n");
+        return SCRUN_EXIT_FAILED;
+    }
+    run->opts = opts;
+    run->first_failed = -1;
+    rc = scrun_resolve_env(run);
+    if (rc != 0)
+        goto out_free_run;
+    scrun_open_std_fds();
+    /* A rank in its own process group that reads a terminal would be stopped (SIGTTIN). */
+    run->stdin_to_rank0 = !isatty(STDIN_FILENO);
+    run->sinks[0] = (scrun_sink_t){.fd = STDOUT_FILENO};
+    run->sinks[1] = (scrun_sink_t){.fd = STDERR_FILENO};
+    run->ranks = calloc((size_t)opts.nlocal, sizeof *run->ranks);
+    if (run->ranks == NULL) {
+        fprintf(stderr, "scrun: out of memory for %ld ranks\n", opts.nlocal);
+        rc = SCRUN_EXIT_FAILED;
+        goto out_free_run;
+    }
+    if (scrun_install_handlers() != 0) {
+        fprintf(stderr, "scrun: cannot install signal handlers: %s\n", strerror(errno));
+        rc = SCRUN_EXIT_FAILED;
+        goto out_free_ranks;
+    }
+
+    for (long i = 0; i < opts.nlocal; i++) {
+        run->ranks[i].rank = opts.node_rank * opts.nlocal + i;
+        if (scrun_spawn(run, i) != 0) {
+            run->self_failed = true;
+            scrun_stop(run);
+            break;
+        }
+    }
+    scrun_loop(run);
+
+    /* Pipes still open were drained when their rank was reaped but are held by the
+     * rank's own children; scrun does not wait for those. */
+    for (long i = 0; i < run->nstarted; i++) {
+        if (run->ranks[i].out.fd >= 0)
+            scrun_stream_close(run, &run->ranks[i].out);
+        if (run->ranks[i].err.fd >= 0)
+            scrun_stream_close(run, &run->ranks[i].err);
+    }
+    if (run->first_failed >= 0) {
+        char list[256];
+        size_t n = 0;
+        list[0] = '\0';
+        for (long i = 0; i < run->nstarted && n < sizeof list - 16; i++) {
+            const scrun_rank_t *r = &run->ranks[i];
+            bool ok = WIFEXITED(r->status) && WEXITSTATUS(r->status) == 0;
+            if (r->rank != run->first_failed && !ok)
+                n += (size_t)snprintf(list + n, sizeof list - n, " %ld", r->rank);
+        }
+        if (n > 0)
+            scrun_msg(run, "rank %ld failed first; ranks stopped by scrun (or failing after it):%s",
+                      run->first_failed, list);
+    }
+    rc = run->first_failed >= 0 || run->self_failed ? SCRUN_EXIT_FAILED : 0;
+
+out_free_ranks:
+    free(run->ranks);
+out_free_run:
+    free(run);
+    return rc;
+}
