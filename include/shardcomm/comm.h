@@ -24,8 +24,9 @@ typedef struct {
     size_t size;                /* sizeof(sc_comm_config_t), set by the macro */
     int rank;                   /* -1: SC_RANK, RANK, OMPI_COMM_WORLD_RANK, SLURM_PROCID */
     int world_size;             /* -1: SC_WORLD_SIZE, WORLD_SIZE, ... */
-    int local_rank;             /* -1: SC_LOCAL_RANK, LOCAL_RANK, ...; else rank */
-    int local_size;             /* -1: SC_LOCAL_SIZE, LOCAL_WORLD_SIZE, ...; else size */
+    int local_rank;             /* -1: SC_LOCAL_RANK, LOCAL_RANK, ...; else counted
+                                   among the ranks with this host name */
+    int local_size;             /* -1: SC_LOCAL_SIZE, LOCAL_WORLD_SIZE, ...; else counted */
     const char *master_addr;    /* NULL: SC_MASTER_ADDR, MASTER_ADDR, else 127.0.0.1 */
     int master_port;            /* -1: SC_MASTER_PORT, MASTER_PORT, else 29500 */
     double timeout_s;           /* 0: SC_TIMEOUT (seconds), else 300 */

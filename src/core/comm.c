@@ -287,7 +287,8 @@ SC_API sc_status_t sc_comm_init(const sc_comm_config_t *config, sc_comm_t **comm
     st = sc_tuning_get(&tuning);
     if (st != SC_SUCCESS)
         return st;
-    if (p.local_size > 0) {
+    /* Bind before any thread starts, so that every thread inherits it. */
+    if (p.local_rank >= 0 && p.local_size > 0) {
         st = sc_topology_bind(p.local_rank, p.local_size, p.bind);
         if (st != SC_SUCCESS)
             return st;
@@ -314,7 +315,7 @@ SC_API sc_status_t sc_comm_init(const sc_comm_config_t *config, sc_comm_t **comm
         c->local_rank = p.local_rank;
     if (p.local_size > 0)
         c->local_size = p.local_size;
-    else
+    if (p.local_rank < 0 || p.local_size <= 0)
         st = sc_topology_bind(c->local_rank, c->local_size, p.bind);
     if (st != SC_SUCCESS)
         goto err_comm;

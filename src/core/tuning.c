@@ -42,8 +42,9 @@ static sc_status_t sc_tuning_parse(sc_tuning_t *t)
         return st;
     if (thr < 0)
         return sc_error(SC_ERR_INVALID_ARG, "SC_RING_THRESHOLD=%ld must be >= 0", thr);
-    if (chunk < 64)
-        return sc_error(SC_ERR_INVALID_ARG, "SC_CHUNK_BYTES=%ld must be >= 64", chunk);
+    if (chunk < SC_MIN_CHUNK_BYTES)
+        return sc_error(SC_ERR_INVALID_ARG, "SC_CHUNK_BYTES=%ld must be >= %d", chunk,
+                        SC_MIN_CHUNK_BYTES);
     if (spin_us < 0)
         return sc_error(SC_ERR_INVALID_ARG, "SC_PROGRESS_SPIN_US=%g must be >= 0", spin_us);
     t->ring_threshold = (size_t)thr;
