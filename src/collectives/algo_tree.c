@@ -85,7 +85,7 @@ sc_status_t sc_algo_broadcast_chain(sc_coll_op_t *op, const void *sbuf, void *rb
     op->hdr.algo = SC_ALGO_CHAIN;
     if (vr == 0)
         sc_op_copy(op, rbuf, sbuf, count * es, -1, -1);
-    for (size_t off = 0, c = 0; off < count; off += ce, c++) {
+    for (size_t off = 0, c = 0; p > 1 && off < count; off += ce, c++) {
         size_t len = sc_min_size(ce, count - off);
         uint16_t sub = (uint16_t)(c & 0xffff);
         if (vr == 0) {

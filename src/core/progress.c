@@ -181,6 +181,27 @@ static int sc_progress_step(sc_transport_t *tp)
     return progressed;
 }
 
+static inline void sc_cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#endif
+}
+
+/* Pure spinning for the first microseconds (a yield is a system call, and a peer's
+ * answer often arrives sooner), then yielding so that oversubscribed ranks share the
+ * cores; 0 once idle time reached spin_s and the caller should sleep. */
+static int sc_progress_idle_spin(double idle_s, double spin_s)
+{
+    if (idle_s >= spin_s)
+        return 0;
+    if (idle_s < 3e-6)
+        sc_cpu_relax();
+    else
+        sched_yield();
+    return 1;
+}
+
 static void sc_progress_wake(sc_transport_t *tp)
 {
     uint64_t one = 1;
@@ -269,10 +290,8 @@ static void *sc_progress_thread(void *arg)
             idle_since = sc_clock_now();
             continue;
         }
-        if (sc_clock_now() - idle_since < tp->spin_s) {
-            sched_yield();
+        if (sc_progress_idle_spin(sc_clock_now() - idle_since, tp->spin_s))
             continue;
-        }
         /* Sleep until UCX has an event, an op is queued, or a deadline may pass. */
         pthread_mutex_lock(&tp->lock);
         st = sc_ucx_arm(tp);
@@ -360,10 +379,8 @@ SC_API sc_status_t sc_wait(sc_request_t *req)
             idle_since = sc_clock_now();
             continue;
         }
-        if (sc_clock_now() - idle_since < tp->spin_s) {
-            sched_yield();
+        if (sc_progress_idle_spin(sc_clock_now() - idle_since, tp->spin_s))
             continue;
-        }
         /* Hand the driving to the progress thread and sleep until a completion. */
         __atomic_sub_fetch(&tp->waiters, 1, __ATOMIC_SEQ_CST);
         sc_progress_wake(tp);
