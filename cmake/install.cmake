@@ -18,6 +18,10 @@ install(FILES ${CMAKE_BINARY_DIR}/shardcommConfig.cmake
               ${CMAKE_BINARY_DIR}/shardcommConfigVersion.cmake
         DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/shardcomm)
 
+# The .pc file finds its prefix from its own location, so that an install with
+# `cmake --install --prefix P` works wherever P is.
+file(RELATIVE_PATH SC_PC_TO_PREFIX "/root/${CMAKE_INSTALL_LIBDIR}/pkgconfig" "/root")
+set(SC_PC_PREFIX "\${pcfiledir}/${SC_PC_TO_PREFIX}")
 configure_file(cmake/shardcomm.pc.in ${CMAKE_BINARY_DIR}/shardcomm.pc @ONLY)
 install(FILES ${CMAKE_BINARY_DIR}/shardcomm.pc
         DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
