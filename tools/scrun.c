@@ -621,28 +621,40 @@ err_close_out:
     return -1;
 }
 
-/* A port that is free on 127.0.0.1 now; the rank that serves the store binds it later. */
-static int scrun_free_port(long *port)
+/* Binds port on every interface, as the rank serving the store will; 0 on success. */
+static int scrun_try_port(long port)
 {
     struct sockaddr_in addr;
-    socklen_t len = sizeof addr;
     int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    int rc;
+
     if (fd < 0)
         return -1;
     memset(&addr, 0, sizeof addr);
     addr.sin_family = AF_INET;
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    addr.sin_port = 0;
-    if (bind(fd, (struct sockaddr *)&addr, sizeof addr) != 0 ||
-        getsockname(fd, (struct sockaddr *)&addr, &len) != 0) {
-        int e = errno;
-        close(fd);
-        errno = e;
-        return -1;
-    }
+    addr.sin_addr.s_addr = htonl(INADDR_ANY);
+    addr.sin_port = htons((uint16_t)port);
+    rc = bind(fd, (struct sockaddr *)&addr, sizeof addr);
     close(fd);
-    *port = ntohs(addr.sin_port);
-    return 0;
+    return rc;
+}
+
+/* A port that is free now; the rank that serves the store binds it later. It is drawn
+ * below Linux's ephemeral range (32768 and up), where the kernel hands out ports for
+ * outgoing connections and UCX's listeners, so that nothing takes it in between. */
+static int scrun_free_port(long *port)
+{
+    unsigned seed = (unsigned)getpid() ^ (unsigned)time(NULL);
+
+    for (int i = 0; i < 200; i++) {
+        long p = 20000 + (long)(rand_r(&seed) % 12000);
+        if (scrun_try_port(p) == 0) {
+            *port = p;
+            return 0;
+        }
+    }
+    errno = EADDRINUSE;
+    return -1;
 }
 
 /* Fills the rendezvous settings: flags first, then SC_* already set, then defaults. */
@@ -674,7 +686,7 @@ static int scrun_resolve_env(scrun_run_t *run)
     } else if (o->nnodes > 1) {
         port = SCRUN_DEFAULT_PORT;
     } else if (scrun_free_port(&port) != 0) {
-        fprintf(stderr, "scrun: cannot find a free port on 127.0.0.1: %s\n", strerror(errno));
+        fprintf(stderr, "scrun: cannot find a free port: %s\n", strerror(errno));
         return SCRUN_EXIT_FAILED;
     }
     snprintf(run->master_port, sizeof run->master_port, "%ld", port);

@@ -219,7 +219,7 @@ void sc_progress_enqueue(sc_comm_t *c, sc_coll_op_t *op, struct sc_request *req,
     op->hdr.seq = op->hdr.kind == SC_COLL_SEND   ? c->send_seq[op->hdr.root]++
                   : op->hdr.kind == SC_COLL_RECV ? c->recv_seq[op->hdr.root]++
                                                  : c->seq++;
-    __atomic_add_fetch(&tp->active, 1, __ATOMIC_RELEASE);
+    __atomic_add_fetch(&tp->active, 1, __ATOMIC_SEQ_CST);
     pthread_mutex_lock(&tp->lock);
     if (c->broken != SC_SUCCESS) {
         char text[SC_ERROR_MAX];
@@ -249,14 +249,24 @@ void sc_progress_enqueue(sc_comm_t *c, sc_coll_op_t *op, struct sc_request *req,
         sc_progress_wake(tp);
 }
 
+/* The progress thread has nothing to drive: no op, or a caller drives. */
+static int sc_progress_thread_idle(sc_transport_t *tp)
+{
+    return __atomic_load_n(&tp->active, __ATOMIC_SEQ_CST) == 0 ||
+           __atomic_load_n(&tp->waiters, __ATOMIC_SEQ_CST) > 0;
+}
+
 /* Sleeps on the wake eventfd, and on the UCX event descriptor when armed, for at
- * most timeout_ms. */
-static void sc_progress_sleep(sc_transport_t *tp, int with_efd, int timeout_ms)
+ * most timeout_ms. `sleeping` is published before the condition is checked again,
+ * and wakers change the condition before reading `sleeping` (both sequentially
+ * consistent), so a wake-up is never lost between the check and poll(). */
+static void sc_progress_sleep(sc_transport_t *tp, int armed, int timeout_ms)
 {
     struct pollfd fds[2] = {{tp->wake_fd, POLLIN, 0}, {tp->efd, POLLIN, 0}};
 
     __atomic_store_n(&tp->sleeping, 1, __ATOMIC_SEQ_CST);
-    poll(fds, with_efd ? 2 : 1, timeout_ms);
+    if (armed ? !sc_progress_thread_idle(tp) : sc_progress_thread_idle(tp))
+        poll(fds, armed ? 2 : 1, timeout_ms);
     __atomic_store_n(&tp->sleeping, 0, __ATOMIC_SEQ_CST);
     if (fds[0].revents & POLLIN) {
         uint64_t v;
@@ -272,12 +282,12 @@ static void *sc_progress_thread(void *arg)
     double idle_since = sc_clock_now();
 
     while (!__atomic_load_n(&tp->stop, __ATOMIC_ACQUIRE)) {
-        int active = __atomic_load_n(&tp->active, __ATOMIC_ACQUIRE);
+        int active = __atomic_load_n(&tp->active, __ATOMIC_SEQ_CST);
         int progressed = 0;
         sc_status_t st;
 
-        if (!active || __atomic_load_n(&tp->waiters, __ATOMIC_ACQUIRE) > 0) {
-            /* Short timeout while active: a waiter may leave without telling us. */
+        if (sc_progress_thread_idle(tp)) {
+            /* The timeout only bounds how late a deadline is noticed. */
             sc_progress_sleep(tp, 0, active ? 20 : 1000);
             idle_since = sc_clock_now();
             continue;
