@@ -169,7 +169,8 @@ static sc_status_t sc_call_issue(const sc_call_t *call, sc_comm_t *comm, sc_stre
     st = sc_call_check(call, comm, stream, &in_place);
     if (st != SC_SUCCESS)
         return st;
-    r = calloc(1, sizeof(*r));
+    /* Not calloc: the error text is written only on failure. */
+    r = malloc(sizeof(*r));
     op = sc_op_create(comm, call->kind, call->dtype, call->redop, call->count, call->root);
     if (!r || !op) {
         free(r);
@@ -177,6 +178,9 @@ static sc_status_t sc_call_issue(const sc_call_t *call, sc_comm_t *comm, sc_stre
         return sc_error(SC_ERR_NO_MEMORY, "%s: out of memory", sc_call_name(call));
     }
     r->tp = comm->tp;
+    r->done = 0;
+    r->status = SC_SUCCESS;
+    r->text[0] = '\0';
     st = sc_call_build(call, op);
     if (st != SC_SUCCESS) {
         free(r);

@@ -30,13 +30,43 @@ const char *sc_algo_name(sc_algo_t algo)
     return (unsigned)algo <= SC_ALGO_DIRECT ? sc_algo_names[algo] : "unknown";
 }
 
+/* Finished ops are kept for reuse, with their action arrays and small scratch
+ * buffers, so that a small collective allocates nothing. */
+#define SC_OP_POOL_MAX 32
+#define SC_OP_POOL_SCRATCH_MAX (64 * 1024)
+
 sc_coll_op_t *sc_op_create(struct sc_comm *comm, sc_coll_kind_t kind, sc_dtype_t dtype,
                       sc_op_t redop, size_t count, int root)
 {
-    sc_coll_op_t *op = calloc(1, sizeof(*op));
+    sc_transport_t *tp = comm->tp;
+    sc_coll_op_t *op;
+    sc_action_t *acts = NULL;
+    void *scratch = NULL;
+    size_t scratch_bytes = 0;
+    int cap = 0;
 
-    if (!op)
-        return NULL;
+    pthread_mutex_lock(&tp->pool_lock);
+    op = tp->op_pool;
+    if (op) {
+        tp->op_pool = op->next;
+        tp->op_pool_len--;
+    }
+    pthread_mutex_unlock(&tp->pool_lock);
+    if (op) {
+        acts = op->acts;
+        cap = op->cap;
+        scratch = op->scratch;
+        scratch_bytes = op->scratch_bytes;
+        memset(op, 0, sizeof(*op));
+    } else {
+        op = calloc(1, sizeof(*op));
+        if (!op)
+            return NULL;
+    }
+    op->acts = acts;
+    op->cap = cap;
+    op->scratch = scratch;
+    op->scratch_bytes = scratch_bytes;
     op->comm = comm;
     op->dtype = dtype;
     op->redop = redop;
@@ -53,8 +83,28 @@ sc_coll_op_t *sc_op_create(struct sc_comm *comm, sc_coll_kind_t kind, sc_dtype_t
 
 void sc_op_destroy(sc_coll_op_t *op)
 {
+    sc_transport_t *tp;
+
     if (!op)
         return;
+    tp = op->comm->tp;
+    if (op->scratch_bytes <= SC_OP_POOL_SCRATCH_MAX) {
+        pthread_mutex_lock(&tp->pool_lock);
+        if (tp->op_pool_len < SC_OP_POOL_MAX) {
+            op->next = tp->op_pool;
+            tp->op_pool = op;
+            tp->op_pool_len++;
+            op = NULL;
+        }
+        pthread_mutex_unlock(&tp->pool_lock);
+        if (!op)
+            return;
+    }
+    sc_op_free(op);
+}
+
+void sc_op_free(sc_coll_op_t *op)
+{
     free(op->acts);
     free(op->scratch);
     free(op);
@@ -62,11 +112,13 @@ void sc_op_destroy(sc_coll_op_t *op)
 
 void *sc_op_scratch(sc_coll_op_t *op, size_t bytes)
 {
+    if (bytes <= op->scratch_bytes)
+        return bytes ? op->scratch : NULL;
     free(op->scratch);
-    op->scratch = bytes ? malloc(bytes) : NULL;
+    op->scratch = malloc(bytes);
     op->scratch_bytes = op->scratch ? bytes : 0;
-    if (bytes && !op->scratch)
-        op->cap = -1; /* remembered by sc_op_built */
+    if (!op->scratch)
+        op->oom = 1; /* reported by sc_op_built */
     return op->scratch;
 }
 
@@ -74,13 +126,13 @@ static int sc_op_append(sc_coll_op_t *op, sc_action_kind_t kind, int dep0, int d
 {
     sc_action_t *a;
 
-    if (op->cap < 0)
+    if (op->oom)
         return -1;
     if (op->nacts == op->cap) {
         int cap = op->cap ? 2 * op->cap : 16;
         sc_action_t *acts = realloc(op->acts, (size_t)cap * sizeof(*acts));
         if (!acts) {
-            op->cap = -1;
+            op->oom = 1;
             return -1;
         }
         op->acts = acts;
@@ -157,7 +209,7 @@ int sc_op_avg(sc_coll_op_t *op, void *dst, size_t count, int dep0)
 
 sc_status_t sc_op_built(sc_coll_op_t *op)
 {
-    if (op->cap < 0)
+    if (op->oom)
         return sc_error(SC_ERR_NO_MEMORY, "%s: out of memory building the schedule",
                         sc_coll_kind_name((sc_coll_kind_t)op->hdr.kind));
     return SC_SUCCESS;

@@ -86,6 +86,7 @@ typedef struct sc_op {
     int nacts;
     int cap;
     int first_pending;         /* every action before it is done */
+    int oom;                   /* an append or the scratch allocation failed */
     void *scratch;             /* owned; freed with the op */
     size_t scratch_bytes;
     int started;               /* headers posted, deadline set */
@@ -101,7 +102,11 @@ typedef struct sc_op {
 /* Creates an empty op for comm (not queued). Returns NULL when out of memory. */
 sc_coll_op_t *sc_op_create(struct sc_comm *comm, sc_coll_kind_t kind, sc_dtype_t dtype,
                       sc_op_t redop, size_t count, int root);
+/* Returns op to its transport's pool (or frees it). */
 void sc_op_destroy(sc_coll_op_t *op);
+
+/* Frees op outright (pool teardown). */
+void sc_op_free(sc_coll_op_t *op);
 
 /* Allocates the op's scratch buffer; NULL when out of memory. */
 void *sc_op_scratch(sc_coll_op_t *op, size_t bytes);

@@ -21,7 +21,7 @@ static void sc_ucx_ep_error(void *arg, ucp_ep_h ep, ucs_status_t status)
     }
 }
 
-sc_status_t sc_ucx_open(sc_transport_t *tp, void **addr, size_t *addr_len)
+sc_status_t sc_ucx_open(sc_transport_t *tp, int single_node, void **addr, size_t *addr_len)
 {
     ucp_params_t params;
     ucp_worker_params_t wparams;
@@ -38,6 +38,8 @@ sc_status_t sc_ucx_open(sc_transport_t *tp, void **addr, size_t *addr_len)
      * UCX_RNDV_SCHEME wins. */
     if (!getenv("UCX_RNDV_SCHEME"))
         ucp_config_modify(config, "RNDV_SCHEME", "put_zcopy");
+    if (single_node && !getenv("UCX_TLS"))
+        ucp_config_modify(config, "TLS", "self,sm");
     memset(&params, 0, sizeof(params));
     params.field_mask = UCP_PARAM_FIELD_FEATURES | UCP_PARAM_FIELD_MT_WORKERS_SHARED;
     params.features = UCP_FEATURE_TAG | UCP_FEATURE_WAKEUP;

@@ -25,9 +25,11 @@ static inline uint64_t sc_tag_make(uint32_t ctx, uint32_t kind, uint64_t seq, ui
            (uint64_t)(src & 0xffff);
 }
 
-/* Creates the context and worker; the worker address goes to addr and addr_len, to be
+/* Creates the context and worker (shared-memory transports only when single_node and
+ * UCX_TLS is not set); the worker address goes to addr and addr_len, to be
  * released with sc_ucx_release_address. */
-sc_status_t sc_ucx_open(sc_transport_t *tp, void **addr, size_t *addr_len);
+sc_status_t sc_ucx_open(sc_transport_t *tp, int single_node, void **addr,
+                        size_t *addr_len);
 void sc_ucx_release_address(sc_transport_t *tp, void *addr);
 
 /* Creates endpoints to every world rank from their worker addresses. */

@@ -119,6 +119,12 @@ static void sc_transport_free(sc_transport_t *tp)
 {
     sc_progress_stop(tp);
     sc_ucx_close(tp, 2.0);
+    while (tp->op_pool) {
+        sc_coll_op_t *op = tp->op_pool;
+        tp->op_pool = op->next;
+        sc_op_free(op);
+    }
+    pthread_mutex_destroy(&tp->pool_lock);
     pthread_mutex_destroy(&tp->lock);
     pthread_mutex_destroy(&tp->done_mutex);
     pthread_cond_destroy(&tp->done_cond);
@@ -152,6 +158,7 @@ static sc_transport_t *sc_transport_alloc(int world_size, int world_rank)
         return NULL;
     }
     pthread_mutex_init(&tp->lock, NULL);
+    pthread_mutex_init(&tp->pool_lock, NULL);
     pthread_mutex_init(&tp->done_mutex, NULL);
     pthread_cond_init(&tp->done_cond, NULL);
     return tp;
@@ -161,6 +168,9 @@ static sc_transport_t *sc_transport_alloc(int world_size, int world_rank)
 #define SC_BLOB_ADDR (SC_HOSTNAME_MAX + sizeof(int32_t))
 static sc_status_t sc_comm_exchange(sc_transport_t *tp, const sc_bootstrap_params_t *p)
 {
+    /* Known single-node: shared-memory transports only (a TCP interface costs an
+     * epoll_wait in every progress call). */
+    int single_node = p->local_size == p->world_size;
     sc_store_result_t res;
     void *addr = NULL;
     size_t addr_len = 0;
@@ -168,7 +178,7 @@ static sc_status_t sc_comm_exchange(sc_transport_t *tp, const sc_bootstrap_param
     void **addrs;
     sc_status_t st;
 
-    st = sc_ucx_open(tp, &addr, &addr_len);
+    st = sc_ucx_open(tp, single_node, &addr, &addr_len);
     if (st != SC_SUCCESS)
         return st;
     blob = calloc(1, SC_BLOB_ADDR + addr_len);

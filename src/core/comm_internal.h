@@ -40,6 +40,9 @@ typedef struct sc_transport {
     struct sc_comm *comms;
     uint32_t next_ctx;
     double spin_s;
+    pthread_mutex_t pool_lock;  /* the pool of finished ops for reuse */
+    struct sc_op *op_pool;
+    int op_pool_len;
 } sc_transport_t;
 
 #define SC_CTL_TEXT 512
