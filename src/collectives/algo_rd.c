@@ -11,6 +11,7 @@ sc_status_t sc_algo_allreduce_rd(sc_coll_op_t *op, const void *sbuf, void *rbuf,
     int p = comm->size, r = comm->rank;
     size_t es = sc_dtype_size(op->dtype), bytes = count * es;
     int p2 = 1, rem, last, step = 1;
+    int slot_reader[2] = {-1, -1}; /* the reduce that last read each scratch slot */
     uint8_t *tmp;
 
     op->hdr.algo = SC_ALGO_RD;
@@ -30,14 +31,17 @@ sc_status_t sc_algo_allreduce_rd(sc_coll_op_t *op, const void *sbuf, void *rbuf,
     if (r < rem) {
         int rv = sc_op_recv(op, r + p2, SC_RD_SUB_FOLD, tmp, bytes, -1, -1);
         last = sc_op_reduce(op, rbuf, rbuf, tmp, count, rv, last);
+        slot_reader[0] = last;
     }
     for (int mask = 1; mask < p2; mask <<= 1, step++) {
         int partner = r ^ mask;
-        uint8_t *t = tmp + (size_t)(step & 1) * bytes;
+        int slot = step & 1;
+        uint8_t *t = tmp + (size_t)slot * bytes;
         int s = sc_op_send(op, partner, (uint16_t)step, rbuf, bytes, last, -1);
-        /* The slot was last read by the reduce two steps back, a dependency of last. */
-        int rv = sc_op_recv(op, partner, (uint16_t)step, t, bytes, -1, -1);
+        /* A slot is received into again only once its previous contents were reduced. */
+        int rv = sc_op_recv(op, partner, (uint16_t)step, t, bytes, slot_reader[slot], -1);
         last = sc_op_reduce(op, rbuf, rbuf, t, count, rv, s);
+        slot_reader[slot] = last;
     }
     if (op->redop == SC_AVG)
         last = sc_op_avg(op, rbuf, count, last);

@@ -32,8 +32,7 @@ static int sc_dtype_is_float(sc_dtype_t d)
 }
 
 /* Elements each buffer holds, per the call's semantics, checked against overflow. */
-static sc_status_t sc_call_check(const sc_call_t *call, sc_comm_t *comm, sc_stream_t stream,
-                                 int *in_place)
+static sc_status_t sc_call_check(const sc_call_t *call, sc_comm_t *comm, sc_stream_t stream)
 {
     const char *fn = sc_call_name(call);
     int p = comm->size;
@@ -89,7 +88,6 @@ static sc_status_t sc_call_check(const sc_call_t *call, sc_comm_t *comm, sc_stre
             return sc_error(SC_ERR_INVALID_ARG, "%s: recvbuf is NULL with count %zu", fn,
                             call->count);
     }
-    *in_place = call->sbuf == call->rbuf;
     return SC_SUCCESS;
 }
 
@@ -160,13 +158,12 @@ static sc_status_t sc_call_issue(const sc_call_t *call, sc_comm_t *comm, sc_stre
 {
     struct sc_request *r;
     sc_coll_op_t *op;
-    int in_place = 0;
     sc_status_t st;
 
     st = sc_comm_check(comm, sc_call_name(call));
     if (st != SC_SUCCESS)
         return st;
-    st = sc_call_check(call, comm, stream, &in_place);
+    st = sc_call_check(call, comm, stream);
     if (st != SC_SUCCESS)
         return st;
     /* Not calloc: the error text is written only on failure. */

@@ -442,21 +442,30 @@ static sc_status_t sc_op_poll_action(sc_coll_op_t *op, sc_action_t *a)
     return SC_SUCCESS;
 }
 
+/* A peer failed long enough ago that what it sent before failing has arrived. */
+#define SC_PEER_FAIL_GRACE_S 0.5
+
+static int sc_op_peer_failed(const sc_transport_t *tp, int world, double now)
+{
+    return tp->peer_error[world][0] && now - tp->peer_error_at[world] > SC_PEER_FAIL_GRACE_S;
+}
+
 /* The failure of a peer this op waits on, if any. */
 static sc_status_t sc_op_check_peers(sc_coll_op_t *op)
 {
     sc_transport_t *tp = op->comm->tp;
+    double now = sc_clock_now();
     int end = op->nacts < op->first_pending + SC_OP_WINDOW ? op->nacts
                                                            : op->first_pending + SC_OP_WINDOW;
 
     for (int i = 0; i < op->nhdr; i++) {
         int w = sc_op_world(op, op->hdr_peer[i]);
-        if (!(op->hdr_ok & (1 << i)) && tp->peer_error[w][0])
+        if (!(op->hdr_ok & (1 << i)) && sc_op_peer_failed(tp, w, now))
             return sc_error(SC_ERR_PEER_FAILED, "%s", tp->peer_error[w]);
     }
     for (int i = op->first_pending; i < end; i++) {
         const sc_action_t *a = &op->acts[i];
-        if (a->state == SC_ACT_STARTED && tp->peer_error[sc_op_world(op, a->peer)][0])
+        if (a->state == SC_ACT_STARTED && sc_op_peer_failed(tp, sc_op_world(op, a->peer), now))
             return sc_error(SC_ERR_PEER_FAILED, "%s",
                             tp->peer_error[sc_op_world(op, a->peer)]);
     }

@@ -16,6 +16,7 @@ static void sc_ucx_ep_error(void *arg, ucp_ep_h ep, ucs_status_t status)
         if (tp->eps && tp->eps[r] == ep && tp->peer_error[r][0] == '\0') {
             snprintf(tp->peer_error[r], sizeof(tp->peer_error[r]),
                      "rank %d is unreachable (UCX: %s)", r, ucs_status_string(status));
+            tp->peer_error_at[r] = sc_clock_now();
             sc_log(SC_LOG_INFO, "%s", tp->peer_error[r]);
         }
     }
@@ -98,15 +99,18 @@ sc_status_t sc_ucx_connect(sc_transport_t *tp, void *const *addrs)
 
         memset(&ep_params, 0, sizeof(ep_params));
         ep_params.field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS |
-                               UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE |
-                               UCP_EP_PARAM_FIELD_ERR_HANDLER;
+                               UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE;
         ep_params.address = addrs[r];
         /* UCX 1.13's shared-memory transports have no peer-failure handling, and asking
          * for it falls back to TCP; a local peer's death is detected from its pid
-         * instead (sc_ucx_check_local_peers). */
+         * instead (sc_ucx_check_local_peers), and UCX's own verdicts on local
+         * endpoints (a keepalive timeout of a peer that merely finished) are ignored. */
         ep_params.err_mode = local ? UCP_ERR_HANDLING_MODE_NONE : UCP_ERR_HANDLING_MODE_PEER;
-        ep_params.err_handler.cb = sc_ucx_ep_error;
-        ep_params.err_handler.arg = tp;
+        if (!local) {
+            ep_params.field_mask |= UCP_EP_PARAM_FIELD_ERR_HANDLER;
+            ep_params.err_handler.cb = sc_ucx_ep_error;
+            ep_params.err_handler.arg = tp;
+        }
         st = ucp_ep_create(tp->worker, &ep_params, &tp->eps[r]);
         if (st != UCS_OK) {
             tp->eps[r] = NULL;
@@ -290,6 +294,7 @@ void sc_ucx_check_local_peers(sc_transport_t *tp)
         if (tp->node_of[r] == tp->node_of[tp->world_rank] && sc_ucx_pid_gone(tp->peer_pid[r])) {
             snprintf(tp->peer_error[r], sizeof(tp->peer_error[r]),
                      "rank %d (pid %d) exited or was killed", r, tp->peer_pid[r]);
+            tp->peer_error_at[r] = now;
             sc_log(SC_LOG_INFO, "%s", tp->peer_error[r]);
         }
     }

@@ -78,7 +78,10 @@ sc_status_t sc_comm_check(const sc_comm_t *c, const char *caller)
                         "%s: communicator %p was destroyed or never created", caller,
                         (const void *)c);
     if (__atomic_load_n(&c->broken, __ATOMIC_ACQUIRE) != SC_SUCCESS) {
-        sc_error_set_text(c->broken_text);
+        char text[SC_ERROR_MAX];
+        snprintf(text, sizeof(text), "%s refused, the communicator failed earlier: %.900s",
+                 caller, c->broken_text);
+        sc_error_set_text(text);
         return c->broken;
     }
     return SC_SUCCESS;
@@ -132,6 +135,7 @@ static void sc_transport_free(sc_transport_t *tp)
     free(tp->node_of);
     free(tp->peer_pid);
     free(tp->peer_error);
+    free(tp->peer_error_at);
     free(tp);
 }
 
@@ -147,9 +151,11 @@ static sc_transport_t *sc_transport_alloc(int world_size, int world_rank)
     tp->node_of = calloc((size_t)world_size, sizeof(int));
     tp->peer_pid = calloc((size_t)world_size, sizeof(int));
     tp->peer_error = calloc((size_t)world_size, sizeof(*tp->peer_error));
+    tp->peer_error_at = calloc((size_t)world_size, sizeof(double));
     tp->wake_fd = -1;
     tp->efd = -1;
-    if (!tp->eps || !tp->node_of || !tp->peer_pid || !tp->peer_error) {
+    if (!tp->eps || !tp->node_of || !tp->peer_pid || !tp->peer_error || !tp->peer_error_at) {
+        free(tp->peer_error_at);
         free(tp->eps);
         free(tp->node_of);
         free(tp->peer_pid);

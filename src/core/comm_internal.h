@@ -25,6 +25,7 @@ typedef struct sc_transport {
     int *peer_pid;              /* process id of each world rank */
     double last_liveness_check;
     char (*peer_error)[160];    /* non-empty once a world rank's endpoint failed */
+    double *peer_error_at;      /* when it failed (sc_clock_now) */
     pthread_mutex_t lock;
     pthread_mutex_t done_mutex;
     pthread_cond_t done_cond;   /* broadcast whenever a request completes */

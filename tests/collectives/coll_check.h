@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/types.h>
 #include <time.h>
 
 #include "shardcomm/shardcomm.h"
@@ -444,6 +445,24 @@ static inline void cc_check_agreement(cc_ctx_t *c, const void *p, size_t bytes)
         }
     }
     free(all);
+}
+
+/* The failures of every rank, summed here from an allgather (not with the allreduce
+ * under test), so that a failure seen by one rank fails all; the last call before
+ * sc_comm_destroy. */
+static inline int cc_total_failures(cc_ctx_t *c)
+{
+    int32_t mine = c->failures, *all = calloc((size_t)c->size, sizeof(int32_t));
+    int total = 0;
+
+    if (!all)
+        exit(1);
+    cc_check_status(c, sc_allgather(&mine, all, 1, SC_INT32, c->comm, NULL, NULL),
+                    "sc_allgather of the failure counts");
+    for (int r = 0; r < c->size; r++)
+        total += all[r];
+    free(all);
+    return total;
 }
 
 #endif

@@ -1,0 +1,765 @@
+/* Argument errors of the public API: each bad input gets its status, a sentence in
+ * sc_last_error() naming the call and the bad argument, and leaves every output (buffer,
+ * *req, *sub) as it was. Run through scrun (1 or 2 ranks): test_api_args NAME. */
+#include <limits.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "shardcomm/shardcomm.h"
+
+#define NELEM(x) (sizeof(x) / sizeof((x)[0]))
+#define OUT_BYTES 4096
+#define OUT_FILL 0xA5
+
+static sc_comm_t *g_world;
+static int g_rank, g_size;
+static uint8_t g_in[OUT_BYTES];   /* a valid input buffer */
+static uint8_t g_out[OUT_BYTES];  /* an output buffer that errors must not touch */
+
+#define CHECK(cond, ...)                                                                 \
+    do {                                                                                 \
+        if (!(cond)) {                                                                   \
+            fprintf(stderr, "rank %d: %s:%d: CHECK failed: %s: ", g_rank, __FILE__,      \
+                    __LINE__, #cond);                                                    \
+            fprintf(stderr, __VA_ARGS__);                                                \
+            fputc('\n', stderr);                                                         \
+            return 1;                                                                    \
+        }                                                                                \
+    } while (0)
+
+#define RUN(expr)                                                                        \
+    do {                                                                                 \
+        if ((expr) != 0) {                                                               \
+            fprintf(stderr, "  (from %s:%d)\n", __FILE__, __LINE__);                     \
+            return 1;                                                                    \
+        }                                                                                \
+    } while (0)
+
+/* ---- one call of the API, described as data -------------------------------------- */
+
+typedef enum {
+    K_ALLREDUCE, K_REDUCE_SCATTER, K_ALLGATHER, K_BROADCAST, K_REDUCE, K_ALLTOALL,
+    K_SEND, K_RECV, K_BARRIER, K_COUNT
+} kind_t;
+
+static const char *const kind_fn[K_COUNT] = {
+    "sc_allreduce", "sc_reduce_scatter", "sc_allgather", "sc_broadcast", "sc_reduce",
+    "sc_alltoall",  "sc_send",           "sc_recv",      "sc_barrier"};
+
+typedef struct {
+    kind_t kind;
+    const void *send;
+    void *recv;
+    size_t count;
+    sc_dtype_t dtype;
+    sc_op_t op;
+    int root;          /* root, or peer of send/recv */
+    sc_comm_t *comm;
+    sc_stream_t stream;
+} call_t;
+
+static sc_status_t call_issue(const call_t *c, sc_request_t **req)
+{
+    switch (c->kind) {
+    case K_ALLREDUCE:
+        return sc_allreduce(c->send, c->recv, c->count, c->dtype, c->op, c->comm, c->stream, req);
+    case K_REDUCE_SCATTER:
+        return sc_reduce_scatter(c->send, c->recv, c->count, c->dtype, c->op, c->comm, c->stream,
+                                 req);
+    case K_ALLGATHER:
+        return sc_allgather(c->send, c->recv, c->count, c->dtype, c->comm, c->stream, req);
+    case K_BROADCAST:
+        return sc_broadcast(c->send, c->recv, c->count, c->dtype, c->root, c->comm, c->stream,
+                            req);
+    case K_REDUCE:
+        return sc_reduce(c->send, c->recv, c->count, c->dtype, c->op, c->root, c->comm,
+                         c->stream, req);
+    case K_ALLTOALL:
+        return sc_alltoall(c->send, c->recv, c->count, c->dtype, c->comm, c->stream, req);
+    case K_SEND:
+        return sc_send(c->send, c->count, c->dtype, c->root, c->comm, c->stream, req);
+    case K_RECV:
+        return sc_recv(c->recv, c->count, c->dtype, c->root, c->comm, c->stream, req);
+    default:
+        return sc_barrier(c->comm, req);
+    }
+}
+
+/* A valid call of kind k on comm: 4 float32 elements, sum, root/peer = this rank. */
+static call_t call_valid(kind_t k, sc_comm_t *comm)
+{
+    call_t c = {k, g_in, g_out, 4, SC_FLOAT32, SC_SUM, 0, comm, NULL};
+
+    c.root = sc_comm_rank(comm) >= 0 ? sc_comm_rank(comm) : 0;
+    if (k == K_SEND)
+        c.recv = NULL;
+    if (k == K_RECV)
+        c.send = NULL;
+    return c;
+}
+
+static int kind_has_dtype(kind_t k)
+{
+    return k != K_BARRIER;
+}
+
+static int kind_reduces(kind_t k)
+{
+    return k == K_ALLREDUCE || k == K_REDUCE_SCATTER || k == K_REDUCE;
+}
+
+static int kind_rooted(kind_t k)
+{
+    return k == K_BROADCAST || k == K_REDUCE;
+}
+
+/* Sets sc_last_error() to a known sentence, so that a call that fails without setting
+ * its own cannot pass for one that did. */
+static void prime_last_error(void)
+{
+    sc_dtype_t d;
+    (void)sc_dtype_from_name("__primed__", &d);
+}
+
+/* The call fails with `want`, blocking and non-blocking, writes nothing to g_out nor to
+ * *req, and sc_last_error() names the call and contains `word`. */
+static int expect_rejected(const call_t *c, sc_status_t want, const char *word)
+{
+    sc_request_t *const sentinel = (sc_request_t *)(uintptr_t)0x5c5c5c50;
+    const char *fn = kind_fn[c->kind];
+
+    for (int blocking = 0; blocking < 2; blocking++) {
+        sc_request_t *req = sentinel;
+        const char *msg;
+        sc_status_t st;
+
+        memset(g_out, OUT_FILL, sizeof(g_out));
+        prime_last_error();
+        st = call_issue(c, blocking ? NULL : &req);
+        msg = sc_last_error();
+        CHECK(st == want, "%s (%s, count %zu, dtype %d, op %d, root %d) returned %s, expected %s",
+              fn, blocking ? "blocking" : "non-blocking", c->count, (int)c->dtype, (int)c->op,
+              c->root, sc_status_string(st), sc_status_string(want));
+        CHECK(req == sentinel, "%s wrote *req on error", fn);
+        for (size_t i = 0; i < sizeof(g_out); i++)
+            CHECK(g_out[i] == OUT_FILL, "%s wrote byte %zu of the output buffer on error", fn, i);
+        CHECK(msg && msg[0] && !strstr(msg, "__primed__"), "%s set no error sentence", fn);
+        /* A call refused because its communicator was aborted repeats the abort's
+         * sentence, which names sc_comm_abort rather than the call. */
+        CHECK(want == SC_ERR_ABORTED || strstr(msg, fn), "the sentence does not name %s: \"%s\"",
+              fn, msg);
+        CHECK(!word || strstr(msg, word), "the sentence of %s does not mention '%s': \"%s\"",
+              fn, word, msg);
+    }
+    return 0;
+}
+
+/* ---- null buffers and zero counts ---------------------------------------------------- */
+
+static int test_null_sendbuf_with_count_is_invalid_arg(void)
+{
+    for (kind_t k = 0; k < K_COUNT; k++) {
+        call_t c = call_valid(k, g_world);
+        if (k == K_RECV || k == K_BARRIER)
+            continue;
+        c.send = NULL;
+        RUN(expect_rejected(&c, SC_ERR_INVALID_ARG, "sendbuf"));
+    }
+    return 0;
+}
+
+static int test_null_recvbuf_with_count_is_invalid_arg(void)
+{
+    for (kind_t k = 0; k < K_COUNT; k++) {
+        call_t c = call_valid(k, g_world);
+        if (k == K_SEND || k == K_BARRIER)
+            continue;
+        c.recv = NULL;
+        RUN(expect_rejected(&c, SC_ERR_INVALID_ARG, "recvbuf"));
+    }
+    return 0;
+}
+
+/* Count 0 with NULL buffers is legal for every call, blocking and non-blocking. */
+static int test_zero_count_with_null_buffers_succeeds(void)
+{
+    int right = (g_rank + 1) % g_size, left = (g_rank + g_size - 1) % g_size;
+
+    for (kind_t k = 0; k < K_COUNT; k++) {
+        for (int blocking = 0; blocking < 2; blocking++) {
+            call_t c = call_valid(k, g_world);
+            sc_request_t *req = NULL;
+            sc_status_t st;
+
+            if (k == K_SEND || k == K_RECV)
+                continue;
+            c.send = NULL;
+            c.recv = NULL;
+            c.count = 0;
+            c.root = 0;
+            st = call_issue(&c, blocking ? NULL : &req);
+            CHECK(st == SC_SUCCESS, "%s with count 0 returned %s: %s", kind_fn[k],
+                  sc_status_string(st), sc_last_error());
+            if (!blocking) {
+                CHECK(req != NULL, "%s did not set *req", kind_fn[k]);
+                st = sc_wait(req);
+                sc_request_free(req);
+                CHECK(st == SC_SUCCESS, "sc_wait on %s with count 0: %s", kind_fn[k],
+                      sc_status_string(st));
+            }
+        }
+    }
+    /* A zero-byte ring of send/recv. */
+    {
+        sc_request_t *sreq = NULL, *rreq = NULL;
+        sc_status_t st = sc_send(NULL, 0, SC_INT32, right, g_world, NULL, &sreq);
+        CHECK(st == SC_SUCCESS, "sc_send count 0: %s", sc_status_string(st));
+        st = sc_recv(NULL, 0, SC_INT32, left, g_world, NULL, &rreq);
+        CHECK(st == SC_SUCCESS, "sc_recv count 0: %s", sc_status_string(st));
+        CHECK(sc_wait(rreq) == SC_SUCCESS, "sc_wait(recv): %s", sc_last_error());
+        CHECK(sc_wait(sreq) == SC_SUCCESS, "sc_wait(send): %s", sc_last_error());
+        sc_request_free(rreq);
+        sc_request_free(sreq);
+    }
+    return 0;
+}
+
+/* ---- counts that overflow the buffer size -------------------------------------------- */
+
+static int test_count_overflow_is_invalid_arg(void)
+{
+    struct {
+        sc_dtype_t dtype;
+        size_t count;
+    } cases[] = {
+        {SC_FLOAT32, SIZE_MAX / 2},               /* bytes wrap size_t */
+        {SC_FLOAT32, SIZE_MAX / 4 + 1},           /* exactly 2^64 bytes */
+        {SC_FLOAT64, SIZE_MAX},
+        {SC_FLOAT16, (size_t)INT64_MAX / 2 + 1},  /* fits size_t, over INT64_MAX bytes */
+        {SC_INT8, SIZE_MAX},
+    };
+
+    for (kind_t k = 0; k < K_COUNT; k++) {
+        if (k == K_BARRIER)
+            continue;
+        for (size_t i = 0; i < NELEM(cases); i++) {
+            call_t c = call_valid(k, g_world);
+            c.dtype = cases[i].dtype;
+            c.count = cases[i].count;
+            RUN(expect_rejected(&c, SC_ERR_INVALID_ARG, "overflow"));
+        }
+    }
+    /* Count times the communicator size overflows, the count alone does not. */
+    if (g_size >= 2) {
+        kind_t scaled[] = {K_REDUCE_SCATTER, K_ALLGATHER, K_ALLTOALL};
+        for (size_t i = 0; i < NELEM(scaled); i++) {
+            call_t c = call_valid(scaled[i], g_world);
+            c.dtype = SC_INT8;
+            c.count = SIZE_MAX / (size_t)g_size + 1;
+            RUN(expect_rejected(&c, SC_ERR_INVALID_ARG, "overflow"));
+        }
+    }
+    return 0;
+}
+
+/* ---- dtype, op, root, peer, stream ----------------------------------------------------- */
+
+static int test_unknown_dtype_is_invalid_arg(void)
+{
+    sc_dtype_t bad[] = {(sc_dtype_t)99, SC_DTYPE_COUNT, (sc_dtype_t)-1};
+
+    for (kind_t k = 0; k < K_COUNT; k++) {
+        if (!kind_has_dtype(k))
+            continue;
+        for (size_t i = 0; i < NELEM(bad); i++) {
+            call_t c = call_valid(k, g_world);
+            c.dtype = bad[i];
+            RUN(expect_rejected(&c, SC_ERR_INVALID_ARG, "dtype"));
+        }
+    }
+    return 0;
+}
+
+static int test_unknown_op_is_invalid_arg(void)
+{
+    sc_op_t bad[] = {(sc_op_t)99, SC_OP_COUNT, (sc_op_t)-1};
+
+    for (kind_t k = 0; k < K_COUNT; k++) {
+        if (!kind_reduces(k))
+            continue;
+        for (size_t i = 0; i < NELEM(bad); i++) {
+            call_t c = call_valid(k, g_world);
+            c.op = bad[i];
+            RUN(expect_rejected(&c, SC_ERR_INVALID_ARG, "op"));
+        }
+    }
+    return 0;
+}
+
+static int test_avg_on_integer_dtypes_is_invalid_arg_naming_avg(void)
+{
+    sc_dtype_t ints[] = {SC_INT8, SC_UINT8, SC_INT32, SC_INT64};
+    const char *names[] = {"int8", "uint8", "int32", "int64"};
+
+    for (kind_t k = 0; k < K_COUNT; k++) {
+        if (!kind_reduces(k))
+            continue;
+        for (size_t i = 0; i < NELEM(ints); i++) {
+            call_t c = call_valid(k, g_world);
+            c.dtype = ints[i];
+            c.op = SC_AVG;
+            RUN(expect_rejected(&c, SC_ERR_INVALID_ARG, "avg"));
+            RUN(expect_rejected(&c, SC_ERR_INVALID_ARG, names[i]));
+        }
+    }
+    return 0;
+}
+
+static int test_root_out_of_range_is_invalid_arg(void)
+{
+    int bad[] = {-1, g_size, g_size + 1, INT_MAX, INT_MIN};
+
+    for (kind_t k = 0; k < K_COUNT; k++) {
+        if (!kind_rooted(k))
+            continue;
+        for (size_t i = 0; i < NELEM(bad); i++) {
+            call_t c = call_valid(k, g_world);
+            c.root = bad[i];
+            RUN(expect_rejected(&c, SC_ERR_INVALID_ARG, "root"));
+        }
+    }
+    return 0;
+}
+
+static int test_peer_out_of_range_is_invalid_arg(void)
+{
+    int bad[] = {-1, g_size, INT_MAX, INT_MIN};
+
+    for (size_t i = 0; i < NELEM(bad); i++) {
+        call_t s = call_valid(K_SEND, g_world), r = call_valid(K_RECV, g_world);
+        s.root = r.root = bad[i];
+        RUN(expect_rejected(&s, SC_ERR_INVALID_ARG, "peer"));
+        RUN(expect_rejected(&r, SC_ERR_INVALID_ARG, "peer"));
+    }
+    return 0;
+}
+
+static int test_stream_on_host_build_is_unsupported(void)
+{
+    for (kind_t k = 0; k < K_COUNT; k++) {
+        call_t c = call_valid(k, g_world);
+        if (k == K_BARRIER)
+            continue;
+        c.stream = (sc_stream_t)(uintptr_t)0x1000;
+        RUN(expect_rejected(&c, SC_ERR_UNSUPPORTED, "stream"));
+    }
+    return 0;
+}
+
+/* ---- communicators: NULL, destroyed, aborted --------------------------------------------- */
+
+static int test_null_comm_is_invalid_comm(void)
+{
+    sc_comm_t *const sentinel = (sc_comm_t *)(uintptr_t)0x5c5c5c50;
+    sc_comm_t *sub = sentinel;
+
+    for (kind_t k = 0; k < K_COUNT; k++) {
+        call_t c = call_valid(k, NULL);
+        RUN(expect_rejected(&c, SC_ERR_INVALID_COMM, NULL));
+    }
+    CHECK(sc_comm_split(NULL, 0, 0, &sub) == SC_ERR_INVALID_COMM, "split of NULL");
+    CHECK(sub == sentinel, "split of NULL wrote *sub");
+    CHECK(sc_comm_destroy(NULL) == SC_ERR_INVALID_COMM, "destroy of NULL");
+    CHECK(sc_comm_abort(NULL) == SC_ERR_INVALID_COMM, "abort of NULL");
+    CHECK(sc_comm_rank(NULL) == -1 && sc_comm_size(NULL) == -1 &&
+              sc_comm_local_rank(NULL) == -1 && sc_comm_local_size(NULL) == -1,
+          "queries of NULL");
+    return 0;
+}
+
+/* The library keeps a registry of live communicators, so a destroyed handle is
+ * recognised without being dereferenced. */
+static int test_destroyed_comm_is_invalid_comm(void)
+{
+    sc_comm_t *const sentinel = (sc_comm_t *)(uintptr_t)0x5c5c5c50;
+    sc_comm_t *sub = NULL, *sub2 = sentinel;
+    sc_status_t st;
+
+    st = sc_comm_split(g_world, 0, g_rank, &sub);
+    CHECK(st == SC_SUCCESS && sub, "split: %s", sc_last_error());
+    CHECK(sc_comm_destroy(sub) == SC_SUCCESS, "destroy: %s", sc_last_error());
+    for (kind_t k = 0; k < K_COUNT; k++) {
+        call_t c = call_valid(k, sub);
+        c.root = 0;
+        RUN(expect_rejected(&c, SC_ERR_INVALID_COMM, "destroyed"));
+    }
+    prime_last_error();
+    CHECK(sc_comm_split(sub, 0, 0, &sub2) == SC_ERR_INVALID_COMM, "split of a destroyed comm");
+    CHECK(sub2 == sentinel, "split of a destroyed comm wrote *sub");
+    CHECK(strstr(sc_last_error(), "sc_comm_split"), "sentence: %s", sc_last_error());
+    prime_last_error();
+    CHECK(sc_comm_destroy(sub) == SC_ERR_INVALID_COMM, "second destroy");
+    CHECK(strstr(sc_last_error(), "sc_comm_destroy"), "sentence: %s", sc_last_error());
+    CHECK(sc_comm_abort(sub) == SC_ERR_INVALID_COMM, "abort of a destroyed comm");
+    CHECK(sc_comm_rank(sub) == -1 && sc_comm_size(sub) == -1 && sc_comm_local_rank(sub) == -1 &&
+              sc_comm_local_size(sub) == -1,
+          "queries of a destroyed comm");
+    /* The parent is unaffected. */
+    CHECK(sc_barrier(g_world, NULL) == SC_SUCCESS, "world barrier: %s", sc_last_error());
+    return 0;
+}
+
+/* After sc_comm_abort every call on the communicator fails with SC_ERR_ABORTED; its
+ * parent keeps working. */
+static int test_aborted_comm_calls_fail_with_aborted(void)
+{
+    sc_comm_t *const sentinel = (sc_comm_t *)(uintptr_t)0x5c5c5c50;
+    sc_comm_t *sub = NULL, *sub2 = sentinel;
+    sc_status_t st;
+
+    st = sc_comm_split(g_world, 0, g_rank, &sub);
+    CHECK(st == SC_SUCCESS && sub, "split: %s", sc_last_error());
+    CHECK(sc_comm_abort(sub) == SC_SUCCESS, "abort: %s", sc_last_error());
+    for (kind_t k = 0; k < K_COUNT; k++) {
+        call_t c = call_valid(k, sub);
+        RUN(expect_rejected(&c, SC_ERR_ABORTED, "abort"));
+    }
+    CHECK(sc_comm_split(sub, 0, 0, &sub2) == SC_ERR_ABORTED, "split of an aborted comm");
+    CHECK(sub2 == sentinel, "split of an aborted comm wrote *sub");
+    CHECK(sc_comm_abort(sub) == SC_SUCCESS, "a second abort: %s", sc_last_error());
+    CHECK(sc_comm_destroy(sub) == SC_SUCCESS, "destroy of an aborted comm: %s", sc_last_error());
+    CHECK(sc_barrier(g_world, NULL) == SC_SUCCESS, "world barrier: %s", sc_last_error());
+    return 0;
+}
+
+/* A request pending when its communicator is aborted completes with SC_ERR_ABORTED
+ * and leaves its buffer alone; with 2 ranks only rank 0 aborts and rank 1's pending
+ * request learns of it from the notice. */
+static int test_abort_fails_pending_requests_on_every_rank(void)
+{
+    sc_comm_t *sub = NULL;
+    sc_request_t *req = NULL;
+    sc_status_t st;
+
+    st = sc_comm_split(g_world, 0, g_rank, &sub);
+    CHECK(st == SC_SUCCESS && sub, "split: %s", sc_last_error());
+    memset(g_out, OUT_FILL, sizeof(g_out));
+    /* A receive nobody will ever match. */
+    st = sc_recv(g_out, 16, SC_INT32, sc_comm_rank(sub), sub, NULL, &req);
+    CHECK(st == SC_SUCCESS, "recv: %s", sc_last_error());
+    CHECK(sc_test(req) == SC_IN_PROGRESS, "an unmatched receive completed");
+    if (g_rank == 0)
+        CHECK(sc_comm_abort(sub) == SC_SUCCESS, "abort: %s", sc_last_error());
+    prime_last_error();
+    st = sc_wait(req);
+    CHECK(st == SC_ERR_ABORTED, "the pending receive ended with %s, expected SC_ERR_ABORTED",
+          sc_status_string(st));
+    CHECK(sc_last_error()[0] && !strstr(sc_last_error(), "__primed__"),
+          "sc_wait set no sentence");
+    CHECK(sc_test(req) == SC_ERR_ABORTED, "sc_test after the end gave another status");
+    sc_request_free(req);
+    for (size_t i = 0; i < sizeof(g_out); i++)
+        CHECK(g_out[i] == OUT_FILL, "byte %zu of the aborted receive's buffer was written", i);
+    CHECK(sc_comm_destroy(sub) == SC_SUCCESS, "destroy: %s", sc_last_error());
+    CHECK(sc_barrier(g_world, NULL) == SC_SUCCESS, "world barrier: %s", sc_last_error());
+    return 0;
+}
+
+static int test_split_without_output_is_invalid_arg(void)
+{
+    prime_last_error();
+    CHECK(sc_comm_split(g_world, 0, 0, NULL) == SC_ERR_INVALID_ARG, "split with sub NULL");
+    CHECK(strstr(sc_last_error(), "sc_comm_split"), "sentence: %s", sc_last_error());
+    /* Nothing was exchanged: the world is still in step. */
+    CHECK(sc_barrier(g_world, NULL) == SC_SUCCESS, "world barrier: %s", sc_last_error());
+    return 0;
+}
+
+static int test_comm_init_rejects_bad_arguments(void)
+{
+    sc_comm_t *const sentinel = (sc_comm_t *)(uintptr_t)0x5c5c5c50;
+    sc_comm_config_t cfg = SC_COMM_CONFIG_INIT;
+    sc_comm_t *comm = sentinel;
+
+    CHECK(sc_comm_init(&cfg, NULL) == SC_ERR_INVALID_ARG, "init with comm NULL");
+    cfg.rank = 3;
+    cfg.world_size = 2;
+    CHECK(sc_comm_init(&cfg, &comm) == SC_ERR_INVALID_ARG, "init with rank 3 of 2");
+    CHECK(comm == sentinel, "a failed init wrote *comm");
+    CHECK(sc_last_error()[0], "no sentence");
+    return 0;
+}
+
+/* ---- requests ------------------------------------------------------------------------- */
+
+static int test_wait_and_test_reject_a_null_request(void)
+{
+    prime_last_error();
+    CHECK(sc_wait(NULL) == SC_ERR_INVALID_ARG, "sc_wait(NULL)");
+    CHECK(strstr(sc_last_error(), "sc_wait"), "sentence: %s", sc_last_error());
+    prime_last_error();
+    CHECK(sc_test(NULL) == SC_ERR_INVALID_ARG, "sc_test(NULL)");
+    CHECK(strstr(sc_last_error(), "sc_test"), "sentence: %s", sc_last_error());
+    sc_request_free(NULL); /* a no-op */
+    return 0;
+}
+
+/* ---- rank-dependent checks (meaningful with 2 ranks) -------------------------------------- */
+
+/* sendbuf matters on the root only: NULL there is an error (raised before anything is
+ * sent, so the other ranks take no part), NULL elsewhere is fine. */
+static int test_broadcast_null_sendbuf_is_an_error_on_the_root_only(void)
+{
+    int root = g_size - 1;
+    int32_t data[8], out[8];
+    sc_status_t st;
+
+    if (g_rank == root) {
+        call_t c = call_valid(K_BROADCAST, g_world);
+        c.send = NULL;
+        c.root = root;
+        RUN(expect_rejected(&c, SC_ERR_INVALID_ARG, "sendbuf"));
+    }
+    for (int i = 0; i < 8; i++)
+        data[i] = 1000 * root + i;
+    memset(out, 0, sizeof(out));
+    st = sc_broadcast(g_rank == root ? data : NULL, out, 8, SC_INT32, root, g_world, NULL, NULL);
+    CHECK(st == SC_SUCCESS, "broadcast with NULL sendbuf off the root: %s", sc_last_error());
+    for (int i = 0; i < 8; i++)
+        CHECK(out[i] == 1000 * root + i, "index %d is %d", i, out[i]);
+    return 0;
+}
+
+/* recvbuf matters on the root only: NULL there is an error, NULL elsewhere is fine. */
+static int test_reduce_null_recvbuf_is_an_error_on_the_root_only(void)
+{
+    int root = g_size - 1;
+    int64_t mine[3] = {g_rank + 1, 10 * (g_rank + 1), -(g_rank + 1)}, out[3] = {7, 7, 7};
+    int64_t n = g_size, tri = n * (n + 1) / 2;
+    sc_status_t st;
+
+    if (g_rank == root) {
+        call_t c = call_valid(K_REDUCE, g_world);
+        c.recv = NULL;
+        c.root = root;
+        RUN(expect_rejected(&c, SC_ERR_INVALID_ARG, "recvbuf"));
+    }
+    st = sc_reduce(mine, g_rank == root ? out : NULL, 3, SC_INT64, SC_SUM, root, g_world, NULL,
+                   NULL);
+    CHECK(st == SC_SUCCESS, "reduce with NULL recvbuf off the root: %s", sc_last_error());
+    if (g_rank == root)
+        CHECK(out[0] == tri && out[1] == 10 * tri && out[2] == -tri, "got %lld %lld %lld",
+              (long long)out[0], (long long)out[1], (long long)out[2]);
+    else
+        CHECK(out[0] == 7 && out[1] == 7 && out[2] == 7, "a non-root's out was written");
+    return 0;
+}
+
+/* ---- names and sizes -------------------------------------------------------------------- */
+
+static int test_status_string_names_every_status(void)
+{
+    struct {
+        sc_status_t st;
+        const char *name;
+    } all[] = {
+        {SC_SUCCESS, "SC_SUCCESS"},
+        {SC_IN_PROGRESS, "SC_IN_PROGRESS"},
+        {SC_ERR_INVALID_ARG, "SC_ERR_INVALID_ARG"},
+        {SC_ERR_UNSUPPORTED, "SC_ERR_UNSUPPORTED"},
+        {SC_ERR_NO_MEMORY, "SC_ERR_NO_MEMORY"},
+        {SC_ERR_TIMEOUT, "SC_ERR_TIMEOUT"},
+        {SC_ERR_PEER_FAILED, "SC_ERR_PEER_FAILED"},
+        {SC_ERR_MISMATCH, "SC_ERR_MISMATCH"},
+        {SC_ERR_ABORTED, "SC_ERR_ABORTED"},
+        {SC_ERR_INVALID_COMM, "SC_ERR_INVALID_COMM"},
+        {SC_ERR_TRANSPORT, "SC_ERR_TRANSPORT"},
+        {SC_ERR_SYSTEM, "SC_ERR_SYSTEM"},
+        {SC_ERR_INTERNAL, "SC_ERR_INTERNAL"},
+    };
+    sc_status_t unknown[] = {(sc_status_t)42, (sc_status_t)-12, (sc_status_t)INT_MIN};
+
+    for (size_t i = 0; i < NELEM(all); i++) {
+        const char *s = sc_status_string(all[i].st);
+        CHECK(s && strcmp(s, all[i].name) == 0, "status %d is \"%s\", expected %s",
+              (int)all[i].st, s ? s : "(null)", all[i].name);
+    }
+    for (size_t i = 0; i < NELEM(unknown); i++) {
+        const char *s = sc_status_string(unknown[i]);
+        CHECK(s && s[0], "status %d has no name", (int)unknown[i]);
+        for (size_t j = 0; j < NELEM(all); j++)
+            CHECK(strcmp(s, all[j].name) != 0, "unknown status %d is named %s",
+                  (int)unknown[i], s);
+    }
+    return 0;
+}
+
+static int test_dtype_from_name_accepts_canonical_and_nccl_tests_names(void)
+{
+    struct {
+        const char *name;
+        sc_dtype_t dtype;
+    } ok[] = {
+        /* nccl-tests' -d spellings */
+        {"int8", SC_INT8}, {"uint8", SC_UINT8}, {"int32", SC_INT32}, {"int64", SC_INT64},
+        {"half", SC_FLOAT16}, {"float", SC_FLOAT32}, {"double", SC_FLOAT64},
+        {"bfloat16", SC_BFLOAT16},
+        /* canonical names */
+        {"float16", SC_FLOAT16}, {"float32", SC_FLOAT32}, {"float64", SC_FLOAT64},
+    };
+
+    for (size_t i = 0; i < NELEM(ok); i++) {
+        sc_dtype_t d = (sc_dtype_t)77;
+        sc_status_t st = sc_dtype_from_name(ok[i].name, &d);
+        CHECK(st == SC_SUCCESS && d == ok[i].dtype, "'%s' gave %s, dtype %d", ok[i].name,
+              sc_status_string(st), (int)d);
+    }
+    return 0;
+}
+
+static int test_dtype_from_name_rejects_unknown_names(void)
+{
+    /* uint32/uint64 are nccl-tests types shardcomm does not have. */
+    const char *bad[] = {"uint32", "uint64", "", "Float", "float32 ", "int", "all"};
+
+    for (size_t i = 0; i < NELEM(bad); i++) {
+        sc_dtype_t d = (sc_dtype_t)77;
+        prime_last_error();
+        CHECK(sc_dtype_from_name(bad[i], &d) == SC_ERR_INVALID_ARG, "'%s' accepted", bad[i]);
+        CHECK(d == (sc_dtype_t)77, "'%s' wrote the output", bad[i]);
+        CHECK(!strstr(sc_last_error(), "__primed__") && strstr(sc_last_error(), bad[i]),
+              "the sentence does not quote '%s': %s", bad[i], sc_last_error());
+    }
+    {
+        sc_dtype_t d = (sc_dtype_t)77;
+        CHECK(sc_dtype_from_name(NULL, &d) == SC_ERR_INVALID_ARG && d == (sc_dtype_t)77,
+              "NULL name");
+        CHECK(sc_dtype_from_name("float", NULL) == SC_ERR_INVALID_ARG, "NULL output");
+    }
+    return 0;
+}
+
+static int test_op_from_name_accepts_every_op_and_rejects_others(void)
+{
+    const char *names[] = {"sum", "prod", "min", "max", "avg"};
+    sc_op_t ops[] = {SC_SUM, SC_PROD, SC_MIN, SC_MAX, SC_AVG};
+    const char *bad[] = {"mean", "SUM", "", "product"};
+
+    for (size_t i = 0; i < NELEM(names); i++) {
+        sc_op_t op = (sc_op_t)77;
+        CHECK(sc_op_from_name(names[i], &op) == SC_SUCCESS && op == ops[i], "'%s'", names[i]);
+        CHECK(strcmp(sc_op_name(ops[i]), names[i]) == 0, "name of op %d", (int)ops[i]);
+    }
+    for (size_t i = 0; i < NELEM(bad); i++) {
+        sc_op_t op = (sc_op_t)77;
+        prime_last_error();
+        CHECK(sc_op_from_name(bad[i], &op) == SC_ERR_INVALID_ARG, "'%s' accepted", bad[i]);
+        CHECK(op == (sc_op_t)77, "'%s' wrote the output", bad[i]);
+        CHECK(!strstr(sc_last_error(), "__primed__"), "no sentence for '%s'", bad[i]);
+    }
+    CHECK(sc_op_from_name(NULL, NULL) == SC_ERR_INVALID_ARG, "NULL arguments");
+    CHECK(strcmp(sc_op_name((sc_op_t)99), "unknown") == 0, "name of op 99");
+    return 0;
+}
+
+static int test_dtype_size_and_name_of_every_dtype(void)
+{
+    struct {
+        sc_dtype_t d;
+        size_t size;
+        const char *name;
+    } all[] = {{SC_FLOAT32, 4, "float32"}, {SC_FLOAT64, 8, "float64"},
+               {SC_FLOAT16, 2, "float16"}, {SC_BFLOAT16, 2, "bfloat16"},
+               {SC_INT8, 1, "int8"},       {SC_UINT8, 1, "uint8"},
+               {SC_INT32, 4, "int32"},     {SC_INT64, 8, "int64"}};
+
+    for (size_t i = 0; i < NELEM(all); i++) {
+        sc_dtype_t back = (sc_dtype_t)77;
+        CHECK(sc_dtype_size(all[i].d) == all[i].size, "size of %s", all[i].name);
+        CHECK(strcmp(sc_dtype_name(all[i].d), all[i].name) == 0, "name of dtype %d",
+              (int)all[i].d);
+        CHECK(sc_dtype_from_name(sc_dtype_name(all[i].d), &back) == SC_SUCCESS &&
+                  back == all[i].d, "round trip of %s", all[i].name);
+    }
+    CHECK(sc_dtype_size((sc_dtype_t)99) == 0 && sc_dtype_size((sc_dtype_t)-1) == 0,
+          "size of an unknown dtype");
+    CHECK(strcmp(sc_dtype_name((sc_dtype_t)99), "unknown") == 0, "name of dtype 99");
+    return 0;
+}
+
+/* ---- main ---------------------------------------------------------------------------------- */
+
+typedef struct {
+    const char *name;
+    int (*fn)(void);
+} test_t;
+
+#define T(name) {#name, test_##name}
+static const test_t tests[] = {
+    T(null_sendbuf_with_count_is_invalid_arg),
+    T(null_recvbuf_with_count_is_invalid_arg),
+    T(zero_count_with_null_buffers_succeeds),
+    T(count_overflow_is_invalid_arg),
+    T(unknown_dtype_is_invalid_arg),
+    T(unknown_op_is_invalid_arg),
+    T(avg_on_integer_dtypes_is_invalid_arg_naming_avg),
+    T(root_out_of_range_is_invalid_arg),
+    T(peer_out_of_range_is_invalid_arg),
+    T(stream_on_host_build_is_unsupported),
+    T(null_comm_is_invalid_comm),
+    T(destroyed_comm_is_invalid_comm),
+    T(aborted_comm_calls_fail_with_aborted),
+    T(abort_fails_pending_requests_on_every_rank),
+    T(split_without_output_is_invalid_arg),
+    T(comm_init_rejects_bad_arguments),
+    T(wait_and_test_reject_a_null_request),
+    T(broadcast_null_sendbuf_is_an_error_on_the_root_only),
+    T(reduce_null_recvbuf_is_an_error_on_the_root_only),
+    T(status_string_names_every_status),
+    T(dtype_from_name_accepts_canonical_and_nccl_tests_names),
+    T(dtype_from_name_rejects_unknown_names),
+    T(op_from_name_accepts_every_op_and_rejects_others),
+    T(dtype_size_and_name_of_every_dtype),
+};
+#undef T
+
+int main(int argc, char **argv)
+{
+    int failed = 0, ran = 0;
+    sc_status_t st;
+
+    if (argc > 2) {
+        fprintf(stderr, "usage: test_api_args [TEST]\n");
+        return 2;
+    }
+    for (size_t i = 0; i < sizeof(g_in); i++)
+        g_in[i] = (uint8_t)i;
+    st = sc_comm_init_from_env(&g_world);
+    if (st != SC_SUCCESS) {
+        fprintf(stderr, "sc_comm_init_from_env: %s: %s\n", sc_status_string(st), sc_last_error());
+        return 1;
+    }
+    g_rank = sc_comm_rank(g_world);
+    g_size = sc_comm_size(g_world);
+    for (size_t i = 0; i < NELEM(tests); i++) {
+        int rc;
+        if (argc == 2 && strcmp(argv[1], tests[i].name) != 0)
+            continue;
+        rc = tests[i].fn();
+        ran++;
+        failed |= rc;
+        printf("%s: %s (%d ranks)\n", rc ? "FAIL" : "PASS", tests[i].name, g_size);
+    }
+    st = sc_comm_destroy(g_world);
+    if (st != SC_SUCCESS) {
+        fprintf(stderr, "sc_comm_destroy: %s\n", sc_last_error());
+        failed = 1;
+    }
+    if (!ran) {
+        fprintf(stderr, "no test named %s\n", argv[1]);
+        return 2;
+    }
+    return failed;
+}
