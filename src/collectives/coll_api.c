@@ -156,7 +156,7 @@ static sc_status_t sc_call_build(const sc_call_t *call, sc_coll_op_t *op)
 static sc_status_t sc_call_issue(const sc_call_t *call, sc_comm_t *comm, sc_stream_t stream,
                                  sc_request_t **req)
 {
-    struct sc_request *r;
+    struct sc_request *r, blocking;
     sc_coll_op_t *op;
     sc_status_t st;
 
@@ -166,11 +166,13 @@ static sc_status_t sc_call_issue(const sc_call_t *call, sc_comm_t *comm, sc_stre
     st = sc_call_check(call, comm, stream);
     if (st != SC_SUCCESS)
         return st;
-    /* Not calloc: the error text is written only on failure. */
-    r = malloc(sizeof(*r));
+    /* A blocking call's request lives on this stack frame. Not calloc: the error text
+     * is written only on failure. */
+    r = req ? malloc(sizeof(*r)) : &blocking;
     op = sc_op_create(comm, call->kind, call->dtype, call->redop, call->count, call->root);
     if (!r || !op) {
-        free(r);
+        if (req)
+            free(r);
         sc_op_destroy(op);
         return sc_error(SC_ERR_NO_MEMORY, "%s: out of memory", sc_call_name(call));
     }
@@ -180,7 +182,8 @@ static sc_status_t sc_call_issue(const sc_call_t *call, sc_comm_t *comm, sc_stre
     r->text[0] = '\0';
     st = sc_call_build(call, op);
     if (st != SC_SUCCESS) {
-        free(r);
+        if (req)
+            free(r);
         sc_op_destroy(op);
         return st;
     }
@@ -189,9 +192,7 @@ static sc_status_t sc_call_issue(const sc_call_t *call, sc_comm_t *comm, sc_stre
         *req = r;
         return SC_SUCCESS;
     }
-    st = sc_wait(r);
-    free(r);
-    return st;
+    return sc_wait(r);
 }
 
 SC_API sc_status_t sc_allreduce(const void *sendbuf, void *recvbuf, size_t count,

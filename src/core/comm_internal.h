@@ -28,7 +28,8 @@ typedef struct sc_transport {
     double *peer_error_at;      /* when it failed (sc_clock_now) */
     pthread_mutex_t lock;
     pthread_mutex_t done_mutex;
-    pthread_cond_t done_cond;   /* broadcast whenever a request completes */
+    pthread_cond_t done_cond;   /* broadcast when a request completes and someone sleeps */
+    int done_sleepers;          /* atomic: callers sleeping on done_cond */
     int efd;                    /* UCX worker event descriptor */
     int wake_fd;                /* eventfd that wakes the progress thread */
     pthread_t thread;

@@ -23,10 +23,14 @@ static void sc_request_complete(sc_transport_t *tp, struct sc_request *req, sc_s
     req->status = st;
     if (st != SC_SUCCESS)
         snprintf(req->text, sizeof(req->text), "%s", text);
-    pthread_mutex_lock(&tp->done_mutex);
-    __atomic_store_n(&req->done, 1, __ATOMIC_RELEASE);
-    pthread_cond_broadcast(&tp->done_cond);
-    pthread_mutex_unlock(&tp->done_mutex);
+    /* A sleeper registers before it checks `done` again under done_mutex, so either
+     * it sees done or it is counted here and woken. */
+    __atomic_store_n(&req->done, 1, __ATOMIC_SEQ_CST);
+    if (__atomic_load_n(&tp->done_sleepers, __ATOMIC_SEQ_CST) > 0) {
+        pthread_mutex_lock(&tp->done_mutex);
+        pthread_cond_broadcast(&tp->done_cond);
+        pthread_mutex_unlock(&tp->done_mutex);
+    }
 }
 
 static void sc_op_finish(sc_comm_t *c, sc_coll_op_t *op, sc_status_t st, const char *text)
@@ -395,7 +399,8 @@ SC_API sc_status_t sc_wait(sc_request_t *req)
         __atomic_sub_fetch(&tp->waiters, 1, __ATOMIC_SEQ_CST);
         sc_progress_wake(tp);
         pthread_mutex_lock(&tp->done_mutex);
-        if (!__atomic_load_n(&req->done, __ATOMIC_ACQUIRE)) {
+        __atomic_add_fetch(&tp->done_sleepers, 1, __ATOMIC_SEQ_CST);
+        if (!__atomic_load_n(&req->done, __ATOMIC_SEQ_CST)) {
             struct timespec ts;
             clock_gettime(CLOCK_REALTIME, &ts);
             ts.tv_nsec += 50 * 1000 * 1000;
@@ -405,6 +410,7 @@ SC_API sc_status_t sc_wait(sc_request_t *req)
             }
             pthread_cond_timedwait(&tp->done_cond, &tp->done_mutex, &ts);
         }
+        __atomic_sub_fetch(&tp->done_sleepers, 1, __ATOMIC_SEQ_CST);
         pthread_mutex_unlock(&tp->done_mutex);
         __atomic_add_fetch(&tp->waiters, 1, __ATOMIC_SEQ_CST);
         idle_since = sc_clock_now();
