@@ -280,7 +280,7 @@ static sc_status_t sc_op_start(sc_coll_op_t *op)
     sc_status_t st;
 
     op->started = 1;
-    op->deadline = sc_clock_now() + c->timeout_s;
+    op->deadline = sc_clock_coarse() + c->timeout_s;
     if (kind == SC_COLL_SEND || kind == SC_COLL_RECV) {
         /* The receiver checks the sender's header. */
         op->nhdr = (kind == SC_COLL_RECV) ? 1 : 0;
@@ -454,7 +454,7 @@ static int sc_op_peer_failed(const sc_transport_t *tp, int world, double now)
 static sc_status_t sc_op_check_peers(sc_coll_op_t *op)
 {
     sc_transport_t *tp = op->comm->tp;
-    double now = sc_clock_now();
+    double now = sc_clock_coarse();
     int end = op->nacts < op->first_pending + SC_OP_WINDOW ? op->nacts
                                                            : op->first_pending + SC_OP_WINDOW;
 
@@ -542,7 +542,7 @@ sc_status_t sc_op_advance(sc_coll_op_t *op, int *progressed)
     st = sc_op_check_peers(op);
     if (st != SC_SUCCESS)
         return st;
-    if (sc_clock_now() > op->deadline)
+    if (sc_clock_coarse() > op->deadline)
         return sc_op_timeout(op);
     return SC_IN_PROGRESS;
 }

@@ -16,7 +16,7 @@ static void sc_ucx_ep_error(void *arg, ucp_ep_h ep, ucs_status_t status)
         if (tp->eps && tp->eps[r] == ep && tp->peer_error[r][0] == '\0') {
             snprintf(tp->peer_error[r], sizeof(tp->peer_error[r]),
                      "rank %d is unreachable (UCX: %s)", r, ucs_status_string(status));
-            tp->peer_error_at[r] = sc_clock_now();
+            tp->peer_error_at[r] = sc_clock_coarse();
             sc_log(SC_LOG_INFO, "%s", tp->peer_error[r]);
         }
     }
@@ -283,7 +283,7 @@ static int sc_ucx_pid_gone(int pid)
 
 void sc_ucx_check_local_peers(sc_transport_t *tp)
 {
-    double now = sc_clock_now();
+    double now = sc_clock_coarse();
 
     if (now - tp->last_liveness_check < 0.1)
         return;

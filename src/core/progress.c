@@ -134,10 +134,20 @@ static int sc_progress_ctl(sc_comm_t *c)
 }
 
 /* One pass over every communicator. Caller holds tp->lock. */
+/* Idle steps between full scans when UCX reports nothing: deadlines and dead peers
+ * are noticed within this many steps. */
+#define SC_PROGRESS_IDLE_SCAN 128
+
 static int sc_progress_step(sc_transport_t *tp)
 {
     int progressed = sc_ucx_progress(tp) > 0;
 
+    /* Nothing can have changed when UCX processed no event and the last scan moved
+     * nothing: skip the scan, the hot loop of a waiting caller stays short. */
+    if (!progressed && !tp->rescan && ++tp->idle_steps < SC_PROGRESS_IDLE_SCAN)
+        return 0;
+    tp->idle_steps = 0;
+    tp->rescan = 0;
     sc_ucx_check_local_peers(tp);
     for (sc_comm_t *c = tp->comms; c; c = c->next) {
         progressed |= sc_progress_ctl(c);
@@ -182,6 +192,7 @@ static int sc_progress_step(sc_transport_t *tp)
             progressed = 1;
         }
     }
+    tp->rescan = progressed;
     return progressed;
 }
 
@@ -192,14 +203,36 @@ static inline void sc_cpu_relax(void)
 #endif
 }
 
-/* Pure spinning for the first microseconds (a yield is a system call, and a peer's
- * answer often arrives sooner), then yielding so that oversubscribed ranks share the
- * cores; 0 once idle time reached spin_s and the caller should sleep. */
-static int sc_progress_idle_spin(double idle_s, double spin_s)
+/* Idle spinning of a driver (the progress thread or a waiting caller): pure spinning
+ * for the first iterations (a yield is a system call, and a peer's answer often comes
+ * sooner), then yielding so that oversubscribed ranks share the cores, until spin_s
+ * has passed. The clock is read every few iterations only: it is slow in a VM. */
+typedef struct {
+    unsigned n;
+    double since;
+} sc_spin_t;
+
+#define SC_SPIN_PURE 64
+#define SC_SPIN_CLOCK_EVERY 16
+
+static void sc_spin_reset(sc_spin_t *spin)
 {
-    if (idle_s >= spin_s)
-        return 0;
-    if (idle_s < 3e-6)
+    spin->n = 0;
+    spin->since = -1.0;
+}
+
+/* Nonzero while the driver should keep spinning; 0 once it should sleep. */
+static int sc_spin_continue(sc_spin_t *spin, double spin_s)
+{
+    spin->n++;
+    if (spin->n % SC_SPIN_CLOCK_EVERY == 0) {
+        double now = sc_clock_now();
+        if (spin->since < 0)
+            spin->since = now;
+        else if (now - spin->since >= spin_s)
+            return 0;
+    }
+    if (spin->n < SC_SPIN_PURE)
         sc_cpu_relax();
     else
         sched_yield();
@@ -245,6 +278,7 @@ void sc_progress_enqueue(sc_comm_t *c, sc_coll_op_t *op, struct sc_request *req,
             c->head = op;
         c->tail = op;
     }
+    tp->rescan = 1;
     /* Posting the first sends now saves the peers a round trip. */
     if (first)
         sc_progress_step(tp);
@@ -283,7 +317,9 @@ static void sc_progress_sleep(sc_transport_t *tp, int armed, int timeout_ms)
 static void *sc_progress_thread(void *arg)
 {
     sc_transport_t *tp = arg;
-    double idle_since = sc_clock_now();
+    sc_spin_t spin;
+
+    sc_spin_reset(&spin);
 
     while (!__atomic_load_n(&tp->stop, __ATOMIC_ACQUIRE)) {
         int active = __atomic_load_n(&tp->active, __ATOMIC_SEQ_CST);
@@ -293,7 +329,7 @@ static void *sc_progress_thread(void *arg)
         if (sc_progress_thread_idle(tp)) {
             /* The timeout only bounds how late a deadline is noticed. */
             sc_progress_sleep(tp, 0, active ? 20 : 1000);
-            idle_since = sc_clock_now();
+            sc_spin_reset(&spin);
             continue;
         }
         if (pthread_mutex_trylock(&tp->lock) == 0) {
@@ -301,10 +337,10 @@ static void *sc_progress_thread(void *arg)
             pthread_mutex_unlock(&tp->lock);
         }
         if (progressed) {
-            idle_since = sc_clock_now();
+            sc_spin_reset(&spin);
             continue;
         }
-        if (sc_progress_idle_spin(sc_clock_now() - idle_since, tp->spin_s))
+        if (sc_spin_continue(&spin, tp->spin_s))
             continue;
         /* Sleep until UCX has an event, an op is queued, or a deadline may pass. */
         pthread_mutex_lock(&tp->lock);
@@ -313,7 +349,7 @@ static void *sc_progress_thread(void *arg)
         if (st == SC_IN_PROGRESS)
             continue;
         sc_progress_sleep(tp, 1, 20);
-        idle_since = sc_clock_now();
+        sc_spin_reset(&spin);
     }
     return NULL;
 }
@@ -375,12 +411,12 @@ SC_API sc_status_t sc_test(sc_request_t *req)
 SC_API sc_status_t sc_wait(sc_request_t *req)
 {
     sc_transport_t *tp;
-    double idle_since;
+    sc_spin_t spin;
 
     if (!req)
         return sc_error(SC_ERR_INVALID_ARG, "sc_wait: request is NULL");
     tp = req->tp;
-    idle_since = sc_clock_now();
+    sc_spin_reset(&spin);
     __atomic_add_fetch(&tp->waiters, 1, __ATOMIC_SEQ_CST);
     while (!__atomic_load_n(&req->done, __ATOMIC_ACQUIRE)) {
         int progressed = 0;
@@ -390,10 +426,10 @@ SC_API sc_status_t sc_wait(sc_request_t *req)
             pthread_mutex_unlock(&tp->lock);
         }
         if (progressed) {
-            idle_since = sc_clock_now();
+            sc_spin_reset(&spin);
             continue;
         }
-        if (sc_progress_idle_spin(sc_clock_now() - idle_since, tp->spin_s))
+        if (sc_spin_continue(&spin, tp->spin_s))
             continue;
         /* Hand the driving to the progress thread and sleep until a completion. */
         __atomic_sub_fetch(&tp->waiters, 1, __ATOMIC_SEQ_CST);
@@ -413,7 +449,7 @@ SC_API sc_status_t sc_wait(sc_request_t *req)
         __atomic_sub_fetch(&tp->done_sleepers, 1, __ATOMIC_SEQ_CST);
         pthread_mutex_unlock(&tp->done_mutex);
         __atomic_add_fetch(&tp->waiters, 1, __ATOMIC_SEQ_CST);
-        idle_since = sc_clock_now();
+        sc_spin_reset(&spin);
     }
     __atomic_sub_fetch(&tp->waiters, 1, __ATOMIC_SEQ_CST);
     return sc_request_result(req);
