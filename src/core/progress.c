@@ -134,6 +134,9 @@ static int sc_progress_ctl(sc_comm_t *c)
 }
 
 /* One pass over every communicator. Caller holds tp->lock. */
+/* Ops larger than this wake the progress thread when queued. */
+#define SC_PROGRESS_WAKE_BYTES (64 * 1024)
+
 /* Idle steps between full scans when UCX reports nothing: deadlines and dead peers
  * are noticed within this many steps. */
 #define SC_PROGRESS_IDLE_SCAN 128
@@ -250,7 +253,7 @@ void sc_progress_enqueue(sc_comm_t *c, sc_coll_op_t *op, struct sc_request *req,
                          int caller_waits)
 {
     sc_transport_t *tp = c->tp;
-    int first;
+    int first, big = op->hdr.count * sc_dtype_size(op->dtype) > SC_PROGRESS_WAKE_BYTES;
 
     op->req = req;
     op->hdr.seq = op->hdr.kind == SC_COLL_SEND   ? c->send_seq[op->hdr.root]++
@@ -283,7 +286,11 @@ void sc_progress_enqueue(sc_comm_t *c, sc_coll_op_t *op, struct sc_request *req,
     if (first)
         sc_progress_step(tp);
     pthread_mutex_unlock(&tp->lock);
-    if (!caller_waits && !__atomic_load_n(&tp->waiters, __ATOMIC_SEQ_CST))
+    /* The thread sleeps on UCX events and wakes when a peer answers; a large op is
+     * worth an explicit wake so that its pipeline starts at once. A small one, most
+     * often waited on right away, is not worth the system call and the thread's
+     * trip through a busy core. */
+    if (!caller_waits && big && !__atomic_load_n(&tp->waiters, __ATOMIC_SEQ_CST))
         sc_progress_wake(tp);
 }
 
@@ -295,15 +302,22 @@ static int sc_progress_thread_idle(sc_transport_t *tp)
 }
 
 /* Sleeps on the wake eventfd, and on the UCX event descriptor when armed, for at
- * most timeout_ms. `sleeping` is published before the condition is checked again,
- * and wakers change the condition before reading `sleeping` (both sequentially
- * consistent), so a wake-up is never lost between the check and poll(). */
+ * most timeout_ms. `sleeping` is published before the reason to sleep is checked
+ * again, and wakers change that reason before reading `sleeping` (both sequentially
+ * consistent), so a wake-up is never lost between the check and poll(). Armed: the
+ * thread drives (or nothing is queued) and no caller waits; unarmed: a caller
+ * drives. */
 static void sc_progress_sleep(sc_transport_t *tp, int armed, int timeout_ms)
 {
     struct pollfd fds[2] = {{tp->wake_fd, POLLIN, 0}, {tp->efd, POLLIN, 0}};
+    int still;
 
     __atomic_store_n(&tp->sleeping, 1, __ATOMIC_SEQ_CST);
-    if (armed ? !sc_progress_thread_idle(tp) : sc_progress_thread_idle(tp))
+    if (armed)
+        still = __atomic_load_n(&tp->waiters, __ATOMIC_SEQ_CST) == 0;
+    else
+        still = sc_progress_thread_idle(tp);
+    if (still)
         poll(fds, armed ? 2 : 1, timeout_ms);
     __atomic_store_n(&tp->sleeping, 0, __ATOMIC_SEQ_CST);
     if (fds[0].revents & POLLIN) {
@@ -326,9 +340,24 @@ static void *sc_progress_thread(void *arg)
         int progressed = 0;
         sc_status_t st;
 
+        if (!active) {
+            /* Nothing queued: sleep on UCX events too, so that an op queued by a
+             * caller who does not wait is driven as soon as a peer answers, without
+             * that caller having to wake this thread. */
+            pthread_mutex_lock(&tp->lock);
+            st = sc_ucx_arm(tp);
+            if (st == SC_IN_PROGRESS)
+                sc_progress_step(tp);
+            pthread_mutex_unlock(&tp->lock);
+            if (st == SC_SUCCESS)
+                sc_progress_sleep(tp, 1, 100);
+            sc_spin_reset(&spin);
+            continue;
+        }
         if (sc_progress_thread_idle(tp)) {
-            /* The timeout only bounds how late a deadline is noticed. */
-            sc_progress_sleep(tp, 0, active ? 20 : 1000);
+            /* A caller drives; the timeout only bounds how late it is noticed that
+             * the caller stopped without telling. */
+            sc_progress_sleep(tp, 0, 20);
             sc_spin_reset(&spin);
             continue;
         }
@@ -342,13 +371,20 @@ static void *sc_progress_thread(void *arg)
         }
         if (sc_spin_continue(&spin, tp->spin_s))
             continue;
-        /* Sleep until UCX has an event, an op is queued, or a deadline may pass. */
+        /* One full scan (a completion UCX did not count as an event is seen there),
+         * then sleep until UCX has an event, an op is queued, or a deadline may
+         * pass; and scan fully again on waking. */
         pthread_mutex_lock(&tp->lock);
-        st = sc_ucx_arm(tp);
+        tp->rescan = 1;
+        progressed = sc_progress_step(tp);
+        st = progressed ? SC_IN_PROGRESS : sc_ucx_arm(tp);
         pthread_mutex_unlock(&tp->lock);
-        if (st == SC_IN_PROGRESS)
+        if (st == SC_IN_PROGRESS) {
+            sc_spin_reset(&spin);
             continue;
+        }
         sc_progress_sleep(tp, 1, 20);
+        tp->rescan = 1;
         sc_spin_reset(&spin);
     }
     return NULL;
@@ -432,6 +468,7 @@ SC_API sc_status_t sc_wait(sc_request_t *req)
         if (sc_spin_continue(&spin, tp->spin_s))
             continue;
         /* Hand the driving to the progress thread and sleep until a completion. */
+        __atomic_store_n(&tp->rescan, 1, __ATOMIC_RELAXED);
         __atomic_sub_fetch(&tp->waiters, 1, __ATOMIC_SEQ_CST);
         sc_progress_wake(tp);
         pthread_mutex_lock(&tp->done_mutex);
