@@ -7,8 +7,10 @@
  * it returns when the operation has completed. Buffers must stay valid and
  * untouched until the request completes. In-place: sendbuf == recvbuf (for
  * reduce_scatter and allgather, as in NCCL, the rank's own slice of the larger
- * buffer). Outputs are written only by a successful operation; a failed one leaves
- * recvbuf in an unspecified state only where it aliases sendbuf.
+ * buffer). A call rejected when issued (bad argument, failed communicator) writes
+ * nothing. An operation that fails while running (mismatch, dead peer, timeout,
+ * abort) may have written part of recvbuf, as in NCCL and MPI: data arrives in place
+ * as it is received; it never reports SC_SUCCESS with wrong data.
  *
  * Thread safety: calls on one communicator are issued by one thread at a time;
  * sc_wait/sc_test/sc_request_free may run on any thread. */

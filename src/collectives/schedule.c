@@ -436,6 +436,15 @@ static sc_status_t sc_op_poll_action(sc_coll_op_t *op, sc_action_t *a)
     if (st == SC_IN_PROGRESS)
         return st;
     a->ucx_req = NULL;
+    if (st == SC_ERR_PEER_FAILED) {
+        char why[256];
+        snprintf(why, sizeof(why), "%s", sc_last_error());
+        return sc_error(st, "%s #%llu: %s of %zu bytes %s rank %d failed (%s)",
+                        sc_coll_kind_name((sc_coll_kind_t)op->hdr.kind),
+                        (unsigned long long)op->hdr.seq,
+                        a->kind == SC_ACT_SEND ? "send" : "receive", a->len,
+                        a->kind == SC_ACT_SEND ? "to" : "from", a->peer, why);
+    }
     if (st != SC_SUCCESS)
         return st;
     a->state = SC_ACT_DONE;
@@ -550,15 +559,24 @@ sc_status_t sc_op_advance(sc_coll_op_t *op, int *progressed)
 void sc_op_cancel(sc_coll_op_t *op)
 {
     sc_transport_t *tp = op->comm->tp;
+    double deadline;
 
     for (int i = 0; i < 2; i++) {
-        sc_ucx_cancel(tp, op->hdr_recv_req[i]);
-        sc_ucx_cancel(tp, op->hdr_send_req[i]);
+        sc_ucx_cancel_start(tp, op->hdr_recv_req[i]);
+        sc_ucx_cancel_start(tp, op->hdr_send_req[i]);
+    }
+    for (int i = op->first_pending; i < op->nacts; i++)
+        if (op->acts[i].state == SC_ACT_STARTED)
+            sc_ucx_cancel_start(tp, op->acts[i].ucx_req);
+    deadline = sc_clock_now() + SC_UCX_CANCEL_WAIT_S;
+    for (int i = 0; i < 2; i++) {
+        sc_ucx_cancel_finish(tp, op->hdr_recv_req[i], deadline);
+        sc_ucx_cancel_finish(tp, op->hdr_send_req[i], deadline);
         op->hdr_recv_req[i] = op->hdr_send_req[i] = NULL;
     }
     for (int i = op->first_pending; i < op->nacts; i++) {
         if (op->acts[i].state == SC_ACT_STARTED) {
-            sc_ucx_cancel(tp, op->acts[i].ucx_req);
+            sc_ucx_cancel_finish(tp, op->acts[i].ucx_req, deadline);
             op->acts[i].ucx_req = NULL;
         }
     }

@@ -22,6 +22,13 @@ static void sc_ucx_ep_error(void *arg, ucp_ep_h ep, ucs_status_t status)
     }
 }
 
+static void sc_ucx_ep_error_ignored(void *arg, ucp_ep_h ep, ucs_status_t status)
+{
+    (void)arg;
+    (void)ep;
+    sc_log(SC_LOG_INFO, "UCX error on a local endpoint ignored: %s", ucs_status_string(status));
+}
+
 sc_status_t sc_ucx_open(sc_transport_t *tp, int single_node, void **addr, size_t *addr_len)
 {
     ucp_params_t params;
@@ -106,11 +113,9 @@ sc_status_t sc_ucx_connect(sc_transport_t *tp, void *const *addrs)
          * instead (sc_ucx_check_local_peers), and UCX's own verdicts on local
          * endpoints (a keepalive timeout of a peer that merely finished) are ignored. */
         ep_params.err_mode = local ? UCP_ERR_HANDLING_MODE_NONE : UCP_ERR_HANDLING_MODE_PEER;
-        if (!local) {
-            ep_params.field_mask |= UCP_EP_PARAM_FIELD_ERR_HANDLER;
-            ep_params.err_handler.cb = sc_ucx_ep_error;
-            ep_params.err_handler.arg = tp;
-        }
+        ep_params.field_mask |= UCP_EP_PARAM_FIELD_ERR_HANDLER;
+        ep_params.err_handler.cb = local ? sc_ucx_ep_error_ignored : sc_ucx_ep_error;
+        ep_params.err_handler.arg = tp;
         st = ucp_ep_create(tp->worker, &ep_params, &tp->eps[r]);
         if (st != UCS_OK) {
             tp->eps[r] = NULL;
@@ -223,16 +228,27 @@ sc_status_t sc_ucx_poll_recv(sc_transport_t *tp, void *req, size_t *len)
     return SC_SUCCESS;
 }
 
-void sc_ucx_cancel(sc_transport_t *tp, void *req)
+void sc_ucx_cancel_start(sc_transport_t *tp, void *req)
 {
-    double deadline = sc_clock_now() + 1.0;
+    if (req != NULL)
+        ucp_request_cancel(tp->worker, req);
+}
 
+void sc_ucx_cancel_finish(sc_transport_t *tp, void *req, double deadline)
+{
     if (req == NULL)
         return;
-    ucp_request_cancel(tp->worker, req);
+    /* A send UCX cannot cancel (already handed to a transport) completes or fails
+     * on its own; past the deadline it is released unfinished. */
     while (ucp_request_check_status(req) == UCS_INPROGRESS && sc_clock_now() < deadline)
         ucp_worker_progress(tp->worker);
     ucp_request_free(req);
+}
+
+void sc_ucx_cancel(sc_transport_t *tp, void *req)
+{
+    sc_ucx_cancel_start(tp, req);
+    sc_ucx_cancel_finish(tp, req, sc_clock_now() + SC_UCX_CANCEL_WAIT_S);
 }
 
 int sc_ucx_progress(sc_transport_t *tp)

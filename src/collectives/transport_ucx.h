@@ -50,8 +50,15 @@ sc_status_t sc_ucx_recv(sc_transport_t *tp, uint64_t tag, uint64_t mask, void *b
 sc_status_t sc_ucx_poll_send(sc_transport_t *tp, void *req);
 sc_status_t sc_ucx_poll_recv(sc_transport_t *tp, void *req, size_t *len);
 
-/* Cancels a pending request and waits (progressing) until UCX releases it. */
+/* How long cancelled requests are progressed before they are released. */
+#define SC_UCX_CANCEL_WAIT_S 0.05
+
+/* Cancels a pending request and waits (progressing, at most SC_UCX_CANCEL_WAIT_S)
+ * until UCX releases it. For many requests: start every cancel, then finish each
+ * against one shared deadline. NULL is a no-op. */
 void sc_ucx_cancel(sc_transport_t *tp, void *req);
+void sc_ucx_cancel_start(sc_transport_t *tp, void *req);
+void sc_ucx_cancel_finish(sc_transport_t *tp, void *req, double deadline);
 
 /* Progresses the worker once; nonzero when something happened. */
 int sc_ucx_progress(sc_transport_t *tp);

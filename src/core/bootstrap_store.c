@@ -72,11 +72,13 @@ static void sc_store_reply_error(int fd, sc_status_t st, const char *text, doubl
         sc_store_io(fd, (void *)text, rep.len, deadline, 1);
 }
 
-static void sc_store_missing(const int *fds, int size, char *buf, size_t len)
+/* The list of ranks that never arrived ("2, 5"); returns how many. */
+static int sc_store_missing(const int *fds, int size, char *buf, size_t len)
 {
     size_t n = 0;
     int missing = 0;
 
+    buf[0] = '\0';
     for (int r = 0; r < size; r++) {
         if (fds[r] >= 0)
             continue;
@@ -84,8 +86,7 @@ static void sc_store_missing(const int *fds, int size, char *buf, size_t len)
             n += (size_t)snprintf(buf + n, len - n, "%s%d", missing ? ", " : "", r);
         missing++;
     }
-    if (n < len)
-        snprintf(buf + n, len - n, " (%d of %d)", missing, size);
+    return missing;
 }
 
 /* Accepts one hello per rank, then answers every rank with all blobs. */
@@ -115,9 +116,10 @@ static void *sc_store_serve(void *arg)
 
         if (ms <= 0) {
             char missing[512];
-            sc_store_missing(fds, s->size, missing, sizeof(missing));
+            int nmissing = sc_store_missing(fds, s->size, missing, sizeof(missing));
             snprintf(err, sizeof(err),
-                     "rendezvous at %s timed out: ranks %s never arrived", s->where, missing);
+                     "rendezvous at %s timed out: ranks %s never arrived (%d of %d)",
+                     s->where, missing, nmissing, s->size);
             st = SC_ERR_TIMEOUT;
             break;
         }

@@ -143,7 +143,12 @@ static int sc_progress_ctl(sc_comm_t *c)
 
 static int sc_progress_step(sc_transport_t *tp)
 {
-    int progressed = sc_ucx_progress(tp) > 0;
+    int progressed = 0;
+
+    /* Drain what peers already delivered before judging any peer dead (bounded, so
+     * that a flood of messages cannot keep the caller here). */
+    for (int i = 0; i < 64 && sc_ucx_progress(tp) > 0; i++)
+        progressed = 1;
 
     /* Nothing can have changed when UCX processed no event and the last scan moved
      * nothing: skip the scan, the hot loop of a waiting caller stays short. */

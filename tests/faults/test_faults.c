@@ -1,0 +1,572 @@
+/* Specs of failures other than mismatched arguments: a rank killed mid-allreduce, a
+ * rank that never joins the rendezvous, sc_comm_abort, a rank that issues one
+ * collective fewer, and an operation whose peer stays silent. Every surviving rank
+ * gets an error naming the cause, within SC_TIMEOUT (plus what the spec allows), never
+ * a hang; later calls on the failed communicator repeat the error at once. */
+#include <signal.h>
+#include <stdint.h>
+
+#include "fault_util.h"
+
+#define ALLREDUCE_COUNT 1000
+/* Ranks about to fail or exit wait this long after the last call every rank completes,
+ * so that the slowest rank has finished it too: the failure then hits the call under
+ * test. (A rank exiting while others still read what it sent them is the subject of
+ * peer_exiting_right_after_a_barrier_does_not_fail_it.) */
+#define SETTLE_S 0.3
+
+/* The process id of every rank, gathered while the communicator still works, so that
+ * the expected "rank N (pid P)" sentence is known independently of the library. */
+static int gather_pids(sc_comm_t *comm, int32_t *pids)
+{
+    int32_t mine = (int32_t)getpid();
+    CHECK_OK(sc_allgather(&mine, pids, 1, SC_INT32, comm, NULL, NULL));
+    return TEST_PASS;
+}
+
+/* Element i of rank r's input at iteration it: small integers, exact in float. */
+static float input_value(int r, int it, size_t i)
+{
+    return (float)((r + 1) * 4 + (int)((i + (size_t)it) % 17));
+}
+
+static float expected_sum(int size, int it, size_t i)
+{
+    float s = 0.0f;
+    for (int r = 0; r < size; r++)
+        s += input_value(r, it, i);
+    return s;
+}
+
+static int check_sentence_has(const char *text, const char *what)
+{
+    CHECK(strstr(text, what), "the sentence '%s' does not say '%s'", text, what);
+    return TEST_PASS;
+}
+
+/* The sentence names the dead rank ("rank N" not followed by a digit), whichever
+ * detector spoke first: the pid check ("rank N (pid P) exited or was killed"), UCX
+ * ("rank N is unreachable (...)"), or a failed transfer with that rank. */
+static int check_names_dead_rank(const char *text, int rank)
+{
+    char name[32];
+    const char *p = text;
+    size_t len;
+
+    len = (size_t)snprintf(name, sizeof(name), "rank %d", rank);
+    while ((p = strstr(p, name)) != NULL) {
+        if (p[len] < '0' || p[len] > '9')
+            return TEST_PASS;
+        p += len;
+    }
+    CHECK(0, "the sentence '%s' does not name the dead %s", text, name);
+}
+
+/* Waits (up to 10 s) until process pid has exited (gone or a zombie). */
+static int wait_gone(int32_t pid)
+{
+    double deadline = fault_now() + 10.0;
+
+    while (fault_now() < deadline) {
+        char path[64], buf[256];
+        const char *paren;
+        FILE *f;
+
+        if (kill((pid_t)pid, 0) != 0)
+            return TEST_PASS;
+        snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+        f = fopen(path, "r");
+        if (!f)
+            return TEST_PASS;
+        paren = fgets(buf, sizeof(buf), f) ? strrchr(buf, ')') : NULL;
+        fclose(f);
+        if (paren && paren[1] == ' ' && paren[2] == 'Z')
+            return TEST_PASS;
+        fault_sleep(0.01);
+    }
+    CHECK(0, "process %d is still running after 10 s", (int)pid);
+}
+
+/* ---- a rank killed in the middle of an allreduce ---- */
+
+#define KILL_COUNT (1u << 20) /* 4 MiB of float32: ring, many chunks in flight */
+#define KILL_RANK 2
+#define KILL_ITERATION 5
+#define KILL_MAX_ITERATIONS 200
+
+/* 4 ranks loop 4 MiB allreduces; at iteration 5 rank 2 starts its allreduce 0.3 s
+ * late (the others wait in theirs) and raises SIGKILL on itself while it is in
+ * flight. The others' allreduce of iteration 5 fails with SC_ERR_PEER_FAILED naming
+ * rank 2, within SC_TIMEOUT; iterations 0-4 were correct. The survivors ignore the
+ * SIGTERM scrun sends once rank 2 died, report and exit 0, so that scrun names rank 2
+ * as the failure (killed_rank_test.sh). */
+static int test_killed_rank_fails_pending_and_later_calls(int argc, char **argv)
+{
+    double timeout = fault_timeout();
+    sc_comm_t *comm;
+    float *in, *out;
+    fault_error_t err = {SC_SUCCESS, "", 0.0};
+    int rank, size, it;
+
+    (void)argc;
+    (void)argv;
+    CHECK_OK(sc_comm_init_from_env(&comm));
+    rank = sc_comm_rank(comm);
+    size = sc_comm_size(comm);
+    CHECK(size > KILL_RANK, "needs at least %d ranks, has %d", KILL_RANK + 1, size);
+    if (rank != KILL_RANK)
+        signal(SIGTERM, SIG_IGN);
+    in = malloc(KILL_COUNT * sizeof(float));
+    out = malloc(KILL_COUNT * sizeof(float));
+    CHECK(in && out, "out of memory");
+    for (it = 0; it < KILL_MAX_ITERATIONS; it++) {
+        double t0;
+        sc_status_t st;
+
+        for (size_t i = 0; i < KILL_COUNT; i++)
+            in[i] = input_value(rank, it, i);
+        if (rank == KILL_RANK && it == KILL_ITERATION) {
+            sc_request_t *req;
+            fault_sleep(SETTLE_S);
+            CHECK_OK(sc_allreduce(in, out, KILL_COUNT, SC_FLOAT32, SC_SUM, comm, NULL, &req));
+            raise(SIGKILL);
+        }
+        t0 = fault_now();
+        st = sc_allreduce(in, out, KILL_COUNT, SC_FLOAT32, SC_SUM, comm, NULL, NULL);
+        if (st != SC_SUCCESS) {
+            fault_error_take(&err, st, t0);
+            break;
+        }
+        for (size_t i = 0; i < KILL_COUNT; i++)
+            CHECK(out[i] == expected_sum(size, it, i),
+                  "iteration %d element %zu is %g, expected %g", it, i, out[i],
+                  expected_sum(size, it, i));
+    }
+    CHECK(it == KILL_ITERATION, "the first failing allreduce is iteration %d, expected %d",
+          it, KILL_ITERATION);
+    CHECK(err.status == SC_ERR_PEER_FAILED, "the allreduce returned %s: %s",
+          sc_status_string(err.status), err.text);
+    if (check_names_dead_rank(err.text, KILL_RANK) != TEST_PASS)
+        return TEST_FAIL;
+    CHECK(err.elapsed < timeout, "the failure took %.3f s to report, SC_TIMEOUT is %g s",
+          err.elapsed, timeout);
+    if (fault_check_later_calls_fail(comm, &err) != TEST_PASS)
+        return TEST_FAIL;
+    printf("rank %d: allreduce #%d got %s after %.3f s: %s\n", rank, it,
+           sc_status_string(err.status), err.elapsed, err.text);
+    free(in);
+    free(out);
+    return fault_check_destroy(comm, 3.0);
+}
+
+/* ---- rendezvous with a missing rank ---- */
+
+/* The missing rank sleeps through the others' rendezvous, then exits 0. */
+static void stay_away(double timeout)
+{
+    fault_sleep(timeout + 3.5);
+}
+
+/* sc_comm_init fails with SC_ERR_TIMEOUT, leaves its output alone, within [at_least,
+ * below) seconds, and its sentence says each of what[] (NULL-terminated). */
+static int check_init_times_out(double at_least, double below, const char *const *what)
+{
+    sc_comm_t *comm = (sc_comm_t *)(uintptr_t)0x1; /* must stay as it is */
+    double t0 = fault_now(), elapsed;
+    sc_status_t st = sc_comm_init_from_env(&comm);
+
+    elapsed = fault_now() - t0;
+    CHECK(st == SC_ERR_TIMEOUT, "sc_comm_init returned %s: %s", sc_status_string(st),
+          sc_last_error());
+    CHECK(comm == (sc_comm_t *)(uintptr_t)0x1, "sc_comm_init wrote its output on failure");
+    for (; *what; what++)
+        if (check_sentence_has(sc_last_error(), *what) != TEST_PASS)
+            return TEST_FAIL;
+    CHECK(elapsed >= at_least && elapsed < below,
+          "sc_comm_init failed after %.3f s, expected [%g, %g) s", elapsed, at_least, below);
+    printf("rank %d: sc_comm_init got SC_ERR_TIMEOUT after %.3f s: %s\n", fault_rank, elapsed,
+           sc_last_error());
+    return TEST_PASS;
+}
+
+/* 3 ranks; rank 2 never calls sc_comm_init. Ranks 0 and 1 get SC_ERR_TIMEOUT listing
+ * rank 2, and only rank 2, as missing ("ranks 2" followed by " never arrived" or by
+ * the count), with the count "1 of 3", after SC_TIMEOUT and within 2 s more. */
+static int test_missing_rank_times_out_the_rendezvous_naming_it(int argc, char **argv)
+{
+    double timeout = fault_timeout();
+    char where[128];
+    const char *what[] = {where, "never arrived", "(1 of 3)", NULL};
+
+    (void)argc;
+    (void)argv;
+    if (fault_rank == 2) {
+        stay_away(timeout);
+        return TEST_PASS;
+    }
+    snprintf(where, sizeof(where), "rendezvous at 127.0.0.1:%d timed out: ranks 2 ",
+             fault_env_int("SC_MASTER_PORT"));
+    return check_init_times_out(timeout - 0.05, timeout + 2.0, what);
+}
+
+/* 3 ranks; rank 0, which serves the rendezvous, never calls sc_comm_init. Ranks 1 and
+ * 2 get SC_ERR_TIMEOUT saying the store could not be reached; they wait 3 s longer
+ * than SC_TIMEOUT (to hear a server's verdict) and not much more. */
+static int test_missing_rank_0_times_out_the_rendezvous_naming_its_store(int argc,
+                                                                          char **argv)
+{
+    double timeout = fault_timeout();
+    char store[128];
+    const char *what[] = {store, NULL};
+
+    (void)argc;
+    (void)argv;
+    if (fault_rank == 0) {
+        stay_away(timeout);
+        return TEST_PASS;
+    }
+    snprintf(store, sizeof(store), "the store of rank 0 at 127.0.0.1:%d could not be reached",
+             fault_env_int("SC_MASTER_PORT"));
+    return check_init_times_out(timeout + 3.0 - 0.05, timeout + 3.5, what);
+}
+
+/* ---- sc_comm_abort ---- */
+
+#define ABORT_RANK 1
+#define ABORT_AFTER_S 0.5
+
+/* 3 ranks; ranks 0 and 2 wait in an allreduce while rank 1 calls sc_comm_abort
+ * 0.5 s later. Every rank's allreduce fails with SC_ERR_ABORTED and the sentence of
+ * rank 1's abort (rank 1's own, issued after the abort, may say first that it was
+ * refused), the waiting ones after having waited, well within SC_TIMEOUT. */
+static int test_abort_fails_the_allreduce_others_wait_in(int argc, char **argv)
+{
+    double timeout = fault_timeout();
+    float in[ALLREDUCE_COUNT], out[ALLREDUCE_COUNT];
+    const char *expected = "rank 1: the communicator was aborted (sc_comm_abort)";
+    fault_error_t err;
+    sc_comm_t *comm;
+    double t0;
+
+    (void)argc;
+    (void)argv;
+    CHECK_OK(sc_comm_init_from_env(&comm));
+    CHECK(sc_comm_size(comm) == 3, "runs with 3 ranks");
+    CHECK_OK(sc_barrier(comm, NULL));
+    for (size_t i = 0; i < ALLREDUCE_COUNT; i++)
+        in[i] = input_value(fault_rank, 0, i);
+    t0 = fault_now();
+    if (fault_rank == ABORT_RANK) {
+        fault_sleep(ABORT_AFTER_S);
+        CHECK_OK(sc_comm_abort(comm));
+    }
+    fault_error_take(&err, sc_allreduce(in, out, ALLREDUCE_COUNT, SC_FLOAT32, SC_SUM, comm,
+                                        NULL, NULL), t0);
+    CHECK(err.status == SC_ERR_ABORTED, "the allreduce returned %s: %s",
+          sc_status_string(err.status), err.text);
+    if (check_sentence_has(err.text, expected) != TEST_PASS)
+        return TEST_FAIL;
+    /* The abort's sentence itself is what every later call repeats. */
+    snprintf(err.text, sizeof(err.text), "%s", expected);
+    CHECK(err.elapsed >= ABORT_AFTER_S - 0.05,
+          "the allreduce failed after %.3f s, before the abort", err.elapsed);
+    CHECK(err.elapsed < timeout, "the abort took %.3f s to reach this rank, SC_TIMEOUT is %g s",
+          err.elapsed, timeout);
+    if (fault_check_later_calls_fail(comm, &err) != TEST_PASS)
+        return TEST_FAIL;
+    printf("rank %d: allreduce got SC_ERR_ABORTED after %.3f s: %s\n", fault_rank,
+           err.elapsed, err.text);
+    return fault_check_destroy(comm, 3.0);
+}
+
+/* 2 ranks; rank 0 starts a non-blocking barrier that rank 1 never joins, and aborts
+ * 0.2 s later: its own pending request fails with SC_ERR_ABORTED. Rank 1, calling a
+ * barrier 0.5 s after the abort, fails with the same status and sentence. */
+static int test_abort_fails_own_pending_request(int argc, char **argv)
+{
+    double timeout = fault_timeout();
+    const char *expected = "rank 0: the communicator was aborted (sc_comm_abort)";
+    fault_error_t err;
+    sc_request_t *req = NULL;
+    sc_comm_t *comm;
+    double t0;
+
+    (void)argc;
+    (void)argv;
+    CHECK_OK(sc_comm_init_from_env(&comm));
+    CHECK(sc_comm_size(comm) == 2, "runs with 2 ranks");
+    CHECK_OK(sc_barrier(comm, NULL));
+    t0 = fault_now();
+    if (fault_rank == 0) {
+        CHECK_OK(sc_barrier(comm, &req));
+        fault_sleep(0.2);
+        CHECK(sc_test(req) == SC_IN_PROGRESS, "the barrier completed without rank 1");
+        CHECK_OK(sc_comm_abort(comm));
+        fault_error_take(&err, sc_wait(req), t0);
+        sc_request_free(req);
+    } else {
+        fault_sleep(0.7);
+        fault_error_take(&err, sc_barrier(comm, NULL), t0);
+    }
+    CHECK(err.status == SC_ERR_ABORTED, "the barrier returned %s: %s",
+          sc_status_string(err.status), err.text);
+    if (check_sentence_has(err.text, expected) != TEST_PASS)
+        return TEST_FAIL;
+    CHECK(err.elapsed < timeout, "took %.3f s", err.elapsed);
+    if (fault_check_later_calls_fail(comm, &err) != TEST_PASS)
+        return TEST_FAIL;
+    printf("rank %d: barrier got SC_ERR_ABORTED after %.3f s: %s\n", fault_rank, err.elapsed,
+           err.text);
+    return fault_check_destroy(comm, 3.0);
+}
+
+/* ---- one collective fewer ---- */
+
+#define SKIP_RANK 2
+
+/* 3 ranks; after a first barrier, rank 2 skips the second one, destroys its
+ * communicator and exits 0. Ranks 0 and 1 get SC_ERR_PEER_FAILED naming rank 2, within
+ * SC_TIMEOUT. */
+static int test_rank_skipping_a_barrier_then_exiting_fails_the_others(int argc, char **argv)
+{
+    double timeout = fault_timeout();
+    fault_error_t err;
+    sc_comm_t *comm;
+    double t0;
+
+    (void)argc;
+    (void)argv;
+    CHECK_OK(sc_comm_init_from_env(&comm));
+    CHECK(sc_comm_size(comm) == 3, "runs with 3 ranks");
+    CHECK_OK(sc_barrier(comm, NULL));
+    if (fault_rank == SKIP_RANK) {
+        fault_sleep(SETTLE_S);
+        return fault_check_destroy(comm, 3.0);
+    }
+    t0 = fault_now();
+    fault_error_take(&err, sc_barrier(comm, NULL), t0);
+    CHECK(err.status == SC_ERR_PEER_FAILED, "the barrier returned %s: %s",
+          sc_status_string(err.status), err.text);
+    if (check_names_dead_rank(err.text, SKIP_RANK) != TEST_PASS)
+        return TEST_FAIL;
+    CHECK(err.elapsed < timeout, "took %.3f s, SC_TIMEOUT is %g s", err.elapsed, timeout);
+    if (fault_check_later_calls_fail(comm, &err) != TEST_PASS)
+        return TEST_FAIL;
+    printf("rank %d: barrier got %s after %.3f s: %s\n", fault_rank,
+           sc_status_string(err.status), err.elapsed, err.text);
+    return fault_check_destroy(comm, 3.0);
+}
+
+/* 3 ranks; rank 2 skips a barrier and goes on with an allreduce, so its allreduce
+ * meets the others' barrier (rank 0 already waits in it, ranks 1 and 2 come 0.3 s
+ * later): every rank gets SC_ERR_MISMATCH naming both calls. */
+static int test_rank_skipping_a_barrier_then_continuing_is_a_mismatch(int argc, char **argv)
+{
+    double timeout = fault_timeout();
+    float in[ALLREDUCE_COUNT], out[ALLREDUCE_COUNT];
+    fault_error_t err;
+    sc_comm_t *comm;
+    double t0;
+    sc_status_t st;
+
+    (void)argc;
+    (void)argv;
+    CHECK_OK(sc_comm_init_from_env(&comm));
+    CHECK(sc_comm_size(comm) == 3, "runs with 3 ranks");
+    CHECK_OK(sc_barrier(comm, NULL));
+    for (size_t i = 0; i < ALLREDUCE_COUNT; i++)
+        in[i] = input_value(fault_rank, 0, i);
+    if (fault_rank != 0)
+        fault_sleep(SETTLE_S);
+    t0 = fault_now();
+    if (fault_rank != SKIP_RANK)
+        st = sc_barrier(comm, NULL);
+    else
+        st = sc_allreduce(in, out, ALLREDUCE_COUNT, SC_FLOAT32, SC_SUM, comm, NULL, NULL);
+    fault_error_take(&err, st, t0);
+    CHECK(err.status == SC_ERR_MISMATCH, "%s returned %s: %s",
+          fault_rank == SKIP_RANK ? "the allreduce" : "the barrier",
+          sc_status_string(err.status), err.text);
+    if (check_sentence_has(err.text, "ranks disagree: rank ") != TEST_PASS ||
+        check_sentence_has(err.text, "rank 2 called allreduce #") != TEST_PASS ||
+        check_sentence_has(err.text, " called barrier #") != TEST_PASS)
+        return TEST_FAIL;
+    CHECK(err.elapsed < timeout, "took %.3f s, SC_TIMEOUT is %g s", err.elapsed, timeout);
+    if (fault_check_later_calls_fail(comm, &err) != TEST_PASS)
+        return TEST_FAIL;
+    printf("rank %d: got SC_ERR_MISMATCH after %.3f s: %s\n", fault_rank, err.elapsed,
+           err.text);
+    return fault_check_destroy(comm, 3.0);
+}
+
+/* 3 ranks; rank 2 skips a barrier and calls an allreduce, rank 1 calls the barrier:
+ * both detect the mismatch, notify every peer, and exit. Rank 0 calls the barrier
+ * only once both have exited: the notices they sent before exiting still make its
+ * call fail with SC_ERR_MISMATCH naming the calls (not with a dead peer). */
+static int test_mismatch_reaches_a_rank_calling_after_the_detectors_exited(int argc,
+                                                                           char **argv)
+{
+    float in[ALLREDUCE_COUNT], out[ALLREDUCE_COUNT];
+    int32_t pids[3];
+    fault_error_t err;
+    sc_comm_t *comm;
+    sc_status_t st;
+
+    (void)argc;
+    (void)argv;
+    CHECK_OK(sc_comm_init_from_env(&comm));
+    CHECK(sc_comm_size(comm) == 3, "runs with 3 ranks");
+    if (gather_pids(comm, pids) != TEST_PASS)
+        return TEST_FAIL;
+    CHECK_OK(sc_barrier(comm, NULL));
+    for (size_t i = 0; i < ALLREDUCE_COUNT; i++)
+        in[i] = input_value(fault_rank, 0, i);
+    if (fault_rank != 0)
+        fault_sleep(SETTLE_S);
+    if (fault_rank == 0 && (wait_gone(pids[1]) != TEST_PASS || wait_gone(pids[2]) != TEST_PASS))
+        return TEST_FAIL;
+    if (fault_rank == SKIP_RANK)
+        st = sc_allreduce(in, out, ALLREDUCE_COUNT, SC_FLOAT32, SC_SUM, comm, NULL, NULL);
+    else
+        st = sc_barrier(comm, NULL);
+    fault_error_take(&err, st, fault_now());
+    CHECK(err.status == SC_ERR_MISMATCH, "%s returned %s: %s",
+          fault_rank == SKIP_RANK ? "the allreduce" : "the barrier",
+          sc_status_string(err.status), err.text);
+    if (check_sentence_has(err.text, "ranks disagree: rank ") != TEST_PASS ||
+        check_sentence_has(err.text, "rank 2 called allreduce #") != TEST_PASS ||
+        check_sentence_has(err.text, " called barrier #") != TEST_PASS)
+        return TEST_FAIL;
+    printf("rank %d: got SC_ERR_MISMATCH: %s\n", fault_rank, err.text);
+    return fault_check_destroy(comm, 3.0);
+}
+
+#define EXIT_MESSAGES 8
+#define EXIT_MESSAGE_COUNT 1024
+
+/* 2 ranks; rank 0 starts a barrier and stops itself (SIGSTOP) right after. Rank 1
+ * sends it 8 messages of 4 KiB (they complete as soon as they are delivered), completes
+ * the barrier - it has what rank 0 sent - destroys its communicator and exits 0; a
+ * helper it forked resumes rank 0 once rank 1 is gone. Rank 0's barrier succeeds, as
+ * rank 1 entered it and every message of rank 1 was delivered before it exited; so do
+ * its receives of the 8 messages, with their contents. */
+static int test_peer_exiting_right_after_a_barrier_does_not_fail_it(int argc, char **argv)
+{
+    static int32_t msg[EXIT_MESSAGES][EXIT_MESSAGE_COUNT];
+    sc_request_t *req;
+    int32_t pids[2];
+    sc_comm_t *comm;
+    sc_status_t st;
+
+    (void)argc;
+    (void)argv;
+    CHECK_OK(sc_comm_init_from_env(&comm));
+    CHECK(sc_comm_size(comm) == 2, "runs with 2 ranks");
+    if (gather_pids(comm, pids) != TEST_PASS)
+        return TEST_FAIL;
+    if (fault_rank == 1) {
+        pid_t helper;
+
+        for (int m = 0; m < EXIT_MESSAGES; m++) {
+            for (int i = 0; i < EXIT_MESSAGE_COUNT; i++)
+                msg[m][i] = m * EXIT_MESSAGE_COUNT + i;
+            CHECK_OK(sc_send(msg[m], EXIT_MESSAGE_COUNT, SC_INT32, 0, comm, NULL, NULL));
+        }
+        CHECK_OK(sc_barrier(comm, NULL));
+        fflush(NULL);
+        helper = fork();
+        CHECK(helper >= 0, "fork failed");
+        if (helper == 0) {
+            int gone = wait_gone(pids[1]) == TEST_PASS;
+            fault_sleep(0.2);
+            kill((pid_t)pids[0], SIGCONT);
+            _exit(gone ? 0 : 1);
+        }
+        return fault_check_destroy(comm, 3.0);
+    }
+    CHECK_OK(sc_barrier(comm, &req));
+    raise(SIGSTOP);
+    st = sc_wait(req);
+    sc_request_free(req);
+    CHECK(st == SC_SUCCESS, "the barrier rank 1 completed failed here with %s: %s",
+          sc_status_string(st), sc_last_error());
+    for (int m = 0; m < EXIT_MESSAGES; m++) {
+        CHECK_OK(sc_recv(msg[m], EXIT_MESSAGE_COUNT, SC_INT32, 1, comm, NULL, NULL));
+        for (int i = 0; i < EXIT_MESSAGE_COUNT; i++)
+            CHECK(msg[m][i] == m * EXIT_MESSAGE_COUNT + i, "message %d element %d is %d", m, i,
+                  msg[m][i]);
+    }
+    return fault_check_destroy(comm, 3.0);
+}
+
+/* ---- a silent peer ---- */
+
+/* 2 ranks; rank 1 stays alive but does not call the allreduce until SC_TIMEOUT + 1.5 s
+ * have passed. Rank 0's allreduce fails with SC_ERR_TIMEOUT naming rank 1, after
+ * SC_TIMEOUT and within 1 s more; rank 1's late allreduce then fails with the same
+ * status and sentence (rank 0's abort notice), at once. */
+static int test_pending_op_times_out_naming_the_silent_rank(int argc, char **argv)
+{
+    double timeout = fault_timeout();
+    float in[ALLREDUCE_COUNT], out[ALLREDUCE_COUNT];
+    char what[128];
+    fault_error_t err;
+    sc_comm_t *comm;
+    double t0;
+
+    (void)argc;
+    (void)argv;
+    CHECK_OK(sc_comm_init_from_env(&comm));
+    CHECK(sc_comm_size(comm) == 2, "runs with 2 ranks");
+    CHECK_OK(sc_barrier(comm, NULL));
+    for (size_t i = 0; i < ALLREDUCE_COUNT; i++)
+        in[i] = input_value(fault_rank, 0, i);
+    snprintf(what, sizeof(what), "timed out after %.1f s: rank 1 never issued its matching call",
+             timeout);
+    if (fault_rank == 1)
+        fault_sleep(timeout + 1.5);
+    t0 = fault_now();
+    fault_error_take(&err, sc_allreduce(in, out, ALLREDUCE_COUNT, SC_FLOAT32, SC_SUM, comm,
+                                        NULL, NULL), t0);
+    CHECK(err.status == SC_ERR_TIMEOUT, "the allreduce returned %s: %s",
+          sc_status_string(err.status), err.text);
+    if (check_sentence_has(err.text, "allreduce #") != TEST_PASS ||
+        check_sentence_has(err.text, what) != TEST_PASS)
+        return TEST_FAIL;
+    if (fault_rank == 0)
+        CHECK(err.elapsed >= timeout - 0.05 && err.elapsed < timeout + 1.0,
+              "the allreduce timed out after %.3f s, expected [%g, %g) s", err.elapsed,
+              timeout, timeout + 1.0);
+    else
+        CHECK(err.elapsed < 0.5, "the late allreduce took %.3f s to fail", err.elapsed);
+    if (fault_check_later_calls_fail(comm, &err) != TEST_PASS)
+        return TEST_FAIL;
+    printf("rank %d: allreduce got SC_ERR_TIMEOUT after %.3f s: %s\n", fault_rank, err.elapsed,
+           err.text);
+    return fault_check_destroy(comm, 3.0);
+}
+
+int main(int argc, char **argv)
+{
+    static const fault_test_t tests[] = {
+        {"killed_rank_fails_pending_and_later_calls",
+         test_killed_rank_fails_pending_and_later_calls},
+        {"missing_rank_times_out_the_rendezvous_naming_it",
+         test_missing_rank_times_out_the_rendezvous_naming_it},
+        {"missing_rank_0_times_out_the_rendezvous_naming_its_store",
+         test_missing_rank_0_times_out_the_rendezvous_naming_its_store},
+        {"abort_fails_the_allreduce_others_wait_in", test_abort_fails_the_allreduce_others_wait_in},
+        {"abort_fails_own_pending_request", test_abort_fails_own_pending_request},
+        {"rank_skipping_a_barrier_then_exiting_fails_the_others",
+         test_rank_skipping_a_barrier_then_exiting_fails_the_others},
+        {"rank_skipping_a_barrier_then_continuing_is_a_mismatch",
+         test_rank_skipping_a_barrier_then_continuing_is_a_mismatch},
+        {"mismatch_reaches_a_rank_calling_after_the_detectors_exited",
+         test_mismatch_reaches_a_rank_calling_after_the_detectors_exited},
+        {"peer_exiting_right_after_a_barrier_does_not_fail_it",
+         test_peer_exiting_right_after_a_barrier_does_not_fail_it},
+        {"pending_op_times_out_naming_the_silent_rank",
+         test_pending_op_times_out_naming_the_silent_rank},
+        {NULL, NULL}};
+    return fault_main(tests, argc, argv);
+}
