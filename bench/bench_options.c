@@ -21,6 +21,8 @@ static const char sc_bench_usage_text[] =
     "  -o, --op OP              sum prod min max avg (default sum)\n"
     "  -r, --root R             root of broadcast and reduce (default 0)\n"
     "      --inplace            time the in-place variant instead of out-of-place\n"
+    "      --blocking           blocking calls (no request, like MPI_Allreduce) instead\n"
+    "                           of a request and sc_wait\n"
     "      --json FILE          rank 0 also writes the rows to FILE as JSON\n"
     "      --seed S             seed of the checked input values (default 1)\n"
     "  -h, --help               this text\n"
@@ -67,7 +69,7 @@ static sc_status_t sc_bench_int_parse(const char *text, long long min, long long
     return SC_SUCCESS;
 }
 
-enum { SC_BENCH_OPT_INPLACE = 256, SC_BENCH_OPT_JSON, SC_BENCH_OPT_SEED };
+enum { SC_BENCH_OPT_INPLACE = 256, SC_BENCH_OPT_JSON, SC_BENCH_OPT_SEED, SC_BENCH_OPT_BLOCKING };
 
 static const struct option sc_bench_long_options[] = {
     {"minbytes", required_argument, NULL, 'b'},
@@ -80,6 +82,7 @@ static const struct option sc_bench_long_options[] = {
     {"op", required_argument, NULL, 'o'},
     {"root", required_argument, NULL, 'r'},
     {"inplace", no_argument, NULL, SC_BENCH_OPT_INPLACE},
+    {"blocking", no_argument, NULL, SC_BENCH_OPT_BLOCKING},
     {"json", required_argument, NULL, SC_BENCH_OPT_JSON},
     {"seed", required_argument, NULL, SC_BENCH_OPT_SEED},
     {"help", no_argument, NULL, 'h'},
@@ -126,6 +129,9 @@ static sc_status_t sc_bench_option_apply(int letter, const char *arg, FILE *err,
         return SC_SUCCESS;
     case SC_BENCH_OPT_INPLACE:
         o->inplace = 1;
+        return SC_SUCCESS;
+    case SC_BENCH_OPT_BLOCKING:
+        o->blocking = 1;
         return SC_SUCCESS;
     case SC_BENCH_OPT_JSON:
         o->json_path = arg;

@@ -20,6 +20,7 @@ typedef struct {
     sc_op_t op;            /* -o, default sum */
     int root;              /* -r, default 0 */
     int inplace;           /* --inplace: time the in-place variant instead */
+    int blocking;          /* --blocking: calls without a request */
     const char *json_path; /* --json FILE, NULL for none */
     uint64_t seed;         /* --seed, default 1 */
     int help;              /* -h: usage printed, nothing else to do */

@@ -40,12 +40,17 @@ static double sc_bench_now(void)
     return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
 }
 
-/* Issues the call and waits for it. */
-static sc_status_t sc_bench_call_run(const sc_bench_call_t *call, sc_comm_t *comm)
+/* Issues the call and waits for it (or makes it blocking). */
+static sc_status_t sc_bench_call_run(const sc_bench_call_t *call, sc_comm_t *comm,
+                                     int blocking)
 {
     sc_request_t *req;
     sc_status_t status;
 
+    if (blocking) {
+        status = sc_bench_call_issue(call, comm, NULL);
+        return status == SC_SUCCESS ? status : sc_bench_fail(status);
+    }
     status = sc_bench_call_issue(call, comm, &req);
     if (status != SC_SUCCESS)
         return sc_bench_fail(status);
@@ -65,7 +70,7 @@ static sc_status_t sc_bench_call_time(const sc_bench_call_t *call, sc_comm_t *co
     double start, local, slowest;
 
     for (int i = 0; i < opts->warmup; i++) {
-        status = sc_bench_call_run(call, comm);
+        status = sc_bench_call_run(call, comm, opts->blocking);
         if (status != SC_SUCCESS)
             return status;
     }
@@ -74,7 +79,7 @@ static sc_status_t sc_bench_call_time(const sc_bench_call_t *call, sc_comm_t *co
         return sc_bench_fail(status);
     start = sc_bench_now();
     for (int i = 0; i < opts->iters; i++) {
-        status = sc_bench_call_run(call, comm);
+        status = sc_bench_call_run(call, comm, opts->blocking);
         if (status != SC_SUCCESS)
             return status;
     }
@@ -95,7 +100,7 @@ static sc_status_t sc_bench_call_check(const sc_bench_call_t *call, sc_comm_t *c
     int64_t local, sum;
 
     sc_bench_data_fill(call, seed);
-    status = sc_bench_call_run(call, comm);
+    status = sc_bench_call_run(call, comm, 0);
     if (status != SC_SUCCESS)
         return status;
     local = (int64_t)sc_bench_data_check(call, seed);

@@ -291,7 +291,7 @@ static sc_status_t sc_op_start(sc_coll_op_t *op)
                                sc_op_tag(op, SC_TAG_KIND_HDR, 1, c->rank), &op->hdr,
                                sizeof(op->hdr), &op->hdr_send_req[0]);
         return sc_ucx_recv(tp, sc_op_tag(op, SC_TAG_KIND_HDR, 1, op->hdr.root),
-                           SC_TAG_FULL_MASK, &op->hdr_in[0], sizeof(op->hdr_in[0]),
+                           SC_TAG_FULL_MASK, op->hdr_in[0], SC_OP_HDR_BUF,
                            &op->hdr_recv_req[0]);
     }
     if (c->size == 1)
@@ -299,14 +299,18 @@ static sc_status_t sc_op_start(sc_coll_op_t *op)
     op->hdr_peer[0] = (c->rank + c->size - 1) % c->size; /* left */
     op->hdr_peer[1] = (c->rank + 1) % c->size;           /* right */
     op->nhdr = (c->size == 2) ? 1 : 2;
+    /* Every header receive has room for an inline payload, so that a neighbour's
+     * message is never truncated, whatever call it made. */
+    memcpy(op->inline_out, &op->hdr, sizeof(op->hdr));
     for (int i = 0; i < op->nhdr; i++) {
         int peer = op->hdr_peer[i];
         st = sc_ucx_recv(tp, sc_op_tag(op, SC_TAG_KIND_HDR, 0, peer), SC_TAG_FULL_MASK,
-                         &op->hdr_in[i], sizeof(op->hdr_in[i]), &op->hdr_recv_req[i]);
+                         op->hdr_in[i], SC_OP_HDR_BUF, &op->hdr_recv_req[i]);
         if (st != SC_SUCCESS)
             return st;
         st = sc_ucx_send(tp, sc_op_world(op, peer), sc_op_tag(op, SC_TAG_KIND_HDR, 0, c->rank),
-                         &op->hdr, sizeof(op->hdr), &op->hdr_send_req[i]);
+                         op->inline_out, sizeof(op->hdr) + op->inline_bytes,
+                         &op->hdr_send_req[i]);
         if (st != SC_SUCCESS)
             return st;
     }
@@ -314,17 +318,37 @@ static sc_status_t sc_op_start(sc_coll_op_t *op)
     return SC_SUCCESS;
 }
 
-static sc_status_t sc_op_check_header(sc_coll_op_t *op, int i)
+/* Checks neighbour i's header, received in len bytes (header plus inline payload). */
+static sc_status_t sc_op_check_header(sc_coll_op_t *op, int i, size_t len)
 {
     char mine[256], theirs[256];
+    sc_op_header_t in;
 
-    if (sc_op_header_equal(&op->hdr, &op->hdr_in[i]))
-        return SC_SUCCESS;
+    memset(&in, 0, sizeof(in));
+    memcpy(&in, op->hdr_in[i], len < sizeof(in) ? len : sizeof(in));
+    if (sc_op_header_equal(&op->hdr, &in)) {
+        if (len == sizeof(in) + op->inline_bytes)
+            return SC_SUCCESS;
+        return sc_error(SC_ERR_MISMATCH, "%s #%llu: rank %d sent %zu bytes of header and "
+                        "payload where this rank expected %zu",
+                        sc_coll_kind_name((sc_coll_kind_t)op->hdr.kind),
+                        (unsigned long long)op->hdr.seq, op->hdr_peer[i], len,
+                        sizeof(in) + op->inline_bytes);
+    }
     sc_op_describe(&op->hdr, mine, sizeof(mine));
-    sc_op_describe(&op->hdr_in[i], theirs, sizeof(theirs));
+    sc_op_describe(&in, theirs, sizeof(theirs));
     return sc_error(SC_ERR_MISMATCH,
                     "ranks disagree: rank %d called %s but rank %d called %s",
                     op->comm->rank, mine, op->hdr_peer[i], theirs);
+}
+
+const void *sc_op_inline(sc_coll_op_t *op, const void *src, size_t bytes)
+{
+    op->inline_hdr = 1;
+    op->inline_bytes = bytes;
+    if (bytes)
+        memcpy(op->inline_out + sizeof(sc_op_header_t), src, bytes);
+    return op->hdr_in[0] + sizeof(sc_op_header_t);
 }
 
 /* Advances header exchange; sets *progressed when something completed. */
@@ -346,18 +370,16 @@ static sc_status_t sc_op_headers(sc_coll_op_t *op, int *progressed)
     }
     for (int i = 0; i < op->nhdr; i++) {
         size_t len = 0;
-        if (op->hdr_ok & (1 << i))
+        if ((op->hdr_ok & (1 << i)) || !op->hdr_recv_req[i])
             continue;
-        if (op->hdr_recv_req[i]) {
-            st = sc_ucx_poll_recv(tp, op->hdr_recv_req[i], &len);
-            if (st == SC_IN_PROGRESS)
-                continue;
-            op->hdr_recv_req[i] = NULL;
-            if (st != SC_SUCCESS)
-                return st;
-        }
+        st = sc_ucx_poll_recv(tp, op->hdr_recv_req[i], &len);
+        if (st == SC_IN_PROGRESS)
+            continue;
+        op->hdr_recv_req[i] = NULL;
+        if (st != SC_SUCCESS)
+            return st;
         *progressed = 1;
-        st = sc_op_check_header(op, i);
+        st = sc_op_check_header(op, i, len);
         if (st != SC_SUCCESS)
             return st;
         op->hdr_ok |= 1 << i;

@@ -49,6 +49,10 @@ typedef struct {
     uint64_t seq;
 } sc_op_header_t;
 
+/* Largest payload sent inline with an operation's header. */
+#define SC_OP_INLINE_MAX 512
+#define SC_OP_HDR_BUF (sizeof(sc_op_header_t) + SC_OP_INLINE_MAX)
+
 typedef enum {
     SC_COLL_ALLREDUCE = 0,
     SC_COLL_REDUCE_SCATTER,
@@ -92,8 +96,14 @@ typedef struct sc_op {
     int started;               /* headers posted, deadline set */
     int nhdr;                  /* neighbour headers expected (0, 1 or 2) */
     int hdr_peer[2];
-    int hdr_ok;                /* number of neighbour headers verified */
-    sc_op_header_t hdr_in[2];
+    int hdr_ok;                /* bit i: neighbour i's header verified */
+    /* Header receives have room for an inline payload (see inline_bytes). */
+    uint8_t hdr_in[2][SC_OP_HDR_BUF];
+    /* Small operations on two ranks send their payload with the header, one message
+     * each way: inline_bytes of payload follow the header in inline_out. */
+    int inline_hdr;
+    size_t inline_bytes;
+    uint8_t inline_out[SC_OP_HDR_BUF];
     void *hdr_recv_req[2];
     void *hdr_send_req[2];
     double deadline;
@@ -121,6 +131,10 @@ int sc_op_reduce(sc_coll_op_t *op, void *dst, const void *a, const void *b, size
                  int dep0, int dep1);
 int sc_op_copy(sc_coll_op_t *op, void *dst, const void *src, size_t bytes, int dep0, int dep1);
 int sc_op_avg(sc_coll_op_t *op, void *dst, size_t count, int dep0);
+
+/* Makes the header exchange with the single neighbour (2 ranks) carry bytes of
+ * payload copied from src now; returns where the neighbour's payload will be. */
+const void *sc_op_inline(sc_coll_op_t *op, const void *src, size_t bytes);
 
 /* SC_SUCCESS when every append succeeded, else SC_ERR_NO_MEMORY with a sentence. */
 sc_status_t sc_op_built(sc_coll_op_t *op);

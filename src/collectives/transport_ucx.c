@@ -190,6 +190,9 @@ sc_status_t sc_ucx_recv(sc_transport_t *tp, uint64_t tag, uint64_t mask, void *b
     void *r;
 
     memset(&param, 0, sizeof(param));
+    /* Always a request, even when the message is already here: its length is read
+     * from the request. */
+    param.op_attr_mask = UCP_OP_ATTR_FLAG_NO_IMM_CMPL;
     r = ucp_tag_recv_nbx(tp->worker, buf, len, tag, mask, &param);
     if (UCS_PTR_IS_ERR(r))
         return sc_error(SC_ERR_TRANSPORT, "receive of %zu bytes could not be posted: %s",
