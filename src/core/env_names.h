@@ -29,7 +29,7 @@ extern const char *const sc_env_progress_spin_us_names[]; /* SC_PROGRESS_SPIN_US
 #define SC_DEFAULT_MASTER_ADDR "127.0.0.1"
 #define SC_DEFAULT_MASTER_PORT 29500
 #define SC_DEFAULT_TIMEOUT_S 300.0
-#define SC_DEFAULT_RING_THRESHOLD 65536
+#define SC_DEFAULT_RING_THRESHOLD 8192
 #define SC_DEFAULT_CHUNK_BYTES 262144
 #define SC_DEFAULT_PROGRESS_SPIN_US 50
 /* The smallest SC_CHUNK_BYTES the ring accepts. */

@@ -157,7 +157,7 @@ static int config_shows_the_documented_defaults_when_nothing_is_set(void)
         {"SC_BIND", "core"},
         {"SC_LOG_LEVEL", "warn"},
         {"SC_ALGO", "auto"},
-        {"SC_RING_THRESHOLD", "65536"},
+        {"SC_RING_THRESHOLD", "8192"},
         {"SC_CHUNK_BYTES", "262144"},
         {"SC_PROGRESS_SPIN_US", "50"},
     };
