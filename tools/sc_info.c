@@ -24,33 +24,11 @@ static int sc_info_failed(const char *what, sc_status_t status)
     return 1;
 }
 
-/* Without a launcher the environment sets no rank and no size, and the library's
- * defaults (rank 0 of 1) give a communicator of one rank. */
-static int sc_info_transports(void)
-{
-    sc_comm_t *comm;
-    sc_status_t status;
-
-    status = sc_comm_init_from_env(&comm);
-    if (status != SC_SUCCESS)
-        return sc_info_failed("creating a communicator", status);
-
-    status = sc_info_print_transports(comm, stdout);
-    if (status != SC_SUCCESS) {
-        sc_info_failed("sc_info_print_transports", status);
-        sc_comm_destroy(comm);
-        return 1;
-    }
-    status = sc_comm_destroy(comm);
-    if (status != SC_SUCCESS)
-        return sc_info_failed("sc_comm_destroy", status);
-    return 0;
-}
-
 int main(int argc, char **argv)
 {
     int topology = 0, config = 0, transports = 0;
     int rc = 0;
+    sc_comm_t *comm = NULL;
     sc_status_t status;
 
     for (int i = 1; i < argc; i++) {
@@ -72,8 +50,18 @@ int main(int argc, char **argv)
     if (!topology && !config && !transports)
         topology = config = transports = 1;
 
-    /* Each report is printed even when an earlier one failed; the exit status says
-     * whether all succeeded. */
+    /* The communicator comes first so that the topology report shows the binding it
+     * made. Without a launcher the environment sets no rank and no size, and the
+     * library's defaults (rank 0 of 1) give a communicator of one rank. Each report
+     * is printed even when an earlier step failed; the exit status says whether all
+     * succeeded. */
+    if (transports) {
+        status = sc_comm_init_from_env(&comm);
+        if (status != SC_SUCCESS) {
+            rc = sc_info_failed("creating a communicator", status);
+            comm = NULL;
+        }
+    }
     if (topology) {
         status = sc_info_print_topology(stdout);
         if (status != SC_SUCCESS)
@@ -86,11 +74,16 @@ int main(int argc, char **argv)
         if (status != SC_SUCCESS)
             rc = sc_info_failed("sc_info_print_config", status);
     }
-    if (transports) {
+    if (comm) {
         if (topology || config)
             printf("\n");
         fflush(stdout);
-        rc |= sc_info_transports();
+        status = sc_info_print_transports(comm, stdout);
+        if (status != SC_SUCCESS)
+            rc = sc_info_failed("sc_info_print_transports", status);
+        status = sc_comm_destroy(comm);
+        if (status != SC_SUCCESS)
+            rc = sc_info_failed("sc_comm_destroy", status);
     }
     return rc;
 }
