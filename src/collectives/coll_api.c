@@ -100,26 +100,23 @@ static sc_status_t sc_call_build(const sc_call_t *call, sc_coll_op_t *op)
 
     if (st != SC_SUCCESS)
         return st;
+    /* On one rank every reduction (avg included) is a copy of the input. */
+    if (comm->size == 1 && (call->kind == SC_COLL_ALLREDUCE ||
+                            call->kind == SC_COLL_REDUCE_SCATTER || call->kind == SC_COLL_REDUCE)) {
+        op->hdr.algo = SC_ALGO_DIRECT;
+        sc_op_copy(op, call->rbuf, call->sbuf, bytes, -1, -1);
+        return sc_op_built(op);
+    }
     switch (call->kind) {
     case SC_COLL_ALLREDUCE: {
         int algo = t->allreduce_algo;
         if (algo == SC_ALGO_NONE)
             algo = (bytes <= t->ring_threshold || call->count < (size_t)comm->size)
                        ? SC_ALGO_RD : SC_ALGO_RING;
-        if (comm->size == 1) {
-            op->hdr.algo = SC_ALGO_DIRECT;
-            sc_op_copy(op, call->rbuf, call->sbuf, bytes, -1, -1);
-            return sc_op_built(op);
-        }
         return algo == SC_ALGO_RING ? sc_algo_allreduce_ring(op, call->sbuf, call->rbuf, call->count)
                                     : sc_algo_allreduce_rd(op, call->sbuf, call->rbuf, call->count);
     }
     case SC_COLL_REDUCE_SCATTER:
-        if (comm->size == 1) {
-            op->hdr.algo = SC_ALGO_DIRECT;
-            sc_op_copy(op, call->rbuf, call->sbuf, bytes, -1, -1);
-            return sc_op_built(op);
-        }
         return sc_algo_reduce_scatter_ring(op, call->sbuf, call->rbuf, call->count);
     case SC_COLL_ALLGATHER:
         return sc_algo_allgather_ring(op, call->sbuf, call->rbuf, call->count);
@@ -128,11 +125,6 @@ static sc_status_t sc_call_build(const sc_call_t *call, sc_coll_op_t *op)
                    ? sc_algo_broadcast_tree(op, call->sbuf, call->rbuf, call->count, call->root)
                    : sc_algo_broadcast_chain(op, call->sbuf, call->rbuf, call->count, call->root);
     case SC_COLL_REDUCE:
-        if (comm->size == 1) {
-            op->hdr.algo = SC_ALGO_DIRECT;
-            sc_op_copy(op, call->rbuf, call->sbuf, bytes, -1, -1);
-            return sc_op_built(op);
-        }
         return bytes <= t->ring_threshold
                    ? sc_algo_reduce_tree(op, call->sbuf, call->rbuf, call->count, call->root)
                    : sc_algo_reduce_chain(op, call->sbuf, call->rbuf, call->count, call->root);

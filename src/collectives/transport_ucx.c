@@ -126,18 +126,6 @@ sc_status_t sc_ucx_connect(sc_transport_t *tp, void *const *addrs)
     return SC_SUCCESS;
 }
 
-/* Waits for a close/flush request, bounded by deadline. */
-static void sc_ucx_wait_req(sc_transport_t *tp, void *req, double deadline)
-{
-    if (req == NULL || UCS_PTR_IS_ERR(req))
-        return;
-    while (ucp_request_check_status(req) == UCS_INPROGRESS && sc_clock_now() < deadline)
-        ucp_worker_progress(tp->worker);
-    if (ucp_request_check_status(req) == UCS_INPROGRESS)
-        ucp_request_cancel(tp->worker, req);
-    ucp_request_free(req);
-}
-
 void sc_ucx_close(sc_transport_t *tp, double timeout_s)
 {
     double deadline = sc_clock_now() + (timeout_s < 2.0 ? timeout_s : 2.0);
@@ -154,7 +142,8 @@ void sc_ucx_close(sc_transport_t *tp, double timeout_s)
             /* A failed peer cannot answer a flush. */
             param.flags = tp->peer_error[r][0] ? UCP_EP_CLOSE_FLAG_FORCE : 0;
             req = ucp_ep_close_nbx(tp->eps[r], &param);
-            sc_ucx_wait_req(tp, req, deadline);
+            if (!UCS_PTR_IS_ERR(req))
+                sc_ucx_cancel_finish(tp, req, deadline);
             tp->eps[r] = NULL;
         }
     }
@@ -245,6 +234,8 @@ void sc_ucx_cancel_finish(sc_transport_t *tp, void *req, double deadline)
      * on its own; past the deadline it is released unfinished. */
     while (ucp_request_check_status(req) == UCS_INPROGRESS && sc_clock_now() < deadline)
         ucp_worker_progress(tp->worker);
+    if (ucp_request_check_status(req) == UCS_INPROGRESS)
+        ucp_request_cancel(tp->worker, req);
     ucp_request_free(req);
 }
 

@@ -55,7 +55,8 @@ sc_status_t sc_ucx_poll_recv(sc_transport_t *tp, void *req, size_t *len);
 
 /* Cancels a pending request and waits (progressing, at most SC_UCX_CANCEL_WAIT_S)
  * until UCX releases it. For many requests: start every cancel, then finish each
- * against one shared deadline. NULL is a no-op. */
+ * against one shared deadline (finish alone also bounds an endpoint close). NULL is
+ * a no-op. */
 void sc_ucx_cancel(sc_transport_t *tp, void *req);
 void sc_ucx_cancel_start(sc_transport_t *tp, void *req);
 void sc_ucx_cancel_finish(sc_transport_t *tp, void *req, double deadline);

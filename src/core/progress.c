@@ -134,6 +134,23 @@ static int sc_progress_ctl(sc_comm_t *c)
 }
 
 /* One pass over every communicator. Caller holds tp->lock. */
+/* Advances op; a failure fails the whole communicator, op included, with the
+ * sentence the failing step set. Returns SC_IN_PROGRESS, SC_SUCCESS (the caller
+ * unlinks and finishes op) or the error. Caller holds tp->lock. */
+static sc_status_t sc_progress_advance(sc_comm_t *c, sc_coll_op_t *op, int *progressed)
+{
+    int moved = 0;
+    sc_status_t st = sc_op_advance(op, &moved);
+
+    *progressed |= moved;
+    if (st != SC_SUCCESS && st != SC_IN_PROGRESS) {
+        char text[SC_ERROR_MAX];
+        snprintf(text, sizeof(text), "%s", sc_last_error());
+        sc_progress_fail_comm(c, st, text, 1);
+    }
+    return st;
+}
+
 /* Ops larger than this wake the progress thread when queued. */
 #define SC_PROGRESS_WAKE_BYTES (64 * 1024)
 
@@ -161,18 +178,8 @@ static int sc_progress_step(sc_transport_t *tp)
         progressed |= sc_progress_ctl(c);
         while (c->head) {
             sc_coll_op_t *op = c->head;
-            int moved = 0;
-            sc_status_t st = sc_op_advance(op, &moved);
-
-            progressed |= moved;
-            if (st == SC_IN_PROGRESS)
+            if (sc_progress_advance(c, op, &progressed) != SC_SUCCESS)
                 break;
-            if (st != SC_SUCCESS) {
-                char text[SC_ERROR_MAX];
-                snprintf(text, sizeof(text), "%s", sc_last_error());
-                sc_progress_fail_comm(c, st, text, 1);
-                break;
-            }
             c->head = op->next;
             if (!c->head)
                 c->tail = NULL;
@@ -181,20 +188,14 @@ static int sc_progress_step(sc_transport_t *tp)
         }
         for (sc_coll_op_t **pp = &c->p2p; *pp;) {
             sc_coll_op_t *op = *pp;
-            int moved = 0;
-            sc_status_t st = sc_op_advance(op, &moved);
+            sc_status_t st = sc_progress_advance(c, op, &progressed);
 
-            progressed |= moved;
             if (st == SC_IN_PROGRESS) {
                 pp = &op->next;
                 continue;
             }
-            if (st != SC_SUCCESS) {
-                char text[SC_ERROR_MAX];
-                snprintf(text, sizeof(text), "%s", sc_last_error());
-                sc_progress_fail_comm(c, st, text, 1);
+            if (st != SC_SUCCESS)
                 break;
-            }
             *pp = op->next;
             sc_op_finish(c, op, SC_SUCCESS, NULL);
             progressed = 1;

@@ -18,16 +18,8 @@ static int g_rank, g_size;
 static uint8_t g_in[OUT_BYTES];   /* a valid input buffer */
 static uint8_t g_out[OUT_BYTES];  /* an output buffer that errors must not touch */
 
-#define CHECK(cond, ...)                                                                 \
-    do {                                                                                 \
-        if (!(cond)) {                                                                   \
-            fprintf(stderr, "rank %d: %s:%d: CHECK failed: %s: ", g_rank, __FILE__,      \
-                    __LINE__, #cond);                                                    \
-            fprintf(stderr, __VA_ARGS__);                                                \
-            fputc('\n', stderr);                                                         \
-            return 1;                                                                    \
-        }                                                                                \
-    } while (0)
+#define SC_CHECK_RANK g_rank
+#include "../common/sc_check.h"
 
 #define RUN(expr)                                                                        \
     do {                                                                                 \

@@ -21,23 +21,8 @@
 /* The rank scrun gave this process (SC_RANK), known before any communicator. */
 static int fault_rank = -1;
 
-#define CHECK(cond, ...)                                                              \
-    do {                                                                              \
-        if (!(cond)) {                                                                \
-            fprintf(stderr, "rank %d: %s:%d: CHECK failed: %s: ", fault_rank, __FILE__, \
-                    __LINE__, #cond);                                                 \
-            fprintf(stderr, __VA_ARGS__);                                             \
-            fprintf(stderr, "\n");                                                    \
-            return TEST_FAIL;                                                         \
-        }                                                                             \
-    } while (0)
-
-/* A call that must succeed; on failure prints its status and sentence. */
-#define CHECK_OK(call)                                                                \
-    do {                                                                              \
-        sc_status_t st_ = (call);                                                     \
-        CHECK(st_ == SC_SUCCESS, "%s: %s", sc_status_string(st_), sc_last_error());   \
-    } while (0)
+#define SC_CHECK_RANK fault_rank
+#include "../common/sc_check.h"
 
 typedef struct {
     const char *name;

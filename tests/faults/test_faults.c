@@ -30,6 +30,22 @@ static float input_value(int r, int it, size_t i)
     return (float)((r + 1) * 4 + (int)((i + (size_t)it) % 17));
 }
 
+/* The communicator every test starts from: size ranks, all present (a barrier). */
+static int start_world(sc_comm_t **comm, int size)
+{
+    CHECK_OK(sc_comm_init_from_env(comm));
+    CHECK(sc_comm_size(*comm) == size, "runs with %d ranks", size);
+    CHECK_OK(sc_barrier(*comm, NULL));
+    return TEST_PASS;
+}
+
+/* This rank's allreduce input of iteration 0. */
+static void fill_input(float *in)
+{
+    for (size_t i = 0; i < ALLREDUCE_COUNT; i++)
+        in[i] = input_value(fault_rank, 0, i);
+}
+
 static float expected_sum(int size, int it, size_t i)
 {
     float s = 0.0f;
@@ -250,11 +266,9 @@ static int test_abort_fails_the_allreduce_others_wait_in(int argc, char **argv)
 
     (void)argc;
     (void)argv;
-    CHECK_OK(sc_comm_init_from_env(&comm));
-    CHECK(sc_comm_size(comm) == 3, "runs with 3 ranks");
-    CHECK_OK(sc_barrier(comm, NULL));
-    for (size_t i = 0; i < ALLREDUCE_COUNT; i++)
-        in[i] = input_value(fault_rank, 0, i);
+    if (start_world(&comm, 3) != TEST_PASS)
+        return TEST_FAIL;
+    fill_input(in);
     t0 = fault_now();
     if (fault_rank == ABORT_RANK) {
         fault_sleep(ABORT_AFTER_S);
@@ -293,9 +307,8 @@ static int test_abort_fails_own_pending_request(int argc, char **argv)
 
     (void)argc;
     (void)argv;
-    CHECK_OK(sc_comm_init_from_env(&comm));
-    CHECK(sc_comm_size(comm) == 2, "runs with 2 ranks");
-    CHECK_OK(sc_barrier(comm, NULL));
+    if (start_world(&comm, 2) != TEST_PASS)
+        return TEST_FAIL;
     t0 = fault_now();
     if (fault_rank == 0) {
         CHECK_OK(sc_barrier(comm, &req));
@@ -336,9 +349,8 @@ static int test_rank_skipping_a_barrier_then_exiting_fails_the_others(int argc, 
 
     (void)argc;
     (void)argv;
-    CHECK_OK(sc_comm_init_from_env(&comm));
-    CHECK(sc_comm_size(comm) == 3, "runs with 3 ranks");
-    CHECK_OK(sc_barrier(comm, NULL));
+    if (start_world(&comm, 3) != TEST_PASS)
+        return TEST_FAIL;
     if (fault_rank == SKIP_RANK) {
         fault_sleep(SETTLE_S);
         return fault_check_destroy(comm, 3.0);
@@ -371,11 +383,9 @@ static int test_rank_skipping_a_barrier_then_continuing_is_a_mismatch(int argc, 
 
     (void)argc;
     (void)argv;
-    CHECK_OK(sc_comm_init_from_env(&comm));
-    CHECK(sc_comm_size(comm) == 3, "runs with 3 ranks");
-    CHECK_OK(sc_barrier(comm, NULL));
-    for (size_t i = 0; i < ALLREDUCE_COUNT; i++)
-        in[i] = input_value(fault_rank, 0, i);
+    if (start_world(&comm, 3) != TEST_PASS)
+        return TEST_FAIL;
+    fill_input(in);
     if (fault_rank != 0)
         fault_sleep(SETTLE_S);
     t0 = fault_now();
@@ -419,8 +429,7 @@ static int test_mismatch_reaches_a_rank_calling_after_the_detectors_exited(int a
     if (gather_pids(comm, pids) != TEST_PASS)
         return TEST_FAIL;
     CHECK_OK(sc_barrier(comm, NULL));
-    for (size_t i = 0; i < ALLREDUCE_COUNT; i++)
-        in[i] = input_value(fault_rank, 0, i);
+    fill_input(in);
     if (fault_rank != 0)
         fault_sleep(SETTLE_S);
     if (fault_rank == 0 && (wait_gone(pids[1]) != TEST_PASS || wait_gone(pids[2]) != TEST_PASS))
@@ -516,11 +525,9 @@ static int test_pending_op_times_out_naming_the_silent_rank(int argc, char **arg
 
     (void)argc;
     (void)argv;
-    CHECK_OK(sc_comm_init_from_env(&comm));
-    CHECK(sc_comm_size(comm) == 2, "runs with 2 ranks");
-    CHECK_OK(sc_barrier(comm, NULL));
-    for (size_t i = 0; i < ALLREDUCE_COUNT; i++)
-        in[i] = input_value(fault_rank, 0, i);
+    if (start_world(&comm, 2) != TEST_PASS)
+        return TEST_FAIL;
+    fill_input(in);
     snprintf(what, sizeof(what), "timed out after %.1f s: rank 1 never issued its matching call",
              timeout);
     if (fault_rank == 1)
