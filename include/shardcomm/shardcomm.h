@@ -5,6 +5,7 @@
 #include "shardcomm/api.h"
 #include "shardcomm/status.h"
 #include "shardcomm/types.h"
+#include "shardcomm/memory.h"
 #include "shardcomm/comm.h"
 #include "shardcomm/collectives.h"
 #include "shardcomm/info.h"

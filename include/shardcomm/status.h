@@ -21,7 +21,8 @@ typedef enum {
     SC_ERR_INVALID_COMM = -8,  /* a destroyed or null communicator */
     SC_ERR_TRANSPORT = -9,     /* UCX or the bootstrap socket failed */
     SC_ERR_SYSTEM = -10,       /* an OS call failed */
-    SC_ERR_INTERNAL = -11
+    SC_ERR_INTERNAL = -11,
+    SC_ERR_DEVICE = -12        /* the CUDA runtime or NCCL failed, or no device is present */
 } sc_status_t;
 
 /* Short constant name of a status ("SC_ERR_TIMEOUT"); never NULL. Thread safe. */

@@ -24,6 +24,7 @@ SC_API const char *sc_status_string(sc_status_t status)
     case SC_ERR_TRANSPORT: return "SC_ERR_TRANSPORT";
     case SC_ERR_SYSTEM: return "SC_ERR_SYSTEM";
     case SC_ERR_INTERNAL: return "SC_ERR_INTERNAL";
+    case SC_ERR_DEVICE: return "SC_ERR_DEVICE";
     }
     return "SC_ERR_UNKNOWN_STATUS";
 }

@@ -570,8 +570,9 @@ static int test_status_string_names_every_status(void)
         {SC_ERR_TRANSPORT, "SC_ERR_TRANSPORT"},
         {SC_ERR_SYSTEM, "SC_ERR_SYSTEM"},
         {SC_ERR_INTERNAL, "SC_ERR_INTERNAL"},
+        {SC_ERR_DEVICE, "SC_ERR_DEVICE"},
     };
-    sc_status_t unknown[] = {(sc_status_t)42, (sc_status_t)-12, (sc_status_t)INT_MIN};
+    sc_status_t unknown[] = {(sc_status_t)42, (sc_status_t)-13, (sc_status_t)INT_MIN};
 
     for (size_t i = 0; i < NELEM(all); i++) {
         const char *s = sc_status_string(all[i].st);
