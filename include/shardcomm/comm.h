@@ -31,10 +31,12 @@ typedef struct {
     int master_port;            /* -1: SC_MASTER_PORT, MASTER_PORT, else 29500 */
     double timeout_s;           /* 0: SC_TIMEOUT (seconds), else 300 */
     sc_bind_t bind;             /* SC_BIND_DEFAULT: SC_BIND (core|none), else core */
+    int device;                 /* GPU for device buffers; -1: SC_DEVICE, else
+                                   local rank modulo the number of GPUs */
 } sc_comm_config_t;
 
 #define SC_COMM_CONFIG_INIT                                                          \
-    { sizeof(sc_comm_config_t), -1, -1, -1, -1, NULL, -1, 0.0, SC_BIND_DEFAULT }
+    { sizeof(sc_comm_config_t), -1, -1, -1, -1, NULL, -1, 0.0, SC_BIND_DEFAULT, -1 }
 
 /* Creates the world communicator: rendezvous through the TCP store served by rank 0,
  * exchange of UCX worker addresses, endpoints to every rank, CPU binding.

@@ -5,25 +5,38 @@
 #include <string.h>
 
 #include "collectives/algo_common.h"
+#include "collectives/call.h"
+#include "collectives/device.h"
+#include "core/clock.h"
 #include "core/log.h"
+#include "core/memory.h"
 #include "core/progress.h"
 
-typedef struct {
-    sc_coll_kind_t kind;
-    const void *sbuf;
-    void *rbuf;
-    size_t count;        /* as passed by the caller */
-    sc_dtype_t dtype;
-    sc_op_t redop;
-    int root;            /* root, or peer for send/recv */
-} sc_call_t;
-
-static const char *sc_call_name(const sc_call_t *call)
+const char *sc_call_name(const sc_call_t *call)
 {
     static const char *const names[SC_COLL_KIND_COUNT] = {
         "sc_allreduce", "sc_reduce_scatter", "sc_allgather", "sc_broadcast", "sc_reduce",
         "sc_alltoall",  "sc_barrier",        "sc_send",      "sc_recv"};
     return names[call->kind];
+}
+
+void sc_call_bytes(const sc_call_t *call, int rank, int size, size_t *send_bytes,
+                   size_t *recv_bytes)
+{
+    size_t b = call->count * sc_dtype_size(call->dtype), p = (size_t)size;
+
+    *send_bytes = *recv_bytes = b;
+    switch (call->kind) {
+    case SC_COLL_REDUCE_SCATTER: *send_bytes = b * p; break;
+    case SC_COLL_ALLGATHER: *recv_bytes = b * p; break;
+    case SC_COLL_ALLTOALL: *send_bytes = *recv_bytes = b * p; break;
+    case SC_COLL_BROADCAST: *send_bytes = rank == call->root ? b : 0; break;
+    case SC_COLL_REDUCE: *recv_bytes = rank == call->root ? b : 0; break;
+    case SC_COLL_SEND: *recv_bytes = 0; break;
+    case SC_COLL_RECV: *send_bytes = 0; break;
+    case SC_COLL_BARRIER: *send_bytes = *recv_bytes = 0; break;
+    default: break;
+    }
 }
 
 static int sc_dtype_is_float(sc_dtype_t d)
@@ -32,7 +45,7 @@ static int sc_dtype_is_float(sc_dtype_t d)
 }
 
 /* Elements each buffer holds, per the call's semantics, checked against overflow. */
-static sc_status_t sc_call_check(const sc_call_t *call, sc_comm_t *comm, sc_stream_t stream)
+static sc_status_t sc_call_check(const sc_call_t *call, sc_comm_t *comm)
 {
     const char *fn = sc_call_name(call);
     int p = comm->size;
@@ -41,10 +54,6 @@ static sc_status_t sc_call_check(const sc_call_t *call, sc_comm_t *comm, sc_stre
                   call->kind == SC_COLL_REDUCE;
     int needs_send = 1, needs_recv = 1;
 
-    if (stream)
-        return sc_error(SC_ERR_UNSUPPORTED,
-                        "%s: a CUDA stream was given, but device buffers need a CUDA build "
-                        "(this one is host-only)", fn);
     if (call->kind == SC_COLL_BARRIER)
         return SC_SUCCESS;
     if ((unsigned)call->dtype >= SC_DTYPE_COUNT)
@@ -88,6 +97,42 @@ static sc_status_t sc_call_check(const sc_call_t *call, sc_comm_t *comm, sc_stre
             return sc_error(SC_ERR_INVALID_ARG, "%s: recvbuf is NULL with count %zu", fn,
                             call->count);
     }
+    return SC_SUCCESS;
+}
+
+/* Where the buffers live: device and managed memory go to the device backend, host
+ * memory to the host collectives; a stream with host buffers is refused. */
+static sc_status_t sc_call_route(const sc_call_t *call, sc_comm_t *comm, sc_stream_t stream,
+                                 int *device)
+{
+    const void *bufs[2] = {call->sbuf, call->rbuf};
+    const char *names[2] = {"sendbuf", "recvbuf"};
+    size_t sb, rb;
+    sc_mem_kind_t kind;
+    sc_status_t st;
+
+    sc_call_bytes(call, comm->rank, comm->size, &sb, &rb);
+    if (!sb)
+        bufs[0] = NULL;
+    if (!rb)
+        bufs[1] = NULL;
+    if (call->kind == SC_COLL_SEND)
+        names[0] = "buf";
+    if (call->kind == SC_COLL_RECV)
+        names[1] = "buf";
+    st = sc_mem_classify(sc_call_name(call), bufs, names, 2, &kind, device);
+    if (st != SC_SUCCESS)
+        return st;
+    if (sc_mem_is_device(kind))
+        return SC_IN_PROGRESS;
+    if (stream && sc_device_count() == 0)
+        return sc_error(SC_ERR_UNSUPPORTED,
+                        "%s: a CUDA stream was given, but this process has no usable GPU "
+                        "and the buffers are host memory", sc_call_name(call));
+    if (stream)
+        return sc_error(SC_ERR_INVALID_ARG,
+                        "%s: a CUDA stream was given, but the buffers are host memory "
+                        "(host collectives take stream NULL)", sc_call_name(call));
     return SC_SUCCESS;
 }
 
@@ -145,41 +190,62 @@ static sc_status_t sc_call_build(const sc_call_t *call, sc_coll_op_t *op)
     }
 }
 
-static sc_status_t sc_call_issue(const sc_call_t *call, sc_comm_t *comm, sc_stream_t stream,
-                                 sc_request_t **req)
+sc_status_t sc_call_enqueue_host(const sc_call_t *call, sc_comm_t *comm,
+                                 struct sc_request *r, int *gate, int caller_waits)
 {
-    struct sc_request *r, blocking;
     sc_coll_op_t *op;
     sc_status_t st;
 
-    st = sc_comm_check(comm, sc_call_name(call));
-    if (st != SC_SUCCESS)
-        return st;
-    st = sc_call_check(call, comm, stream);
-    if (st != SC_SUCCESS)
-        return st;
-    /* A blocking call's request lives on this stack frame. Not calloc: the error text
-     * is written only on failure. */
-    r = req ? malloc(sizeof(*r)) : &blocking;
     op = sc_op_create(comm, call->kind, call->dtype, call->redop, call->count, call->root);
-    if (!r || !op) {
-        if (req)
-            free(r);
-        sc_op_destroy(op);
+    if (!op)
         return sc_error(SC_ERR_NO_MEMORY, "%s: out of memory", sc_call_name(call));
-    }
     r->tp = comm->tp;
     r->done = 0;
     r->status = SC_SUCCESS;
     r->text[0] = '\0';
+    r->ops = NULL;
+    r->impl = NULL;
     st = sc_call_build(call, op);
     if (st != SC_SUCCESS) {
-        if (req)
-            free(r);
         sc_op_destroy(op);
         return st;
     }
-    sc_progress_enqueue(comm, op, r, req == NULL);
+    if (gate) {
+        op->gate = gate;
+        op->gate_deadline = sc_clock_now() + comm->timeout_s;
+    }
+    sc_progress_enqueue(comm, op, r, caller_waits);
+    return SC_SUCCESS;
+}
+
+static sc_status_t sc_call_issue(const sc_call_t *call, sc_comm_t *comm, sc_stream_t stream,
+                                 sc_request_t **req)
+{
+    /* A blocking call's request lives on this stack frame. */
+    struct sc_request *r, blocking;
+    sc_status_t st;
+    int device;
+
+    st = sc_comm_check(comm, sc_call_name(call));
+    if (st != SC_SUCCESS)
+        return st;
+    st = sc_call_check(call, comm);
+    if (st != SC_SUCCESS)
+        return st;
+    st = sc_call_route(call, comm, stream, &device);
+    if (st == SC_IN_PROGRESS)
+        return sc_device_issue(comm, call, device, stream, req);
+    if (st != SC_SUCCESS)
+        return st;
+    r = req ? malloc(sizeof(*r)) : &blocking;
+    if (!r)
+        return sc_error(SC_ERR_NO_MEMORY, "%s: out of memory", sc_call_name(call));
+    st = sc_call_enqueue_host(call, comm, r, NULL, req == NULL);
+    if (st != SC_SUCCESS) {
+        if (req)
+            free(r);
+        return st;
+    }
     if (req) {
         *req = r;
         return SC_SUCCESS;

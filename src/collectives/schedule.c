@@ -532,6 +532,15 @@ sc_status_t sc_op_advance(sc_coll_op_t *op, int *progressed)
     int end;
 
     if (!op->started) {
+        if (op->gate && !__atomic_load_n(op->gate, __ATOMIC_ACQUIRE)) {
+            if (sc_clock_now() < op->gate_deadline)
+                return SC_IN_PROGRESS;
+            return sc_error(SC_ERR_TIMEOUT,
+                            "%s #%llu on device buffers: the stream did not reach it within "
+                            "the timeout (work queued before it never finished)",
+                            sc_coll_kind_name((sc_coll_kind_t)op->hdr.kind),
+                            (unsigned long long)op->hdr.seq);
+        }
         st = sc_op_start(op);
         *progressed = 1;
         if (st != SC_SUCCESS)

@@ -107,6 +107,10 @@ typedef struct sc_op {
     void *hdr_recv_req[2];
     void *hdr_send_req[2];
     double deadline;
+    /* Start condition: the op starts once *gate is nonzero (a host-staged device call
+     * waits for its stream to copy the data out), failing at gate_deadline. */
+    int *gate;
+    double gate_deadline;
 } sc_coll_op_t;
 
 /* Creates an empty op for comm (not queued). Returns NULL when out of memory. */

@@ -46,7 +46,8 @@ sc_status_t sc_bootstrap_resolve(const sc_comm_config_t *cfg, sc_bootstrap_param
         (st = sc_bootstrap_int(cfg->local_rank, sc_env_local_rank_names, -1, &p.local_rank)) ||
         (st = sc_bootstrap_int(cfg->local_size, sc_env_local_size_names, -1, &p.local_size)) ||
         (st = sc_bootstrap_int(cfg->master_port, sc_env_master_port_names,
-                               SC_DEFAULT_MASTER_PORT, &p.master_port)))
+                               SC_DEFAULT_MASTER_PORT, &p.master_port)) ||
+        (st = sc_bootstrap_int(cfg->device, sc_env_device_names, -1, &p.device)))
         return st;
     if (p.world_size < 1)
         return sc_error(SC_ERR_INVALID_ARG, "world size %d must be at least 1", p.world_size);

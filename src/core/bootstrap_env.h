@@ -14,6 +14,7 @@ typedef struct {
     int master_port;
     double timeout_s;
     sc_bind_t bind;
+    int device;       /* -1: local rank modulo the number of GPUs */
 } sc_bootstrap_params_t;
 
 /* Fills *params from cfg, then the environment, then defaults; checks ranges.

@@ -4,6 +4,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "collectives/device.h"
 #include "collectives/transport_ucx.h"
 #include "core/bootstrap_env.h"
 #include "core/bootstrap_store.h"
@@ -112,6 +113,7 @@ static sc_comm_t *sc_comm_alloc(sc_transport_t *tp, int size)
 
 static void sc_comm_free(sc_comm_t *c)
 {
+    sc_device_destroy(c);
     free(c->world_of);
     free(c->send_seq);
     free(c->recv_seq);
@@ -170,9 +172,12 @@ static sc_transport_t *sc_transport_alloc(int world_size, int world_rank)
     return tp;
 }
 
-/* Rendezvous blob: host name, process id, then the UCX worker address. */
-#define SC_BLOB_ADDR (SC_HOSTNAME_MAX + sizeof(int32_t))
-static sc_status_t sc_comm_exchange(sc_transport_t *tp, const sc_bootstrap_params_t *p)
+/* Rendezvous blob: host name, process id, the device path's contribution, then the
+ * UCX worker address. */
+#define SC_BLOB_DEV (SC_HOSTNAME_MAX + sizeof(int32_t))
+#define SC_BLOB_ADDR (SC_BLOB_DEV + SC_DEVICE_BLOB)
+static sc_status_t sc_comm_exchange(sc_transport_t *tp, const sc_bootstrap_params_t *p,
+                                    uint8_t *dev_blobs)
 {
     /* Known single-node: shared-memory transports only (a TCP interface costs an
      * epoll_wait in every progress call). */
@@ -197,6 +202,7 @@ static sc_status_t sc_comm_exchange(sc_transport_t *tp, const sc_bootstrap_param
         int32_t pid = (int32_t)getpid();
         memcpy(blob + SC_HOSTNAME_MAX, &pid, sizeof(pid));
     }
+    sc_device_blob_fill(p, blob + SC_BLOB_DEV);
     memcpy(blob + SC_BLOB_ADDR, addr, addr_len);
     sc_ucx_release_address(tp, addr);
     st = sc_store_allgather(p->master_addr, p->master_port, p->rank, p->world_size,
@@ -212,6 +218,8 @@ static sc_status_t sc_comm_exchange(sc_transport_t *tp, const sc_bootstrap_param
     for (int r = 0; r < p->world_size; r++) {
         int32_t pid;
         addrs[r] = res.blobs[r] + SC_BLOB_ADDR;
+        memcpy(dev_blobs + (size_t)r * SC_DEVICE_BLOB, res.blobs[r] + SC_BLOB_DEV,
+               SC_DEVICE_BLOB);
         memcpy(&pid, res.blobs[r] + SC_HOSTNAME_MAX, sizeof(pid));
         tp->peer_pid[r] = pid;
         tp->node_of[r] = r;
@@ -288,7 +296,8 @@ SC_API sc_status_t sc_comm_init(const sc_comm_config_t *config, sc_comm_t **comm
     sc_bootstrap_params_t p;
     const sc_tuning_t *tuning;
     sc_transport_t *tp;
-    sc_comm_t *c;
+    sc_comm_t *c = NULL;
+    uint8_t *dev_blobs = NULL;
     sc_status_t st;
 
     if (!comm)
@@ -314,7 +323,12 @@ SC_API sc_status_t sc_comm_init(const sc_comm_config_t *config, sc_comm_t **comm
         return sc_error(SC_ERR_NO_MEMORY, "sc_comm_init: out of memory");
     tp->spin_s = tuning->spin_s;
     tp->next_ctx = 1;
-    st = sc_comm_exchange(tp, &p);
+    dev_blobs = calloc((size_t)p.world_size, SC_DEVICE_BLOB);
+    if (!dev_blobs) {
+        st = sc_error(SC_ERR_NO_MEMORY, "sc_comm_init: out of memory");
+        goto err_tp;
+    }
+    st = sc_comm_exchange(tp, &p, dev_blobs);
     if (st != SC_SUCCESS)
         goto err_tp;
     c = sc_comm_alloc(tp, p.world_size);
@@ -335,6 +349,11 @@ SC_API sc_status_t sc_comm_init(const sc_comm_config_t *config, sc_comm_t **comm
         st = sc_topology_bind(c->local_rank, c->local_size, p.bind);
     if (st != SC_SUCCESS)
         goto err_comm;
+    st = sc_device_attach_world(c, dev_blobs);
+    if (st != SC_SUCCESS)
+        goto err_comm;
+    free(dev_blobs);
+    dev_blobs = NULL;
     st = sc_progress_start(tp);
     if (st != SC_SUCCESS)
         goto err_comm;
@@ -357,6 +376,7 @@ SC_API sc_status_t sc_comm_init(const sc_comm_config_t *config, sc_comm_t **comm
 err_comm:
     sc_comm_free(c);
 err_tp:
+    free(dev_blobs);
     sc_transport_free(tp);
     return st;
 }
@@ -416,7 +436,9 @@ SC_API sc_status_t sc_comm_split(sc_comm_t *comm, int color, int key, sc_comm_t 
     comm->tp->next_ctx = (uint32_t)ctx + 1;
     pthread_mutex_unlock(&comm->tp->lock);
     if (color < 0) {
-        *sub = NULL;
+        st = sc_device_split(comm, NULL, color, key);
+        if (st == SC_SUCCESS)
+            *sub = NULL;
         goto out;
     }
     for (int r = 0; r < comm->size; r++)
@@ -436,6 +458,11 @@ SC_API sc_status_t sc_comm_split(sc_comm_t *comm, int color, int key, sc_comm_t 
             c->rank = i;
     }
     sc_comm_set_local(c);
+    st = sc_device_split(comm, c, color, key);
+    if (st != SC_SUCCESS) {
+        sc_comm_free(c);
+        goto out;
+    }
     st = sc_comm_attach(c);
     if (st != SC_SUCCESS) {
         sc_comm_free(c);
@@ -455,6 +482,7 @@ SC_API sc_status_t sc_comm_destroy(sc_comm_t *comm)
         return sc_error(SC_ERR_INVALID_COMM,
                         "sc_comm_destroy: communicator %p was destroyed or never created",
                         (void *)comm);
+    sc_device_destroy(comm);
     sc_progress_drain(comm);
     sc_comm_detach(comm);
     sc_comm_free(comm);
@@ -473,6 +501,7 @@ SC_API sc_status_t sc_comm_abort(sc_comm_t *comm)
     pthread_mutex_lock(&comm->tp->lock);
     sc_progress_fail_comm(comm, SC_ERR_ABORTED, text, 1);
     pthread_mutex_unlock(&comm->tp->lock);
+    sc_device_abort(comm);
     return SC_SUCCESS;
 }
 

@@ -77,14 +77,27 @@ struct sc_comm {
     void *ctl_recv_req;
     sc_ctl_msg_t ctl_out;
     void **ctl_send_reqs;       /* one per peer while an abort notice is in flight */
+    struct sc_device *dev;      /* device path state; NULL in host-only builds */
     struct sc_comm *next;       /* in tp->comms */
 };
+
+struct sc_request;
+
+/* How a request that the progress engine does not complete is tested, waited on and
+ * released: device requests complete with their stream work. */
+typedef struct {
+    sc_status_t (*test)(struct sc_request *req);
+    sc_status_t (*wait)(struct sc_request *req);
+    void (*release)(struct sc_request *req);  /* after completion; frees impl */
+} sc_request_ops_t;
 
 struct sc_request {
     sc_transport_t *tp;
     int done;                   /* atomic */
     sc_status_t status;
     char text[SC_ERROR_MAX];
+    const sc_request_ops_t *ops; /* NULL: completed by the progress engine */
+    void *impl;                 /* the ops' state */
 };
 
 /* The registry of live communicators: a destroyed or unknown handle is refused

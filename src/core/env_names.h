@@ -15,6 +15,8 @@ extern const char *const sc_env_local_size_names[];  /* ... SLURM_NTASKS_PER_NOD
 extern const char *const sc_env_master_addr_names[]; /* SC_MASTER_ADDR MASTER_ADDR */
 extern const char *const sc_env_master_port_names[]; /* SC_MASTER_PORT MASTER_PORT */
 extern const char *const sc_env_timeout_names[];     /* SC_TIMEOUT */
+extern const char *const sc_env_device_names[];      /* SC_DEVICE */
+extern const char *const sc_env_nccl_names[];        /* SC_NCCL */
 extern const char *const sc_env_bind_names[];        /* SC_BIND */
 extern const char *const sc_env_log_level_names[];   /* SC_LOG_LEVEL */
 extern const char *const sc_env_algo_names[];        /* SC_ALGO */

@@ -427,7 +427,35 @@ void sc_progress_stop(sc_transport_t *tp)
     tp->thread_started = 0;
 }
 
+void sc_progress_kick(sc_transport_t *tp)
+{
+    uint64_t one = 1;
+
+    __atomic_store_n(&tp->rescan, 1, __ATOMIC_SEQ_CST);
+    (void)!write(tp->wake_fd, &one, sizeof(one));
+}
+
 /* ---- requests ---- */
+
+void sc_request_wait_passive(struct sc_request *req)
+{
+    sc_transport_t *tp = req->tp;
+
+    pthread_mutex_lock(&tp->done_mutex);
+    __atomic_add_fetch(&tp->done_sleepers, 1, __ATOMIC_SEQ_CST);
+    while (!__atomic_load_n(&req->done, __ATOMIC_SEQ_CST)) {
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        ts.tv_nsec += 20 * 1000 * 1000;
+        if (ts.tv_nsec >= 1000000000L) {
+            ts.tv_sec++;
+            ts.tv_nsec -= 1000000000L;
+        }
+        pthread_cond_timedwait(&tp->done_cond, &tp->done_mutex, &ts);
+    }
+    __atomic_sub_fetch(&tp->done_sleepers, 1, __ATOMIC_SEQ_CST);
+    pthread_mutex_unlock(&tp->done_mutex);
+}
 
 static sc_status_t sc_request_result(struct sc_request *req)
 {
@@ -440,6 +468,8 @@ SC_API sc_status_t sc_test(sc_request_t *req)
 {
     if (!req)
         return sc_error(SC_ERR_INVALID_ARG, "sc_test: request is NULL");
+    if (req->ops)
+        return req->ops->test(req);
     if (!__atomic_load_n(&req->done, __ATOMIC_ACQUIRE) &&
         pthread_mutex_trylock(&req->tp->lock) == 0) {
         sc_progress_step(req->tp);
@@ -457,6 +487,8 @@ SC_API sc_status_t sc_wait(sc_request_t *req)
 
     if (!req)
         return sc_error(SC_ERR_INVALID_ARG, "sc_wait: request is NULL");
+    if (req->ops)
+        return req->ops->wait(req);
     tp = req->tp;
     sc_spin_reset(&spin);
     __atomic_add_fetch(&tp->waiters, 1, __ATOMIC_SEQ_CST);
@@ -504,6 +536,8 @@ SC_API void sc_request_free(sc_request_t *req)
         return;
     if (!__atomic_load_n(&req->done, __ATOMIC_ACQUIRE))
         sc_wait(req);
+    if (req->ops)
+        req->ops->release(req);
     free(req);
 }
 

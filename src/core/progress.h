@@ -14,6 +14,14 @@ void sc_progress_stop(sc_transport_t *tp);
 void sc_progress_enqueue(sc_comm_t *comm, sc_coll_op_t *op, struct sc_request *req,
                          int caller_waits);
 
+/* Makes the engine look at every op soon (a start condition changed outside UCX).
+ * Any thread; takes no lock, makes no CUDA call. */
+void sc_progress_kick(sc_transport_t *tp);
+
+/* Waits for req without driving progress (the progress thread drives): for threads
+ * that must not take tp->lock, such as a CUDA host function. */
+void sc_request_wait_passive(struct sc_request *req);
+
 /* Posts the receive of abort notices for a new communicator. Caller holds tp->lock. */
 sc_status_t sc_progress_attach(sc_comm_t *comm);
 

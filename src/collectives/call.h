@@ -1,0 +1,38 @@
+/* One collective call as the caller made it: what the host and the device backends
+ * both receive after the arguments were checked. */
+#ifndef SC_COLLECTIVES_CALL_H
+#define SC_COLLECTIVES_CALL_H
+
+#include <stddef.h>
+
+#include "collectives/schedule.h"
+#include "shardcomm/types.h"
+
+typedef struct {
+    sc_coll_kind_t kind;
+    const void *sbuf;
+    void *rbuf;
+    size_t count;        /* as passed by the caller */
+    sc_dtype_t dtype;
+    sc_op_t redop;
+    int root;            /* root, or peer for send/recv */
+} sc_call_t;
+
+/* "sc_allreduce", ...: the public name of the call, for error sentences. */
+const char *sc_call_name(const sc_call_t *call);
+
+/* Bytes of the send and the receive buffer this rank passes (0 where unused). */
+void sc_call_bytes(const sc_call_t *call, int rank, int size, size_t *send_bytes,
+                   size_t *recv_bytes);
+
+struct sc_comm;
+struct sc_request;
+
+/* Builds call's host schedule and queues it on comm; r (initialized here) receives the
+ * final status. gate: NULL, or a flag the op waits for before it starts (host-staged
+ * device calls: set when the stream has copied the data out), for at most the
+ * communicator's timeout. caller_waits: see sc_progress_enqueue. */
+sc_status_t sc_call_enqueue_host(const sc_call_t *call, struct sc_comm *comm,
+                                 struct sc_request *r, int *gate, int caller_waits);
+
+#endif
