@@ -51,3 +51,4 @@ if(SC_HAVE_NCCL)
 endif()
 message(STATUS "shardcomm device path: CUDA ${SC_HAVE_CUDA}, NCCL ${SC_HAVE_NCCL} "
                "(SC_WITH_CUDA=${SC_WITH_CUDA})")
+set(SC_HAVE_CUDA_BUILD ${SC_HAVE_CUDA} CACHE INTERNAL "the device path is built")
