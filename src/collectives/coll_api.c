@@ -101,21 +101,21 @@ static sc_status_t sc_call_check(const sc_call_t *call, sc_comm_t *comm)
 }
 
 /* Where the buffers live: device and managed memory go to the device backend, host
- * memory to the host collectives; a stream with host buffers is refused. */
+ * memory to the host collectives; a stream with host buffers is refused. A call with
+ * no buffer at all (count 0) and a stream is stream-ordered on the device path.
+ * Returns SC_IN_PROGRESS for the device path, with *device the buffers' GPU (-1: the
+ * communicator's). */
 static sc_status_t sc_call_route(const sc_call_t *call, sc_comm_t *comm, sc_stream_t stream,
                                  int *device)
 {
-    const void *bufs[2] = {call->sbuf, call->rbuf};
+    int bcast_leaf = call->kind == SC_COLL_BROADCAST && comm->rank != call->root;
+    int reduce_leaf = call->kind == SC_COLL_REDUCE && comm->rank != call->root;
+    const void *bufs[2] = {call->kind == SC_COLL_RECV || bcast_leaf ? NULL : call->sbuf,
+                           call->kind == SC_COLL_SEND || reduce_leaf ? NULL : call->rbuf};
     const char *names[2] = {"sendbuf", "recvbuf"};
-    size_t sb, rb;
     sc_mem_kind_t kind;
     sc_status_t st;
 
-    sc_call_bytes(call, comm->rank, comm->size, &sb, &rb);
-    if (!sb)
-        bufs[0] = NULL;
-    if (!rb)
-        bufs[1] = NULL;
     if (call->kind == SC_COLL_SEND)
         names[0] = "buf";
     if (call->kind == SC_COLL_RECV)
@@ -129,6 +129,10 @@ static sc_status_t sc_call_route(const sc_call_t *call, sc_comm_t *comm, sc_stre
         return sc_error(SC_ERR_UNSUPPORTED,
                         "%s: a CUDA stream was given, but this process has no usable GPU "
                         "and the buffers are host memory", sc_call_name(call));
+    if (stream && !bufs[0] && !bufs[1]) {
+        *device = -1;
+        return SC_IN_PROGRESS;
+    }
     if (stream)
         return sc_error(SC_ERR_INVALID_ARG,
                         "%s: a CUDA stream was given, but the buffers are host memory "

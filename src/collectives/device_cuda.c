@@ -63,6 +63,7 @@ static sc_device_t *sc_device_alloc(sc_comm_t *c, int device)
     if (!d)
         return NULL;
     d->comm = c;
+    d->tp = c->tp;
     d->device = device;
     pthread_mutex_init(&d->lock, NULL);
     pthread_cond_init(&d->cond, NULL);
@@ -321,7 +322,8 @@ static sc_status_t sc_dev_op_poll(sc_dev_op_t *dop, int *event_done)
                (st = sc_nccl_poll_error(d)) != SC_SUCCESS) {
         snprintf(text, sizeof(text), "%s", sc_last_error());
         sc_device_fail(d, st, text);
-    } else if (dop->deadline > 0.0 && sc_clock_now() > dop->deadline) {
+    } else if (!dop->staged && dop->deadline > 0.0 && sc_clock_now() > dop->deadline) {
+        /* Host-staged ops time out through their host collective (and its gate). */
         st = sc_error(SC_ERR_TIMEOUT, "a device collective did not complete within %.0f s "
                       "(SC_TIMEOUT): a peer stopped or never issued it; the communicator "
                       "is aborted", d->comm->timeout_s);
@@ -513,7 +515,7 @@ sc_status_t sc_device_issue(sc_comm_t *c, const sc_call_t *call, int device,
     if (!d)
         return sc_error(SC_ERR_DEVICE, "%s: the buffers are on GPU %d, but the communicator "
                         "found no usable GPU when it was created", sc_call_name(call), device);
-    if (device != d->device)
+    if (device >= 0 && device != d->device)
         return sc_error(SC_ERR_INVALID_ARG, "%s: the buffers are on GPU %d, but this "
                         "communicator uses GPU %d (SC_DEVICE or config.device)",
                         sc_call_name(call), device, d->device);
@@ -605,18 +607,19 @@ void sc_device_destroy(sc_comm_t *c)
 {
     sc_device_t *d = c->dev;
     double deadline;
+    int stuck;
 
     if (!d)
         return;
-    /* Device work still queued finishes first (bounded by the timeout; the watchdog
-     * fails it after that). */
-    deadline = sc_clock_now() + c->timeout_s + 1.0;
+    /* Device work still queued finishes first: its stream may still run host functions
+     * and copies that use this state. The watchdog fails what outlives the timeout;
+     * a stream that stays blocked past twice that is left to run on. */
+    deadline = sc_clock_now() + 2.0 * c->timeout_s + 5.0;
     for (;;) {
-        int empty;
         pthread_mutex_lock(&d->lock);
-        empty = d->pending == NULL;
+        stuck = d->pending != NULL;
         pthread_mutex_unlock(&d->lock);
-        if (empty || sc_clock_now() > deadline)
+        if (!stuck || sc_clock_now() > deadline)
             break;
         if (!d->watchdog_started)
             sc_device_scan(d);
@@ -629,9 +632,18 @@ void sc_device_destroy(sc_comm_t *c)
     pthread_mutex_unlock(&d->lock);
     if (d->watchdog_started)
         pthread_join(d->watchdog, NULL);
+    c->dev = NULL;
+    if (stuck) {
+        /* Keep this state and the transport its host functions use alive for good. */
+        sc_log(SC_LOG_WARN, "sc_comm_destroy: device work on GPU %d is still queued behind "
+               "a blocked stream; its memory is left allocated", d->device);
+        pthread_mutex_lock(&d->tp->lock);
+        d->tp->refs++;
+        pthread_mutex_unlock(&d->tp->lock);
+        return;
+    }
     if (d->backend == &sc_device_backend_nccl)
         sc_nccl_destroy(d);
-    /* Ops that never finished keep their memory: their stream may still use it. */
     for (int i = 0; i < d->event_pool_len; i++)
         (void)cudaEventDestroy(d->event_pool[i]);
     free(d->event_pool);
@@ -646,5 +658,4 @@ void sc_device_destroy(sc_comm_t *c)
     pthread_mutex_destroy(&d->lock);
     pthread_cond_destroy(&d->cond);
     free(d);
-    c->dev = NULL;
 }

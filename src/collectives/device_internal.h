@@ -43,6 +43,7 @@ typedef struct sc_device_backend {
 
 typedef struct sc_device {
     sc_comm_t *comm;
+    sc_transport_t *tp;           /* what host functions on the stream use */
     int device;                   /* the GPU this rank uses */
     const sc_device_backend_t *backend;
     /* NCCL (when backend is NCCL) */

@@ -14,7 +14,7 @@
 static void CUDART_CB sc_staged_on_stream(void *arg)
 {
     sc_dev_op_t *dop = arg;
-    sc_transport_t *tp = dop->dev->comm->tp;
+    sc_transport_t *tp = dop->dev->tp;
 
     __atomic_store_n(&dop->gate, 1, __ATOMIC_RELEASE);
     sc_progress_kick(tp);

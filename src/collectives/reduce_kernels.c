@@ -2,6 +2,7 @@
  * eight dtypes) and the float16/bfloat16 scalar conversions they are defined by. */
 #include <string.h>
 
+#include "collectives/cast_spec.h"
 #include "collectives/reduce_kernels.h"
 
 #if defined(__x86_64__) && defined(__GNUC__)
@@ -51,83 +52,26 @@ static inline double sc_f64_from_bits(uint64_t u)
     return d;
 }
 
-/* ---- scalar conversions ---------------------------------------------------- */
+/* ---- scalar conversions: the spec in cast_spec.h ------------------------------ */
 
 float sc_half_to_float(uint16_t h)
 {
-    uint32_t sign = (uint32_t)(h & 0x8000u) << 16;
-    uint32_t exp = (h >> 10) & 0x1fu;
-    uint32_t mant = h & 0x3ffu;
-
-    if (exp == 0x1f) /* Inf, or NaN made quiet with its payload kept */
-        return sc_f32_from_bits(sign | 0x7f800000u | (mant << 13) | (mant ? 0x400000u : 0));
-    if (exp == 0) {
-        if (mant == 0)
-            return sc_f32_from_bits(sign);
-        /* subnormal half: normalize so that bit 10 is the implicit one */
-        int shift = __builtin_clz(mant) - 21;
-        mant = (mant << shift) & 0x3ffu;
-        return sc_f32_from_bits(sign | ((uint32_t)(113 - shift) << 23) | (mant << 13));
-    }
-    return sc_f32_from_bits(sign | ((exp + 112) << 23) | (mant << 13));
+    return sc_f32_from_bits(sc_spec_f16_to_f32(h));
 }
 
 uint16_t sc_float_to_half(float f)
 {
-    uint32_t x = sc_f32_to_bits(f);
-    uint16_t sign = (uint16_t)((x >> 16) & 0x8000u);
-
-    x &= 0x7fffffffu;
-    if (x > 0x7f800000u) /* NaN: quiet, payload truncated as vcvtps2ph does */
-        return (uint16_t)(sign | 0x7e00u | ((x >> 13) & 0x3ffu));
-    if (x >= 0x477ff000u) /* >= 65520 = 65504 + half an ulp: rounds to Inf */
-        return (uint16_t)(sign | 0x7c00u);
-    if (x >= 0x38800000u) {
-        /* normal half: rebias, then round to nearest even on the 13 dropped bits;
-         * a carry out of the mantissa correctly bumps the exponent */
-        x -= 112u << 23;
-        x += 0xfffu + ((x >> 13) & 1u);
-        return (uint16_t)(sign | (x >> 13));
-    }
-    if (x < 0x33000000u) /* below 2^-25, half the smallest subnormal: rounds to zero */
-        return sign;
-    /* subnormal half: the result is |f| * 2^24 rounded to an integer */
-    uint32_t e = x >> 23; /* 102..112 here */
-    uint32_t m = (x & 0x7fffffu) | 0x800000u;
-    uint32_t shift = 126 - e;
-    uint32_t r = m >> shift;
-    uint32_t rem = m & ((1u << shift) - 1);
-    uint32_t halfway = 1u << (shift - 1);
-    if (rem > halfway || (rem == halfway && (r & 1u)))
-        r++;
-    return (uint16_t)(sign | r);
+    return sc_spec_f32_to_f16(sc_f32_to_bits(f));
 }
 
 float sc_bfloat16_to_float(uint16_t b)
 {
-    uint32_t x = (uint32_t)b << 16;
-
-    if ((x & 0x7fffffffu) > 0x7f800000u)
-        x |= 0x400000u;
-    return sc_f32_from_bits(x);
-}
-
-/* Float bits rounded to nearest even at bit 16, for a non-NaN value: the upper half
- * is the bfloat16; a carry out of the mantissa bumps the exponent and lands on Inf
- * on overflow, as it should. */
-static inline uint32_t sc_bf16_round_bits(uint32_t x)
-{
-    return x + 0x7fffu + ((x >> 16) & 1u);
+    return sc_f32_from_bits(sc_spec_bf16_to_f32(b));
 }
 
 uint16_t sc_float_to_bfloat16(float f)
 {
-    uint32_t x = sc_f32_to_bits(f);
-
-    /* A NaN must not go through the rounding add: its carry could turn it into Inf. */
-    if ((x & 0x7fffffffu) > 0x7f800000u)
-        return (uint16_t)((x >> 16) | 0x40u);
-    return (uint16_t)(sc_bf16_round_bits(x) >> 16);
+    return sc_spec_f32_to_bf16(sc_f32_to_bits(f));
 }
 
 /* ---- float32 / float64 ------------------------------------------------------- */
@@ -235,7 +179,7 @@ static inline uint16_t sc_f16_from_result(float r)
  * narrowing so that a vectorized loop packs once. */
 static inline uint16_t sc_bf16_from_result(float r)
 {
-    uint32_t u = r != r ? (uint32_t)SC_BF16_QNAN << 16 : sc_bf16_round_bits(sc_f32_to_bits(r));
+    uint32_t u = r != r ? (uint32_t)SC_BF16_QNAN << 16 : sc_spec_bf16_round(sc_f32_to_bits(r));
     return (uint16_t)(u >> 16);
 }
 
@@ -355,7 +299,7 @@ SC_AVX2 static inline void sc_bf16x16_load(const uint16_t *p, __m256 *lo, __m256
     *hi = _mm256_castsi256_ps(_mm256_unpackhi_epi16(zero, v));
 }
 
-/* Lanes of rounded results, the bfloat16 in the low half (see sc_bf16_round_bits). */
+/* Lanes of rounded results, the bfloat16 in the low half (see sc_spec_bf16_round). */
 SC_AVX2 static inline __m256i sc_bf16x8_round(__m256 r)
 {
     __m256i u = _mm256_castps_si256(r);

@@ -28,9 +28,9 @@ void sc_reduce_local(sc_op_t op, sc_dtype_t dtype, const void *a, const void *b,
  * divide truncating toward zero, as C does. */
 void sc_reduce_finish_avg(sc_dtype_t dtype, void *buf, size_t count, int nranks);
 
-/* Scalar conversions: round to nearest even (subnormals included), overflow to Inf,
- * Inf kept, NaN kept as a quiet NaN with its sign and the payload bits that fit (as
- * F16C's vcvtph2ps/vcvtps2ph do). Thread safe. */
+/* Scalar conversions, as collectives/cast_spec.h defines them: round to nearest even
+ * (subnormals included), overflow to Inf, Inf kept, NaN kept as a quiet NaN with its
+ * sign and the payload bits that fit (as F16C's vcvtph2ps/vcvtps2ph do). Thread safe. */
 float sc_half_to_float(uint16_t h);
 uint16_t sc_float_to_half(float f);
 float sc_bfloat16_to_float(uint16_t b);

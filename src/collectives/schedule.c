@@ -302,6 +302,10 @@ static sc_status_t sc_op_start(sc_coll_op_t *op)
     /* Every header receive has room for an inline payload, so that a neighbour's
      * message is never truncated, whatever call it made. */
     memcpy(op->inline_out, &op->hdr, sizeof(op->hdr));
+    /* The payload is read at start, not when the op was built: a gated op's input
+     * (host-staged device calls) arrives in between. */
+    if (op->inline_bytes)
+        memcpy(op->inline_out + sizeof(op->hdr), op->inline_src, op->inline_bytes);
     for (int i = 0; i < op->nhdr; i++) {
         int peer = op->hdr_peer[i];
         st = sc_ucx_recv(tp, sc_op_tag(op, SC_TAG_KIND_HDR, 0, peer), SC_TAG_FULL_MASK,
@@ -346,8 +350,7 @@ const void *sc_op_inline(sc_coll_op_t *op, const void *src, size_t bytes)
 {
     op->inline_hdr = 1;
     op->inline_bytes = bytes;
-    if (bytes)
-        memcpy(op->inline_out + sizeof(sc_op_header_t), src, bytes);
+    op->inline_src = src;
     return op->hdr_in[0] + sizeof(sc_op_header_t);
 }
 

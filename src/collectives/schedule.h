@@ -103,6 +103,7 @@ typedef struct sc_op {
      * each way: inline_bytes of payload follow the header in inline_out. */
     int inline_hdr;
     size_t inline_bytes;
+    const void *inline_src;    /* copied into inline_out when the op starts */
     uint8_t inline_out[SC_OP_HDR_BUF];
     void *hdr_recv_req[2];
     void *hdr_send_req[2];
@@ -137,7 +138,8 @@ int sc_op_copy(sc_coll_op_t *op, void *dst, const void *src, size_t bytes, int d
 int sc_op_avg(sc_coll_op_t *op, void *dst, size_t count, int dep0);
 
 /* Makes the header exchange with the single neighbour (2 ranks) carry bytes of
- * payload copied from src now; returns where the neighbour's payload will be. */
+ * payload read from src when the op starts; returns where the neighbour's payload
+ * will be. */
 const void *sc_op_inline(sc_coll_op_t *op, const void *src, size_t bytes);
 
 /* SC_SUCCESS when every append succeeded, else SC_ERR_NO_MEMORY with a sentence. */
