@@ -8,6 +8,7 @@
 #include "shardcomm/memory.h"
 #include "shardcomm/comm.h"
 #include "shardcomm/collectives.h"
+#include "shardcomm/kernels.h"
 #include "shardcomm/info.h"
 
 #endif
