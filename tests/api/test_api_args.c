@@ -446,6 +446,8 @@ static int test_abort_fails_pending_requests_on_every_rank(void)
     st = sc_recv(g_out, 16, SC_INT32, sc_comm_rank(sub), sub, NULL, &req);
     CHECK(st == SC_SUCCESS, "recv: %s", sc_last_error());
     CHECK(sc_test(req) == SC_IN_PROGRESS, "an unmatched receive completed");
+    /* Every rank's receive is pending before rank 0 aborts. */
+    CHECK(sc_barrier(g_world, NULL) == SC_SUCCESS, "world barrier: %s", sc_last_error());
     if (g_rank == 0)
         CHECK(sc_comm_abort(sub) == SC_SUCCESS, "abort: %s", sc_last_error());
     prime_last_error();
