@@ -111,20 +111,22 @@ sc_status_t sc_bench_call_issue(const sc_bench_call_t *c, sc_comm_t *comm,
     switch (c->coll) {
     case SC_BENCH_ALLREDUCE:
         return sc_allreduce(c->sendbuf, c->recvbuf, c->count, c->dtype, c->op, comm,
-                            NULL, req);
+                            c->stream, req);
     case SC_BENCH_REDUCE_SCATTER:
         return sc_reduce_scatter(c->sendbuf, c->recvbuf, c->count, c->dtype, c->op, comm,
-                                 NULL, req);
+                                 c->stream, req);
     case SC_BENCH_ALLGATHER:
-        return sc_allgather(c->sendbuf, c->recvbuf, c->count, c->dtype, comm, NULL, req);
+        return sc_allgather(c->sendbuf, c->recvbuf, c->count, c->dtype, comm, c->stream,
+                            req);
     case SC_BENCH_BROADCAST:
         return sc_broadcast(c->sendbuf, c->recvbuf, c->count, c->dtype, c->root, comm,
-                            NULL, req);
+                            c->stream, req);
     case SC_BENCH_REDUCE:
         return sc_reduce(c->sendbuf, c->recvbuf, c->count, c->dtype, c->op, c->root, comm,
-                         NULL, req);
+                         c->stream, req);
     case SC_BENCH_ALLTOALL:
-        return sc_alltoall(c->sendbuf, c->recvbuf, c->count, c->dtype, comm, NULL, req);
+        return sc_alltoall(c->sendbuf, c->recvbuf, c->count, c->dtype, comm, c->stream,
+                           req);
     default:
         return SC_ERR_INVALID_ARG;
     }

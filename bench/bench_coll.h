@@ -33,6 +33,7 @@ typedef struct {
     size_t bytes;      /* total * element size */
     void *sendbuf;     /* arguments passed to the call */
     void *recvbuf;
+    sc_stream_t stream; /* CUDA stream for device buffers; NULL for host buffers */
 } sc_bench_call_t;
 
 /* "allreduce", "reduce_scatter", ...; NULL for an unknown value. */
@@ -57,12 +58,13 @@ size_t sc_bench_coll_bytes(sc_bench_coll_t coll, size_t size, sc_dtype_t dtype,
 /* Lays out a call of `size` bytes over two buffers a and b of at least
  * sc_bench_coll_bytes() bytes each: out of place it sends from a and receives in b,
  * in place it uses a alone, with the offsets the API defines for in-place
- * reduce_scatter and allgather. */
+ * reduce_scatter and allgather. The stream is NULL (host buffers). */
 void sc_bench_call_init(sc_bench_call_t *call, sc_bench_coll_t coll, size_t size,
                         sc_dtype_t dtype, sc_op_t op, int root, int rank, int nranks,
                         int inplace, void *a, void *b);
 
-/* Issues the call; *req is set on success. */
+/* Issues the call on its stream; *req is set on success. With req NULL on device
+ * buffers the call returns once the work is enqueued on the stream. */
 sc_status_t sc_bench_call_issue(const sc_bench_call_t *call, sc_comm_t *comm,
                                 sc_request_t **req);
 

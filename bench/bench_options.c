@@ -23,6 +23,11 @@ static const char sc_bench_usage_text[] =
     "      --inplace            time the in-place variant instead of out-of-place\n"
     "      --blocking           blocking calls (no request, like MPI_Allreduce) instead\n"
     "                           of a request and sc_wait\n"
+    "      --device             device buffers (cudaMalloc on the rank's GPU: SC_DEVICE,\n"
+    "                           else local rank modulo the GPUs) and one CUDA stream:\n"
+    "                           calls enqueued back to back without a request, timed\n"
+    "                           from the first issue to the stream's completion; with\n"
+    "                           --blocking the stream is synchronized after each call\n"
     "      --json FILE          rank 0 also writes the rows to FILE as JSON\n"
     "      --seed S             seed of the checked input values (default 1)\n"
     "  -h, --help               this text\n"
@@ -69,7 +74,13 @@ static sc_status_t sc_bench_int_parse(const char *text, long long min, long long
     return SC_SUCCESS;
 }
 
-enum { SC_BENCH_OPT_INPLACE = 256, SC_BENCH_OPT_JSON, SC_BENCH_OPT_SEED, SC_BENCH_OPT_BLOCKING };
+enum {
+    SC_BENCH_OPT_INPLACE = 256,
+    SC_BENCH_OPT_JSON,
+    SC_BENCH_OPT_SEED,
+    SC_BENCH_OPT_BLOCKING,
+    SC_BENCH_OPT_DEVICE
+};
 
 static const struct option sc_bench_long_options[] = {
     {"minbytes", required_argument, NULL, 'b'},
@@ -83,6 +94,7 @@ static const struct option sc_bench_long_options[] = {
     {"root", required_argument, NULL, 'r'},
     {"inplace", no_argument, NULL, SC_BENCH_OPT_INPLACE},
     {"blocking", no_argument, NULL, SC_BENCH_OPT_BLOCKING},
+    {"device", no_argument, NULL, SC_BENCH_OPT_DEVICE},
     {"json", required_argument, NULL, SC_BENCH_OPT_JSON},
     {"seed", required_argument, NULL, SC_BENCH_OPT_SEED},
     {"help", no_argument, NULL, 'h'},
@@ -132,6 +144,9 @@ static sc_status_t sc_bench_option_apply(int letter, const char *arg, FILE *err,
         return SC_SUCCESS;
     case SC_BENCH_OPT_BLOCKING:
         o->blocking = 1;
+        return SC_SUCCESS;
+    case SC_BENCH_OPT_DEVICE:
+        o->device = 1;
         return SC_SUCCESS;
     case SC_BENCH_OPT_JSON:
         o->json_path = arg;

@@ -1,4 +1,5 @@
-/* sc-bench: nccl-tests-style timing and checking of shardcomm's host collectives.
+/* sc-bench: nccl-tests-style timing and checking of shardcomm's collectives on host
+ * buffers, or with --device on device buffers and a CUDA stream.
  * Run under `scrun -n N sc-bench COLL ...`; rank 0 prints one row per size. */
 #include <inttypes.h>
 #include <stdio.h>
@@ -8,6 +9,8 @@
 
 #include "bench_coll.h"
 #include "bench_data.h"
+#include "bench_device.h"
+#include "bench_kernels.h"
 #include "bench_options.h"
 
 /* One printed row: a collective at one size, over all ranks. */
@@ -22,6 +25,14 @@ typedef struct {
     int64_t wrong;   /* summed over ranks; -1 when not checked */
 } sc_bench_row_t;
 
+/* Where a run's calls find their buffers: host memory, or device memory with host
+ * mirrors of the same layout that the check fills and reads. */
+typedef struct {
+    sc_bench_device_t *dev; /* NULL: host buffers */
+    void *a, *b;            /* what the calls get */
+    void *host_a, *host_b;  /* a and b themselves on the host, else their mirrors */
+} sc_bench_bufs_t;
+
 /* A failed call's sentence, kept before later calls replace sc_last_error(). */
 static char sc_bench_error_text[1024];
 
@@ -29,6 +40,13 @@ static sc_status_t sc_bench_fail(sc_status_t status)
 {
     snprintf(sc_bench_error_text, sizeof(sc_bench_error_text), "%s: %s",
              sc_status_string(status), sc_last_error());
+    return status;
+}
+
+static sc_status_t sc_bench_fail_device(sc_status_t status)
+{
+    snprintf(sc_bench_error_text, sizeof(sc_bench_error_text), "%s: %s",
+             sc_status_string(status), sc_bench_device_error());
     return status;
 }
 
@@ -61,28 +79,64 @@ static sc_status_t sc_bench_call_run(const sc_bench_call_t *call, sc_comm_t *com
     return status;
 }
 
-/* Times `iters` calls after `warmup` untimed ones; *time_us is the average over the
- * iterations of the slowest rank. */
+/* Returns when the work enqueued on the stream has run; at once on host buffers. */
+static sc_status_t sc_bench_stream_sync(sc_bench_device_t *dev)
+{
+    sc_status_t status;
+
+    if (!dev)
+        return SC_SUCCESS;
+    status = sc_bench_device_sync(dev);
+    return status == SC_SUCCESS ? status : sc_bench_fail_device(status);
+}
+
+/* One timed call. On host buffers it is waited for (sc_wait, or blocking). On device
+ * buffers it is enqueued on the stream without a request, as nccl-tests issues them
+ * back to back; with --blocking the stream is synchronized after it. */
+static sc_status_t sc_bench_call_step(const sc_bench_call_t *call, sc_comm_t *comm,
+                                      const sc_bench_options_t *opts,
+                                      sc_bench_device_t *dev)
+{
+    sc_status_t status;
+
+    if (!dev)
+        return sc_bench_call_run(call, comm, opts->blocking);
+    status = sc_bench_call_issue(call, comm, NULL);
+    if (status != SC_SUCCESS)
+        return sc_bench_fail(status);
+    return opts->blocking ? sc_bench_stream_sync(dev) : SC_SUCCESS;
+}
+
+/* Times `iters` calls after `warmup` untimed ones, from the first issue until the
+ * last call (and on device buffers the stream) completed; *time_us is the average
+ * over the iterations of the slowest rank. */
 static sc_status_t sc_bench_call_time(const sc_bench_call_t *call, sc_comm_t *comm,
-                                      const sc_bench_options_t *opts, double *time_us)
+                                      const sc_bench_options_t *opts,
+                                      sc_bench_device_t *dev, double *time_us)
 {
     sc_status_t status;
     double start, local, slowest;
 
     for (int i = 0; i < opts->warmup; i++) {
-        status = sc_bench_call_run(call, comm, opts->blocking);
+        status = sc_bench_call_step(call, comm, opts, dev);
         if (status != SC_SUCCESS)
             return status;
     }
+    status = sc_bench_stream_sync(dev);
+    if (status != SC_SUCCESS)
+        return status;
     status = sc_barrier(comm, NULL);
     if (status != SC_SUCCESS)
         return sc_bench_fail(status);
     start = sc_bench_now();
     for (int i = 0; i < opts->iters; i++) {
-        status = sc_bench_call_run(call, comm, opts->blocking);
+        status = sc_bench_call_step(call, comm, opts, dev);
         if (status != SC_SUCCESS)
             return status;
     }
+    status = sc_bench_stream_sync(dev);
+    if (status != SC_SUCCESS)
+        return status;
     local = (sc_bench_now() - start) / opts->iters;
     status = sc_allreduce(&local, &slowest, 1, SC_FLOAT64, SC_MAX, comm, NULL, NULL);
     if (status != SC_SUCCESS)
@@ -91,19 +145,58 @@ static sc_status_t sc_bench_call_time(const sc_bench_call_t *call, sc_comm_t *co
     return SC_SUCCESS;
 }
 
-/* Runs the call once on fresh inputs; *wrong is the number of wrong output elements
- * summed over ranks. */
-static sc_status_t sc_bench_call_check(const sc_bench_call_t *call, sc_comm_t *comm,
+/* Writes the inputs and sentinels of `mirror`, the call laid out over the host
+ * buffers; on device buffers copies them into the call's. */
+static sc_status_t sc_bench_data_put(const sc_bench_call_t *call,
+                                     const sc_bench_call_t *mirror,
+                                     const sc_bench_bufs_t *bufs, uint64_t seed)
+{
+    sc_status_t status;
+
+    sc_bench_data_fill(mirror, seed);
+    if (!bufs->dev)
+        return SC_SUCCESS;
+    status = sc_bench_device_copy(bufs->dev, bufs->a, bufs->host_a, call->bytes);
+    if (status == SC_SUCCESS && !call->inplace)
+        status = sc_bench_device_copy(bufs->dev, bufs->b, bufs->host_b, call->bytes);
+    return status == SC_SUCCESS ? status : sc_bench_fail_device(status);
+}
+
+/* On device buffers copies the call's receive side back into the host buffers. */
+static sc_status_t sc_bench_data_get(const sc_bench_call_t *call,
+                                     const sc_bench_bufs_t *bufs)
+{
+    sc_status_t status;
+
+    if (!bufs->dev)
+        return SC_SUCCESS;
+    if (call->inplace)
+        status = sc_bench_device_copy(bufs->dev, bufs->host_a, bufs->a, call->bytes);
+    else
+        status = sc_bench_device_copy(bufs->dev, bufs->host_b, bufs->b, call->bytes);
+    return status == SC_SUCCESS ? status : sc_bench_fail_device(status);
+}
+
+/* Runs the call once on fresh inputs, with a request and sc_wait; *wrong is the
+ * number of wrong output elements summed over ranks. */
+static sc_status_t sc_bench_call_check(const sc_bench_call_t *call,
+                                       const sc_bench_call_t *mirror,
+                                       const sc_bench_bufs_t *bufs, sc_comm_t *comm,
                                        uint64_t seed, int64_t *wrong)
 {
     sc_status_t status;
     int64_t local, sum;
 
-    sc_bench_data_fill(call, seed);
+    status = sc_bench_data_put(call, mirror, bufs, seed);
+    if (status != SC_SUCCESS)
+        return status;
     status = sc_bench_call_run(call, comm, 0);
     if (status != SC_SUCCESS)
         return status;
-    local = (int64_t)sc_bench_data_check(call, seed);
+    status = sc_bench_data_get(call, bufs);
+    if (status != SC_SUCCESS)
+        return status;
+    local = (int64_t)sc_bench_data_check(mirror, seed);
     status = sc_allreduce(&local, &sum, 1, SC_INT64, SC_SUM, comm, NULL, NULL);
     if (status != SC_SUCCESS)
         return sc_bench_fail(status);
@@ -111,19 +204,25 @@ static sc_status_t sc_bench_call_check(const sc_bench_call_t *call, sc_comm_t *c
     return SC_SUCCESS;
 }
 
-static sc_status_t sc_bench_row_measure(const sc_bench_call_t *call, sc_comm_t *comm,
+/* `mirror` is the call laid out over bufs' host buffers (the call itself on the
+ * host). */
+static sc_status_t sc_bench_row_measure(const sc_bench_call_t *call,
+                                        const sc_bench_call_t *mirror,
+                                        const sc_bench_bufs_t *bufs, sc_comm_t *comm,
                                         const sc_bench_options_t *opts,
                                         sc_bench_row_t *row)
 {
     sc_bench_row_t r = {call->coll, call->bytes, call->total, call->root, 0, 0, 0, -1};
     sc_status_t status;
 
-    sc_bench_data_fill(call, opts->seed);
-    status = sc_bench_call_time(call, comm, opts, &r.time_us);
+    status = sc_bench_data_put(call, mirror, bufs, opts->seed);
+    if (status != SC_SUCCESS)
+        return status;
+    status = sc_bench_call_time(call, comm, opts, bufs->dev, &r.time_us);
     if (status != SC_SUCCESS)
         return status;
     if (opts->check) {
-        status = sc_bench_call_check(call, comm, opts->seed, &r.wrong);
+        status = sc_bench_call_check(call, mirror, bufs, comm, opts->seed, &r.wrong);
         if (status != SC_SUCCESS)
             return status;
     }
@@ -180,15 +279,21 @@ static char *sc_bench_command_line(int argc, char **argv)
     return line;
 }
 
+/* device: rank 0's GPU with --device, else NULL. */
 static void sc_bench_print_header(FILE *out, const char *command,
-                                  const sc_bench_options_t *opts, int nranks)
+                                  const sc_bench_options_t *opts, int nranks,
+                                  const char *device)
 {
     fprintf(out,
             "# %s\n# nranks %d, dtype %s, op %s, root %d, iters %d, warmup %d, check %d, "
-            "%s, seed %" PRIu64 "\n#\n",
+            "%s, seed %" PRIu64 "\n",
             command ? command : "sc-bench", nranks, sc_dtype_name(opts->dtype), sc_op_name(opts->op), opts->root,
             opts->iters, opts->warmup, opts->check ? 1 : 0,
             opts->inplace ? "in-place" : "out-of-place", opts->seed);
+    if (device)
+        fprintf(out, "# device buffers (rank 0 on %s), calls enqueued on one CUDA stream%s\n",
+                device, opts->blocking ? " and synchronized one by one" : "");
+    fprintf(out, "#\n");
     fprintf(out, "# %14s %12s %12s %9s %7s %5s %11s %9s %9s %7s\n", "collective", "size",
             "count", "type", "redop", "root", "time", "algbw", "busbw", "#wrong");
     fprintf(out, "# %14s %12s %12s %9s %7s %5s %11s %9s %9s %7s\n", "", "(B)",
@@ -231,12 +336,13 @@ static sc_status_t sc_bench_json_write(const char *path, const sc_bench_row_t *r
             snprintf(wrong, sizeof(wrong), "%" PRId64, r->wrong);
         fprintf(f,
                 "  {\"coll\": \"%s\", \"bytes\": %zu, \"count\": %zu, \"dtype\": \"%s\", "
-                "\"op\": \"%s\", \"root\": %d, \"inplace\": %s, \"nranks\": %d, "
-                "\"time_us\": %.6g, \"algbw\": %.6g, \"busbw\": %.6g, \"wrong\": %s}%s\n",
+                "\"op\": \"%s\", \"root\": %d, \"inplace\": %s, \"memory\": \"%s\", "
+                "\"nranks\": %d, \"time_us\": %.6g, \"algbw\": %.6g, \"busbw\": %.6g, "
+                "\"wrong\": %s}%s\n",
                 sc_bench_coll_name(r->coll), r->bytes, r->count, sc_dtype_name(opts->dtype),
                 sc_bench_coll_reduces(r->coll) ? sc_op_name(opts->op) : "none", r->root,
-                opts->inplace ? "true" : "false", nranks, r->time_us, r->algbw, r->busbw,
-                wrong, i + 1 < nrows ? "," : "");
+                opts->inplace ? "true" : "false", opts->device ? "device" : "host", nranks,
+                r->time_us, r->algbw, r->busbw, wrong, i + 1 < nrows ? "," : "");
     }
     fputs("]\n", f);
     if (fclose(f) != 0) {
@@ -267,10 +373,11 @@ static void sc_bench_print_summary(FILE *out, const sc_bench_row_t *rows, int nr
 
 /* Every collective of the run at every size; rows[] receives them. */
 static sc_status_t sc_bench_run(sc_comm_t *comm, const sc_bench_options_t *opts,
-                                void *a, void *b, sc_bench_row_t *rows, int *nrows)
+                                const sc_bench_bufs_t *bufs, sc_bench_row_t *rows,
+                                int *nrows)
 {
     int rank = sc_comm_rank(comm), nranks = sc_comm_size(comm);
-    sc_bench_call_t call;
+    sc_bench_call_t call, mirror;
     sc_status_t status;
 
     for (int i = 0; i < opts->ncolls; i++) {
@@ -278,8 +385,15 @@ static sc_status_t sc_bench_run(sc_comm_t *comm, const sc_bench_options_t *opts,
 
         while (sc_bench_size_next(opts, &size)) {
             sc_bench_call_init(&call, opts->colls[i], size, opts->dtype, opts->op,
-                               opts->root, rank, nranks, opts->inplace, a, b);
-            status = sc_bench_row_measure(&call, comm, opts, &rows[*nrows]);
+                               opts->root, rank, nranks, opts->inplace, bufs->a, bufs->b);
+            mirror = call;
+            if (bufs->dev) {
+                call.stream = sc_bench_device_stream(bufs->dev);
+                sc_bench_call_init(&mirror, opts->colls[i], size, opts->dtype, opts->op,
+                                   opts->root, rank, nranks, opts->inplace, bufs->host_a,
+                                   bufs->host_b);
+            }
+            status = sc_bench_row_measure(&call, &mirror, bufs, comm, opts, &rows[*nrows]);
             if (status != SC_SUCCESS) {
                 fprintf(stderr, "sc-bench: rank %d: %s of %zu B failed: %s\n", rank,
                         sc_bench_coll_name(call.coll), call.bytes, sc_bench_error_text);
@@ -313,10 +427,15 @@ static int sc_bench_has_rooted(const sc_bench_options_t *opts)
 
 int main(int argc, char **argv)
 {
+    /* `sc-bench kernels ...`: a single-process mode of its own (bench_kernels.c). */
+    if (argc > 1 && strcmp(argv[1], "kernels") == 0)
+        return sc_bench_kernels_main(argc - 1, argv + 1);
+
     char *command = sc_bench_command_line(argc, argv);
     sc_bench_options_t opts;
     sc_comm_t *comm;
     sc_bench_row_t *rows;
+    sc_bench_bufs_t bufs = {NULL, NULL, NULL, NULL, NULL};
     void *a = NULL, *b = NULL;
     size_t max_bytes;
     int rank, nranks, nrows = 0, exit_code = 1;
@@ -328,6 +447,11 @@ int main(int argc, char **argv)
     }
     if (opts.help) {
         exit_code = 0;
+        goto err_free_command;
+    }
+    if (opts.device && !sc_bench_device_available()) {
+        fprintf(stderr, "sc-bench: %s\n", sc_bench_device_error());
+        exit_code = 2;
         goto err_free_command;
     }
     status = sc_comm_init_from_env(&comm);
@@ -355,27 +479,42 @@ int main(int argc, char **argv)
     /* Touch every page now so that page faults are not timed. */
     memset(a, 0, max_bytes);
     memset(b, 0, max_bytes);
+    bufs.a = bufs.host_a = a;
+    bufs.b = bufs.host_b = b;
+    if (opts.device) {
+        /* a and b become the host mirrors of the device buffers. */
+        if (sc_bench_device_open(sc_comm_local_rank(comm), max_bytes, &bufs.dev) !=
+            SC_SUCCESS) {
+            fprintf(stderr, "sc-bench: rank %d: %s\n", rank, sc_bench_device_error());
+            goto err_free;
+        }
+        bufs.a = sc_bench_device_buffer(bufs.dev, 0);
+        bufs.b = sc_bench_device_buffer(bufs.dev, 1);
+    }
 
     if (rank == 0)
-        sc_bench_print_header(stdout, command, &opts, nranks);
-    status = sc_bench_run(comm, &opts, a, b, rows, &nrows);
+        sc_bench_print_header(stdout, command, &opts, nranks,
+                              bufs.dev ? sc_bench_device_name(bufs.dev) : NULL);
+    status = sc_bench_run(comm, &opts, &bufs, rows, &nrows);
     if (status != SC_SUCCESS) {
         /* Peers still inside a collective learn of the failure at once. */
         sc_comm_abort(comm);
-        goto err_free;
+        goto err_close_device;
     }
     if (rank == 0) {
         sc_bench_print_summary(stdout, rows, nrows, opts.check);
         if (opts.json_path &&
             sc_bench_json_write(opts.json_path, rows, nrows, &opts, nranks) != SC_SUCCESS) {
             fprintf(stderr, "sc-bench: %s\n", sc_bench_error_text);
-            goto err_free;
+            goto err_close_device;
         }
     }
     exit_code = 0;
     for (int i = 0; i < nrows; i++)
         exit_code |= rows[i].wrong > 0;
 
+err_close_device:
+    sc_bench_device_close(bufs.dev);
 err_free:
     free(b);
     free(a);

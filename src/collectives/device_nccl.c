@@ -161,7 +161,10 @@ static sc_status_t sc_nccl_issue(sc_device_t *d, const sc_call_t *call, cudaStre
 {
     const char *fn = sc_call_name(call);
     ncclDataType_t dt = sc_nccl_dtype(call->dtype);
-    ncclRedOp_t op = sc_nccl_op(call->redop);
+    /* On one rank avg is the identity, as sum is: NCCL 2.28's single-rank avg left the
+     * last elements of an odd-sized float64 buffer unwritten (seen on an H100). */
+    ncclRedOp_t op = call->redop == SC_AVG && d->comm->size == 1 ? ncclSum
+                                                                 : sc_nccl_op(call->redop);
     void *tmp = NULL;
     ncclComm_t comm;
     ncclResult_t r;
