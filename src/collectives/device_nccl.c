@@ -1,6 +1,6 @@
 /* The NCCL backend: a non-blocking NCCL communicator per shardcomm communicator,
- * created by the first device collective from the id that travelled through the
- * bootstrap store, split with ncclCommSplit, polled for asynchronous errors and
+ * created by the first device collective (or split) from the id that travelled
+ * through the bootstrap store, split with ncclCommSplit, polled for asynchronous errors and
  * aborted on failure, timeout or sc_comm_abort. */
 #include <nccl.h>
 #include <stdlib.h>
@@ -58,7 +58,6 @@ static sc_status_t sc_nccl_settle(sc_device_t *d, ncclComm_t comm, ncclResult_t 
         if (r != ncclInProgress)
             break;
         if (sc_clock_now() > deadline) {
-            ncclCommAbort(comm);
             return sc_error(SC_ERR_TIMEOUT, "%s: %s did not finish within %.0f s "
                             "(SC_TIMEOUT): a rank never joined or stopped", fn, what,
                             d->comm->timeout_s);
@@ -96,8 +95,11 @@ static sc_status_t sc_nccl_ensure(sc_device_t *d, const char *fn)
     if (r != ncclSuccess && r != ncclInProgress)
         return sc_nccl_error(comm, r, fn, "ncclCommInitRankConfig");
     st = sc_nccl_settle(d, comm, r, fn, "creating the NCCL communicator");
-    if (st != SC_SUCCESS)
+    if (st != SC_SUCCESS) {
+        if (comm)
+            ncclCommAbort(comm);
         return st;
+    }
     sc_log(SC_LOG_INFO, "NCCL communicator ready on GPU %d (%d ranks)", d->device,
            d->comm->size);
     d->nccl = comm;
@@ -226,49 +228,33 @@ fail:
 
 sc_status_t sc_nccl_split(sc_device_t *p, sc_device_t *child, int color, int key)
 {
-    sc_comm_t *pc = p->comm;
-    unsigned char *ids;
     ncclConfig_t cfg;
     ncclComm_t sub = NULL;
     ncclResult_t r;
     sc_status_t st;
-    int leader = -1;
 
-    if (p->nccl && !__atomic_load_n(&p->nccl_aborted, __ATOMIC_ACQUIRE)) {
-        sc_nccl_config(&cfg);
-        r = ncclCommSplit(p->nccl, color < 0 ? NCCL_SPLIT_NOCOLOR : color, key, &sub, &cfg);
-        if (r != ncclSuccess && r != ncclInProgress)
-            return sc_nccl_error(p->nccl, r, "sc_comm_split", "ncclCommSplit");
-        st = sc_nccl_settle(p, sub ? sub : p->nccl, r, "sc_comm_split", "ncclCommSplit");
-        if (st != SC_SUCCESS)
-            return st;
-        if (child) {
-            child->nccl = sub;
-            child->have_id = 1;
-        }
-        return SC_SUCCESS;
+    if (__atomic_load_n(&p->nccl_aborted, __ATOMIC_ACQUIRE))
+        return sc_error(SC_ERR_ABORTED, "sc_comm_split: the NCCL communicator was aborted");
+    /* Every parent rank is here, so the parent's NCCL communicator can be created now if
+     * no device collective did it yet; the child is split from it. */
+    st = sc_nccl_ensure(p, "sc_comm_split");
+    if (st != SC_SUCCESS)
+        return st;
+    sc_nccl_config(&cfg);
+    r = ncclCommSplit(p->nccl, color < 0 ? NCCL_SPLIT_NOCOLOR : color, key, &sub, &cfg);
+    if (r != ncclSuccess && r != ncclInProgress)
+        return sc_nccl_error(p->nccl, r, "sc_comm_split", "ncclCommSplit");
+    st = sc_nccl_settle(p, sub ? sub : p->nccl, r, "sc_comm_split", "ncclCommSplit");
+    if (st != SC_SUCCESS) {
+        if (sub)
+            ncclCommAbort(sub);
+        return st;
     }
-    /* No NCCL communicator yet: each new communicator's rank 0 makes an id and the
-     * parent's ranks exchange them. */
-    ids = calloc((size_t)pc->size, SC_NCCL_ID_BYTES);
-    if (!ids)
-        return sc_error(SC_ERR_NO_MEMORY, "sc_comm_split: out of memory");
-    if (child && child->comm->rank == 0 &&
-        !sc_nccl_make_id(ids + (size_t)pc->rank * SC_NCCL_ID_BYTES)) {
-        free(ids);
-        return sc_error(SC_ERR_DEVICE, "sc_comm_split: ncclGetUniqueId failed");
-    }
-    st = sc_allgather(ids + (size_t)pc->rank * SC_NCCL_ID_BYTES, ids, SC_NCCL_ID_BYTES,
-                      SC_UINT8, pc, NULL, NULL);
-    if (st == SC_SUCCESS && child) {
-        for (int r0 = 0; r0 < pc->size; r0++)
-            if (pc->world_of[r0] == child->comm->world_of[0])
-                leader = r0;
-        memcpy(child->nccl_id, ids + (size_t)leader * SC_NCCL_ID_BYTES, SC_NCCL_ID_BYTES);
+    if (child) {
+        child->nccl = sub;
         child->have_id = 1;
     }
-    free(ids);
-    return st;
+    return SC_SUCCESS;
 }
 
 sc_status_t sc_nccl_poll_error(sc_device_t *d)
