@@ -50,6 +50,7 @@ typedef struct sc_device {
     int have_id;
     unsigned char nccl_id[SC_NCCL_ID_BYTES];
     void *nccl;                   /* ncclComm_t, created by the first collective */
+    void *split_sink;             /* where a split without a color writes (nothing) */
     int nccl_aborted;
     /* pending ops and the watchdog that completes, times out and aborts them */
     pthread_mutex_t lock;

@@ -228,9 +228,14 @@ fail:
 
 sc_status_t sc_nccl_split(sc_device_t *p, sc_device_t *child, int color, int key)
 {
+    /* A non-blocking ncclCommSplit writes the new communicator from NCCL's own thread
+     * when its job creates it (NCCL 2.28 does not set it before returning), so the
+     * output lives in the device state, never on this stack. */
+    void **cell = child ? &child->nccl : &p->split_sink;
+    double deadline = sc_clock_now() + p->comm->timeout_s;
+    ncclResult_t r, state = ncclInProgress;
     ncclConfig_t cfg;
-    ncclComm_t sub = NULL;
-    ncclResult_t r;
+    ncclComm_t sub;
     sc_status_t st;
 
     if (__atomic_load_n(&p->nccl_aborted, __ATOMIC_ACQUIRE))
@@ -241,18 +246,34 @@ sc_status_t sc_nccl_split(sc_device_t *p, sc_device_t *child, int color, int key
     if (st != SC_SUCCESS)
         return st;
     sc_nccl_config(&cfg);
-    r = ncclCommSplit(p->nccl, color < 0 ? NCCL_SPLIT_NOCOLOR : color, key, &sub, &cfg);
+    __atomic_store_n(cell, NULL, __ATOMIC_RELEASE);
+    r = ncclCommSplit(p->nccl, color < 0 ? NCCL_SPLIT_NOCOLOR : color, key,
+                      (ncclComm_t *)cell, &cfg);
     if (r != ncclSuccess && r != ncclInProgress)
         return sc_nccl_error(p->nccl, r, "sc_comm_split", "ncclCommSplit");
-    st = sc_nccl_settle(p, sub ? sub : p->nccl, r, "sc_comm_split", "ncclCommSplit");
-    if (st != SC_SUCCESS) {
+    for (;;) {
+        struct timespec ts = {0, 50 * 1000};
+
+        sub = __atomic_load_n((ncclComm_t *)cell, __ATOMIC_ACQUIRE);
+        /* Without a color there is no child to watch: the parent's state says when the
+         * split is over. */
+        if (ncclCommGetAsyncError(sub ? sub : p->nccl, &state) != ncclSuccess)
+            state = ncclInternalError;
+        if (state != ncclInProgress && (sub || color < 0))
+            break;
+        if (state != ncclInProgress && state != ncclSuccess)
+            break;
+        if (sc_clock_now() > deadline)
+            return sc_error(SC_ERR_TIMEOUT, "sc_comm_split: ncclCommSplit did not finish "
+                            "within %.0f s (SC_TIMEOUT)", p->comm->timeout_s);
+        nanosleep(&ts, NULL);
+    }
+    if (state != ncclSuccess) {
+        st = sc_nccl_error(sub ? sub : p->nccl, state, "sc_comm_split", "ncclCommSplit");
         if (sub)
             ncclCommAbort(sub);
+        __atomic_store_n(cell, NULL, __ATOMIC_RELEASE);
         return st;
-    }
-    if (child) {
-        child->nccl = sub;
-        child->have_id = 1;
     }
     return SC_SUCCESS;
 }
