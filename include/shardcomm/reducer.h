@@ -1,0 +1,128 @@
+/* The gradient reducer: bucketed all-reduce of a model's gradients, overlapped with
+ * the backward pass (what PyTorch DDP's Reducer and Horovod's tensor fusion do), with
+ * gradient accumulation, per-bucket comm hooks and bucket-size autotuning. */
+#ifndef SHARDCOMM_REDUCER_H
+#define SHARDCOMM_REDUCER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "shardcomm/api.h"
+#include "shardcomm/collectives.h"
+#include "shardcomm/comm.h"
+#include "shardcomm/status.h"
+#include "shardcomm/types.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct sc_reducer sc_reducer_t;
+
+/* One gradient as registered: element count, dtype, optional name (copied; used in
+ * error sentences). */
+typedef struct {
+    size_t count;
+    sc_dtype_t dtype;
+    const char *name;
+} sc_grad_desc_t;
+
+/* One bucket as a comm hook sees it: data holds count elements of dtype, already
+ * multiplied by the pre-division factor; stream is the reducer's communication stream
+ * (NULL for host buckets). */
+typedef struct {
+    int index;
+    void *data;
+    size_t count;
+    sc_dtype_t dtype;
+    sc_stream_t stream;
+} sc_hook_bucket_t;
+
+/* A comm hook: how one bucket is reduced across ranks. A vtable plus state, like every
+ * plugin: validate checks the state against the bucket's dtype (an error naming the
+ * field and its allowed values); start begins the reduction and returns a request;
+ * finish runs after that request completed and leaves the sum over ranks in
+ * bucket->data. save/load carry the state across checkpoints (NULL when stateless);
+ * destroy frees it (NULL when nothing to free). The reducer owns a hook passed in
+ * its configuration and destroys it with itself. */
+typedef struct sc_comm_hook {
+    const char *name;
+    void *state;
+    sc_status_t (*validate)(void *state, sc_dtype_t dtype);
+    sc_status_t (*start)(void *state, const sc_hook_bucket_t *bucket, sc_comm_t *comm,
+                         sc_request_t **req);
+    sc_status_t (*finish)(void *state, const sc_hook_bucket_t *bucket, sc_comm_t *comm);
+    sc_status_t (*save)(void *state, void *buf, size_t *len);
+    sc_status_t (*load)(void *state, const void *buf, size_t len);
+    void (*destroy)(void *state);
+} sc_comm_hook_t;
+
+typedef enum {
+    SC_HOOK_ALLREDUCE = 0, /* plain all-reduce in the bucket's dtype (the default) */
+    SC_HOOK_FP16,          /* cast to float16, all-reduce, cast back */
+    SC_HOOK_BF16           /* cast to bfloat16, all-reduce, cast back */
+} sc_hook_kind_t;
+
+/* Fills *hook with a built-in hook (its state freshly allocated). */
+SC_API sc_status_t sc_comm_hook_builtin(sc_hook_kind_t kind, sc_comm_hook_t *hook);
+
+typedef struct {
+    size_t size;                 /* sizeof(sc_reducer_config_t), set by the macro */
+    size_t bucket_cap_bytes;     /* 0: SC_BUCKET_CAP_MB, else 25 MiB */
+    size_t first_bucket_bytes;   /* 0: 1 MiB */
+    int gradient_as_bucket_view; /* gradients live in bucket memory (sc_reducer_grad_view) */
+    int find_unused;             /* gradients never marked count as zero */
+    int autotune;                /* try bucket caps over the first iterations */
+    double prediv;               /* divide by this before the sum; 0: the comm size */
+    const sc_comm_hook_t *hook;  /* NULL: SC_HOOK_ALLREDUCE; copied, owned afterwards */
+    sc_stream_t stream;          /* compute stream of device gradients; NULL for host */
+} sc_reducer_config_t;
+
+#define SC_REDUCER_CONFIG_INIT                                                         \
+    { sizeof(sc_reducer_config_t), 0, 0, 0, 0, 0, 0.0, NULL, NULL }
+
+/* Registers n gradients (collective: every rank registers the same list; a mismatch
+ * is SC_ERR_MISMATCH on every rank naming the first differing gradient and both
+ * ranks) and lays out the buckets in reverse registration order. */
+SC_API sc_status_t sc_reducer_create(sc_comm_t *comm, const sc_grad_desc_t *grads, int n,
+                                     const sc_reducer_config_t *config,
+                                     sc_reducer_t **reducer);
+
+/* Gradient i is ready at grad (NULL with gradient_as_bucket_view: it is in its view).
+ * Copies it into its bucket scaled by 1/prediv; a full bucket's reduction starts, in
+ * bucket order on every rank. Any thread; one call per gradient per iteration. */
+SC_API sc_status_t sc_reducer_mark_ready(sc_reducer_t *reducer, int i, void *grad);
+
+/* Where gradient i lives in bucket memory (gradient_as_bucket_view), else NULL. Valid
+ * until the buckets are rebuilt (after the first iteration) or the reducer destroyed:
+ * ask again each iteration. */
+SC_API void *sc_reducer_grad_view(sc_reducer_t *reducer, int i);
+
+/* Waits for every bucket and writes the averaged gradients back to the pointers given
+ * to mark_ready (or leaves them in the views). Missing gradients: zero with
+ * find_unused, else SC_ERR_INVALID_ARG listing them. Ends the iteration. */
+SC_API sc_status_t sc_reducer_finalize(sc_reducer_t *reducer);
+
+/* sync 0: the following iterations accumulate locally and communicate nothing; the
+ * next iteration with sync 1 reduces the sum. */
+SC_API sc_status_t sc_reducer_set_sync(sc_reducer_t *reducer, int sync);
+
+/* What the last finished iteration did, for benchmarks and tuning. */
+typedef struct {
+    int buckets;
+    size_t bucket_cap_bytes;     /* in force (the autotuned choice once made) */
+    double last_ready_to_done_s; /* from the last mark_ready to finalize's return */
+    double iteration_s;          /* from the first mark_ready to finalize's return */
+    int autotune_done;
+} sc_reducer_stats_t;
+
+SC_API sc_status_t sc_reducer_stats(const sc_reducer_t *reducer, sc_reducer_stats_t *stats);
+
+/* Waits for pending buckets and frees the reducer (and its hook). NULL is a no-op. */
+SC_API sc_status_t sc_reducer_destroy(sc_reducer_t *reducer);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
