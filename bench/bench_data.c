@@ -39,6 +39,7 @@ static int64_t sc_bench_value(const sc_bench_pattern_t *p, int rank, size_t inde
     uint64_t h = sc_bench_mix(sc_bench_mix(p->seed * 0x100000001b3ull + (uint64_t)rank) +
                               index);
     int is_unsigned = p->dtype == SC_UINT8;
+    int fp8 = p->dtype == SC_FLOAT8_E4M3 || p->dtype == SC_FLOAT8_E5M2;
     int64_t v;
 
     switch (p->op) {
@@ -50,8 +51,13 @@ static int64_t sc_bench_value(const sc_bench_pattern_t *p, int rank, size_t inde
         return v;
     case SC_SUM:
     case SC_AVG:
+        /* float8: sums of up to 8 ranks stay exact in e5m2's 3 significant bits. */
+        if (fp8)
+            return (int64_t)(h % 3) - 1;
         return is_unsigned ? (int64_t)(h % 5) : (int64_t)(h % 5) - 2;
     default:
+        if (fp8)
+            return (int64_t)(h % 17) - 8;
         return is_unsigned ? (int64_t)(h % 201) : (int64_t)(h % 201) - 100;
     }
 }
@@ -79,7 +85,38 @@ static int64_t sc_bench_fold(const sc_bench_pattern_t *p, size_t index)
 static int sc_bench_dtype_is_float(sc_dtype_t dtype)
 {
     return dtype == SC_FLOAT32 || dtype == SC_FLOAT64 || dtype == SC_FLOAT16 ||
-           dtype == SC_BFLOAT16;
+           dtype == SC_BFLOAT16 || dtype == SC_FLOAT8_E4M3 || dtype == SC_FLOAT8_E5M2;
+}
+
+/* float8 (E4M3FN: 3 mantissa bits, bias 7; E5M2: 2 and 15) of an integer the format
+ * holds exactly, and any code back to a double; written here again so that the check
+ * does not share code with the library. */
+static uint8_t sc_bench_fp8_from_int(sc_dtype_t dtype, int64_t k)
+{
+    int m_bits = dtype == SC_FLOAT8_E4M3 ? 3 : 2, bias = dtype == SC_FLOAT8_E4M3 ? 7 : 15;
+    uint8_t sign = k < 0 ? 0x80 : 0;
+    int64_t a = k < 0 ? -k : k;
+    int e = 0;
+
+    if (a == 0)
+        return sign;
+    while ((a >> (e + 1)) != 0)
+        e++;
+    /* a = 2^e * (1 + f / 2^m_bits), exactly */
+    int64_t f = ((a << m_bits) >> e) - ((int64_t)1 << m_bits);
+    return (uint8_t)(sign | ((e + bias) << m_bits) | f);
+}
+
+static double sc_bench_fp8_to_double(sc_dtype_t dtype, uint8_t c)
+{
+    int m_bits = dtype == SC_FLOAT8_E4M3 ? 3 : 2, bias = dtype == SC_FLOAT8_E4M3 ? 7 : 15;
+    int e = (c & 0x7f) >> m_bits, f = c & ((1 << m_bits) - 1);
+    double v;
+
+    if (dtype == SC_FLOAT8_E4M3 ? (c & 0x7f) == 0x7f : e == 31)
+        return NAN; /* (an e5m2 infinity never is an expected value either) */
+    v = e ? ldexp(1.0 + ldexp(f, -m_bits), e - bias) : ldexp(f, 1 - bias - m_bits);
+    return (c & 0x80) ? -v : v;
 }
 
 /* v narrowed to the integer dtype, two's complement, and widened back. */
@@ -159,6 +196,8 @@ static void sc_bench_store(sc_dtype_t dtype, void *buf, size_t i, int64_t v)
     case SC_INT8: ((int8_t *)buf)[i] = (int8_t)v; break;
     case SC_UINT8: ((uint8_t *)buf)[i] = (uint8_t)v; break;
     case SC_INT32: ((int32_t *)buf)[i] = (int32_t)v; break;
+    case SC_FLOAT8_E4M3:
+    case SC_FLOAT8_E5M2: ((uint8_t *)buf)[i] = sc_bench_fp8_from_int(dtype, v); break;
     default: ((int64_t *)buf)[i] = v; break;
     }
 }
@@ -169,6 +208,8 @@ static double sc_bench_load_float(sc_dtype_t dtype, const void *buf, size_t i)
     case SC_FLOAT32: return ((const float *)buf)[i];
     case SC_FLOAT16: return sc_bench_half_to_float(((const uint16_t *)buf)[i]);
     case SC_BFLOAT16: return sc_bench_bfloat16_to_float(((const uint16_t *)buf)[i]);
+    case SC_FLOAT8_E4M3:
+    case SC_FLOAT8_E5M2: return sc_bench_fp8_to_double(dtype, ((const uint8_t *)buf)[i]);
     default: return ((const double *)buf)[i];
     }
 }
@@ -188,6 +229,7 @@ static int64_t sc_bench_load_int(sc_dtype_t dtype, const void *buf, size_t i)
 static void sc_bench_sentinel(sc_dtype_t dtype, unsigned char *bytes)
 {
     static const uint16_t half_nan = 0x7e00u, bfloat16_nan = 0x7fc0u;
+    static const uint8_t e4m3_nan = 0x7fu, e5m2_nan = 0x7eu;
     float f = NAN;
     double d = NAN;
     int8_t i8 = INT8_MIN;
@@ -203,6 +245,8 @@ static void sc_bench_sentinel(sc_dtype_t dtype, unsigned char *bytes)
     case SC_INT8: memcpy(bytes, &i8, sizeof(i8)); break;
     case SC_UINT8: memcpy(bytes, &u8, sizeof(u8)); break;
     case SC_INT32: memcpy(bytes, &i32, sizeof(i32)); break;
+    case SC_FLOAT8_E4M3: memcpy(bytes, &e4m3_nan, 1); break;
+    case SC_FLOAT8_E5M2: memcpy(bytes, &e5m2_nan, 1); break;
     default: memcpy(bytes, &i64, sizeof(i64)); break;
     }
 }
@@ -242,6 +286,8 @@ static double sc_bench_avg_tolerance(sc_dtype_t dtype)
     switch (dtype) {
     case SC_FLOAT16: return 0x1p-10;
     case SC_BFLOAT16: return 0x1p-7;
+    case SC_FLOAT8_E4M3: return 0x1p-3;
+    case SC_FLOAT8_E5M2: return 0x1p-2;
     case SC_FLOAT32: return 0x1p-22;
     default: return 0x1p-50;
     }

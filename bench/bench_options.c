@@ -17,7 +17,7 @@ static const char sc_bench_usage_text[] =
     "  -w, --warmup_iters N     untimed iterations before (default 5)\n"
     "  -c, --check 0|1          check the results once per size (default 1)\n"
     "  -d, --datatype TYPE      int8 uint8 int32 int64 half float double bfloat16\n"
-    "                           float16 float32 float64 (default float)\n"
+    "                           float16 float32 float64 f8e4m3 f8e5m2 (default float)\n"
     "  -o, --op OP              sum prod min max avg (default sum)\n"
     "  -r, --root R             root of broadcast and reduce (default 0)\n"
     "      --inplace            time the in-place variant instead of out-of-place\n"

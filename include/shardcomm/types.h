@@ -19,6 +19,8 @@ typedef enum {
     SC_UINT8,
     SC_INT32,
     SC_INT64,
+    SC_FLOAT8_E4M3, /* OCP FP8 E4M3FN: no infinity, largest 448 */
+    SC_FLOAT8_E5M2, /* OCP FP8 E5M2 */
     SC_DTYPE_COUNT
 } sc_dtype_t;
 

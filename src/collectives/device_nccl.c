@@ -117,6 +117,10 @@ static ncclDataType_t sc_nccl_dtype(sc_dtype_t t)
     case SC_UINT8: return ncclUint8;
     case SC_INT32: return ncclInt32;
     case SC_INT64: return ncclInt64;
+#if NCCL_VERSION_CODE >= NCCL_VERSION(2, 24, 0)
+    case SC_FLOAT8_E4M3: return ncclFloat8e4m3;
+    case SC_FLOAT8_E5M2: return ncclFloat8e5m2;
+#endif
     default: return ncclNumTypes;
     }
 }
@@ -176,6 +180,9 @@ static sc_status_t sc_nccl_issue(sc_device_t *d, const sc_call_t *call, cudaStre
     (void)dop;
     if (__atomic_load_n(&d->nccl_aborted, __ATOMIC_ACQUIRE))
         return sc_error(SC_ERR_ABORTED, "%s: the NCCL communicator was aborted", fn);
+    if (dt == ncclNumTypes)
+        return sc_error(SC_ERR_UNSUPPORTED, "%s: this NCCL (%d) has no %s; float8 needs "
+                        "NCCL 2.24 or later", fn, NCCL_VERSION_CODE, sc_dtype_name(call->dtype));
     st = sc_nccl_ensure(d, fn);
     if (st != SC_SUCCESS)
         goto fail;

@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "collectives/cast_spec.h"
+#include "collectives/fp8_spec.h"
 #include "collectives/reduce_kernels.h"
 
 #if defined(__x86_64__) && defined(__GNUC__)
@@ -448,6 +449,58 @@ SC_DEFINE_INT_KERNELS(sc_u8, uint8_t, uint8_t)
 SC_DEFINE_INT_KERNELS(sc_i32, int32_t, uint32_t)
 SC_DEFINE_INT_KERNELS(sc_i64, int64_t, uint64_t)
 
+/* ---- float8: decoded to float32 in chunks, reduced by the float32 kernels (whose NaN
+ * is canonical), encoded back rounding to nearest even ------------------------------ */
+
+#define SC_FP8_CHUNK 256
+
+typedef uint32_t (*sc_fp8_dec_fn)(uint8_t);
+typedef uint8_t (*sc_fp8_enc_fn)(uint32_t);
+
+static void sc_fp8_apply(sc_kernel_fn f32_kernel, sc_fp8_dec_fn dec, sc_fp8_enc_fn enc,
+                         const uint8_t *a, const uint8_t *b, uint8_t *out, size_t count)
+{
+    uint32_t x[SC_FP8_CHUNK], y[SC_FP8_CHUNK];
+
+    for (size_t i = 0; i < count; i += SC_FP8_CHUNK) {
+        size_t n = count - i < SC_FP8_CHUNK ? count - i : SC_FP8_CHUNK;
+        for (size_t j = 0; j < n; j++) {
+            x[j] = dec(a[i + j]);
+            y[j] = dec(b[i + j]);
+        }
+        f32_kernel(x, y, x, n);
+        for (size_t j = 0; j < n; j++)
+            out[i + j] = enc(x[j]);
+    }
+}
+
+#define SC_DEFINE_FP8_KERNEL(NAME, OP, DEC, ENC)                                        \
+    static void NAME(const void *a, const void *b, void *out, size_t count)             \
+    {                                                                                   \
+        sc_fp8_apply(OP, DEC, ENC, a, b, out, count);                                   \
+    }
+SC_DEFINE_FP8_KERNEL(sc_e4m3_sum, sc_f32_sum, sc_fp8_e4m3_to_f32, sc_fp8_e4m3_from_f32)
+SC_DEFINE_FP8_KERNEL(sc_e4m3_prod, sc_f32_prod, sc_fp8_e4m3_to_f32, sc_fp8_e4m3_from_f32)
+SC_DEFINE_FP8_KERNEL(sc_e4m3_min, sc_f32_min, sc_fp8_e4m3_to_f32, sc_fp8_e4m3_from_f32)
+SC_DEFINE_FP8_KERNEL(sc_e4m3_max, sc_f32_max, sc_fp8_e4m3_to_f32, sc_fp8_e4m3_from_f32)
+SC_DEFINE_FP8_KERNEL(sc_e5m2_sum, sc_f32_sum, sc_fp8_e5m2_to_f32, sc_fp8_e5m2_from_f32)
+SC_DEFINE_FP8_KERNEL(sc_e5m2_prod, sc_f32_prod, sc_fp8_e5m2_to_f32, sc_fp8_e5m2_from_f32)
+SC_DEFINE_FP8_KERNEL(sc_e5m2_min, sc_f32_min, sc_fp8_e5m2_to_f32, sc_fp8_e5m2_from_f32)
+SC_DEFINE_FP8_KERNEL(sc_e5m2_max, sc_f32_max, sc_fp8_e5m2_to_f32, sc_fp8_e5m2_from_f32)
+
+static void sc_fp8_div(uint8_t *buf, size_t count, float d, sc_fp8_dec_fn dec,
+                       sc_fp8_enc_fn enc)
+{
+    for (size_t i = 0; i < count; i++) {
+        uint32_t bits = dec(buf[i]);
+        float v;
+        memcpy(&v, &bits, sizeof(v));
+        v /= d;
+        memcpy(&bits, &v, sizeof(v));
+        buf[i] = enc(sc_spec_f32_is_nan(bits) ? SC_SPEC_F32_QNAN : bits);
+    }
+}
+
 /* ---- dispatch ---------------------------------------------------------------------- */
 
 /* SC_AVG reduces as SC_SUM. */
@@ -460,6 +513,8 @@ static const sc_kernel_fn sc_kernels[SC_DTYPE_COUNT][SC_OP_COUNT] = {
     [SC_UINT8] = {sc_u8_sum, sc_u8_prod, sc_u8_min, sc_u8_max, sc_u8_sum},
     [SC_INT32] = {sc_i32_sum, sc_i32_prod, sc_i32_min, sc_i32_max, sc_i32_sum},
     [SC_INT64] = {sc_i64_sum, sc_i64_prod, sc_i64_min, sc_i64_max, sc_i64_sum},
+    [SC_FLOAT8_E4M3] = {sc_e4m3_sum, sc_e4m3_prod, sc_e4m3_min, sc_e4m3_max, sc_e4m3_sum},
+    [SC_FLOAT8_E5M2] = {sc_e5m2_sum, sc_e5m2_prod, sc_e5m2_min, sc_e5m2_max, sc_e5m2_sum},
 };
 
 void sc_reduce_local(sc_op_t op, sc_dtype_t dtype, const void *a, const void *b,
@@ -506,6 +561,12 @@ void sc_reduce_finish_avg(sc_dtype_t dtype, void *buf, size_t count, int nranks)
         break;
     case SC_INT64:
         sc_i64_div(buf, count, nranks);
+        break;
+    case SC_FLOAT8_E4M3:
+        sc_fp8_div(buf, count, (float)nranks, sc_fp8_e4m3_to_f32, sc_fp8_e4m3_from_f32);
+        break;
+    case SC_FLOAT8_E5M2:
+        sc_fp8_div(buf, count, (float)nranks, sc_fp8_e5m2_to_f32, sc_fp8_e5m2_from_f32);
         break;
     default:
         break;

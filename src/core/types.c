@@ -12,6 +12,7 @@ static const struct {
     [SC_FLOAT16] = {"float16", 2}, [SC_BFLOAT16] = {"bfloat16", 2},
     [SC_INT8] = {"int8", 1},       [SC_UINT8] = {"uint8", 1},
     [SC_INT32] = {"int32", 4},     [SC_INT64] = {"int64", 8},
+    [SC_FLOAT8_E4M3] = {"float8_e4m3", 1}, [SC_FLOAT8_E5M2] = {"float8_e5m2", 1},
 };
 
 static const struct {
@@ -20,7 +21,8 @@ static const struct {
 } sc_dtype_aliases[] = {
     {"float", SC_FLOAT32}, {"double", SC_FLOAT64}, {"half", SC_FLOAT16},
     {"fp32", SC_FLOAT32},  {"fp64", SC_FLOAT64},   {"fp16", SC_FLOAT16},
-    {"bf16", SC_BFLOAT16},
+    {"bf16", SC_BFLOAT16}, {"f8e4m3", SC_FLOAT8_E4M3}, {"f8e5m2", SC_FLOAT8_E5M2},
+    {"fp8_e4m3", SC_FLOAT8_E4M3}, {"fp8_e5m2", SC_FLOAT8_E5M2},
 };
 
 static const char *const sc_op_names[SC_OP_COUNT] = {"sum", "prod", "min", "max", "avg"};
@@ -53,7 +55,7 @@ SC_API sc_status_t sc_dtype_from_name(const char *name, sc_dtype_t *dtype)
     }
     return sc_error(SC_ERR_INVALID_ARG,
                     "unknown dtype '%s' (expected int8 uint8 int32 int64 half float double "
-                    "bfloat16 float16 float32 float64)", name);
+                    "bfloat16 float16 float32 float64 float8_e4m3 float8_e5m2)", name);
 }
 
 SC_API const char *sc_op_name(sc_op_t op)
