@@ -412,12 +412,7 @@ static void *sc_device_watchdog(void *arg)
             sc_device_scan(d);
             pthread_mutex_lock(&d->lock);
         }
-        clock_gettime(CLOCK_REALTIME, &ts);
-        ts.tv_nsec += d->pending ? 1000 * 1000 : 100 * 1000 * 1000;
-        if (ts.tv_nsec >= 1000000000L) {
-            ts.tv_sec++;
-            ts.tv_nsec -= 1000000000L;
-        }
+        ts = sc_clock_realtime_after(d->pending ? 1000 * 1000 : 100 * 1000 * 1000);
         if (!d->stop)
             pthread_cond_timedwait(&d->cond, &d->lock, &ts);
     }

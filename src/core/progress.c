@@ -437,24 +437,25 @@ void sc_progress_kick(sc_transport_t *tp)
 
 /* ---- requests ---- */
 
-void sc_request_wait_passive(struct sc_request *req)
+/* Sleeps until req is done or ms milliseconds passed. A sleeper registers before it
+ * checks `done` again under done_mutex, so a completion either is seen here or wakes
+ * it (sc_request_complete). */
+static void sc_request_sleep(sc_transport_t *tp, struct sc_request *req, long ms)
 {
-    sc_transport_t *tp = req->tp;
-
     pthread_mutex_lock(&tp->done_mutex);
     __atomic_add_fetch(&tp->done_sleepers, 1, __ATOMIC_SEQ_CST);
-    while (!__atomic_load_n(&req->done, __ATOMIC_SEQ_CST)) {
-        struct timespec ts;
-        clock_gettime(CLOCK_REALTIME, &ts);
-        ts.tv_nsec += 20 * 1000 * 1000;
-        if (ts.tv_nsec >= 1000000000L) {
-            ts.tv_sec++;
-            ts.tv_nsec -= 1000000000L;
-        }
+    if (!__atomic_load_n(&req->done, __ATOMIC_SEQ_CST)) {
+        struct timespec ts = sc_clock_realtime_after(ms * 1000 * 1000);
         pthread_cond_timedwait(&tp->done_cond, &tp->done_mutex, &ts);
     }
     __atomic_sub_fetch(&tp->done_sleepers, 1, __ATOMIC_SEQ_CST);
     pthread_mutex_unlock(&tp->done_mutex);
+}
+
+void sc_request_wait_passive(struct sc_request *req)
+{
+    while (!__atomic_load_n(&req->done, __ATOMIC_SEQ_CST))
+        sc_request_sleep(req->tp, req, 20);
 }
 
 static sc_status_t sc_request_result(struct sc_request *req)
@@ -509,20 +510,7 @@ SC_API sc_status_t sc_wait(sc_request_t *req)
         __atomic_store_n(&tp->rescan, 1, __ATOMIC_RELAXED);
         __atomic_sub_fetch(&tp->waiters, 1, __ATOMIC_SEQ_CST);
         sc_progress_wake(tp);
-        pthread_mutex_lock(&tp->done_mutex);
-        __atomic_add_fetch(&tp->done_sleepers, 1, __ATOMIC_SEQ_CST);
-        if (!__atomic_load_n(&req->done, __ATOMIC_SEQ_CST)) {
-            struct timespec ts;
-            clock_gettime(CLOCK_REALTIME, &ts);
-            ts.tv_nsec += 50 * 1000 * 1000;
-            if (ts.tv_nsec >= 1000000000L) {
-                ts.tv_sec++;
-                ts.tv_nsec -= 1000000000L;
-            }
-            pthread_cond_timedwait(&tp->done_cond, &tp->done_mutex, &ts);
-        }
-        __atomic_sub_fetch(&tp->done_sleepers, 1, __ATOMIC_SEQ_CST);
-        pthread_mutex_unlock(&tp->done_mutex);
+        sc_request_sleep(tp, req, 50);
         __atomic_add_fetch(&tp->waiters, 1, __ATOMIC_SEQ_CST);
         sc_spin_reset(&spin);
     }
