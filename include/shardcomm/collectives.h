@@ -12,6 +12,18 @@
  * abort) may have written part of recvbuf, as in NCCL and MPI: data arrives in place
  * as it is received; it never reports SC_SUCCESS with wrong data.
  *
+ * Device buffers (CUDA builds): the same calls take GPU memory (cudaMalloc, managed)
+ * and a cudaStream_t as stream (NULL: the legacy default stream). They are
+ * stream-ordered like NCCL's: the work is queued on the stream and req == NULL
+ * returns once it is queued, not when it is done; a request completes when the stream
+ * has done the work (sc_wait polls an event, sc_test queries it). A failure found
+ * after the call returned (SC_TIMEOUT, a peer's failure, an NCCL error) breaks the
+ * communicator on every rank and later calls report it. Host and device buffers may
+ * not be mixed in one call; host buffers take stream NULL. Device buffers go to NCCL,
+ * or through pinned host memory to the host collectives when NCCL is absent, switched
+ * off (SC_NCCL=0) or ranks share a GPU. A host-only build refuses device buffers with
+ * SC_ERR_UNSUPPORTED.
+ *
  * Thread safety: calls on one communicator are issued by one thread at a time;
  * sc_wait/sc_test/sc_request_free may run on any thread. */
 #ifndef SHARDCOMM_COLLECTIVES_H
