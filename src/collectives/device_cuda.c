@@ -590,6 +590,24 @@ err_free:
     return st;
 }
 
+void sc_device_describe(const sc_comm_t *c, char *buf, size_t len)
+{
+    const sc_device_t *d = c->dev;
+
+    if (!d) {
+        snprintf(buf, len, "none: no usable GPU in this process (%d found)",
+                 sc_device_count());
+        return;
+    }
+    if (d->backend == &sc_device_backend_nccl)
+        snprintf(buf, len, "GPU %d, NCCL%s", d->device,
+                 d->nccl ? "" : " (created by the first device collective)");
+    else
+        snprintf(buf, len, "GPU %d, host-staged through pinned memory (%s)", d->device,
+                 sc_nccl_available() ? "SC_NCCL=0 or ranks share a GPU"
+                                     : "this build has no NCCL");
+}
+
 /* ---- teardown ---- */
 
 void sc_device_abort(sc_comm_t *c)

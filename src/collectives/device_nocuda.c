@@ -1,4 +1,5 @@
 /* The device path in a host-only build: no GPU state, device buffers refused. */
+#include <stdio.h>
 #include <string.h>
 
 #include "collectives/device.h"
@@ -28,6 +29,12 @@ sc_status_t sc_device_issue(sc_comm_t *c, const sc_call_t *call, int device,
     return sc_error(SC_ERR_UNSUPPORTED,
                     "%s: the buffers are on GPU %d, but device buffers need a CUDA build "
                     "(this one is host-only)", sc_call_name(call), device);
+}
+
+void sc_device_describe(const sc_comm_t *c, char *buf, size_t len)
+{
+    (void)c;
+    snprintf(buf, len, "none: host-only build (device buffers are refused)");
 }
 
 void sc_device_abort(sc_comm_t *c)

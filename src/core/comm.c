@@ -531,13 +531,17 @@ SC_API int sc_comm_local_size(const sc_comm_t *comm) { return sc_comm_field(comm
 SC_API sc_status_t sc_info_print_transports(sc_comm_t *comm, FILE *out)
 {
     sc_status_t st = sc_comm_check(comm, "sc_info_print_transports");
+    char device[256];
 
     if (st != SC_SUCCESS)
         return st;
     if (!out)
         return sc_error(SC_ERR_INVALID_ARG, "sc_info_print_transports: out is NULL");
+
     pthread_mutex_lock(&comm->tp->lock);
     sc_ucx_print_transports(comm->tp, comm->world_of, comm->size, out);
     pthread_mutex_unlock(&comm->tp->lock);
+    sc_device_describe(comm, device, sizeof(device));
+    fprintf(out, "device buffers: %s\n", device);
     return SC_SUCCESS;
 }

@@ -205,7 +205,7 @@ enum {
     SC_INFO_RANK, SC_INFO_WORLD_SIZE, SC_INFO_LOCAL_RANK, SC_INFO_LOCAL_SIZE,
     SC_INFO_MASTER_ADDR, SC_INFO_MASTER_PORT, SC_INFO_TIMEOUT, SC_INFO_BIND,
     SC_INFO_LOG_LEVEL, SC_INFO_ALGO, SC_INFO_RING_THRESHOLD, SC_INFO_CHUNK_BYTES,
-    SC_INFO_PROGRESS_SPIN_US, SC_INFO_SETTING_COUNT
+    SC_INFO_PROGRESS_SPIN_US, SC_INFO_DEVICE, SC_INFO_NCCL, SC_INFO_SETTING_COUNT
 };
 
 typedef struct {
@@ -225,6 +225,7 @@ static const char *const sc_info_bind_choices[] = {"core", "none", NULL};
 static const char *const sc_info_log_choices[] = {
     "error", "warn", "info", "debug", "trace", "0", "1", "2", "3", "4", NULL};
 static const char *const sc_info_algo_choices[] = {"auto", "ring", "rd", NULL};
+static const char *const sc_info_nccl_choices[] = {"0", "1", NULL};
 
 /* What sc_comm_init does when no local rank or size is given. */
 #define SC_INFO_BY_HOST "counted at start-up among the ranks with this host name"
@@ -260,6 +261,11 @@ static const sc_info_setting_t sc_info_settings[SC_INFO_SETTING_COUNT] = {
     [SC_INFO_PROGRESS_SPIN_US] = {.names = sc_env_progress_spin_us_names,
                                   .kind = SC_INFO_NUMBER,
                                   .def_number = SC_DEFAULT_PROGRESS_SPIN_US},
+    [SC_INFO_DEVICE] = {.names = sc_env_device_names, .kind = SC_INFO_INT_LEADING, .min = 0,
+                        .max = INT_MAX,
+                        .default_note = "the local rank modulo the number of GPUs"},
+    [SC_INFO_NCCL] = {.names = sc_env_nccl_names, .kind = SC_INFO_CHOICE, .def_text = "1",
+                      .choices = sc_info_nccl_choices, .exact_case = 1, .expected = "0|1"},
 };
 
 /* The effective value of one setting as text, and whether it is valid. */
