@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/env.h"
+#include "core/env_names.h"
 #include "core/log.h"
 
 static sc_cuda_driver_t sc_driver;
@@ -13,7 +15,7 @@ static pthread_once_t sc_driver_once = PTHREAD_ONCE_INIT;
 
 static void sc_cuda_driver_load(void)
 {
-    const char *off = getenv("SC_CUDA_DRIVER");
+    const char *off = sc_env_first(sc_env_cuda_driver_names, NULL);
     int (*init)(unsigned);
     int (*count)(int *);
     void *lib;

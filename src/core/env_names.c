@@ -22,12 +22,14 @@ const char *const sc_env_master_port_names[] = {"SC_MASTER_PORT", "MASTER_PORT",
 const char *const sc_env_timeout_names[] = {"SC_TIMEOUT", NULL};
 const char *const sc_env_device_names[] = {"SC_DEVICE", NULL};
 const char *const sc_env_nccl_names[] = {"SC_NCCL", NULL};
+const char *const sc_env_cuda_driver_names[] = {"SC_CUDA_DRIVER", NULL};
 const char *const sc_env_bind_names[] = {"SC_BIND", NULL};
 const char *const sc_env_log_level_names[] = {"SC_LOG_LEVEL", NULL};
 const char *const sc_env_algo_names[] = {"SC_ALGO", NULL};
 const char *const sc_env_ring_threshold_names[] = {"SC_RING_THRESHOLD", NULL};
 const char *const sc_env_chunk_bytes_names[] = {"SC_CHUNK_BYTES", NULL};
 const char *const sc_env_progress_spin_us_names[] = {"SC_PROGRESS_SPIN_US", NULL};
+const char *const sc_env_bucket_cap_mb_names[] = {"SC_BUCKET_CAP_MB", NULL};
 
 sc_status_t sc_env_int_leading(const char *const *names, long def, long *value)
 {

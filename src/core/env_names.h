@@ -17,12 +17,14 @@ extern const char *const sc_env_master_port_names[]; /* SC_MASTER_PORT MASTER_PO
 extern const char *const sc_env_timeout_names[];     /* SC_TIMEOUT */
 extern const char *const sc_env_device_names[];      /* SC_DEVICE */
 extern const char *const sc_env_nccl_names[];        /* SC_NCCL */
+extern const char *const sc_env_cuda_driver_names[]; /* SC_CUDA_DRIVER */
 extern const char *const sc_env_bind_names[];        /* SC_BIND */
 extern const char *const sc_env_log_level_names[];   /* SC_LOG_LEVEL */
 extern const char *const sc_env_algo_names[];        /* SC_ALGO */
 extern const char *const sc_env_ring_threshold_names[];   /* SC_RING_THRESHOLD */
 extern const char *const sc_env_chunk_bytes_names[];      /* SC_CHUNK_BYTES */
 extern const char *const sc_env_progress_spin_us_names[]; /* SC_PROGRESS_SPIN_US */
+extern const char *const sc_env_bucket_cap_mb_names[];     /* SC_BUCKET_CAP_MB */
 
 /* Defaults when no variable of a list is set. The local rank and size have none:
  * sc_comm_init counts the ranks that share a host name. */
@@ -34,6 +36,9 @@ extern const char *const sc_env_progress_spin_us_names[]; /* SC_PROGRESS_SPIN_US
 #define SC_DEFAULT_RING_THRESHOLD 8192
 #define SC_DEFAULT_CHUNK_BYTES 262144
 #define SC_DEFAULT_PROGRESS_SPIN_US 50
+/* The reducer's bucket cap (MiB) when neither its configuration nor SC_BUCKET_CAP_MB
+ * sets one; SC_BUCKET_CAP_MB also turns autotuning off. */
+#define SC_DEFAULT_BUCKET_CAP_MB 25
 /* The smallest SC_CHUNK_BYTES the ring accepts. */
 #define SC_MIN_CHUNK_BYTES 64
 
