@@ -305,7 +305,7 @@ static sc_status_t sc_op_start(sc_coll_op_t *op)
     /* The payload is read at start, not when the op was built: a gated op's input
      * (host-staged device calls) arrives in between. */
     if (op->inline_bytes)
-        memcpy(op->inline_out + sizeof(op->hdr), op->inline_src, op->inline_bytes);
+        memcpy(op->inline_out + SC_OP_INLINE_OFF, op->inline_src, op->inline_bytes);
     for (int i = 0; i < op->nhdr; i++) {
         int peer = op->hdr_peer[i];
         st = sc_ucx_recv(tp, sc_op_tag(op, SC_TAG_KIND_HDR, 0, peer), SC_TAG_FULL_MASK,
@@ -313,7 +313,8 @@ static sc_status_t sc_op_start(sc_coll_op_t *op)
         if (st != SC_SUCCESS)
             return st;
         st = sc_ucx_send(tp, sc_op_world(op, peer), sc_op_tag(op, SC_TAG_KIND_HDR, 0, c->rank),
-                         op->inline_out, sizeof(op->hdr) + op->inline_bytes,
+                         op->inline_out,
+                         op->inline_bytes ? SC_OP_INLINE_OFF + op->inline_bytes : sizeof(op->hdr),
                          &op->hdr_send_req[i]);
         if (st != SC_SUCCESS)
             return st;
@@ -331,13 +332,14 @@ static sc_status_t sc_op_check_header(sc_coll_op_t *op, int i, size_t len)
     memset(&in, 0, sizeof(in));
     memcpy(&in, op->hdr_in[i], len < sizeof(in) ? len : sizeof(in));
     if (sc_op_header_equal(&op->hdr, &in)) {
-        if (len == sizeof(in) + op->inline_bytes)
+        size_t want = op->inline_bytes ? SC_OP_INLINE_OFF + op->inline_bytes : sizeof(in);
+        if (len == want)
             return SC_SUCCESS;
         return sc_error(SC_ERR_MISMATCH, "%s #%llu: rank %d sent %zu bytes of header and "
                         "payload where this rank expected %zu",
                         sc_coll_kind_name((sc_coll_kind_t)op->hdr.kind),
                         (unsigned long long)op->hdr.seq, op->hdr_peer[i], len,
-                        sizeof(in) + op->inline_bytes);
+                        want);
     }
     sc_op_describe(&op->hdr, mine, sizeof(mine));
     sc_op_describe(&in, theirs, sizeof(theirs));
@@ -351,7 +353,7 @@ const void *sc_op_inline(sc_coll_op_t *op, const void *src, size_t bytes)
     op->inline_hdr = 1;
     op->inline_bytes = bytes;
     op->inline_src = src;
-    return op->hdr_in[0] + sizeof(sc_op_header_t);
+    return op->hdr_in[0] + SC_OP_INLINE_OFF;
 }
 
 /* Advances header exchange; sets *progressed when something completed. */

@@ -51,7 +51,10 @@ typedef struct {
 
 /* Largest payload sent inline with an operation's header. */
 #define SC_OP_INLINE_MAX 512
-#define SC_OP_HDR_BUF (sizeof(sc_op_header_t) + SC_OP_INLINE_MAX)
+/* The inline payload starts at a 16-byte boundary after the header, so that 8-byte
+ * elements are read aligned in place. */
+#define SC_OP_INLINE_OFF ((sizeof(sc_op_header_t) + 15) & ~(size_t)15)
+#define SC_OP_HDR_BUF (SC_OP_INLINE_OFF + SC_OP_INLINE_MAX)
 
 typedef enum {
     SC_COLL_ALLREDUCE = 0,
@@ -98,13 +101,13 @@ typedef struct sc_op {
     int hdr_peer[2];
     int hdr_ok;                /* bit i: neighbour i's header verified */
     /* Header receives have room for an inline payload (see inline_bytes). */
-    uint8_t hdr_in[2][SC_OP_HDR_BUF];
+    _Alignas(16) uint8_t hdr_in[2][SC_OP_HDR_BUF];
     /* Small operations on two ranks send their payload with the header, one message
      * each way: inline_bytes of payload follow the header in inline_out. */
     int inline_hdr;
     size_t inline_bytes;
     const void *inline_src;    /* copied into inline_out when the op starts */
-    uint8_t inline_out[SC_OP_HDR_BUF];
+    _Alignas(16) uint8_t inline_out[SC_OP_HDR_BUF];
     void *hdr_recv_req[2];
     void *hdr_send_req[2];
     double deadline;
