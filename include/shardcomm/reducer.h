@@ -1,6 +1,28 @@
 /* The gradient reducer: bucketed all-reduce of a model's gradients, overlapped with
  * the backward pass (what PyTorch DDP's Reducer and Horovod's tensor fusion do), with
- * gradient accumulation, per-bucket comm hooks and bucket-size autotuning. */
+ * gradient accumulation, per-bucket comm hooks and bucket-size autotuning.
+ *
+ * The result of an iteration is, for every element, the sum over ranks of the
+ * gradient divided by prediv (the default, prediv = the communicator size, gives the
+ * average), bitwise the same on every rank with the default hook. Integer gradients
+ * are summed (prediv must be 1 for them).
+ *
+ * Buckets hold one dtype and one memory kind. They are filled in reverse registration
+ * order (the order of a backward pass), one open bucket per dtype: a dtype's first
+ * bucket up to first_bucket_bytes, the next ones up to the cap; a gradient larger than
+ * the limit gets a bucket of its own. Buckets start (are reduced) in the order of their
+ * last gradient. After the first synced iteration they are rebuilt once in the order
+ * in which rank 0 marked its gradients.
+ *
+ * Buckets are host memory; device gradients (config.stream set, or a device pointer
+ * given to mark_ready) are SC_ERR_UNSUPPORTED in this version.
+ *
+ * Threads: mark_ready may be called from any thread, concurrently for different
+ * gradients. Every other call on a reducer comes from one thread at a time, and
+ * finalize only after every mark_ready of the iteration has returned. Between the
+ * first mark_ready of a synced iteration and finalize's return the reducer issues
+ * collectives on the communicator (from whichever thread completes a bucket): the
+ * caller issues none of its own on it then (sc_comm_split gives another one). */
 #ifndef SHARDCOMM_REDUCER_H
 #define SHARDCOMM_REDUCER_H
 
@@ -63,7 +85,8 @@ typedef enum {
     SC_HOOK_BF16           /* cast to bfloat16, all-reduce, cast back */
 } sc_hook_kind_t;
 
-/* Fills *hook with a built-in hook (its state freshly allocated). */
+/* Fills *hook with a built-in hook (its state freshly allocated). The float16 and
+ * bfloat16 hooks take float32 buckets only (validate says so otherwise). */
 SC_API sc_status_t sc_comm_hook_builtin(sc_hook_kind_t kind, sc_comm_hook_t *hook);
 
 typedef struct {
@@ -83,31 +106,69 @@ typedef struct {
 
 /* Registers n gradients (collective: every rank registers the same list; a mismatch
  * is SC_ERR_MISMATCH on every rank naming the first differing gradient and both
- * ranks) and lays out the buckets in reverse registration order. */
+ * ranks) and lays out the buckets in reverse registration order. The caps, find_unused,
+ * autotune, prediv and the hook's name must agree across ranks too (SC_ERR_MISMATCH
+ * naming the field). An argument error on one rank (SC_ERR_INVALID_ARG: a dtype the
+ * reducer does not take, prediv not 1 with integer gradients, a hook that refuses a
+ * bucket dtype; SC_ERR_UNSUPPORTED: config.stream set) fails every rank: that rank
+ * with its sentence, the others naming it. n == 0 and gradients of zero elements are
+ * legal. The hook in config is owned by the reducer from this call on, also when it
+ * fails (then it is destroyed here). config NULL: SC_REDUCER_CONFIG_INIT. */
 SC_API sc_status_t sc_reducer_create(sc_comm_t *comm, const sc_grad_desc_t *grads, int n,
                                      const sc_reducer_config_t *config,
                                      sc_reducer_t **reducer);
 
 /* Gradient i is ready at grad (NULL with gradient_as_bucket_view: it is in its view).
  * Copies it into its bucket scaled by 1/prediv; a full bucket's reduction starts, in
- * bucket order on every rank. Any thread; one call per gradient per iteration. */
+ * bucket order on every rank. Any thread; one call per gradient per iteration.
+ * grad stays valid until finalize returns: the result is written to it at the latest
+ * then, and possibly earlier (by a later mark_ready, once its bucket is reduced).
+ * With gradient_as_bucket_view the view is scaled in place (in a synced iteration);
+ * grad must then be NULL or the view. Errors, with nothing changed: SC_ERR_INVALID_ARG
+ * for an index outside [0, n), a gradient already marked in this iteration, a NULL
+ * grad (copy mode, count > 0) or one outside its view; SC_ERR_UNSUPPORTED for a
+ * device pointer. A failure to start a bucket (the hook, a broken communicator) is
+ * returned by the call that started it and by finalize, and aborts the communicator:
+ * a bucket missing on one rank would shift every later collective. */
 SC_API sc_status_t sc_reducer_mark_ready(sc_reducer_t *reducer, int i, void *grad);
 
-/* Where gradient i lives in bucket memory (gradient_as_bucket_view), else NULL. Valid
- * until the buckets are rebuilt (after the first iteration) or the reducer destroyed:
- * ask again each iteration. */
+/* Where gradient i lives in bucket memory (gradient_as_bucket_view), else NULL (also
+ * for a gradient of zero elements alone in its bucket). Valid until the buckets are
+ * rebuilt (after the first iteration, and while autotuning changes the cap) or the
+ * reducer destroyed: ask again each iteration. A rebuild keeps the views' contents. */
 SC_API void *sc_reducer_grad_view(sc_reducer_t *reducer, int i);
+
+/* Which bucket holds gradient i (buckets are numbered in the order they start) and its
+ * element offset there, in the current layout. SC_ERR_INVALID_ARG for a bad index. */
+SC_API sc_status_t sc_reducer_grad_bucket(const sc_reducer_t *reducer, int i, int *bucket,
+                                          size_t *offset);
 
 /* Waits for every bucket and writes the averaged gradients back to the pointers given
  * to mark_ready (or leaves them in the views). Missing gradients: zero with
- * find_unused, else SC_ERR_INVALID_ARG listing them. Ends the iteration. */
+ * find_unused, else SC_ERR_INVALID_ARG listing them. Ends the iteration.
+ * A bucket whose reduction is over is finished (and copied back) by a later
+ * mark_ready already, so that the copies overlap the backward pass. In a synced
+ * iteration every bucket is reduced, gradients never marked contributing zeros, and one
+ * small all-reduce tells every rank whether any rank missed gradients or failed: then
+ * every rank returns an error (the rank concerned lists its gradients, the others name
+ * it); as with a collective that fails while running, gradients of buckets that were
+ * already reduced may have been written. With find_unused a gradient this rank
+ * never marked gets the other ranks' contributions in its view (gradient_as_bucket_view);
+ * in copy mode it has no pointer to be written to. In an iteration without sync
+ * nothing is communicated and missing gradients are an error on this rank only. */
 SC_API sc_status_t sc_reducer_finalize(sc_reducer_t *reducer);
 
 /* sync 0: the following iterations accumulate locally and communicate nothing; the
- * next iteration with sync 1 reduces the sum. */
+ * next iteration with sync 1 reduces the sum. In copy mode the reducer accumulates
+ * the scaled gradients in its buckets; with gradient_as_bucket_view the framework
+ * accumulates in the views (as autograd does) and the synced iteration divides them
+ * once. Called between iterations (SC_ERR_INVALID_ARG once a gradient is marked). */
 SC_API sc_status_t sc_reducer_set_sync(sc_reducer_t *reducer, int sync);
 
-/* What the last finished iteration did, for benchmarks and tuning. */
+/* What the last finished iteration did, for benchmarks and tuning. Autotuning (with
+ * config.autotune, unless SC_BUCKET_CAP_MB is set) tries caps of 1, 5, 25 and 100 MiB
+ * (clipped to the model's size) for 3 synced iterations each after the rebuild, keeps
+ * the fastest (slowest rank's time), logs it at info level and sets autotune_done. */
 typedef struct {
     int buckets;
     size_t bucket_cap_bytes;     /* in force (the autotuned choice once made) */

@@ -10,5 +10,6 @@
 #include "shardcomm/collectives.h"
 #include "shardcomm/kernels.h"
 #include "shardcomm/info.h"
+#include "shardcomm/reducer.h"
 
 #endif

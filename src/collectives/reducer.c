@@ -1,0 +1,233 @@
+/* The gradient reducer's lifetime: creation (local checks, settings, the first layout,
+ * the registration agreement), destruction, and the accessors. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "collectives/reducer_internal.h"
+#include "core/comm_internal.h"
+#include "core/env.h"
+#include "core/env_names.h"
+#include "core/log.h"
+
+#define SC_MIB ((size_t)1 << 20)
+#define SC_DEFAULT_FIRST_BUCKET_BYTES SC_MIB
+
+/* The cap in bytes: the configuration's, else SC_BUCKET_CAP_MB, else the default.
+ * *fixed is set when SC_BUCKET_CAP_MB is set (it turns autotuning off). */
+static sc_status_t sc_reducer_cap(const sc_reducer_config_t *cfg, size_t *cap, int *fixed)
+{
+    double mb;
+    sc_status_t st = sc_env_double(sc_env_bucket_cap_mb_names, -1.0, &mb);
+
+    if (st != SC_SUCCESS)
+        return st;
+    *fixed = mb != -1.0;
+    if (*fixed && !(mb > 0.0 && mb <= 1048576.0))
+        return sc_error(SC_ERR_INVALID_ARG, "SC_BUCKET_CAP_MB=%s is not a number of MiB in "
+                        "(0, 1048576]", sc_env_first(sc_env_bucket_cap_mb_names, NULL));
+    if (cfg->bucket_cap_bytes)
+        *cap = cfg->bucket_cap_bytes;
+    else if (*fixed)
+        *cap = mb * (double)SC_MIB < 1.0 ? 1 : (size_t)(mb * (double)SC_MIB);
+    else
+        *cap = (size_t)SC_DEFAULT_BUCKET_CAP_MB * SC_MIB;
+    return SC_SUCCESS;
+}
+
+/* Checks and settings that need no other rank; the first failure sets the sentence. */
+static sc_status_t sc_reducer_setup(sc_reducer_t *r, const sc_grad_desc_t *grads, int n,
+                                    const sc_reducer_config_t *cfg, sc_reducer_t **out)
+{
+    size_t total = 0;
+    int fixed = 0;
+    sc_status_t st;
+
+    if (!out)
+        return sc_error(SC_ERR_INVALID_ARG, "sc_reducer_create: reducer is NULL");
+    if (n < 0 || (n > 0 && !grads))
+        return sc_error(SC_ERR_INVALID_ARG, "sc_reducer_create: %d gradients at %p", n,
+                        (const void *)grads);
+    if (cfg->stream)
+        return sc_error(SC_ERR_UNSUPPORTED, "sc_reducer_create: config.stream is set, but "
+                        "device gradients in the reducer are not built yet (buckets are "
+                        "host memory; pass stream NULL and host gradients)");
+    if (!(cfg->prediv >= 0.0) || isinf(cfg->prediv))
+        return sc_error(SC_ERR_INVALID_ARG, "sc_reducer_create: config.prediv is %g; it "
+                        "must be a finite number > 0, or 0 for the communicator size",
+                        cfg->prediv);
+    if (!r->hook.start)
+        return sc_error(SC_ERR_INVALID_ARG, "sc_reducer_create: config.hook->start is NULL; "
+                        "a comm hook must have a start function");
+    st = sc_reducer_cap(cfg, &r->cap, &fixed);
+    if (st != SC_SUCCESS)
+        return st;
+    r->first_cap = cfg->first_bucket_bytes ? cfg->first_bucket_bytes
+                                           : SC_DEFAULT_FIRST_BUCKET_BYTES;
+    r->view = cfg->gradient_as_bucket_view != 0;
+    r->find_unused = cfg->find_unused != 0;
+    r->prediv = cfg->prediv > 0.0 ? cfg->prediv : (double)r->size;
+    r->grads = calloc((size_t)(n ? n : 1), sizeof(*r->grads));
+    r->order = malloc((size_t)(n ? n : 1) * sizeof(*r->order));
+    if (!r->grads || !r->order)
+        return sc_error(SC_ERR_NO_MEMORY, "sc_reducer_create: out of memory for %d gradients",
+                        n);
+    r->n = n;
+    for (int i = 0; i < n; i++) {
+        const sc_grad_desc_t *d = &grads[i];
+        const char *name = d->name ? d->name : "";
+        size_t es;
+
+        if ((unsigned)d->dtype >= SC_DTYPE_COUNT || !sc_reducer_dtype_ok(d->dtype))
+            return sc_error(SC_ERR_INVALID_ARG, "sc_reducer_create: gradient %d (\"%s\") has "
+                            "dtype %s; the reducer takes float32, float64, float16, bfloat16, "
+                            "int8, uint8, int32 and int64", i, name, sc_dtype_name(d->dtype));
+        es = sc_dtype_size(d->dtype);
+        if (d->count > (SIZE_MAX / 2 - total) / es)
+            return sc_error(SC_ERR_INVALID_ARG, "sc_reducer_create: gradient %d (\"%s\"): "
+                            "count %zu overflows the buckets' size", i, name, d->count);
+        if (!sc_reducer_dtype_is_float(d->dtype) && r->prediv != 1.0)
+            return sc_error(SC_ERR_INVALID_ARG, "sc_reducer_create: gradient %d (\"%s\") is "
+                            "%s: integer gradients are summed, not divided, so config.prediv "
+                            "must be 1 (it is %g%s)", i, name, sc_dtype_name(d->dtype),
+                            r->prediv, cfg->prediv > 0.0 ? "" : ", the communicator size");
+        total += d->count * es;
+        r->grads[i].count = d->count;
+        r->grads[i].dtype = d->dtype;
+        r->grads[i].name = strdup(name);
+        if (!r->grads[i].name)
+            return sc_error(SC_ERR_NO_MEMORY, "sc_reducer_create: out of memory");
+        if (r->hook.validate) {
+            st = r->hook.validate(r->hook.state, d->dtype);
+            if (st != SC_SUCCESS)
+                return st;
+        }
+    }
+    if (cfg->autotune && fixed)
+        sc_log(SC_LOG_INFO, "reducer: SC_BUCKET_CAP_MB fixes the bucket cap at %zu bytes; "
+                            "autotuning is off", r->cap);
+    else if (cfg->autotune)
+        sc_reducer_tune_init(&r->tune, total);
+    return sc_reducer_layout(r, NULL, r->cap);
+}
+
+static void sc_reducer_free(sc_reducer_t *r)
+{
+    if (r->grads)
+        for (int i = 0; i < r->n; i++)
+            free(r->grads[i].name);
+    free(r->grads);
+    free(r->order);
+    free(r->fill);
+    sc_reducer_free_buckets(r->buckets, r->nbuckets);
+    if (r->hook.destroy)
+        r->hook.destroy(r->hook.state);
+    pthread_mutex_destroy(&r->lock);
+    free(r);
+}
+
+SC_API sc_status_t sc_reducer_create(sc_comm_t *comm, const sc_grad_desc_t *grads, int n,
+                                     const sc_reducer_config_t *config,
+                                     sc_reducer_t **reducer)
+{
+    sc_reducer_config_t cfg = SC_REDUCER_CONFIG_INIT;
+    sc_reducer_t *r;
+    sc_status_t st = SC_SUCCESS, comm_st;
+
+    if (config) {
+        if (config->size == 0 || config->size > sizeof(cfg))
+            st = sc_error(SC_ERR_INVALID_ARG, "sc_reducer_create: config.size is %zu, not "
+                          "%zu: start the configuration from SC_REDUCER_CONFIG_INIT",
+                          config->size, sizeof(cfg));
+        else
+            memcpy(&cfg, config, config->size);
+    }
+    r = calloc(1, sizeof(*r));
+    if (!r) {
+        if (cfg.hook && cfg.hook->destroy)
+            cfg.hook->destroy(cfg.hook->state);
+        return sc_error(SC_ERR_NO_MEMORY, "sc_reducer_create: out of memory");
+    }
+    pthread_mutex_init(&r->lock, NULL);
+    sc_comm_hook_builtin(SC_HOOK_ALLREDUCE, &r->hook);
+    if (cfg.hook)
+        r->hook = *cfg.hook; /* owned from here on, whatever happens */
+    comm_st = sc_comm_check(comm, "sc_reducer_create");
+    if (comm_st != SC_SUCCESS) {
+        /* No communicator to agree over: this rank's error only. */
+        sc_reducer_free(r);
+        return comm_st;
+    }
+    r->comm = comm;
+    r->rank = sc_comm_rank(comm);
+    r->size = sc_comm_size(comm);
+    r->sync = 1;
+    if (st == SC_SUCCESS)
+        st = sc_reducer_setup(r, grads, n, &cfg, reducer);
+    st = sc_reducer_agree(comm, grads, n, r, st);
+    if (st != SC_SUCCESS) {
+        sc_reducer_free(r);
+        return st;
+    }
+    r->stats.buckets = r->nbuckets;
+    r->stats.bucket_cap_bytes = r->cap;
+    sc_log(SC_LOG_DEBUG, "reducer: %d gradients in %d buckets (cap %zu bytes, first %zu)",
+           r->n, r->nbuckets, r->cap, r->first_cap);
+    *reducer = r;
+    return SC_SUCCESS;
+}
+
+SC_API sc_status_t sc_reducer_destroy(sc_reducer_t *reducer)
+{
+    sc_status_t st = SC_SUCCESS;
+
+    if (!reducer)
+        return SC_SUCCESS;
+    /* Buckets started in an iteration that never finalized. */
+    for (int b = 0; b < reducer->nbuckets; b++) {
+        sc_rbucket_t *bk = &reducer->buckets[b];
+        if (bk->req) {
+            sc_status_t s = sc_wait(bk->req);
+            if (s != SC_SUCCESS && st == SC_SUCCESS)
+                st = s;
+            sc_request_free(bk->req);
+            bk->req = NULL;
+        }
+    }
+    sc_reducer_free(reducer);
+    return st;
+}
+
+SC_API void *sc_reducer_grad_view(sc_reducer_t *reducer, int i)
+{
+    const sc_rgrad_t *g;
+
+    if (!reducer || !reducer->view || i < 0 || i >= reducer->n)
+        return NULL;
+    g = &reducer->grads[i];
+    if (!reducer->buckets[g->bucket].hb.data)
+        return NULL;
+    return (char *)reducer->buckets[g->bucket].hb.data + g->offset * sc_dtype_size(g->dtype);
+}
+
+SC_API sc_status_t sc_reducer_grad_bucket(const sc_reducer_t *reducer, int i, int *bucket,
+                                          size_t *offset)
+{
+    if (!reducer || !bucket || !offset)
+        return sc_error(SC_ERR_INVALID_ARG, "sc_reducer_grad_bucket: reducer, bucket or "
+                        "offset is NULL");
+    if (i < 0 || i >= reducer->n)
+        return sc_error(SC_ERR_INVALID_ARG, "sc_reducer_grad_bucket: gradient index %d is "
+                        "outside [0, %d)", i, reducer->n);
+    *bucket = reducer->grads[i].bucket;
+    *offset = reducer->grads[i].offset;
+    return SC_SUCCESS;
+}
+
+SC_API sc_status_t sc_reducer_stats(const sc_reducer_t *reducer, sc_reducer_stats_t *stats)
+{
+    if (!reducer || !stats)
+        return sc_error(SC_ERR_INVALID_ARG, "sc_reducer_stats: reducer or stats is NULL");
+    *stats = reducer->stats;
+    return SC_SUCCESS;
+}

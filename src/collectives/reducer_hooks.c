@@ -1,0 +1,148 @@
+/* The built-in comm hooks: plain all-reduce of a bucket, and float16 / bfloat16
+ * compression (cast a float32 bucket to the narrow type, all-reduce that, cast back). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "collectives/reducer_internal.h"
+#include "shardcomm/kernels.h"
+
+static sc_status_t sc_hook_allreduce_validate(void *state, sc_dtype_t dtype)
+{
+    (void)state;
+    if (!sc_reducer_dtype_ok(dtype))
+        return sc_error(SC_ERR_INVALID_ARG, "comm hook allreduce: bucket dtype %s is not "
+                        "one the reducer takes", sc_dtype_name(dtype));
+    return SC_SUCCESS;
+}
+
+static sc_status_t sc_hook_allreduce_start(void *state, const sc_hook_bucket_t *bucket,
+                                           sc_comm_t *comm, sc_request_t **req)
+{
+    (void)state;
+    return sc_allreduce(bucket->data, bucket->data, bucket->count, bucket->dtype, SC_SUM,
+                        comm, bucket->stream, req);
+}
+
+/* The narrow copy of each bucket, indexed by bucket index, reused across iterations. */
+typedef struct {
+    sc_dtype_t narrow;
+    const char *name;
+    void **scratch;
+    size_t *bytes;
+    int n;
+} sc_hook_cast_t;
+
+static sc_status_t sc_hook_cast_validate(void *state, sc_dtype_t dtype)
+{
+    sc_hook_cast_t *s = state;
+
+    if (dtype != SC_FLOAT32)
+        return sc_error(SC_ERR_INVALID_ARG, "comm hook %s: bucket dtype is %s, but the %s "
+                        "hook compresses float32 buckets only", s->name, sc_dtype_name(dtype),
+                        s->name);
+    return SC_SUCCESS;
+}
+
+static sc_status_t sc_hook_cast_scratch(sc_hook_cast_t *s, int index, size_t bytes,
+                                        void **out)
+{
+    if (index >= s->n) {
+        int n = index + 1;
+        void **sp = realloc(s->scratch, (size_t)n * sizeof(*sp));
+        size_t *bp;
+        if (!sp)
+            goto err;
+        s->scratch = sp;
+        bp = realloc(s->bytes, (size_t)n * sizeof(*bp));
+        if (!bp)
+            goto err;
+        s->bytes = bp;
+        for (int i = s->n; i < n; i++)
+            s->scratch[i] = NULL, s->bytes[i] = 0;
+        s->n = n;
+    }
+    if (s->bytes[index] < bytes) {
+        void *p = aligned_alloc(64, (bytes + 63) / 64 * 64);
+        if (!p)
+            goto err;
+        free(s->scratch[index]);
+        s->scratch[index] = p;
+        s->bytes[index] = bytes;
+    }
+    *out = s->scratch[index];
+    return SC_SUCCESS;
+err:
+    return sc_error(SC_ERR_NO_MEMORY, "comm hook %s: out of memory for a %zu-byte bucket",
+                    s->name, bytes);
+}
+
+static sc_status_t sc_hook_cast_start(void *state, const sc_hook_bucket_t *bucket,
+                                      sc_comm_t *comm, sc_request_t **req)
+{
+    sc_hook_cast_t *s = state;
+    void *narrow = NULL;
+    sc_status_t st;
+
+    st = sc_hook_cast_scratch(s, bucket->index, bucket->count * sc_dtype_size(s->narrow),
+                              &narrow);
+    if (st != SC_SUCCESS)
+        return st;
+    st = sc_cast(bucket->data, SC_FLOAT32, narrow, s->narrow, bucket->count, 1.0f,
+                 bucket->stream);
+    if (st != SC_SUCCESS)
+        return st;
+    return sc_allreduce(narrow, narrow, bucket->count, s->narrow, SC_SUM, comm,
+                        bucket->stream, req);
+}
+
+static sc_status_t sc_hook_cast_finish(void *state, const sc_hook_bucket_t *bucket,
+                                       sc_comm_t *comm)
+{
+    sc_hook_cast_t *s = state;
+
+    (void)comm;
+    return sc_cast(s->scratch[bucket->index], s->narrow, bucket->data, SC_FLOAT32,
+                   bucket->count, 1.0f, bucket->stream);
+}
+
+static void sc_hook_cast_destroy(void *state)
+{
+    sc_hook_cast_t *s = state;
+
+    for (int i = 0; i < s->n; i++)
+        free(s->scratch[i]);
+    free(s->scratch);
+    free(s->bytes);
+    free(s);
+}
+
+SC_API sc_status_t sc_comm_hook_builtin(sc_hook_kind_t kind, sc_comm_hook_t *hook)
+{
+    sc_hook_cast_t *s;
+
+    if (!hook)
+        return sc_error(SC_ERR_INVALID_ARG, "sc_comm_hook_builtin: hook is NULL");
+    if (kind == SC_HOOK_ALLREDUCE) {
+        memset(hook, 0, sizeof(*hook));
+        hook->name = "allreduce";
+        hook->validate = sc_hook_allreduce_validate;
+        hook->start = sc_hook_allreduce_start;
+        return SC_SUCCESS;
+    }
+    if (kind != SC_HOOK_FP16 && kind != SC_HOOK_BF16)
+        return sc_error(SC_ERR_INVALID_ARG, "sc_comm_hook_builtin: kind %d is not one of "
+                        "SC_HOOK_ALLREDUCE (0), SC_HOOK_FP16 (1), SC_HOOK_BF16 (2)", (int)kind);
+    s = calloc(1, sizeof(*s));
+    if (!s)
+        return sc_error(SC_ERR_NO_MEMORY, "sc_comm_hook_builtin: out of memory");
+    s->narrow = kind == SC_HOOK_FP16 ? SC_FLOAT16 : SC_BFLOAT16;
+    s->name = kind == SC_HOOK_FP16 ? "fp16" : "bf16";
+    memset(hook, 0, sizeof(*hook));
+    hook->name = s->name;
+    hook->state = s;
+    hook->validate = sc_hook_cast_validate;
+    hook->start = sc_hook_cast_start;
+    hook->finish = sc_hook_cast_finish;
+    hook->destroy = sc_hook_cast_destroy;
+    return SC_SUCCESS;
+}

@@ -1,0 +1,132 @@
+/* The gradient reducer's state, shared by its files: reducer.c (create, destroy,
+ * accessors), reducer_check.c (registration agreement), reducer_layout.c (buckets),
+ * reducer_iter.c (iterations), reducer_kernels.c (scaled copies), reducer_hooks.c
+ * (built-in comm hooks) and reducer_tune.c (bucket-cap autotuning). */
+#ifndef SC_COLLECTIVES_REDUCER_INTERNAL_H
+#define SC_COLLECTIVES_REDUCER_INTERNAL_H
+
+#include <pthread.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/error.h"
+#include "shardcomm/memory.h"
+#include "shardcomm/reducer.h"
+
+/* Autotuning tries at most this many caps, each for SC_TUNE_SAMPLES iterations; the
+ * first of them after a switch warms the new bucket memory and is not counted. */
+#define SC_TUNE_MAX_CANDIDATES 4
+#define SC_TUNE_SAMPLES 3
+
+/* One registered gradient. */
+typedef struct {
+    size_t count;
+    sc_dtype_t dtype;
+    char *name;      /* "" when none was given */
+    int bucket;      /* index into reducer->buckets */
+    size_t offset;   /* element offset in that bucket */
+    /* Iteration state. marked and user belong to the thread that marked the gradient
+     * until finalize; has_data and user persist across iterations without sync. */
+    int marked;      /* marked ready in this iteration */
+    int has_data;    /* its slot (or view) holds a contribution since the last sync */
+    void *user;      /* pointer given to mark_ready since the last sync (copy mode) */
+} sc_rgrad_t;
+
+/* One bucket: gradients of one dtype and one memory kind, contiguous. */
+typedef struct {
+    sc_hook_bucket_t hb;  /* index, data, count, dtype, stream, as the hook sees them */
+    sc_mem_kind_t kind;   /* SC_MEM_HOST: device buckets are not built yet */
+    int *grads;           /* gradient indices in slot order */
+    int ngrads;
+    int pending;          /* gradients not yet marked in this iteration (under lock) */
+    sc_status_t start_status;
+    sc_request_t *req;    /* NULL when nothing was issued (count 0, failed start) */
+} sc_rbucket_t;
+
+typedef struct {
+    int active;           /* candidates left to measure */
+    int done;             /* a cap was chosen */
+    int ncand, cand, samples;
+    size_t caps[SC_TUNE_MAX_CANDIDATES];
+    double best_s[SC_TUNE_MAX_CANDIDATES]; /* fastest counted iteration per cap */
+} sc_reducer_tune_t;
+
+struct sc_reducer {
+    sc_comm_t *comm;
+    int rank, size;
+    int n;
+    sc_rgrad_t *grads;
+    sc_rbucket_t *buckets;
+    int nbuckets;
+    size_t first_cap, cap;   /* bytes */
+    int view, find_unused;
+    double prediv;           /* resolved: > 0 */
+    sc_comm_hook_t hook;
+
+    /* Iteration state, under lock. */
+    pthread_mutex_t lock;
+    int sync;                /* this iteration reduces (set_sync) */
+    int issuing;             /* a thread is starting buckets */
+    int next_start;          /* first bucket not started in this iteration */
+    int harvesting;          /* a thread is finishing buckets */
+    int nstarted;            /* buckets whose start has returned (<= next_start) */
+    int next_done;           /* first started bucket not finished in this iteration */
+    int aborted;             /* a start failed: the communicator is aborted */
+    int marking;             /* mark_ready calls between their two locked sections */
+    int *order;              /* gradients in the order they were marked */
+    int nready;
+    double t_first, t_last;  /* first and last mark_ready of this iteration */
+    sc_status_t async_status; /* first failure of a start or finish in this iteration */
+    char async_text[SC_ERROR_MAX];
+
+    /* Across iterations (finalize's thread). */
+    long synced;             /* synced iterations finished successfully */
+    int *fill;               /* fill order since the rebuild (rank 0's ready order);
+                                NULL before it: reverse registration order */
+    sc_reducer_tune_t tune;
+    sc_reducer_stats_t stats;
+};
+
+/* ---- layout (reducer_layout.c) ---------------------------------------------------- */
+
+/* Lays out the buckets for cap, filling them in `order` (NULL: reverse registration
+ * order), and moves the contents of the views into the new layout when the reducer
+ * has views. Replaces r->buckets only on success. Called between iterations. */
+sc_status_t sc_reducer_layout(sc_reducer_t *r, const int *order, size_t cap);
+
+void sc_reducer_free_buckets(sc_rbucket_t *buckets, int nbuckets);
+
+/* ---- registration agreement (reducer_check.c) -------------------------------------- */
+
+/* Collective: every rank's gradients and reducer settings against rank 0's. local is
+ * this rank's status so far (its sentence in sc_last_error()); a failure on any rank is
+ * an error on every rank. */
+sc_status_t sc_reducer_agree(sc_comm_t *comm, const sc_grad_desc_t *grads, int n,
+                             const sc_reducer_t *r, sc_status_t local);
+
+/* ---- scaled copies (reducer_kernels.c) --------------------------------------------- */
+
+/* dst[i] = src[i] * scale (src == dst allowed), in the dtype's arithmetic (float32 for
+ * float16/bfloat16); integers are copied (scale is 1 for them). Host memory. */
+void sc_reducer_scale_copy(sc_dtype_t dtype, void *dst, const void *src, size_t count,
+                           double scale);
+
+/* dst[i] += src[i] * scale, float32 arithmetic for float16/bfloat16, wrapping for
+ * integers. Host memory. */
+void sc_reducer_scale_add(sc_dtype_t dtype, void *dst, const void *src, size_t count,
+                          double scale);
+
+/* 1 for the dtypes a reducer takes (float32/64, float16, bfloat16, the integers). */
+int sc_reducer_dtype_ok(sc_dtype_t dtype);
+int sc_reducer_dtype_is_float(sc_dtype_t dtype);
+
+/* ---- autotuning (reducer_tune.c) ---------------------------------------------------- */
+
+/* The caps to try for a model of total_bytes (largest bucket dtype group). */
+void sc_reducer_tune_init(sc_reducer_tune_t *t, size_t total_bytes);
+
+/* After a counted synced iteration of iter_s seconds (the same value on every rank):
+ * the cap to switch to now, or 0 to keep the current one. */
+size_t sc_reducer_tune_step(sc_reducer_t *r, double iter_s);
+
+#endif

@@ -1,0 +1,474 @@
+/* One iteration of the reducer: mark_ready (the scaled copy into the bucket, the start
+ * of full buckets in bucket order, the finish of buckets already reduced), finalize
+ * (the remaining buckets, the wait, the agreement of every rank on the outcome, the
+ * rebuild and autotuning steps) and set_sync (accumulation without communication).
+ *
+ * Locking: r->lock guards the iteration state (marks, pending counts, the ready order,
+ * the next bucket to start). mark_ready claims its gradient under the lock, copies
+ * without it (threads marking different gradients copy in parallel), then counts the
+ * gradient into its bucket under the lock. Buckets start in bucket order, by one
+ * thread at a time: the thread that finds the next bucket full becomes the issuer and
+ * starts every full bucket in order, dropping the lock around each start; a thread
+ * that completes a bucket while another issues leaves it to that one, which looks
+ * again before it stops. So collectives on the communicator are issued by one thread
+ * at a time and in the same order on every rank. Finishing works the same way: one
+ * thread at a time takes the started buckets in order, and mark_ready finishes those
+ * whose reduction is already over (hook->finish, then the copy back to the caller's
+ * gradients), so that this work overlaps the backward pass instead of adding to
+ * finalize. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "collectives/reducer_internal.h"
+#include "core/clock.h"
+#include "core/comm_internal.h"
+#include "core/memory.h"
+
+/* NULL in a bucket of zero bytes (gradients of zero elements only). */
+static void *sc_grad_slot(const sc_reducer_t *r, const sc_rgrad_t *g)
+{
+    char *data = r->buckets[g->bucket].hb.data;
+    return data ? data + g->offset * sc_dtype_size(g->dtype) : NULL;
+}
+
+static size_t sc_grad_bytes(const sc_rgrad_t *g)
+{
+    return g->count * sc_dtype_size(g->dtype);
+}
+
+/* Keeps the first failure of a start or finish for finalize. Under lock. */
+static void sc_reducer_note_failure(sc_reducer_t *r, sc_status_t st)
+{
+    if (r->async_status != SC_SUCCESS)
+        return;
+    r->async_status = st;
+    snprintf(r->async_text, sizeof(r->async_text), "%s", sc_last_error());
+}
+
+static sc_status_t sc_bucket_start(sc_reducer_t *r, sc_rbucket_t *b)
+{
+    sc_status_t st;
+
+    b->req = NULL;
+    if (b->hb.count == 0)
+        return SC_SUCCESS; /* every rank skips it: nothing to reduce */
+    sc_error_clear(); /* a caller's hook may fail without a sentence */
+    st = r->hook.start(r->hook.state, &b->hb, r->comm, &b->req);
+    if (st != SC_SUCCESS) {
+        const char *text = sc_last_error(), *colon = strstr(text, ": ");
+        char why[SC_ERROR_MAX];
+
+        b->req = NULL;
+        /* The hook's own sentence, without its "rank R: " prefix. */
+        if (strncmp(text, "rank ", 5) == 0 && colon)
+            text = colon + 2;
+        snprintf(why, sizeof(why), "%s", text[0] ? text : "the hook gave no reason");
+        /* Peers issued this bucket's collective and will issue the next ones: with one
+         * missing here, the sequences of the ranks no longer line up. Aborting the
+         * communicator fails every rank's pending and later calls instead. */
+        sc_comm_abort(r->comm);
+        st = sc_error(st, "sc_reducer: comm hook \"%s\" could not start bucket %d (%s): "
+                      "%s; the communicator is aborted so that no rank waits for the bucket",
+                      r->hook.name ? r->hook.name : "", b->hb.index, sc_status_string(st), why);
+    }
+    b->start_status = st;
+    return st;
+}
+
+/* Starts the full buckets next in bucket order. Caller holds r->lock, which is dropped
+ * around each start. Returns the first failure of a start made by this call. */
+static sc_status_t sc_reducer_issue(sc_reducer_t *r)
+{
+    sc_status_t first = SC_SUCCESS;
+
+    if (r->issuing)
+        return SC_SUCCESS;
+    r->issuing = 1;
+    while (!r->aborted && r->next_start < r->nbuckets &&
+           r->buckets[r->next_start].pending == 0) {
+        sc_rbucket_t *b = &r->buckets[r->next_start++];
+        sc_status_t st;
+
+        pthread_mutex_unlock(&r->lock);
+        st = sc_bucket_start(r, b);
+        pthread_mutex_lock(&r->lock);
+        r->nstarted++; /* its request is set: it may be finished now */
+        if (st != SC_SUCCESS) {
+            r->aborted = 1;
+            sc_reducer_note_failure(r, st);
+            if (first == SC_SUCCESS)
+                first = st;
+        }
+    }
+    r->issuing = 0;
+    return first;
+}
+
+/* Whether a started bucket's reduction is over, without driving progress. */
+static int sc_bucket_done(sc_rbucket_t *b)
+{
+    if (!b->req)
+        return 1;
+    if (b->req->ops)
+        return sc_test(b->req) != SC_IN_PROGRESS;
+    return __atomic_load_n(&b->req->done, __ATOMIC_ACQUIRE);
+}
+
+/* Waits for a started bucket, runs hook->finish and copies its gradients back to the
+ * caller's pointers (copy mode). */
+static sc_status_t sc_bucket_finish(sc_reducer_t *r, sc_rbucket_t *b)
+{
+    sc_status_t st = SC_SUCCESS;
+
+    if (b->req) {
+        st = sc_wait(b->req);
+        sc_request_free(b->req);
+        b->req = NULL;
+    }
+    if (st != SC_SUCCESS || b->start_status != SC_SUCCESS)
+        return st;
+    if (b->hb.count > 0 && r->hook.finish) {
+        st = r->hook.finish(r->hook.state, &b->hb, r->comm);
+        if (st != SC_SUCCESS)
+            return st;
+    }
+    if (!r->view)
+        for (int j = 0; j < b->ngrads; j++) {
+            const sc_rgrad_t *g = &r->grads[b->grads[j]];
+            if (g->user && g->count)
+                memcpy(g->user, sc_grad_slot(r, g), sc_grad_bytes(g));
+        }
+    return SC_SUCCESS;
+}
+
+/* Finishes the started buckets in order: those already reduced, or (wait) all of them.
+ * Caller holds r->lock, which is dropped around each finish. */
+static void sc_reducer_harvest(sc_reducer_t *r, int wait)
+{
+    if (r->harvesting)
+        return;
+    r->harvesting = 1;
+    while (r->next_done < r->nstarted &&
+           (wait || sc_bucket_done(&r->buckets[r->next_done]))) {
+        sc_rbucket_t *b = &r->buckets[r->next_done++];
+        sc_status_t st;
+
+        pthread_mutex_unlock(&r->lock);
+        st = sc_bucket_finish(r, b);
+        pthread_mutex_lock(&r->lock);
+        if (st != SC_SUCCESS)
+            sc_reducer_note_failure(r, st);
+    }
+    r->harvesting = 0;
+}
+
+SC_API sc_status_t sc_reducer_mark_ready(sc_reducer_t *r, int i, void *grad)
+{
+    sc_rgrad_t *g;
+    sc_rbucket_t *b;
+    void *slot;
+    int sync;
+    sc_status_t st = SC_SUCCESS;
+
+    if (!r)
+        return sc_error(SC_ERR_INVALID_ARG, "sc_reducer_mark_ready: reducer is NULL");
+    if (i < 0 || i >= r->n)
+        return sc_error(SC_ERR_INVALID_ARG, "sc_reducer_mark_ready: gradient index %d is "
+                        "outside [0, %d), the %d registered gradients", i, r->n, r->n);
+    g = &r->grads[i];
+    if (grad) {
+        sc_mem_kind_t kind;
+        int dev;
+        sc_mem_query(grad, &kind, &dev);
+        if (sc_mem_is_device(kind))
+            return sc_error(SC_ERR_UNSUPPORTED, "sc_reducer_mark_ready: gradient %d (\"%s\") "
+                            "is %s memory (GPU %d), but this reducer's buckets are host "
+                            "memory: device gradients in the reducer are not built yet", i,
+                            g->name, sc_mem_kind_name(kind), dev);
+    }
+    pthread_mutex_lock(&r->lock);
+    if (g->marked) {
+        pthread_mutex_unlock(&r->lock);
+        return sc_error(SC_ERR_INVALID_ARG, "sc_reducer_mark_ready: gradient %d (\"%s\") was "
+                        "already marked ready in this iteration; each gradient is marked "
+                        "once per iteration", i, g->name);
+    }
+    b = &r->buckets[g->bucket];
+    slot = sc_grad_slot(r, g);
+    if (r->view ? (grad && grad != slot && g->count) : (!grad && g->count)) {
+        pthread_mutex_unlock(&r->lock);
+        if (r->view)
+            return sc_error(SC_ERR_INVALID_ARG, "sc_reducer_mark_ready: gradient %d (\"%s\") "
+                            "is at %p, but with gradient_as_bucket_view it must be in its "
+                            "view %p (pass NULL or sc_reducer_grad_view())", i, g->name,
+                            grad, slot);
+        return sc_error(SC_ERR_INVALID_ARG, "sc_reducer_mark_ready: gradient %d (\"%s\") of "
+                        "%zu elements is NULL", i, g->name, g->count);
+    }
+    g->marked = 1;
+    if (r->nready == 0)
+        r->t_first = sc_clock_now();
+    r->order[r->nready++] = i;
+    r->marking++;
+    sync = r->sync;
+    pthread_mutex_unlock(&r->lock);
+
+    /* The gradient is this thread's until it is counted into its bucket. */
+    if (!r->view) {
+        if (g->has_data)
+            sc_reducer_scale_add(g->dtype, slot, grad, g->count, 1.0 / r->prediv);
+        else
+            sc_reducer_scale_copy(g->dtype, slot, grad, g->count, 1.0 / r->prediv);
+        g->user = grad;
+    } else if (sync) {
+        /* The view holds what the framework accumulated: divided once, here. */
+        sc_reducer_scale_copy(g->dtype, slot, slot, g->count, 1.0 / r->prediv);
+    }
+    g->has_data = 1;
+
+    pthread_mutex_lock(&r->lock);
+    r->t_last = sc_clock_now();
+    if (--b->pending == 0 && sync)
+        st = sc_reducer_issue(r);
+    if (sync && !r->aborted)
+        sc_reducer_harvest(r, 0);
+    r->marking--; /* after issuing: finalize must not overtake a start */
+    pthread_mutex_unlock(&r->lock);
+    return st;
+}
+
+SC_API sc_status_t sc_reducer_set_sync(sc_reducer_t *r, int sync)
+{
+    sc_status_t st = SC_SUCCESS;
+
+    if (!r)
+        return sc_error(SC_ERR_INVALID_ARG, "sc_reducer_set_sync: reducer is NULL");
+    pthread_mutex_lock(&r->lock);
+    if (r->nready > 0)
+        st = sc_error(SC_ERR_INVALID_ARG, "sc_reducer_set_sync: %d gradients are already "
+                      "marked in this iteration; change sync between iterations (after "
+                      "finalize)", r->nready);
+    else
+        r->sync = sync != 0;
+    pthread_mutex_unlock(&r->lock);
+    return st;
+}
+
+/* Ends the iteration: nothing marked; after a synced one, nothing accumulated. */
+static void sc_reducer_reset(sc_reducer_t *r, int synced)
+{
+    for (int i = 0; i < r->n; i++) {
+        r->grads[i].marked = 0;
+        if (synced) {
+            r->grads[i].has_data = 0;
+            r->grads[i].user = NULL;
+        }
+    }
+    for (int b = 0; b < r->nbuckets; b++) {
+        r->buckets[b].pending = r->buckets[b].ngrads;
+        r->buckets[b].start_status = SC_SUCCESS;
+        r->buckets[b].req = NULL;
+    }
+    r->nready = 0;
+    r->next_start = 0;
+    r->nstarted = 0;
+    r->next_done = 0;
+    r->aborted = 0;
+    r->async_status = SC_SUCCESS;
+    r->async_text[0] = '\0';
+}
+
+/* "3 ("fc.w"), 7 ("x")" for the gradients not marked, at most what fits in len. */
+static void sc_reducer_list_missing(const sc_reducer_t *r, int nmiss, char *buf, size_t len)
+{
+    size_t used = 0;
+    int listed = 0;
+
+    buf[0] = '\0';
+    for (int i = 0; i < r->n && listed < nmiss; i++) {
+        int w;
+        if (r->grads[i].marked)
+            continue;
+        if (used + 64 >= len) {
+            snprintf(buf + used, len - used, " and %d more", nmiss - listed);
+            return;
+        }
+        w = snprintf(buf + used, len - used, "%s%d (\"%.40s\")", listed ? ", " : "", i,
+                     r->grads[i].name);
+        used += (size_t)w < len - used ? (size_t)w : len - used - 1;
+        listed++;
+    }
+}
+
+static void sc_reducer_stats_update(sc_reducer_t *r)
+{
+    double now = sc_clock_now();
+
+    r->stats.buckets = r->nbuckets;
+    r->stats.bucket_cap_bytes = r->cap;
+    r->stats.autotune_done = r->tune.done;
+    r->stats.iteration_s = r->nready ? now - r->t_first : 0.0;
+    r->stats.last_ready_to_done_s = r->nready ? now - r->t_last : 0.0;
+}
+
+/* An iteration without sync: no communication; missing gradients are this rank's
+ * error only (no other rank can know). */
+static sc_status_t sc_reducer_finalize_local(sc_reducer_t *r)
+{
+    char list[512];
+    int nmiss = 0;
+    sc_status_t st = SC_SUCCESS;
+
+    for (int i = 0; i < r->n; i++)
+        nmiss += !r->grads[i].marked;
+    if (nmiss && !r->find_unused) {
+        sc_reducer_list_missing(r, nmiss, list, sizeof(list));
+        st = sc_error(SC_ERR_INVALID_ARG, "sc_reducer_finalize: gradients never marked ready "
+                      "in this iteration without sync: %s (%d of %d); without find_unused "
+                      "every gradient must be marked (nothing was accumulated for them)",
+                      list, nmiss, r->n);
+    }
+    sc_reducer_stats_update(r);
+    sc_reducer_reset(r, 0);
+    return st;
+}
+
+/* After the first synced iteration: the buckets rebuilt in rank 0's ready order (the
+ * gradients it never marked after the others, in reverse registration order). Then
+ * the autotuning step, which may change the cap. All ranks run this after the same
+ * iteration, with the same inputs. */
+static sc_status_t sc_reducer_after_sync(sc_reducer_t *r, double iter_s)
+{
+    size_t cap = r->cap;
+    int relayout = 0;
+    sc_status_t st;
+
+    if (r->synced == 0 && r->n > 0) {
+        int k = r->nready;
+        char *seen = calloc((size_t)r->n, 1);
+
+        free(r->fill);
+        r->fill = malloc((size_t)r->n * sizeof(int));
+        if (!seen || !r->fill) {
+            free(seen);
+            st = sc_error(SC_ERR_NO_MEMORY, "sc_reducer_finalize: out of memory");
+            goto err_abort;
+        }
+        memcpy(r->fill, r->order, (size_t)k * sizeof(int));
+        for (int j = 0; j < k; j++)
+            seen[r->fill[j]] = 1;
+        for (int i = r->n - 1; i >= 0; i--)
+            if (!seen[i])
+                r->fill[k++] = i;
+        free(seen);
+        st = sc_broadcast(r->fill, r->fill, (size_t)r->n, SC_INT32, 0, r->comm, NULL, NULL);
+        if (st != SC_SUCCESS)
+            return st;
+        relayout = 1;
+    }
+    if (r->tune.active) {
+        size_t next = sc_reducer_tune_step(r, iter_s);
+        if (next && next != cap) {
+            cap = next;
+            relayout = 1;
+        }
+    }
+    if (!relayout)
+        return SC_SUCCESS;
+    st = sc_reducer_layout(r, r->fill, cap);
+    if (st == SC_SUCCESS)
+        return SC_SUCCESS;
+err_abort:
+    /* The other ranks changed their layout: with this one unchanged, the bucket
+     * collectives would no longer match. */
+    sc_comm_abort(r->comm);
+    return st;
+}
+
+SC_API sc_status_t sc_reducer_finalize(sc_reducer_t *r)
+{
+    char list[512], local_text[SC_ERROR_MAX] = "";
+    sc_status_t local = SC_SUCCESS, st;
+    int nmiss = 0, first_miss = -1;
+    int64_t v[3];
+    double t_done;
+
+    if (!r)
+        return sc_error(SC_ERR_INVALID_ARG, "sc_reducer_finalize: reducer is NULL");
+    pthread_mutex_lock(&r->lock);
+    if (r->marking > 0) {
+        pthread_mutex_unlock(&r->lock);
+        return sc_error(SC_ERR_INVALID_ARG, "sc_reducer_finalize: %d mark_ready calls are "
+                        "still running; finalize after every mark_ready of the iteration "
+                        "returned", r->marking);
+    }
+    if (!r->sync) {
+        pthread_mutex_unlock(&r->lock);
+        return sc_reducer_finalize_local(r);
+    }
+    if (r->nready == 0)
+        r->t_first = r->t_last = sc_clock_now();
+    /* Gradients never marked go into the reduction as zeros (or as what was accumulated
+     * for them without sync), and every bucket starts, in order, so that ranks which
+     * marked everything complete their collectives: missing gradients are an error
+     * found below, on every rank, never a hang. */
+    for (int i = 0; i < r->n; i++) {
+        sc_rgrad_t *g = &r->grads[i];
+        if (g->marked)
+            continue;
+        if (nmiss++ == 0)
+            first_miss = i;
+        if (!g->has_data && g->count)
+            memset(sc_grad_slot(r, g), 0, sc_grad_bytes(g));
+        else if (r->view)
+            sc_reducer_scale_copy(g->dtype, sc_grad_slot(r, g), sc_grad_slot(r, g), g->count,
+                                  1.0 / r->prediv);
+        r->buckets[g->bucket].pending--;
+    }
+    sc_reducer_issue(r);
+    sc_reducer_harvest(r, 1);
+    if (r->async_status != SC_SUCCESS) {
+        local = r->async_status;
+        snprintf(local_text, sizeof(local_text), "%s", r->async_text);
+    }
+    pthread_mutex_unlock(&r->lock);
+    t_done = sc_clock_now();
+    if (local == SC_SUCCESS && nmiss && !r->find_unused) {
+        sc_reducer_list_missing(r, nmiss, list, sizeof(list));
+        local = sc_error(SC_ERR_INVALID_ARG, "sc_reducer_finalize: gradients never marked "
+                         "ready in this iteration: %s (%d of %d); without find_unused every "
+                         "gradient must be marked (their buckets were reduced with zeros in "
+                         "their place so that no rank waits)", list, nmiss, r->n);
+        snprintf(local_text, sizeof(local_text), "%s", sc_last_error());
+    }
+
+    /* Every rank learns whether any rank missed gradients or failed, and the slowest
+     * rank's iteration time (autotuning): one small all-reduce of minima. */
+    v[0] = nmiss && !r->find_unused ? ((int64_t)r->rank << 32) | first_miss : INT64_MAX;
+    v[1] = local != SC_SUCCESS ? r->rank : INT64_MAX;
+    v[2] = -(int64_t)((t_done - r->t_first) * 1e9);
+    st = r->n > 0 ? sc_allreduce(v, v, 3, SC_INT64, SC_MIN, r->comm, NULL, NULL) : SC_SUCCESS;
+    if (local != SC_SUCCESS) {
+        sc_error_set_text(local_text);
+        st = local;
+    } else if (st != SC_SUCCESS) {
+        /* the all-reduce's sentence stands */
+    } else if (v[0] != INT64_MAX) {
+        int q = (int)(v[0] >> 32), i = (int)(v[0] & 0xffffffff);
+        st = sc_error(SC_ERR_INVALID_ARG, "sc_reducer_finalize: rank %d never marked "
+                      "gradient %d (\"%s\") ready in this iteration (the first missing one "
+                      "of the lowest such rank); without find_unused every gradient must be "
+                      "marked on every rank", q, i, r->grads[i].name);
+    } else if (v[1] != INT64_MAX) {
+        st = sc_error(SC_ERR_PEER_FAILED, "sc_reducer_finalize: rank %d failed in this "
+                      "iteration (its error says why)", (int)v[1]);
+    } else {
+        st = sc_reducer_after_sync(r, (double)-v[2] * 1e-9);
+        if (st == SC_SUCCESS)
+            r->synced++;
+    }
+    sc_reducer_stats_update(r);
+    sc_reducer_reset(r, 1);
+    return st;
+}

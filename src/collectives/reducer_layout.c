@@ -1,0 +1,214 @@
+/* The reducer's buckets: which gradients share a bucket and where each one sits, the
+ * bucket memory, and the move of the views' contents when the layout changes. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "collectives/reducer_internal.h"
+
+/* Bucket memory is aligned for vector code and for the hooks' casts. */
+#define SC_BUCKET_ALIGN 64
+
+/* One bucket under construction: its gradients as positions in the fill order. */
+typedef struct {
+    sc_dtype_t dtype;
+    int *pos;
+    int npos, cap_pos;
+    size_t bytes;
+    int last;        /* position of its last gradient: buckets start in this order */
+} sc_draft_t;
+
+typedef struct {
+    sc_draft_t *v;
+    int n, cap;
+} sc_drafts_t;
+
+static sc_draft_t *sc_draft_new(sc_drafts_t *d, sc_dtype_t dtype)
+{
+    if (d->n == d->cap) {
+        int cap = d->cap ? 2 * d->cap : 8;
+        sc_draft_t *v = realloc(d->v, (size_t)cap * sizeof(*v));
+        if (!v)
+            return NULL;
+        d->v = v;
+        d->cap = cap;
+    }
+    memset(&d->v[d->n], 0, sizeof(d->v[0]));
+    d->v[d->n].dtype = dtype;
+    return &d->v[d->n++];
+}
+
+static int sc_draft_add(sc_draft_t *b, int pos, size_t bytes)
+{
+    if (b->npos == b->cap_pos) {
+        int cap = b->cap_pos ? 2 * b->cap_pos : 8;
+        int *p = realloc(b->pos, (size_t)cap * sizeof(*p));
+        if (!p)
+            return -1;
+        b->pos = p;
+        b->cap_pos = cap;
+    }
+    b->pos[b->npos++] = pos;
+    b->bytes += bytes;
+    b->last = pos;
+    return 0;
+}
+
+static void sc_drafts_free(sc_drafts_t *d)
+{
+    for (int i = 0; i < d->n; i++)
+        free(d->v[i].pos);
+    free(d->v);
+}
+
+static int sc_draft_cmp(const void *a, const void *b)
+{
+    const sc_draft_t *x = a, *y = b;
+    return (x->last > y->last) - (x->last < y->last);
+}
+
+/* Buckets as DDP forms them: one open bucket per dtype, filled in order; a bucket
+ * closes when the next gradient would take it past its limit (first_cap for a dtype's
+ * first bucket, cap after it); a gradient larger than the limit gets a bucket of its
+ * own. Buckets are then ordered by the position of their last gradient, the order in
+ * which they are expected to fill. */
+static int sc_layout_draft(const sc_reducer_t *r, const int *order, size_t cap,
+                           sc_drafts_t *out)
+{
+    int open[SC_DTYPE_COUNT], closed[SC_DTYPE_COUNT];
+    sc_drafts_t d = {0};
+
+    for (int t = 0; t < SC_DTYPE_COUNT; t++)
+        open[t] = -1, closed[t] = 0;
+    for (int pos = 0; pos < r->n; pos++) {
+        const sc_rgrad_t *g = &r->grads[order[pos]];
+        int t = (int)g->dtype;
+        size_t bytes = g->count * sc_dtype_size(g->dtype);
+        size_t limit = closed[t] ? cap : r->first_cap;
+        sc_draft_t *b;
+
+        if (open[t] >= 0 && d.v[open[t]].bytes + bytes > limit) {
+            open[t] = -1;
+            closed[t]++;
+            limit = cap;
+        }
+        if (bytes > limit) {
+            /* Oversize: alone in a bucket, which closes at once. */
+            if (!(b = sc_draft_new(&d, g->dtype)) || sc_draft_add(b, pos, bytes) != 0)
+                goto err;
+            closed[t]++;
+            continue;
+        }
+        if (open[t] < 0) {
+            if (!sc_draft_new(&d, g->dtype))
+                goto err;
+            open[t] = d.n - 1;
+        }
+        if (sc_draft_add(&d.v[open[t]], pos, bytes) != 0)
+            goto err;
+    }
+    if (d.n > 1)
+        qsort(d.v, (size_t)d.n, sizeof(d.v[0]), sc_draft_cmp);
+    *out = d;
+    return 0;
+
+err:
+    sc_drafts_free(&d);
+    return -1;
+}
+
+void sc_reducer_free_buckets(sc_rbucket_t *buckets, int nbuckets)
+{
+    for (int b = 0; b < nbuckets; b++) {
+        free(buckets[b].hb.data);
+        free(buckets[b].grads);
+    }
+    free(buckets);
+}
+
+sc_status_t sc_reducer_layout(sc_reducer_t *r, const int *order, size_t cap)
+{
+    sc_drafts_t d = {0};
+    sc_rbucket_t *nb = NULL;
+    int *rev = NULL, *gb = NULL;
+    size_t *goff = NULL;
+
+    if (!order) {
+        rev = malloc((size_t)(r->n ? r->n : 1) * sizeof(*rev));
+        if (!rev)
+            goto err_nomem;
+        for (int i = 0; i < r->n; i++)
+            rev[i] = r->n - 1 - i;
+        order = rev;
+    }
+    if (sc_layout_draft(r, order, cap, &d) != 0)
+        goto err_nomem;
+    gb = malloc((size_t)(r->n ? r->n : 1) * sizeof(*gb));
+    goff = malloc((size_t)(r->n ? r->n : 1) * sizeof(*goff));
+    nb = calloc((size_t)(d.n ? d.n : 1), sizeof(*nb));
+    if (!gb || !goff || !nb)
+        goto err_nomem;
+    for (int k = 0; k < d.n; k++) {
+        const sc_draft_t *dr = &d.v[k];
+        sc_rbucket_t *b = &nb[k];
+        size_t off = 0;
+
+        b->hb.index = k;
+        b->hb.dtype = dr->dtype;
+        b->kind = SC_MEM_HOST;
+        b->ngrads = dr->npos;
+        b->grads = malloc((size_t)dr->npos * sizeof(int));
+        if (!b->grads)
+            goto err_nomem;
+        for (int j = 0; j < dr->npos; j++) {
+            int g = order[dr->pos[j]];
+            b->grads[j] = g;
+            gb[g] = k;
+            goff[g] = off;
+            off += r->grads[g].count;
+        }
+        b->hb.count = off;
+        b->pending = b->ngrads;
+        if (dr->bytes > 0) {
+            size_t bytes = (dr->bytes + SC_BUCKET_ALIGN - 1) / SC_BUCKET_ALIGN * SC_BUCKET_ALIGN;
+            b->hb.data = aligned_alloc(SC_BUCKET_ALIGN, bytes);
+            if (!b->hb.data)
+                goto err_nomem;
+            /* Defined contents: a view may be read before anything is written. */
+            memset(b->hb.data, 0, bytes);
+        }
+    }
+    /* The views keep their contents across a change of layout: the framework reads
+     * the averaged gradients after finalize, and may accumulate into them. */
+    if (r->view && r->buckets) {
+        for (int g = 0; g < r->n; g++) {
+            size_t es = sc_dtype_size(r->grads[g].dtype), bytes = r->grads[g].count * es;
+            if (bytes)
+                memcpy((char *)nb[gb[g]].hb.data + goff[g] * es,
+                       (char *)r->buckets[r->grads[g].bucket].hb.data + r->grads[g].offset * es,
+                       bytes);
+        }
+    }
+    for (int g = 0; g < r->n; g++) {
+        r->grads[g].bucket = gb[g];
+        r->grads[g].offset = goff[g];
+    }
+    sc_reducer_free_buckets(r->buckets, r->nbuckets);
+    r->buckets = nb;
+    r->nbuckets = d.n;
+    r->cap = cap;
+    sc_drafts_free(&d);
+    free(gb);
+    free(goff);
+    free(rev);
+    return SC_SUCCESS;
+
+err_nomem:
+    if (nb)
+        sc_reducer_free_buckets(nb, d.n); /* calloc'd: the unbuilt ones are empty */
+    sc_drafts_free(&d);
+    free(gb);
+    free(goff);
+    free(rev);
+    return sc_error(SC_ERR_NO_MEMORY, "sc_reducer: out of memory laying out the buckets of "
+                    "%d gradients", r->n);
+}

@@ -1,0 +1,592 @@
+/* The gradient reducer across ranks, one behaviour per test (argv[1]):
+ *   average_matches_reference DTYPE     averaged gradients against a float64 reference
+ *                                       over 3 iterations (before and after the
+ *                                       rebuild), ranks marking in different orders,
+ *                                       bit for bit the same on every rank
+ *   integer_gradients_are_summed        int32/int64 with prediv 1
+ *   gradient_as_bucket_view_leaves_results_in_views
+ *   find_unused_gradients_count_as_zero MODE   (view | copy)
+ *   rebuild_follows_rank_0_ready_order
+ *   no_sync_iterations_accumulate MODE  (copy | view)
+ *   hook_casts_to_narrow_type KIND      (fp16 | bf16)
+ *   custom_hook_reduces_every_bucket
+ *   autotune_converges_and_ranks_agree
+ *   SC_BUCKET_CAP_MB_turns_autotune_off
+ *   mark_ready_from_several_threads
+ *   zero_gradients_and_zero_element_gradients */
+#include <pthread.h>
+
+#include "reducer_test.h"
+
+#define SEED 0x5eed0001ull
+
+/* Sizes that give several buckets with a 4 KiB first bucket and a 32 KiB cap, ring and
+ * recursive-doubling all-reduces, and odd counts. */
+static const size_t model_counts[] = {3, 1000, 17, 5000, 1, 20000, 257, 64, 4096, 999};
+#define MODEL_N ((int)(sizeof(model_counts) / sizeof(model_counts[0])))
+
+static void model_of(rt_model_t *m, sc_dtype_t d)
+{
+    sc_dtype_t dt[MODEL_N];
+    for (int i = 0; i < MODEL_N; i++)
+        dt[i] = d;
+    rt_model_init(m, MODEL_N, model_counts, dt);
+}
+
+static sc_reducer_config_t small_buckets(void)
+{
+    sc_reducer_config_t cfg = SC_REDUCER_CONFIG_INIT;
+    cfg.first_bucket_bytes = 4096;
+    cfg.bucket_cap_bytes = 32768;
+    return cfg;
+}
+
+/* A permutation of 0..n-1 for (rank, iteration): ranks mark in different orders. */
+static void shuffled(int *order, int n, int rank, int it)
+{
+    for (int i = 0; i < n; i++)
+        order[i] = i;
+    for (int i = n - 1; i > 0; i--) {
+        int j = (int)(rt_mix(SEED ^ ((uint64_t)rank << 40) ^ ((uint64_t)it << 20) ^ (uint64_t)i) %
+                      (uint64_t)(i + 1));
+        int t = order[i];
+        order[i] = order[j];
+        order[j] = t;
+    }
+}
+
+static sc_dtype_t dtype_arg(int argc, char **argv)
+{
+    sc_dtype_t d = SC_FLOAT32;
+    if (argc > 0)
+        sc_dtype_from_name(argv[0], &d);
+    return d;
+}
+
+/* Fills every gradient of iteration it, marks them in a shuffled order, finalizes and
+ * checks the results written back (copy mode). */
+static int copy_iteration(rt_world_t *w, rt_model_t *m, sc_reducer_t *r, int it,
+                          double prediv, sc_dtype_t tol_dtype)
+{
+    int order[64];
+
+    for (int g = 0; g < m->n; g++)
+        rt_fill(m, m->buf[g], SEED, w->rank, it, g);
+    shuffled(order, m->n, w->rank, it);
+    for (int k = 0; k < m->n; k++)
+        CHECK_OK(sc_reducer_mark_ready(r, order[k], m->buf[order[k]]));
+    CHECK_OK(sc_reducer_finalize(r));
+    for (int g = 0; g < m->n; g++)
+        if (rt_check_grad_as(m, m->buf[g], g, SEED, w->size, prediv, &it, 1, NULL, tol_dtype))
+            return 1;
+    return rt_check_same_bits(w, m, m->buf);
+}
+
+static int finish(rt_world_t *w, rt_model_t *m, sc_reducer_t *r)
+{
+    CHECK_OK(sc_reducer_destroy(r));
+    CHECK_OK(sc_comm_destroy(w->comm));
+    rt_model_free(m);
+    return 0;
+}
+
+static int test_average_matches_reference(int argc, char **argv)
+{
+    sc_dtype_t d = dtype_arg(argc, argv);
+    sc_reducer_config_t cfg = small_buckets();
+    rt_world_t w;
+    rt_model_t m;
+    sc_reducer_t *r;
+
+    if (rt_world(&w))
+        return 1;
+    model_of(&m, d);
+    CHECK_OK(sc_reducer_create(w.comm, m.desc, m.n, &cfg, &r));
+    for (int it = 0; it < 3; it++)
+        if (copy_iteration(&w, &m, r, it, w.size, d))
+            return 1;
+    return finish(&w, &m, r);
+}
+
+static int test_integer_gradients_are_summed(int argc, char **argv)
+{
+    static const size_t counts[] = {10, 3000, 7, 100};
+    static const sc_dtype_t dtypes[] = {SC_INT32, SC_INT64, SC_INT32, SC_INT64};
+    sc_reducer_config_t cfg = small_buckets();
+    rt_world_t w;
+    rt_model_t m;
+    sc_reducer_t *r;
+
+    (void)argc, (void)argv;
+    if (rt_world(&w))
+        return 1;
+    rt_model_init(&m, 4, counts, dtypes);
+    cfg.prediv = 1.0;
+    CHECK_OK(sc_reducer_create(w.comm, m.desc, m.n, &cfg, &r));
+    for (int it = 0; it < 2; it++)
+        if (copy_iteration(&w, &m, r, it, 1.0, SC_INT32))
+            return 1;
+    return finish(&w, &m, r);
+}
+
+/* The framework writes each gradient into its view and marks it with NULL; the
+ * averages are read from the views, asked again after every finalize (the first one
+ * rebuilds the buckets and moves the views with their contents). */
+static int test_gradient_as_bucket_view_leaves_results_in_views(int argc, char **argv)
+{
+    sc_reducer_config_t cfg = small_buckets();
+    void *views[MODEL_N];
+    int order[MODEL_N];
+    rt_world_t w;
+    rt_model_t m;
+    sc_reducer_t *r;
+
+    (void)argc, (void)argv;
+    if (rt_world(&w))
+        return 1;
+    model_of(&m, SC_FLOAT32);
+    cfg.gradient_as_bucket_view = 1;
+    CHECK_OK(sc_reducer_create(w.comm, m.desc, m.n, &cfg, &r));
+    for (int it = 0; it < 3; it++) {
+        for (int g = 0; g < m.n; g++) {
+            views[g] = sc_reducer_grad_view(r, g);
+            CHECK(views[g], "gradient %d has no view", g);
+            rt_fill(&m, views[g], SEED, w.rank, it, g);
+        }
+        shuffled(order, m.n, w.rank, it);
+        for (int k = 0; k < m.n; k++)
+            CHECK_OK(sc_reducer_mark_ready(r, order[k], k % 2 ? views[order[k]] : NULL));
+        CHECK_OK(sc_reducer_finalize(r));
+        for (int g = 0; g < m.n; g++) {
+            views[g] = sc_reducer_grad_view(r, g);
+            if (rt_check_grad(&m, views[g], g, SEED, w.size, w.size, &it, 1, NULL))
+                return 1;
+        }
+        if (rt_check_same_bits(&w, &m, views))
+            return 1;
+    }
+    return finish(&w, &m, r);
+}
+
+/* Rank r never marks gradient (r + 1) % n, and no rank marks gradient 5: with
+ * find_unused each counts as zero from the ranks that skipped it. View mode reads
+ * every result from the views; copy mode checks what was written back to the
+ * gradients this rank marked. Two iterations (the rebuild in between puts the unmarked
+ * gradients last). */
+static int test_find_unused_gradients_count_as_zero(int argc, char **argv)
+{
+    int view = argc > 0 && strcmp(argv[0], "view") == 0;
+    sc_reducer_config_t cfg = small_buckets();
+    int used[16];
+    rt_world_t w;
+    rt_model_t m;
+    sc_reducer_t *r;
+
+    if (rt_world(&w))
+        return 1;
+    model_of(&m, SC_FLOAT32);
+    cfg.find_unused = 1;
+    cfg.gradient_as_bucket_view = view;
+    CHECK_OK(sc_reducer_create(w.comm, m.desc, m.n, &cfg, &r));
+    for (int it = 0; it < 2; it++) {
+        for (int g = m.n - 1; g >= 0; g--) {
+            void *p;
+            if (g == 5 || g == (w.rank + 1) % m.n)
+                continue;
+            p = view ? sc_reducer_grad_view(r, g) : m.buf[g];
+            rt_fill(&m, p, SEED, w.rank, it, g);
+            CHECK_OK(sc_reducer_mark_ready(r, g, view ? NULL : p));
+        }
+        CHECK_OK(sc_reducer_finalize(r));
+        for (int g = 0; g < m.n; g++) {
+            for (int q = 0; q < w.size; q++)
+                used[q] = g != 5 && g != (q + 1) % m.n;
+            if (!view && !used[w.rank])
+                continue; /* copy mode: no pointer to write it to */
+            if (rt_check_grad(&m, view ? sc_reducer_grad_view(r, g) : m.buf[g], g, SEED,
+                              w.size, w.size, &it, 1, used))
+                return 1;
+        }
+    }
+    return finish(&w, &m, r);
+}
+
+/* Every gradient 400 bytes, first bucket 800, cap 1200: buckets of 2, 3 and 3 in the
+ * fill order. Rank 0 marks in one shuffled order, the others in theirs; after the
+ * first iteration the layout follows rank 0's order on every rank, and the results
+ * stay right with every rank still marking in its own order. */
+static int test_rebuild_follows_rank_0_ready_order(int argc, char **argv)
+{
+    size_t counts[8];
+    int order[8], order0[8];
+    sc_reducer_config_t cfg = SC_REDUCER_CONFIG_INIT;
+    rt_world_t w;
+    rt_model_t m;
+    sc_reducer_t *r;
+
+    (void)argc, (void)argv;
+    if (rt_world(&w))
+        return 1;
+    for (int i = 0; i < 8; i++)
+        counts[i] = 100;
+    rt_model_init(&m, 8, counts, NULL);
+    cfg.first_bucket_bytes = 800;
+    cfg.bucket_cap_bytes = 1200;
+    CHECK_OK(sc_reducer_create(w.comm, m.desc, m.n, &cfg, &r));
+    for (int it = 0; it < 3; it++) {
+        shuffled(order, m.n, w.rank, it);
+        for (int g = 0; g < m.n; g++)
+            rt_fill(&m, m.buf[g], SEED, w.rank, it, g);
+        for (int k = 0; k < m.n; k++)
+            CHECK_OK(sc_reducer_mark_ready(r, order[k], m.buf[order[k]]));
+        CHECK_OK(sc_reducer_finalize(r));
+        for (int g = 0; g < m.n; g++)
+            if (rt_check_grad(&m, m.buf[g], g, SEED, w.size, w.size, &it, 1, NULL))
+                return 1;
+        if (it == 0) {
+            static const int first[3] = {0, 2, 5}; /* first fill position of each bucket */
+            shuffled(order0, m.n, 0, 0);
+            for (int pos = 0; pos < m.n; pos++) {
+                int b = -1, want_b = pos < 2 ? 0 : pos < 5 ? 1 : 2;
+                size_t off = 0;
+                CHECK_OK(sc_reducer_grad_bucket(r, order0[pos], &b, &off));
+                CHECK(b == want_b && off == (size_t)(pos - first[want_b]) * 100,
+                      "gradient %d (rank 0's position %d) is in bucket %d at %zu, expected "
+                      "bucket %d at %d", order0[pos], pos, b, off, want_b,
+                      (pos - first[want_b]) * 100);
+            }
+        }
+    }
+    return finish(&w, &m, r);
+}
+
+/* Three iterations without sync, then one with: the result is the sum over the four
+ * iterations of every rank's gradients divided by prediv. Copy mode: the reducer
+ * accumulates (and writes nothing back before the synced iteration); view mode: the
+ * framework accumulates in the views. set_sync is refused inside an iteration. */
+static int test_no_sync_iterations_accumulate(int argc, char **argv)
+{
+    int view = argc > 0 && strcmp(argv[0], "view") == 0;
+    sc_reducer_config_t cfg = small_buckets();
+    int its[4] = {0, 1, 2, 3};
+    rt_world_t w;
+    rt_model_t m;
+    sc_reducer_t *r;
+    float *tmp = malloc(20000 * sizeof(float));
+
+    if (rt_world(&w))
+        return 1;
+    model_of(&m, SC_FLOAT32);
+    cfg.gradient_as_bucket_view = view;
+    CHECK_OK(sc_reducer_create(w.comm, m.desc, m.n, &cfg, &r));
+    for (int it = 0; it < 4; it++) {
+        CHECK_OK(sc_reducer_set_sync(r, it == 3));
+        for (int g = m.n - 1; g >= 0; g--) {
+            if (view) {
+                float *v = sc_reducer_grad_view(r, g);
+                rt_fill(&m, tmp, SEED, w.rank, it, g);
+                for (size_t e = 0; e < m.desc[g].count; e++)
+                    v[e] = it ? v[e] + tmp[e] : tmp[e];
+            } else {
+                rt_fill(&m, m.buf[g], SEED, w.rank, it, g);
+            }
+            CHECK_OK(sc_reducer_mark_ready(r, g, view ? NULL : m.buf[g]));
+            if (g == m.n - 1) {
+                CHECK_STATUS(sc_reducer_set_sync(r, 1), SC_ERR_INVALID_ARG);
+                CHECK_SAYS("between iterations");
+            }
+        }
+        CHECK_OK(sc_reducer_finalize(r));
+        if (it < 3 && !view)
+            for (int g = 0; g < m.n; g++)
+                CHECK(rt_load(SC_FLOAT32, m.buf[g], 0) ==
+                          rt_value(SC_FLOAT32, SEED, w.rank, it, g, 0),
+                      "iteration %d without sync wrote gradient %d back", it, g);
+    }
+    for (int g = 0; g < m.n; g++)
+        if (rt_check_grad(&m, view ? sc_reducer_grad_view(r, g) : m.buf[g], g, SEED, w.size,
+                          w.size, its, 4, NULL))
+            return 1;
+    free(tmp);
+    return finish(&w, &m, r);
+}
+
+static int test_hook_casts_to_narrow_type(int argc, char **argv)
+{
+    int bf16 = argc > 0 && strcmp(argv[0], "bf16") == 0;
+    sc_reducer_config_t cfg = small_buckets();
+    sc_comm_hook_t hook;
+    rt_world_t w;
+    rt_model_t m;
+    sc_reducer_t *r;
+
+    if (rt_world(&w))
+        return 1;
+    model_of(&m, SC_FLOAT32);
+    CHECK_OK(sc_comm_hook_builtin(bf16 ? SC_HOOK_BF16 : SC_HOOK_FP16, &hook));
+    cfg.hook = &hook;
+    CHECK_OK(sc_reducer_create(w.comm, m.desc, m.n, &cfg, &r));
+    for (int it = 0; it < 2; it++)
+        if (copy_iteration(&w, &m, r, it, w.size, bf16 ? SC_BFLOAT16 : SC_FLOAT16))
+            return 1;
+    return finish(&w, &m, r);
+}
+
+/* A caller's hook: all-reduces the bucket itself, then doubles it in finish; counts
+ * its calls. */
+typedef struct {
+    int starts, finishes;
+    int *destroyed;
+} doubling_t;
+
+static sc_status_t doubling_start(void *state, const sc_hook_bucket_t *b, sc_comm_t *comm,
+                                  sc_request_t **req)
+{
+    ((doubling_t *)state)->starts++;
+    return sc_allreduce(b->data, b->data, b->count, b->dtype, SC_SUM, comm, NULL, req);
+}
+
+static sc_status_t doubling_finish(void *state, const sc_hook_bucket_t *b, sc_comm_t *comm)
+{
+    float *x = b->data;
+    (void)comm;
+    ((doubling_t *)state)->finishes++;
+    for (size_t i = 0; i < b->count; i++)
+        x[i] *= 2.0f;
+    return SC_SUCCESS;
+}
+
+static void doubling_destroy(void *state)
+{
+    *((doubling_t *)state)->destroyed = 1;
+}
+
+static int test_custom_hook_reduces_every_bucket(int argc, char **argv)
+{
+    sc_reducer_config_t cfg = small_buckets();
+    int destroyed = 0, order[MODEL_N];
+    doubling_t state = {0, 0, &destroyed};
+    sc_comm_hook_t hook = {"doubling", &state, NULL, doubling_start, doubling_finish,
+                           NULL, NULL, doubling_destroy};
+    sc_reducer_stats_t st;
+    rt_world_t w;
+    rt_model_t m;
+    sc_reducer_t *r;
+    int expected_calls = 0;
+
+    (void)argc, (void)argv;
+    if (rt_world(&w))
+        return 1;
+    model_of(&m, SC_FLOAT32);
+    cfg.hook = &hook;
+    CHECK_OK(sc_reducer_create(w.comm, m.desc, m.n, &cfg, &r));
+    for (int it = 0; it < 2; it++) {
+        CHECK_OK(sc_reducer_stats(r, &st));
+        expected_calls += st.buckets;
+        for (int g = 0; g < m.n; g++)
+            rt_fill(&m, m.buf[g], SEED, w.rank, it, g);
+        shuffled(order, m.n, w.rank, it);
+        for (int k = 0; k < m.n; k++)
+            CHECK_OK(sc_reducer_mark_ready(r, order[k], m.buf[order[k]]));
+        CHECK_OK(sc_reducer_finalize(r));
+        CHECK(state.starts == expected_calls && state.finishes == expected_calls,
+              "%d starts and %d finishes after iteration %d, expected %d of each", state.starts,
+              state.finishes, it, expected_calls);
+        for (int g = 0; g < m.n; g++)
+            if (rt_check_grad(&m, m.buf[g], g, SEED, w.size, w.size / 2.0, &it, 1, NULL))
+                return 1;
+    }
+    CHECK_OK(sc_reducer_destroy(r));
+    CHECK(destroyed, "the reducer did not destroy its hook");
+    CHECK_OK(sc_comm_destroy(w.comm));
+    rt_model_free(&m);
+    return 0;
+}
+
+/* 6 MiB of float32 in 48 gradients: caps 1, 5 and 6 MiB (25 and 100 clipped to the
+ * model) for 3 iterations each after the rebuild's: the choice comes after iteration
+ * 10, is one of them, is the same on every rank; results are right throughout. */
+static int test_autotune_converges_and_ranks_agree(int argc, char **argv)
+{
+    sc_reducer_config_t cfg = SC_REDUCER_CONFIG_INIT;
+    size_t counts[48];
+    sc_reducer_stats_t st;
+    rt_world_t w;
+    rt_model_t m;
+    sc_reducer_t *r;
+    int it;
+
+    (void)argc, (void)argv;
+    if (rt_world(&w))
+        return 1;
+    for (int i = 0; i < 48; i++)
+        counts[i] = 32768;
+    rt_model_init(&m, 48, counts, NULL);
+    cfg.autotune = 1;
+    CHECK_OK(sc_reducer_create(w.comm, m.desc, m.n, &cfg, &r));
+    for (it = 0; it < 10; it++) {
+        CHECK_OK(sc_reducer_stats(r, &st));
+        CHECK(!st.autotune_done, "autotune done before iteration %d", it);
+        if (copy_iteration(&w, &m, r, it, w.size, SC_FLOAT32))
+            return 1;
+    }
+    CHECK_OK(sc_reducer_stats(r, &st));
+    CHECK(st.autotune_done, "autotune not done after 10 iterations");
+    CHECK(st.bucket_cap_bytes == (1u << 20) || st.bucket_cap_bytes == (5u << 20) ||
+              st.bucket_cap_bytes == (6u << 20),
+          "autotune chose %zu bytes, not a candidate", st.bucket_cap_bytes);
+    if (rt_check_same_int(&w, (long)st.bucket_cap_bytes, "the chosen cap") ||
+        rt_check_same_int(&w, st.buckets, "the bucket count"))
+        return 1;
+    for (; it < 12; it++)
+        if (copy_iteration(&w, &m, r, it, w.size, SC_FLOAT32))
+            return 1;
+    return finish(&w, &m, r);
+}
+
+static int test_SC_BUCKET_CAP_MB_turns_autotune_off(int argc, char **argv)
+{
+    sc_reducer_config_t cfg = SC_REDUCER_CONFIG_INIT;
+    size_t counts[48];
+    sc_reducer_stats_t st;
+    rt_world_t w;
+    rt_model_t m;
+    sc_reducer_t *r;
+
+    (void)argc, (void)argv;
+    if (rt_world(&w))
+        return 1;
+    for (int i = 0; i < 48; i++)
+        counts[i] = 32768;
+    rt_model_init(&m, 48, counts, NULL);
+    cfg.autotune = 1;
+    CHECK_OK(sc_reducer_create(w.comm, m.desc, m.n, &cfg, &r));
+    for (int it = 0; it < 11; it++)
+        if (copy_iteration(&w, &m, r, it, w.size, SC_FLOAT32))
+            return 1;
+    CHECK_OK(sc_reducer_stats(r, &st));
+    CHECK(!st.autotune_done && st.bucket_cap_bytes == (2u << 20),
+          "autotune_done %d, cap %zu bytes: expected 0 and 2 MiB (SC_BUCKET_CAP_MB=%s)",
+          st.autotune_done, st.bucket_cap_bytes, getenv("SC_BUCKET_CAP_MB"));
+    return finish(&w, &m, r);
+}
+
+/* Four threads mark the gradients concurrently (thread t those with index % 4 == t). */
+typedef struct {
+    sc_reducer_t *r;
+    rt_model_t *m;
+    pthread_barrier_t *go;
+    int t, failed;
+} marker_t;
+
+static void *marker(void *arg)
+{
+    marker_t *mk = arg;
+    pthread_barrier_wait(mk->go);
+    for (int g = mk->m->n - 1 - mk->t; g >= 0; g -= 4)
+        if (sc_reducer_mark_ready(mk->r, g, mk->m->buf[g]) != SC_SUCCESS) {
+            fprintf(stderr, "rank %d thread %d: %s\n", rt_rank, mk->t, sc_last_error());
+            mk->failed = 1;
+        }
+    return NULL;
+}
+
+static int test_mark_ready_from_several_threads(int argc, char **argv)
+{
+    sc_reducer_config_t cfg = small_buckets();
+    size_t counts[40];
+    pthread_barrier_t go;
+    pthread_t th[4];
+    marker_t mk[4];
+    rt_world_t w;
+    rt_model_t m;
+    sc_reducer_t *r;
+
+    (void)argc, (void)argv;
+    if (rt_world(&w))
+        return 1;
+    for (int i = 0; i < 40; i++)
+        counts[i] = 100 + 37 * (size_t)i;
+    rt_model_init(&m, 40, counts, NULL);
+    CHECK_OK(sc_reducer_create(w.comm, m.desc, m.n, &cfg, &r));
+    for (int it = 0; it < 4; it++) {
+        for (int g = 0; g < m.n; g++)
+            rt_fill(&m, m.buf[g], SEED, w.rank, it, g);
+        pthread_barrier_init(&go, NULL, 4);
+        for (int t = 0; t < 4; t++) {
+            mk[t] = (marker_t){r, &m, &go, t, 0};
+            CHECK(pthread_create(&th[t], NULL, marker, &mk[t]) == 0, "pthread_create");
+        }
+        for (int t = 0; t < 4; t++) {
+            pthread_join(th[t], NULL);
+            CHECK(!mk[t].failed, "thread %d failed to mark", t);
+        }
+        pthread_barrier_destroy(&go);
+        CHECK_OK(sc_reducer_finalize(r));
+        for (int g = 0; g < m.n; g++)
+            if (rt_check_grad(&m, m.buf[g], g, SEED, w.size, w.size, &it, 1, NULL))
+                return 1;
+        if (rt_check_same_bits(&w, &m, m.buf))
+            return 1;
+    }
+    return finish(&w, &m, r);
+}
+
+/* A reducer of no gradient finalizes; gradients of zero elements (marked with NULL),
+ * in a bucket of nothing ({4, 3} with a 16-byte first bucket) or next to others
+ * ({2, 1, 0}), leave the rest right. */
+static int test_zero_gradients_and_zero_element_gradients(int argc, char **argv)
+{
+    static const size_t counts[] = {300, 0, 10, 0, 0};
+    sc_reducer_config_t cfg = SC_REDUCER_CONFIG_INIT;
+    sc_reducer_stats_t st;
+    rt_world_t w;
+    rt_model_t m;
+    sc_reducer_t *r;
+
+    (void)argc, (void)argv;
+    if (rt_world(&w))
+        return 1;
+    CHECK_OK(sc_reducer_create(w.comm, NULL, 0, NULL, &r));
+    for (int it = 0; it < 2; it++)
+        CHECK_OK(sc_reducer_finalize(r));
+    CHECK_OK(sc_reducer_stats(r, &st));
+    CHECK(st.buckets == 0, "%d buckets for no gradient", st.buckets);
+    CHECK_OK(sc_reducer_destroy(r));
+
+    rt_model_init(&m, 5, counts, NULL);
+    cfg.first_bucket_bytes = 16;
+    CHECK_OK(sc_reducer_create(w.comm, m.desc, m.n, &cfg, &r));
+    for (int it = 0; it < 3; it++) {
+        for (int g = m.n - 1; g >= 0; g--) {
+            rt_fill(&m, m.buf[g], SEED, w.rank, it, g);
+            CHECK_OK(sc_reducer_mark_ready(r, g, m.desc[g].count ? m.buf[g] : NULL));
+        }
+        CHECK_OK(sc_reducer_finalize(r));
+        for (int g = 0; g < m.n; g++)
+            if (rt_check_grad(&m, m.buf[g], g, SEED, w.size, w.size, &it, 1, NULL))
+                return 1;
+    }
+    return finish(&w, &m, r);
+}
+
+int main(int argc, char **argv)
+{
+    static const rt_test_t tests[] = {
+        {"average_matches_reference", test_average_matches_reference},
+        {"integer_gradients_are_summed", test_integer_gradients_are_summed},
+        {"gradient_as_bucket_view_leaves_results_in_views",
+         test_gradient_as_bucket_view_leaves_results_in_views},
+        {"find_unused_gradients_count_as_zero", test_find_unused_gradients_count_as_zero},
+        {"rebuild_follows_rank_0_ready_order", test_rebuild_follows_rank_0_ready_order},
+        {"no_sync_iterations_accumulate", test_no_sync_iterations_accumulate},
+        {"hook_casts_to_narrow_type", test_hook_casts_to_narrow_type},
+        {"custom_hook_reduces_every_bucket", test_custom_hook_reduces_every_bucket},
+        {"autotune_converges_and_ranks_agree", test_autotune_converges_and_ranks_agree},
+        {"SC_BUCKET_CAP_MB_turns_autotune_off", test_SC_BUCKET_CAP_MB_turns_autotune_off},
+        {"mark_ready_from_several_threads", test_mark_ready_from_several_threads},
+        {"zero_gradients_and_zero_element_gradients",
+         test_zero_gradients_and_zero_element_gradients},
+        {NULL, NULL}};
+    return rt_main(tests, argc, argv);
+}

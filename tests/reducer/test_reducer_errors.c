@@ -1,0 +1,469 @@
+/* Bad input to the reducer, one case per test (argv[1]): each is an error with a
+ * sentence saying what is wrong on every rank concerned, never a hang; where the
+ * reducer lives on, the next iteration is right.
+ *   index_out_of_range_is_refused
+ *   marking_a_gradient_twice_is_refused
+ *   device_pointer_is_refused            (a stand-in CUDA driver reports the memory)
+ *   null_or_foreign_gradient_pointer_is_refused
+ *   stream_on_one_rank_fails_create_on_every_rank
+ *   missing_gradients_fail_finalize_on_every_rank RANK   (RANK skips one gradient)
+ *   missing_gradients_without_sync_fail_locally
+ *   different_registration_fails_create_on_every_rank WHAT  (count|dtype|name|number)
+ *   different_config_fails_create_on_every_rank
+ *   integer_gradients_need_prediv_1
+ *   narrow_hook_refuses_non_float32_buckets
+ *   failing_hook_start_fails_every_rank   (a caller's hook fails on the last rank) */
+#include "core/cuda_driver.h"
+#include "reducer_test.h"
+
+#define SEED 0xbad0ull
+
+static const size_t model_counts[] = {100, 2000, 7, 300, 50, 4000, 1, 600};
+#define MODEL_N 8
+
+static int setup(rt_world_t *w, rt_model_t *m, sc_reducer_t **r, int view)
+{
+    sc_reducer_config_t cfg = SC_REDUCER_CONFIG_INIT;
+
+    if (rt_world(w))
+        return 1;
+    rt_model_init(m, MODEL_N, model_counts, NULL);
+    cfg.first_bucket_bytes = 1024;
+    cfg.bucket_cap_bytes = 8192;
+    cfg.gradient_as_bucket_view = view;
+    CHECK_OK(sc_reducer_create(w->comm, m->desc, m->n, &cfg, r));
+    return 0;
+}
+
+/* One good iteration (copy mode), checked. */
+static int good_iteration(rt_world_t *w, rt_model_t *m, sc_reducer_t *r, int it)
+{
+    for (int g = m->n - 1; g >= 0; g--) {
+        rt_fill(m, m->buf[g], SEED, w->rank, it, g);
+        CHECK_OK(sc_reducer_mark_ready(r, g, m->buf[g]));
+    }
+    CHECK_OK(sc_reducer_finalize(r));
+    for (int g = 0; g < m->n; g++)
+        if (rt_check_grad(m, m->buf[g], g, SEED, w->size, w->size, &it, 1, NULL))
+            return 1;
+    return 0;
+}
+
+static int teardown(rt_world_t *w, rt_model_t *m, sc_reducer_t *r)
+{
+    CHECK_OK(sc_reducer_destroy(r));
+    CHECK_OK(sc_comm_destroy(w->comm));
+    rt_model_free(m);
+    return 0;
+}
+
+static int test_index_out_of_range_is_refused(int argc, char **argv)
+{
+    rt_world_t w;
+    rt_model_t m;
+    sc_reducer_t *r;
+
+    (void)argc, (void)argv;
+    if (setup(&w, &m, &r, 0))
+        return 1;
+    CHECK_STATUS(sc_reducer_mark_ready(r, MODEL_N, m.buf[0]), SC_ERR_INVALID_ARG);
+    CHECK_SAYS("gradient index 8 is outside [0, 8)");
+    CHECK_STATUS(sc_reducer_mark_ready(r, -1, m.buf[0]), SC_ERR_INVALID_ARG);
+    CHECK_SAYS("gradient index -1 is outside [0, 8)");
+    if (good_iteration(&w, &m, r, 0))
+        return 1;
+    return teardown(&w, &m, r);
+}
+
+/* The second mark is refused and changes nothing: the result is the first one's. */
+static int test_marking_a_gradient_twice_is_refused(int argc, char **argv)
+{
+    rt_world_t w;
+    rt_model_t m;
+    sc_reducer_t *r;
+    float other[300];
+    int it = 0;
+
+    (void)argc, (void)argv;
+    if (setup(&w, &m, &r, 0))
+        return 1;
+    for (int i = 0; i < 300; i++)
+        other[i] = 1000.0f;
+    for (int g = m.n - 1; g >= 0; g--) {
+        rt_fill(&m, m.buf[g], SEED, w.rank, it, g);
+        CHECK_OK(sc_reducer_mark_ready(r, g, m.buf[g]));
+        if (g == 3) {
+            CHECK_STATUS(sc_reducer_mark_ready(r, 3, other), SC_ERR_INVALID_ARG);
+            CHECK_SAYS("gradient 3 (\"layer3.weight\") was already marked ready in this "
+                       "iteration");
+        }
+    }
+    CHECK_OK(sc_reducer_finalize(r));
+    for (int g = 0; g < m.n; g++)
+        if (rt_check_grad(&m, m.buf[g], g, SEED, w.size, w.size, &it, 1, NULL))
+            return 1;
+    if (good_iteration(&w, &m, r, 1))
+        return 1;
+    return teardown(&w, &m, r);
+}
+
+/* No GPU here: a stand-in for cuPointerGetAttributes reports fake_device as device
+ * memory of GPU 0, as the CUDA driver would for cudaMalloc'd memory. */
+static char fake_device[4096];
+
+static int fake_attributes(unsigned n, int *attrs, void **data, uintptr_t ptr)
+{
+    if (ptr < (uintptr_t)fake_device || ptr >= (uintptr_t)fake_device + sizeof(fake_device))
+        return 1; /* CUDA_ERROR_INVALID_VALUE: not memory the driver knows */
+    for (unsigned i = 0; i < n; i++) {
+        if (attrs[i] == SC_CU_POINTER_ATTRIBUTE_MEMORY_TYPE)
+            *(unsigned *)data[i] = SC_CU_MEMORYTYPE_DEVICE;
+        else if (attrs[i] == SC_CU_POINTER_ATTRIBUTE_IS_MANAGED)
+            *(int *)data[i] = 0;
+        else if (attrs[i] == SC_CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL)
+            *(int *)data[i] = 0;
+    }
+    return 0;
+}
+
+static int test_device_pointer_is_refused(int argc, char **argv)
+{
+    rt_world_t w;
+    rt_model_t m;
+    sc_reducer_t *r;
+
+    (void)argc, (void)argv;
+    if (setup(&w, &m, &r, 0))
+        return 1;
+    ((sc_cuda_driver_t *)sc_cuda_driver())->pointer_get_attributes = fake_attributes;
+    CHECK_STATUS(sc_reducer_mark_ready(r, 2, fake_device), SC_ERR_UNSUPPORTED);
+    CHECK_SAYS("gradient 2 (\"layer2.weight\") is device memory (GPU 0)",
+               "device gradients in the reducer are not built yet");
+    if (good_iteration(&w, &m, r, 0))
+        return 1;
+    return teardown(&w, &m, r);
+}
+
+static int test_null_or_foreign_gradient_pointer_is_refused(int argc, char **argv)
+{
+    rt_world_t w;
+    rt_model_t m, mv;
+    sc_reducer_t *r, *rv;
+    sc_reducer_config_t cfg = SC_REDUCER_CONFIG_INIT;
+
+    (void)argc, (void)argv;
+    if (setup(&w, &m, &r, 0))
+        return 1;
+    CHECK_STATUS(sc_reducer_mark_ready(r, 1, NULL), SC_ERR_INVALID_ARG);
+    CHECK_SAYS("gradient 1 (\"layer1.weight\") of 2000 elements is NULL");
+    if (good_iteration(&w, &m, r, 0))
+        return 1;
+    rt_model_init(&mv, MODEL_N, model_counts, NULL);
+    cfg.gradient_as_bucket_view = 1;
+    CHECK_OK(sc_reducer_create(w.comm, mv.desc, mv.n, &cfg, &rv));
+    CHECK_STATUS(sc_reducer_mark_ready(rv, 1, mv.buf[1]), SC_ERR_INVALID_ARG);
+    CHECK_SAYS("with gradient_as_bucket_view it must be in its view");
+    CHECK_OK(sc_reducer_destroy(rv));
+    rt_model_free(&mv);
+    return teardown(&w, &m, r);
+}
+
+/* Rank 1 asks for device gradients (a stream): unsupported there, and the other ranks
+ * fail too, naming it. */
+static int test_stream_on_one_rank_fails_create_on_every_rank(int argc, char **argv)
+{
+    sc_reducer_config_t cfg = SC_REDUCER_CONFIG_INIT;
+    sc_reducer_t *r = NULL;
+    rt_world_t w;
+    rt_model_t m;
+
+    (void)argc, (void)argv;
+    if (rt_world(&w))
+        return 1;
+    rt_model_init(&m, MODEL_N, model_counts, NULL);
+    if (w.rank == 1)
+        cfg.stream = (sc_stream_t)&cfg;
+    CHECK_STATUS(sc_reducer_create(w.comm, m.desc, m.n, &cfg, &r), SC_ERR_UNSUPPORTED);
+    if (w.rank == 1)
+        CHECK_SAYS("config.stream is set", "device gradients in the reducer are not built yet");
+    else
+        CHECK_SAYS("rank 1 could not create its reducer (SC_ERR_UNSUPPORTED)");
+    CHECK(r == NULL, "the reducer was set on failure");
+    CHECK_OK(sc_comm_destroy(w.comm));
+    rt_model_free(&m);
+    return 0;
+}
+
+/* Rank `skipper` never marks gradient 4 ("layer4.weight"), the others mark all: every
+ * rank's finalize fails, the skipper listing it, the others naming the skipper; no
+ * rank hangs, and the next iteration is right. */
+static int test_missing_gradients_fail_finalize_on_every_rank(int argc, char **argv)
+{
+    int skipper = argc > 0 ? atoi(argv[0]) : 1;
+    rt_world_t w;
+    rt_model_t m;
+    sc_reducer_t *r;
+
+    if (setup(&w, &m, &r, 0))
+        return 1;
+    for (int g = m.n - 1; g >= 0; g--) {
+        if (g == 4 && w.rank == skipper)
+            continue;
+        rt_fill(&m, m.buf[g], SEED, w.rank, 0, g);
+        CHECK_OK(sc_reducer_mark_ready(r, g, m.buf[g]));
+    }
+    CHECK_STATUS(sc_reducer_finalize(r), SC_ERR_INVALID_ARG);
+    if (w.rank == skipper) {
+        CHECK_SAYS("gradients never marked ready in this iteration: 4 (\"layer4.weight\") "
+                   "(1 of 8)", "without find_unused");
+    } else {
+        char says[64];
+        snprintf(says, sizeof(says), "rank %d never marked gradient 4 (\"layer4.weight\")",
+                 skipper);
+        CHECK_SAYS(says);
+    }
+    if (good_iteration(&w, &m, r, 1))
+        return 1;
+    return teardown(&w, &m, r);
+}
+
+/* Without sync nothing is communicated: rank 1 skipping gradient 4 is rank 1's error
+ * alone; the synced iteration after it works on every rank. */
+static int test_missing_gradients_without_sync_fail_locally(int argc, char **argv)
+{
+    int its[2] = {0, 1};
+    rt_world_t w;
+    rt_model_t m;
+    sc_reducer_t *r;
+
+    (void)argc, (void)argv;
+    if (setup(&w, &m, &r, 0))
+        return 1;
+    for (int it = 0; it < 2; it++) {
+        CHECK_OK(sc_reducer_set_sync(r, it == 1));
+        for (int g = m.n - 1; g >= 0; g--) {
+            if (it == 0 && g == 4 && w.rank == 1)
+                continue;
+            rt_fill(&m, m.buf[g], SEED, w.rank, it, g);
+            CHECK_OK(sc_reducer_mark_ready(r, g, m.buf[g]));
+        }
+        if (it == 0 && w.rank == 1) {
+            CHECK_STATUS(sc_reducer_finalize(r), SC_ERR_INVALID_ARG);
+            CHECK_SAYS("gradients never marked ready in this iteration without sync: 4 "
+                       "(\"layer4.weight\") (1 of 8)");
+        } else {
+            CHECK_OK(sc_reducer_finalize(r));
+        }
+    }
+    for (int g = 0; g < m.n; g++)
+        if (g != 4 && rt_check_grad(&m, m.buf[g], g, SEED, w.size, w.size, its, 2, NULL))
+            return 1;
+    return teardown(&w, &m, r);
+}
+
+/* The last rank registers a list that differs from the others' at gradient 3 (or has a
+ * ninth gradient): SC_ERR_MISMATCH on every rank, naming the gradient and both ranks'
+ * versions of it. */
+static int test_different_registration_fails_create_on_every_rank(int argc, char **argv)
+{
+    const char *what = argc > 0 ? argv[0] : "count";
+    size_t counts[MODEL_N + 1];
+    int n = MODEL_N, last;
+    char says[160];
+    sc_reducer_t *r = NULL;
+    rt_world_t w;
+    rt_model_t m;
+
+    if (rt_world(&w))
+        return 1;
+    last = w.rank == w.size - 1;
+    memcpy(counts, model_counts, sizeof(model_counts));
+    counts[MODEL_N] = 5;
+    if (last && strcmp(what, "number") == 0)
+        n = MODEL_N + 1;
+    rt_model_init(&m, n, counts, NULL);
+    if (last && strcmp(what, "count") == 0)
+        m.desc[3].count = 301;
+    if (last && strcmp(what, "dtype") == 0)
+        m.desc[3].dtype = SC_BFLOAT16;
+    if (last && strcmp(what, "name") == 0)
+        m.desc[3].name = "layer3.bias";
+    CHECK_STATUS(sc_reducer_create(w.comm, m.desc, m.n, NULL, &r), SC_ERR_MISMATCH);
+    if (strcmp(what, "number") == 0) {
+        snprintf(says, sizeof(says), "gradient 8 is absent on rank 0 but \"layer8.weight\" "
+                 "(5 elements of float32) on rank %d", w.size - 1);
+    } else {
+        snprintf(says, sizeof(says), "gradient 3 is \"layer3.weight\" (300 elements of float32) "
+                 "on rank 0 but %s on rank %d",
+                 strcmp(what, "count") == 0   ? "\"layer3.weight\" (301 elements of float32)"
+                 : strcmp(what, "dtype") == 0 ? "\"layer3.weight\" (300 elements of bfloat16)"
+                                              : "\"layer3.bias\" (300 elements of float32)",
+                 w.size - 1);
+    }
+    CHECK_SAYS("ranks registered different gradients", says);
+    CHECK(r == NULL, "the reducer was set on failure");
+    CHECK_OK(sc_comm_destroy(w.comm));
+    rt_model_free(&m);
+    return 0;
+}
+
+static int test_different_config_fails_create_on_every_rank(int argc, char **argv)
+{
+    sc_reducer_config_t cfg = SC_REDUCER_CONFIG_INIT;
+    sc_reducer_t *r = NULL;
+    char says[128];
+    rt_world_t w;
+    rt_model_t m;
+
+    (void)argc, (void)argv;
+    if (rt_world(&w))
+        return 1;
+    rt_model_init(&m, MODEL_N, model_counts, NULL);
+    cfg.bucket_cap_bytes = w.rank == w.size - 1 ? 8192 : 4096;
+    CHECK_STATUS(sc_reducer_create(w.comm, m.desc, m.n, &cfg, &r), SC_ERR_MISMATCH);
+    snprintf(says, sizeof(says), "bucket_cap_bytes is 4096 on rank 0 but 8192 on rank %d",
+             w.size - 1);
+    CHECK_SAYS("ranks configured the reducer differently", says);
+    CHECK_OK(sc_comm_destroy(w.comm));
+    rt_model_free(&m);
+    return 0;
+}
+
+static int test_integer_gradients_need_prediv_1(int argc, char **argv)
+{
+    static const size_t counts[] = {10, 10};
+    static const sc_dtype_t dtypes[] = {SC_FLOAT32, SC_INT32};
+    sc_reducer_t *r = NULL;
+    rt_world_t w;
+    rt_model_t m;
+
+    (void)argc, (void)argv;
+    if (rt_world(&w))
+        return 1;
+    rt_model_init(&m, 2, counts, dtypes);
+    CHECK_STATUS(sc_reducer_create(w.comm, m.desc, m.n, NULL, &r), SC_ERR_INVALID_ARG);
+    CHECK_SAYS("gradient 1 (\"layer1.weight\") is int32", "prediv must be 1 (it is 2, the "
+               "communicator size)");
+    CHECK_OK(sc_comm_destroy(w.comm));
+    rt_model_free(&m);
+    return 0;
+}
+
+static int test_narrow_hook_refuses_non_float32_buckets(int argc, char **argv)
+{
+    static const size_t counts[] = {10, 10};
+    static const sc_dtype_t dtypes[] = {SC_FLOAT32, SC_FLOAT64};
+    sc_reducer_config_t cfg = SC_REDUCER_CONFIG_INIT;
+    sc_comm_hook_t hook;
+    sc_reducer_t *r = NULL;
+    rt_world_t w;
+    rt_model_t m;
+
+    (void)argc, (void)argv;
+    if (rt_world(&w))
+        return 1;
+    rt_model_init(&m, 2, counts, dtypes);
+    CHECK_OK(sc_comm_hook_builtin(SC_HOOK_FP16, &hook));
+    cfg.hook = &hook;
+    CHECK_STATUS(sc_reducer_create(w.comm, m.desc, m.n, &cfg, &r), SC_ERR_INVALID_ARG);
+    CHECK_SAYS("comm hook fp16: bucket dtype is float64", "float32 buckets only");
+    CHECK_OK(sc_comm_destroy(w.comm));
+    rt_model_free(&m);
+    return 0;
+}
+
+/* A caller's hook whose second start fails on the last rank: that rank's finalize
+ * reports the hook's failure, the others' fail with SC_ERR_ABORTED (the reducer
+ * aborted the communicator), well before SC_TIMEOUT; a rank still completing create
+ * when the abort arrives fails there. */
+typedef struct {
+    int starts, fail;
+} flaky_t;
+
+static sc_status_t flaky_start(void *state, const sc_hook_bucket_t *b, sc_comm_t *comm,
+                               sc_request_t **req)
+{
+    flaky_t *f = state;
+    if (++f->starts == 2 && f->fail)
+        return SC_ERR_INTERNAL;
+    return sc_allreduce(b->data, b->data, b->count, b->dtype, SC_SUM, comm, NULL, req);
+}
+
+static int test_failing_hook_start_fails_every_rank(int argc, char **argv)
+{
+    sc_reducer_config_t cfg = SC_REDUCER_CONFIG_INIT;
+    flaky_t state = {0, 0};
+    sc_comm_hook_t hook = {"flaky", &state, NULL, flaky_start, NULL, NULL, NULL, NULL};
+    sc_status_t first = SC_SUCCESS, st;
+    sc_reducer_t *r;
+    rt_world_t w;
+    rt_model_t m;
+    double t0;
+
+    (void)argc, (void)argv;
+    if (rt_world(&w))
+        return 1;
+    rt_model_init(&m, MODEL_N, model_counts, NULL);
+    state.fail = w.rank == w.size - 1;
+    cfg.first_bucket_bytes = 1024;
+    cfg.bucket_cap_bytes = 8192;
+    cfg.hook = &hook;
+    t0 = rt_now();
+    st = sc_reducer_create(w.comm, m.desc, m.n, &cfg, &r);
+    if (st != SC_SUCCESS) {
+        /* The last rank may abort while this one still completes create's allgather. */
+        CHECK(!state.fail && st == SC_ERR_ABORTED, "create: %s: %s", sc_status_string(st),
+              sc_last_error());
+        sc_comm_destroy(w.comm);
+        rt_model_free(&m);
+        return 0;
+    }
+    for (int g = m.n - 1; g >= 0; g--) {
+        rt_fill(&m, m.buf[g], SEED, w.rank, 0, g);
+        st = sc_reducer_mark_ready(r, g, m.buf[g]);
+        if (first == SC_SUCCESS && st != SC_SUCCESS) {
+            first = st;
+            if (state.fail)
+                CHECK_SAYS("comm hook \"flaky\" could not start bucket 1 (SC_ERR_INTERNAL): "
+                           "the hook gave no reason", "the communicator is aborted");
+        }
+    }
+    if (state.fail) {
+        CHECK(first == SC_ERR_INTERNAL, "mark_ready returned %s, not the hook's failure",
+              sc_status_string(first));
+        CHECK_STATUS(sc_reducer_finalize(r), SC_ERR_INTERNAL);
+        CHECK_SAYS("could not start bucket 1");
+    } else {
+        CHECK_STATUS(sc_reducer_finalize(r), SC_ERR_ABORTED);
+    }
+    CHECK(rt_now() - t0 < 4.0, "the failure took %.1f s to reach every rank", rt_now() - t0);
+    sc_reducer_destroy(r);
+    sc_comm_destroy(w.comm);
+    rt_model_free(&m);
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    static const rt_test_t tests[] = {
+        {"index_out_of_range_is_refused", test_index_out_of_range_is_refused},
+        {"marking_a_gradient_twice_is_refused", test_marking_a_gradient_twice_is_refused},
+        {"device_pointer_is_refused", test_device_pointer_is_refused},
+        {"null_or_foreign_gradient_pointer_is_refused",
+         test_null_or_foreign_gradient_pointer_is_refused},
+        {"stream_on_one_rank_fails_create_on_every_rank",
+         test_stream_on_one_rank_fails_create_on_every_rank},
+        {"missing_gradients_fail_finalize_on_every_rank",
+         test_missing_gradients_fail_finalize_on_every_rank},
+        {"missing_gradients_without_sync_fail_locally",
+         test_missing_gradients_without_sync_fail_locally},
+        {"different_registration_fails_create_on_every_rank",
+         test_different_registration_fails_create_on_every_rank},
+        {"different_config_fails_create_on_every_rank",
+         test_different_config_fails_create_on_every_rank},
+        {"integer_gradients_need_prediv_1", test_integer_gradients_need_prediv_1},
+        {"narrow_hook_refuses_non_float32_buckets", test_narrow_hook_refuses_non_float32_buckets},
+        {"failing_hook_start_fails_every_rank", test_failing_hook_start_fails_every_rank},
+        {NULL, NULL}};
+    return rt_main(tests, argc, argv);
+}

@@ -1,0 +1,205 @@
+/* Bucket layout of the reducer, on one rank: which bucket each gradient lands in and at
+ * which offset, against layouts worked out by hand from the rules in reducer.h.
+ *   layout_fills_in_reverse_order_with_a_small_first_bucket
+ *   layout_defaults_are_1_mib_first_and_25_mib_cap
+ *   layout_gives_an_oversize_gradient_its_own_bucket
+ *   layout_keeps_one_dtype_per_bucket
+ *   layout_takes_the_cap_from_SC_BUCKET_CAP_MB        (SC_BUCKET_CAP_MB=0.001)
+ *   layout_places_zero_element_gradients */
+#include "reducer_test.h"
+
+/* Expected (bucket, offset) of each gradient, and the bucket count. */
+static int check_layout(sc_reducer_t *r, int n, const int *bucket, const size_t *offset,
+                        int nbuckets)
+{
+    sc_reducer_stats_t st;
+
+    for (int i = 0; i < n; i++) {
+        int b = -1;
+        size_t off = 0;
+        CHECK_OK(sc_reducer_grad_bucket(r, i, &b, &off));
+        CHECK(b == bucket[i] && off == offset[i], "gradient %d is in bucket %d at offset %zu, "
+              "expected bucket %d at offset %zu", i, b, off, bucket[i], offset[i]);
+    }
+    CHECK_OK(sc_reducer_stats(r, &st));
+    CHECK(st.buckets == nbuckets, "%d buckets, expected %d", st.buckets, nbuckets);
+    return 0;
+}
+
+static int make(rt_world_t *w, rt_model_t *m, int n, const size_t *counts,
+                const sc_dtype_t *dtypes, size_t first, size_t cap, sc_reducer_t **r)
+{
+    sc_reducer_config_t cfg = SC_REDUCER_CONFIG_INIT;
+
+    if (rt_world(w))
+        return 1;
+    rt_model_init(m, n, counts, dtypes);
+    cfg.first_bucket_bytes = first;
+    cfg.bucket_cap_bytes = cap;
+    CHECK_OK(sc_reducer_create(w->comm, m->desc, n, &cfg, r));
+    return 0;
+}
+
+static int done(rt_world_t *w, rt_model_t *m, sc_reducer_t *r)
+{
+    CHECK_OK(sc_reducer_destroy(r));
+    CHECK_OK(sc_comm_destroy(w->comm));
+    rt_model_free(m);
+    return 0;
+}
+
+/* float32 gradients of 400, 800, 1200, 200, 1000, 400 bytes, first bucket 1000 bytes,
+ * cap 2000, filled from the last: {5} (5+4 > 1000), {4, 3} (+2 > 2000), {2, 1} (2000 is
+ * not past the cap), {0}. */
+static int test_layout_fills_in_reverse_order_with_a_small_first_bucket(int argc, char **argv)
+{
+    static const size_t counts[] = {100, 200, 300, 50, 250, 100};
+    static const int bucket[] = {3, 2, 2, 1, 1, 0};
+    static const size_t offset[] = {0, 300, 0, 250, 0, 0};
+    rt_world_t w;
+    rt_model_t m;
+    sc_reducer_t *r;
+
+    (void)argc, (void)argv;
+    if (make(&w, &m, 6, counts, NULL, 1000, 2000, &r))
+        return 1;
+    if (check_layout(r, 6, bucket, offset, 4))
+        return 1;
+    return done(&w, &m, r);
+}
+
+/* 8 MiB gradients: the last one is past the 1 MiB first bucket (its own), then three
+ * fit 25 MiB, then two. */
+static int test_layout_defaults_are_1_mib_first_and_25_mib_cap(int argc, char **argv)
+{
+    static const size_t counts[] = {2 << 20, 2 << 20, 2 << 20, 2 << 20, 2 << 20, 2 << 20};
+    static const int bucket[] = {2, 2, 1, 1, 1, 0};
+    static const size_t offset[] = {2 << 20, 0, 4 << 20, 2 << 20, 0, 0};
+    sc_reducer_stats_t st;
+    rt_world_t w;
+    rt_model_t m;
+    sc_reducer_t *r;
+
+    (void)argc, (void)argv;
+    if (make(&w, &m, 6, counts, NULL, 0, 0, &r))
+        return 1;
+    if (check_layout(r, 6, bucket, offset, 3))
+        return 1;
+    CHECK_OK(sc_reducer_stats(r, &st));
+    CHECK(st.bucket_cap_bytes == (size_t)25 << 20, "cap %zu, expected 25 MiB",
+          st.bucket_cap_bytes);
+    return done(&w, &m, r);
+}
+
+/* 400, 4000, 400, 400 bytes, first 1000, cap 2000: {3, 2}, then gradient 1 alone (past
+ * the cap), then {0}. And a model whose last gradient is past the first limit: alone,
+ * then the others up to the cap. */
+static int test_layout_gives_an_oversize_gradient_its_own_bucket(int argc, char **argv)
+{
+    static const size_t counts[] = {100, 1000, 100, 100};
+    static const int bucket[] = {2, 1, 0, 0};
+    static const size_t offset[] = {0, 0, 100, 0};
+    static const size_t counts2[] = {100, 100, 1000};
+    static const int bucket2[] = {1, 1, 0};
+    static const size_t offset2[] = {100, 0, 0};
+    rt_world_t w;
+    rt_model_t m, m2;
+    sc_reducer_t *r, *r2;
+    sc_reducer_config_t cfg = SC_REDUCER_CONFIG_INIT;
+
+    (void)argc, (void)argv;
+    if (make(&w, &m, 4, counts, NULL, 1000, 2000, &r))
+        return 1;
+    if (check_layout(r, 4, bucket, offset, 3))
+        return 1;
+    rt_model_init(&m2, 3, counts2, NULL);
+    cfg.first_bucket_bytes = 1000;
+    cfg.bucket_cap_bytes = 2000;
+    CHECK_OK(sc_reducer_create(w.comm, m2.desc, 3, &cfg, &r2));
+    if (check_layout(r2, 3, bucket2, offset2, 2))
+        return 1;
+    CHECK_OK(sc_reducer_destroy(r2));
+    rt_model_free(&m2);
+    return done(&w, &m, r);
+}
+
+/* float32, float16, float32, float16, float64, filled from the last: one open bucket
+ * per dtype; buckets ordered by their last gradient: {4} (float64, position 0),
+ * {3, 1} (float16, last at position 3), {2, 0} (float32, position 4). */
+static int test_layout_keeps_one_dtype_per_bucket(int argc, char **argv)
+{
+    static const size_t counts[] = {100, 100, 100, 100, 10};
+    static const sc_dtype_t dtypes[] = {SC_FLOAT32, SC_FLOAT16, SC_FLOAT32, SC_FLOAT16,
+                                        SC_FLOAT64};
+    static const int bucket[] = {2, 1, 2, 1, 0};
+    static const size_t offset[] = {100, 100, 0, 0, 0};
+    rt_world_t w;
+    rt_model_t m;
+    sc_reducer_t *r;
+
+    (void)argc, (void)argv;
+    if (make(&w, &m, 5, counts, dtypes, 0, 0, &r))
+        return 1;
+    if (check_layout(r, 5, bucket, offset, 3))
+        return 1;
+    return done(&w, &m, r);
+}
+
+/* SC_BUCKET_CAP_MB=0.001: a cap of 1048 bytes (0.001 MiB, rounded down). 200-element
+ * float32 gradients (800 bytes), first bucket 800: one per bucket, the first two
+ * together would be 1600. */
+static int test_layout_takes_the_cap_from_SC_BUCKET_CAP_MB(int argc, char **argv)
+{
+    static const size_t counts[] = {200, 200, 200};
+    static const int bucket[] = {2, 1, 0};
+    static const size_t offset[] = {0, 0, 0};
+    sc_reducer_stats_t st;
+    rt_world_t w;
+    rt_model_t m;
+    sc_reducer_t *r;
+
+    (void)argc, (void)argv;
+    if (make(&w, &m, 3, counts, NULL, 800, 0, &r))
+        return 1;
+    CHECK_OK(sc_reducer_stats(r, &st));
+    CHECK(st.bucket_cap_bytes == 1048, "cap %zu bytes, expected 1048 (SC_BUCKET_CAP_MB=%s)",
+          st.bucket_cap_bytes, getenv("SC_BUCKET_CAP_MB"));
+    if (check_layout(r, 3, bucket, offset, 3))
+        return 1;
+    return done(&w, &m, r);
+}
+
+/* 0, 10, 0, 0 elements, first bucket 16 bytes: {3, 2} holds nothing, then {1, 0}. */
+static int test_layout_places_zero_element_gradients(int argc, char **argv)
+{
+    static const size_t counts[] = {0, 10, 0, 0};
+    static const int bucket[] = {1, 1, 0, 0};
+    static const size_t offset[] = {10, 0, 0, 0};
+    rt_world_t w;
+    rt_model_t m;
+    sc_reducer_t *r;
+
+    (void)argc, (void)argv;
+    if (make(&w, &m, 4, counts, NULL, 16, 1000, &r))
+        return 1;
+    if (check_layout(r, 4, bucket, offset, 2))
+        return 1;
+    return done(&w, &m, r);
+}
+
+int main(int argc, char **argv)
+{
+    static const rt_test_t tests[] = {
+        {"layout_fills_in_reverse_order_with_a_small_first_bucket",
+         test_layout_fills_in_reverse_order_with_a_small_first_bucket},
+        {"layout_defaults_are_1_mib_first_and_25_mib_cap",
+         test_layout_defaults_are_1_mib_first_and_25_mib_cap},
+        {"layout_gives_an_oversize_gradient_its_own_bucket",
+         test_layout_gives_an_oversize_gradient_its_own_bucket},
+        {"layout_keeps_one_dtype_per_bucket", test_layout_keeps_one_dtype_per_bucket},
+        {"layout_takes_the_cap_from_SC_BUCKET_CAP_MB",
+         test_layout_takes_the_cap_from_SC_BUCKET_CAP_MB},
+        {"layout_places_zero_element_gradients", test_layout_places_zero_element_gradients},
+        {NULL, NULL}};
+    return rt_main(tests, argc, argv);
+}
