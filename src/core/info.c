@@ -205,7 +205,8 @@ enum {
     SC_INFO_RANK, SC_INFO_WORLD_SIZE, SC_INFO_LOCAL_RANK, SC_INFO_LOCAL_SIZE,
     SC_INFO_MASTER_ADDR, SC_INFO_MASTER_PORT, SC_INFO_TIMEOUT, SC_INFO_BIND,
     SC_INFO_LOG_LEVEL, SC_INFO_ALGO, SC_INFO_RING_THRESHOLD, SC_INFO_CHUNK_BYTES,
-    SC_INFO_PROGRESS_SPIN_US, SC_INFO_DEVICE, SC_INFO_NCCL, SC_INFO_SETTING_COUNT
+    SC_INFO_PROGRESS_SPIN_US, SC_INFO_DEVICE, SC_INFO_NCCL, SC_INFO_BUCKET_CAP_MB,
+    SC_INFO_SETTING_COUNT
 };
 
 typedef struct {
@@ -266,6 +267,8 @@ static const sc_info_setting_t sc_info_settings[SC_INFO_SETTING_COUNT] = {
                         .default_note = "the local rank modulo the number of GPUs"},
     [SC_INFO_NCCL] = {.names = sc_env_nccl_names, .kind = SC_INFO_CHOICE, .def_text = "1",
                       .choices = sc_info_nccl_choices, .exact_case = 1, .expected = "0|1"},
+    [SC_INFO_BUCKET_CAP_MB] = {.names = sc_env_bucket_cap_mb_names, .kind = SC_INFO_NUMBER,
+                               .def_number = SC_DEFAULT_BUCKET_CAP_MB, .positive = 1},
 };
 
 /* The effective value of one setting as text, and whether it is valid. */
