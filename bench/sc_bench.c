@@ -12,6 +12,7 @@
 #include "bench_device.h"
 #include "bench_kernels.h"
 #include "bench_options.h"
+#include "bench_reducer.h"
 
 /* One printed row: a collective at one size, over all ranks. */
 typedef struct {
@@ -430,6 +431,9 @@ int main(int argc, char **argv)
     /* `sc-bench kernels ...`: a single-process mode of its own (bench_kernels.c). */
     if (argc > 1 && strcmp(argv[1], "kernels") == 0)
         return sc_bench_kernels_main(argc - 1, argv + 1);
+    /* `sc-bench reducer ...`: a model's gradients through the reducer (bench_reducer.c). */
+    if (argc > 1 && strcmp(argv[1], "reducer") == 0)
+        return sc_bench_reducer_main(argc - 1, argv + 1);
 
     char *command = sc_bench_command_line(argc, argv);
     sc_bench_options_t opts;

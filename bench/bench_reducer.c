@@ -1,0 +1,1151 @@
+/* sc-bench reducer: replays a model's gradients through the gradient reducer
+ * (shardcomm/reducer.h). Per iteration every gradient is marked ready in reverse
+ * registration order, as a backward pass produces them, with the backward's compute
+ * spread over them in proportion to their sizes, then the reducer is finalized. Per
+ * bucket cap it reports the iteration, its compute and the exposed communication,
+ * next to one all-reduce of the last bucket alone and to the same step done with one
+ * all-reduce per tensor; it checks the averaged gradients once per cap. */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <time.h>
+
+#include "bench_options.h"
+#include "bench_profile.h"
+#include "bench_reducer.h"
+#include "shardcomm/reducer.h"
+#include "shardcomm/shardcomm.h"
+
+#define SC_BR_MAX_CAPS 32
+#define SC_BR_AUTOTUNE_MAX_ITERS 1000 /* warmup iterations autotune may take */
+#define SC_BR_CHUNK 65536              /* elements converted at a time (float16/bfloat16) */
+
+static const char sc_br_usage_text[] =
+    "usage: sc-bench reducer --profile FILE [options]   (run under scrun -n N)\n"
+    "  --profile FILE           gradients to replay, one line 'name count dtype' each\n"
+    "                           in registration order (bench/profiles/)\n"
+    "  --bucket-mb X            bucket cap in MiB (default: the reducer's, SC_BUCKET_CAP_MB\n"
+    "                           or 25)\n"
+    "  --sweep X,Y,...          one row per bucket cap in MiB\n"
+    "  --autotune               let the reducer choose the cap over its first iterations\n"
+    "                           (with --sweep: one more row after the sweep's)\n"
+    "  --compute-ms T           backward compute per iteration, spread over the gradients\n"
+    "                           in proportion to their sizes (default 0)\n"
+    "  --compute-mode MODE      sleep: nanosleep, the CPU is free, as when a GPU computes\n"
+    "                           (default); spin: a busy loop, as CPU compute\n"
+    "  --iters N                timed iterations per cap (default 20)\n"
+    "  --warmup W               untimed iterations before (default 3)\n"
+    "  --view                   gradient_as_bucket_view: gradients written straight into\n"
+    "                           sc_reducer_grad_view, mark_ready(NULL)\n"
+    "  --hook KIND              allreduce (default), fp16 or bf16 compression\n"
+    "  --json FILE              rank 0 also writes the rows to FILE as JSON\n"
+    "  --seed S                 seed of the checked gradient values (default 1)\n"
+    "  -h, --help               this text\n"
+    "Times in ms, per iteration, max over ranks, averaged over the timed iterations.\n"
+    "iter_ms = compute_ms (iteration start to the last gradient ready) + exposed_ms (the\n"
+    "last gradient ready to finalize returning). last_bucket_ms: one all-reduce of the\n"
+    "last bucket's size alone. per_tensor_iter_ms: the same step with one non-blocking\n"
+    "sc_allreduce (avg, in place) per tensor issued as its gradient is ready, then waiting\n"
+    "for all.\n";
+
+typedef struct {
+    const char *profile;
+    double caps_mb[SC_BR_MAX_CAPS]; /* --bucket-mb or --sweep */
+    int ncaps;                      /* 0: one row with the reducer's default cap */
+    int autotune;
+    double compute_ms;
+    int spin;
+    int iters;
+    int warmup;
+    int view;
+    sc_hook_kind_t hook;
+    const char *json_path;
+    uint64_t seed;
+    int help;
+} sc_br_options_t;
+
+/* One printed row: one bucket cap, over all ranks. */
+typedef struct {
+    int autotune;             /* the cap is autotune's choice */
+    size_t cap_bytes;         /* in force, from sc_reducer_stats */
+    int buckets;
+    size_t last_bucket_bytes; /* what last_bucket_ms reduced */
+    double iter_ms, compute_ms, exposed_ms, last_bucket_ms;
+    double per_tensor_ms, per_tensor_exposed_ms; /* the per-tensor step's */
+    int64_t wrong;            /* elements off the reference, summed over ranks */
+    int identical;            /* the results are bitwise the same on every rank */
+} sc_br_row_t;
+
+/* What every step of a run shares. */
+typedef struct {
+    const sc_br_options_t *o;
+    const sc_bench_profile_t *p;
+    sc_comm_t *comm;
+    int rank, nranks;
+    void **grads;     /* the gradients in host memory (copies; and per tensor) */
+    void **views;     /* view mode: where each gradient was last written */
+    double *backlog;  /* per gradient: fraction of the compute done once it is ready */
+    double *times;    /* 3 x iters: iteration, compute, exposed (seconds) */
+    uint64_t *bases;  /* per rank: the values' seed of the gradient being checked */
+    float *chunk;     /* SC_BR_CHUNK float32 for float16/bfloat16 conversions */
+    sc_request_t **reqs;
+} sc_br_ctx_t;
+
+/* A failed step's sentence, kept before later calls replace sc_last_error(). */
+static char sc_br_error[1024];
+
+static sc_status_t sc_br_fail(sc_status_t status, const char *what)
+{
+    snprintf(sc_br_error, sizeof(sc_br_error), "%s: %s: %s", what,
+             sc_status_string(status), sc_last_error());
+    return status;
+}
+
+static double sc_br_now(void)
+{
+    struct timespec t;
+
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+/* ---- the command line ------------------------------------------------------------ */
+
+enum {
+    SC_BR_OPT_PROFILE = 256,
+    SC_BR_OPT_BUCKET_MB,
+    SC_BR_OPT_SWEEP,
+    SC_BR_OPT_AUTOTUNE,
+    SC_BR_OPT_COMPUTE_MS,
+    SC_BR_OPT_COMPUTE_MODE,
+    SC_BR_OPT_ITERS,
+    SC_BR_OPT_WARMUP,
+    SC_BR_OPT_VIEW,
+    SC_BR_OPT_HOOK,
+    SC_BR_OPT_JSON,
+    SC_BR_OPT_SEED
+};
+
+static const struct option sc_br_long_options[] = {
+    {"profile", required_argument, NULL, SC_BR_OPT_PROFILE},
+    {"bucket-mb", required_argument, NULL, SC_BR_OPT_BUCKET_MB},
+    {"sweep", required_argument, NULL, SC_BR_OPT_SWEEP},
+    {"autotune", no_argument, NULL, SC_BR_OPT_AUTOTUNE},
+    {"compute-ms", required_argument, NULL, SC_BR_OPT_COMPUTE_MS},
+    {"compute-mode", required_argument, NULL, SC_BR_OPT_COMPUTE_MODE},
+    {"iters", required_argument, NULL, SC_BR_OPT_ITERS},
+    {"warmup", required_argument, NULL, SC_BR_OPT_WARMUP},
+    {"view", no_argument, NULL, SC_BR_OPT_VIEW},
+    {"hook", required_argument, NULL, SC_BR_OPT_HOOK},
+    {"json", required_argument, NULL, SC_BR_OPT_JSON},
+    {"seed", required_argument, NULL, SC_BR_OPT_SEED},
+    {"help", no_argument, NULL, 'h'},
+    {NULL, 0, NULL, 0},
+};
+
+/* A number in [min, max] (MiB or ms); up to *end when end is given. */
+static int sc_br_double_parse(const char *text, double min, double max, double *out,
+                              char **end)
+{
+    char *e;
+    double v;
+
+    errno = 0;
+    v = strtod(text, &e);
+    if (errno || e == text || (!end && *e != '\0') || !(v >= min && v <= max))
+        return 1;
+    if (end)
+        *end = e;
+    *out = v;
+    return 0;
+}
+
+static int sc_br_int_parse(const char *text, long long min, long long max, long long *out)
+{
+    char *end;
+    long long v;
+
+    errno = 0;
+    v = strtoll(text, &end, 10);
+    if (errno || end == text || *end != '\0' || v < min || v > max)
+        return 1;
+    *out = v;
+    return 0;
+}
+
+/* Caps in MiB, comma-separated, each above 0. */
+static int sc_br_sweep_parse(const char *text, sc_br_options_t *o)
+{
+    const char *s = text;
+    char *end;
+
+    o->ncaps = 0;
+    for (;;) {
+        if (o->ncaps == SC_BR_MAX_CAPS ||
+            sc_br_double_parse(s, 1e-6, 1e6, &o->caps_mb[o->ncaps], &end))
+            return 1;
+        o->ncaps++;
+        if (*end == '\0')
+            return 0;
+        if (*end != ',')
+            return 1;
+        s = end + 1;
+    }
+}
+
+static int sc_br_option_apply(int letter, const char *arg, sc_br_options_t *o,
+                              int *fixed)
+{
+    long long v;
+
+    switch (letter) {
+    case SC_BR_OPT_PROFILE:
+        o->profile = arg;
+        return 0;
+    case SC_BR_OPT_BUCKET_MB:
+        *fixed = 1;
+        o->ncaps = 1;
+        return sc_br_double_parse(arg, 1e-6, 1e6, &o->caps_mb[0], NULL);
+    case SC_BR_OPT_SWEEP:
+        return sc_br_sweep_parse(arg, o);
+    case SC_BR_OPT_AUTOTUNE:
+        o->autotune = 1;
+        return 0;
+    case SC_BR_OPT_COMPUTE_MS:
+        return sc_br_double_parse(arg, 0, 1e7, &o->compute_ms, NULL);
+    case SC_BR_OPT_COMPUTE_MODE:
+        if (strcmp(arg, "sleep") != 0 && strcmp(arg, "spin") != 0)
+            return 1;
+        o->spin = strcmp(arg, "spin") == 0;
+        return 0;
+    case SC_BR_OPT_ITERS:
+    case SC_BR_OPT_WARMUP:
+        if (sc_br_int_parse(arg, letter == SC_BR_OPT_ITERS ? 1 : 0, INT_MAX, &v))
+            return 1;
+        *(letter == SC_BR_OPT_ITERS ? &o->iters : &o->warmup) = (int)v;
+        return 0;
+    case SC_BR_OPT_VIEW:
+        o->view = 1;
+        return 0;
+    case SC_BR_OPT_HOOK:
+        if (strcmp(arg, "allreduce") == 0)
+            o->hook = SC_HOOK_ALLREDUCE;
+        else if (strcmp(arg, "fp16") == 0)
+            o->hook = SC_HOOK_FP16;
+        else if (strcmp(arg, "bf16") == 0)
+            o->hook = SC_HOOK_BF16;
+        else
+            return 1;
+        return 0;
+    case SC_BR_OPT_JSON:
+        o->json_path = arg;
+        return 0;
+    case SC_BR_OPT_SEED:
+        if (sc_br_int_parse(arg, 0, LLONG_MAX, &v))
+            return 1;
+        o->seed = (uint64_t)v;
+        return 0;
+    default:
+        return 1;
+    }
+}
+
+/* Parses argv (argv[0] is "reducer"); prints what is wrong to stderr. Returns 0 and
+ * writes *opts, or 1. */
+static int sc_br_options_parse(int argc, char **argv, sc_br_options_t *opts)
+{
+    sc_br_options_t o = {.iters = 20, .warmup = 3, .hook = SC_HOOK_ALLREDUCE, .seed = 1};
+    int letter, index, fixed = 0, sweep = 0;
+
+    optind = 1;
+    opterr = 0;
+    while ((letter = getopt_long(argc, argv, "h", sc_br_long_options, &index)) != -1) {
+        if (letter == 'h') {
+            fputs(sc_br_usage_text, stdout);
+            o.help = 1;
+            *opts = o;
+            return 0;
+        }
+        if (letter == '?' || letter == ':') {
+            fprintf(stderr, "sc-bench reducer: unknown option or missing value in '%s' "
+                            "(see sc-bench reducer --help)\n", argv[optind - 1]);
+            return 1;
+        }
+        sweep |= letter == SC_BR_OPT_SWEEP;
+        if (sc_br_option_apply(letter, optarg, &o, &fixed)) {
+            fprintf(stderr, "sc-bench reducer: invalid value '%s' for --%s (see sc-bench "
+                            "reducer --help)\n", optarg ? optarg : "",
+                    sc_br_long_options[index].name);
+            return 1;
+        }
+    }
+    if (optind < argc) {
+        fprintf(stderr, "sc-bench reducer: unexpected argument '%s' (see sc-bench reducer "
+                        "--help)\n", argv[optind]);
+        return 1;
+    }
+    if (!o.profile) {
+        fprintf(stderr, "sc-bench reducer: --profile FILE is required (bench/profiles/ "
+                        "holds ResNet-50, BERT-base, GPT-2 124M and a 1.3B GPT)\n");
+        return 1;
+    }
+    if (fixed && (sweep || o.autotune)) {
+        fprintf(stderr, "sc-bench reducer: --bucket-mb fixes one cap: it goes with neither "
+                        "--sweep nor --autotune\n");
+        return 1;
+    }
+    *opts = o;
+    return 0;
+}
+
+/* ---- gradient values and their check --------------------------------------------- */
+
+static uint64_t sc_br_mix(uint64_t x)
+{
+    x += 0x9E3779B97F4A7C15ull;
+    x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+    x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+    return x ^ (x >> 31);
+}
+
+/* Element j of a gradient on a rank (base from sc_br_base): a multiple of 1/256 in
+ * [-1, 1), exact in float32, float16 and bfloat16, so that every rank's input is
+ * exactly what the reference sums. */
+static float sc_br_value(uint64_t base, size_t j)
+{
+    return (float)((int)(sc_br_mix(base + j) >> 55) - 256) * 0x1p-8f;
+}
+
+/* Where the hash inputs of gradient k on rank start: a hash in the high 32 bits, so
+ * that the elements of different gradients and ranks never share an input. */
+static uint64_t sc_br_base(uint64_t seed, int rank, int k)
+{
+    return sc_br_mix(sc_br_mix(seed) ^ ((uint64_t)(unsigned)rank << 32 | (unsigned)k)) *
+           0x100000000ull;
+}
+
+/* Writes rank's values of gradient k into dst (in the gradient's dtype). */
+static sc_status_t sc_br_fill(sc_br_ctx_t *c, int k, int rank, void *dst)
+{
+    const sc_bench_tensor_t *t = &c->p->tensors[k];
+    uint64_t base = sc_br_base(c->o->seed, rank, k);
+    sc_status_t status;
+
+    if (t->dtype == SC_FLOAT32) {
+        for (size_t j = 0; j < t->count; j++)
+            ((float *)dst)[j] = sc_br_value(base, j);
+        return SC_SUCCESS;
+    }
+    for (size_t off = 0; off < t->count; off += SC_BR_CHUNK) {
+        size_t n = t->count - off < SC_BR_CHUNK ? t->count - off : SC_BR_CHUNK;
+
+        for (size_t j = 0; j < n; j++)
+            c->chunk[j] = sc_br_value(base, off + j);
+        status = sc_cast(c->chunk, SC_FLOAT32, (char *)dst + off * sc_dtype_size(t->dtype),
+                         t->dtype, n, 1.0f, NULL);
+        if (status != SC_SUCCESS)
+            return sc_br_fail(status, "sc_cast of the input values");
+    }
+    return SC_SUCCESS;
+}
+
+/* Spacing of the numbers near 1 in a dtype: the reducer's result may be off the float64
+ * reference by a few of them (the pre-division, the sum, a compression hook). */
+static double sc_br_spacing(sc_dtype_t dtype)
+{
+    return dtype == SC_FLOAT16 ? 0x1p-10 : dtype == SC_BFLOAT16 ? 0x1p-7 : 0x1p-23;
+}
+
+static double sc_br_tolerance(const sc_br_ctx_t *c, sc_dtype_t dtype)
+{
+    double s = sc_br_spacing(dtype);
+
+    if (c->o->hook == SC_HOOK_FP16 && sc_br_spacing(SC_FLOAT16) > s)
+        s = sc_br_spacing(SC_FLOAT16);
+    if (c->o->hook == SC_HOOK_BF16 && sc_br_spacing(SC_BFLOAT16) > s)
+        s = sc_br_spacing(SC_BFLOAT16);
+    return (c->nranks + 1) * s;
+}
+
+/* Adds n bytes to a 64-bit hash of the results (compared between ranks). */
+static uint64_t sc_br_hash(uint64_t h, const void *buf, size_t n)
+{
+    const unsigned char *b = buf;
+    size_t i = 0;
+    uint64_t w;
+
+    for (; i + 8 <= n; i += 8) {
+        memcpy(&w, b + i, 8);
+        h = (h ^ w) * 0x100000001B3ull;
+    }
+    for (; i < n; i++)
+        h = (h ^ b[i]) * 0x100000001B3ull;
+    return h;
+}
+
+/* Counts the elements of gradient k at src that are off the average over ranks of
+ * their inputs, computed here in float64; adds src's bytes to *hash. */
+static sc_status_t sc_br_verify(sc_br_ctx_t *c, int k, const void *src, int64_t *wrong,
+                                uint64_t *hash)
+{
+    const sc_bench_tensor_t *t = &c->p->tensors[k];
+    double tol = sc_br_tolerance(c, t->dtype);
+    size_t esize = sc_dtype_size(t->dtype);
+    sc_status_t status;
+    int n = c->nranks;
+
+    for (int r = 0; r < n; r++)
+        c->bases[r] = sc_br_base(c->o->seed, r, k);
+    *hash = sc_br_hash(*hash, src, t->count * esize);
+    for (size_t off = 0; off < t->count; off += SC_BR_CHUNK) {
+        size_t m = t->count - off < SC_BR_CHUNK ? t->count - off : SC_BR_CHUNK;
+        const float *got = (const float *)((const char *)src + off * esize);
+
+        if (t->dtype != SC_FLOAT32) {
+            status = sc_cast((const char *)src + off * esize, t->dtype, c->chunk,
+                             SC_FLOAT32, m, 1.0f, NULL);
+            if (status != SC_SUCCESS)
+                return sc_br_fail(status, "sc_cast of the results");
+            got = c->chunk;
+        }
+        for (size_t j = 0; j < m; j++) {
+            double ref = 0;
+
+            for (int r = 0; r < n; r++)
+                ref += (double)sc_br_value(c->bases[r], off + j);
+            ref /= n;
+            if (!(fabs((double)got[j] - ref) <= tol))
+                (*wrong)++;
+        }
+    }
+    return SC_SUCCESS;
+}
+
+/* ---- the backward's compute ------------------------------------------------------ */
+
+/* Fraction of the compute done when gradient k is ready: the backward produces the
+ * gradients from the last registered to the first, each after compute in proportion
+ * to its size. */
+static void sc_br_backlog_init(sc_br_ctx_t *c)
+{
+    const sc_bench_profile_t *p = c->p;
+    double done = 0;
+
+    for (int k = p->ntensors - 1; k >= 0; k--) {
+        size_t bytes = p->tensors[k].count * sc_dtype_size(p->tensors[k].dtype);
+
+        done += p->bytes ? (double)bytes / (double)p->bytes : 0;
+        c->backlog[k] = done;
+    }
+}
+
+static void sc_br_sleep_until(double t)
+{
+    struct timespec ts;
+
+    ts.tv_sec = (time_t)t;
+    ts.tv_nsec = (long)((t - (double)ts.tv_sec) * 1e9);
+    if (ts.tv_nsec >= 1000000000L)
+        ts.tv_nsec = 999999999L;
+    while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
+        ;
+}
+
+/* The compute that produces gradient k in an iteration that started at t0. Sleep: the
+ * model computes elsewhere (a GPU) on a fixed timeline, gradient k is due at t0 plus
+ * its share of the backlog, whatever the CPU did meanwhile. Spin: the CPU computes,
+ * for k's share, after what it did for the previous gradient. */
+static void sc_br_compute(const sc_br_ctx_t *c, int k, double t0, double total)
+{
+    double end;
+
+    if (total <= 0)
+        return;
+    if (!c->o->spin) {
+        sc_br_sleep_until(t0 + total * c->backlog[k]);
+        return;
+    }
+    end = sc_br_now() + total * (c->backlog[k] -
+                                 (k + 1 < c->p->ntensors ? c->backlog[k + 1] : 0));
+    while (sc_br_now() < end)
+        ;
+}
+
+/* ---- steps ----------------------------------------------------------------------- */
+
+/* View mode: writes each gradient's values into its view when the view moved (the
+ * first iteration, a rebuild), so that bucket memory holds gradients, not garbage. */
+static sc_status_t sc_br_views_refresh(sc_br_ctx_t *c, sc_reducer_t *r, int force)
+{
+    sc_status_t status;
+
+    for (int k = 0; k < c->p->ntensors; k++) {
+        void *v = sc_reducer_grad_view(r, k);
+
+        if (!v && c->p->tensors[k].count > 0) {
+            snprintf(sc_br_error, sizeof(sc_br_error),
+                     "sc_reducer_grad_view(%d) (%s) returned NULL with "
+                     "gradient_as_bucket_view", k, c->p->tensors[k].name);
+            return SC_ERR_INTERNAL;
+        }
+        if (v && (force || v != c->views[k])) {
+            status = sc_br_fill(c, k, c->rank, v);
+            if (status != SC_SUCCESS)
+                return status;
+        }
+        c->views[k] = v;
+    }
+    return SC_SUCCESS;
+}
+
+/* One iteration through the reducer with compute seconds of backward; t[0..2]:
+ * iteration, compute, exposed. */
+static sc_status_t sc_br_reducer_step(sc_br_ctx_t *c, sc_reducer_t *r, double compute,
+                                      double t[3])
+{
+    double t0, last = 0, end;
+    sc_status_t status;
+
+    t0 = sc_br_now();
+    for (int k = c->p->ntensors - 1; k >= 0; k--) {
+        sc_br_compute(c, k, t0, compute);
+        if (k == 0)
+            last = sc_br_now();
+        status = sc_reducer_mark_ready(r, k, c->o->view ? NULL : c->grads[k]);
+        if (status != SC_SUCCESS) {
+            char what[300];
+            snprintf(what, sizeof(what), "sc_reducer_mark_ready(%d) (%s)", k,
+                     c->p->tensors[k].name);
+            return sc_br_fail(status, what);
+        }
+    }
+    status = sc_reducer_finalize(r);
+    if (status != SC_SUCCESS)
+        return sc_br_fail(status, "sc_reducer_finalize");
+    end = sc_br_now();
+    t[0] = end - t0;
+    t[1] = last - t0;
+    t[2] = end - last;
+    return SC_SUCCESS;
+}
+
+/* One iteration with one non-blocking all-reduce per tensor, issued as its gradient is
+ * ready, then waiting for all. */
+static sc_status_t sc_br_per_tensor_step(sc_br_ctx_t *c, double t[3])
+{
+    sc_status_t status = SC_SUCCESS, st;
+    double t0, last = 0, end;
+    int k;
+
+    t0 = sc_br_now();
+    for (k = c->p->ntensors - 1; k >= 0; k--) {
+        const sc_bench_tensor_t *g = &c->p->tensors[k];
+
+        c->reqs[k] = NULL;
+        sc_br_compute(c, k, t0, c->o->compute_ms * 1e-3);
+        if (k == 0)
+            last = sc_br_now();
+        if (g->count == 0)
+            continue;
+        status = sc_allreduce(c->grads[k], c->grads[k], g->count, g->dtype, SC_AVG,
+                              c->comm, NULL, &c->reqs[k]);
+        if (status != SC_SUCCESS) {
+            char what[300];
+            snprintf(what, sizeof(what), "sc_allreduce of %s", g->name);
+            sc_br_fail(status, what);
+            break;
+        }
+    }
+    /* Requests issued before a failure are waited for all the same. */
+    for (int i = c->p->ntensors - 1; i > k; i--) {
+        if (!c->reqs[i])
+            continue;
+        st = sc_wait(c->reqs[i]);
+        if (st != SC_SUCCESS && status == SC_SUCCESS)
+            status = sc_br_fail(st, "sc_wait of a tensor's all-reduce");
+        sc_request_free(c->reqs[i]);
+    }
+    end = sc_br_now();
+    t[0] = end - t0;
+    t[1] = last - t0;
+    t[2] = end - last;
+    return status;
+}
+
+/* One all-reduce of a buffer, as the reducer issues a bucket's. */
+static sc_status_t sc_br_bucket_step(sc_br_ctx_t *c, void *buf, size_t count,
+                                     sc_dtype_t dtype, double t[3])
+{
+    sc_request_t *req;
+    sc_status_t status;
+    double t0 = sc_br_now();
+
+    status = sc_allreduce(buf, buf, count, dtype, SC_SUM, c->comm, NULL, &req);
+    if (status != SC_SUCCESS)
+        return sc_br_fail(status, "sc_allreduce of the last bucket's size");
+    status = sc_wait(req);
+    sc_request_free(req);
+    if (status != SC_SUCCESS)
+        return sc_br_fail(status, "sc_wait of the last bucket's all-reduce");
+    t[0] = t[1] = sc_br_now() - t0;
+    t[2] = 0;
+    return SC_SUCCESS;
+}
+
+typedef enum { SC_BR_REDUCER, SC_BR_PER_TENSOR, SC_BR_BUCKET } sc_br_kind_t;
+
+typedef struct {
+    sc_br_kind_t kind;
+    sc_reducer_t *reducer; /* SC_BR_REDUCER */
+    void *buf;             /* SC_BR_BUCKET */
+    size_t count;
+    sc_dtype_t dtype;
+} sc_br_step_t;
+
+/* One iteration of any kind, after an untimed barrier (and, in view mode, the views
+ * written where they moved). */
+static sc_status_t sc_br_step(sc_br_ctx_t *c, const sc_br_step_t *s, double t[3])
+{
+    sc_status_t status;
+
+    if (s->kind == SC_BR_REDUCER && c->o->view) {
+        status = sc_br_views_refresh(c, s->reducer, 0);
+        if (status != SC_SUCCESS)
+            return status;
+    }
+    status = sc_barrier(c->comm, NULL);
+    if (status != SC_SUCCESS)
+        return sc_br_fail(status, "sc_barrier");
+    if (s->kind == SC_BR_REDUCER)
+        return sc_br_reducer_step(c, s->reducer, c->o->compute_ms * 1e-3, t);
+    if (s->kind == SC_BR_PER_TENSOR)
+        return sc_br_per_tensor_step(c, t);
+    return sc_br_bucket_step(c, s->buf, s->count, s->dtype, t);
+}
+
+/* Times iters iterations after warmup untimed ones; ms[0..2]: iteration, compute and
+ * exposed, each the slowest rank's per iteration, averaged over the iterations. */
+static sc_status_t sc_br_time(sc_br_ctx_t *c, const sc_br_step_t *s, int warmup,
+                              double ms[3])
+{
+    int iters = c->o->iters;
+    sc_status_t status;
+    double t[3];
+
+    for (int i = 0; i < warmup; i++) {
+        status = sc_br_step(c, s, t);
+        if (status != SC_SUCCESS)
+            return status;
+    }
+    for (int i = 0; i < iters; i++) {
+        status = sc_br_step(c, s, t);
+        if (status != SC_SUCCESS)
+            return status;
+        for (int j = 0; j < 3; j++)
+            c->times[3 * i + j] = t[j];
+    }
+    status = sc_allreduce(c->times, c->times, 3 * (size_t)iters, SC_FLOAT64, SC_MAX,
+                          c->comm, NULL, NULL);
+    if (status != SC_SUCCESS)
+        return sc_br_fail(status, "sc_allreduce of the times");
+    ms[0] = ms[1] = ms[2] = 0;
+    for (int i = 0; i < iters; i++)
+        for (int j = 0; j < 3; j++)
+            ms[j] += c->times[3 * i + j] * 1e3 / iters;
+    return SC_SUCCESS;
+}
+
+/* ---- rows ------------------------------------------------------------------------ */
+
+/* Elements of the bucket that holds gradient 0, the last one a backward produces. */
+static sc_status_t sc_br_last_bucket(const sc_br_ctx_t *c, const sc_reducer_t *r,
+                                     size_t *count)
+{
+    sc_status_t status;
+    size_t offset, n = 0;
+    int last, b;
+
+    status = sc_reducer_grad_bucket(r, 0, &last, &offset);
+    for (int k = 0; k < c->p->ntensors && status == SC_SUCCESS; k++) {
+        status = sc_reducer_grad_bucket(r, k, &b, &offset);
+        n += b == last ? c->p->tensors[k].count : 0;
+    }
+    if (status != SC_SUCCESS)
+        return sc_br_fail(status, "sc_reducer_grad_bucket");
+    *count = n;
+    return SC_SUCCESS;
+}
+
+/* Fills every gradient (or view) with the check values, runs one iteration without
+ * compute, and counts the wrong elements over ranks; row->identical says whether every
+ * rank holds the same bits. */
+static sc_status_t sc_br_check(sc_br_ctx_t *c, sc_reducer_t *r, sc_br_row_t *row)
+{
+    int64_t wrong = 0, sums[3];
+    uint64_t hash = 0xCBF29CE484222325ull;
+    sc_status_t status;
+    double t[3];
+
+    for (int k = 0; k < c->p->ntensors; k++) {
+        void *dst = c->o->view ? sc_reducer_grad_view(r, k) : c->grads[k];
+
+        if (!dst)
+            continue;
+        status = sc_br_fill(c, k, c->rank, dst);
+        if (status != SC_SUCCESS)
+            return status;
+        c->views[k] = dst;
+    }
+    status = sc_barrier(c->comm, NULL);
+    if (status != SC_SUCCESS)
+        return sc_br_fail(status, "sc_barrier");
+    status = sc_br_reducer_step(c, r, 0, t);
+    if (status != SC_SUCCESS)
+        return status;
+    for (int k = 0; k < c->p->ntensors; k++) {
+        const void *src = c->o->view ? sc_reducer_grad_view(r, k) : c->grads[k];
+
+        if (!src)
+            continue;
+        status = sc_br_verify(c, k, src, &wrong, &hash);
+        if (status != SC_SUCCESS)
+            return status;
+    }
+    /* Sum of the wrong counts; max and min of the hash (as -max of its negation). */
+    sums[0] = wrong;
+    sums[1] = (int64_t)(hash >> 1);
+    sums[2] = -(int64_t)(hash >> 1);
+    status = sc_allreduce(sums, sums, 1, SC_INT64, SC_SUM, c->comm, NULL, NULL);
+    if (status == SC_SUCCESS)
+        status = sc_allreduce(sums + 1, sums + 1, 2, SC_INT64, SC_MAX, c->comm, NULL, NULL);
+    if (status != SC_SUCCESS)
+        return sc_br_fail(status, "sc_allreduce of the check's counts");
+    row->wrong = sums[0];
+    row->identical = sums[1] == -sums[2];
+    return SC_SUCCESS;
+}
+
+/* Lets the reducer's autotuning finish: untimed iterations until every rank says it
+ * is done. */
+static sc_status_t sc_br_autotune_settle(sc_br_ctx_t *c, sc_reducer_t *r)
+{
+    sc_br_step_t s = {SC_BR_REDUCER, r, NULL, 0, SC_FLOAT32};
+    sc_reducer_stats_t stats;
+    sc_status_t status;
+    int done = 0;
+    double t[3];
+
+    for (int i = 0; i < SC_BR_AUTOTUNE_MAX_ITERS; i++) {
+        status = sc_br_step(c, &s, t);
+        if (status != SC_SUCCESS)
+            return status;
+        status = sc_reducer_stats(r, &stats);
+        if (status != SC_SUCCESS)
+            return sc_br_fail(status, "sc_reducer_stats");
+        done = stats.autotune_done;
+        status = sc_allreduce(&done, &done, 1, SC_INT32, SC_MIN, c->comm, NULL, NULL);
+        if (status != SC_SUCCESS)
+            return sc_br_fail(status, "sc_allreduce of the autotune flags");
+        if (done)
+            return SC_SUCCESS;
+    }
+    snprintf(sc_br_error, sizeof(sc_br_error),
+             "autotune did not settle on a bucket cap within %d iterations",
+             SC_BR_AUTOTUNE_MAX_ITERS);
+    return SC_ERR_INTERNAL;
+}
+
+/* One row: a reducer with the cap (0: the reducer's default; autotune), timed, its last
+ * bucket timed alone, checked. */
+static sc_status_t sc_br_row_measure(sc_br_ctx_t *c, size_t cap_bytes, int autotune,
+                                     const double per_tensor[3], sc_br_row_t *row)
+{
+    sc_reducer_config_t cfg = SC_REDUCER_CONFIG_INIT;
+    sc_br_row_t w = {autotune, 0, 0, 0, 0, 0, 0, 0, per_tensor[0], per_tensor[2], 0, 0};
+    sc_grad_desc_t *descs;
+    sc_reducer_stats_t stats;
+    sc_comm_hook_t hook;
+    sc_reducer_t *r;
+    sc_br_step_t s;
+    sc_status_t status;
+    sc_dtype_t bucket_dtype;
+    void *buf = NULL;
+    double ms[3], bms[3];
+
+    descs = calloc((size_t)c->p->ntensors, sizeof(*descs));
+    if (!descs) {
+        snprintf(sc_br_error, sizeof(sc_br_error), "out of memory");
+        return SC_ERR_NO_MEMORY;
+    }
+    for (int k = 0; k < c->p->ntensors; k++) {
+        descs[k].count = c->p->tensors[k].count;
+        descs[k].dtype = c->p->tensors[k].dtype;
+        descs[k].name = c->p->tensors[k].name;
+    }
+    cfg.bucket_cap_bytes = cap_bytes;
+    cfg.gradient_as_bucket_view = c->o->view;
+    cfg.autotune = autotune;
+    status = sc_comm_hook_builtin(c->o->hook, &hook);
+    if (status != SC_SUCCESS) {
+        sc_br_fail(status, "sc_comm_hook_builtin");
+        goto err_free_descs;
+    }
+    cfg.hook = &hook;
+    status = sc_reducer_create(c->comm, descs, c->p->ntensors, &cfg, &r);
+    if (status != SC_SUCCESS) {
+        sc_br_fail(status, "sc_reducer_create");
+        goto err_free_descs;
+    }
+    for (int k = 0; k < c->p->ntensors; k++)
+        c->views[k] = NULL;
+    if (autotune) {
+        status = sc_br_autotune_settle(c, r);
+        if (status != SC_SUCCESS)
+            goto err_destroy;
+    }
+    s = (sc_br_step_t){SC_BR_REDUCER, r, NULL, 0, SC_FLOAT32};
+    status = sc_br_time(c, &s, c->o->warmup, ms);
+    if (status != SC_SUCCESS)
+        goto err_destroy;
+    status = sc_reducer_stats(r, &stats);
+    if (status != SC_SUCCESS) {
+        sc_br_fail(status, "sc_reducer_stats");
+        goto err_destroy;
+    }
+    w.cap_bytes = stats.bucket_cap_bytes;
+    w.buckets = stats.buckets;
+    w.iter_ms = ms[0];
+    w.compute_ms = ms[1];
+    w.exposed_ms = ms[2];
+    status = sc_br_check(c, r, &w);
+    if (status != SC_SUCCESS)
+        goto err_destroy;
+
+    /* The last bucket alone, in what the hook puts on the wire. */
+    bucket_dtype = c->o->hook == SC_HOOK_FP16   ? SC_FLOAT16
+                   : c->o->hook == SC_HOOK_BF16 ? SC_BFLOAT16
+                                                : c->p->tensors[0].dtype;
+    s = (sc_br_step_t){SC_BR_BUCKET, NULL, NULL, 0, bucket_dtype};
+    status = sc_br_last_bucket(c, r, &s.count);
+    if (status != SC_SUCCESS)
+        goto err_destroy;
+    w.last_bucket_bytes = s.count * sc_dtype_size(bucket_dtype);
+    if (s.count > 0) {
+        if (posix_memalign(&buf, 64, s.count * sc_dtype_size(bucket_dtype)) != 0) {
+            snprintf(sc_br_error, sizeof(sc_br_error), "cannot allocate %zu B",
+                     s.count * sc_dtype_size(bucket_dtype));
+            status = SC_ERR_NO_MEMORY;
+            goto err_destroy;
+        }
+        memset(buf, 0, s.count * sc_dtype_size(bucket_dtype));
+        s.buf = buf;
+        status = sc_br_time(c, &s, c->o->warmup > 1 ? c->o->warmup : 1, bms);
+        free(buf);
+        if (status != SC_SUCCESS)
+            goto err_destroy;
+        w.last_bucket_ms = bms[0];
+    }
+    status = sc_reducer_destroy(r);
+    free(descs);
+    if (status != SC_SUCCESS)
+        return sc_br_fail(status, "sc_reducer_destroy");
+    *row = w;
+    return SC_SUCCESS;
+
+err_destroy:
+    sc_reducer_destroy(r);
+err_free_descs:
+    free(descs);
+    return status;
+}
+
+/* ---- output ---------------------------------------------------------------------- */
+
+static const char *sc_br_hook_name(sc_hook_kind_t hook)
+{
+    return hook == SC_HOOK_FP16 ? "fp16" : hook == SC_HOOK_BF16 ? "bf16" : "allreduce";
+}
+
+static void sc_br_print_header(const sc_br_ctx_t *c, int argc, char **argv)
+{
+    const sc_br_options_t *o = c->o;
+
+    printf("# sc-bench");
+    for (int i = 0; i < argc; i++)
+        printf(" %s", argv[i]);
+    printf("\n# profile %s: %d tensors, %zu elements, %.1f MiB of gradients\n", o->profile,
+           c->p->ntensors, c->p->count, (double)c->p->bytes / (1 << 20));
+    printf("# nranks %d, iters %d, warmup %d, hook %s, %s, seed %" PRIu64 "\n", c->nranks,
+           o->iters, o->warmup, sc_br_hook_name(o->hook),
+           o->view ? "gradients written into the bucket views (gradient_as_bucket_view)"
+                   : "gradients copied into the buckets and back",
+           o->seed);
+    if (o->compute_ms > 0)
+        printf("# compute %.3g ms per iteration, %s, spread over the gradients by size\n",
+               o->compute_ms,
+               o->spin ? "spin (a busy loop: CPU compute)"
+                       : "sleep (the CPU is free: GPU compute)");
+    else
+        printf("# no compute: the gradients are ready back to back\n");
+    printf("# times in ms per iteration, the slowest rank's, averaged over the iterations;"
+           " per_tensor: one sc_allreduce per tensor\n#\n");
+    printf("# %9s %7s %9s %10s %10s %14s %18s %10s %-5s %s\n", "bucket_mb", "buckets",
+           "iter_ms", "compute_ms", "exposed_ms", "last_bucket_ms", "per_tensor_iter_ms",
+           "per_tensor", "cap", "check");
+    printf("# %9s %7s %9s %10s %10s %14s %18s %10s %-5s %s\n", "(MiB)", "", "", "", "",
+           "", "", "/iter", "", "");
+    fflush(stdout);
+}
+
+static void sc_br_print_row(const sc_br_row_t *w)
+{
+    char check[64];
+
+    if (w->wrong)
+        snprintf(check, sizeof(check), "WRONG %" PRId64, w->wrong);
+    else
+        snprintf(check, sizeof(check), "ok");
+    if (!w->identical)
+        strncat(check, w->wrong ? ", ranks differ" : " values, ranks differ",
+                sizeof(check) - strlen(check) - 1);
+    printf("  %9.3g %7d %9.3f %10.3f %10.3f %14.3f %18.3f %10.2f %-5s %s\n",
+           (double)w->cap_bytes / (1 << 20), w->buckets, w->iter_ms, w->compute_ms,
+           w->exposed_ms, w->last_bucket_ms, w->per_tensor_ms,
+           w->iter_ms > 0 ? w->per_tensor_ms / w->iter_ms : 0.0,
+           w->autotune ? "auto" : "fixed", check);
+    fflush(stdout);
+}
+
+static void sc_br_print_summary(const sc_br_row_t *rows, int nrows)
+{
+    int best = -1, tuned = -1;
+
+    for (int i = 0; i < nrows; i++) {
+        if (rows[i].autotune)
+            tuned = i;
+        else if (best < 0 || rows[i].iter_ms < rows[best].iter_ms)
+            best = i;
+    }
+    if (best >= 0 && nrows - (tuned >= 0) > 1)
+        printf("# best cap: %.3g MiB, iter_ms %.3f\n",
+               (double)rows[best].cap_bytes / (1 << 20), rows[best].iter_ms);
+    if (best >= 0 && tuned >= 0)
+        printf("# autotune chose %.3g MiB: iter_ms %.3f, %.3f x the best cap's\n",
+               (double)rows[tuned].cap_bytes / (1 << 20), rows[tuned].iter_ms,
+               rows[tuned].iter_ms / rows[best].iter_ms);
+    fflush(stdout);
+}
+
+/* s as a JSON string body (quotes and backslashes escaped, control bytes dropped). */
+static void sc_br_json_string(FILE *f, const char *s)
+{
+    for (; *s; s++) {
+        if (*s == '"' || *s == '\\')
+            fputc('\\', f);
+        if ((unsigned char)*s >= 0x20)
+            fputc(*s, f);
+    }
+}
+
+static int sc_br_json_write(const sc_br_ctx_t *c, const sc_br_row_t *rows, int nrows)
+{
+    const sc_br_options_t *o = c->o;
+    FILE *f = fopen(o->json_path, "w");
+
+    if (!f) {
+        snprintf(sc_br_error, sizeof(sc_br_error), "cannot open %s: %s", o->json_path,
+                 strerror(errno));
+        return 1;
+    }
+    fputs("[\n", f);
+    for (int i = 0; i < nrows; i++) {
+        const sc_br_row_t *w = &rows[i];
+
+        fprintf(f, "  {\"profile\": \"");
+        sc_br_json_string(f, o->profile);
+        fprintf(f,
+                "\", \"nranks\": %d, \"bucket_mb\": %.9g, \"bucket_bytes\": %zu, "
+                "\"autotune\": %s, \"buckets\": %d, \"iter_ms\": %.6g, \"compute_ms\": %.6g, "
+                "\"exposed_ms\": %.6g, \"last_bucket_ms\": %.6g, \"last_bucket_bytes\": %zu, "
+                "\"per_tensor_iter_ms\": %.6g, \"per_tensor_exposed_ms\": %.6g, "
+                "\"compute_target_ms\": %.6g, \"compute_mode\": \"%s\", \"view\": %s, "
+                "\"hook\": \"%s\", \"iters\": %d, "
+                "\"wrong\": %" PRId64 ", \"identical\": %s}%s\n",
+                c->nranks, (double)w->cap_bytes / (1 << 20), w->cap_bytes,
+                w->autotune ? "true" : "false", w->buckets, w->iter_ms, w->compute_ms,
+                w->exposed_ms, w->last_bucket_ms, w->last_bucket_bytes, w->per_tensor_ms,
+                w->per_tensor_exposed_ms, o->compute_ms, o->spin ? "spin" : "sleep",
+                o->view ? "true" : "false", sc_br_hook_name(o->hook), o->iters, w->wrong,
+                w->identical ? "true" : "false", i + 1 < nrows ? "," : "");
+    }
+    fputs("]\n", f);
+    if (fclose(f) != 0) {
+        snprintf(sc_br_error, sizeof(sc_br_error), "cannot write %s: %s", o->json_path,
+                 strerror(errno));
+        return 1;
+    }
+    return 0;
+}
+
+/* ---- the run --------------------------------------------------------------------- */
+
+static void sc_br_grads_free(sc_br_ctx_t *c)
+{
+    if (!c->grads)
+        return;
+    for (int k = 0; k < c->p->ntensors; k++)
+        free(c->grads[k]);
+    free(c->grads);
+    c->grads = NULL;
+}
+
+/* Host gradients, filled with this rank's values (pages touched before any timing). */
+static sc_status_t sc_br_grads_alloc(sc_br_ctx_t *c)
+{
+    sc_status_t status;
+
+    c->grads = calloc((size_t)c->p->ntensors, sizeof(*c->grads));
+    if (!c->grads)
+        goto err_no_memory;
+    for (int k = 0; k < c->p->ntensors; k++) {
+        size_t bytes = c->p->tensors[k].count * sc_dtype_size(c->p->tensors[k].dtype);
+
+        /* Never NULL, even for an empty gradient: NULL means "in its view". */
+        if (posix_memalign(&c->grads[k], 64, bytes ? bytes : 64) != 0) {
+            c->grads[k] = NULL;
+            goto err_no_memory;
+        }
+        status = sc_br_fill(c, k, c->rank, c->grads[k]);
+        if (status != SC_SUCCESS)
+            return status;
+    }
+    return SC_SUCCESS;
+
+err_no_memory:
+    snprintf(sc_br_error, sizeof(sc_br_error), "cannot allocate the gradients (%.1f MiB)",
+             (double)c->p->bytes / (1 << 20));
+    return SC_ERR_NO_MEMORY;
+}
+
+/* Every row: the per-tensor step once, then one reducer per cap (and autotune). */
+static sc_status_t sc_br_run(sc_br_ctx_t *c, sc_br_row_t *rows, int *nrows)
+{
+    const sc_br_options_t *o = c->o;
+    sc_br_step_t s = {SC_BR_PER_TENSOR, NULL, NULL, 0, SC_FLOAT32};
+    sc_status_t status;
+    double per_tensor[3];
+    int ncaps = o->ncaps ? o->ncaps : (o->autotune ? 0 : 1);
+
+    status = sc_br_grads_alloc(c);
+    if (status != SC_SUCCESS)
+        return status;
+    status = sc_br_time(c, &s, o->warmup, per_tensor);
+    if (status != SC_SUCCESS)
+        return status;
+    if (o->view)
+        sc_br_grads_free(c); /* the views hold the gradients from here on */
+    for (int i = 0; i < ncaps + o->autotune; i++) {
+        int autotune = i == ncaps;
+        size_t cap = autotune || !o->ncaps ? 0 : (size_t)(o->caps_mb[i] * (1 << 20));
+
+        status = sc_br_row_measure(c, cap, autotune, per_tensor, &rows[*nrows]);
+        if (status != SC_SUCCESS)
+            return status;
+        if (c->rank == 0)
+            sc_br_print_row(&rows[*nrows]);
+        (*nrows)++;
+    }
+    return SC_SUCCESS;
+}
+
+int sc_bench_reducer_main(int argc, char **argv)
+{
+    sc_br_options_t o;
+    sc_bench_profile_t p;
+    sc_br_ctx_t c;
+    sc_br_row_t *rows = NULL;
+    char err[1024];
+    int nrows = 0, exit_code = 1;
+    sc_status_t status;
+
+    if (sc_br_options_parse(argc, argv, &o))
+        return 2;
+    if (o.help)
+        return 0;
+    /* Before the communicator: every rank reads the same file and fails the same way. */
+    if (sc_bench_profile_load(o.profile, &p, err, sizeof(err)) != SC_SUCCESS) {
+        fprintf(stderr, "sc-bench reducer: %s\n", err);
+        return 2;
+    }
+    memset(&c, 0, sizeof(c));
+    c.o = &o;
+    c.p = &p;
+    if (!o.spin && o.compute_ms > 0)
+        prctl(PR_SET_TIMERSLACK, 1000UL); /* wake within 1 us of the deadlines */
+    c.views = calloc((size_t)p.ntensors, sizeof(*c.views));
+    c.backlog = calloc((size_t)p.ntensors, sizeof(*c.backlog));
+    c.reqs = calloc((size_t)p.ntensors, sizeof(*c.reqs));
+    c.times = calloc(3 * (size_t)o.iters, sizeof(*c.times));
+    c.chunk = malloc(SC_BR_CHUNK * sizeof(*c.chunk));
+    rows = calloc(SC_BR_MAX_CAPS + 1, sizeof(*rows));
+    if (!c.views || !c.backlog || !c.reqs || !c.times || !c.chunk || !rows) {
+        fprintf(stderr, "sc-bench reducer: out of memory\n");
+        goto err_free;
+    }
+    sc_br_backlog_init(&c);
+    status = sc_comm_init_from_env(&c.comm);
+    if (status != SC_SUCCESS) {
+        fprintf(stderr, "sc-bench reducer: sc_comm_init_from_env: %s: %s\n",
+                sc_status_string(status), sc_last_error());
+        goto err_free;
+    }
+    c.rank = sc_comm_rank(c.comm);
+    c.nranks = sc_comm_size(c.comm);
+    c.bases = calloc((size_t)c.nranks, sizeof(*c.bases));
+    if (!c.bases) {
+        fprintf(stderr, "sc-bench reducer: out of memory\n");
+        goto err_destroy;
+    }
+    if (c.rank == 0)
+        sc_br_print_header(&c, argc, argv);
+    status = sc_br_run(&c, rows, &nrows);
+    if (status != SC_SUCCESS) {
+        fprintf(stderr, "sc-bench reducer: rank %d: %s\n", c.rank, sc_br_error);
+        /* Peers still inside a collective learn of the failure at once. */
+        sc_comm_abort(c.comm);
+        goto err_destroy;
+    }
+    exit_code = 0;
+    for (int i = 0; i < nrows; i++)
+        exit_code |= rows[i].wrong != 0 || !rows[i].identical;
+    if (c.rank == 0) {
+        sc_br_print_summary(rows, nrows);
+        if (exit_code)
+            fprintf(stderr, "sc-bench reducer: wrong results (see the check column)\n");
+        if (o.json_path && sc_br_json_write(&c, rows, nrows)) {
+            fprintf(stderr, "sc-bench reducer: %s\n", sc_br_error);
+            exit_code = 1;
+        }
+    }
+
+err_destroy:
+    sc_comm_destroy(c.comm);
+err_free:
+    sc_br_grads_free(&c);
+    free(rows);
+    free(c.bases);
+    free(c.chunk);
+    free(c.times);
+    free(c.reqs);
+    free(c.backlog);
+    free(c.views);
+    sc_bench_profile_free(&p);
+    return exit_code;
+}
