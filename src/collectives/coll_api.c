@@ -8,6 +8,7 @@
 #include "collectives/call.h"
 #include "collectives/device.h"
 #include "core/clock.h"
+#include "core/dtype.h"
 #include "core/log.h"
 #include "core/memory.h"
 #include "core/progress.h"
@@ -37,12 +38,6 @@ void sc_call_bytes(const sc_call_t *call, int rank, int size, size_t *send_bytes
     case SC_COLL_BARRIER: *send_bytes = *recv_bytes = 0; break;
     default: break;
     }
-}
-
-static int sc_dtype_is_float(sc_dtype_t d)
-{
-    return d == SC_FLOAT32 || d == SC_FLOAT64 || d == SC_FLOAT16 || d == SC_BFLOAT16 ||
-           d == SC_FLOAT8_E4M3 || d == SC_FLOAT8_E5M2;
 }
 
 /* Elements each buffer holds, per the call's semantics, checked against overflow. */

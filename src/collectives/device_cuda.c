@@ -264,6 +264,9 @@ static sc_status_t sc_device_broken(sc_device_t *d, char *text, size_t len)
     sc_comm_t *c = d->comm;
     sc_status_t st;
 
+    /* Polled for every pending op: the transport lock only once it broke. */
+    if (__atomic_load_n(&c->broken, __ATOMIC_ACQUIRE) == SC_SUCCESS)
+        return SC_SUCCESS;
     pthread_mutex_lock(&c->tp->lock);
     st = c->broken;
     if (st != SC_SUCCESS)

@@ -26,7 +26,7 @@ static sc_status_t sc_staged_issue(sc_device_t *d, const sc_call_t *call, cudaSt
 {
     sc_comm_t *c = d->comm;
     const char *fn = sc_call_name(call);
-    size_t sb, rb;
+    size_t sb, rb, roff;
     sc_call_t host = *call;
     char text[SC_ERROR_MAX];
     sc_status_t st;
@@ -35,13 +35,13 @@ static sc_status_t sc_staged_issue(sc_device_t *d, const sc_call_t *call, cudaSt
     sc_call_bytes(call, c->rank, c->size, &sb, &rb);
     /* Out-of-place staging serves in-place calls too: the input is copied out before
      * any output is written. Offsets stay 64-byte aligned for the reductions. */
-    st = sc_device_stage_get(d, ((sb + 63) & ~(size_t)63) + rb + 64, &dop->stage,
-                             &dop->stage_bytes);
+    roff = (sb + 63) & ~(size_t)63;
+    st = sc_device_stage_get(d, roff + rb + 64, &dop->stage, &dop->stage_bytes);
     if (st != SC_SUCCESS)
         return st;
     stage = dop->stage;
     host.sbuf = sb ? stage : NULL;
-    host.rbuf = rb ? stage + ((sb + 63) & ~(size_t)63) : NULL;
+    host.rbuf = rb ? stage + roff : NULL;
     dop->staged = 1;
     if (sb) {
         st = sc_cuda_status(cudaMemcpyAsync(stage, call->sbuf, sb, cudaMemcpyDeviceToHost,

@@ -6,6 +6,7 @@
 
 #include "collectives/reducer_internal.h"
 #include "core/comm_internal.h"
+#include "core/dtype.h"
 #include "core/env.h"
 #include "core/env_names.h"
 #include "core/log.h"
@@ -86,7 +87,7 @@ static sc_status_t sc_reducer_setup(sc_reducer_t *r, const sc_grad_desc_t *grads
         if (d->count > (SIZE_MAX / 2 - total) / es)
             return sc_error(SC_ERR_INVALID_ARG, "sc_reducer_create: gradient %d (\"%s\"): "
                             "count %zu overflows the buckets' size", i, name, d->count);
-        if (!sc_reducer_dtype_is_float(d->dtype) && r->prediv != 1.0)
+        if (!sc_dtype_is_float(d->dtype) && r->prediv != 1.0)
             return sc_error(SC_ERR_INVALID_ARG, "sc_reducer_create: gradient %d (\"%s\") is "
                             "%s: integer gradients are summed, not divided, so config.prediv "
                             "must be 1 (it is %g%s)", i, name, sc_dtype_name(d->dtype),

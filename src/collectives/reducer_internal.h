@@ -118,7 +118,6 @@ void sc_reducer_scale_add(sc_dtype_t dtype, void *dst, const void *src, size_t c
 
 /* 1 for the dtypes a reducer takes (float32/64, float16, bfloat16, the integers). */
 int sc_reducer_dtype_ok(sc_dtype_t dtype);
-int sc_reducer_dtype_is_float(sc_dtype_t dtype);
 
 /* ---- autotuning (reducer_tune.c) ---------------------------------------------------- */
 

@@ -6,12 +6,7 @@
 #include "collectives/cast_kernels.h"
 #include "collectives/reduce_kernels.h"
 #include "collectives/reducer_internal.h"
-
-int sc_reducer_dtype_is_float(sc_dtype_t dtype)
-{
-    return dtype == SC_FLOAT32 || dtype == SC_FLOAT64 || dtype == SC_FLOAT16 ||
-           dtype == SC_BFLOAT16;
-}
+#include "core/dtype.h"
 
 int sc_reducer_dtype_ok(sc_dtype_t dtype)
 {
@@ -29,7 +24,7 @@ void sc_reducer_scale_copy(sc_dtype_t dtype, void *dst, const void *src, size_t 
 {
     if (count == 0)
         return;
-    if (scale == 1.0 || !sc_reducer_dtype_is_float(dtype)) {
+    if (scale == 1.0 || !sc_dtype_is_float(dtype)) {
         if (dst != src)
             memcpy(dst, src, count * sc_dtype_size(dtype));
         return;

@@ -20,4 +20,8 @@ void sc_mem_query(const void *ptr, sc_mem_kind_t *kind, int *device);
 sc_status_t sc_mem_classify(const char *fn, const void *const *bufs, const char *const *names,
                             int n, sc_mem_kind_t *kind, int *device);
 
+/* The stand-in for pinned memory: page-aligned pageable memory, the reason (why)
+ * logged once. */
+sc_status_t sc_mem_alloc_pageable(size_t bytes, void **ptr, const char *why);
+
 #endif

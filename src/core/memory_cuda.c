@@ -1,14 +1,11 @@
 /* Pinned host memory through the CUDA runtime. */
 #include <stdlib.h>
-#include <unistd.h>
 
 #include "core/cuda_util.h"
-#include "core/log.h"
 #include "core/memory.h"
 
 SC_API sc_status_t sc_host_alloc_pinned(size_t bytes, void **ptr)
 {
-    static int logged;
     cudaError_t err;
     void *p = NULL;
 
@@ -25,14 +22,7 @@ SC_API sc_status_t sc_host_alloc_pinned(size_t bytes, void **ptr)
             return sc_error(SC_ERR_NO_MEMORY, "sc_host_alloc_pinned: %zu bytes: %s", bytes,
                             cudaGetErrorString(err));
     }
-    if (posix_memalign(&p, (size_t)sysconf(_SC_PAGESIZE), bytes ? bytes : 1) != 0)
-        return sc_error(SC_ERR_NO_MEMORY, "sc_host_alloc_pinned: %zu bytes: out of memory",
-                        bytes);
-    if (!__atomic_exchange_n(&logged, 1, __ATOMIC_RELAXED))
-        sc_log(SC_LOG_INFO, "sc_host_alloc_pinned: no usable GPU, so staging memory is "
-                            "page-aligned pageable memory");
-    *ptr = p;
-    return SC_SUCCESS;
+    return sc_mem_alloc_pageable(bytes, ptr, "no usable GPU");
 }
 
 SC_API sc_status_t sc_host_free_pinned(void *ptr)

@@ -85,8 +85,9 @@ static void sc_progress_notify_peers(sc_comm_t *c)
 void sc_progress_fail_comm(sc_comm_t *c, sc_status_t st, const char *text, int notify)
 {
     if (c->broken == SC_SUCCESS) {
-        c->broken = st;
+        /* The sentence first: readers that skip tp->lock look at `broken` alone. */
         snprintf(c->broken_text, sizeof(c->broken_text), "%s", text);
+        __atomic_store_n(&c->broken, st, __ATOMIC_RELEASE);
         sc_log(SC_LOG_INFO, "communicator failed: %s", text);
         if (notify && c->size > 1)
             sc_progress_notify_peers(c);

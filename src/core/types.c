@@ -1,6 +1,7 @@
 /* Data type and reduction op names and sizes. */
 #include <string.h>
 
+#include "core/dtype.h"
 #include "core/error.h"
 #include "shardcomm/types.h"
 
@@ -26,6 +27,12 @@ static const struct {
 };
 
 static const char *const sc_op_names[SC_OP_COUNT] = {"sum", "prod", "min", "max", "avg"};
+
+int sc_dtype_is_float(sc_dtype_t d)
+{
+    return d == SC_FLOAT32 || d == SC_FLOAT64 || d == SC_FLOAT16 || d == SC_BFLOAT16 ||
+           d == SC_FLOAT8_E4M3 || d == SC_FLOAT8_E5M2;
+}
 
 SC_API size_t sc_dtype_size(sc_dtype_t dtype)
 {
