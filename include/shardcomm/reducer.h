@@ -51,13 +51,16 @@ typedef struct {
 
 /* One bucket as a comm hook sees it: data holds count elements of dtype, already
  * multiplied by the pre-division factor; stream is the reducer's communication stream
- * (NULL for host buckets). */
+ * (NULL for host buckets). layout changes whenever the buckets are laid out anew (the
+ * rebuild after the first iteration, each cap autotuning tries): a hook that keeps
+ * state per bucket index knows that index now holds other gradients. */
 typedef struct {
     int index;
     void *data;
     size_t count;
     sc_dtype_t dtype;
     sc_stream_t stream;
+    uint64_t layout;
 } sc_hook_bucket_t;
 
 /* A comm hook: how one bucket is reduced across ranks. A vtable plus state, like every

@@ -11,5 +11,6 @@
 #include "shardcomm/kernels.h"
 #include "shardcomm/info.h"
 #include "shardcomm/reducer.h"
+#include "shardcomm/compress.h"
 
 #endif

@@ -58,6 +58,7 @@ struct sc_reducer {
     sc_rgrad_t *grads;
     sc_rbucket_t *buckets;
     int nbuckets;
+    uint64_t layouts;        /* layouts made so far; the current one's number */
     size_t first_cap, cap;   /* bytes */
     int view, find_unused;
     double prediv;           /* resolved: > 0 */

@@ -154,6 +154,7 @@ sc_status_t sc_reducer_layout(sc_reducer_t *r, const int *order, size_t cap)
 
         b->hb.index = k;
         b->hb.dtype = dr->dtype;
+        b->hb.layout = r->layouts + 1;
         b->kind = SC_MEM_HOST;
         b->ngrads = dr->npos;
         b->grads = malloc((size_t)dr->npos * sizeof(int));
@@ -196,6 +197,7 @@ sc_status_t sc_reducer_layout(sc_reducer_t *r, const int *order, size_t cap)
     r->buckets = nb;
     r->nbuckets = d.n;
     r->cap = cap;
+    r->layouts++;
     sc_drafts_free(&d);
     free(gb);
     free(goff);

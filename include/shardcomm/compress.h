@@ -1,0 +1,165 @@
+/* Gradient compression: top-k selection (exact, approximate, random), error feedback
+ * with optional DGC momentum correction, sparse aggregation of (index, value) pairs,
+ * a compressed all-reduce and a comm hook for the gradient reducer.
+ *
+ * Selection is by magnitude and keeps the sign: the values returned are the signed
+ * elements. NaN and Inf count as the largest magnitudes (NaN above Inf), so a loss
+ * scaler still sees them. Ties are broken by the lowest index, so the selection is
+ * deterministic; indices come back in ascending order.
+ *
+ * Sparse aggregation sums every rank's pairs into a dense result in rank order (rank 0's
+ * pairs first, each rank's in ascending index order), accumulating in float32 for
+ * float16/bfloat16 and in the dtype otherwise: every rank gets bitwise the same result,
+ * and pairs of different ranks at the same index add up. */
+#ifndef SHARDCOMM_COMPRESS_H
+#define SHARDCOMM_COMPRESS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "shardcomm/api.h"
+#include "shardcomm/comm.h"
+#include "shardcomm/reducer.h"
+#include "shardcomm/status.h"
+#include "shardcomm/types.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum {
+    SC_TOPK_EXACT = 0, /* the k largest magnitudes, ties by lowest index */
+    SC_TOPK_APPROX,    /* threshold estimated from a sample and kept across steps; one
+                          pass; returns at most k elements */
+    SC_TOPK_RANDOM     /* k indices drawn uniformly without replacement (for comparison) */
+} sc_topk_mode_t;
+
+/* ---- Selection ------------------------------------------------------------------- */
+
+typedef struct sc_topk sc_topk_t;
+
+typedef struct {
+    size_t size;         /* sizeof(sc_topk_config_t), set by the macro */
+    sc_topk_mode_t mode;
+    int threads;         /* CPU threads; 0: SC_THREADS, else the cores this rank is bound to */
+    double sample_ratio; /* SC_TOPK_APPROX: fraction of elements sampled; 0: 0.01 */
+    uint64_t seed;       /* SC_TOPK_RANDOM and the approximate sample */
+} sc_topk_config_t;
+
+#define SC_TOPK_CONFIG_INIT { sizeof(sc_topk_config_t), SC_TOPK_EXACT, 0, 0.0, 0 }
+
+/* A selector: its threads, scratch memory, the approximate mode's threshold and the
+ * random generator. config NULL: SC_TOPK_CONFIG_INIT. SC_ERR_INVALID_ARG names a field
+ * out of range. */
+SC_API sc_status_t sc_topk_create(const sc_topk_config_t *config, sc_topk_t **topk);
+
+/* Selects k of the n elements of x (float32, float64, float16 or bfloat16) by magnitude.
+ * Writes the indices (uint32_t when index_bits is 32, uint64_t when 64; 32 needs
+ * n <= 2^32) in ascending order and the signed values (x's dtype) to indices[0..*selected)
+ * and values[0..*selected); *selected is k (exact, random) or at most k (approximate).
+ * k > n is SC_ERR_INVALID_ARG; k == 0 selects nothing. x on a device (with stream, the
+ * caller's CUDA stream): the CUDA kernel selects the same elements as the CPU, indices and
+ * values are device memory, *selected is valid once the stream reaches the call's end
+ * (the call synchronizes the stream in this version). One thread at a time per selector. */
+SC_API sc_status_t sc_topk_select(sc_topk_t *topk, const void *x, sc_dtype_t dtype, size_t n,
+                                  size_t k, int index_bits, void *indices, void *values,
+                                  size_t *selected, sc_stream_t stream);
+
+/* Frees the selector and stops its threads. NULL is a no-op. */
+SC_API void sc_topk_destroy(sc_topk_t *topk);
+
+/* ---- Sparse aggregation ---------------------------------------------------------- */
+
+/* Collective: every rank contributes k (index, value) pairs of a dense tensor of n
+ * elements of dtype (k the same on every rank; an index of all ones, UINT32_MAX or
+ * UINT64_MAX, pads and is skipped). value_dtype is dtype or float16. The pairs are
+ * all-gathered and added in rank order into dense, which is first zeroed; dense is
+ * written only on success. Indices >= n (other than the pad) are SC_ERR_INVALID_ARG on
+ * the rank that sent them and SC_ERR_MISMATCH naming that rank on the others; ranks that
+ * disagree on n, k, dtype or widths get SC_ERR_MISMATCH. Host buffers. */
+SC_API sc_status_t sc_sparse_allreduce(sc_comm_t *comm, const void *indices, int index_bits,
+                                       const void *values, sc_dtype_t value_dtype, size_t k,
+                                       void *dense, sc_dtype_t dtype, size_t n);
+
+/* ---- Compressor: error feedback and the compressed all-reduce -------------------- */
+
+typedef struct sc_compressor sc_compressor_t;
+
+typedef struct {
+    size_t size;          /* sizeof(sc_compress_config_t), set by the macro */
+    double density;       /* fraction of elements sent, (0, 1]; 0: 0.01 */
+    sc_topk_mode_t mode;
+    int error_feedback;   /* keep what was not sent and add it to the next step (on: 1) */
+    double momentum;      /* DGC momentum correction factor in [0, 1); 0: off */
+    int values_fp16;      /* send values as float16 instead of the gradient's dtype */
+    int index_bits;       /* 32 or 64; 0: 32 where n <= 2^32, else 64 */
+    int warmup_steps;     /* first steps of each tensor reduced dense (error feedback off) */
+    int threads;          /* selection threads, as in sc_topk_config_t */
+    uint64_t seed;
+} sc_compress_config_t;
+
+#define SC_COMPRESS_CONFIG_INIT                                                        \
+    { sizeof(sc_compress_config_t), 0.0, SC_TOPK_EXACT, 1, 0.0, 0, 0, 0, 0, 0 }
+
+/* A compressor holds one residual (and one momentum buffer) per key: a tensor or a
+ * bucket, created by the first call with that key and the count it gives. config NULL:
+ * SC_COMPRESS_CONFIG_INIT. SC_ERR_INVALID_ARG names a field out of range. */
+SC_API sc_status_t sc_compressor_create(const sc_compress_config_t *config,
+                                        sc_compressor_t **compressor);
+
+/* Collective, blocking: reduces count elements of sendbuf (float32, float64, float16 or
+ * bfloat16; host memory) across comm with op SC_SUM or SC_AVG into recvbuf (which may be
+ * sendbuf). With error feedback: v = residual[key] + g (with momentum: u = m u + g,
+ * v = residual + u), the top density * count elements of v are selected (at least one
+ * when count > 0), sent and cleared from the residual (and from u). The result is the
+ * sparse aggregation of every rank's selection, bitwise the same on every rank. During
+ * warm-up the reduction is a dense all-reduce. A key reused with another count or dtype
+ * is SC_ERR_INVALID_ARG; recvbuf is written only on success, the residual is updated
+ * only on success. One thread at a time per compressor. */
+SC_API sc_status_t sc_compressed_allreduce(sc_compressor_t *compressor, sc_comm_t *comm,
+                                           int key, const void *sendbuf, void *recvbuf,
+                                           size_t count, sc_dtype_t dtype, sc_op_t op);
+
+/* Counters of the last sc_compressed_allreduce (or hook bucket): elements selected on
+ * this rank, bytes this rank sent, seconds in selection and in decompression. */
+typedef struct {
+    size_t selected;
+    size_t bytes_sent;
+    double select_s;
+    double scatter_s;
+    int dense;            /* 1 when the step was a dense warm-up step */
+} sc_compress_stats_t;
+
+SC_API sc_status_t sc_compressor_stats(const sc_compressor_t *compressor,
+                                       sc_compress_stats_t *stats);
+
+/* Zeroes every residual and momentum buffer and restarts warm-up. */
+SC_API sc_status_t sc_compressor_reset(sc_compressor_t *compressor);
+
+/* Exports the state (per key: count, dtype, residual, momentum, steps done) into buf of
+ * *len bytes; buf NULL: sets *len to the size needed. SC_ERR_INVALID_ARG when *len is
+ * too small (nothing written). */
+SC_API sc_status_t sc_compressor_save(const sc_compressor_t *compressor, void *buf,
+                                      size_t *len);
+
+/* Imports state saved by sc_compressor_save (the same configuration's density and
+ * momentum are not checked; counts are, per key, on the next call). A truncated or
+ * foreign buffer is SC_ERR_INVALID_ARG and leaves the state unchanged. */
+SC_API sc_status_t sc_compressor_load(sc_compressor_t *compressor, const void *buf,
+                                      size_t len);
+
+/* Frees the compressor. NULL is a no-op. */
+SC_API void sc_compressor_destroy(sc_compressor_t *compressor);
+
+/* Fills *hook with a top-k comm hook for sc_reducer_create: each bucket is reduced with
+ * a compressor of this configuration keyed by bucket index (the residual of a bucket
+ * follows its gradients when the buckets are rebuilt). Float buckets only (validate says
+ * so otherwise). save/load carry the compressor's state. config NULL: defaults. */
+SC_API sc_status_t sc_comm_hook_topk(const sc_compress_config_t *config,
+                                     sc_comm_hook_t *hook);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
