@@ -67,7 +67,10 @@ typedef struct {
  * plugin: validate checks the state against the bucket's dtype (an error naming the
  * field and its allowed values); start begins the reduction and returns a request;
  * finish runs after that request completed and leaves the sum over ranks in
- * bucket->data. save/load carry the state across checkpoints (NULL when stateless);
+ * bucket->data. save/load carry the state across checkpoints (NULL when stateless):
+ * save with buf NULL sets *len to the bytes needed, else writes at most *len bytes and
+ * sets *len to what it wrote (SC_ERR_INVALID_ARG when they do not fit); load takes
+ * exactly what save wrote and leaves the state unchanged when it fails;
  * destroy frees it (NULL when nothing to free). The reducer owns a hook passed in
  * its configuration and destroys it with itself. */
 typedef struct sc_comm_hook {
@@ -181,6 +184,15 @@ typedef struct {
 } sc_reducer_stats_t;
 
 SC_API sc_status_t sc_reducer_stats(const sc_reducer_t *reducer, sc_reducer_stats_t *stats);
+
+/* The comm hook's state (the top-k hook's error-feedback residuals, ...) for a
+ * checkpoint, in a record naming the hook. Save: buf NULL sets *len to the bytes
+ * needed; else at most *len bytes are written and *len set to their number
+ * (SC_ERR_INVALID_ARG when they do not fit). A stateless hook saves its name only.
+ * Load: SC_ERR_INVALID_ARG, state unchanged, for a record that is truncated, not one,
+ * or of another hook. Local (no communication); between iterations. */
+SC_API sc_status_t sc_reducer_hook_save(const sc_reducer_t *reducer, void *buf, size_t *len);
+SC_API sc_status_t sc_reducer_hook_load(sc_reducer_t *reducer, const void *buf, size_t len);
 
 /* Waits for pending buckets and frees the reducer (and its hook). NULL is a no-op. */
 SC_API sc_status_t sc_reducer_destroy(sc_reducer_t *reducer);

@@ -10,6 +10,7 @@
  *   no_sync_iterations_accumulate MODE  (copy | view)
  *   hook_casts_to_narrow_type KIND      (fp16 | bf16)
  *   custom_hook_reduces_every_bucket
+ *   hook_state_survives_a_checkpoint    sc_reducer_hook_save/_load round trip and refusals
  *   autotune_converges_and_ranks_agree
  *   SC_BUCKET_CAP_MB_turns_autotune_off
  *   mark_ready_from_several_threads
@@ -403,6 +404,93 @@ static int test_custom_hook_reduces_every_bucket(int argc, char **argv)
     return 0;
 }
 
+/* A stateful hook for checkpoints: counts the buckets it started; saves the count. */
+static sc_status_t counting_start(void *state, const sc_hook_bucket_t *b, sc_comm_t *comm,
+                                  sc_request_t **req)
+{
+    ++*(int *)state;
+    return sc_allreduce(b->data, b->data, b->count, b->dtype, SC_SUM, comm, NULL, req);
+}
+
+static sc_status_t counting_save(void *state, void *buf, size_t *len)
+{
+    if (buf && *len < sizeof(int))
+        return SC_ERR_INVALID_ARG;
+    if (buf)
+        memcpy(buf, state, sizeof(int));
+    *len = sizeof(int);
+    return SC_SUCCESS;
+}
+
+static sc_status_t counting_load(void *state, const void *buf, size_t len)
+{
+    if (len != sizeof(int))
+        return SC_ERR_INVALID_ARG;
+    memcpy(state, buf, sizeof(int));
+    return SC_SUCCESS;
+}
+
+static sc_comm_hook_t counting_hook(int *state)
+{
+    sc_comm_hook_t hook = {"counting", state, NULL, counting_start, NULL,
+                           counting_save, counting_load, NULL};
+    return hook;
+}
+
+static int test_hook_state_survives_a_checkpoint(int argc, char **argv)
+{
+    sc_reducer_config_t cfg = small_buckets();
+    int saved_starts = 0, loaded_starts = -1;
+    sc_comm_hook_t hook = counting_hook(&saved_starts), hook2 = counting_hook(&loaded_starts);
+    sc_reducer_stats_t st;
+    sc_reducer_t *r, *r2, *plain;
+    unsigned char buf[256];
+    size_t len = 0, small;
+    rt_world_t w;
+    rt_model_t m;
+
+    (void)argc, (void)argv;
+    if (rt_world(&w))
+        return 1;
+    model_of(&m, SC_FLOAT32);
+    cfg.hook = &hook;
+    CHECK_OK(sc_reducer_create(w.comm, m.desc, m.n, &cfg, &r));
+    for (int it = 0; it < 2; it++)
+        if (copy_iteration(&w, &m, r, it, w.size, SC_FLOAT32))
+            return 1;
+    CHECK_OK(sc_reducer_stats(r, &st));
+    CHECK(saved_starts > 0, "the hook started no bucket");
+    CHECK_OK(sc_reducer_hook_save(r, NULL, &len));
+    CHECK(len > sizeof(int) && len <= sizeof(buf), "hook state of %zu bytes", len);
+    small = len - 1;
+    CHECK(sc_reducer_hook_save(r, buf, &small) == SC_ERR_INVALID_ARG,
+          "a buffer one byte short was accepted");
+    CHECK(strstr(sc_last_error(), "needs") != NULL, "sentence: %s", sc_last_error());
+    CHECK_OK(sc_reducer_hook_save(r, buf, &len));
+
+    cfg.hook = &hook2;
+    CHECK_OK(sc_reducer_create(w.comm, m.desc, m.n, &cfg, &r2));
+    CHECK(sc_reducer_hook_load(r2, buf, len - 1) == SC_ERR_INVALID_ARG,
+          "a truncated record was loaded");
+    CHECK(loaded_starts == -1, "a refused load changed the state to %d", loaded_starts);
+    CHECK_OK(sc_reducer_hook_load(r2, buf, len));
+    CHECK(loaded_starts == saved_starts, "loaded %d starts, saved %d", loaded_starts,
+          saved_starts);
+    if (copy_iteration(&w, &m, r2, 2, w.size, SC_FLOAT32))
+        return 1;
+    CHECK(loaded_starts > saved_starts, "the loaded hook did not go on counting");
+
+    cfg.hook = NULL;
+    CHECK_OK(sc_reducer_create(w.comm, m.desc, m.n, &cfg, &plain));
+    CHECK(sc_reducer_hook_load(plain, buf, len) == SC_ERR_INVALID_ARG,
+          "the state of hook \"counting\" was loaded into an allreduce-hook reducer");
+    CHECK(strstr(sc_last_error(), "\"counting\"") && strstr(sc_last_error(), "\"allreduce\""),
+          "sentence: %s", sc_last_error());
+    CHECK_OK(sc_reducer_destroy(plain));
+    CHECK_OK(sc_reducer_destroy(r2));
+    return finish(&w, &m, r);
+}
+
 /* 6 MiB of float32 in 48 gradients: caps 1, 5 and 6 MiB (25 and 100 clipped to the
  * model) for 3 iterations each after the rebuild's: the choice comes after iteration
  * 10, is one of them, is the same on every rank; results are right throughout. */
@@ -582,6 +670,7 @@ int main(int argc, char **argv)
         {"no_sync_iterations_accumulate", test_no_sync_iterations_accumulate},
         {"hook_casts_to_narrow_type", test_hook_casts_to_narrow_type},
         {"custom_hook_reduces_every_bucket", test_custom_hook_reduces_every_bucket},
+        {"hook_state_survives_a_checkpoint", test_hook_state_survives_a_checkpoint},
         {"autotune_converges_and_ranks_agree", test_autotune_converges_and_ranks_agree},
         {"SC_BUCKET_CAP_MB_turns_autotune_off", test_SC_BUCKET_CAP_MB_turns_autotune_off},
         {"mark_ready_from_several_threads", test_mark_ready_from_several_threads},

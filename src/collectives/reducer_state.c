@@ -1,0 +1,102 @@
+/* The comm hook's state for checkpoints: sc_reducer_hook_save / _load wrap what the
+ * hook's own save/load produce in a record that names the hook, so that a checkpoint
+ * is not loaded into a reducer with another hook. */
+#include <stdint.h>
+#include <string.h>
+
+#include "collectives/reducer_internal.h"
+
+/* Record: magic, version, name length, payload length, the name, the payload. */
+#define SC_HOOK_STATE_MAGIC 0x48524353u /* "SCRH" little-endian */
+#define SC_HOOK_STATE_VERSION 1u
+
+typedef struct {
+    uint32_t magic;
+    uint32_t version;
+    uint32_t name_len;
+    uint32_t reserved;
+    uint64_t payload_len;
+} sc_hook_state_header_t;
+
+static const char *sc_hook_name(const sc_reducer_t *r)
+{
+    return r->hook.name ? r->hook.name : "";
+}
+
+SC_API sc_status_t sc_reducer_hook_save(const sc_reducer_t *r, void *buf, size_t *len)
+{
+    sc_hook_state_header_t h = {SC_HOOK_STATE_MAGIC, SC_HOOK_STATE_VERSION, 0, 0, 0};
+    size_t payload = 0, need;
+    sc_status_t st;
+
+    if (!r || !len)
+        return sc_error(SC_ERR_INVALID_ARG, "sc_reducer_hook_save: %s is NULL",
+                        !r ? "reducer" : "len");
+    if (r->nready > 0)
+        return sc_error(SC_ERR_INVALID_ARG, "sc_reducer_hook_save: %d gradients are marked in "
+                        "this iteration; save between iterations (after finalize)", r->nready);
+    if (r->hook.save) {
+        st = r->hook.save(r->hook.state, NULL, &payload);
+        if (st != SC_SUCCESS)
+            return st;
+    }
+    h.name_len = (uint32_t)strlen(sc_hook_name(r));
+    h.payload_len = payload;
+    need = sizeof(h) + h.name_len + payload;
+    if (!buf) {
+        *len = need;
+        return SC_SUCCESS;
+    }
+    if (*len < need)
+        return sc_error(SC_ERR_INVALID_ARG, "sc_reducer_hook_save: the buffer holds %zu bytes, "
+                        "the state of hook \"%s\" needs %zu (ask with buf NULL)", *len,
+                        sc_hook_name(r), need);
+    if (r->hook.save) {
+        size_t got = payload;
+        st = r->hook.save(r->hook.state, (char *)buf + sizeof(h) + h.name_len, &got);
+        if (st != SC_SUCCESS)
+            return st;
+        h.payload_len = got;
+    }
+    memcpy(buf, &h, sizeof(h));
+    memcpy((char *)buf + sizeof(h), sc_hook_name(r), h.name_len);
+    *len = sizeof(h) + h.name_len + (size_t)h.payload_len;
+    return SC_SUCCESS;
+}
+
+SC_API sc_status_t sc_reducer_hook_load(sc_reducer_t *r, const void *buf, size_t len)
+{
+    sc_hook_state_header_t h;
+    const char *name;
+
+    if (!r || !buf)
+        return sc_error(SC_ERR_INVALID_ARG, "sc_reducer_hook_load: %s is NULL",
+                        !r ? "reducer" : "buf");
+    if (r->nready > 0)
+        return sc_error(SC_ERR_INVALID_ARG, "sc_reducer_hook_load: %d gradients are marked in "
+                        "this iteration; load between iterations (after finalize)", r->nready);
+    if (len < sizeof(h))
+        return sc_error(SC_ERR_INVALID_ARG, "sc_reducer_hook_load: %zu bytes are shorter than "
+                        "a hook state record's %zu-byte header", len, sizeof(h));
+    memcpy(&h, buf, sizeof(h));
+    if (h.magic != SC_HOOK_STATE_MAGIC || h.version != SC_HOOK_STATE_VERSION)
+        return sc_error(SC_ERR_INVALID_ARG, "sc_reducer_hook_load: the buffer is not a hook "
+                        "state saved by sc_reducer_hook_save (magic 0x%08x, version %u)",
+                        h.magic, h.version);
+    if (h.name_len > len - sizeof(h) || h.payload_len != len - sizeof(h) - h.name_len)
+        return sc_error(SC_ERR_INVALID_ARG, "sc_reducer_hook_load: the record says %u + %llu "
+                        "bytes follow its header, the buffer has %zu: truncated or padded",
+                        h.name_len, (unsigned long long)h.payload_len, len - sizeof(h));
+    name = (const char *)buf + sizeof(h);
+    if (h.name_len != strlen(sc_hook_name(r)) || memcmp(name, sc_hook_name(r), h.name_len))
+        return sc_error(SC_ERR_INVALID_ARG, "sc_reducer_hook_load: the state is of hook "
+                        "\"%.*s\", this reducer's hook is \"%s\"", (int)h.name_len, name,
+                        sc_hook_name(r));
+    if (!r->hook.load)
+        return h.payload_len == 0
+                   ? SC_SUCCESS
+                   : sc_error(SC_ERR_INVALID_ARG, "sc_reducer_hook_load: hook \"%s\" keeps no "
+                              "state, but the record carries %llu bytes of it",
+                              sc_hook_name(r), (unsigned long long)h.payload_len);
+    return r->hook.load(r->hook.state, name + h.name_len, (size_t)h.payload_len);
+}
