@@ -14,8 +14,14 @@
  * last gradient. After the first synced iteration they are rebuilt once in the order
  * in which rank 0 marked its gradients.
  *
- * Buckets are host memory; device gradients (config.stream set, or a device pointer
- * given to mark_ready) are SC_ERR_UNSUPPORTED in this version.
+ * Buckets are host memory, or with config.stream set (the compute stream on which the
+ * framework produces its gradients, a cudaStream_t) device memory of that stream's GPU,
+ * which must be the communicator's. Then the reducer owns a communication stream: each
+ * mark_ready makes it wait for the work enqueued on the compute stream so far, and the
+ * scaled copy, the bucket's all-reduce (NCCL or host-staged) and the copy back run on
+ * it; finalize waits for the buckets and makes the compute stream wait for the
+ * communication stream, so that the framework's next kernels see the results. Views
+ * (gradient_as_bucket_view) are then device memory.
  *
  * Threads: mark_ready may be called from any thread, concurrently for different
  * gradients. Every other call on a reducer comes from one thread at a time, and
@@ -104,7 +110,8 @@ typedef struct {
     int autotune;                /* try bucket caps over the first iterations */
     double prediv;               /* divide by this before the sum; 0: the comm size */
     const sc_comm_hook_t *hook;  /* NULL: SC_HOOK_ALLREDUCE; copied, owned afterwards */
-    sc_stream_t stream;          /* compute stream of device gradients; NULL for host */
+    sc_stream_t stream;          /* compute stream of device gradients: device buckets;
+                                    NULL: host buckets */
 } sc_reducer_config_t;
 
 #define SC_REDUCER_CONFIG_INIT                                                         \
@@ -116,7 +123,9 @@ typedef struct {
  * autotune, prediv and the hook's name must agree across ranks too (SC_ERR_MISMATCH
  * naming the field). An argument error on one rank (SC_ERR_INVALID_ARG: a dtype the
  * reducer does not take, prediv not 1 with integer gradients, a hook that refuses a
- * bucket dtype; SC_ERR_UNSUPPORTED: config.stream set) fails every rank: that rank
+ * bucket dtype or a stream that is invalid or of another GPU than the communicator's;
+ * SC_ERR_DEVICE: config.stream set but the communicator has no GPU; SC_ERR_UNSUPPORTED:
+ * config.stream set in a host-only build) fails every rank: that rank
  * with its sentence, the others naming it. n == 0 and gradients of zero elements are
  * legal. The hook in config is owned by the reducer from this call on, also when it
  * fails (then it is destroyed here). config NULL: SC_REDUCER_CONFIG_INIT. */
@@ -132,8 +141,9 @@ SC_API sc_status_t sc_reducer_create(sc_comm_t *comm, const sc_grad_desc_t *grad
  * With gradient_as_bucket_view the view is scaled in place (in a synced iteration);
  * grad must then be NULL or the view. Errors, with nothing changed: SC_ERR_INVALID_ARG
  * for an index outside [0, n), a gradient already marked in this iteration, a NULL
- * grad (copy mode, count > 0) or one outside its view; SC_ERR_UNSUPPORTED for a
- * device pointer. A failure to start a bucket (the hook, a broken communicator) is
+ * grad (copy mode, count > 0), one outside its view, or one of the wrong memory kind
+ * (device memory for host buckets; anything but device or managed memory of the
+ * buckets' GPU for device buckets). A failure to start a bucket (the hook, a broken communicator) is
  * returned by the call that started it and by finalize, and aborts the communicator:
  * a bucket missing on one rank would shift every later collective. */
 SC_API sc_status_t sc_reducer_mark_ready(sc_reducer_t *reducer, int i, void *grad);

@@ -32,6 +32,9 @@ sc_status_t sc_device_split(sc_comm_t *parent, sc_comm_t *child, int color, int 
 sc_status_t sc_device_issue(sc_comm_t *c, const sc_call_t *call, int device,
                             sc_stream_t stream, sc_request_t **req);
 
+/* The GPU c's device path uses; -1 when it has none (no usable GPU, host-only build). */
+int sc_device_gpu(const sc_comm_t *c);
+
 /* One line saying how c serves device buffers ("GPU 0, NCCL 2.28.3", "host-staged
  * ...", "host-only build"), for sc-info. */
 void sc_device_describe(const sc_comm_t *c, char *buf, size_t len);

@@ -593,6 +593,13 @@ err_free:
     return st;
 }
 
+int sc_device_gpu(const sc_comm_t *c)
+{
+    const sc_device_t *d = c->dev;
+
+    return d ? d->device : -1;
+}
+
 void sc_device_describe(const sc_comm_t *c, char *buf, size_t len)
 {
     const sc_device_t *d = c->dev;

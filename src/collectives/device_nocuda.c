@@ -46,3 +46,9 @@ void sc_device_destroy(sc_comm_t *c)
 {
     (void)c;
 }
+
+int sc_device_gpu(const sc_comm_t *c)
+{
+    (void)c;
+    return -1;
+}

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "collectives/device.h"
 #include "collectives/reducer_internal.h"
 #include "core/comm_internal.h"
 #include "core/dtype.h"
@@ -49,10 +50,6 @@ static sc_status_t sc_reducer_setup(sc_reducer_t *r, const sc_grad_desc_t *grads
     if (n < 0 || (n > 0 && !grads))
         return sc_error(SC_ERR_INVALID_ARG, "sc_reducer_create: %d gradients at %p", n,
                         (const void *)grads);
-    if (cfg->stream)
-        return sc_error(SC_ERR_UNSUPPORTED, "sc_reducer_create: config.stream is set, but "
-                        "device gradients in the reducer are not built yet (buckets are "
-                        "host memory; pass stream NULL and host gradients)");
     if (!(cfg->prediv >= 0.0) || isinf(cfg->prediv))
         return sc_error(SC_ERR_INVALID_ARG, "sc_reducer_create: config.prediv is %g; it "
                         "must be a finite number > 0, or 0 for the communicator size",
@@ -63,6 +60,11 @@ static sc_status_t sc_reducer_setup(sc_reducer_t *r, const sc_grad_desc_t *grads
     st = sc_reducer_cap(cfg, &r->cap, &fixed);
     if (st != SC_SUCCESS)
         return st;
+    if (cfg->stream) {
+        st = sc_reducer_mem_device(&r->mem, cfg->stream, sc_device_gpu(r->comm));
+        if (st != SC_SUCCESS)
+            return st;
+    }
     r->first_cap = cfg->first_bucket_bytes ? cfg->first_bucket_bytes
                                            : SC_DEFAULT_FIRST_BUCKET_BYTES;
     r->view = cfg->gradient_as_bucket_view != 0;
@@ -120,7 +122,8 @@ static void sc_reducer_free(sc_reducer_t *r)
     free(r->grads);
     free(r->order);
     free(r->fill);
-    sc_reducer_free_buckets(r->buckets, r->nbuckets);
+    sc_reducer_free_buckets(r, r->buckets, r->nbuckets);
+    r->mem.close(&r->mem);
     if (r->hook.destroy)
         r->hook.destroy(r->hook.state);
     pthread_mutex_destroy(&r->lock);
@@ -150,6 +153,7 @@ SC_API sc_status_t sc_reducer_create(sc_comm_t *comm, const sc_grad_desc_t *grad
         return sc_error(SC_ERR_NO_MEMORY, "sc_reducer_create: out of memory");
     }
     pthread_mutex_init(&r->lock, NULL);
+    sc_reducer_mem_host(&r->mem);
     sc_comm_hook_builtin(SC_HOOK_ALLREDUCE, &r->hook);
     if (cfg.hook)
         r->hook = *cfg.hook; /* owned from here on, whatever happens */

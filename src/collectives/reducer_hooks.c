@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "collectives/reducer_internal.h"
+#include "core/memory.h"
 #include "shardcomm/kernels.h"
 
 static sc_status_t sc_hook_allreduce_validate(void *state, sc_dtype_t dtype)
@@ -23,13 +24,16 @@ static sc_status_t sc_hook_allreduce_start(void *state, const sc_hook_bucket_t *
                         comm, bucket->stream, req);
 }
 
-/* The narrow copy of each bucket, indexed by bucket index, reused across iterations. */
+/* The narrow copy of each bucket, indexed by bucket index, reused across iterations;
+ * in the buckets' memory (device: the GPU of the first bucket seen). */
 typedef struct {
     sc_dtype_t narrow;
     const char *name;
     void **scratch;
     size_t *bytes;
     int n;
+    int device;     /* -1: host scratch */
+    int n_alloc;    /* scratch buffers allocated so far */
 } sc_hook_cast_t;
 
 static sc_status_t sc_hook_cast_validate(void *state, sc_dtype_t dtype)
@@ -43,9 +47,12 @@ static sc_status_t sc_hook_cast_validate(void *state, sc_dtype_t dtype)
     return SC_SUCCESS;
 }
 
-static sc_status_t sc_hook_cast_scratch(sc_hook_cast_t *s, int index, size_t bytes,
-                                        void **out)
+static sc_status_t sc_hook_cast_scratch(sc_hook_cast_t *s, const sc_hook_bucket_t *bucket,
+                                        size_t bytes, void **out)
 {
+    int index = bucket->index;
+    sc_status_t st;
+
     if (index >= s->n) {
         int n = index + 1;
         void **sp = realloc(s->scratch, (size_t)n * sizeof(*sp));
@@ -61,13 +68,21 @@ static sc_status_t sc_hook_cast_scratch(sc_hook_cast_t *s, int index, size_t byt
             s->scratch[i] = NULL, s->bytes[i] = 0;
         s->n = n;
     }
+    if (s->n_alloc == 0) {
+        sc_mem_kind_t kind;
+        sc_mem_query(bucket->data, &kind, &s->device);
+        if (!sc_mem_is_device(kind))
+            s->device = -1;
+    }
     if (s->bytes[index] < bytes) {
-        void *p = aligned_alloc(64, (bytes + 63) / 64 * 64);
-        if (!p)
-            goto err;
-        free(s->scratch[index]);
+        void *p = NULL;
+        st = sc_mem_alloc_on(s->device, bytes, &p, "comm hook scratch");
+        if (st != SC_SUCCESS)
+            return st;
+        sc_mem_free_on(s->device, s->scratch[index]);
         s->scratch[index] = p;
         s->bytes[index] = bytes;
+        s->n_alloc++;
     }
     *out = s->scratch[index];
     return SC_SUCCESS;
@@ -83,8 +98,7 @@ static sc_status_t sc_hook_cast_start(void *state, const sc_hook_bucket_t *bucke
     void *narrow = NULL;
     sc_status_t st;
 
-    st = sc_hook_cast_scratch(s, bucket->index, bucket->count * sc_dtype_size(s->narrow),
-                              &narrow);
+    st = sc_hook_cast_scratch(s, bucket, bucket->count * sc_dtype_size(s->narrow), &narrow);
     if (st != SC_SUCCESS)
         return st;
     st = sc_cast(bucket->data, SC_FLOAT32, narrow, s->narrow, bucket->count, 1.0f,
@@ -110,7 +124,7 @@ static void sc_hook_cast_destroy(void *state)
     sc_hook_cast_t *s = state;
 
     for (int i = 0; i < s->n; i++)
-        free(s->scratch[i]);
+        sc_mem_free_on(s->device, s->scratch[i]);
     free(s->scratch);
     free(s->bytes);
     free(s);

@@ -1,7 +1,9 @@
 /* The gradient reducer's state, shared by its files: reducer.c (create, destroy,
  * accessors), reducer_check.c (registration agreement), reducer_layout.c (buckets),
- * reducer_iter.c (iterations), reducer_kernels.c (scaled copies), reducer_hooks.c
- * (built-in comm hooks) and reducer_tune.c (bucket-cap autotuning). */
+ * reducer_iter.c (iterations), reducer_kernels.c (host element work),
+ * reducer_mem_cuda.c / reducer_mem_nocuda.c and reducer_cuda.cu (device buckets),
+ * reducer_hooks.c (built-in comm hooks), reducer_state.c (hook state for checkpoints)
+ * and reducer_tune.c (bucket-cap autotuning). */
 #ifndef SC_COLLECTIVES_REDUCER_INTERNAL_H
 #define SC_COLLECTIVES_REDUCER_INTERNAL_H
 
@@ -32,10 +34,41 @@ typedef struct {
     void *user;      /* pointer given to mark_ready since the last sync (copy mode) */
 } sc_rgrad_t;
 
+/* Where the buckets live and how the element work on them runs: host memory, on the
+ * calling thread (reducer_kernels.c), or device memory of one GPU, ordered on the
+ * reducer's communication stream (reducer_mem_cuda.c; reducer_mem_nocuda.c refuses it
+ * in a host-only build). Buckets come from sc_mem_alloc_on(device, ...). */
+typedef struct sc_reducer_mem sc_reducer_mem_t;
+struct sc_reducer_mem {
+    int device;            /* -1: host buckets */
+    sc_stream_t stream;    /* the communication stream; NULL for host buckets */
+    void *state;
+    sc_status_t (*copy)(sc_reducer_mem_t *m, void *dst, const void *src, size_t bytes);
+    sc_status_t (*zero)(sc_reducer_mem_t *m, void *dst, size_t bytes);
+    /* dst = src * scale, or dst += src * scale with accumulate (see scale_copy/_add). */
+    sc_status_t (*scale)(sc_reducer_mem_t *m, sc_dtype_t dtype, void *dst, const void *src,
+                         size_t count, double scale, int accumulate);
+    /* Later element work waits for the compute stream's work so far (a gradient's
+     * producer), and the compute stream's later work for the element work and
+     * reductions so far (the framework reads the results). No-ops on the host. */
+    sc_status_t (*after_compute)(sc_reducer_mem_t *m);
+    sc_status_t (*before_compute)(sc_reducer_mem_t *m);
+    void (*close)(sc_reducer_mem_t *m);
+};
+
+/* Host buckets. */
+void sc_reducer_mem_host(sc_reducer_mem_t *m);
+
+/* Device buckets for gradients produced on compute (a cudaStream_t) of the GPU the
+ * communicator uses (comm_gpu, -1 when it has none): creates the communication
+ * stream. SC_ERR_INVALID_ARG for an invalid stream or one of another GPU,
+ * SC_ERR_DEVICE when the communicator has no GPU, SC_ERR_UNSUPPORTED in a host-only
+ * build. */
+sc_status_t sc_reducer_mem_device(sc_reducer_mem_t *m, sc_stream_t compute, int comm_gpu);
+
 /* One bucket: gradients of one dtype and one memory kind, contiguous. */
 typedef struct {
     sc_hook_bucket_t hb;  /* index, data, count, dtype, stream, as the hook sees them */
-    sc_mem_kind_t kind;   /* SC_MEM_HOST: device buckets are not built yet */
     int *grads;           /* gradient indices in slot order */
     int ngrads;
     int pending;          /* gradients not yet marked in this iteration (under lock) */
@@ -58,6 +91,7 @@ struct sc_reducer {
     sc_rgrad_t *grads;
     sc_rbucket_t *buckets;
     int nbuckets;
+    sc_reducer_mem_t mem;    /* where the buckets live */
     uint64_t layouts;        /* layouts made so far; the current one's number */
     size_t first_cap, cap;   /* bytes */
     int view, find_unused;
@@ -95,7 +129,7 @@ struct sc_reducer {
  * has views. Replaces r->buckets only on success. Called between iterations. */
 sc_status_t sc_reducer_layout(sc_reducer_t *r, const int *order, size_t cap);
 
-void sc_reducer_free_buckets(sc_rbucket_t *buckets, int nbuckets);
+void sc_reducer_free_buckets(sc_reducer_t *r, sc_rbucket_t *buckets, int nbuckets);
 
 /* ---- registration agreement (reducer_check.c) -------------------------------------- */
 
@@ -105,17 +139,7 @@ void sc_reducer_free_buckets(sc_rbucket_t *buckets, int nbuckets);
 sc_status_t sc_reducer_agree(sc_comm_t *comm, const sc_grad_desc_t *grads, int n,
                              const sc_reducer_t *r, sc_status_t local);
 
-/* ---- scaled copies (reducer_kernels.c) --------------------------------------------- */
-
-/* dst[i] = src[i] * scale (src == dst allowed), in the dtype's arithmetic (float32 for
- * float16/bfloat16); integers are copied (scale is 1 for them). Host memory. */
-void sc_reducer_scale_copy(sc_dtype_t dtype, void *dst, const void *src, size_t count,
-                           double scale);
-
-/* dst[i] += src[i] * scale, float32 arithmetic for float16/bfloat16, wrapping for
- * integers. Host memory. */
-void sc_reducer_scale_add(sc_dtype_t dtype, void *dst, const void *src, size_t count,
-                          double scale);
+/* ---- host element work (reducer_kernels.c) ----------------------------------------- */
 
 /* 1 for the dtypes a reducer takes (float32/64, float16, bfloat16, the integers). */
 int sc_reducer_dtype_ok(sc_dtype_t dtype);

@@ -46,6 +46,39 @@ static void sc_reducer_note_failure(sc_reducer_t *r, sc_status_t st)
     snprintf(r->async_text, sizeof(r->async_text), "%s", sc_last_error());
 }
 
+/* A gradient pointer of the buckets' memory kind: host memory for host buckets,
+ * device (or managed) memory of the buckets' GPU for device buckets. */
+static sc_status_t sc_reducer_grad_kind_check(const sc_reducer_t *r, int i, const void *grad)
+{
+    sc_mem_kind_t kind;
+    int dev;
+
+    sc_mem_query(grad, &kind, &dev);
+    if (r->mem.device < 0 && sc_mem_is_device(kind))
+        return sc_error(SC_ERR_INVALID_ARG, "sc_reducer_mark_ready: gradient %d (\"%s\") is %s "
+                        "memory (GPU %d), but this reducer's buckets are host memory: create "
+                        "the reducer with config.stream (the compute stream) for device "
+                        "gradients", i, r->grads[i].name, sc_mem_kind_name(kind), dev);
+    if (r->mem.device >= 0 && (!sc_mem_is_device(kind) || dev != r->mem.device))
+        return sc_error(SC_ERR_INVALID_ARG, "sc_reducer_mark_ready: gradient %d (\"%s\") is %s "
+                        "memory%s, but this reducer's buckets are device memory on GPU %d "
+                        "(config.stream's)", i, r->grads[i].name, sc_mem_kind_name(kind),
+                        sc_mem_is_device(kind) ? " of another GPU" : "", r->mem.device);
+    return SC_SUCCESS;
+}
+
+/* A copy into or out of a bucket failed (a device error): the bucket cannot be
+ * reduced right, so, as for a failed start, the communicator is aborted and every rank
+ * fails. Under lock. */
+static void sc_reducer_fail_element_work(sc_reducer_t *r, sc_status_t st)
+{
+    sc_reducer_note_failure(r, st);
+    if (!r->aborted) {
+        r->aborted = 1;
+        sc_comm_abort(r->comm);
+    }
+}
+
 static sc_status_t sc_bucket_start(sc_reducer_t *r, sc_rbucket_t *b)
 {
     sc_status_t st;
@@ -134,12 +167,12 @@ static sc_status_t sc_bucket_finish(sc_reducer_t *r, sc_rbucket_t *b)
             return st;
     }
     if (!r->view)
-        for (int j = 0; j < b->ngrads; j++) {
+        for (int j = 0; j < b->ngrads && st == SC_SUCCESS; j++) {
             const sc_rgrad_t *g = &r->grads[b->grads[j]];
             if (g->user && g->count)
-                memcpy(g->user, sc_grad_slot(r, g), sc_grad_bytes(g));
+                st = r->mem.copy(&r->mem, g->user, sc_grad_slot(r, g), sc_grad_bytes(g));
         }
-    return SC_SUCCESS;
+    return st;
 }
 
 /* Finishes the started buckets in order: those already reduced, or (wait) all of them.
@@ -178,14 +211,9 @@ SC_API sc_status_t sc_reducer_mark_ready(sc_reducer_t *r, int i, void *grad)
                         "outside [0, %d), the %d registered gradients", i, r->n, r->n);
     g = &r->grads[i];
     if (grad) {
-        sc_mem_kind_t kind;
-        int dev;
-        sc_mem_query(grad, &kind, &dev);
-        if (sc_mem_is_device(kind))
-            return sc_error(SC_ERR_UNSUPPORTED, "sc_reducer_mark_ready: gradient %d (\"%s\") "
-                            "is %s memory (GPU %d), but this reducer's buckets are host "
-                            "memory: device gradients in the reducer are not built yet", i,
-                            g->name, sc_mem_kind_name(kind), dev);
+        st = sc_reducer_grad_kind_check(r, i, grad);
+        if (st != SC_SUCCESS)
+            return st;
     }
     pthread_mutex_lock(&r->lock);
     if (g->marked) {
@@ -215,21 +243,23 @@ SC_API sc_status_t sc_reducer_mark_ready(sc_reducer_t *r, int i, void *grad)
     pthread_mutex_unlock(&r->lock);
 
     /* The gradient is this thread's until it is counted into its bucket. */
-    if (!r->view) {
-        if (g->has_data)
-            sc_reducer_scale_add(g->dtype, slot, grad, g->count, 1.0 / r->prediv);
-        else
-            sc_reducer_scale_copy(g->dtype, slot, grad, g->count, 1.0 / r->prediv);
-        g->user = grad;
-    } else if (sync) {
+    if (g->count && (!r->view || sync))
+        st = r->mem.after_compute(&r->mem);
+    if (st == SC_SUCCESS && !r->view && g->count)
+        st = r->mem.scale(&r->mem, g->dtype, slot, grad, g->count, 1.0 / r->prediv,
+                          g->has_data);
+    else if (st == SC_SUCCESS && sync && g->count)
         /* The view holds what the framework accumulated: divided once, here. */
-        sc_reducer_scale_copy(g->dtype, slot, slot, g->count, 1.0 / r->prediv);
-    }
+        st = r->mem.scale(&r->mem, g->dtype, slot, slot, g->count, 1.0 / r->prediv, 0);
+    if (!r->view)
+        g->user = grad;
     g->has_data = 1;
 
     pthread_mutex_lock(&r->lock);
+    if (st != SC_SUCCESS)
+        sc_reducer_fail_element_work(r, st);
     r->t_last = sc_clock_now();
-    if (--b->pending == 0 && sync)
+    if (--b->pending == 0 && sync && st == SC_SUCCESS)
         st = sc_reducer_issue(r);
     if (sync && !r->aborted)
         sc_reducer_harvest(r, 0);
@@ -312,6 +342,16 @@ static void sc_reducer_stats_update(sc_reducer_t *r)
     r->stats.last_ready_to_done_s = r->nready ? now - r->t_last : 0.0;
 }
 
+/* The framework's later work (on the compute stream) waits for the results and the
+ * copies. Under lock, after the harvest. */
+static void sc_reducer_order_results(sc_reducer_t *r)
+{
+    sc_status_t st = r->mem.before_compute(&r->mem);
+
+    if (st != SC_SUCCESS)
+        sc_reducer_note_failure(r, st);
+}
+
 /* An iteration without sync: no communication; missing gradients are this rank's
  * error only (no other rank can know). */
 static sc_status_t sc_reducer_finalize_local(sc_reducer_t *r)
@@ -322,7 +362,9 @@ static sc_status_t sc_reducer_finalize_local(sc_reducer_t *r)
 
     for (int i = 0; i < r->n; i++)
         nmiss += !r->grads[i].marked;
-    if (nmiss && !r->find_unused) {
+    /* The gradients read by the accumulations may be overwritten by the next backward. */
+    st = r->mem.before_compute(&r->mem);
+    if (st == SC_SUCCESS && nmiss && !r->find_unused) {
         sc_reducer_list_missing(r, nmiss, list, sizeof(list));
         st = sc_error(SC_ERR_INVALID_ARG, "sc_reducer_finalize: gradients never marked ready "
                       "in this iteration without sync: %s (%d of %d); without find_unused "
@@ -415,19 +457,25 @@ SC_API sc_status_t sc_reducer_finalize(sc_reducer_t *r)
      * found below, on every rank, never a hang. */
     for (int i = 0; i < r->n; i++) {
         sc_rgrad_t *g = &r->grads[i];
+        sc_status_t wst = SC_SUCCESS;
         if (g->marked)
             continue;
         if (nmiss++ == 0)
             first_miss = i;
-        if (!g->has_data && g->count)
-            memset(sc_grad_slot(r, g), 0, sc_grad_bytes(g));
-        else if (r->view)
-            sc_reducer_scale_copy(g->dtype, sc_grad_slot(r, g), sc_grad_slot(r, g), g->count,
-                                  1.0 / r->prediv);
+        if (nmiss == 1 && r->view)
+            wst = r->mem.after_compute(&r->mem); /* the framework's writes to the views */
+        if (wst == SC_SUCCESS && !g->has_data && g->count)
+            wst = r->mem.zero(&r->mem, sc_grad_slot(r, g), sc_grad_bytes(g));
+        else if (wst == SC_SUCCESS && r->view && g->count)
+            wst = r->mem.scale(&r->mem, g->dtype, sc_grad_slot(r, g), sc_grad_slot(r, g),
+                               g->count, 1.0 / r->prediv, 0);
+        if (wst != SC_SUCCESS)
+            sc_reducer_fail_element_work(r, wst);
         r->buckets[g->bucket].pending--;
     }
     sc_reducer_issue(r);
     sc_reducer_harvest(r, 1);
+    sc_reducer_order_results(r);
     if (r->async_status != SC_SUCCESS) {
         local = r->async_status;
         snprintf(local_text, sizeof(local_text), "%s", r->async_text);

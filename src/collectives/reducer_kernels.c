@@ -1,6 +1,7 @@
 /* The reducer's element work on host buckets: the copy of a gradient scaled by the
  * pre-division factor (the mixed-precision cast kernel for float32/float16/bfloat16)
- * and the scaled accumulation of iterations without sync. */
+ * and the scaled accumulation of iterations without sync, behind the host memory ops
+ * (sc_reducer_mem_host). The device twins are in reducer_cuda.cu. */
 #include <string.h>
 
 #include "collectives/cast_kernels.h"
@@ -19,8 +20,10 @@ int sc_reducer_dtype_ok(sc_dtype_t dtype)
     }
 }
 
-void sc_reducer_scale_copy(sc_dtype_t dtype, void *dst, const void *src, size_t count,
-                           double scale)
+/* dst[i] = src[i] * scale (src == dst allowed), in the dtype's arithmetic (float32 for
+ * float16/bfloat16); integers are copied (scale is 1 for them). */
+static void sc_reducer_scale_copy(sc_dtype_t dtype, void *dst, const void *src, size_t count,
+                                  double scale)
 {
     if (count == 0)
         return;
@@ -39,8 +42,10 @@ void sc_reducer_scale_copy(sc_dtype_t dtype, void *dst, const void *src, size_t 
     sc_cast_host(src, dtype, dst, dtype, count, (float)scale);
 }
 
-void sc_reducer_scale_add(sc_dtype_t dtype, void *dst, const void *src, size_t count,
-                          double scale)
+/* dst[i] += src[i] * scale, float32 arithmetic for float16/bfloat16, wrapping for
+ * integers. */
+static void sc_reducer_scale_add(sc_dtype_t dtype, void *dst, const void *src, size_t count,
+                                 double scale)
 {
     float fs = (float)scale;
 
@@ -79,4 +84,54 @@ void sc_reducer_scale_add(sc_dtype_t dtype, void *dst, const void *src, size_t c
         sc_reduce_local(SC_SUM, dtype, dst, src, dst, count);
         break;
     }
+}
+
+static sc_status_t sc_rmem_host_copy(sc_reducer_mem_t *m, void *dst, const void *src,
+                                     size_t bytes)
+{
+    (void)m;
+    memcpy(dst, src, bytes);
+    return SC_SUCCESS;
+}
+
+static sc_status_t sc_rmem_host_zero(sc_reducer_mem_t *m, void *dst, size_t bytes)
+{
+    (void)m;
+    memset(dst, 0, bytes);
+    return SC_SUCCESS;
+}
+
+static sc_status_t sc_rmem_host_scale(sc_reducer_mem_t *m, sc_dtype_t dtype, void *dst,
+                                      const void *src, size_t count, double scale,
+                                      int accumulate)
+{
+    (void)m;
+    if (accumulate)
+        sc_reducer_scale_add(dtype, dst, src, count, scale);
+    else
+        sc_reducer_scale_copy(dtype, dst, src, count, scale);
+    return SC_SUCCESS;
+}
+
+static sc_status_t sc_rmem_host_order(sc_reducer_mem_t *m)
+{
+    (void)m;
+    return SC_SUCCESS;
+}
+
+static void sc_rmem_host_close(sc_reducer_mem_t *m)
+{
+    (void)m;
+}
+
+void sc_reducer_mem_host(sc_reducer_mem_t *m)
+{
+    memset(m, 0, sizeof(*m));
+    m->device = -1;
+    m->copy = sc_rmem_host_copy;
+    m->zero = sc_rmem_host_zero;
+    m->scale = sc_rmem_host_scale;
+    m->after_compute = sc_rmem_host_order;
+    m->before_compute = sc_rmem_host_order;
+    m->close = sc_rmem_host_close;
 }

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "collectives/reducer_internal.h"
+#include "core/memory.h"
 
 /* Bucket memory is aligned for vector code and for the hooks' casts. */
 #define SC_BUCKET_ALIGN 64
@@ -116,10 +117,10 @@ err:
     return -1;
 }
 
-void sc_reducer_free_buckets(sc_rbucket_t *buckets, int nbuckets)
+void sc_reducer_free_buckets(sc_reducer_t *r, sc_rbucket_t *buckets, int nbuckets)
 {
     for (int b = 0; b < nbuckets; b++) {
-        free(buckets[b].hb.data);
+        sc_mem_free_on(r->mem.device, buckets[b].hb.data);
         free(buckets[b].grads);
     }
     free(buckets);
@@ -131,6 +132,7 @@ sc_status_t sc_reducer_layout(sc_reducer_t *r, const int *order, size_t cap)
     sc_rbucket_t *nb = NULL;
     int *rev = NULL, *gb = NULL;
     size_t *goff = NULL;
+    sc_status_t st = SC_SUCCESS;
 
     if (!order) {
         rev = malloc((size_t)(r->n ? r->n : 1) * sizeof(*rev));
@@ -155,7 +157,7 @@ sc_status_t sc_reducer_layout(sc_reducer_t *r, const int *order, size_t cap)
         b->hb.index = k;
         b->hb.dtype = dr->dtype;
         b->hb.layout = r->layouts + 1;
-        b->kind = SC_MEM_HOST;
+        b->hb.stream = r->mem.stream;
         b->ngrads = dr->npos;
         b->grads = malloc((size_t)dr->npos * sizeof(int));
         if (!b->grads)
@@ -171,29 +173,34 @@ sc_status_t sc_reducer_layout(sc_reducer_t *r, const int *order, size_t cap)
         b->pending = b->ngrads;
         if (dr->bytes > 0) {
             size_t bytes = (dr->bytes + SC_BUCKET_ALIGN - 1) / SC_BUCKET_ALIGN * SC_BUCKET_ALIGN;
-            b->hb.data = aligned_alloc(SC_BUCKET_ALIGN, bytes);
-            if (!b->hb.data)
-                goto err_nomem;
-            /* Defined contents: a view may be read before anything is written. */
-            memset(b->hb.data, 0, bytes);
+            /* Zeroed: a view may be read before anything is written. */
+            st = sc_mem_alloc_on(r->mem.device, bytes, &b->hb.data, "sc_reducer buckets");
+            if (st != SC_SUCCESS)
+                goto err;
         }
     }
     /* The views keep their contents across a change of layout: the framework reads
      * the averaged gradients after finalize, and may accumulate into them. */
     if (r->view && r->buckets) {
-        for (int g = 0; g < r->n; g++) {
+        st = r->mem.after_compute(&r->mem);
+        for (int g = 0; g < r->n && st == SC_SUCCESS; g++) {
             size_t es = sc_dtype_size(r->grads[g].dtype), bytes = r->grads[g].count * es;
             if (bytes)
-                memcpy((char *)nb[gb[g]].hb.data + goff[g] * es,
-                       (char *)r->buckets[r->grads[g].bucket].hb.data + r->grads[g].offset * es,
-                       bytes);
+                st = r->mem.copy(&r->mem, (char *)nb[gb[g]].hb.data + goff[g] * es,
+                                 (char *)r->buckets[r->grads[g].bucket].hb.data +
+                                     r->grads[g].offset * es,
+                                 bytes);
         }
+        if (st == SC_SUCCESS)
+            st = r->mem.before_compute(&r->mem);
+        if (st != SC_SUCCESS)
+            goto err;
     }
     for (int g = 0; g < r->n; g++) {
         r->grads[g].bucket = gb[g];
         r->grads[g].offset = goff[g];
     }
-    sc_reducer_free_buckets(r->buckets, r->nbuckets);
+    sc_reducer_free_buckets(r, r->buckets, r->nbuckets);
     r->buckets = nb;
     r->nbuckets = d.n;
     r->cap = cap;
@@ -205,12 +212,14 @@ sc_status_t sc_reducer_layout(sc_reducer_t *r, const int *order, size_t cap)
     return SC_SUCCESS;
 
 err_nomem:
+    st = sc_error(SC_ERR_NO_MEMORY, "sc_reducer: out of memory laying out the buckets of "
+                  "%d gradients", r->n);
+err:
     if (nb)
-        sc_reducer_free_buckets(nb, d.n); /* calloc'd: the unbuilt ones are empty */
+        sc_reducer_free_buckets(r, nb, d.n); /* calloc'd: the unbuilt ones are empty */
     sc_drafts_free(&d);
     free(gb);
     free(goff);
     free(rev);
-    return sc_error(SC_ERR_NO_MEMORY, "sc_reducer: out of memory laying out the buckets of "
-                    "%d gradients", r->n);
+    return st;
 }

@@ -3,6 +3,7 @@
 
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "core/cuda_driver.h"
@@ -99,5 +100,18 @@ sc_status_t sc_mem_classify(const char *fn, const void *const *bufs, const char 
     }
     *kind = k0;
     *device = d0;
+    return SC_SUCCESS;
+}
+
+/* Host working memory: the aligned, zeroed half of sc_mem_alloc_on. */
+sc_status_t sc_mem_alloc_host_zeroed(size_t bytes, void **ptr, const char *fn)
+{
+    size_t rounded = (bytes + 63) / 64 * 64;
+    void *p = aligned_alloc(64, rounded ? rounded : 64);
+
+    if (!p)
+        return sc_error(SC_ERR_NO_MEMORY, "%s: out of memory for %zu bytes", fn, bytes);
+    memset(p, 0, rounded ? rounded : 64);
+    *ptr = p;
     return SC_SUCCESS;
 }

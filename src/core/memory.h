@@ -20,6 +20,16 @@ void sc_mem_query(const void *ptr, sc_mem_kind_t *kind, int *device);
 sc_status_t sc_mem_classify(const char *fn, const void *const *bufs, const char *const *names,
                             int n, sc_mem_kind_t *kind, int *device);
 
+/* Working memory of the library (buckets, hook scratch): zeroed, 64-byte aligned
+ * host memory for device -1, else device memory on that GPU (SC_ERR_UNSUPPORTED in a
+ * host-only build, SC_ERR_DEVICE / SC_ERR_NO_MEMORY when the GPU refuses). fn names the
+ * caller in the sentence. sc_mem_free_on takes the same device. */
+sc_status_t sc_mem_alloc_on(int device, size_t bytes, void **ptr, const char *fn);
+void sc_mem_free_on(int device, void *ptr);
+
+/* The host half of sc_mem_alloc_on, shared by both builds. */
+sc_status_t sc_mem_alloc_host_zeroed(size_t bytes, void **ptr, const char *fn);
+
 /* The stand-in for pinned memory: page-aligned pageable memory, the reason (why)
  * logged once. */
 sc_status_t sc_mem_alloc_pageable(size_t bytes, void **ptr, const char *why);

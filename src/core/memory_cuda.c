@@ -39,3 +39,41 @@ SC_API sc_status_t sc_host_free_pinned(void *ptr)
     }
     return sc_cuda_status(cudaFreeHost(ptr), "sc_host_free_pinned", "cudaFreeHost");
 }
+
+sc_status_t sc_mem_alloc_on(int device, size_t bytes, void **ptr, const char *fn)
+{
+    void *p = NULL;
+    cudaError_t err;
+    sc_status_t st;
+    int saved;
+
+    if (device < 0)
+        return sc_mem_alloc_host_zeroed(bytes, ptr, fn);
+    st = sc_cuda_device_enter(device, &saved, fn);
+    if (st != SC_SUCCESS)
+        return st;
+    err = cudaMalloc(&p, bytes ? bytes : 1);
+    if (err == cudaSuccess)
+        err = cudaMemset(p, 0, bytes ? bytes : 1);
+    sc_cuda_device_leave(device, saved);
+    if (err == cudaErrorMemoryAllocation) {
+        (void)cudaGetLastError();
+        return sc_error(SC_ERR_NO_MEMORY, "%s: GPU %d is out of memory for %zu bytes", fn,
+                        device, bytes);
+    }
+    if (err != cudaSuccess) {
+        if (p)
+            (void)cudaFree(p);
+        return sc_cuda_status(err, fn, "cudaMalloc");
+    }
+    *ptr = p;
+    return SC_SUCCESS;
+}
+
+void sc_mem_free_on(int device, void *ptr)
+{
+    if (device < 0)
+        free(ptr);
+    else if (ptr)
+        (void)cudaFree(ptr);
+}

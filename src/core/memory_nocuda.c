@@ -16,3 +16,17 @@ SC_API sc_status_t sc_host_free_pinned(void *ptr)
     free(ptr);
     return SC_SUCCESS;
 }
+
+sc_status_t sc_mem_alloc_on(int device, size_t bytes, void **ptr, const char *fn)
+{
+    if (device >= 0)
+        return sc_error(SC_ERR_UNSUPPORTED, "%s: device memory on GPU %d needs a CUDA build "
+                        "(this one is host-only)", fn, device);
+    return sc_mem_alloc_host_zeroed(bytes, ptr, fn);
+}
+
+void sc_mem_free_on(int device, void *ptr)
+{
+    (void)device;
+    free(ptr);
+}
