@@ -442,7 +442,6 @@ static int test_hook_state_survives_a_checkpoint(int argc, char **argv)
     sc_reducer_config_t cfg = small_buckets();
     int saved_starts = 0, loaded_starts = -1;
     sc_comm_hook_t hook = counting_hook(&saved_starts), hook2 = counting_hook(&loaded_starts);
-    sc_reducer_stats_t st;
     sc_reducer_t *r, *r2, *plain;
     unsigned char buf[256];
     size_t len = 0, small;
@@ -458,7 +457,6 @@ static int test_hook_state_survives_a_checkpoint(int argc, char **argv)
     for (int it = 0; it < 2; it++)
         if (copy_iteration(&w, &m, r, it, w.size, SC_FLOAT32))
             return 1;
-    CHECK_OK(sc_reducer_stats(r, &st));
     CHECK(saved_starts > 0, "the hook started no bucket");
     CHECK_OK(sc_reducer_hook_save(r, NULL, &len));
     CHECK(len > sizeof(int) && len <= sizeof(buf), "hook state of %zu bytes", len);
