@@ -183,8 +183,10 @@ SC_API sc_status_t sc_reducer_set_sync(sc_reducer_t *reducer, int sync);
 
 /* What the last finished iteration did, for benchmarks and tuning. Autotuning (with
  * config.autotune, unless SC_BUCKET_CAP_MB is set) tries caps of 1, 5, 25 and 100 MiB
- * (clipped to the model's size) for 3 synced iterations each after the rebuild, keeps
- * the fastest (slowest rank's time), logs it at info level and sets autotune_done. */
+ * (clipped to the model's size) after the rebuild, taking turns of 3 synced iterations,
+ * twice round, keeps the fastest (slowest rank's time; the first iteration of a turn is
+ * not counted), logs it at info level and sets autotune_done: 1 + 24 iterations for
+ * four caps. */
 typedef struct {
     int buckets;
     size_t bucket_cap_bytes;     /* in force (the autotuned choice once made) */

@@ -15,9 +15,11 @@
 #include "shardcomm/memory.h"
 #include "shardcomm/reducer.h"
 
-/* Autotuning tries at most this many caps, each for SC_TUNE_SAMPLES iterations; the
- * first of them after a switch warms the new bucket memory and is not counted. */
+/* Autotuning tries at most this many caps, in SC_TUNE_ROUNDS turns of SC_TUNE_SAMPLES
+ * iterations each; the first iteration of a turn warms the new bucket memory and is not
+ * counted. */
 #define SC_TUNE_MAX_CANDIDATES 4
+#define SC_TUNE_ROUNDS 2
 #define SC_TUNE_SAMPLES 3
 
 /* One registered gradient. */
@@ -79,7 +81,7 @@ typedef struct {
 typedef struct {
     int active;           /* candidates left to measure */
     int done;             /* a cap was chosen */
-    int ncand, cand, samples;
+    int ncand, cand, round, samples;
     size_t caps[SC_TUNE_MAX_CANDIDATES];
     double best_s[SC_TUNE_MAX_CANDIDATES]; /* fastest counted iteration per cap */
 } sc_reducer_tune_t;

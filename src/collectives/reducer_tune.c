@@ -1,6 +1,8 @@
-/* Bucket-cap autotuning: over the first synced iterations after the rebuild, each
- * candidate cap runs SC_TUNE_SAMPLES iterations; the fastest counted iteration of each
- * (the first after a switch warms new bucket memory and is not counted) decides. The
+/* Bucket-cap autotuning: over the first synced iterations after the rebuild, the
+ * candidate caps take turns, SC_TUNE_ROUNDS times round, each for SC_TUNE_SAMPLES
+ * iterations a turn; the fastest counted iteration of each cap (the first of a turn
+ * warms new bucket memory and is not counted) decides. Taking turns rather than
+ * measuring each cap once keeps a slow spell of a shared machine from deciding. The
  * times are the slowest rank's, from finalize's all-reduce, so every rank holds the
  * same numbers and makes the same choice at the same iteration: no broadcast needed. */
 #include <stdio.h>
@@ -27,6 +29,7 @@ void sc_reducer_tune_init(sc_reducer_tune_t *t, size_t total_bytes)
     t->active = 1;
     t->done = 0;
     t->cand = 0;
+    t->round = 0;
     t->samples = 0;
 }
 
@@ -54,6 +57,10 @@ size_t sc_reducer_tune_step(sc_reducer_t *r, double iter_s)
     t->samples = 0;
     if (++t->cand < t->ncand)
         return t->caps[t->cand];
+    if (++t->round < SC_TUNE_ROUNDS) {
+        t->cand = 0;
+        return t->caps[0];
+    }
     tried[0] = '\0';
     for (int c = 0; c < t->ncand; c++) {
         if (t->best_s[c] < t->best_s[best])

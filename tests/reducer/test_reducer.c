@@ -490,8 +490,9 @@ static int test_hook_state_survives_a_checkpoint(int argc, char **argv)
 }
 
 /* 6 MiB of float32 in 48 gradients: caps 1, 5 and 6 MiB (25 and 100 clipped to the
- * model) for 3 iterations each after the rebuild's: the choice comes after iteration
- * 10, is one of them, is the same on every rank; results are right throughout. */
+ * model), twice round, 3 iterations a turn, after the rebuild's: the choice comes after
+ * iteration 19, is one of them, is the same on every rank; results are right
+ * throughout. */
 static int test_autotune_converges_and_ranks_agree(int argc, char **argv)
 {
     sc_reducer_config_t cfg = SC_REDUCER_CONFIG_INIT;
@@ -510,21 +511,21 @@ static int test_autotune_converges_and_ranks_agree(int argc, char **argv)
     rt_model_init(&m, 48, counts, NULL);
     cfg.autotune = 1;
     CHECK_OK(sc_reducer_create(w.comm, m.desc, m.n, &cfg, &r));
-    for (it = 0; it < 10; it++) {
+    for (it = 0; it < 19; it++) {
         CHECK_OK(sc_reducer_stats(r, &st));
         CHECK(!st.autotune_done, "autotune done before iteration %d", it);
         if (copy_iteration(&w, &m, r, it, w.size, SC_FLOAT32))
             return 1;
     }
     CHECK_OK(sc_reducer_stats(r, &st));
-    CHECK(st.autotune_done, "autotune not done after 10 iterations");
+    CHECK(st.autotune_done, "autotune not done after 19 iterations");
     CHECK(st.bucket_cap_bytes == (1u << 20) || st.bucket_cap_bytes == (5u << 20) ||
               st.bucket_cap_bytes == (6u << 20),
           "autotune chose %zu bytes, not a candidate", st.bucket_cap_bytes);
     if (rt_check_same_int(&w, (long)st.bucket_cap_bytes, "the chosen cap") ||
         rt_check_same_int(&w, st.buckets, "the bucket count"))
         return 1;
-    for (; it < 12; it++)
+    for (; it < 21; it++)
         if (copy_iteration(&w, &m, r, it, w.size, SC_FLOAT32))
             return 1;
     return finish(&w, &m, r);
