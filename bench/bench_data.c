@@ -14,8 +14,7 @@ typedef struct {
     uint64_t seed;
 } sc_bench_pattern_t;
 
-/* splitmix64's finalizer: consecutive indices give unrelated values. */
-static uint64_t sc_bench_mix(uint64_t x)
+uint64_t sc_bench_mix(uint64_t x)
 {
     x += 0x9e3779b97f4a7c15ull;
     x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;

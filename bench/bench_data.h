@@ -23,4 +23,7 @@ void sc_bench_data_fill(const sc_bench_call_t *call, uint64_t seed);
  * dtype, everything else exactly. */
 size_t sc_bench_data_check(const sc_bench_call_t *call, uint64_t seed);
 
+/* splitmix64's finalizer: consecutive indices give unrelated values. */
+uint64_t sc_bench_mix(uint64_t x);
+
 #endif

@@ -59,8 +59,7 @@ sc_status_t sc_bench_size_parse(const char *text, size_t *bytes)
     return SC_SUCCESS;
 }
 
-/* A decimal integer in [min, max]. */
-static sc_status_t sc_bench_int_parse(const char *text, long long min, long long max,
+sc_status_t sc_bench_int_parse(const char *text, long long min, long long max,
                                       long long *out)
 {
     long long value;

@@ -31,6 +31,10 @@ typedef struct {
  * SC_ERR_INVALID_ARG for anything else, zero, or an overflow. */
 sc_status_t sc_bench_size_parse(const char *text, size_t *bytes);
 
+/* A decimal integer in [min, max]; SC_ERR_INVALID_ARG otherwise. */
+sc_status_t sc_bench_int_parse(const char *text, long long min, long long max,
+                               long long *out);
+
 /* Parses argv. On an error prints a sentence naming the bad argument to err and
  * returns SC_ERR_INVALID_ARG; *opts is written only on success. -h prints the usage
  * to out and sets opts->help. */

@@ -8,6 +8,7 @@
 #include <time.h>
 
 #include "bench_coll.h"
+#include "bench_compressed.h"
 #include "bench_data.h"
 #include "bench_device.h"
 #include "bench_kernels.h"
@@ -434,6 +435,10 @@ int main(int argc, char **argv)
     /* `sc-bench reducer ...`: a model's gradients through the reducer (bench_reducer.c). */
     if (argc > 1 && strcmp(argv[1], "reducer") == 0)
         return sc_bench_reducer_main(argc - 1, argv + 1);
+    /* `sc-bench compressed ...`: dense against top-k compressed all-reduce
+     * (bench_compressed.c). */
+    if (argc > 1 && strcmp(argv[1], "compressed") == 0)
+        return sc_bench_compressed_main(argc - 1, argv + 1);
 
     char *command = sc_bench_command_line(argc, argv);
     sc_bench_options_t opts;

@@ -5,7 +5,8 @@ set -euo pipefail
 
 pkgs=(cmake make gcc g++ pkg-config python3
       libucx-dev ucx-utils libhwloc-dev hwloc
-      libopenmpi-dev openmpi-bin)
+      libopenmpi-dev openmpi-bin
+      iproute2)  # ip and tc for bench/netem/ (a shaped link between namespaces)
 
 missing=()
 for p in "${pkgs[@]}"; do

@@ -92,7 +92,7 @@ typedef struct {
     int error_feedback;   /* keep what was not sent and add it to the next step (on: 1) */
     double momentum;      /* DGC momentum correction factor in [0, 1); 0: off */
     int values_fp16;      /* send values as float16 instead of the gradient's dtype */
-    int index_bits;       /* 32 or 64; 0: 32 where n <= 2^32, else 64 */
+    int index_bits;       /* 32 or 64; 0: 32 where n < 2^32, else 64 */
     int warmup_steps;     /* first steps of each tensor reduced dense (error feedback off) */
     int threads;          /* selection threads, as in sc_topk_config_t */
     uint64_t seed;
@@ -110,12 +110,16 @@ SC_API sc_status_t sc_compressor_create(const sc_compress_config_t *config,
 /* Collective, blocking: reduces count elements of sendbuf (float32, float64, float16 or
  * bfloat16; host memory) across comm with op SC_SUM or SC_AVG into recvbuf (which may be
  * sendbuf). With error feedback: v = residual[key] + g (with momentum: u = m u + g,
- * v = residual + u), the top density * count elements of v are selected (at least one
- * when count > 0), sent and cleared from the residual (and from u). The result is the
- * sparse aggregation of every rank's selection, bitwise the same on every rank. During
- * warm-up the reduction is a dense all-reduce. A key reused with another count or dtype
- * is SC_ERR_INVALID_ARG; recvbuf is written only on success, the residual is updated
- * only on success. One thread at a time per compressor. */
+ * v = residual + u), the top density * count elements of v (rounded to nearest, at
+ * least one when count > 0) are selected, sent and cleared from the residual (and from
+ * u); what rounding to the values' dtype on the wire lost stays in the residual. The
+ * result is the sparse aggregation of every rank's selection, bitwise the same on every
+ * rank. During warm-up the reduction is a dense all-reduce. A key reused with another
+ * count or dtype is SC_ERR_INVALID_ARG; recvbuf is written only on success, the residual
+ * is updated only on success. An argument error on one rank fails every rank (the others
+ * with SC_ERR_MISMATCH naming it), as do ranks that disagree on count, dtype, op, the
+ * step kind (warm-up or not), k, the values' dtype or the index width. One thread at a
+ * time per compressor. */
 SC_API sc_status_t sc_compressed_allreduce(sc_compressor_t *compressor, sc_comm_t *comm,
                                            int key, const void *sendbuf, void *recvbuf,
                                            size_t count, sc_dtype_t dtype, sc_op_t op);
@@ -152,9 +156,14 @@ SC_API sc_status_t sc_compressor_load(sc_compressor_t *compressor, const void *b
 SC_API void sc_compressor_destroy(sc_compressor_t *compressor);
 
 /* Fills *hook with a top-k comm hook for sc_reducer_create: each bucket is reduced with
- * a compressor of this configuration keyed by bucket index (the residual of a bucket
- * follows its gradients when the buckets are rebuilt). Float buckets only (validate says
- * so otherwise). save/load carry the compressor's state. config NULL: defaults. */
+ * a compressor of this configuration keyed by bucket index, leaving the sum over ranks of
+ * the selected pairs in the bucket. When the reducer lays the buckets out anew (the
+ * rebuild after the first iteration, each cap autotuning tries: sc_hook_bucket_t.layout
+ * changes) a bucket index holds other gradients, so its residual and momentum are
+ * dropped (zero; warm-up steps done are kept). A state loaded from a checkpoint is
+ * adopted by the first layout whose bucket of that index has the same count and dtype.
+ * Float buckets only (validate says so otherwise). save/load carry the compressor's
+ * state. config NULL: defaults. */
 SC_API sc_status_t sc_comm_hook_topk(const sc_compress_config_t *config,
                                      sc_comm_hook_t *hook);
 

@@ -1,31 +1,14 @@
 /* The registration check of sc_reducer_create: every rank's gradients and settings
- * against rank 0's, with the host collectives, so that a difference is an error on
- * every rank that names the first differing gradient and both ranks, never a hang
- * (or a silent mismatch of bucket sizes later). */
+ * against rank 0's (sc_comm_agree), so that a difference is an error on every rank that
+ * names the first differing gradient (found by a second exchange) and both ranks, never
+ * a hang (or a silent mismatch of bucket sizes later). */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "collectives/agree.h"
 #include "collectives/reducer_internal.h"
-
-/* What every rank contributes, gathered on all. */
-enum {
-    SC_AGREE_STATUS,     /* this rank's local checks: 0 or an sc_status_t */
-    SC_AGREE_N,          /* number of gradients */
-    SC_AGREE_HASH,       /* of every gradient's count, dtype and name */
-    SC_AGREE_FIRST_CAP,
-    SC_AGREE_CAP,
-    SC_AGREE_FIND_UNUSED,
-    SC_AGREE_AUTOTUNE,
-    SC_AGREE_PREDIV,     /* bits of the resolved factor */
-    SC_AGREE_HOOK,       /* hash of the hook's name */
-    SC_AGREE_FIELDS
-};
-
-static const char *const sc_agree_names[SC_AGREE_FIELDS] = {
-    "", "", "", "first_bucket_bytes", "bucket_cap_bytes", "find_unused", "autotune",
-    "prediv", "hook"};
 
 /* One gradient as the mismatch search exchanges it. */
 #define SC_AGREE_NAME_MAX 48
@@ -123,19 +106,18 @@ out:
     return st;
 }
 
+/* The facts every rank must share, in sc_comm_agree's order: the first two say
+ * whether the gradient lists agree. */
+enum { SC_RFACT_N, SC_RFACT_LIST, SC_RFACT_HOOK = 7, SC_RFACT_COUNT };
+
 sc_status_t sc_reducer_agree(sc_comm_t *comm, const sc_grad_desc_t *grads, int n,
                              const sc_reducer_t *r, sc_status_t local)
 {
-    int me = sc_comm_rank(comm), p = sc_comm_size(comm);
-    int64_t mine[SC_AGREE_FIELDS] = {0}, *all;
     uint64_t h = SC_FNV_INIT;
-    char text[SC_ERROR_MAX];
+    int64_t prediv_bits = 0;
+    sc_agree_diff_t diff;
     sc_status_t st;
 
-    /* This rank's sentence survives the collectives below. */
-    snprintf(text, sizeof(text), "%s", sc_last_error());
-    mine[SC_AGREE_STATUS] = local;
-    mine[SC_AGREE_N] = n;
     if (local == SC_SUCCESS) {
         for (int i = 0; i < n; i++) {
             sc_agree_grad_t a;
@@ -144,63 +126,30 @@ sc_status_t sc_reducer_agree(sc_comm_t *comm, const sc_grad_desc_t *grads, int n
             h = sc_fnv(h, &a.dtype, sizeof(a.dtype));
             h = sc_fnv(h, &a.name_hash, sizeof(a.name_hash));
         }
-        mine[SC_AGREE_HASH] = (int64_t)h;
-        mine[SC_AGREE_FIRST_CAP] = (int64_t)r->first_cap;
-        mine[SC_AGREE_CAP] = (int64_t)r->cap;
-        mine[SC_AGREE_FIND_UNUSED] = r->find_unused;
-        mine[SC_AGREE_AUTOTUNE] = r->tune.active;
-        memcpy(&mine[SC_AGREE_PREDIV], &r->prediv, sizeof(double));
-        mine[SC_AGREE_HOOK] = (int64_t)sc_name_hash(r->hook.name);
+        memcpy(&prediv_bits, &r->prediv, sizeof(double));
     }
-    all = malloc((size_t)p * sizeof(mine));
-    if (!all)
-        return sc_error(SC_ERR_NO_MEMORY, "sc_reducer_create: out of memory");
-    st = sc_allgather(mine, all, SC_AGREE_FIELDS, SC_INT64, comm, NULL, NULL);
-    if (st != SC_SUCCESS)
-        goto out;
-    if (local != SC_SUCCESS) {
-        sc_error_set_text(text);
-        st = local;
-        goto out;
+    {
+        const sc_fact_t facts[SC_RFACT_COUNT] = {
+            {"the number of gradients", SC_FACT_NUMBER, n},
+            {"the gradient list", SC_FACT_HASH, (int64_t)h},
+            {"first_bucket_bytes", SC_FACT_NUMBER, (int64_t)r->first_cap},
+            {"bucket_cap_bytes", SC_FACT_NUMBER, (int64_t)r->cap},
+            {"find_unused", SC_FACT_NUMBER, r->find_unused},
+            {"autotune", SC_FACT_NUMBER, r->tune.active},
+            {"prediv", SC_FACT_DOUBLE, prediv_bits},
+            {"the comm hook's name", SC_FACT_HASH, (int64_t)sc_name_hash(r->hook.name)}};
+        st = sc_comm_agree(comm, "sc_reducer_create", local, SC_SUCCESS, facts,
+                           SC_RFACT_COUNT, &diff);
     }
-    for (int q = 0; q < p; q++) {
-        sc_status_t s = (sc_status_t)all[q * SC_AGREE_FIELDS + SC_AGREE_STATUS];
-        if (s != SC_SUCCESS) {
-            st = sc_error(s, "sc_reducer_create: rank %d could not create its reducer (%s); "
-                          "its error says why", q, sc_status_string(s));
-            goto out;
-        }
-    }
-    for (int q = 1; q < p; q++) {
-        const int64_t *a = all, *b = all + q * SC_AGREE_FIELDS;
-        if (a[SC_AGREE_N] != b[SC_AGREE_N] || a[SC_AGREE_HASH] != b[SC_AGREE_HASH]) {
-            st = sc_agree_locate(comm, grads, n, me, q, a[SC_AGREE_N], b[SC_AGREE_N]);
-            goto out;
-        }
-        for (int f = SC_AGREE_FIRST_CAP; f < SC_AGREE_FIELDS; f++) {
-            if (a[f] == b[f])
-                continue;
-            if (f == SC_AGREE_PREDIV) {
-                double x, y;
-                memcpy(&x, &a[f], sizeof(x));
-                memcpy(&y, &b[f], sizeof(y));
-                st = sc_error(SC_ERR_MISMATCH, "sc_reducer_create: ranks configured the "
-                              "reducer differently: prediv is %g on rank 0 but %g on rank %d",
-                              x, y, q);
-            } else if (f == SC_AGREE_HOOK) {
-                st = sc_error(SC_ERR_MISMATCH, "sc_reducer_create: ranks configured the "
-                              "reducer differently: the comm hook's name differs between "
-                              "rank 0 and rank %d (this rank's is \"%s\")", q,
-                              r->hook.name ? r->hook.name : "");
-            } else {
-                st = sc_error(SC_ERR_MISMATCH, "sc_reducer_create: ranks configured the "
-                              "reducer differently: %s is %" PRId64 " on rank 0 but %" PRId64
-                              " on rank %d", sc_agree_names[f], a[f], b[f], q);
-            }
-            goto out;
-        }
-    }
-out:
-    free(all);
+    if (st != SC_ERR_MISMATCH)
+        return st;
+    if (diff.fact == SC_RFACT_N || diff.fact == SC_RFACT_LIST)
+        return sc_agree_locate(comm, grads, n, sc_comm_rank(comm), diff.rank,
+                               diff.fact == SC_RFACT_N ? diff.value0 : n,
+                               diff.fact == SC_RFACT_N ? diff.value : n);
+    if (diff.fact == SC_RFACT_HOOK)
+        return sc_error(SC_ERR_MISMATCH, "sc_reducer_create: ranks disagree: the comm hook's "
+                        "name differs between rank 0 and rank %d (this rank's is \"%s\")",
+                        diff.rank, r->hook.name ? r->hook.name : "");
     return st;
 }

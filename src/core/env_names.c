@@ -30,6 +30,8 @@ const char *const sc_env_ring_threshold_names[] = {"SC_RING_THRESHOLD", NULL};
 const char *const sc_env_chunk_bytes_names[] = {"SC_CHUNK_BYTES", NULL};
 const char *const sc_env_progress_spin_us_names[] = {"SC_PROGRESS_SPIN_US", NULL};
 const char *const sc_env_bucket_cap_mb_names[] = {"SC_BUCKET_CAP_MB", NULL};
+const char *const sc_env_threads_names[] = {"SC_THREADS", NULL};
+const char *const sc_env_cpu_isa_names[] = {"SC_CPU_ISA", NULL};
 
 sc_status_t sc_env_int_leading(const char *const *names, long def, long *value)
 {

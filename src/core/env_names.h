@@ -25,6 +25,8 @@ extern const char *const sc_env_ring_threshold_names[];   /* SC_RING_THRESHOLD *
 extern const char *const sc_env_chunk_bytes_names[];      /* SC_CHUNK_BYTES */
 extern const char *const sc_env_progress_spin_us_names[]; /* SC_PROGRESS_SPIN_US */
 extern const char *const sc_env_bucket_cap_mb_names[];     /* SC_BUCKET_CAP_MB */
+extern const char *const sc_env_threads_names[];           /* SC_THREADS */
+extern const char *const sc_env_cpu_isa_names[];           /* SC_CPU_ISA */
 
 /* Defaults when no variable of a list is set. The local rank and size have none:
  * sc_comm_init counts the ranks that share a host name. */

@@ -206,6 +206,7 @@ enum {
     SC_INFO_MASTER_ADDR, SC_INFO_MASTER_PORT, SC_INFO_TIMEOUT, SC_INFO_BIND,
     SC_INFO_LOG_LEVEL, SC_INFO_ALGO, SC_INFO_RING_THRESHOLD, SC_INFO_CHUNK_BYTES,
     SC_INFO_PROGRESS_SPIN_US, SC_INFO_DEVICE, SC_INFO_NCCL, SC_INFO_BUCKET_CAP_MB,
+    SC_INFO_THREADS, SC_INFO_CPU_ISA,
     SC_INFO_SETTING_COUNT
 };
 
@@ -227,6 +228,7 @@ static const char *const sc_info_log_choices[] = {
     "error", "warn", "info", "debug", "trace", "0", "1", "2", "3", "4", NULL};
 static const char *const sc_info_algo_choices[] = {"auto", "ring", "rd", NULL};
 static const char *const sc_info_nccl_choices[] = {"0", "1", NULL};
+static const char *const sc_info_cpu_isa_choices[] = {"scalar", "avx2", "avx512", NULL};
 
 /* What sc_comm_init does when no local rank or size is given. */
 #define SC_INFO_BY_HOST "counted at start-up among the ranks with this host name"
@@ -269,6 +271,12 @@ static const sc_info_setting_t sc_info_settings[SC_INFO_SETTING_COUNT] = {
                       .choices = sc_info_nccl_choices, .exact_case = 1, .expected = "0|1"},
     [SC_INFO_BUCKET_CAP_MB] = {.names = sc_env_bucket_cap_mb_names, .kind = SC_INFO_NUMBER,
                                .def_number = SC_DEFAULT_BUCKET_CAP_MB, .positive = 1},
+    [SC_INFO_THREADS] = {.names = sc_env_threads_names, .kind = SC_INFO_INT, .min = 1,
+                         .max = 4096, .default_note = "the CPUs this process is bound to"},
+    [SC_INFO_CPU_ISA] = {.names = sc_env_cpu_isa_names, .kind = SC_INFO_CHOICE,
+                         .def_text = "auto", .choices = sc_info_cpu_isa_choices,
+                         .default_note = "the widest vector path this CPU has",
+                         .expected = "scalar|avx2|avx512"},
 };
 
 /* The effective value of one setting as text, and whether it is valid. */

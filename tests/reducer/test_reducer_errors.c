@@ -194,13 +194,13 @@ static int test_stream_on_one_rank_fails_create_on_every_rank(int argc, char **a
     if (w.rank == 1)
         CHECK_SAYS("config.stream is set", "the communicator found no usable GPU");
     else
-        CHECK_SAYS("rank 1 could not create its reducer (SC_ERR_DEVICE)");
+        CHECK_SAYS("rank 1 failed its own checks (SC_ERR_DEVICE)");
 #else
     CHECK_STATUS(sc_reducer_create(w.comm, m.desc, m.n, &cfg, &r), SC_ERR_UNSUPPORTED);
     if (w.rank == 1)
         CHECK_SAYS("config.stream is set", "device buckets need a CUDA build");
     else
-        CHECK_SAYS("rank 1 could not create its reducer (SC_ERR_UNSUPPORTED)");
+        CHECK_SAYS("rank 1 failed its own checks (SC_ERR_UNSUPPORTED)");
 #endif
     CHECK(r == NULL, "the reducer was set on failure");
     CHECK_OK(sc_comm_destroy(w.comm));
@@ -337,7 +337,7 @@ static int test_different_config_fails_create_on_every_rank(int argc, char **arg
     CHECK_STATUS(sc_reducer_create(w.comm, m.desc, m.n, &cfg, &r), SC_ERR_MISMATCH);
     snprintf(says, sizeof(says), "bucket_cap_bytes is 4096 on rank 0 but 8192 on rank %d",
              w.size - 1);
-    CHECK_SAYS("ranks configured the reducer differently", says);
+    CHECK_SAYS("ranks disagree", says);
     CHECK_OK(sc_comm_destroy(w.comm));
     rt_model_free(&m);
     return 0;

@@ -1,0 +1,145 @@
+/* Shared by the files of src/compress/: the layout of a rank's block of (index, value)
+ * pairs and the scatter-add of gathered blocks (sparse_pairs.c), and the compressor's
+ * per-key state and step (compressor.c), which the compressed all-reduce
+ * (compressed_allreduce.c), the checkpoint format (compressor_state.c) and the comm hook
+ * (compress_hook.c) drive. */
+#ifndef SC_COMPRESS_INTERNAL_H
+#define SC_COMPRESS_INTERNAL_H
+
+#include <pthread.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/error.h"
+#include "shardcomm/compress.h"
+
+/* ---- blocks of pairs (sparse_pairs.c) ---------------------------------------------- */
+
+/* One rank's block in the all-gather: k indices (uint32_t or uint64_t), then k values of
+ * vdtype at values_off; each section padded to 8 bytes, so that every rank's block in
+ * the gathered buffer is aligned. An index of all ones pads. */
+typedef struct {
+    size_t k;
+    int index_bits;
+    sc_dtype_t vdtype;
+    size_t values_off;
+    size_t bytes;
+} sc_pairs_layout_t;
+
+/* Fills *l; SC_ERR_INVALID_ARG (naming caller) when p blocks of it overflow size_t. */
+sc_status_t sc_pairs_layout(const char *caller, size_t k, int index_bits, sc_dtype_t vdtype,
+                            int p, sc_pairs_layout_t *l);
+
+/* 1 for float32, float64, float16 and bfloat16: the dtypes compression takes. */
+int sc_pairs_dtype_ok(sc_dtype_t dtype);
+
+/* Position of the first index >= n other than the pad among k, or k when none. */
+size_t sc_pairs_find_bad(const void *indices, int index_bits, size_t k, size_t n);
+
+/* The pad of an index width: UINT32_MAX or UINT64_MAX. */
+uint64_t sc_pairs_pad(int index_bits);
+
+/* dense (n elements of dtype) = the sum of the pairs of p blocks at blocks, in rank
+ * order and each block's pairs in order, pads skipped, then divided by divisor (1: a
+ * sum). float16/bfloat16 accumulate in acc (n floats, caller's scratch) and are rounded
+ * once; float32/float64 accumulate in dense. The indices were checked (< n or the pad). */
+void sc_pairs_scatter(const sc_pairs_layout_t *l, const void *blocks, int p, void *dense,
+                      sc_dtype_t dtype, size_t n, int divisor, float *acc);
+
+/* 1 when the block's indices never decrease (pads, all ones, come last). */
+int sc_pairs_sorted(const sc_pairs_layout_t *l, const void *block);
+
+/* dst[j] = src[j] converted from sdtype to ddtype (float types), j < k. */
+void sc_pairs_convert(const void *src, sc_dtype_t sdtype, void *dst, sc_dtype_t ddtype,
+                      size_t k);
+
+/* Element j of a float buffer of dtype, as double. */
+double sc_pairs_load(const void *buf, sc_dtype_t dtype, size_t j);
+
+/* ---- the compressor (compressor.c) ------------------------------------------------- */
+
+/* One key's state. residual, momentum and v are count elements of acc (float32, or
+ * float64 for float64 gradients). A step in flight keeps v = residual + g (or
+ * + m u + g) in v and its pairs in block; committing it swaps v in as the residual. */
+typedef struct {
+    int key;
+    size_t count;
+    sc_dtype_t dtype;      /* the gradient's */
+    sc_dtype_t acc;
+    void *residual;        /* NULL without error feedback */
+    void *momentum;        /* NULL without momentum */
+    void *v;               /* allocated by the first sparse step */
+    long steps;            /* steps completed */
+    uint64_t layout;       /* comm hook: the bucket layout the state belongs to */
+    /* The step in flight. */
+    int dense;
+    size_t selected;
+    sc_pairs_layout_t lay;
+    /* unsettled: the residual still holds v at the pairs this rank sent in its last
+     * step (sent_n of them, its block at sent_off, laid out as sent, indices ascending):
+     * the next pass over the residual subtracts what was sent, so that the commit does
+     * not touch those scattered elements. */
+    int unsettled;
+    size_t sent_off, sent_n;
+    sc_pairs_layout_t sent;
+    void *blocks;          /* p blocks: this rank's at rank * lay.bytes */
+    size_t blocks_cap;     /* bytes */
+    void *picked;          /* selected values in the selection's dtype, when it is not
+                              the values' dtype on the wire */
+    size_t picked_cap;
+} sc_ckey_t;
+
+struct sc_compressor {
+    sc_compress_config_t cfg; /* resolved: density > 0, index_bits as given */
+    sc_topk_t *topk;
+    pthread_mutex_t lock;     /* keys and stats: the hook's start and finish may run
+                                 on different threads */
+    sc_ckey_t **keys;
+    int nkeys, keys_cap;
+    sc_compress_stats_t stats;
+};
+
+/* sc_compressor_create, with caller naming the public call in error sentences (which
+ * name the configuration's field out of range). */
+sc_status_t sc_compressor_new(const char *caller, const sc_compress_config_t *config,
+                              sc_compressor_t **compressor);
+
+/* The key's state, created with count and dtype when absent. layout 0 (calls): a key
+ * that holds another count or dtype is SC_ERR_INVALID_ARG. layout > 0 (the comm hook's
+ * bucket layout): a key of another layout gets a fresh state (residual and momentum
+ * zero, steps kept), except one loaded from a checkpoint (layout 0) of the same count
+ * and dtype, which is adopted. Takes c->lock. */
+sc_status_t sc_compressor_key(sc_compressor_t *c, const char *caller, int key, size_t count,
+                              sc_dtype_t dtype, uint64_t layout, sc_ckey_t **out);
+
+/* A key's fresh state: residual (with error feedback) and momentum (with momentum)
+ * zero, v allocated, steps and layout 0. */
+sc_status_t sc_ckey_new(const sc_compressor_t *c, const char *caller, int key, size_t count,
+                        sc_dtype_t dtype, sc_ckey_t **out);
+
+/* Frees one key's state. */
+void sc_ckey_free(sc_ckey_t *k);
+
+/* Prepares the step of key k on gradient g of this rank (rank of p): a dense step
+ * during warm-up (k->dense set, nothing else done), else v, the selection and this
+ * rank's block, the pads after what the selection returned included. Nothing of the
+ * key's committed state changes. */
+sc_status_t sc_compressor_prepare(sc_compressor_t *c, const char *caller, sc_ckey_t *k,
+                                  const void *g, int rank, int p);
+
+/* Commits a prepared step once its collective succeeded: momentum u = m u + g (g still
+ * the gradient the step was prepared on), v becomes the residual less what this rank
+ * sent, sent entries of u cleared, steps + 1. */
+void sc_compressor_commit(sc_compressor_t *c, sc_ckey_t *k, const void *g, int rank);
+
+/* Subtracts what was sent from the residual where the key is unsettled (for a
+ * checkpoint: the saved residual is the settled one). Under c->lock or on the key's
+ * own thread. */
+void sc_ckey_settle(sc_ckey_t *k);
+
+/* The gathered blocks of a committed sparse step added into dense (k->count elements of
+ * k->dtype), divided by divisor; the stats' scatter time set. */
+void sc_compressor_scatter(sc_compressor_t *c, sc_ckey_t *k, int p, void *dense,
+                           int divisor);
+
+#endif

@@ -1,0 +1,84 @@
+/* sc_compressed_allreduce: one step of a key of the compressor as a blocking
+ * collective: the local preparation (error feedback, selection, packing), the agreement
+ * of every rank on the step, then the all-gather of the pairs and their scatter-add (or,
+ * during warm-up, a dense all-reduce), the residual committed only on success. */
+#include <string.h>
+
+#include "collectives/agree.h"
+#include "compress/compress_internal.h"
+#include "core/comm_internal.h"
+
+#define SC_CAR_FN "sc_compressed_allreduce"
+
+static sc_status_t sc_car_check(const sc_compressor_t *c, const void *sendbuf,
+                                const void *recvbuf, size_t count, sc_dtype_t dtype,
+                                sc_op_t op)
+{
+    if (!c)
+        return sc_error(SC_ERR_INVALID_ARG, SC_CAR_FN ": compressor is NULL");
+    if (count > 0 && (!sendbuf || !recvbuf))
+        return sc_error(SC_ERR_INVALID_ARG, SC_CAR_FN ": %s is NULL with count %zu",
+                        !sendbuf ? "sendbuf" : "recvbuf", count);
+    if (!sc_pairs_dtype_ok(dtype))
+        return sc_error(SC_ERR_INVALID_ARG, SC_CAR_FN ": dtype %s is not float32, float64, "
+                        "float16 or bfloat16", sc_dtype_name(dtype));
+    if (op != SC_SUM && op != SC_AVG)
+        return sc_error(SC_ERR_INVALID_ARG, SC_CAR_FN ": op %s is not sum or avg",
+                        sc_op_name(op));
+    if (count > SIZE_MAX / sizeof(double) / 4)
+        return sc_error(SC_ERR_INVALID_ARG, SC_CAR_FN ": count %zu overflows the buffer size",
+                        count);
+    return SC_SUCCESS;
+}
+
+SC_API sc_status_t sc_compressed_allreduce(sc_compressor_t *compressor, sc_comm_t *comm,
+                                           int key, const void *sendbuf, void *recvbuf,
+                                           size_t count, sc_dtype_t dtype, sc_op_t op)
+{
+    sc_ckey_t *k = NULL;
+    int rank, p;
+    sc_status_t st;
+
+    st = sc_comm_check(comm, SC_CAR_FN);
+    if (st != SC_SUCCESS)
+        return st; /* no communicator to agree over */
+    rank = sc_comm_rank(comm);
+    p = sc_comm_size(comm);
+    st = sc_car_check(compressor, sendbuf, recvbuf, count, dtype, op);
+    if (st == SC_SUCCESS)
+        st = sc_compressor_key(compressor, SC_CAR_FN, key, count, dtype, 0, &k);
+    if (st == SC_SUCCESS)
+        st = sc_compressor_prepare(compressor, SC_CAR_FN, k, sendbuf, rank, p);
+    {
+        /* A rank that failed above still takes part, so that no rank waits. */
+        int ok = st == SC_SUCCESS;
+        const sc_fact_t facts[] = {
+            {"count", SC_FACT_NUMBER, (int64_t)count},
+            {"dtype", SC_FACT_DTYPE, dtype},
+            {"op", SC_FACT_NUMBER, op},
+            {"warm-up (1: a dense step)", SC_FACT_NUMBER, ok ? k->dense : 0},
+            {"k (density * count)", SC_FACT_NUMBER, ok && !k->dense ? (int64_t)k->lay.k : 0},
+            {"value dtype (values_fp16)", SC_FACT_DTYPE, ok && !k->dense ? k->lay.vdtype : 0},
+            {"index_bits", SC_FACT_NUMBER, ok && !k->dense ? k->lay.index_bits : 0}};
+        st = sc_comm_agree(comm, SC_CAR_FN, st, SC_ERR_MISMATCH, facts,
+                           (int)(sizeof(facts) / sizeof(facts[0])), NULL);
+    }
+    if (st != SC_SUCCESS)
+        return st;
+    if (k->dense) {
+        /* Into v, so that recvbuf is written only on success. */
+        st = sc_allreduce(sendbuf, k->v, count, dtype, op, comm, NULL, NULL);
+        if (st != SC_SUCCESS)
+            return st;
+        sc_compressor_commit(compressor, k, sendbuf, rank);
+        memcpy(recvbuf, k->v, count * sc_dtype_size(dtype));
+        return SC_SUCCESS;
+    }
+    st = sc_allgather((char *)k->blocks + (size_t)rank * k->lay.bytes, k->blocks, k->lay.bytes,
+                      SC_UINT8, comm, NULL, NULL);
+    if (st != SC_SUCCESS)
+        return st;
+    sc_compressor_commit(compressor, k, sendbuf, rank);
+    sc_compressor_scatter(compressor, k, p, recvbuf, op == SC_AVG ? p : 1);
+    return SC_SUCCESS;
+}

@@ -1,0 +1,446 @@
+/* The compressor: configuration, per-key state (residual, momentum, steps), and one
+ * step of error feedback on a key: v = residual + g (DGC: u = m u + g, v = residual + u),
+ * the top-k selection of v packed into this rank's block, and, once the collective
+ * succeeded, the commit (v becomes the residual, less what was sent, which the next pass
+ * over it subtracts; sent entries of u are cleared) and the scatter-add of every rank's
+ * block. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "compress/compress_internal.h"
+#include "core/clock.h"
+#include "shardcomm/kernels.h"
+
+#define SC_EF_CHUNK 4096 /* elements of a pass at a time (float16/bfloat16 widened) */
+
+static sc_status_t sc_compress_config_resolve(const char *caller,
+                                              const sc_compress_config_t *in,
+                                              sc_compress_config_t *out)
+{
+    sc_compress_config_t c = SC_COMPRESS_CONFIG_INIT;
+
+    if (in) {
+        if (in->size == 0 || in->size > sizeof(c))
+            return sc_error(SC_ERR_INVALID_ARG, "%s: config.size is %zu, not %zu: start the "
+                            "configuration from SC_COMPRESS_CONFIG_INIT", caller, in->size,
+                            sizeof(c));
+        memcpy(&c, in, in->size);
+    }
+    if (c.density == 0.0)
+        c.density = 0.01;
+    if (!(c.density > 0.0 && c.density <= 1.0))
+        return sc_error(SC_ERR_INVALID_ARG, "%s: config.density is %g; it must be in (0, 1] "
+                        "(or 0 for 0.01)", caller, c.density);
+    if ((unsigned)c.mode > SC_TOPK_RANDOM)
+        return sc_error(SC_ERR_INVALID_ARG, "%s: config.mode is %d, not SC_TOPK_EXACT (0), "
+                        "SC_TOPK_APPROX (1) or SC_TOPK_RANDOM (2)", caller, (int)c.mode);
+    if (c.error_feedback != 0 && c.error_feedback != 1)
+        return sc_error(SC_ERR_INVALID_ARG, "%s: config.error_feedback is %d, not 0 or 1",
+                        caller, c.error_feedback);
+    if (!(c.momentum >= 0.0 && c.momentum < 1.0))
+        return sc_error(SC_ERR_INVALID_ARG, "%s: config.momentum is %g; it must be in [0, 1) "
+                        "(0: no momentum correction)", caller, c.momentum);
+    if (c.values_fp16 != 0 && c.values_fp16 != 1)
+        return sc_error(SC_ERR_INVALID_ARG, "%s: config.values_fp16 is %d, not 0 or 1",
+                        caller, c.values_fp16);
+    if (c.index_bits != 0 && c.index_bits != 32 && c.index_bits != 64)
+        return sc_error(SC_ERR_INVALID_ARG, "%s: config.index_bits is %d, not 0 (by size), 32 "
+                        "or 64", caller, c.index_bits);
+    if (c.warmup_steps < 0)
+        return sc_error(SC_ERR_INVALID_ARG, "%s: config.warmup_steps is %d; it must be >= 0",
+                        caller, c.warmup_steps);
+    if (c.threads < 0)
+        return sc_error(SC_ERR_INVALID_ARG, "%s: config.threads is %d; it must be >= 0 "
+                        "(0: SC_THREADS or the cores this rank is bound to)", caller,
+                        c.threads);
+    *out = c;
+    return SC_SUCCESS;
+}
+
+sc_status_t sc_compressor_new(const char *caller, const sc_compress_config_t *config,
+                              sc_compressor_t **compressor)
+{
+    sc_topk_config_t tc = SC_TOPK_CONFIG_INIT;
+    sc_compressor_t *c;
+    sc_status_t st;
+
+    if (!compressor)
+        return sc_error(SC_ERR_INVALID_ARG, "%s: the output pointer is NULL", caller);
+    c = calloc(1, sizeof(*c));
+    if (!c)
+        return sc_error(SC_ERR_NO_MEMORY, "%s: out of memory", caller);
+    st = sc_compress_config_resolve(caller, config, &c->cfg);
+    if (st != SC_SUCCESS)
+        goto err_free;
+    tc.mode = c->cfg.mode;
+    tc.threads = c->cfg.threads;
+    tc.seed = c->cfg.seed;
+    st = sc_topk_create(&tc, &c->topk);
+    if (st != SC_SUCCESS)
+        goto err_free;
+    pthread_mutex_init(&c->lock, NULL);
+    *compressor = c;
+    return SC_SUCCESS;
+err_free:
+    free(c);
+    return st;
+}
+
+SC_API sc_status_t sc_compressor_create(const sc_compress_config_t *config,
+                                        sc_compressor_t **compressor)
+{
+    return sc_compressor_new("sc_compressor_create", config, compressor);
+}
+
+void sc_ckey_free(sc_ckey_t *k)
+{
+    if (!k)
+        return;
+    free(k->residual);
+    free(k->momentum);
+    free(k->v);
+    free(k->blocks);
+    free(k->picked);
+    free(k);
+}
+
+SC_API void sc_compressor_destroy(sc_compressor_t *c)
+{
+    if (!c)
+        return;
+    for (int i = 0; i < c->nkeys; i++)
+        sc_ckey_free(c->keys[i]);
+    free(c->keys);
+    sc_topk_destroy(c->topk);
+    pthread_mutex_destroy(&c->lock);
+    free(c);
+}
+
+sc_status_t sc_ckey_new(const sc_compressor_t *c, const char *caller, int key,
+                               size_t count, sc_dtype_t dtype, sc_ckey_t **out)
+{
+    sc_ckey_t *k = calloc(1, sizeof(*k));
+    size_t bytes;
+
+    if (!k)
+        goto err;
+    k->key = key;
+    k->count = count;
+    k->dtype = dtype;
+    k->acc = dtype == SC_FLOAT64 ? SC_FLOAT64 : SC_FLOAT32;
+    bytes = (count ? count : 1) * sc_dtype_size(k->acc);
+    k->v = malloc(bytes);
+    if (!k->v)
+        goto err;
+    if (c->cfg.error_feedback && !(k->residual = calloc(1, bytes)))
+        goto err;
+    if (c->cfg.momentum > 0.0 && !(k->momentum = calloc(1, bytes)))
+        goto err;
+    *out = k;
+    return SC_SUCCESS;
+err:
+    sc_ckey_free(k);
+    return sc_error(SC_ERR_NO_MEMORY, "%s: out of memory for the state of key %d (%zu "
+                    "elements)", caller, key, count);
+}
+
+/* Under c->lock. */
+static sc_ckey_t **sc_compressor_find(sc_compressor_t *c, int key)
+{
+    for (int i = 0; i < c->nkeys; i++)
+        if (c->keys[i]->key == key)
+            return &c->keys[i];
+    return NULL;
+}
+
+sc_status_t sc_compressor_key(sc_compressor_t *c, const char *caller, int key, size_t count,
+                              sc_dtype_t dtype, uint64_t layout, sc_ckey_t **out)
+{
+    sc_ckey_t **slot, *k, *fresh;
+    sc_status_t st = SC_SUCCESS;
+
+    pthread_mutex_lock(&c->lock);
+    slot = sc_compressor_find(c, key);
+    if (slot && (*slot)->layout == layout && ((*slot)->count != count ||
+                                              (*slot)->dtype != dtype)) {
+        st = sc_error(SC_ERR_INVALID_ARG, "%s: key %d holds the state of %zu elements of %s, "
+                      "this call gives %zu elements of %s; a key is one tensor", caller, key,
+                      (*slot)->count, sc_dtype_name((*slot)->dtype), count,
+                      sc_dtype_name(dtype));
+        goto out;
+    }
+    if (slot && (*slot)->layout != layout && (*slot)->layout == 0 &&
+        (*slot)->count == count && (*slot)->dtype == dtype) {
+        (*slot)->layout = layout; /* loaded from a checkpoint: adopted */
+    } else if (slot && (*slot)->layout != layout) {
+        /* The buckets were laid out anew: this index holds other gradients. */
+        st = sc_ckey_new(c, caller, key, count, dtype, &fresh);
+        if (st != SC_SUCCESS)
+            goto out;
+        fresh->steps = (*slot)->steps;
+        fresh->layout = layout;
+        sc_ckey_free(*slot);
+        *slot = fresh;
+    }
+    if (slot) {
+        *out = *slot;
+        goto out;
+    }
+    if (c->nkeys == c->keys_cap) {
+        int cap = c->keys_cap ? 2 * c->keys_cap : 8;
+        sc_ckey_t **keys = realloc(c->keys, (size_t)cap * sizeof(*keys));
+        if (!keys) {
+            st = sc_error(SC_ERR_NO_MEMORY, "%s: out of memory for key %d", caller, key);
+            goto out;
+        }
+        c->keys = keys;
+        c->keys_cap = cap;
+    }
+    st = sc_ckey_new(c, caller, key, count, dtype, &k);
+    if (st != SC_SUCCESS)
+        goto out;
+    k->layout = layout;
+    c->keys[c->nkeys++] = k;
+    *out = k;
+out:
+    pthread_mutex_unlock(&c->lock);
+    return st;
+}
+
+/* ---- v = residual + g, u = m u + g ---------------------------------------------------
+ * One definition per accumulation type; u's update in the commit evaluates the same
+ * expression as v's, so both see the same bits of m u + g. */
+#define SC_EF_DEFINE(name, T)                                                           \
+    static void name##_v(T *v, const T *r, const T *u, T m, const T *g, size_t n)       \
+    {                                                                                   \
+        if (r && u)                                                                     \
+            for (size_t i = 0; i < n; i++)                                              \
+                v[i] = r[i] + (m * u[i] + g[i]);                                        \
+        else if (u)                                                                     \
+            for (size_t i = 0; i < n; i++)                                              \
+                v[i] = m * u[i] + g[i];                                                 \
+        else                                                                            \
+            for (size_t i = 0; i < n; i++)                                              \
+                v[i] = r[i] + g[i];                                                     \
+    }                                                                                   \
+    static void name##_u(T *u, T m, const T *g, size_t n)                               \
+    {                                                                                   \
+        for (size_t i = 0; i < n; i++)                                                  \
+            u[i] = m * u[i] + g[i];                                                     \
+    }
+SC_EF_DEFINE(sc_ef_f32, float)
+SC_EF_DEFINE(sc_ef_f64, double)
+
+static uint64_t sc_sent_index(const sc_ckey_t *k, size_t j)
+{
+    const char *block = (const char *)k->blocks + k->sent_off;
+
+    return k->sent.index_bits == 32 ? ((const uint32_t *)block)[j]
+                                    : ((const uint64_t *)block)[j];
+}
+
+/* r[i] = v[i] - sent for the sent pairs from *j on whose index is below hi, 0 where that
+ * is not finite (an Inf or NaN sent, or a value that overflowed float16 on the wire). */
+static void sc_ef_settle(sc_ckey_t *k, size_t *j, uint64_t hi)
+{
+    const char *vals = (const char *)k->blocks + k->sent_off + k->sent.values_off;
+    uint64_t i;
+
+    for (; *j < k->sent_n && (i = sc_sent_index(k, *j)) < hi; (*j)++) {
+        double sent = sc_pairs_load(vals, k->sent.vdtype, *j);
+        if (k->acc == SC_FLOAT64) {
+            double *r = k->residual, x = r[i] - sent;
+            r[i] = isfinite(x) ? x : 0.0;
+        } else {
+            float *r = k->residual, x = r[i] - (float)sent;
+            r[i] = isfinite(x) ? x : 0.0f;
+        }
+    }
+}
+
+void sc_ckey_settle(sc_ckey_t *k)
+{
+    size_t j = 0;
+
+    if (k->unsettled)
+        sc_ef_settle(k, &j, UINT64_MAX);
+    k->unsettled = 0;
+}
+
+/* One pass over the key, SC_EF_CHUNK elements at a time (float16/bfloat16 gradients
+ * widened to float32 chunk by chunk): with v, v = residual + g (or + m u + g), the
+ * residual settled chunk by chunk first; without, u = m u + g and the sent entries of u
+ * cleared. */
+static void sc_ef_pass(sc_ckey_t *k, double m, const void *g, void *v)
+{
+    size_t es = sc_dtype_size(k->acc), j = 0;
+    char *r = k->residual, *u = k->momentum;
+
+    for (size_t off = 0; off < k->count; off += SC_EF_CHUNK) {
+        size_t n = k->count - off < SC_EF_CHUNK ? k->count - off : SC_EF_CHUNK;
+        float wide[SC_EF_CHUNK];
+        const void *gc = (const char *)g + off * sc_dtype_size(k->dtype);
+        void *uc = u ? u + off * es : NULL;
+
+        if (k->dtype == SC_FLOAT16 || k->dtype == SC_BFLOAT16) {
+            sc_cast(gc, k->dtype, wide, SC_FLOAT32, n, 1.0f, NULL);
+            gc = wide;
+        }
+        if (v && k->unsettled)
+            sc_ef_settle(k, &j, off + n);
+        if (v && k->acc == SC_FLOAT64)
+            sc_ef_f64_v((double *)v + off, r ? (const double *)(r + off * es) : NULL, uc, m,
+                        gc, n);
+        else if (v)
+            sc_ef_f32_v((float *)v + off, r ? (const float *)(r + off * es) : NULL, uc,
+                        (float)m, gc, n);
+        else if (k->acc == SC_FLOAT64)
+            sc_ef_f64_u(uc, m, gc, n);
+        else
+            sc_ef_f32_u(uc, (float)m, gc, n);
+        for (; !v && j < k->sent_n && sc_sent_index(k, j) < off + n; j++)
+            memset(u + sc_sent_index(k, j) * es, 0, es);
+    }
+    if (v)
+        k->unsettled = 0;
+}
+
+/* k elements: round(density * count), at least 1 when count > 0. */
+static size_t sc_compress_k(const sc_compress_config_t *cfg, size_t count)
+{
+    double x = floor(cfg->density * (double)count + 0.5);
+    size_t k = x >= (double)count ? count : (size_t)x;
+
+    return count > 0 && k == 0 ? 1 : k;
+}
+
+static sc_status_t sc_ckey_reserve(void **buf, size_t *cap, size_t bytes, const char *caller,
+                                   const char *what)
+{
+    void *p;
+
+    if (*cap >= bytes && *buf)
+        return SC_SUCCESS;
+    p = malloc(bytes ? bytes : 8);
+    if (!p)
+        return sc_error(SC_ERR_NO_MEMORY, "%s: out of memory for %zu bytes of %s", caller,
+                        bytes, what);
+    free(*buf);
+    *buf = p;
+    *cap = bytes;
+    return SC_SUCCESS;
+}
+
+sc_status_t sc_compressor_prepare(sc_compressor_t *c, const char *caller, sc_ckey_t *k,
+                                  const void *g, int rank, int p)
+{
+    const sc_compress_config_t *cfg = &c->cfg;
+    size_t kk = sc_compress_k(cfg, k->count), selected = 0;
+    int bits = cfg->index_bits ? cfg->index_bits : (k->count <= UINT32_MAX ? 32 : 64);
+    int shaped = k->residual || k->momentum;
+    sc_dtype_t vdtype = cfg->values_fp16 ? SC_FLOAT16 : k->dtype;
+    sc_dtype_t sdtype = shaped ? k->acc : k->dtype; /* what the selection reads */
+    size_t ib = (size_t)bits / 8, vb = sc_dtype_size(vdtype);
+    const void *src = shaped ? k->v : g;
+    char *block, *vals;
+    void *out_vals;
+    double t0 = sc_clock_now();
+    sc_status_t st;
+
+    k->dense = k->steps < cfg->warmup_steps;
+    k->selected = 0;
+    if (k->dense) {
+        pthread_mutex_lock(&c->lock);
+        c->stats = (sc_compress_stats_t){0, 2 * (size_t)(p - 1) * k->count *
+                                                 sc_dtype_size(k->dtype) / (size_t)p,
+                                         0.0, 0.0, 1};
+        pthread_mutex_unlock(&c->lock);
+        return SC_SUCCESS;
+    }
+    if (bits == 32 && k->count > UINT32_MAX)
+        return sc_error(SC_ERR_INVALID_ARG, "%s: config.index_bits is 32, but key %d has %zu "
+                        "elements (32-bit indices address fewer than 2^32)", caller, k->key,
+                        k->count);
+    /* Before the blocks are laid out anew: the pass settles the last step's pairs. */
+    if (shaped)
+        sc_ef_pass(k, cfg->momentum, g, k->v);
+    st = sc_pairs_layout(caller, kk, bits, vdtype, p, &k->lay);
+    if (st == SC_SUCCESS)
+        st = sc_ckey_reserve(&k->blocks, &k->blocks_cap, k->lay.bytes * (size_t)p, caller,
+                             "blocks of pairs");
+    if (st == SC_SUCCESS && sdtype != vdtype)
+        st = sc_ckey_reserve(&k->picked, &k->picked_cap, kk * sc_dtype_size(sdtype), caller,
+                             "selected values");
+    if (st != SC_SUCCESS)
+        return st;
+    block = (char *)k->blocks + (size_t)rank * k->lay.bytes;
+    vals = block + k->lay.values_off;
+    out_vals = sdtype == vdtype ? (void *)vals : k->picked;
+    if (kk > 0) {
+        st = sc_topk_select(c->topk, src, sdtype, k->count, kk, bits, block, out_vals,
+                            &selected, NULL);
+        if (st != SC_SUCCESS)
+            return st;
+    }
+    if (sdtype != vdtype)
+        sc_pairs_convert(k->picked, sdtype, vals, vdtype, selected);
+    /* Pads after what an approximate selection returned; zeros in the sections' tails. */
+    memset(block + selected * ib, 0xff, (kk - selected) * ib);
+    memset(block + kk * ib, 0, k->lay.values_off - kk * ib);
+    memset(vals + selected * vb, 0, k->lay.bytes - k->lay.values_off - selected * vb);
+    /* Passes over the residual and momentum walk the sent pairs in index order. */
+    if (!sc_pairs_sorted(&k->lay, block))
+        return sc_error(SC_ERR_INTERNAL, "%s: the selection of key %d returned indices out "
+                        "of ascending order", caller, k->key);
+    k->selected = selected;
+    pthread_mutex_lock(&c->lock);
+    c->stats = (sc_compress_stats_t){selected, (size_t)(p - 1) * k->lay.bytes,
+                                     sc_clock_now() - t0, 0.0, 0};
+    pthread_mutex_unlock(&c->lock);
+    return SC_SUCCESS;
+}
+
+void sc_compressor_commit(sc_compressor_t *c, sc_ckey_t *k, const void *g, int rank)
+{
+    if (!k->dense) {
+        k->sent_off = (size_t)rank * k->lay.bytes;
+        k->sent_n = k->selected;
+        k->sent = k->lay;
+        if (k->momentum)
+            sc_ef_pass(k, c->cfg.momentum, g, NULL);
+        if (k->residual) {
+            void *t = k->residual;
+            k->residual = k->v;
+            k->v = t;
+            k->unsettled = 1;
+        }
+    }
+    k->steps++;
+}
+
+void sc_compressor_scatter(sc_compressor_t *c, sc_ckey_t *k, int p, void *dense,
+                           int divisor)
+{
+    double t0 = sc_clock_now();
+
+    /* After the commit v is free: it serves as float16/bfloat16's float32 accumulator. */
+    sc_pairs_scatter(&k->lay, k->blocks, p, dense, k->dtype, k->count, divisor, k->v);
+    pthread_mutex_lock(&c->lock);
+    c->stats.scatter_s = sc_clock_now() - t0;
+    pthread_mutex_unlock(&c->lock);
+}
+
+SC_API sc_status_t sc_compressor_stats(const sc_compressor_t *compressor,
+                                       sc_compress_stats_t *stats)
+{
+    sc_compressor_t *c = (sc_compressor_t *)compressor;
+
+    if (!c || !stats)
+        return sc_error(SC_ERR_INVALID_ARG, "sc_compressor_stats: %s is NULL",
+                        !c ? "compressor" : "stats");
+    pthread_mutex_lock(&c->lock);
+    *stats = c->stats;
+    pthread_mutex_unlock(&c->lock);
+    return SC_SUCCESS;
+}

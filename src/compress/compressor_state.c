@@ -1,0 +1,251 @@
+/* The compressor's state for checkpoints (sc_compressor_save / _load) and its reset
+ * (sc_compressor_reset).
+ * Format, in this machine's byte order: a header (magic "SCEFSTAT", version, number of
+ * keys, payload bytes, a hash of the payload), then per key a record (key,
+ * gradient dtype, accumulation dtype, which buffers follow, count, steps) followed by
+ * the residual and the momentum (count elements of the accumulation dtype each) when
+ * present. A load parses and checks everything before it replaces any state. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "compress/compress_internal.h"
+
+#define SC_STATE_VERSION 1u
+#define SC_STATE_HAS_RESIDUAL 1u
+#define SC_STATE_HAS_MOMENTUM 2u
+
+static const char sc_state_magic[8] = {'S', 'C', 'E', 'F', 'S', 'T', 'A', 'T'};
+
+typedef struct {
+    char magic[8];
+    uint32_t version;
+    uint32_t nkeys;
+    uint64_t payload;
+    uint64_t hash;
+} sc_state_header_t;
+
+typedef struct {
+    int32_t key;
+    int32_t dtype;
+    int32_t acc;
+    uint32_t flags;
+    uint64_t count;
+    int64_t steps;
+} sc_state_key_t;
+
+/* FNV-1a over 8-byte words (then the tail bytes): a checksum against truncation and
+ * corruption, fast enough for residuals of hundreds of MB. */
+static uint64_t sc_state_hash(const void *p, size_t n)
+{
+    const unsigned char *q = p;
+    uint64_t h = 0xcbf29ce484222325ull, w;
+    size_t i = 0;
+
+    for (; i + 8 <= n; i += 8) {
+        memcpy(&w, q + i, 8);
+        h = (h ^ w) * 0x100000001b3ull;
+    }
+    for (; i < n; i++)
+        h = (h ^ q[i]) * 0x100000001b3ull;
+    return h;
+}
+
+static size_t sc_state_key_bytes(const sc_ckey_t *k)
+{
+    size_t b = k->count * sc_dtype_size(k->acc);
+
+    return sizeof(sc_state_key_t) + (k->residual ? b : 0) + (k->momentum ? b : 0);
+}
+
+SC_API sc_status_t sc_compressor_save(const sc_compressor_t *compressor, void *buf,
+                                      size_t *len)
+{
+    sc_compressor_t *c = (sc_compressor_t *)compressor;
+    sc_state_header_t h;
+    size_t need = sizeof(h);
+    char *o;
+
+    if (!c || !len)
+        return sc_error(SC_ERR_INVALID_ARG, "sc_compressor_save: %s is NULL",
+                        !c ? "compressor" : "len");
+    pthread_mutex_lock(&c->lock);
+    for (int i = 0; i < c->nkeys; i++) {
+        sc_ckey_settle(c->keys[i]);
+        need += sc_state_key_bytes(c->keys[i]);
+    }
+    if (!buf || *len < need) {
+        pthread_mutex_unlock(&c->lock);
+        if (!buf) {
+            *len = need;
+            return SC_SUCCESS;
+        }
+        return sc_error(SC_ERR_INVALID_ARG, "sc_compressor_save: the buffer holds %zu bytes, "
+                        "the state needs %zu (ask with buf NULL)", *len, need);
+    }
+    o = (char *)buf + sizeof(h);
+    for (int i = 0; i < c->nkeys; i++) {
+        const sc_ckey_t *k = c->keys[i];
+        size_t b = k->count * sc_dtype_size(k->acc);
+        sc_state_key_t r = {k->key, k->dtype, k->acc,
+                            (k->residual ? SC_STATE_HAS_RESIDUAL : 0) |
+                                (k->momentum ? SC_STATE_HAS_MOMENTUM : 0),
+                            k->count, k->steps};
+        memcpy(o, &r, sizeof(r));
+        o += sizeof(r);
+        if (k->residual) {
+            memcpy(o, k->residual, b);
+            o += b;
+        }
+        if (k->momentum) {
+            memcpy(o, k->momentum, b);
+            o += b;
+        }
+    }
+    memcpy(h.magic, sc_state_magic, sizeof(h.magic));
+    h.version = SC_STATE_VERSION;
+    h.nkeys = (uint32_t)c->nkeys;
+    h.payload = need - sizeof(h);
+    h.hash = sc_state_hash((char *)buf + sizeof(h), need - sizeof(h));
+    memcpy(buf, &h, sizeof(h));
+    pthread_mutex_unlock(&c->lock);
+    *len = need;
+    return SC_SUCCESS;
+}
+
+static sc_status_t sc_state_bad(const char *why, long key)
+{
+    return sc_error(SC_ERR_INVALID_ARG, "sc_compressor_load: the buffer is not a compressor "
+                    "state saved by sc_compressor_save (%s%s%ld)", why,
+                    key >= 0 ? " at record " : "", key >= 0 ? key : 0L);
+}
+
+/* Builds the state of record i from p (which has `left` bytes); *used is its size. The
+ * buffers this compressor's configuration keeps and the record lacks are zero; those it
+ * does not keep are skipped. */
+static sc_status_t sc_state_parse_key(const sc_compressor_t *c, const char *p, size_t left,
+                                      long i, sc_ckey_t **out, size_t *used)
+{
+    sc_state_key_t r;
+    sc_ckey_t *k;
+    size_t b, need;
+    sc_status_t st;
+
+    if (left < sizeof(r))
+        return sc_state_bad("truncated", i);
+    memcpy(&r, p, sizeof(r));
+    if (!sc_pairs_dtype_ok((sc_dtype_t)r.dtype) ||
+        r.acc != (r.dtype == SC_FLOAT64 ? SC_FLOAT64 : SC_FLOAT32) ||
+        (r.flags & ~(SC_STATE_HAS_RESIDUAL | SC_STATE_HAS_MOMENTUM)) || r.steps < 0 ||
+        r.count > SIZE_MAX / 16)
+        return sc_state_bad("a key record out of range", i);
+    b = (size_t)r.count * sc_dtype_size((sc_dtype_t)r.acc);
+    need = sizeof(r) + ((r.flags & SC_STATE_HAS_RESIDUAL) ? b : 0) +
+           ((r.flags & SC_STATE_HAS_MOMENTUM) ? b : 0);
+    if (left < need)
+        return sc_state_bad("truncated", i);
+    st = sc_ckey_new(c, "sc_compressor_load", r.key, (size_t)r.count, (sc_dtype_t)r.dtype,
+                     &k);
+    if (st != SC_SUCCESS)
+        return st;
+    p += sizeof(r);
+    if (r.flags & SC_STATE_HAS_RESIDUAL) {
+        if (k->residual)
+            memcpy(k->residual, p, b);
+        p += b;
+    }
+    if ((r.flags & SC_STATE_HAS_MOMENTUM) && k->momentum)
+        memcpy(k->momentum, p, b);
+    k->steps = r.steps;
+    *out = k;
+    *used = need;
+    return SC_SUCCESS;
+}
+
+SC_API sc_status_t sc_compressor_load(sc_compressor_t *c, const void *buf, size_t len)
+{
+    sc_state_header_t h;
+    sc_ckey_t **keys = NULL, **old;
+    const char *p;
+    size_t left;
+    int n = 0, oldn;
+    sc_status_t st = SC_SUCCESS;
+
+    if (!c || !buf)
+        return sc_error(SC_ERR_INVALID_ARG, "sc_compressor_load: %s is NULL",
+                        !c ? "compressor" : "buf");
+    if (len < sizeof(h))
+        return sc_state_bad("shorter than the header", -1);
+    memcpy(&h, buf, sizeof(h));
+    if (memcmp(h.magic, sc_state_magic, sizeof(h.magic)) != 0)
+        return sc_state_bad("another magic", -1);
+    if (h.version != SC_STATE_VERSION)
+        return sc_state_bad("another version", -1);
+    if (h.payload != len - sizeof(h))
+        return sc_state_bad("truncated or padded", -1);
+    if (h.hash != sc_state_hash((const char *)buf + sizeof(h), len - sizeof(h)))
+        return sc_state_bad("its hash does not match its contents", -1);
+    if (h.nkeys > (len - sizeof(h)) / sizeof(sc_state_key_t))
+        return sc_state_bad("more keys than it holds", -1);
+    keys = calloc(h.nkeys ? h.nkeys : 1, sizeof(*keys));
+    if (!keys)
+        return sc_error(SC_ERR_NO_MEMORY, "sc_compressor_load: out of memory");
+    p = (const char *)buf + sizeof(h);
+    left = len - sizeof(h);
+    for (; n < (int)h.nkeys; n++) {
+        size_t used = 0;
+        st = sc_state_parse_key(c, p, left, n, &keys[n], &used);
+        if (st != SC_SUCCESS)
+            goto err_free;
+        for (int j = 0; j < n && st == SC_SUCCESS; j++)
+            if (keys[j]->key == keys[n]->key)
+                st = sc_state_bad("a key twice", n);
+        if (st != SC_SUCCESS) {
+            sc_ckey_free(keys[n]);
+            goto err_free;
+        }
+        p += used;
+        left -= used;
+    }
+    if (left != 0) {
+        st = sc_state_bad("bytes after the last record", -1);
+        goto err_free;
+    }
+    pthread_mutex_lock(&c->lock);
+    old = c->keys;
+    oldn = c->nkeys;
+    c->keys = keys;
+    c->nkeys = n;
+    c->keys_cap = n;
+    pthread_mutex_unlock(&c->lock);
+    keys = old;
+    n = oldn;
+err_free:
+    for (int j = 0; j < n; j++)
+        sc_ckey_free(keys[j]);
+    free(keys);
+    return st;
+}
+
+static void sc_ckey_clear(sc_ckey_t *k)
+{
+    size_t bytes = k->count * sc_dtype_size(k->acc);
+
+    if (k->residual)
+        memset(k->residual, 0, bytes);
+    if (k->momentum)
+        memset(k->momentum, 0, bytes);
+}
+
+SC_API sc_status_t sc_compressor_reset(sc_compressor_t *c)
+{
+    if (!c)
+        return sc_error(SC_ERR_INVALID_ARG, "sc_compressor_reset: compressor is NULL");
+    pthread_mutex_lock(&c->lock);
+    for (int i = 0; i < c->nkeys; i++) {
+        sc_ckey_clear(c->keys[i]);
+        c->keys[i]->unsettled = 0;
+        c->keys[i]->steps = 0;
+    }
+    pthread_mutex_unlock(&c->lock);
+    return SC_SUCCESS;
+}

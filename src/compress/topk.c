@@ -1,0 +1,148 @@
+/* The top-k selector's public calls: configuration, argument checks in a fixed order
+ * (nothing is read from a buffer before every size check has passed), and the hand-off
+ * to the exact, approximate or random selection. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "compress/topk_internal.h"
+#include "core/error.h"
+
+/* nan_key: Inf's bits + 1. */
+sc_topk_format_t sc_topk_format(sc_dtype_t dtype)
+{
+    switch (dtype) {
+    case SC_FLOAT64:
+        return (sc_topk_format_t){8, 63, 0x7fffffffffffffffull, 0x7ff0000000000001ull};
+    case SC_FLOAT32:
+        return (sc_topk_format_t){4, 31, 0x7fffffffu, 0x7f800001u};
+    case SC_FLOAT16:
+        return (sc_topk_format_t){2, 15, 0x7fffu, 0x7c01u};
+    default:
+        return (sc_topk_format_t){2, 15, 0x7fffu, 0x7f81u};
+    }
+}
+
+sc_status_t sc_topk_create(const sc_topk_config_t *config, sc_topk_t **topk)
+{
+    sc_topk_config_t cfg = SC_TOPK_CONFIG_INIT;
+    sc_topk_t *t;
+    sc_status_t st;
+
+    if (!topk)
+        return sc_error(SC_ERR_INVALID_ARG, "sc_topk_create: topk is NULL");
+    if (config) {
+        if (config->size != sizeof(*config))
+            return sc_error(SC_ERR_INVALID_ARG,
+                            "sc_topk_create: config->size is %zu, expected %zu (initialize "
+                            "the config with SC_TOPK_CONFIG_INIT)", config->size,
+                            sizeof(*config));
+        cfg = *config;
+    }
+    if (cfg.mode != SC_TOPK_EXACT && cfg.mode != SC_TOPK_APPROX && cfg.mode != SC_TOPK_RANDOM)
+        return sc_error(SC_ERR_INVALID_ARG,
+                        "sc_topk_create: config->mode is %d, allowed: SC_TOPK_EXACT, "
+                        "SC_TOPK_APPROX or SC_TOPK_RANDOM", (int)cfg.mode);
+    if (cfg.threads < 0)
+        return sc_error(SC_ERR_INVALID_ARG,
+                        "sc_topk_create: config->threads is %d, allowed: 0 (automatic) or "
+                        "more", cfg.threads);
+    if (!(cfg.sample_ratio >= 0.0 && cfg.sample_ratio <= 1.0))
+        return sc_error(SC_ERR_INVALID_ARG,
+                        "sc_topk_create: config->sample_ratio is %g, allowed: 0 (default "
+                        "0.01) up to 1", cfg.sample_ratio);
+    t = calloc(1, sizeof(*t));
+    if (!t)
+        return sc_error(SC_ERR_NO_MEMORY, "sc_topk_create: out of memory");
+    t->config = cfg;
+    t->threads = cfg.threads;
+    if (t->threads == 0) {
+        st = sc_cpu_threads(&t->threads);
+        if (st != SC_SUCCESS)
+            goto err_free;
+    }
+    st = sc_cpu_isa_select(&t->isa);
+    if (st != SC_SUCCESS)
+        goto err_free;
+    t->kernels = sc_topk_kernels(t->isa);
+    t->hist = malloc(sizeof(*t->hist) << SC_TOPK_HIST_BITS);
+    if (!t->hist) {
+        st = sc_error(SC_ERR_NO_MEMORY, "sc_topk_create: out of memory");
+        goto err_free;
+    }
+    st = sc_topk_pool_create(t->threads, &t->pool);
+    if (st != SC_SUCCESS)
+        goto err_free;
+    *topk = t;
+    return SC_SUCCESS;
+
+err_free:
+    sc_topk_destroy(t);
+    return st;
+}
+
+void sc_topk_destroy(sc_topk_t *topk)
+{
+    if (!topk)
+        return;
+    sc_topk_pool_destroy(topk->pool);
+    for (size_t c = 0; c < topk->chunks_cap; c++) {
+        sc_topk_chunk_t *ch = &topk->chunks[c];
+        free(ch->above.idx);
+        free(ch->above.bits);
+        free(ch->cand.idx);
+        free(ch->cand.bits);
+        free(ch->hist);
+    }
+    free(topk->chunks);
+    free(topk->keys);
+    free(topk->hist);
+    free(topk->marks);
+    free(topk);
+}
+
+static int topk_dtype_supported(sc_dtype_t dtype)
+{
+    return dtype == SC_FLOAT32 || dtype == SC_FLOAT64 || dtype == SC_FLOAT16 ||
+           dtype == SC_BFLOAT16;
+}
+
+sc_status_t sc_topk_select(sc_topk_t *topk, const void *x, sc_dtype_t dtype, size_t n,
+                           size_t k, int index_bits, void *indices, void *values,
+                           size_t *selected, sc_stream_t stream)
+{
+    sc_topk_job_t job;
+    sc_status_t st;
+
+    (void)stream;
+    if (!topk)
+        return sc_error(SC_ERR_INVALID_ARG, "sc_topk_select: topk is NULL");
+    if (!selected)
+        return sc_error(SC_ERR_INVALID_ARG, "sc_topk_select: selected is NULL");
+    if (!topk_dtype_supported(dtype))
+        return sc_error(SC_ERR_INVALID_ARG,
+                        "sc_topk_select: dtype %s (%d) is not one of float32, float64, "
+                        "float16, bfloat16", sc_dtype_name(dtype), (int)dtype);
+    if (index_bits != 32 && index_bits != 64)
+        return sc_error(SC_ERR_INVALID_ARG,
+                        "sc_topk_select: index_bits is %d, allowed: 32 or 64", index_bits);
+    if (k > n)
+        return sc_error(SC_ERR_INVALID_ARG,
+                        "sc_topk_select: k = %zu is larger than n = %zu", k, n);
+    if (index_bits == 32 && (uint64_t)n > ((uint64_t)1 << 32))
+        return sc_error(SC_ERR_INVALID_ARG,
+                        "sc_topk_select: n = %zu elements need 64-bit indices (index_bits "
+                        "32 allows n <= 2^32)", n);
+    if (k == 0) {
+        *selected = 0;
+        return SC_SUCCESS;
+    }
+    if (!x || !indices || !values)
+        return sc_error(SC_ERR_INVALID_ARG, "sc_topk_select: %s is NULL",
+                        !x ? "x" : !indices ? "indices" : "values");
+    job = (sc_topk_job_t){x, dtype, sc_topk_format(dtype), n, k, index_bits, indices, values};
+    st = sc_topk_exact_host(topk, &job);
+    if (st != SC_SUCCESS)
+        return st;
+    *selected = k;
+    return SC_SUCCESS;
+}

@@ -1,0 +1,131 @@
+/* The scan of every chunk into its lists, and the output written from the lists: every
+ * element above the bracket and the largest candidates, ties by the lowest index, merged
+ * per chunk in index order. Shared by the exact and the approximate selection. */
+#include "compress/topk_internal.h"
+#include "core/error.h"
+
+typedef struct {
+    sc_topk_t *topk;
+    const sc_topk_job_t *job;
+    size_t nchunks;
+    int threads;
+    uint64_t lo, hi;
+    size_t limit;
+    uint64_t kth;     /* emission: candidates above kth are taken, and take_eq at it */
+    size_t r;
+} topk_emit_ctx_t;
+
+static void topk_scan_task(void *arg, int tid)
+{
+    const topk_emit_ctx_t *c = arg;
+    const sc_topk_job_t *job = c->job;
+    sc_topk_scan_fn scan = sc_topk_scan_for(c->topk->kernels, job->fmt.width);
+
+    for (size_t k = (size_t)tid; k < c->nchunks; k += (size_t)c->threads) {
+        sc_topk_chunk_t *ch = &c->topk->chunks[k];
+        size_t i = ch->begin;
+
+        while ((i = scan(job->x, ch->begin, i, ch->end, c->lo, c->hi, &ch->above,
+                         &ch->cand)) < ch->end) {
+            if (ch->above.n > c->limit || ch->cand.n > c->limit) {
+                ch->failed = 1;
+                break;
+            }
+            if (sc_topk_list_reserve(&ch->above, ch->above.n + SC_TOPK_SCAN_SLACK) ||
+                sc_topk_list_reserve(&ch->cand, ch->cand.n + SC_TOPK_SCAN_SLACK)) {
+                ch->failed = 2;
+                break;
+            }
+        }
+    }
+}
+
+sc_status_t sc_topk_chunks_scan(sc_topk_t *topk, const sc_topk_job_t *job, size_t nchunks,
+                                uint64_t lo, uint64_t hi, size_t limit)
+{
+    topk_emit_ctx_t c = {topk, job, nchunks, sc_topk_chunks_threads(topk, nchunks), lo, hi,
+                         limit, 0, 0};
+
+    sc_topk_pool_run(topk->pool, c.threads, topk_scan_task, &c);
+    for (size_t k = 0; k < nchunks; k++)
+        if (topk->chunks[k].failed == 2)
+            return sc_error(SC_ERR_NO_MEMORY, "sc_topk_select: out of memory for the "
+                            "elements found by the scan");
+    return SC_SUCCESS;
+}
+
+static void topk_emit_task(void *arg, int tid)
+{
+    const topk_emit_ctx_t *c = arg;
+    const sc_topk_job_t *job = c->job;
+    unsigned width = job->fmt.width;
+
+    for (size_t k = (size_t)tid; k < c->nchunks; k += (size_t)c->threads) {
+        const sc_topk_chunk_t *ch = &c->topk->chunks[k];
+        const uint64_t *keys = c->topk->keys + ch->keys;
+        size_t out = ch->out, a = 0, ties = ch->take_eq;
+
+        for (size_t j = 0; j < ch->cand.n && c->r > 0; j++) {
+            if (keys[j] < c->kth || (keys[j] == c->kth && ties == 0))
+                continue;
+            ties -= keys[j] == c->kth;
+            for (; a < ch->above.n && ch->above.idx[a] < ch->cand.idx[j]; a++)
+                sc_topk_job_put(job, out++, ch->begin + ch->above.idx[a],
+                                sc_topk_bits_at(ch->above.bits, a, width));
+            sc_topk_job_put(job, out++, ch->begin + ch->cand.idx[j],
+                            sc_topk_bits_at(ch->cand.bits, j, width));
+        }
+        for (; a < ch->above.n; a++)
+            sc_topk_job_put(job, out++, ch->begin + ch->above.idx[a],
+                            sc_topk_bits_at(ch->above.bits, a, width));
+    }
+}
+
+sc_status_t sc_topk_lists_emit(sc_topk_t *topk, const sc_topk_job_t *job, size_t nchunks,
+                               size_t r, uint64_t *kth, size_t *written)
+{
+    topk_emit_ctx_t c = {topk, job, nchunks, sc_topk_chunks_threads(topk, nchunks), 0, 0,
+                         0, 0, r};
+    size_t ncand = 0, out = 0, ties;
+    sc_status_t st;
+
+    for (size_t k = 0; k < nchunks; k++) {
+        topk->chunks[k].keys = ncand;
+        ncand += topk->chunks[k].cand.n;
+    }
+    st = sc_topk_keys_reserve(topk, ncand);
+    if (st != SC_SUCCESS)
+        return st;
+    for (size_t k = 0; k < nchunks; k++) {
+        const sc_topk_chunk_t *ch = &topk->chunks[k];
+        for (size_t j = 0; j < ch->cand.n; j++)
+            topk->keys[ch->keys + j] =
+                sc_topk_key(sc_topk_bits_at(ch->cand.bits, j, job->fmt.width), &job->fmt);
+    }
+    /* r == ncand takes every candidate: all keys are >= 0. */
+    if (r > 0)
+        c.kth = r == ncand ? 0 : sc_topk_kth_key(topk->keys, ncand, r, job->fmt.key_bits,
+                                                 topk->hist);
+    ties = r;
+    for (size_t k = 0; k < nchunks; k++) {
+        sc_topk_chunk_t *ch = &topk->chunks[k];
+        ch->gt = ch->eq = 0;
+        for (size_t j = ch->keys; j < ch->keys + ch->cand.n && r > 0; j++) {
+            ch->gt += topk->keys[j] > c.kth;
+            ch->eq += topk->keys[j] == c.kth;
+        }
+        ties -= ch->gt;
+    }
+    for (size_t k = 0; k < nchunks; k++) {
+        sc_topk_chunk_t *ch = &topk->chunks[k];
+        ch->take_eq = ch->eq < ties ? ch->eq : ties;
+        ties -= ch->take_eq;
+        ch->out = out;
+        out += ch->above.n + ch->gt + ch->take_eq;
+    }
+    sc_topk_pool_run(topk->pool, c.threads, topk_emit_task, &c);
+    if (kth && r > 0)
+        *kth = c.kth;
+    *written = out;
+    return SC_SUCCESS;
+}

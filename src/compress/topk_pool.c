@@ -1,0 +1,130 @@
+/* The selector's worker threads: a generation counter under a mutex starts a task, a
+ * count of unfinished workers ends it. Workers sleep on a condition variable between
+ * tasks, so an idle selector costs no CPU time. */
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "compress/topk_pool.h"
+#include "core/error.h"
+
+typedef struct {
+    sc_topk_pool_t *pool;
+    int tid;
+    pthread_t thread;
+} sc_topk_worker_t;
+
+struct sc_topk_pool {
+    int size;
+    int started;              /* workers running */
+    pthread_mutex_t lock;
+    pthread_cond_t start;     /* generation advanced or stop set */
+    pthread_cond_t done;      /* pending reached 0 */
+    unsigned long generation;
+    int active;               /* threads of the current task */
+    int pending;              /* workers of the current task not yet finished */
+    int stop;
+    sc_topk_task_fn fn;
+    void *arg;
+    sc_topk_worker_t workers[];
+};
+
+static void *sc_topk_pool_main(void *p)
+{
+    sc_topk_worker_t *w = p;
+    sc_topk_pool_t *pool = w->pool;
+    unsigned long seen = 0;
+
+    pthread_mutex_lock(&pool->lock);
+    for (;;) {
+        while (!pool->stop && pool->generation == seen)
+            pthread_cond_wait(&pool->start, &pool->lock);
+        if (pool->stop)
+            break;
+        seen = pool->generation;
+        if (w->tid >= pool->active)
+            continue;
+        pthread_mutex_unlock(&pool->lock);
+        pool->fn(pool->arg, w->tid);
+        pthread_mutex_lock(&pool->lock);
+        if (--pool->pending == 0)
+            pthread_cond_signal(&pool->done);
+    }
+    pthread_mutex_unlock(&pool->lock);
+    return NULL;
+}
+
+sc_status_t sc_topk_pool_create(int nthreads, sc_topk_pool_t **pool)
+{
+    sc_topk_pool_t *p = calloc(1, sizeof(*p) + (size_t)nthreads * sizeof(p->workers[0]));
+    sc_status_t st = SC_SUCCESS;
+    int rc;
+
+    if (!p)
+        return sc_error(SC_ERR_NO_MEMORY, "sc_topk_create: out of memory for %d threads",
+                        nthreads);
+    p->size = nthreads;
+    pthread_mutex_init(&p->lock, NULL);
+    pthread_cond_init(&p->start, NULL);
+    pthread_cond_init(&p->done, NULL);
+    for (int t = 1; t < nthreads; t++) {
+        p->workers[t].pool = p;
+        p->workers[t].tid = t;
+        rc = pthread_create(&p->workers[t].thread, NULL, sc_topk_pool_main, &p->workers[t]);
+        if (rc != 0) {
+            st = sc_error(SC_ERR_SYSTEM, "sc_topk_create: starting worker thread %d of %d "
+                          "failed: %s", t, nthreads, strerror(rc));
+            goto err_stop;
+        }
+        p->started++;
+    }
+    *pool = p;
+    return SC_SUCCESS;
+
+err_stop:
+    sc_topk_pool_destroy(p);
+    return st;
+}
+
+int sc_topk_pool_size(const sc_topk_pool_t *pool)
+{
+    return pool->size;
+}
+
+void sc_topk_pool_run(sc_topk_pool_t *pool, int nthreads, sc_topk_task_fn fn, void *arg)
+{
+    if (nthreads > 1) {
+        pthread_mutex_lock(&pool->lock);
+        pool->fn = fn;
+        pool->arg = arg;
+        pool->active = nthreads;
+        pool->pending = nthreads - 1;
+        pool->generation++;
+        pthread_cond_broadcast(&pool->start);
+        pthread_mutex_unlock(&pool->lock);
+    }
+    fn(arg, 0);
+    if (nthreads > 1) {
+        pthread_mutex_lock(&pool->lock);
+        while (pool->pending > 0)
+            pthread_cond_wait(&pool->done, &pool->lock);
+        pthread_mutex_unlock(&pool->lock);
+    }
+}
+
+void sc_topk_pool_destroy(sc_topk_pool_t *pool)
+{
+    if (!pool)
+        return;
+    pthread_mutex_lock(&pool->lock);
+    pool->stop = 1;
+    pthread_cond_broadcast(&pool->start);
+    pthread_mutex_unlock(&pool->lock);
+    for (int t = 1; t <= pool->started; t++)
+        pthread_join(pool->workers[t].thread, NULL);
+    pthread_cond_destroy(&pool->done);
+    pthread_cond_destroy(&pool->start);
+    pthread_mutex_destroy(&pool->lock);
+    free(pool);
+}

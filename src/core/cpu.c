@@ -1,0 +1,76 @@
+/* CPU facts for the host kernels: vector path detection and its SC_CPU_ISA override, and
+ * the thread count from SC_THREADS or the CPU binding. */
+#define _GNU_SOURCE
+#include <sched.h>
+#include <strings.h>
+
+#include "core/cpu.h"
+#include "core/env.h"
+#include "core/env_names.h"
+#include "core/error.h"
+
+static const char *const sc_cpu_isa_names[] = {"scalar", "avx2", "avx512"};
+
+sc_cpu_isa_t sc_cpu_isa_detect(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_cpu_init();
+    if (!__builtin_cpu_supports("avx2") || !__builtin_cpu_supports("bmi2"))
+        return SC_CPU_SCALAR;
+    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+        __builtin_cpu_supports("avx512vl"))
+        return SC_CPU_AVX512;
+    return SC_CPU_AVX2;
+#else
+    return SC_CPU_SCALAR;
+#endif
+}
+
+const char *sc_cpu_isa_name(sc_cpu_isa_t isa)
+{
+    return (unsigned)isa <= SC_CPU_AVX512 ? sc_cpu_isa_names[isa] : "unknown";
+}
+
+sc_status_t sc_cpu_isa_select(sc_cpu_isa_t *isa)
+{
+    const char *which = NULL;
+    const char *s = sc_env_first(sc_env_cpu_isa_names, &which);
+    sc_cpu_isa_t best = sc_cpu_isa_detect();
+
+    if (!s) {
+        *isa = best;
+        return SC_SUCCESS;
+    }
+    for (int i = SC_CPU_SCALAR; i <= SC_CPU_AVX512; i++) {
+        if (strcasecmp(s, sc_cpu_isa_names[i]) != 0)
+            continue;
+        if ((sc_cpu_isa_t)i > best)
+            return sc_error(SC_ERR_UNSUPPORTED,
+                            "%s=%s asks for a vector path this CPU lacks (it has %s)", which,
+                            s, sc_cpu_isa_name(best));
+        *isa = (sc_cpu_isa_t)i;
+        return SC_SUCCESS;
+    }
+    return sc_error(SC_ERR_INVALID_ARG, "%s=%s is not one of scalar|avx2|avx512", which, s);
+}
+
+sc_status_t sc_cpu_threads(int *threads)
+{
+    cpu_set_t set;
+    long v;
+    sc_status_t st = sc_env_int(sc_env_threads_names, 0, &v);
+
+    if (st != SC_SUCCESS)
+        return st;
+    if (sc_env_first(sc_env_threads_names, NULL)) {
+        if (v < 1 || v > 4096)
+            return sc_error(SC_ERR_INVALID_ARG, "SC_THREADS=%ld is outside 1..4096", v);
+        *threads = (int)v;
+        return SC_SUCCESS;
+    }
+    v = 1;
+    if (sched_getaffinity(0, sizeof(set), &set) == 0 && CPU_COUNT(&set) > 0)
+        v = CPU_COUNT(&set);
+    *threads = (int)v;
+    return SC_SUCCESS;
+}

@@ -1,0 +1,107 @@
+/* Harness of the compression tests (multi-rank, under scrun): the reducer tests'
+ * harness (a world, CHECK, CHECK_STATUS, CHECK_SAYS, rt_mix, rt_main) plus what every
+ * compression test computes independently of the library: values, conversions to the
+ * wire's dtypes, a top-k reference (a sort by magnitude, NaN above Inf, ties by lowest
+ * index) and hashes compared across ranks. */
+#ifndef SC_TEST_COMPRESS_TEST_H
+#define SC_TEST_COMPRESS_TEST_H
+
+#include "../reducer/reducer_test.h"
+
+/* A value with at most 8 significant bits, distinct magnitudes for distinct h in
+ * [0, 2^16): sign * (1 + (h % 256) / 256) * 2^(h / 256 % 8 - 4). Sums of a few of them
+ * are exact in float32. */
+static inline double ct_value(uint64_t h)
+{
+    int sign = (h >> 20) & 1 ? -1 : 1;
+    int mant = (int)(h % 256), ex = (int)(h / 256 % 8) - 4;
+
+    return sign * ldexp(1.0 + mant / 256.0, ex);
+}
+
+/* v rounded to the dtype (to nearest even), as double. */
+static inline double ct_round(sc_dtype_t d, double v)
+{
+    switch (d) {
+    case SC_FLOAT32: return (float)v;
+    case SC_FLOAT16: return (double)(_Float16)(float)v;
+    case SC_BFLOAT16: {
+        float f = (float)v;
+        uint32_t u;
+        memcpy(&u, &f, 4);
+        if ((u & 0x7fffffffu) > 0x7f800000u)
+            return f;
+        u = (u + 0x7fffu + ((u >> 16) & 1u)) & 0xffff0000u;
+        memcpy(&f, &u, 4);
+        return f;
+    }
+    default: return v;
+    }
+}
+
+/* Stores v (already representable) as element e of a buffer of dtype d. */
+static inline void ct_store(sc_dtype_t d, void *buf, size_t e, double v)
+{
+    if (d == SC_BFLOAT16) {
+        float f = (float)v;
+        uint32_t u;
+        memcpy(&u, &f, 4);
+        ((uint16_t *)buf)[e] = (uint16_t)(u >> 16);
+        return;
+    }
+    rt_store(d, buf, e, v);
+}
+
+/* Magnitude order: NaN above Inf above finite; larger first; ties by lower index. */
+static const double *ct_sort_keys;
+static inline int ct_cmp(const void *a, const void *b)
+{
+    size_t i = *(const size_t *)a, j = *(const size_t *)b;
+    double x = ct_sort_keys[i], y = ct_sort_keys[j];
+    int cx = isnan(x) ? 2 : isinf(x) ? 1 : 0, cy = isnan(y) ? 2 : isinf(y) ? 1 : 0;
+
+    if (cx != cy)
+        return cy - cx;
+    if (cx == 0 && fabs(x) != fabs(y))
+        return fabs(x) > fabs(y) ? -1 : 1;
+    return i < j ? -1 : i > j;
+}
+
+static inline int ct_cmp_index(const void *a, const void *b)
+{
+    size_t i = *(const size_t *)a, j = *(const size_t *)b;
+    return i < j ? -1 : i > j;
+}
+
+/* The k indices of the largest magnitudes of v[0..n), ascending, into idx. */
+static inline void ct_topk(const double *v, size_t n, size_t k, size_t *idx)
+{
+    size_t *all = malloc((n ? n : 1) * sizeof(*all));
+
+    for (size_t i = 0; i < n; i++)
+        all[i] = i;
+    ct_sort_keys = v;
+    qsort(all, n, sizeof(*all), ct_cmp);
+    memcpy(idx, all, k * sizeof(*idx));
+    qsort(idx, k, sizeof(*idx), ct_cmp_index);
+    free(all);
+}
+
+/* Every rank's hash of buf gathered: equal, bit for bit. */
+static inline int ct_check_same_bits(rt_world_t *w, const void *buf, size_t bytes)
+{
+    return rt_check_same_int(w, (long)rt_fnv(0xcbf29ce484222325ull, buf, bytes),
+                             "the hash of the results");
+}
+
+/* The communicator still works after an error that every rank returned. */
+static inline int ct_check_comm_works(rt_world_t *w)
+{
+    int64_t one = 1, sum = 0;
+
+    CHECK_OK(sc_allreduce(&one, &sum, 1, SC_INT64, SC_SUM, w->comm, NULL, NULL));
+    CHECK(sum == w->size, "the all-reduce after the error gave %" PRId64, sum);
+    return 0;
+}
+
+#endif

@@ -1,0 +1,72 @@
+# Sparse aggregation, error feedback, the compressed all-reduce, the top-k comm hook and
+# convergence, across ranks through scrun: compress.<behaviour>[.<args>].np<N>.
+foreach(prog test_sparse test_compressor test_compress_hook test_compress_errors
+             test_convergence)
+  add_executable(${prog} ${prog}.c)
+  target_link_libraries(${prog} PRIVATE shardcomm m)
+endforeach()
+
+# "program name args... ranks" per entry.
+set(SC_COMPRESS_TESTS
+  "test_sparse matches_reference float32 float32 32 2"
+  "test_sparse matches_reference float32 float32 32 3"
+  "test_sparse matches_reference float32 float16 64 4"
+  "test_sparse matches_reference float64 float64 64 2"
+  "test_sparse matches_reference float64 float16 32 3"
+  "test_sparse matches_reference float16 float16 32 2"
+  "test_sparse matches_reference bfloat16 bfloat16 64 3"
+  "test_sparse overlapping_indices_add 3"
+  "test_sparse edge_sizes 1"
+  "test_sparse edge_sizes 2"
+  "test_sparse nan_and_inf_pass_through 2"
+  "test_sparse nan_and_inf_pass_through 3"
+  "test_sparse pads_are_skipped 2"
+  "test_compressor first_step_matches_topk float32 0 0 sum 2"
+  "test_compressor first_step_matches_topk float32 1 64 avg 3"
+  "test_compressor first_step_matches_topk float64 0 32 avg 2"
+  "test_compressor first_step_matches_topk float16 0 0 sum 3"
+  "test_compressor first_step_matches_topk bfloat16 1 0 sum 2"
+  "test_compressor error_feedback_conserves_the_sum float32 0 2"
+  "test_compressor error_feedback_conserves_the_sum float32 1 3"
+  "test_compressor error_feedback_conserves_the_sum float64 0 2"
+  "test_compressor error_feedback_conserves_the_sum float16 0 2"
+  "test_compressor momentum_correction_matches_reference 2"
+  "test_compressor momentum_correction_matches_reference 3"
+  "test_compressor warmup_steps_are_dense 2"
+  "test_compressor reset_clears_residuals_and_restarts_warmup 2"
+  "test_compressor save_load_round_trip 2"
+  "test_compress_hook density_one_equals_dense 2"
+  "test_compress_hook density_one_equals_dense 3"
+  "test_compress_hook density_matches_reference 2"
+  "test_compress_hook density_matches_reference 4"
+  "test_compress_hook hook_state_survives_save_and_load 2"
+  "test_convergence converges_with_error_feedback 4")
+foreach(spec ${SC_COMPRESS_TESTS})
+  separate_arguments(f UNIX_COMMAND "${spec}")
+  list(POP_FRONT f prog)
+  list(POP_BACK f n)
+  string(REPLACE ";" "." name "${f}")
+  sc_add_rank_test(NAME compress.${name}.np${n} RANKS ${n} COMMAND $<TARGET_FILE:${prog}> ${f}
+                   LABELS multirank TIMEOUT 60)
+endforeach()
+
+# Bad input. SC_TIMEOUT=5: a hang would fail the test within seconds instead of passing.
+set(SC_COMPRESS_FAULTS
+  "bad_index_fails_every_rank 2"
+  "bad_index_fails_every_rank 3"
+  "ranks_disagree n 2"
+  "ranks_disagree k 3"
+  "ranks_disagree value_dtype 2"
+  "ranks_disagree index_bits 2"
+  "bad_config_is_refused 1"
+  "key_reused_with_another_count 2"
+  "key_reused_with_another_count 3"
+  "hook_refuses_integer_buckets 2")
+foreach(spec ${SC_COMPRESS_FAULTS})
+  separate_arguments(f UNIX_COMMAND "${spec}")
+  list(POP_BACK f n)
+  string(REPLACE ";" "." name "${f}")
+  sc_add_rank_test(NAME compress.${name}.np${n} RANKS ${n}
+                   COMMAND $<TARGET_FILE:test_compress_errors> ${f}
+                   LABELS fault ENV SC_TIMEOUT=5 TIMEOUT 30)
+endforeach()

@@ -1,0 +1,187 @@
+/* Bad input to sparse aggregation, the compressor and the top-k hook: an error on every
+ * rank that says what and where, never a hang, and a communicator that still works
+ * afterwards. One behaviour per test (argv[1]):
+ *   bad_index_fails_every_rank       the last rank sends index n
+ *   ranks_disagree FIELD             n | k | value_dtype | index_bits differs on rank 1
+ *   bad_config_is_refused            density, momentum, index_bits out of range
+ *   key_reused_with_another_count    on every rank, and on rank 0 only
+ *   hook_refuses_integer_buckets */
+#include "compress_test.h"
+
+static int test_bad_index_fails_every_rank(int argc, char **argv)
+{
+    uint32_t ix[3] = {0, 4, 9};
+    float vals[3] = {1, 2, 3}, dense[10];
+    char last_s[32];
+    rt_world_t w;
+    int last;
+
+    (void)argc, (void)argv;
+    if (rt_world(&w))
+        return 1;
+    last = w.size - 1;
+    snprintf(last_s, sizeof(last_s), "rank %d", last);
+    if (w.rank == last)
+        ix[2] = 10;
+    memset(dense, 0x55, sizeof(dense));
+    if (w.rank == last) {
+        CHECK_STATUS(sc_sparse_allreduce(w.comm, ix, 32, vals, SC_FLOAT32, 3, dense,
+                                         SC_FLOAT32, 10), SC_ERR_INVALID_ARG);
+        CHECK_SAYS("sc_sparse_allreduce", "index 10", "n 10");
+    } else {
+        CHECK_STATUS(sc_sparse_allreduce(w.comm, ix, 32, vals, SC_FLOAT32, 3, dense,
+                                         SC_FLOAT32, 10), SC_ERR_MISMATCH);
+        CHECK_SAYS("sc_sparse_allreduce", last_s);
+    }
+    for (int i = 0; i < 10; i++) {
+        uint32_t u;
+        memcpy(&u, &dense[i], 4);
+        CHECK(u == 0x55555555u, "dense was written on an error");
+    }
+    if (ct_check_comm_works(&w))
+        return 1;
+    CHECK_OK(sc_comm_destroy(w.comm));
+    return 0;
+}
+
+static int test_ranks_disagree(int argc, char **argv)
+{
+    const char *field = argc > 0 ? argv[0] : "n";
+    uint64_t ix[4] = {0, 1, 2, 3};
+    uint32_t ix32[4] = {0, 1, 2, 3};
+    double vals[4] = {1, 2, 3, 4}, dense[20];
+    _Float16 hvals[4] = {1, 2, 3, 4};
+    size_t n = 20, k = 4;
+    int bits = 64;
+    sc_dtype_t vd = SC_FLOAT64;
+    rt_world_t w;
+
+    if (rt_world(&w))
+        return 1;
+    if (w.rank == 1) {
+        if (!strcmp(field, "n"))
+            n = 19;
+        else if (!strcmp(field, "k"))
+            k = 3;
+        else if (!strcmp(field, "value_dtype"))
+            vd = SC_FLOAT16;
+        else
+            bits = 32;
+    }
+    CHECK_STATUS(sc_sparse_allreduce(w.comm, bits == 32 ? (void *)ix32 : (void *)ix, bits,
+                                     vd == SC_FLOAT16 ? (void *)hvals : (void *)vals, vd, k,
+                                     dense, SC_FLOAT64, n), SC_ERR_MISMATCH);
+    CHECK_SAYS("sc_sparse_allreduce", "ranks disagree", field, "rank 1");
+    if (ct_check_comm_works(&w))
+        return 1;
+    CHECK_OK(sc_comm_destroy(w.comm));
+    return 0;
+}
+
+static int refused(const sc_compress_config_t *cfg, const char *field)
+{
+    sc_compressor_t *c = NULL;
+    sc_comm_hook_t hook;
+
+    CHECK_STATUS(sc_compressor_create(cfg, &c), SC_ERR_INVALID_ARG);
+    CHECK_SAYS("sc_compressor_create", field);
+    CHECK(c == NULL, "the output was written on an error");
+    CHECK_STATUS(sc_comm_hook_topk(cfg, &hook), SC_ERR_INVALID_ARG);
+    CHECK_SAYS("sc_comm_hook_topk", field);
+    return 0;
+}
+
+static int test_bad_config_is_refused(int argc, char **argv)
+{
+    static const double densities[] = {1.5, -0.01, NAN, INFINITY};
+    sc_compress_config_t cfg = SC_COMPRESS_CONFIG_INIT;
+
+    (void)argc, (void)argv;
+    for (size_t i = 0; i < sizeof(densities) / sizeof(densities[0]); i++) {
+        cfg.density = densities[i];
+        if (refused(&cfg, "config.density"))
+            return 1;
+    }
+    cfg = (sc_compress_config_t)SC_COMPRESS_CONFIG_INIT;
+    cfg.momentum = 1.0;
+    if (refused(&cfg, "config.momentum"))
+        return 1;
+    cfg = (sc_compress_config_t)SC_COMPRESS_CONFIG_INIT;
+    cfg.index_bits = 16;
+    if (refused(&cfg, "config.index_bits"))
+        return 1;
+    cfg = (sc_compress_config_t)SC_COMPRESS_CONFIG_INIT;
+    cfg.warmup_steps = -1;
+    if (refused(&cfg, "config.warmup_steps"))
+        return 1;
+    cfg = (sc_compress_config_t)SC_COMPRESS_CONFIG_INIT;
+    cfg.size = sizeof(cfg) + 8; /* a newer caller's configuration */
+    return refused(&cfg, "config.size");
+}
+
+static int test_key_reused_with_another_count(int argc, char **argv)
+{
+    float g[100] = {0}, out[100];
+    sc_compressor_t *c;
+    rt_world_t w;
+
+    (void)argc, (void)argv;
+    if (rt_world(&w))
+        return 1;
+    CHECK_OK(sc_compressor_create(NULL, &c));
+    g[3] = 1.0f;
+    CHECK_OK(sc_compressed_allreduce(c, w.comm, 0, g, out, 100, SC_FLOAT32, SC_SUM));
+    CHECK_STATUS(sc_compressed_allreduce(c, w.comm, 0, g, out, 50, SC_FLOAT32, SC_SUM),
+                 SC_ERR_INVALID_ARG);
+    CHECK_SAYS("sc_compressed_allreduce", "key 0", "100 elements", "50 elements");
+    /* Only rank 0 reuses key 0 with another dtype; the others use a fresh key 1. */
+    if (w.rank == 0) {
+        CHECK_STATUS(sc_compressed_allreduce(c, w.comm, 0, g, out, 50, SC_FLOAT16, SC_SUM),
+                     SC_ERR_INVALID_ARG);
+        CHECK_SAYS("key 0", "float16");
+    } else {
+        CHECK_STATUS(sc_compressed_allreduce(c, w.comm, 1, g, out, 50, SC_FLOAT16, SC_SUM),
+                     SC_ERR_MISMATCH);
+        CHECK_SAYS("sc_compressed_allreduce", "rank 0");
+    }
+    CHECK_OK(sc_compressed_allreduce(c, w.comm, 0, g, out, 100, SC_FLOAT32, SC_SUM));
+    sc_compressor_destroy(c);
+    if (ct_check_comm_works(&w))
+        return 1;
+    CHECK_OK(sc_comm_destroy(w.comm));
+    return 0;
+}
+
+static int test_hook_refuses_integer_buckets(int argc, char **argv)
+{
+    sc_grad_desc_t grads[2] = {{100, SC_FLOAT32, "w"}, {10, SC_INT32, "steps"}};
+    sc_reducer_config_t cfg = SC_REDUCER_CONFIG_INIT;
+    sc_comm_hook_t hook;
+    sc_reducer_t *r = NULL;
+    rt_world_t w;
+
+    (void)argc, (void)argv;
+    if (rt_world(&w))
+        return 1;
+    CHECK_OK(sc_comm_hook_topk(NULL, &hook));
+    cfg.hook = &hook;
+    cfg.prediv = 1.0;
+    CHECK_STATUS(sc_reducer_create(w.comm, grads, 2, &cfg, &r), SC_ERR_INVALID_ARG);
+    CHECK_SAYS("comm hook topk", "int32");
+    if (ct_check_comm_works(&w))
+        return 1;
+    CHECK_OK(sc_comm_destroy(w.comm));
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    static const rt_test_t tests[] = {
+        {"bad_index_fails_every_rank", test_bad_index_fails_every_rank},
+        {"ranks_disagree", test_ranks_disagree},
+        {"bad_config_is_refused", test_bad_config_is_refused},
+        {"key_reused_with_another_count", test_key_reused_with_another_count},
+        {"hook_refuses_integer_buckets", test_hook_refuses_integer_buckets},
+        {NULL, NULL}};
+    return rt_main(tests, argc, argv);
+}

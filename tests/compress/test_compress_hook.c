@@ -1,0 +1,233 @@
+/* The top-k comm hook in the gradient reducer, one behaviour per test (argv[1]):
+ *   density_one_equals_dense        density 1.0: the averages of the plain reducer (a
+ *                                   float64 reference), over 3 iterations
+ *   density_matches_reference       density 0.01: per bucket (as sc_reducer_grad_bucket
+ *                                   lays them out) the sum over ranks of each rank's
+ *                                   top-k of residual + gradient / ranks, simulated
+ *                                   here; the residual dropped when the buckets are
+ *                                   rebuilt after the first iteration, kept after
+ *   hook_state_survives_save_and_load   a reducer loaded from another's checkpoint
+ *                                   continues as that one does */
+#include "compress_test.h"
+
+#define SEED 0x400cull
+#define DENSITY 0.01
+
+static const size_t model_counts[] = {3000, 1000, 5000, 17, 2000};
+#define MODEL_N ((int)(sizeof(model_counts) / sizeof(model_counts[0])))
+
+static sc_reducer_config_t small_buckets(sc_comm_hook_t *hook)
+{
+    sc_reducer_config_t cfg = SC_REDUCER_CONFIG_INIT;
+    cfg.first_bucket_bytes = 4096;
+    cfg.bucket_cap_bytes = 32768;
+    cfg.hook = hook;
+    return cfg;
+}
+
+static int make_reducer(rt_world_t *w, rt_model_t *m, double density, sc_reducer_t **r)
+{
+    sc_compress_config_t cc = SC_COMPRESS_CONFIG_INIT;
+    sc_comm_hook_t hook;
+    sc_reducer_config_t cfg = small_buckets(&hook);
+
+    cc.density = density;
+    CHECK_OK(sc_comm_hook_topk(&cc, &hook));
+    CHECK_OK(sc_reducer_create(w->comm, m->desc, m->n, &cfg, r));
+    return 0;
+}
+
+/* Iteration it: every gradient filled, marked in reverse registration order, finalized. */
+static int iterate(rt_world_t *w, rt_model_t *m, sc_reducer_t *r, int it)
+{
+    for (int g = m->n - 1; g >= 0; g--) {
+        rt_fill(m, m->buf[g], SEED, w->rank, it, g);
+        CHECK_OK(sc_reducer_mark_ready(r, g, m->buf[g]));
+    }
+    CHECK_OK(sc_reducer_finalize(r));
+    return 0;
+}
+
+static int test_density_one_equals_dense(int argc, char **argv)
+{
+    rt_world_t w;
+    rt_model_t m;
+    sc_reducer_t *r;
+
+    (void)argc, (void)argv;
+    if (rt_world(&w))
+        return 1;
+    rt_model_init(&m, MODEL_N, model_counts, NULL);
+    if (make_reducer(&w, &m, 1.0, &r))
+        return 1;
+    for (int it = 0; it < 3; it++) {
+        if (iterate(&w, &m, r, it))
+            return 1;
+        for (int g = 0; g < m.n; g++)
+            if (rt_check_grad(&m, m.buf[g], g, SEED, w.size, w.size, &it, 1, NULL))
+                return 1;
+        if (rt_check_same_bits(&w, &m, m.buf))
+            return 1;
+    }
+    CHECK_OK(sc_reducer_destroy(r));
+    rt_model_free(&m);
+    CHECK_OK(sc_comm_destroy(w.comm));
+    return 0;
+}
+
+/* The test's picture of the buckets: for each, its element count, and per rank its
+ * residual (float32, as the hook keeps it). */
+typedef struct {
+    int n;
+    size_t count[16];
+    float *res[16]; /* [rank * count + e] */
+} ref_t;
+
+static int ref_layout(ref_t *f, sc_reducer_t *r, const rt_model_t *m, int p, int *bucket,
+                      size_t *offset)
+{
+    for (int b = 0; b < f->n; b++)
+        free(f->res[b]);
+    memset(f, 0, sizeof(*f));
+    for (int g = 0; g < m->n; g++) {
+        CHECK_OK(sc_reducer_grad_bucket(r, g, &bucket[g], &offset[g]));
+        CHECK(bucket[g] < 16, "bucket %d", bucket[g]);
+        if (bucket[g] >= f->n)
+            f->n = bucket[g] + 1;
+        if (offset[g] + m->desc[g].count > f->count[bucket[g]])
+            f->count[bucket[g]] = offset[g] + m->desc[g].count;
+    }
+    for (int b = 0; b < f->n; b++)
+        f->res[b] = calloc(f->count[b] * (size_t)p + 1, sizeof(float));
+    return 0;
+}
+
+/* The expected averages of iteration it into want[g][e]: per bucket and rank
+ * v = residual + g / p, its top-k summed in rank order, the residual left. */
+static void ref_iteration(ref_t *f, const rt_model_t *m, const int *bucket,
+                          const size_t *offset, int p, int it, float **want)
+{
+    for (int b = 0; b < f->n; b++) {
+        size_t n = f->count[b], k = (size_t)floor(DENSITY * (double)n + 0.5);
+        double *v = calloc(n, sizeof(double));
+        float *sum = calloc(n, sizeof(float));
+        size_t *idx;
+
+        k = k ? k : 1;
+        idx = malloc(k * sizeof(*idx));
+        for (int r = 0; r < p; r++) {
+            float *res = f->res[b] + (size_t)r * n;
+            for (int g = 0; g < m->n; g++)
+                if (bucket[g] == b)
+                    for (size_t e = 0; e < m->desc[g].count; e++)
+                        res[offset[g] + e] +=
+                            (float)(rt_value(SC_FLOAT32, SEED, r, it, g, e) / p);
+            for (size_t e = 0; e < n; e++)
+                v[e] = res[e];
+            ct_topk(v, n, k, idx);
+            for (size_t j = 0; j < k; j++) {
+                sum[idx[j]] += res[idx[j]];
+                res[idx[j]] = 0.0f;
+            }
+        }
+        for (int g = 0; g < m->n; g++)
+            if (bucket[g] == b)
+                memcpy(want[g], sum + offset[g], m->desc[g].count * sizeof(float));
+        free(v);
+        free(sum);
+        free(idx);
+    }
+}
+
+static int test_density_matches_reference(int argc, char **argv)
+{
+    int bucket[MODEL_N];
+    size_t offset[MODEL_N];
+    float *want[MODEL_N];
+    ref_t f = {0};
+    rt_world_t w;
+    rt_model_t m;
+    sc_reducer_t *r;
+
+    (void)argc, (void)argv;
+    if (rt_world(&w))
+        return 1;
+    rt_model_init(&m, MODEL_N, model_counts, NULL);
+    for (int g = 0; g < MODEL_N; g++)
+        want[g] = malloc(model_counts[g] * sizeof(float));
+    if (make_reducer(&w, &m, DENSITY, &r))
+        return 1;
+    for (int it = 0; it < 4; it++) {
+        /* Iterations 0 and 1 (after the rebuild) start from a zero residual. */
+        if (it < 2 && ref_layout(&f, r, &m, w.size, bucket, offset))
+            return 1;
+        ref_iteration(&f, &m, bucket, offset, w.size, it, want);
+        if (iterate(&w, &m, r, it))
+            return 1;
+        for (int g = 0; g < m.n; g++)
+            for (size_t e = 0; e < m.desc[g].count; e++)
+                CHECK(((float *)m.buf[g])[e] == want[g][e], "iteration %d gradient %d element "
+                      "%zu is %.9g, expected %.9g", it, g, e, ((float *)m.buf[g])[e],
+                      want[g][e]);
+        if (rt_check_same_bits(&w, &m, m.buf))
+            return 1;
+    }
+    CHECK_OK(sc_reducer_destroy(r));
+    for (int g = 0; g < MODEL_N; g++)
+        free(want[g]);
+    for (int b = 0; b < f.n; b++)
+        free(f.res[b]);
+    rt_model_free(&m);
+    CHECK_OK(sc_comm_destroy(w.comm));
+    return 0;
+}
+
+static int test_hook_state_survives_save_and_load(int argc, char **argv)
+{
+    rt_world_t w;
+    rt_model_t a, b;
+    sc_reducer_t *ra, *rb;
+    size_t len = 0;
+    void *state;
+
+    (void)argc, (void)argv;
+    if (rt_world(&w))
+        return 1;
+    rt_model_init(&a, MODEL_N, model_counts, NULL);
+    rt_model_init(&b, MODEL_N, model_counts, NULL);
+    if (make_reducer(&w, &a, DENSITY, &ra))
+        return 1;
+    for (int it = 0; it < 3; it++)
+        if (iterate(&w, &a, ra, it))
+            return 1;
+    CHECK_OK(sc_reducer_hook_save(ra, NULL, &len));
+    state = malloc(len);
+    CHECK_OK(sc_reducer_hook_save(ra, state, &len));
+    if (make_reducer(&w, &b, DENSITY, &rb))
+        return 1;
+    CHECK_OK(sc_reducer_hook_load(rb, state, len));
+    /* rb's first layout has the same buckets as ra's rebuilt one (gradients are marked
+     * in reverse registration order): it adopts the loaded residuals. */
+    if (iterate(&w, &a, ra, 3) || iterate(&w, &b, rb, 3))
+        return 1;
+    for (int g = 0; g < MODEL_N; g++)
+        CHECK(memcmp(a.buf[g], b.buf[g], model_counts[g] * sizeof(float)) == 0,
+              "gradient %d differs between the saved and the loaded reducer", g);
+    CHECK_OK(sc_reducer_destroy(ra));
+    CHECK_OK(sc_reducer_destroy(rb));
+    free(state);
+    rt_model_free(&a);
+    rt_model_free(&b);
+    CHECK_OK(sc_comm_destroy(w.comm));
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    static const rt_test_t tests[] = {
+        {"density_one_equals_dense", test_density_one_equals_dense},
+        {"density_matches_reference", test_density_matches_reference},
+        {"hook_state_survives_save_and_load", test_hook_state_survives_save_and_load},
+        {NULL, NULL}};
+    return rt_main(tests, argc, argv);
+}

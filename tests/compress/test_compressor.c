@@ -1,0 +1,381 @@
+/* The compressor and sc_compressed_allreduce across ranks, one behaviour per test
+ * (argv[1]), each against a reference computed here:
+ *   first_step_matches_topk DTYPE FP16 BITS OP   the sum over ranks of each rank's own
+ *                                     top-k (sort by magnitude here), values rounded
+ *                                     to the wire's dtype, avg divided by the ranks;
+ *                                     in place and out of place; bit for bit the same
+ *                                     on every rank; the stats
+ *   error_feedback_conserves_the_sum DTYPE FP16   over many steps and then steps of zero
+ *                                     gradients that drain the residual, the sum of the
+ *                                     results equals the sum of every gradient
+ *   momentum_correction_matches_reference   DGC: u = m u + g, v = r + u, sent entries
+ *                                     cleared from r and u, simulated here per rank
+ *   warmup_steps_are_dense
+ *   reset_clears_residuals_and_restarts_warmup
+ *   save_load_round_trip              a loaded state continues bit for bit as the saved
+ *                                     one; truncated, corrupted and foreign buffers are
+ *                                     refused and change nothing */
+#include "compress_test.h"
+
+#define SEED 0xef0001ull
+
+/* Gradient element e of key `key` on rank r in step t. */
+static double grad_value(int r, int t, int key, size_t e)
+{
+    return ct_value(rt_mix(SEED ^ ((uint64_t)r << 48) ^ ((uint64_t)t << 32) ^
+                           ((uint64_t)key << 24) ^ e) % (1u << 21));
+}
+
+static void fill(sc_dtype_t d, void *buf, size_t n, int r, int t, int key)
+{
+    for (size_t e = 0; e < n; e++)
+        ct_store(d, buf, e, ct_round(d, grad_value(r, t, key, e)));
+}
+
+static size_t k_of(double density, size_t n)
+{
+    size_t k = (size_t)floor(density * (double)n + 0.5);
+    return k > n ? n : (n > 0 && k == 0 ? 1 : k);
+}
+
+static sc_compressor_t *make(double density, int fp16, int bits, int ef, double momentum,
+                             int warmup)
+{
+    sc_compress_config_t cfg = SC_COMPRESS_CONFIG_INIT;
+    sc_compressor_t *c = NULL;
+
+    cfg.density = density;
+    cfg.values_fp16 = fp16;
+    cfg.index_bits = bits;
+    cfg.error_feedback = ef;
+    cfg.momentum = momentum;
+    cfg.warmup_steps = warmup;
+    if (sc_compressor_create(&cfg, &c) != SC_SUCCESS)
+        fprintf(stderr, "sc_compressor_create: %s\n", sc_last_error());
+    return c;
+}
+
+static int test_first_step_matches_topk(int argc, char **argv)
+{
+    sc_dtype_t d = SC_FLOAT32, wire;
+    int fp16 = argc > 1 && atoi(argv[1]), bits = argc > 2 ? atoi(argv[2]) : 0;
+    sc_op_t op = SC_SUM;
+    const size_t n = 3001;
+    const double density = 0.02;
+    size_t k = k_of(density, n), *idx = malloc(k * sizeof(size_t));
+    double *g = malloc(n * sizeof(double)), *want = calloc(n, sizeof(double));
+    void *send = malloc(n * 8), *recv = malloc(n * 8);
+    sc_compress_stats_t stats;
+    sc_compressor_t *c;
+    rt_world_t w;
+
+    if (argc > 0)
+        sc_dtype_from_name(argv[0], &d);
+    if (argc > 3)
+        sc_op_from_name(argv[3], &op);
+    wire = fp16 ? SC_FLOAT16 : d;
+    if (rt_world(&w))
+        return 1;
+    for (int r = 0; r < w.size; r++) {
+        for (size_t e = 0; e < n; e++)
+            g[e] = ct_round(d, grad_value(r, 0, 0, e));
+        ct_topk(g, n, k, idx);
+        for (size_t j = 0; j < k; j++)
+            want[idx[j]] += ct_round(wire, g[idx[j]]);
+    }
+    c = make(density, fp16, bits, 1, 0.0, 0);
+    CHECK(c, "no compressor");
+    for (int inplace = 0; inplace < 2; inplace++) {
+        fill(d, send, n, w.rank, 0, 0);
+        CHECK_OK(sc_compressed_allreduce(c, w.comm, inplace, send, inplace ? send : recv, n,
+                                         d, op));
+        for (size_t e = 0; e < n; e++) {
+            double got = rt_load(d, inplace ? send : recv, e);
+            double exp = ct_round(d, op == SC_AVG ? want[e] / w.size : want[e]);
+            CHECK(got == exp, "%s element %zu is %.17g, expected %.17g", inplace ?
+                  "in place:" : "out of place:", e, got, exp);
+        }
+        if (ct_check_same_bits(&w, inplace ? send : recv, n * rt_size(d)))
+            return 1;
+        CHECK_OK(sc_compressor_stats(c, &stats));
+        CHECK(stats.selected == k && !stats.dense, "stats: %zu selected, dense %d",
+              stats.selected, stats.dense);
+        CHECK(stats.bytes_sent >= (size_t)(w.size - 1) * k * (rt_size(wire) + 4),
+              "stats: %zu bytes sent", stats.bytes_sent);
+    }
+    sc_compressor_destroy(c);
+    CHECK_OK(sc_comm_destroy(w.comm));
+    free(idx), free(g), free(want), free(send), free(recv);
+    return 0;
+}
+
+static int test_error_feedback_conserves_the_sum(int argc, char **argv)
+{
+    sc_dtype_t d = SC_FLOAT32;
+    int fp16 = argc > 1 && atoi(argv[1]);
+    const size_t n = 1000;
+    const double density = 0.05;
+    const int steps = 20, drain = 30;
+    double *sent = calloc(n, sizeof(double)), *given = calloc(n, sizeof(double));
+    double *tol = calloc(n, sizeof(double)), mag = 0;
+    void *g = malloc(n * 8), *out = malloc(n * 8);
+    sc_compressor_t *c;
+    rt_world_t w;
+
+    if (argc > 0)
+        sc_dtype_from_name(argv[0], &d);
+    if (rt_world(&w))
+        return 1;
+    c = make(density, fp16, 0, 1, 0.0, 0);
+    CHECK(c, "no compressor");
+    for (int t = 0; t < steps + drain; t++) {
+        for (size_t e = 0; e < n; e++) {
+            for (int r = 0; r < w.size && t < steps; r++)
+                given[e] += ct_round(d, grad_value(r, t, 0, e));
+            mag = fmax(mag, fabs(given[e]));
+        }
+        if (t < steps)
+            fill(d, g, n, w.rank, t, 0);
+        else
+            memset(g, 0, n * rt_size(d));
+        CHECK_OK(sc_compressed_allreduce(c, w.comm, 0, g, out, n, d, SC_SUM));
+        for (size_t e = 0; e < n; e++) {
+            sent[e] += rt_load(d, out, e);
+            tol[e] += 2 * fabs(rt_load(d, out, e)) * rt_unit(d);
+        }
+    }
+    /* What may be left: the roundings of the results (in their dtype), of v = r + g on
+     * every rank and step (float32), and a residual below float16's smallest subnormal
+     * per element and rank that values_fp16 cannot send. */
+    for (size_t e = 0; e < n; e++) {
+        double t = tol[e] + w.size * (steps + drain) * ldexp(1.0, -23) * (mag + 16);
+        CHECK(fabs(sent[e] - given[e]) <= t, "element %zu: %.17g sent in all, %.17g given, "
+              "tolerance %g", e, sent[e], given[e], t);
+    }
+    sc_compressor_destroy(c);
+    CHECK_OK(sc_comm_destroy(w.comm));
+    free(sent), free(given), free(tol), free(g), free(out);
+    return 0;
+}
+
+static int test_momentum_correction_matches_reference(int argc, char **argv)
+{
+    const size_t n = 400;
+    const double density = 0.05;
+    const float m = 0.875f;
+    size_t k = k_of(density, n), idx[64];
+    int steps = 12;
+    float *res, *u, *got = malloc(n * sizeof(float)), *g = malloc(n * sizeof(float));
+    double *v = malloc(n * sizeof(double)), *want = malloc(n * sizeof(double));
+    sc_compressor_t *c;
+    rt_world_t w;
+
+    (void)argc, (void)argv;
+    if (rt_world(&w))
+        return 1;
+    res = calloc(n * (size_t)w.size, sizeof(float));
+    u = calloc(n * (size_t)w.size, sizeof(float));
+    c = make(density, 0, 0, 1, m, 0);
+    CHECK(c, "no compressor");
+    for (int t = 0; t < steps; t++) {
+        memset(want, 0, n * sizeof(double));
+        for (int r = 0; r < w.size; r++) {
+            float *rr = res + (size_t)r * n, *ur = u + (size_t)r * n;
+            for (size_t e = 0; e < n; e++) {
+                float x = (float)grad_value(r, t, 1, e);
+                ur[e] = m * ur[e] + x;
+                rr[e] = rr[e] + ur[e];
+                v[e] = rr[e];
+            }
+            ct_topk(v, n, k, idx);
+            for (size_t j = 0; j < k; j++) {
+                want[idx[j]] = (float)(want[idx[j]] + rr[idx[j]]);
+                rr[idx[j]] = 0.0f;
+                ur[idx[j]] = 0.0f;
+            }
+        }
+        fill(SC_FLOAT32, g, n, w.rank, t, 1);
+        CHECK_OK(sc_compressed_allreduce(c, w.comm, 3, g, got, n, SC_FLOAT32, SC_SUM));
+        for (size_t e = 0; e < n; e++)
+            CHECK(fabs(got[e] - want[e]) <= 1e-6 * fabs(want[e]), "step %d element %zu is "
+                  "%.9g, expected %.9g", t, e, got[e], want[e]);
+    }
+    sc_compressor_destroy(c);
+    CHECK_OK(sc_comm_destroy(w.comm));
+    free(res), free(u), free(got), free(g), free(v), free(want);
+    return 0;
+}
+
+/* Every element of got is the sum over ranks of step t's gradients (exact). */
+static int check_dense(rt_world_t *w, const float *got, size_t n, int t, int key)
+{
+    for (size_t e = 0; e < n; e++) {
+        double x = 0;
+        for (int r = 0; r < w->size; r++)
+            x += (float)grad_value(r, t, key, e);
+        CHECK(got[e] == x, "step %d element %zu is %.9g, the dense sum %.9g", t, e, got[e], x);
+    }
+    return 0;
+}
+
+static size_t nonzeros(const float *x, size_t n)
+{
+    size_t z = 0;
+    for (size_t e = 0; e < n; e++)
+        z += x[e] != 0.0f;
+    return z;
+}
+
+static int test_warmup_steps_are_dense(int argc, char **argv)
+{
+    const size_t n = 2000;
+    float *g = malloc(n * sizeof(float)), *out = malloc(n * sizeof(float));
+    sc_compress_stats_t s;
+    sc_compressor_t *c;
+    rt_world_t w;
+
+    (void)argc, (void)argv;
+    if (rt_world(&w))
+        return 1;
+    c = make(0.01, 0, 0, 1, 0.5, 3);
+    CHECK(c, "no compressor");
+    for (int t = 0; t < 5; t++) {
+        fill(SC_FLOAT32, g, n, w.rank, t, 2);
+        CHECK_OK(sc_compressed_allreduce(c, w.comm, 9, g, out, n, SC_FLOAT32, SC_SUM));
+        CHECK_OK(sc_compressor_stats(c, &s));
+        CHECK(s.dense == (t < 3), "step %d: stats.dense is %d", t, s.dense);
+        if (t < 3 && check_dense(&w, out, n, t, 2))
+            return 1;
+        if (t >= 3)
+            CHECK(nonzeros(out, n) <= (size_t)w.size * 20 && s.selected == 20,
+                  "step %d: %zu non-zero elements, %zu selected", t, nonzeros(out, n),
+                  s.selected);
+    }
+    sc_compressor_destroy(c);
+    CHECK_OK(sc_comm_destroy(w.comm));
+    free(g), free(out);
+    return 0;
+}
+
+static int test_reset_clears_residuals_and_restarts_warmup(int argc, char **argv)
+{
+    const size_t n = 500;
+    float *g = malloc(n * sizeof(float)), *out = malloc(n * sizeof(float));
+    sc_compress_stats_t s;
+    sc_compressor_t *c, *cw;
+    rt_world_t w;
+
+    (void)argc, (void)argv;
+    if (rt_world(&w))
+        return 1;
+    c = make(0.1, 0, 0, 1, 0.0, 0);
+    cw = make(0.1, 0, 0, 1, 0.0, 1);
+    CHECK(c && cw, "no compressor");
+    fill(SC_FLOAT32, g, n, w.rank, 0, 3);
+    CHECK_OK(sc_compressed_allreduce(c, w.comm, 0, g, out, n, SC_FLOAT32, SC_SUM));
+    CHECK_OK(sc_compressor_reset(c));
+    /* A zero gradient after the reset sends zeros only: the residual is gone. */
+    memset(g, 0, n * sizeof(float));
+    CHECK_OK(sc_compressed_allreduce(c, w.comm, 0, g, out, n, SC_FLOAT32, SC_SUM));
+    CHECK(nonzeros(out, n) == 0, "%zu non-zero elements after the reset", nonzeros(out, n));
+    for (int t = 0; t < 2; t++) {
+        fill(SC_FLOAT32, g, n, w.rank, t, 3);
+        CHECK_OK(sc_compressed_allreduce(cw, w.comm, 1, g, out, n, SC_FLOAT32, SC_SUM));
+    }
+    CHECK_OK(sc_compressor_reset(cw));
+    fill(SC_FLOAT32, g, n, w.rank, 7, 3);
+    CHECK_OK(sc_compressed_allreduce(cw, w.comm, 1, g, out, n, SC_FLOAT32, SC_SUM));
+    CHECK_OK(sc_compressor_stats(cw, &s));
+    CHECK(s.dense == 1, "the step after the reset is not a warm-up step");
+    if (check_dense(&w, out, n, 7, 3))
+        return 1;
+    sc_compressor_destroy(c);
+    sc_compressor_destroy(cw);
+    CHECK_OK(sc_comm_destroy(w.comm));
+    free(g), free(out);
+    return 0;
+}
+
+/* Steps t0..t1 of keys 0 (float32, n elements, results at out) and 1 (bfloat16,
+ * n / 2 + 1, avg, results after key 0's). */
+static int run_steps(rt_world_t *w, sc_compressor_t *c, int t0, int t1, size_t n, void *g,
+                     char *out)
+{
+    for (int t = t0; t < t1; t++) {
+        fill(SC_FLOAT32, g, n, w->rank, t, 4);
+        CHECK_OK(sc_compressed_allreduce(c, w->comm, 0, g, out, n, SC_FLOAT32, SC_SUM));
+        fill(SC_BFLOAT16, g, n / 2 + 1, w->rank, t, 5);
+        CHECK_OK(sc_compressed_allreduce(c, w->comm, 1, g, out + n * 4, n / 2 + 1,
+                                         SC_BFLOAT16, SC_AVG));
+    }
+    return 0;
+}
+
+static int test_save_load_round_trip(int argc, char **argv)
+{
+    const size_t n = 1500;
+    const size_t out_bytes = n * 4 + (n / 2 + 1) * 2;
+    void *g = malloc(n * 4);
+    char *out_a = malloc(out_bytes), *out_b = malloc(out_bytes);
+    unsigned char *saved, *again, *bad;
+    size_t len = 0, len2 = 0, small;
+    sc_compressor_t *a, *b;
+    rt_world_t w;
+
+    (void)argc, (void)argv;
+    if (rt_world(&w))
+        return 1;
+    a = make(0.03, 0, 0, 1, 0.5, 1);
+    b = make(0.03, 0, 0, 1, 0.5, 1);
+    CHECK(a && b, "no compressor");
+    if (run_steps(&w, a, 0, 4, n, g, out_a))
+        return 1;
+    CHECK_OK(sc_compressor_save(a, NULL, &len));
+    saved = malloc(len);
+    again = malloc(len);
+    bad = malloc(len);
+    small = len - 1;
+    CHECK_STATUS(sc_compressor_save(a, saved, &small), SC_ERR_INVALID_ARG);
+    CHECK_OK(sc_compressor_save(a, saved, &len));
+    CHECK_OK(sc_compressor_load(b, saved, len));
+    /* The loaded state continues as the saved one, bit for bit (warm-up included: both
+     * are past it). */
+    for (int t = 4; t < 7; t++) {
+        if (run_steps(&w, a, t, t + 1, n, g, out_a) || run_steps(&w, b, t, t + 1, n, g, out_b))
+            return 1;
+        CHECK(memcmp(out_a, out_b, out_bytes) == 0, "step %d differs after the load", t);
+    }
+    /* Refused buffers leave b's state as it was. */
+    len2 = len;
+    CHECK_OK(sc_compressor_save(b, saved, &len2));
+    CHECK_STATUS(sc_compressor_load(b, saved, len2 - 7), SC_ERR_INVALID_ARG);
+    CHECK_SAYS("sc_compressor_load", "truncated");
+    memcpy(bad, saved, len2);
+    bad[len2 / 2] ^= 0x10;
+    CHECK_STATUS(sc_compressor_load(b, bad, len2), SC_ERR_INVALID_ARG);
+    for (size_t i = 0; i < len2; i++)
+        bad[i] = (unsigned char)rt_mix(i);
+    CHECK_STATUS(sc_compressor_load(b, bad, len2), SC_ERR_INVALID_ARG);
+    CHECK_STATUS(sc_compressor_load(b, bad, 3), SC_ERR_INVALID_ARG);
+    CHECK_OK(sc_compressor_save(b, again, &len2));
+    CHECK(memcmp(saved, again, len2) == 0, "a refused load changed the state");
+    sc_compressor_destroy(a);
+    sc_compressor_destroy(b);
+    CHECK_OK(sc_comm_destroy(w.comm));
+    free(g), free(out_a), free(out_b), free(saved), free(again), free(bad);
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    static const rt_test_t tests[] = {
+        {"first_step_matches_topk", test_first_step_matches_topk},
+        {"error_feedback_conserves_the_sum", test_error_feedback_conserves_the_sum},
+        {"momentum_correction_matches_reference", test_momentum_correction_matches_reference},
+        {"warmup_steps_are_dense", test_warmup_steps_are_dense},
+        {"reset_clears_residuals_and_restarts_warmup",
+         test_reset_clears_residuals_and_restarts_warmup},
+        {"save_load_round_trip", test_save_load_round_trip},
+        {NULL, NULL}};
+    return rt_main(tests, argc, argv);
+}
