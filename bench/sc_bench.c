@@ -14,6 +14,7 @@
 #include "bench_kernels.h"
 #include "bench_options.h"
 #include "bench_reducer.h"
+#include "bench_topk.h"
 
 /* One printed row: a collective at one size, over all ranks. */
 typedef struct {
@@ -439,6 +440,9 @@ int main(int argc, char **argv)
      * (bench_compressed.c). */
     if (argc > 1 && strcmp(argv[1], "compressed") == 0)
         return sc_bench_compressed_main(argc - 1, argv + 1);
+    /* `sc-bench topk ...`: the selection modes timed and checked (bench_topk.c). */
+    if (argc > 1 && strcmp(argv[1], "topk") == 0)
+        return sc_bench_topk_main(argc - 1, argv + 1);
 
     char *command = sc_bench_command_line(argc, argv);
     sc_bench_options_t opts;
