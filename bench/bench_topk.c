@@ -431,7 +431,7 @@ int sc_bench_topk_main(int argc, char **argv)
         size_t out = k * (sizeof(uint32_t) + sc_dtype_size(o.dtype));
         if (sc_bench_device_open(0, in > out ? in : out, &dev) != SC_SUCCESS ||
             sc_bench_device_copy(dev, sc_bench_device_buffer(dev, 0), x, in) != SC_SUCCESS) {
-            fprintf(stderr, "sc-bench topk: --device: %s\n", sc_bench_device_error());
+            fprintf(stderr, "sc-bench topk: %s\n", sc_bench_device_error());
             sc_bench_device_close(dev);
             free(x);
             return 1;
