@@ -162,7 +162,8 @@ SC_API void sc_compressor_destroy(sc_compressor_t *compressor);
  * changes) a bucket index holds other gradients, so its residual and momentum are
  * dropped (zero; warm-up steps done are kept). A state loaded from a checkpoint is
  * adopted by the first layout whose bucket of that index has the same count and dtype.
- * Float buckets only (validate says so otherwise). save/load carry the compressor's
+ * Float buckets only (validate says so otherwise); host buckets only (a reducer with
+ * config.stream gets SC_ERR_UNSUPPORTED when a bucket starts). save/load carry the compressor's
  * state. config NULL: defaults. */
 SC_API sc_status_t sc_comm_hook_topk(const sc_compress_config_t *config,
                                      sc_comm_hook_t *hook);

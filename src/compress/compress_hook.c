@@ -34,6 +34,10 @@ static sc_status_t sc_hook_topk_start(void *state, const sc_hook_bucket_t *b,
     sc_ckey_t *k;
     sc_status_t st;
 
+    if (b->stream)
+        return sc_error(SC_ERR_UNSUPPORTED, SC_HOOK_TOPK ": bucket %d is device memory (the "
+                        "reducer has config.stream); the topk hook compresses host buckets "
+                        "only in this version", b->index);
     st = sc_hook_topk_key(c, b, &k);
     if (st == SC_SUCCESS)
         st = sc_compressor_prepare(c, SC_HOOK_TOPK, k, b->data, rank, sc_comm_size(comm));
