@@ -30,7 +30,7 @@ extern "C" {
 typedef enum {
     SC_TOPK_EXACT = 0, /* the k largest magnitudes, ties by lowest index */
     SC_TOPK_APPROX,    /* threshold estimated from a sample and kept across steps; one
-                          pass; returns at most k elements */
+                          pass; returns at most k elements (see sc_topk_select) */
     SC_TOPK_RANDOM     /* k indices drawn uniformly without replacement (for comparison) */
 } sc_topk_mode_t;
 
@@ -50,17 +50,37 @@ typedef struct {
 
 /* A selector: its threads, scratch memory, the approximate mode's threshold and the
  * random generator. config NULL: SC_TOPK_CONFIG_INIT. SC_ERR_INVALID_ARG names a field
- * out of range. */
+ * out of range. A selector's results depend on its inputs, its configuration and the
+ * calls it has made, never on its thread count. */
 SC_API sc_status_t sc_topk_create(const sc_topk_config_t *config, sc_topk_t **topk);
 
 /* Selects k of the n elements of x (float32, float64, float16 or bfloat16) by magnitude.
  * Writes the indices (uint32_t when index_bits is 32, uint64_t when 64; 32 needs
  * n <= 2^32) in ascending order and the signed values (x's dtype) to indices[0..*selected)
  * and values[0..*selected); *selected is k (exact, random) or at most k (approximate).
- * k > n is SC_ERR_INVALID_ARG; k == 0 selects nothing. x on a device (with stream, the
- * caller's CUDA stream): the CUDA kernel selects the same elements as the CPU, indices and
- * values are device memory, *selected is valid once the stream reaches the call's end
- * (the call synchronizes the stream in this version). One thread at a time per selector. */
+ * k > n is SC_ERR_INVALID_ARG; k == 0 selects nothing.
+ *
+ * SC_TOPK_APPROX: one scan returns the elements whose magnitude key is at or above a
+ * threshold the selector keeps across calls for tensors of the same dtype and n; when
+ * more than k qualify, the k largest of them (then the selection is the exact one), so
+ * c <= k elements returned are always the c largest of x. The threshold aims at
+ * k - k/8 elements and is kept while the count stays within [k - k/4, k]; above, it rises
+ * to what would have given k - k/8 this call; below, it is estimated anew from a sample
+ * of sample_ratio * n elements (taken after the scan, so that call may return few or
+ * none). A threshold that lets far more than k through makes that call exact (about two
+ * passes). n < 2^16 is always exact. Deterministic for the same inputs and calls.
+ * SC_TOPK_RANDOM: the draws follow from config.seed and the number of earlier successful
+ * calls with k > 0 (n/64 words of scratch).
+ *
+ * x in host memory: stream must be NULL (else SC_ERR_INVALID_ARG); indices and values
+ * are host memory too. x on a device (device or managed memory, with stream the caller's
+ * CUDA stream or NULL): SC_TOPK_EXACT only (the other modes are SC_ERR_UNSUPPORTED); a
+ * CUDA radix select selects the same elements as the CPU, bit for bit; indices and values
+ * must be device memory on the same GPU (else SC_ERR_INVALID_ARG), aligned to their
+ * elements; *selected is valid once the stream reaches the call's end (the call
+ * synchronizes the stream in this version); scratch comes from the stream's memory pool.
+ * A host-only build refuses device buffers with SC_ERR_UNSUPPORTED. x is never read
+ * before every check has passed. One thread at a time per selector. */
 SC_API sc_status_t sc_topk_select(sc_topk_t *topk, const void *x, sc_dtype_t dtype, size_t n,
                                   size_t k, int index_bits, void *indices, void *values,
                                   size_t *selected, sc_stream_t stream);

@@ -1,11 +1,13 @@
 /* The top-k selector's public calls: configuration, argument checks in a fixed order
- * (nothing is read from a buffer before every size check has passed), and the hand-off
- * to the exact, approximate or random selection. */
+ * (nothing is read from a buffer before every size check has passed and its memory kind
+ * is known), and the hand-off to the device path or to the exact, approximate or random
+ * selection on the host. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "compress/topk_internal.h"
 #include "core/error.h"
+#include "core/memory.h"
 
 /* nan_key: Inf's bits + 1. */
 sc_topk_format_t sc_topk_format(sc_dtype_t dtype)
@@ -110,10 +112,13 @@ sc_status_t sc_topk_select(sc_topk_t *topk, const void *x, sc_dtype_t dtype, siz
                            size_t k, int index_bits, void *indices, void *values,
                            size_t *selected, sc_stream_t stream)
 {
+    const void *bufs[3] = {x, indices, values};
+    static const char *const names[3] = {"x", "indices", "values"};
     sc_topk_job_t job;
+    sc_mem_kind_t kind;
+    int device;
     sc_status_t st;
 
-    (void)stream;
     if (!topk)
         return sc_error(SC_ERR_INVALID_ARG, "sc_topk_select: topk is NULL");
     if (!selected)
@@ -140,7 +145,26 @@ sc_status_t sc_topk_select(sc_topk_t *topk, const void *x, sc_dtype_t dtype, siz
         return sc_error(SC_ERR_INVALID_ARG, "sc_topk_select: %s is NULL",
                         !x ? "x" : !indices ? "indices" : "values");
     job = (sc_topk_job_t){x, dtype, sc_topk_format(dtype), n, k, index_bits, indices, values};
-    st = sc_topk_exact_host(topk, &job);
+    /* Where the buffers live decides the path; a device x is never read here. */
+    st = sc_mem_classify("sc_topk_select", bufs, names, 3, &kind, &device);
+    if (st != SC_SUCCESS)
+        return st;
+    if (sc_mem_is_device(kind))
+        return sc_topk_select_device(topk, &job, device, stream, selected);
+    if (stream)
+        return sc_error(SC_ERR_INVALID_ARG,
+                        "sc_topk_select: a stream was given, but x is host memory (the host "
+                        "selection runs on the calling thread and its workers and takes "
+                        "stream NULL)");
+    switch (topk->config.mode) {
+    case SC_TOPK_APPROX:
+        return sc_topk_approx_host(topk, &job, selected);
+    case SC_TOPK_RANDOM:
+        st = sc_topk_random_host(topk, &job);
+        break;
+    default:
+        st = sc_topk_exact_host(topk, &job);
+    }
     if (st != SC_SUCCESS)
         return st;
     *selected = k;

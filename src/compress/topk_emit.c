@@ -13,6 +13,7 @@ typedef struct {
     size_t limit;
     uint64_t kth;     /* emission: candidates above kth are taken, and take_eq at it */
     size_t r;
+    int all;          /* emission: every candidate is taken (no keys needed) */
 } topk_emit_ctx_t;
 
 static void topk_scan_task(void *arg, int tid)
@@ -44,7 +45,7 @@ sc_status_t sc_topk_chunks_scan(sc_topk_t *topk, const sc_topk_job_t *job, size_
                                 uint64_t lo, uint64_t hi, size_t limit)
 {
     topk_emit_ctx_t c = {topk, job, nchunks, sc_topk_chunks_threads(topk, nchunks), lo, hi,
-                         limit, 0, 0};
+                         limit, 0, 0, 0};
 
     sc_topk_pool_run(topk->pool, c.threads, topk_scan_task, &c);
     for (size_t k = 0; k < nchunks; k++)
@@ -66,9 +67,11 @@ static void topk_emit_task(void *arg, int tid)
         size_t out = ch->out, a = 0, ties = ch->take_eq;
 
         for (size_t j = 0; j < ch->cand.n && c->r > 0; j++) {
-            if (keys[j] < c->kth || (keys[j] == c->kth && ties == 0))
-                continue;
-            ties -= keys[j] == c->kth;
+            if (!c->all) {
+                if (keys[j] < c->kth || (keys[j] == c->kth && ties == 0))
+                    continue;
+                ties -= keys[j] == c->kth;
+            }
             for (; a < ch->above.n && ch->above.idx[a] < ch->cand.idx[j]; a++)
                 sc_topk_job_put(job, out++, ch->begin + ch->above.idx[a],
                                 sc_topk_bits_at(ch->above.bits, a, width));
@@ -85,13 +88,25 @@ sc_status_t sc_topk_lists_emit(sc_topk_t *topk, const sc_topk_job_t *job, size_t
                                size_t r, uint64_t *kth, size_t *written)
 {
     topk_emit_ctx_t c = {topk, job, nchunks, sc_topk_chunks_threads(topk, nchunks), 0, 0,
-                         0, 0, r};
+                         0, 0, r, 0};
     size_t ncand = 0, out = 0, ties;
     sc_status_t st;
 
     for (size_t k = 0; k < nchunks; k++) {
         topk->chunks[k].keys = ncand;
         ncand += topk->chunks[k].cand.n;
+    }
+    /* Every candidate taken: no keys, no k-th key. */
+    if (r == ncand) {
+        c.all = 1;
+        for (size_t k = 0; k < nchunks; k++) {
+            sc_topk_chunk_t *ch = &topk->chunks[k];
+            ch->out = out;
+            out += ch->above.n + ch->cand.n;
+        }
+        sc_topk_pool_run(topk->pool, c.threads, topk_emit_task, &c);
+        *written = out;
+        return SC_SUCCESS;
     }
     st = sc_topk_keys_reserve(topk, ncand);
     if (st != SC_SUCCESS)
@@ -102,10 +117,8 @@ sc_status_t sc_topk_lists_emit(sc_topk_t *topk, const sc_topk_job_t *job, size_t
             topk->keys[ch->keys + j] =
                 sc_topk_key(sc_topk_bits_at(ch->cand.bits, j, job->fmt.width), &job->fmt);
     }
-    /* r == ncand takes every candidate: all keys are >= 0. */
     if (r > 0)
-        c.kth = r == ncand ? 0 : sc_topk_kth_key(topk->keys, ncand, r, job->fmt.key_bits,
-                                                 topk->hist);
+        c.kth = sc_topk_kth_key(topk->keys, ncand, r, job->fmt.key_bits, topk->hist);
     ties = r;
     for (size_t k = 0; k < nchunks; k++) {
         sc_topk_chunk_t *ch = &topk->chunks[k];

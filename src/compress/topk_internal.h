@@ -88,8 +88,8 @@ static inline sc_topk_scan_fn sc_topk_scan_for(const sc_topk_kernels_t *k, unsig
     return k->scan[width == 2 ? 0 : width == 4 ? 1 : 2];
 }
 
-/* One selection request, validated: x holds n host elements of a float dtype,
- * 0 < k <= n, index_bits 32 or 64. */
+/* One selection request, validated: x holds n elements of a float dtype (host memory,
+ * or device memory for sc_topk_select_device), 0 < k <= n, index_bits 32 or 64. */
 typedef struct {
     const void *x;
     sc_dtype_t dtype;
@@ -137,14 +137,17 @@ struct sc_topk {
     uint64_t *keys;        /* sample and candidate keys */
     size_t keys_cap;
     uint32_t *hist;        /* SC_TOPK_HIST_BITS-bit histogram for small arrays */
-    /* SC_TOPK_APPROX: the threshold key kept across steps, for this dtype */
+    /* SC_TOPK_APPROX: the threshold key kept across steps, for tensors of this dtype
+     * and size, and the samples taken so far (which give each sample's seed) */
     int approx_valid;
     sc_dtype_t approx_dtype;
+    size_t approx_n;
     uint64_t approx_key;
+    uint64_t approx_samples;
     /* SC_TOPK_RANDOM: calls made, which with the seed gives each call's draws */
     uint64_t random_calls;
-    uint64_t *marks;       /* bitmap or hash table of the indices drawn */
-    size_t marks_cap;
+    uint64_t *marks;       /* bitmap of the indices drawn, one bit per element */
+    size_t marks_cap;      /* in 64-bit words */
 };
 
 /* Splits x into chunks for at most topk->threads threads (fewer for small n); returns
@@ -174,8 +177,10 @@ sc_status_t sc_topk_chunks_scan(sc_topk_t *topk, const sc_topk_job_t *job, size_
 
 /* Writes the selection the chunks' lists hold: every above element and the r largest
  * candidates (ties by the lowest index; 0 <= r <= candidates), each chunk's in index
- * order, chunks in order. *kth (may be NULL) receives the key of the r-th largest
- * candidate when 0 < r. Returns the elements written; SC_ERR_NO_MEMORY as a status. */
+ * order, chunks in order. When 0 < r < candidates, *kth (may be NULL) receives the key
+ * of the r-th largest candidate and topk->keys holds the candidates' keys, chunk after
+ * chunk (r == candidates takes them all without computing keys). Returns the elements
+ * written; SC_ERR_NO_MEMORY as a status. */
 sc_status_t sc_topk_lists_emit(sc_topk_t *topk, const sc_topk_job_t *job, size_t nchunks,
                                size_t r, uint64_t *kth, size_t *written);
 
@@ -191,5 +196,18 @@ sc_status_t sc_topk_radix_host(sc_topk_t *topk, const sc_topk_job_t *job);
 /* Exact selection on the host: a sample brackets the k-th key and one scan collects the
  * elements above and inside the bracket; the radix select when the bracket misses. */
 sc_status_t sc_topk_exact_host(sc_topk_t *topk, const sc_topk_job_t *job);
+
+/* Approximate selection on the host: one scan against the threshold key kept across
+ * calls, at most k elements; *selected receives how many. */
+sc_status_t sc_topk_approx_host(sc_topk_t *topk, const sc_topk_job_t *job, size_t *selected);
+
+/* Random-k on the host: k distinct indices drawn from config.seed and the call count. */
+sc_status_t sc_topk_random_host(sc_topk_t *topk, const sc_topk_job_t *job);
+
+/* The selection of a job whose buffers are on GPU device (stream: the caller's):
+ * topk_device_cuda.c in CUDA builds, topk_device_nocuda.c (SC_ERR_UNSUPPORTED) in
+ * host-only builds. *selected is written on success. */
+sc_status_t sc_topk_select_device(sc_topk_t *topk, const sc_topk_job_t *job, int device,
+                                  sc_stream_t stream, size_t *selected);
 
 #endif

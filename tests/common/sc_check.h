@@ -4,6 +4,7 @@
 #define SC_TESTS_CHECK_H
 
 #include <stdio.h>
+#include <string.h>
 
 #include "shardcomm/shardcomm.h"
 
@@ -25,6 +26,16 @@
     do {                                                                                 \
         sc_status_t st_ = (call);                                                        \
         CHECK(st_ == SC_SUCCESS, "%s: %s", sc_status_string(st_), sc_last_error());      \
+    } while (0)
+
+/* A call refused with status and a sentence containing text. */
+#define CHECK_REFUSED(call, status, text)                                                \
+    do {                                                                                 \
+        sc_status_t st_ = (call);                                                        \
+        CHECK(st_ == (status), "%s returned %s (%s)", #call, sc_status_string(st_),      \
+              sc_last_error());                                                          \
+        CHECK(strstr(sc_last_error(), (text)) != NULL, "sentence '%s' lacks '%s'",       \
+              sc_last_error(), (text));                                                  \
     } while (0)
 
 #endif

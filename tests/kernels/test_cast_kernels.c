@@ -11,35 +11,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#define SC_CHECK_RANK 0
+#include "../common/sc_check.h"
 #include "collectives/cast_kernels.h"
 #include "collectives/cast_spec.h"
 #include "shardcomm/shardcomm.h"
-
-#define CHECK(cond, ...)                                                                 \
-    do {                                                                                 \
-        if (!(cond)) {                                                                   \
-            fprintf(stderr, "  %s:%d: %s: ", __FILE__, __LINE__, #cond);                 \
-            fprintf(stderr, __VA_ARGS__);                                                \
-            fputc('\n', stderr);                                                         \
-            return 1;                                                                    \
-        }                                                                                \
-    } while (0)
-
-/* A call refused with status, a sentence containing text, and nothing written. */
-#define CHECK_REFUSED(call, status, text)                                                \
-    do {                                                                                 \
-        sc_status_t st_ = (call);                                                        \
-        CHECK(st_ == (status), "%s returned %s (%s)", #call, sc_status_string(st_),      \
-              sc_last_error());                                                          \
-        CHECK(strstr(sc_last_error(), (text)) != NULL, "sentence '%s' lacks '%s'",       \
-              sc_last_error(), (text));                                                  \
-    } while (0)
-
-#define CHECK_OK(call)                                                                   \
-    do {                                                                                 \
-        sc_status_t st_ = (call);                                                        \
-        CHECK(st_ == SC_SUCCESS, "%s: %s", sc_status_string(st_), sc_last_error());      \
-    } while (0)
 
 #define NELEM(x) (sizeof(x) / sizeof((x)[0]))
 

@@ -13,7 +13,7 @@
  *   integer_gradients_need_prediv_1
  *   narrow_hook_refuses_non_float32_buckets
  *   failing_hook_start_fails_every_rank   (a caller's hook fails on the last rank) */
-#include "core/cuda_driver.h"
+#include "../common/sc_fake_device.h"
 #include "reducer_test.h"
 
 #define SEED 0xbad0ull
@@ -107,24 +107,8 @@ static int test_marking_a_gradient_twice_is_refused(int argc, char **argv)
     return teardown(&w, &m, r);
 }
 
-/* No GPU here: a stand-in for cuPointerGetAttributes reports fake_device as device
- * memory of GPU 0, as the CUDA driver would for cudaMalloc'd memory. */
+/* No GPU here: the stand-in driver reports fake_device as device memory of GPU 0. */
 static char fake_device[4096];
-
-static int fake_attributes(unsigned n, int *attrs, void **data, uintptr_t ptr)
-{
-    if (ptr < (uintptr_t)fake_device || ptr >= (uintptr_t)fake_device + sizeof(fake_device))
-        return 1; /* CUDA_ERROR_INVALID_VALUE: not memory the driver knows */
-    for (unsigned i = 0; i < n; i++) {
-        if (attrs[i] == SC_CU_POINTER_ATTRIBUTE_MEMORY_TYPE)
-            *(unsigned *)data[i] = SC_CU_MEMORYTYPE_DEVICE;
-        else if (attrs[i] == SC_CU_POINTER_ATTRIBUTE_IS_MANAGED)
-            *(int *)data[i] = 0;
-        else if (attrs[i] == SC_CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL)
-            *(int *)data[i] = 0;
-    }
-    return 0;
-}
 
 static int test_device_pointer_is_refused(int argc, char **argv)
 {
@@ -135,7 +119,7 @@ static int test_device_pointer_is_refused(int argc, char **argv)
     (void)argc, (void)argv;
     if (setup(&w, &m, &r, 0))
         return 1;
-    ((sc_cuda_driver_t *)sc_cuda_driver())->pointer_get_attributes = fake_attributes;
+    sc_fake_device_install(fake_device, sizeof(fake_device));
     CHECK_STATUS(sc_reducer_mark_ready(r, 2, fake_device), SC_ERR_INVALID_ARG);
     CHECK_SAYS("gradient 2 (\"layer2.weight\") is device memory (GPU 0)",
                "this reducer's buckets are host memory", "config.stream");
