@@ -10,6 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "compress/topk_state.h"
 #include "core/error.h"
 #include "shardcomm/compress.h"
 
@@ -87,6 +88,7 @@ typedef struct {
     void *picked;          /* selected values in the selection's dtype, when it is not
                               the values' dtype on the wire */
     size_t picked_cap;
+    sc_topk_approx_state_t approx; /* this key's threshold (SC_TOPK_APPROX) */
 } sc_ckey_t;
 
 struct sc_compressor {

@@ -378,8 +378,12 @@ sc_status_t sc_compressor_prepare(sc_compressor_t *c, const char *caller, sc_cke
     vals = block + k->lay.values_off;
     out_vals = sdtype == vdtype ? (void *)vals : k->picked;
     if (kk > 0) {
+        /* Each key keeps its own approximate threshold (buckets differ in size and
+         * spread); the selector is shared. */
+        sc_topk_approx_swap(c->topk, &k->approx);
         st = sc_topk_select(c->topk, src, sdtype, k->count, kk, bits, block, out_vals,
                             &selected, NULL);
+        sc_topk_approx_swap(c->topk, &k->approx);
         if (st != SC_SUCCESS)
             return st;
     }

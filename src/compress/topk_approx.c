@@ -92,8 +92,8 @@ sc_status_t sc_topk_approx_host(sc_topk_t *topk, const sc_topk_job_t *job, size_
             *selected = job->k;
         return st;
     }
-    if (topk->approx_valid && topk->approx_dtype == job->dtype && topk->approx_n == job->n) {
-        thr = topk->approx_key;
+    if (topk->approx.valid && topk->approx.dtype == job->dtype && topk->approx.n == job->n) {
+        thr = topk->approx.key;
     } else {
         st = topk_approx_estimate(topk, job, aim, &thr);
         if (st != SC_SUCCESS)
@@ -107,10 +107,18 @@ sc_status_t sc_topk_approx_host(sc_topk_t *topk, const sc_topk_job_t *job, size_
         st = topk_approx_estimate(topk, job, aim, &next);
     if (st != SC_SUCCESS)
         return st;
-    topk->approx_valid = 1;
-    topk->approx_dtype = job->dtype;
-    topk->approx_n = job->n;
-    topk->approx_key = next;
+    topk->approx.valid = 1;
+    topk->approx.dtype = job->dtype;
+    topk->approx.n = job->n;
+    topk->approx.key = next;
     *selected = count < job->k ? count : job->k;
     return SC_SUCCESS;
+}
+
+void sc_topk_approx_swap(sc_topk_t *topk, sc_topk_approx_state_t *state)
+{
+    sc_topk_approx_state_t t = topk->approx;
+
+    topk->approx = *state;
+    *state = t;
 }

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "compress/topk_pool.h"
+#include "compress/topk_state.h"
 #include "core/cpu.h"
 #include "shardcomm/compress.h"
 
@@ -137,12 +138,10 @@ struct sc_topk {
     uint64_t *keys;        /* sample and candidate keys */
     size_t keys_cap;
     uint32_t *hist;        /* SC_TOPK_HIST_BITS-bit histogram for small arrays */
-    /* SC_TOPK_APPROX: the threshold key kept across steps, for tensors of this dtype
-     * and size, and the samples taken so far (which give each sample's seed) */
-    int approx_valid;
-    sc_dtype_t approx_dtype;
-    size_t approx_n;
-    uint64_t approx_key;
+    /* SC_TOPK_APPROX: the threshold kept across steps (a caller with several tensors
+     * swaps in each one's, sc_topk_approx_swap), and the samples taken so far (which
+     * give each sample's seed) */
+    sc_topk_approx_state_t approx;
     uint64_t approx_samples;
     /* SC_TOPK_RANDOM: calls made, which with the seed gives each call's draws */
     uint64_t random_calls;
