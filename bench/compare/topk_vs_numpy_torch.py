@@ -5,11 +5,16 @@ torch.topk, with the ratios of their times.
 
 usage: /usr/bin/python3 bench/compare/topk_vs_numpy_torch.py [-B BUILD_DIR]
            [-n COUNT] [--ratio R] [--threads T] [--iters N] [--seed S] [--json FILE]
+           [--device]
 
   BUILD_DIR: a built tree (default $SC_BUILD_DIR, else <repo>/build); builds nothing.
   COUNT defaults to 25000000 float32, R to 0.01 (k = round(R * COUNT)), T to 2 (both
   shardcomm's selection threads and torch.set_num_threads; numpy's argpartition is
   single-threaded), N to 5 timed calls each after one warm-up.
+  --device: the GPU's turn (a CUDA build of shardcomm and a torch with CUDA): sc-bench
+  selects on GPU 0 (`--device`) and torch.topk runs on the same GPU on a copy of the
+  same array, timed to the end of its work (torch.cuda.synchronize); numpy stays on the
+  CPU, for the index sets and for scale.
 
 The array is gradient-like (normal, float32, from numpy's generator with the seed),
 written raw to a temporary file that sc-bench reads (it writes its indices back). Each peer does the whole job the
@@ -61,7 +66,10 @@ def main():
     ap.add_argument("--iters", type=int, default=5)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--json")
+    ap.add_argument("--device", action="store_true")
     a = ap.parse_args()
+    if a.device and not torch.cuda.is_available():
+        sys.exit("topk_vs_numpy_torch.py: --device needs a torch with CUDA and a GPU")
     bench = os.path.join(a.build, "bench", "sc-bench")
     if not os.access(bench, os.X_OK):
         sys.exit("topk_vs_numpy_torch.py: %s is missing; build first" % bench)
@@ -77,6 +85,8 @@ def main():
         cmd = [bench, "topk", "--input", data, "-n", str(a.count), "--ratio", str(a.ratio),
                "--mode", "exact", "--threads", str(a.threads), "--iters", str(a.iters),
                "--warmup", "1", "--json", out, "--indices-out", os.path.join(tmp, "idx")]
+        if a.device:
+            cmd.append("--device")
         run = subprocess.run(cmd, capture_output=True, text=True)
         sys.stdout.write(run.stdout)
         if run.returncode != 0:
@@ -94,23 +104,27 @@ def main():
         return idx, x[idx]
 
     torch.set_num_threads(a.threads)
-    xt = torch.from_numpy(x)
+    xt = torch.from_numpy(x).cuda() if a.device else torch.from_numpy(x)
 
     def torch_topk():
         _, idx = torch.topk(xt.abs(), k, sorted=False)
-        return idx, xt[idx]
+        vals = xt[idx]
+        if a.device:
+            torch.cuda.synchronize()
+        return idx, vals
 
     np_s, (np_idx, _) = median_time(numpy_topk, a.iters)
     th_s, (th_idx, _) = median_time(torch_topk, a.iters)
     np_set = set(np_idx.tolist())
-    agree = np_set == set(th_idx.numpy().tolist())
+    agree = np_set == set(th_idx.cpu().numpy().tolist())
     kth = np.partition(np.abs(x), a.count - k)[a.count - k]
     exact_set = set(np.nonzero(np.abs(x) >= kth)[0].tolist())
     agree = agree and np_set == exact_set and sc_set == exact_set
 
-    rows = [("shardcomm exact (%d threads)" % a.threads, sc_s),
+    where = "GPU" if a.device else "%d threads" % a.threads
+    rows = [("shardcomm exact (%s)" % where, sc_s),
             ("numpy.argpartition (1 thread)", np_s),
-            ("torch.topk (%d threads)" % a.threads, th_s)]
+            ("torch.topk (%s)" % where, th_s)]
     print("# top-k of %d float32, k = %d, median of %d calls" % (a.count, k, a.iters))
     print("# %-32s %10s %8s %10s" % ("method", "ms", "GB/s", "peer/sc"))
     for name, s in rows:
@@ -121,6 +135,7 @@ def main():
     if a.json:
         with open(a.json, "w") as f:
             json.dump({"count": a.count, "k": k, "threads": a.threads, "iters": a.iters,
+                       "device": a.device,
                        "shardcomm_ms": sc_s * 1e3, "numpy_ms": np_s * 1e3,
                        "torch_ms": th_s * 1e3, "numpy_ratio": np_s / sc_s,
                        "torch_ratio": th_s / sc_s, "index_sets_equal": agree}, f)

@@ -1,7 +1,6 @@
 /* The selector's worker threads: a generation counter under a mutex starts a task, a
  * count of unfinished workers ends it. Workers sleep on a condition variable between
  * tasks, so an idle selector costs no CPU time. */
-#include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>

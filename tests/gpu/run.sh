@@ -2,14 +2,17 @@
 # GPU validation of shardcomm, for a machine with a GPU: configures BUILD_DIR
 # (build-gpu) with the device path, builds it, runs the gpu-labelled and the unit
 # tests, sc-bench --device for every collective (1 rank on NCCL up to 256 MiB, 2 and
-# 4 ranks host-staged up to 64 MiB) and sc-bench kernels --device. Every log and JSON
-# file goes under $OUT (default BUILD_DIR/gpu-results); a summary table is printed
-# last; the exit status is non-zero when a check failed. See tests/gpu/README.md.
+# 4 ranks host-staged up to 64 MiB), sc-bench kernels --device and sc-bench topk
+# --device (and torch.topk on the same GPU where python3 has torch with CUDA). Every log
+# and JSON file goes under $OUT (default BUILD_DIR/gpu-results); a summary table is
+# printed last; the exit status is non-zero when a check failed. See tests/gpu/README.md.
 #
 # Environment:
 #   OUT, BUILD_DIR         see above
 #   SC_GPU_STEPS           steps to run (default: deps build gpu-tests unit-tests bench
-#                          kernels); the later steps need a build
+#                          kernels topk); the later steps need a build
+#   PYTHON                 the python3 with numpy and torch for the topk comparison
+#                          (default python3)
 #   SC_GPU_FORCE_DEPS=1    use the .deb fallback for UCX and hwloc even where
 #                          pkg-config finds them (to test the fallback)
 set -uo pipefail
@@ -19,7 +22,7 @@ build=${BUILD_DIR:-$root/build-gpu}
 mkdir -p "$build" && build=$(cd "$build" && pwd)
 out=${OUT:-$build/gpu-results}
 mkdir -p "$out" && out=$(cd "$out" && pwd)
-steps=" ${SC_GPU_STEPS:-deps build gpu-tests unit-tests bench kernels} "
+steps=" ${SC_GPU_STEPS:-deps build gpu-tests unit-tests bench kernels topk} "
 jobs=$(nproc 2>/dev/null || echo 4)
 debs=$root/.gpu-deps
 prefix=$build/gpu-deps # private prefix of the .deb fallback; never /
@@ -285,6 +288,36 @@ step_kernels() {
   fi
 }
 
+# step_topk: the CUDA top-k selection, 25 M float32 at k = 1%, exact mode (the selection
+# is checked against the input by sc-bench); then torch.topk on the same GPU and array
+# through bench/compare, whose index sets must agree (target: shardcomm 3x faster).
+step_topk() {
+  local log=$out/topk.log cmp=$out/topk-vs-torch.log py=${PYTHON:-python3} rc
+  timeout 600 "$build/bench/sc-bench" topk --device -n 25M --ratio 0.01 --mode exact \
+    --iters 20 --json "$out/topk.json" > "$log" 2>&1
+  rc=$?
+  if [ $rc = 0 ]; then
+    record "topk --device" PASS "$(awk '$1 == "exact" { printf "median %s ms, %s GB/s", $4, $5 }' "$log")"
+  else
+    record "topk --device" FAIL "exit status $rc: $(grep -m 1 -E 'sc-bench|wrong|FAIL' "$log" |
+      cut -c 1-160)"
+  fi
+  if ! "$py" -c 'import sys, numpy, torch; sys.exit(0 if torch.cuda.is_available() else 1)' \
+       > /dev/null 2>&1; then
+    record "topk vs torch.topk" SKIP "$py has no numpy, torch or CUDA: nothing compared"
+    return
+  fi
+  timeout 900 "$py" "$root/bench/compare/topk_vs_numpy_torch.py" -B "$build" --device \
+    --iters 20 --json "$out/topk-vs-torch.json" > "$cmp" 2>&1
+  rc=$?
+  if [ $rc = 0 ]; then
+    record "topk vs torch.topk" PASS "$(awk '/^  torch.topk/ { printf "torch / shardcomm %sx", $NF }' "$cmp")"
+  else
+    record "topk vs torch.topk" FAIL "exit status $rc: $(grep -m 1 -E 'DIFFER|failed|needs' \
+      "$cmp" | cut -c 1-160) (see $cmp)"
+  fi
+}
+
 # ---- summary -----------------------------------------------------------------------
 
 # Peak algbw and busbw per collective of a bench log: COLL ALGBW BUSBW.
@@ -367,11 +400,11 @@ if want build; then
   fi
 fi
 if [ $built = 1 ] && [ ! -x "$build/bench/sc-bench" ] &&
-   { want gpu-tests || want unit-tests || want bench || want kernels; }; then
+   { want gpu-tests || want unit-tests || want bench || want kernels || want topk; }; then
   record build FAIL "no build in $build (run the build step)"
   built=0
 fi
-for s in gpu-tests unit-tests bench kernels; do
+for s in gpu-tests unit-tests bench kernels topk; do
   want "$s" || continue
   if [ $built = 0 ]; then
     record "$s" SKIP "not run: no build"
@@ -382,6 +415,7 @@ for s in gpu-tests unit-tests bench kernels; do
     unit-tests) step_unit_tests ;;
     bench) step_bench ;;
     kernels) step_kernels ;;
+    topk) step_topk ;;
   esac
 done
 print_summary | tee "$out/summary.txt"
