@@ -44,7 +44,10 @@ static const char sc_br_usage_text[] =
     "  --warmup W               untimed iterations before (default 3)\n"
     "  --view                   gradient_as_bucket_view: gradients written straight into\n"
     "                           sc_reducer_grad_view, mark_ready(NULL)\n"
-    "  --hook KIND              allreduce (default), fp16 or bf16 compression\n"
+    "  --hook KIND              allreduce (default), fp16 or bf16 compression, or topk\n"
+    "                           (top-k with error feedback; results are checked for\n"
+    "                           agreement across ranks only, not against the average)\n"
+    "  --density R              topk hook: fraction of each bucket sent (default 0.01)\n"
     "  --json FILE              rank 0 also writes the rows to FILE as JSON\n"
     "  --seed S                 seed of the checked gradient values (default 1)\n"
     "  -h, --help               this text\n"
@@ -66,6 +69,8 @@ typedef struct {
     int warmup;
     int view;
     sc_hook_kind_t hook;
+    int topk;                       /* --hook topk (hook is then unused) */
+    double density;                 /* --density, for topk */
     const char *json_path;
     uint64_t seed;
     int help;
@@ -129,6 +134,7 @@ enum {
     SC_BR_OPT_WARMUP,
     SC_BR_OPT_VIEW,
     SC_BR_OPT_HOOK,
+    SC_BR_OPT_DENSITY,
     SC_BR_OPT_JSON,
     SC_BR_OPT_SEED
 };
@@ -144,6 +150,7 @@ static const struct option sc_br_long_options[] = {
     {"warmup", required_argument, NULL, SC_BR_OPT_WARMUP},
     {"view", no_argument, NULL, SC_BR_OPT_VIEW},
     {"hook", required_argument, NULL, SC_BR_OPT_HOOK},
+    {"density", required_argument, NULL, SC_BR_OPT_DENSITY},
     {"json", required_argument, NULL, SC_BR_OPT_JSON},
     {"seed", required_argument, NULL, SC_BR_OPT_SEED},
     {"help", no_argument, NULL, 'h'},
@@ -241,9 +248,13 @@ static int sc_br_option_apply(int letter, const char *arg, sc_br_options_t *o,
             o->hook = SC_HOOK_FP16;
         else if (strcmp(arg, "bf16") == 0)
             o->hook = SC_HOOK_BF16;
+        else if (strcmp(arg, "topk") == 0)
+            o->topk = 1;
         else
             return 1;
         return 0;
+    case SC_BR_OPT_DENSITY:
+        return sc_br_double_parse(arg, 1e-9, 1.0, &o->density, NULL);
     case SC_BR_OPT_JSON:
         o->json_path = arg;
         return 0;
@@ -261,7 +272,8 @@ static int sc_br_option_apply(int letter, const char *arg, sc_br_options_t *o,
  * writes *opts, or 1. */
 static int sc_br_options_parse(int argc, char **argv, sc_br_options_t *opts)
 {
-    sc_br_options_t o = {.iters = 20, .warmup = 3, .hook = SC_HOOK_ALLREDUCE, .seed = 1};
+    sc_br_options_t o = {.iters = 20, .warmup = 3, .hook = SC_HOOK_ALLREDUCE, .density = 0.01,
+                         .seed = 1};
     int letter, index, fixed = 0, sweep = 0;
 
     optind = 1;
@@ -727,7 +739,8 @@ static sc_status_t sc_br_check(sc_br_ctx_t *c, sc_reducer_t *r, sc_br_row_t *row
         status = sc_allreduce(sums + 1, sums + 1, 2, SC_INT64, SC_MAX, c->comm, NULL, NULL);
     if (status != SC_SUCCESS)
         return sc_br_fail(status, "sc_allreduce of the check's counts");
-    row->wrong = sums[0];
+    /* Top-k sends a part of each bucket: only the ranks' agreement is checked. */
+    row->wrong = c->o->topk ? 0 : sums[0];
     row->identical = sums[1] == -sums[2];
     return SC_SUCCESS;
 }
@@ -792,9 +805,15 @@ static sc_status_t sc_br_row_measure(sc_br_ctx_t *c, size_t cap_bytes, int autot
     cfg.bucket_cap_bytes = cap_bytes;
     cfg.gradient_as_bucket_view = c->o->view;
     cfg.autotune = autotune;
-    status = sc_comm_hook_builtin(c->o->hook, &hook);
+    if (c->o->topk) {
+        sc_compress_config_t cc = SC_COMPRESS_CONFIG_INIT;
+        cc.density = c->o->density;
+        status = sc_comm_hook_topk(&cc, &hook);
+    } else {
+        status = sc_comm_hook_builtin(c->o->hook, &hook);
+    }
     if (status != SC_SUCCESS) {
-        sc_br_fail(status, "sc_comm_hook_builtin");
+        sc_br_fail(status, c->o->topk ? "sc_comm_hook_topk" : "sc_comm_hook_builtin");
         goto err_free_descs;
     }
     cfg.hook = &hook;
@@ -868,9 +887,11 @@ err_free_descs:
 
 /* ---- output ---------------------------------------------------------------------- */
 
-static const char *sc_br_hook_name(sc_hook_kind_t hook)
+static const char *sc_br_hook_name(const sc_br_options_t *o)
 {
-    return hook == SC_HOOK_FP16 ? "fp16" : hook == SC_HOOK_BF16 ? "bf16" : "allreduce";
+    if (o->topk)
+        return "topk";
+    return o->hook == SC_HOOK_FP16 ? "fp16" : o->hook == SC_HOOK_BF16 ? "bf16" : "allreduce";
 }
 
 static void sc_br_print_header(const sc_br_ctx_t *c, int argc, char **argv)
@@ -883,10 +904,13 @@ static void sc_br_print_header(const sc_br_ctx_t *c, int argc, char **argv)
     printf("\n# profile %s: %d tensors, %zu elements, %.1f MiB of gradients\n", o->profile,
            c->p->ntensors, c->p->count, (double)c->p->bytes / (1 << 20));
     printf("# nranks %d, iters %d, warmup %d, hook %s, %s, seed %" PRIu64 "\n", c->nranks,
-           o->iters, o->warmup, sc_br_hook_name(o->hook),
+           o->iters, o->warmup, sc_br_hook_name(o),
            o->view ? "gradients written into the bucket views (gradient_as_bucket_view)"
                    : "gradients copied into the buckets and back",
            o->seed);
+    if (o->topk)
+        printf("# topk hook: density %g, exact selection, error feedback on; the check "
+               "compares the ranks' results with each other only\n", o->density);
     if (o->compute_ms > 0)
         printf("# compute %.3g ms per iteration, %s, spread over the gradients by size\n",
                o->compute_ms,
@@ -982,7 +1006,7 @@ static int sc_br_json_write(const sc_br_ctx_t *c, const sc_br_row_t *rows, int n
                 w->autotune ? "true" : "false", w->buckets, w->iter_ms, w->compute_ms,
                 w->exposed_ms, w->last_bucket_ms, w->last_bucket_bytes, w->per_tensor_ms,
                 w->per_tensor_exposed_ms, o->compute_ms, o->spin ? "spin" : "sleep",
-                o->view ? "true" : "false", sc_br_hook_name(o->hook), o->iters, w->wrong,
+                o->view ? "true" : "false", sc_br_hook_name(o), o->iters, w->wrong,
                 w->identical ? "true" : "false", i + 1 < nrows ? "," : "");
     }
     fputs("]\n", f);
