@@ -2,21 +2,24 @@
 # Two ranks on a shaped link: two network namespaces (each with its own host name, so
 # that shardcomm sees two nodes) joined by a veth pair whose both ends are shaped with
 # tc (a token bucket filter) to RATE, one rank in each, UCX over TCP on the veth, then
-# `sc-bench compressed ARGS` (default: -n 25M --ratio 0.01). Needs root and iproute2
+# `sc-bench MODE ARGS` (default: compressed -n 25M --ratio 0.01). Needs root and iproute2
 # (scripts/install-deps.sh installs it). Removes the namespaces, and with them the
 # veth pair and its qdiscs, on exit, whatever happens.
 #
 # usage: bench/netem/run_netem.sh [--rate RATE|none] [--mtu M] [--build DIR]
-#                                 [--json FILE] [-- sc-bench compressed args]
+#                                 [--json FILE] [--mode MODE] [-- sc-bench args]
 #   --rate RATE   tc rate of each direction (default 10gbit); none: no shaping
 #   --mtu M       veth MTU (default 1500)
 #   --build DIR   build directory holding tools/scrun and bench/sc-bench (default build)
 #   --json FILE   passed to sc-bench (rank 0 writes it)
+#   --mode MODE   the sc-bench mode (default compressed; e.g. reducer, allreduce; a
+#                 reducer profile path must be absolute: the ranks run elsewhere)
 set -euo pipefail
 
 rate=10gbit
 mtu=1500
 build=build
+mode=compressed
 json=""
 args=()
 while [ $# -gt 0 ]; do
@@ -25,12 +28,13 @@ while [ $# -gt 0 ]; do
     --mtu) mtu=$2; shift 2 ;;
     --build) build=$2; shift 2 ;;
     --json) json=$2; shift 2 ;;
+    --mode) mode=$2; shift 2 ;;
     --) shift; args=("$@"); break ;;
-    -h|--help) sed -n '2,16p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,18p' "$0"; exit 0 ;;
     *) echo "run_netem.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
   esac
 done
-[ ${#args[@]} -gt 0 ] || args=(-n 25M --ratio 0.01)
+[ ${#args[@]} -gt 0 ] || [ "$mode" != compressed ] || args=(-n 25M --ratio 0.01)
 [ -z "$json" ] || args+=(--json "$json")
 
 if [ "$(id -u)" -ne 0 ]; then
@@ -96,7 +100,7 @@ for i in 0 1; do
   ip netns exec "${ns[$i]}" unshare --uts sh -c 'hostname "$0" && exec "$@"' \
     "scnode$i" env UCX_TLS=tcp,self UCX_NET_DEVICES="${dev[$i]}" \
     "$scrun" -n 1 --nnodes 2 --node-rank "$i" --master-addr "${addr[0]}" \
-    --master-port "$port" "$bench" compressed "${args[@]}" &
+    --master-port "$port" "$bench" "$mode" "${args[@]}" &
   pids+=($!)
 done
 status=0
