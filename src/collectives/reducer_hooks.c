@@ -33,7 +33,6 @@ typedef struct {
     size_t *bytes;
     int n;
     int device;     /* -1: host scratch */
-    int n_alloc;    /* scratch buffers allocated so far */
 } sc_hook_cast_t;
 
 static sc_status_t sc_hook_cast_validate(void *state, sc_dtype_t dtype)
@@ -68,21 +67,19 @@ static sc_status_t sc_hook_cast_scratch(sc_hook_cast_t *s, const sc_hook_bucket_
             s->scratch[i] = NULL, s->bytes[i] = 0;
         s->n = n;
     }
-    if (s->n_alloc == 0) {
+    if (s->bytes[index] < bytes) {
         sc_mem_kind_t kind;
+        void *p = NULL;
+        /* Every bucket of a reducer lives in the same memory: the device of this one. */
         sc_mem_query(bucket->data, &kind, &s->device);
         if (!sc_mem_is_device(kind))
             s->device = -1;
-    }
-    if (s->bytes[index] < bytes) {
-        void *p = NULL;
         st = sc_mem_alloc_on(s->device, bytes, &p, "comm hook scratch");
         if (st != SC_SUCCESS)
             return st;
         sc_mem_free_on(s->device, s->scratch[index]);
         s->scratch[index] = p;
         s->bytes[index] = bytes;
-        s->n_alloc++;
     }
     *out = s->scratch[index];
     return SC_SUCCESS;

@@ -6,9 +6,6 @@
 #include "collectives/reducer_internal.h"
 #include "core/memory.h"
 
-/* Bucket memory is aligned for vector code and for the hooks' casts. */
-#define SC_BUCKET_ALIGN 64
-
 /* One bucket under construction: its gradients as positions in the fill order. */
 typedef struct {
     sc_dtype_t dtype;
@@ -172,9 +169,8 @@ sc_status_t sc_reducer_layout(sc_reducer_t *r, const int *order, size_t cap)
         b->hb.count = off;
         b->pending = b->ngrads;
         if (dr->bytes > 0) {
-            size_t bytes = (dr->bytes + SC_BUCKET_ALIGN - 1) / SC_BUCKET_ALIGN * SC_BUCKET_ALIGN;
-            /* Zeroed: a view may be read before anything is written. */
-            st = sc_mem_alloc_on(r->mem.device, bytes, &b->hb.data, "sc_reducer buckets");
+            /* Zeroed and 64-byte aligned: a view may be read before anything is written. */
+            st = sc_mem_alloc_on(r->mem.device, dr->bytes, &b->hb.data, "sc_reducer buckets");
             if (st != SC_SUCCESS)
                 goto err;
         }
