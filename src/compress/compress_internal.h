@@ -77,12 +77,15 @@ typedef struct {
     size_t selected;
     sc_pairs_layout_t lay;
     /* unsettled: the residual still holds v at the pairs this rank sent in its last
-     * step (sent_n of them, its block at sent_off, laid out as sent, indices ascending):
-     * the next pass over the residual subtracts what was sent, so that the commit does
-     * not touch those scattered elements. */
+     * step (sent_n of them, a copy of its block in sent_pairs, laid out as sent, indices
+     * ascending): the next step's v is computed with what was sent subtracted there
+     * (the residual itself is not written), so that neither the commit nor a failed
+     * step touches those scattered elements. */
     int unsettled;
-    size_t sent_off, sent_n;
+    size_t sent_n;
     sc_pairs_layout_t sent;
+    void *sent_pairs;
+    size_t sent_cap;       /* bytes */
     void *blocks;          /* p blocks: this rank's at rank * lay.bytes */
     size_t blocks_cap;     /* bytes */
     void *picked;          /* selected values in the selection's dtype, when it is not
@@ -125,13 +128,15 @@ void sc_ckey_free(sc_ckey_t *k);
 /* Prepares the step of key k on gradient g of this rank (rank of p): a dense step
  * during warm-up (k->dense set, nothing else done), else v, the selection and this
  * rank's block, the pads after what the selection returned included. Nothing of the
- * key's committed state changes. */
+ * key's committed state changes (residual, momentum, sent pairs), so a step that fails
+ * can be prepared again. */
 sc_status_t sc_compressor_prepare(sc_compressor_t *c, const char *caller, sc_ckey_t *k,
                                   const void *g, int rank, int p);
 
 /* Commits a prepared step once its collective succeeded: momentum u = m u + g (g still
  * the gradient the step was prepared on), v becomes the residual less what this rank
- * sent, sent entries of u cleared, steps + 1. */
+ * sent (its pairs copied to sent_pairs, which prepare sized), sent entries of u cleared,
+ * steps + 1. */
 void sc_compressor_commit(sc_compressor_t *c, sc_ckey_t *k, const void *g, int rank);
 
 /* Subtracts what was sent from the residual where the key is unsettled (for a

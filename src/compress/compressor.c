@@ -1,9 +1,10 @@
 /* The compressor: configuration, per-key state (residual, momentum, steps), and one
- * step of error feedback on a key: v = residual + g (DGC: u = m u + g, v = residual + u),
- * the top-k selection of v packed into this rank's block, and, once the collective
- * succeeded, the commit (v becomes the residual, less what was sent, which the next pass
- * over it subtracts; sent entries of u are cleared) and the scatter-add of every rank's
- * block. */
+ * step of error feedback on a key: v = residual + g (DGC: u = m u + g, v = residual + u)
+ * filled block by block as the selection scans it (one pass over memory, on the
+ * selector's threads), the top-k selection of v packed into this rank's block, and, once
+ * the collective succeeded, the commit (v becomes the residual, less what was sent,
+ * which the next fill subtracts; sent entries of u are cleared) and the scatter-add of
+ * every rank's block. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -101,6 +102,7 @@ void sc_ckey_free(sc_ckey_t *k)
     free(k->momentum);
     free(k->v);
     free(k->blocks);
+    free(k->sent_pairs);
     free(k->picked);
     free(k);
 }
@@ -234,76 +236,132 @@ SC_EF_DEFINE(sc_ef_f64, double)
 
 static uint64_t sc_sent_index(const sc_ckey_t *k, size_t j)
 {
-    const char *block = (const char *)k->blocks + k->sent_off;
+    const char *block = k->sent_pairs;
 
     return k->sent.index_bits == 32 ? ((const uint32_t *)block)[j]
                                     : ((const uint64_t *)block)[j];
 }
 
-/* r[i] = v[i] - sent for the sent pairs from *j on whose index is below hi, 0 where that
- * is not finite (an Inf or NaN sent, or a value that overflowed float16 on the wire). */
-static void sc_ef_settle(sc_ckey_t *k, size_t *j, uint64_t hi)
+/* The first sent pair whose index is at least i (sent indices ascend). */
+static size_t sc_sent_lower(const sc_ckey_t *k, uint64_t i)
 {
-    const char *vals = (const char *)k->blocks + k->sent_off + k->sent.values_off;
-    uint64_t i;
+    size_t lo = 0, hi = k->sent_n;
 
-    for (; *j < k->sent_n && (i = sc_sent_index(k, *j)) < hi; (*j)++) {
-        double sent = sc_pairs_load(vals, k->sent.vdtype, *j);
-        if (k->acc == SC_FLOAT64) {
-            double *r = k->residual, x = r[i] - sent;
-            r[i] = isfinite(x) ? x : 0.0;
-        } else {
-            float *r = k->residual, x = r[i] - (float)sent;
-            r[i] = isfinite(x) ? x : 0.0f;
-        }
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (sc_sent_index(k, mid) < i)
+            lo = mid + 1;
+        else
+            hi = mid;
     }
+    return lo;
+}
+
+/* The residual at sent pair j (index i) settled: less what was sent, 0 where that is not
+ * finite (an Inf or NaN sent, or a value that overflowed float16 on the wire). */
+static double sc_ef_settled(const sc_ckey_t *k, size_t j, uint64_t i)
+{
+    const char *vals = (const char *)k->sent_pairs + k->sent.values_off;
+    double sent = sc_pairs_load(vals, k->sent.vdtype, j);
+
+    if (k->acc == SC_FLOAT64) {
+        double x = ((const double *)k->residual)[i] - sent;
+        return isfinite(x) ? x : 0.0;
+    }
+    float x = ((const float *)k->residual)[i] - (float)sent;
+    return isfinite(x) ? x : 0.0f;
 }
 
 void sc_ckey_settle(sc_ckey_t *k)
 {
-    size_t j = 0;
+    uint64_t i;
 
-    if (k->unsettled)
-        sc_ef_settle(k, &j, UINT64_MAX);
+    for (size_t j = 0; k->unsettled && j < k->sent_n; j++) {
+        i = sc_sent_index(k, j);
+        if (k->acc == SC_FLOAT64)
+            ((double *)k->residual)[i] = sc_ef_settled(k, j, i);
+        else
+            ((float *)k->residual)[i] = (float)sc_ef_settled(k, j, i);
+    }
     k->unsettled = 0;
 }
 
-/* One pass over the key, SC_EF_CHUNK elements at a time (float16/bfloat16 gradients
- * widened to float32 chunk by chunk): with v, v = residual + g (or + m u + g), the
- * residual settled chunk by chunk first; without, u = m u + g and the sent entries of u
- * cleared. */
-static void sc_ef_pass(sc_ckey_t *k, double m, const void *g, void *v)
+/* v[off, off + n) = r + g (or + m u + g) with r as it stands, n <= SC_EF_CHUNK, the
+ * gradient widened to float32 first when it is float16/bfloat16. r given (not NULL)
+ * replaces the residual for this range (one element: a settled value). */
+static void sc_ef_v(const sc_ckey_t *k, double m, const void *g, size_t off, size_t n,
+                    const void *r)
+{
+    size_t es = sc_dtype_size(k->acc);
+    float wide[SC_EF_CHUNK];
+    const void *gc = (const char *)g + off * sc_dtype_size(k->dtype);
+    const void *uc = k->momentum ? (const char *)k->momentum + off * es : NULL;
+    void *vc = (char *)k->v + off * es;
+
+    if (!r && k->residual)
+        r = (const char *)k->residual + off * es;
+    if (k->dtype == SC_FLOAT16 || k->dtype == SC_BFLOAT16) {
+        sc_cast(gc, k->dtype, wide, SC_FLOAT32, n, 1.0f, NULL);
+        gc = wide;
+    }
+    if (k->acc == SC_FLOAT64)
+        sc_ef_f64_v(vc, r, uc, m, gc, n);
+    else
+        sc_ef_f32_v(vc, r, uc, (float)m, gc, n);
+}
+
+/* The selection's filler (sc_topk_filler_t) of v = residual + g (or + m u + g), with the
+ * residual settled where the last step sent (computed again there while the block is in
+ * cache; the residual is not written): the same values for a look ahead and the final
+ * fill. */
+typedef struct {
+    const sc_ckey_t *k;
+    double m;
+    const void *g;
+} sc_ef_fill_t;
+
+static void sc_ef_fill(void *ctx, size_t begin, size_t end, int final)
+{
+    const sc_ef_fill_t *f = ctx;
+    const sc_ckey_t *k = f->k;
+    uint64_t i;
+
+    (void)final;
+    for (size_t off = begin; off < end; off += SC_EF_CHUNK)
+        sc_ef_v(k, f->m, f->g, off, end - off < SC_EF_CHUNK ? end - off : SC_EF_CHUNK, NULL);
+    if (!k->unsettled)
+        return;
+    for (size_t j = sc_sent_lower(k, begin); j < k->sent_n && (i = sc_sent_index(k, j)) < end;
+         j++) {
+        double r64 = sc_ef_settled(k, j, i);
+        float r32 = (float)r64;
+        sc_ef_v(k, f->m, f->g, i, 1, k->acc == SC_FLOAT64 ? (const void *)&r64 : &r32);
+    }
+}
+
+/* u = m u + g over the key (the gradient widened chunk by chunk), the entries this rank
+ * sent cleared. */
+static void sc_ef_momentum(sc_ckey_t *k, double m, const void *g)
 {
     size_t es = sc_dtype_size(k->acc), j = 0;
-    char *r = k->residual, *u = k->momentum;
+    char *u = k->momentum;
 
     for (size_t off = 0; off < k->count; off += SC_EF_CHUNK) {
         size_t n = k->count - off < SC_EF_CHUNK ? k->count - off : SC_EF_CHUNK;
         float wide[SC_EF_CHUNK];
         const void *gc = (const char *)g + off * sc_dtype_size(k->dtype);
-        void *uc = u ? u + off * es : NULL;
 
         if (k->dtype == SC_FLOAT16 || k->dtype == SC_BFLOAT16) {
             sc_cast(gc, k->dtype, wide, SC_FLOAT32, n, 1.0f, NULL);
             gc = wide;
         }
-        if (v && k->unsettled)
-            sc_ef_settle(k, &j, off + n);
-        if (v && k->acc == SC_FLOAT64)
-            sc_ef_f64_v((double *)v + off, r ? (const double *)(r + off * es) : NULL, uc, m,
-                        gc, n);
-        else if (v)
-            sc_ef_f32_v((float *)v + off, r ? (const float *)(r + off * es) : NULL, uc,
-                        (float)m, gc, n);
-        else if (k->acc == SC_FLOAT64)
-            sc_ef_f64_u(uc, m, gc, n);
+        if (k->acc == SC_FLOAT64)
+            sc_ef_f64_u((double *)(u + off * es), m, gc, n);
         else
-            sc_ef_f32_u(uc, (float)m, gc, n);
-        for (; !v && j < k->sent_n && sc_sent_index(k, j) < off + n; j++)
+            sc_ef_f32_u((float *)(u + off * es), (float)m, gc, n);
+        for (; j < k->sent_n && sc_sent_index(k, j) < off + n; j++)
             memset(u + sc_sent_index(k, j) * es, 0, es);
     }
-    if (v)
-        k->unsettled = 0;
 }
 
 /* k elements: round(density * count), at least 1 when count > 0. */
@@ -342,7 +400,8 @@ sc_status_t sc_compressor_prepare(sc_compressor_t *c, const char *caller, sc_cke
     sc_dtype_t vdtype = cfg->values_fp16 ? SC_FLOAT16 : k->dtype;
     sc_dtype_t sdtype = shaped ? k->acc : k->dtype; /* what the selection reads */
     size_t ib = (size_t)bits / 8, vb = sc_dtype_size(vdtype);
-    const void *src = shaped ? k->v : g;
+    sc_ef_fill_t fill = {k, cfg->momentum, g};
+    sc_topk_filler_t filler = {sc_ef_fill, &fill};
     char *block, *vals;
     void *out_vals;
     double t0 = sc_clock_now();
@@ -362,10 +421,14 @@ sc_status_t sc_compressor_prepare(sc_compressor_t *c, const char *caller, sc_cke
         return sc_error(SC_ERR_INVALID_ARG, "%s: config.index_bits is 32, but key %d has %zu "
                         "elements (32-bit indices address fewer than 2^32)", caller, k->key,
                         k->count);
-    /* Before the blocks are laid out anew: the pass settles the last step's pairs. */
-    if (shaped)
-        sc_ef_pass(k, cfg->momentum, g, k->v);
     st = sc_pairs_layout(caller, kk, bits, vdtype, p, &k->lay);
+    /* Room for the commit's copy of this step's pairs; a copy that must grow drops the
+     * last step's pairs, so the residual is settled with them first. */
+    if (st == SC_SUCCESS && k->sent_cap < k->lay.bytes) {
+        sc_ckey_settle(k);
+        st = sc_ckey_reserve(&k->sent_pairs, &k->sent_cap, k->lay.bytes, caller,
+                             "the pairs sent");
+    }
     if (st == SC_SUCCESS)
         st = sc_ckey_reserve(&k->blocks, &k->blocks_cap, k->lay.bytes * (size_t)p, caller,
                              "blocks of pairs");
@@ -381,8 +444,12 @@ sc_status_t sc_compressor_prepare(sc_compressor_t *c, const char *caller, sc_cke
         /* Each key keeps its own approximate threshold (buckets differ in size and
          * spread); the selector is shared. */
         sc_topk_approx_swap(c->topk, &k->approx);
-        st = sc_topk_select(c->topk, src, sdtype, k->count, kk, bits, block, out_vals,
-                            &selected, NULL);
+        if (shaped)
+            st = sc_topk_select_filled(c->topk, k->v, sdtype, k->count, kk, bits, block,
+                                       out_vals, &selected, &filler);
+        else
+            st = sc_topk_select(c->topk, g, sdtype, k->count, kk, bits, block, out_vals,
+                                &selected, NULL);
         sc_topk_approx_swap(c->topk, &k->approx);
         if (st != SC_SUCCESS)
             return st;
@@ -408,11 +475,12 @@ sc_status_t sc_compressor_prepare(sc_compressor_t *c, const char *caller, sc_cke
 void sc_compressor_commit(sc_compressor_t *c, sc_ckey_t *k, const void *g, int rank)
 {
     if (!k->dense) {
-        k->sent_off = (size_t)rank * k->lay.bytes;
+        memcpy(k->sent_pairs, (const char *)k->blocks + (size_t)rank * k->lay.bytes,
+               k->lay.bytes);
         k->sent_n = k->selected;
         k->sent = k->lay;
         if (k->momentum)
-            sc_ef_pass(k, c->cfg.momentum, g, NULL);
+            sc_ef_momentum(k, c->cfg.momentum, g);
         if (k->residual) {
             void *t = k->residual;
             k->residual = k->v;

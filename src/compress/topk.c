@@ -108,43 +108,78 @@ static int topk_dtype_supported(sc_dtype_t dtype)
            dtype == SC_BFLOAT16;
 }
 
+/* The checks every selection makes before it reads a buffer, in a fixed order; k == 0
+ * sets *selected to 0 and returns SC_SUCCESS with *job untouched (nothing to do). */
+static sc_status_t topk_check(const char *caller, sc_topk_t *topk, const void *x,
+                              sc_dtype_t dtype, size_t n, size_t k, int index_bits,
+                              void *indices, void *values, size_t *selected,
+                              sc_topk_job_t *job)
+{
+    if (!topk)
+        return sc_error(SC_ERR_INVALID_ARG, "%s: topk is NULL", caller);
+    if (!selected)
+        return sc_error(SC_ERR_INVALID_ARG, "%s: selected is NULL", caller);
+    if (!topk_dtype_supported(dtype))
+        return sc_error(SC_ERR_INVALID_ARG,
+                        "%s: dtype %s (%d) is not one of float32, float64, float16, "
+                        "bfloat16", caller, sc_dtype_name(dtype), (int)dtype);
+    if (index_bits != 32 && index_bits != 64)
+        return sc_error(SC_ERR_INVALID_ARG, "%s: index_bits is %d, allowed: 32 or 64",
+                        caller, index_bits);
+    if (k > n)
+        return sc_error(SC_ERR_INVALID_ARG, "%s: k = %zu is larger than n = %zu", caller, k,
+                        n);
+    if (index_bits == 32 && (uint64_t)n > ((uint64_t)1 << 32))
+        return sc_error(SC_ERR_INVALID_ARG,
+                        "%s: n = %zu elements need 64-bit indices (index_bits 32 allows "
+                        "n <= 2^32)", caller, n);
+    if (k == 0) {
+        *selected = 0;
+        return SC_SUCCESS;
+    }
+    if (!x || !indices || !values)
+        return sc_error(SC_ERR_INVALID_ARG, "%s: %s is NULL", caller,
+                        !x ? "x" : !indices ? "indices" : "values");
+    *job = (sc_topk_job_t){x,          dtype,   sc_topk_format(dtype), n, k, index_bits,
+                           indices,    values,  NULL};
+    return SC_SUCCESS;
+}
+
+/* The host selection of a checked job in the selector's mode. */
+static sc_status_t topk_select_host(sc_topk_t *topk, const sc_topk_job_t *job,
+                                    size_t *selected)
+{
+    sc_status_t st;
+
+    switch (topk->config.mode) {
+    case SC_TOPK_APPROX:
+        return sc_topk_approx_host(topk, job, selected);
+    case SC_TOPK_RANDOM:
+        st = sc_topk_random_host(topk, job);
+        break;
+    default:
+        st = sc_topk_exact_host(topk, job);
+    }
+    if (st == SC_SUCCESS)
+        *selected = job->k;
+    return st;
+}
+
 sc_status_t sc_topk_select(sc_topk_t *topk, const void *x, sc_dtype_t dtype, size_t n,
                            size_t k, int index_bits, void *indices, void *values,
                            size_t *selected, sc_stream_t stream)
 {
     const void *bufs[3] = {x, indices, values};
     static const char *const names[3] = {"x", "indices", "values"};
-    sc_topk_job_t job;
+    sc_topk_job_t job = {0};
     sc_mem_kind_t kind;
     int device;
     sc_status_t st;
 
-    if (!topk)
-        return sc_error(SC_ERR_INVALID_ARG, "sc_topk_select: topk is NULL");
-    if (!selected)
-        return sc_error(SC_ERR_INVALID_ARG, "sc_topk_select: selected is NULL");
-    if (!topk_dtype_supported(dtype))
-        return sc_error(SC_ERR_INVALID_ARG,
-                        "sc_topk_select: dtype %s (%d) is not one of float32, float64, "
-                        "float16, bfloat16", sc_dtype_name(dtype), (int)dtype);
-    if (index_bits != 32 && index_bits != 64)
-        return sc_error(SC_ERR_INVALID_ARG,
-                        "sc_topk_select: index_bits is %d, allowed: 32 or 64", index_bits);
-    if (k > n)
-        return sc_error(SC_ERR_INVALID_ARG,
-                        "sc_topk_select: k = %zu is larger than n = %zu", k, n);
-    if (index_bits == 32 && (uint64_t)n > ((uint64_t)1 << 32))
-        return sc_error(SC_ERR_INVALID_ARG,
-                        "sc_topk_select: n = %zu elements need 64-bit indices (index_bits "
-                        "32 allows n <= 2^32)", n);
-    if (k == 0) {
-        *selected = 0;
-        return SC_SUCCESS;
-    }
-    if (!x || !indices || !values)
-        return sc_error(SC_ERR_INVALID_ARG, "sc_topk_select: %s is NULL",
-                        !x ? "x" : !indices ? "indices" : "values");
-    job = (sc_topk_job_t){x, dtype, sc_topk_format(dtype), n, k, index_bits, indices, values};
+    st = topk_check("sc_topk_select", topk, x, dtype, n, k, index_bits, indices, values,
+                    selected, &job);
+    if (st != SC_SUCCESS || k == 0)
+        return st;
     /* Where the buffers live decides the path; a device x is never read here. */
     st = sc_mem_classify("sc_topk_select", bufs, names, 3, &kind, &device);
     if (st != SC_SUCCESS)
@@ -156,17 +191,47 @@ sc_status_t sc_topk_select(sc_topk_t *topk, const void *x, sc_dtype_t dtype, siz
                         "sc_topk_select: a stream was given, but x is host memory (the host "
                         "selection runs on the calling thread and its workers and takes "
                         "stream NULL)");
-    switch (topk->config.mode) {
-    case SC_TOPK_APPROX:
-        return sc_topk_approx_host(topk, &job, selected);
-    case SC_TOPK_RANDOM:
-        st = sc_topk_random_host(topk, &job);
-        break;
-    default:
-        st = sc_topk_exact_host(topk, &job);
-    }
+    return topk_select_host(topk, &job, selected);
+}
+
+/* Counts the final fills, so that sc_topk_select_filled can finish what an error left. */
+typedef struct {
+    const sc_topk_filler_t *inner;
+    size_t filled;
+} topk_fill_count_t;
+
+static void topk_fill_counted(void *ctx, size_t begin, size_t end, int final)
+{
+    topk_fill_count_t *c = ctx;
+
+    c->inner->fill(c->inner->ctx, begin, end, final);
+    if (final)
+        __atomic_fetch_add(&c->filled, end - begin, __ATOMIC_RELAXED);
+}
+
+sc_status_t sc_topk_select_filled(sc_topk_t *topk, void *x, sc_dtype_t dtype, size_t n,
+                                  size_t k, int index_bits, void *indices, void *values,
+                                  size_t *selected, const sc_topk_filler_t *filler)
+{
+    topk_fill_count_t count = {filler, 0};
+    sc_topk_filler_t counted = {topk_fill_counted, &count};
+    sc_topk_job_t job = {0}, filled;
+    sc_status_t st;
+
+    st = topk_check("sc_topk_select", topk, x, dtype, n, k, index_bits, indices, values,
+                    selected, &job);
     if (st != SC_SUCCESS)
         return st;
-    *selected = k;
-    return SC_SUCCESS;
+    if (!filler)
+        return sc_error(SC_ERR_INVALID_ARG, "sc_topk_select: filler is NULL");
+    job = (sc_topk_job_t){x, dtype, sc_topk_format(dtype), n, k, index_bits, indices, values,
+                          &counted};
+    st = k == 0 ? SC_SUCCESS : topk_select_host(topk, &job, selected);
+    /* Paths fill all of x or nothing; nothing when an error came first, or k == 0. */
+    if (count.filled == 0)
+        sc_topk_fill_all(topk, &job, &filled);
+    else if (count.filled != n && st == SC_SUCCESS)
+        st = sc_error(SC_ERR_INTERNAL, "sc_topk_select: %zu of %zu elements were filled",
+                      count.filled, n);
+    return st;
 }

@@ -79,8 +79,10 @@ static sc_status_t topk_approx_pass(sc_topk_t *topk, const sc_topk_job_t *job, u
     return SC_SUCCESS;
 }
 
-sc_status_t sc_topk_approx_host(sc_topk_t *topk, const sc_topk_job_t *job, size_t *selected)
+sc_status_t sc_topk_approx_host(sc_topk_t *topk, const sc_topk_job_t *unfilled,
+                                size_t *selected)
 {
+    sc_topk_job_t scanned = *unfilled, *job = &scanned;
     size_t aim = job->k - job->k / 8, low = job->k - job->k / 4, count = 0;
     size_t limit = 4 * aim + 65536;
     uint64_t thr, next;
@@ -101,6 +103,7 @@ sc_status_t sc_topk_approx_host(sc_topk_t *topk, const sc_topk_job_t *job, size_
     }
     next = thr;
     st = topk_approx_pass(topk, job, thr, aim, limit, &count, &next);
+    scanned.filler = NULL; /* filled by the scan when it ran (else an error follows) */
     if (st == SC_SUCCESS && count == SIZE_MAX)
         st = sc_topk_exact_host(topk, job);
     if (st == SC_SUCCESS && (count == SIZE_MAX || count < low))

@@ -1,6 +1,8 @@
-/* The scan of every chunk into its lists, and the output written from the lists: every
- * element above the bracket and the largest candidates, ties by the lowest index, merged
- * per chunk in index order. Shared by the exact and the approximate selection. */
+/* The scan of every chunk into its lists (filling x block by block first when the job
+ * has a filler), the fill of all of x for the paths that read it otherwise, and the
+ * output written from the lists: every element above the bracket and the largest
+ * candidates, ties by the lowest index, merged per chunk in index order. Shared by the
+ * exact and the approximate selection. */
 #include "compress/topk_internal.h"
 #include "core/error.h"
 
@@ -16,29 +18,81 @@ typedef struct {
     int all;          /* emission: every candidate is taken (no keys needed) */
 } topk_emit_ctx_t;
 
+/* Scans x[i, end) of one chunk into its lists, growing them as needed; 0, or the
+ * chunk's failure (1: a list passed the limit, 2: out of memory). */
+static int topk_scan_range(const topk_emit_ctx_t *c, sc_topk_scan_fn scan, sc_topk_chunk_t *ch,
+                           size_t i, size_t end)
+{
+    while ((i = scan(c->job->x, ch->begin, i, end, c->lo, c->hi, &ch->above, &ch->cand)) <
+           end) {
+        if (ch->above.n > c->limit || ch->cand.n > c->limit)
+            return 1;
+        if (sc_topk_list_reserve(&ch->above, ch->above.n + SC_TOPK_SCAN_SLACK) ||
+            sc_topk_list_reserve(&ch->cand, ch->cand.n + SC_TOPK_SCAN_SLACK))
+            return 2;
+    }
+    return 0;
+}
+
 static void topk_scan_task(void *arg, int tid)
 {
     const topk_emit_ctx_t *c = arg;
     const sc_topk_job_t *job = c->job;
+    const sc_topk_filler_t *f = job->filler;
     sc_topk_scan_fn scan = sc_topk_scan_for(c->topk->kernels, job->fmt.width);
 
     for (size_t k = (size_t)tid; k < c->nchunks; k += (size_t)c->threads) {
         sc_topk_chunk_t *ch = &c->topk->chunks[k];
-        size_t i = ch->begin;
 
-        while ((i = scan(job->x, ch->begin, i, ch->end, c->lo, c->hi, &ch->above,
-                         &ch->cand)) < ch->end) {
-            if (ch->above.n > c->limit || ch->cand.n > c->limit) {
-                ch->failed = 1;
-                break;
-            }
-            if (sc_topk_list_reserve(&ch->above, ch->above.n + SC_TOPK_SCAN_SLACK) ||
-                sc_topk_list_reserve(&ch->cand, ch->cand.n + SC_TOPK_SCAN_SLACK)) {
-                ch->failed = 2;
-                break;
-            }
+        if (!f) {
+            ch->failed = topk_scan_range(c, scan, ch, ch->begin, ch->end);
+            continue;
+        }
+        /* Each block scanned while its fill is still in cache; after a failure the
+         * rest is only filled. */
+        for (size_t b = ch->begin; b < ch->end; b += SC_TOPK_FILL_BLOCK) {
+            size_t e = ch->end - b < SC_TOPK_FILL_BLOCK ? ch->end : b + SC_TOPK_FILL_BLOCK;
+            f->fill(f->ctx, b, e, 1);
+            if (!ch->failed)
+                ch->failed = topk_scan_range(c, scan, ch, b, e);
         }
     }
+}
+
+static void topk_fill_task(void *arg, int tid)
+{
+    const topk_emit_ctx_t *c = arg;
+    const sc_topk_filler_t *f = c->job->filler;
+
+    for (size_t k = (size_t)tid; k < c->nchunks; k += (size_t)c->threads) {
+        const sc_topk_chunk_t *ch = &c->topk->chunks[k];
+        for (size_t b = ch->begin; b < ch->end; b += SC_TOPK_FILL_BLOCK)
+            f->fill(f->ctx, b, ch->end - b < SC_TOPK_FILL_BLOCK ? ch->end
+                                                                : b + SC_TOPK_FILL_BLOCK, 1);
+    }
+}
+
+void sc_topk_fill_all(sc_topk_t *topk, const sc_topk_job_t *job, sc_topk_job_t *filled)
+{
+    const sc_topk_filler_t *f = job->filler;
+    topk_emit_ctx_t c = {topk, job, 0, 0, 0, 0, 0, 0, 0, 0};
+    size_t nchunks;
+
+    *filled = *job;
+    filled->filler = NULL;
+    if (!f)
+        return;
+    nchunks = sc_topk_chunks_plan(topk, job->n, SC_TOPK_FILL_BLOCK * 16);
+    if (nchunks == 0) {
+        /* No memory for the chunks: this thread fills it all. */
+        for (size_t b = 0; b < job->n; b += SC_TOPK_FILL_BLOCK)
+            f->fill(f->ctx, b, job->n - b < SC_TOPK_FILL_BLOCK ? job->n
+                                                               : b + SC_TOPK_FILL_BLOCK, 1);
+        return;
+    }
+    c.nchunks = nchunks;
+    c.threads = sc_topk_chunks_threads(topk, nchunks);
+    sc_topk_pool_run(topk->pool, c.threads, topk_fill_task, &c);
 }
 
 sc_status_t sc_topk_chunks_scan(sc_topk_t *topk, const sc_topk_job_t *job, size_t nchunks,

@@ -2,7 +2,9 @@
  * the k-th largest key, one vectorized scan collects the elements above the bracket and
  * those inside it, and the k-th key is found among the few inside. When the bracket
  * misses (the scan counts show it) or would hold too much of x (many ties), the radix
- * select does the work instead. Small inputs go straight to the radix select. */
+ * select does the work instead. Small inputs go straight to the radix select. An x filled
+ * on the fly is looked ahead at by the sample and filled by the scan (or by the radix
+ * select when the scan does not run). */
 #include <math.h>
 
 #include "compress/topk_internal.h"
@@ -46,8 +48,9 @@ static int topk_bracket(sc_topk_t *topk, const sc_topk_job_t *job, size_t m,
     return b->cand_est <= job->n / 4;
 }
 
-sc_status_t sc_topk_exact_host(sc_topk_t *topk, const sc_topk_job_t *job)
+sc_status_t sc_topk_exact_host(sc_topk_t *topk, const sc_topk_job_t *unfilled)
 {
+    sc_topk_job_t scanned = *unfilled, *job = &scanned;
     topk_bracket_t b;
     size_t m, nchunks, above = 0, cand = 0, written, limit;
     sc_status_t st;
@@ -73,6 +76,7 @@ sc_status_t sc_topk_exact_host(sc_topk_t *topk, const sc_topk_job_t *job)
      * shows a missed bracket early. */
     limit = 4 * b.cand_est + 65536;
     st = sc_topk_chunks_scan(topk, job, nchunks, b.lo, b.hi, job->k > limit ? job->k : limit);
+    scanned.filler = NULL; /* the scan filled x */
     if (st != SC_SUCCESS)
         return st;
     for (size_t k = 0; k < nchunks; k++) {

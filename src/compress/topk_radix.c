@@ -107,11 +107,14 @@ static void topk_radix_emit_task(void *arg, int tid)
     }
 }
 
-sc_status_t sc_topk_radix_host(sc_topk_t *topk, const sc_topk_job_t *job)
+sc_status_t sc_topk_radix_host(sc_topk_t *topk, const sc_topk_job_t *unfilled)
 {
-    topk_radix_ctx_t c = {topk, job, 0, 1, job->fmt.key_bits, 0, 0, 0, 0};
-    size_t need = job->k, ties, out = 0;
+    sc_topk_job_t filled, *job = &filled;
+    topk_radix_ctx_t c = {topk, job, 0, 1, unfilled->fmt.key_bits, 0, 0, 0, 0};
+    size_t need = unfilled->k, ties, out = 0;
 
+    /* Every pass reads all of x: a filled-on-the-fly x is filled first. */
+    sc_topk_fill_all(topk, unfilled, &filled);
     c.nchunks = sc_topk_chunks_plan(topk, job->n, (size_t)1 << 18);
     if (c.nchunks == 0)
         return SC_ERR_NO_MEMORY;

@@ -33,11 +33,13 @@ static uint64_t topk_random_below(uint64_t *s, uint64_t bound)
     return (uint64_t)(m >> 64);
 }
 
-sc_status_t sc_topk_random_host(sc_topk_t *topk, const sc_topk_job_t *job)
+sc_status_t sc_topk_random_host(sc_topk_t *topk, const sc_topk_job_t *unfilled)
 {
-    size_t words = (job->n + 63) / 64, pos = 0;
+    sc_topk_job_t filled, *job = &filled;
+    size_t words = (unfilled->n + 63) / 64, pos = 0;
     uint64_t *marks = topk->marks, s;
 
+    sc_topk_fill_all(topk, unfilled, &filled);
     if (words > topk->marks_cap) {
         marks = realloc(topk->marks, words * sizeof(*marks));
         if (!marks)

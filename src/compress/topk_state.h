@@ -1,6 +1,7 @@
-/* The approximate selection's kept threshold as callers outside the selector hold it:
- * the compressor keeps one per key and swaps it into its one selector around each
- * selection. */
+/* What callers outside the selector (the compressor) hold and call: the approximate
+ * selection's kept threshold, swapped in per key, and the selection of an array that the
+ * caller fills as the selection reaches it (error feedback's v = residual + g computed
+ * block by block and scanned while in cache, instead of a pass of its own). */
 #ifndef SC_COMPRESS_TOPK_STATE_H
 #define SC_COMPRESS_TOPK_STATE_H
 
@@ -21,5 +22,24 @@ typedef struct {
 /* Exchanges the selector's threshold with *state (topk_approx.c). One thread at a time
  * per selector, as for sc_topk_select. */
 void sc_topk_approx_swap(sc_topk_t *topk, sc_topk_approx_state_t *state);
+
+/* Writes x[begin, end) of an array filled on the fly. final 1: the block is filled for
+ * good; a successful selection makes exactly one such call for every element (from the
+ * selector's threads, blocks of different threads disjoint), so a filler may settle state
+ * of its own there. final 0: a look ahead (a sample) that must write the same values and
+ * change nothing else; the block's final call comes later. */
+typedef struct {
+    void (*fill)(void *ctx, size_t begin, size_t end, int final);
+    void *ctx;
+} sc_topk_filler_t;
+
+/* sc_topk_select on host memory x (n elements of dtype) that filler writes as the
+ * selection goes: same arguments, checks and results as sc_topk_select with stream NULL
+ * once x is filled. Every element has had its final fill when the call returns, on
+ * success and on an error after the checks (even k == 0); an argument error fills
+ * nothing. */
+sc_status_t sc_topk_select_filled(sc_topk_t *topk, void *x, sc_dtype_t dtype, size_t n,
+                                  size_t k, int index_bits, void *indices, void *values,
+                                  size_t *selected, const sc_topk_filler_t *filler);
 
 #endif

@@ -32,6 +32,11 @@ set(SC_COMPRESS_TESTS
   "test_compressor error_feedback_conserves_the_sum float16 0 2"
   "test_compressor momentum_correction_matches_reference 2"
   "test_compressor momentum_correction_matches_reference 3"
+  "test_compressor momentum_correction_matches_reference 200003 0 3 2"
+  "test_compressor momentum_correction_matches_reference 150001 0.9 2 2"
+  "test_compressor error_feedback_conserves_the_sum float32 0 200003 exact 2"
+  "test_compressor error_feedback_conserves_the_sum float16 1 131101 approx 2"
+  "test_compressor error_feedback_conserves_the_sum float32 0 131101 random 2"
   "test_compressor warmup_steps_are_dense 2"
   "test_compressor reset_clears_residuals_and_restarts_warmup 2"
   "test_compressor save_load_round_trip 2"
@@ -61,7 +66,8 @@ set(SC_COMPRESS_FAULTS
   "bad_config_is_refused 1"
   "key_reused_with_another_count 2"
   "key_reused_with_another_count 3"
-  "hook_refuses_integer_buckets 2")
+  "hook_refuses_integer_buckets 2"
+  "refused_step_changes_nothing 2")
 foreach(spec ${SC_COMPRESS_FAULTS})
   separate_arguments(f UNIX_COMMAND "${spec}")
   list(POP_BACK f n)

@@ -5,7 +5,8 @@
  *   ranks_disagree FIELD             n | k | value_dtype | index_bits differs on rank 1
  *   bad_config_is_refused            density, momentum, index_bits out of range
  *   key_reused_with_another_count    on every rank, and on rank 0 only
- *   hook_refuses_integer_buckets */
+ *   hook_refuses_integer_buckets
+ *   refused_step_changes_nothing     a step refused after the selection keeps the state */
 #include "compress_test.h"
 
 static int test_bad_index_fails_every_rank(int argc, char **argv)
@@ -152,6 +153,55 @@ static int test_key_reused_with_another_count(int argc, char **argv)
     return 0;
 }
 
+/* Step 2 is refused after every rank selected (the ranks disagree on the op): the state
+ * stays as step 1 left it, so the next step and the saved state are bit for bit those
+ * of a compressor that never saw step 2. Above 2^16 elements: the selection's sampled,
+ * block-filled path. */
+static int test_refused_step_changes_nothing(int argc, char **argv)
+{
+    const size_t n = 100003;
+    float *g = malloc(n * sizeof(float)), *out_a = malloc(n * sizeof(float));
+    float *out_b = malloc(n * sizeof(float));
+    sc_compressor_t *a, *b;
+    size_t len_a = 0, len_b = 0;
+    void *save_a, *save_b;
+    rt_world_t w;
+
+    (void)argc, (void)argv;
+    if (rt_world(&w))
+        return 1;
+    CHECK_OK(sc_compressor_create(NULL, &a));
+    CHECK_OK(sc_compressor_create(NULL, &b));
+    for (int t = 0; t < 3; t++) {
+        for (size_t e = 0; e < n; e++)
+            g[e] = (float)ct_value(rt_mix(((uint64_t)w.rank << 40) ^ ((uint64_t)t << 32) ^ e) %
+                                   (1u << 21));
+        if (t == 1) {
+            CHECK_STATUS(sc_compressed_allreduce(a, w.comm, 0, g, out_a, n, SC_FLOAT32,
+                                                 w.rank == 1 ? SC_AVG : SC_SUM),
+                         SC_ERR_MISMATCH);
+            CHECK_SAYS("op");
+        }
+        CHECK_OK(sc_compressed_allreduce(a, w.comm, 0, g, out_a, n, SC_FLOAT32, SC_SUM));
+        CHECK_OK(sc_compressed_allreduce(b, w.comm, 0, g, out_b, n, SC_FLOAT32, SC_SUM));
+        CHECK(memcmp(out_a, out_b, n * sizeof(float)) == 0, "step %d: the results differ "
+              "from those of the compressor that saw no refused step", t);
+    }
+    CHECK_OK(sc_compressor_save(a, NULL, &len_a));
+    CHECK_OK(sc_compressor_save(b, NULL, &len_b));
+    CHECK(len_a == len_b, "saved states of %zu and %zu bytes", len_a, len_b);
+    save_a = malloc(len_a);
+    save_b = malloc(len_b);
+    CHECK_OK(sc_compressor_save(a, save_a, &len_a));
+    CHECK_OK(sc_compressor_save(b, save_b, &len_b));
+    CHECK(memcmp(save_a, save_b, len_a) == 0, "the saved states differ");
+    sc_compressor_destroy(a);
+    sc_compressor_destroy(b);
+    CHECK_OK(sc_comm_destroy(w.comm));
+    free(g), free(out_a), free(out_b), free(save_a), free(save_b);
+    return 0;
+}
+
 static int test_hook_refuses_integer_buckets(int argc, char **argv)
 {
     sc_grad_desc_t grads[2] = {{100, SC_FLOAT32, "w"}, {10, SC_INT32, "steps"}};
@@ -182,6 +232,7 @@ int main(int argc, char **argv)
         {"bad_config_is_refused", test_bad_config_is_refused},
         {"key_reused_with_another_count", test_key_reused_with_another_count},
         {"hook_refuses_integer_buckets", test_hook_refuses_integer_buckets},
+        {"refused_step_changes_nothing", test_refused_step_changes_nothing},
         {NULL, NULL}};
     return rt_main(tests, argc, argv);
 }

@@ -5,11 +5,14 @@
  *                                     to the wire's dtype, avg divided by the ranks;
  *                                     in place and out of place; bit for bit the same
  *                                     on every rank; the stats
- *   error_feedback_conserves_the_sum DTYPE FP16   over many steps and then steps of zero
- *                                     gradients that drain the residual, the sum of the
- *                                     results equals the sum of every gradient
- *   momentum_correction_matches_reference   DGC: u = m u + g, v = r + u, sent entries
- *                                     cleared from r and u, simulated here per rank
+ *   error_feedback_conserves_the_sum DTYPE FP16 [N MODE]   over many steps and then
+ *                                     steps of zero gradients that drain the residual,
+ *                                     the sum of the results equals the sum of every
+ *                                     gradient (N above 2^16: the selection's sampled,
+ *                                     block-filled path; MODE exact, approx or random)
+ *   momentum_correction_matches_reference [N M THREADS]   DGC: u = m u + g, v = r + u,
+ *                                     sent entries cleared from r and u, simulated here
+ *                                     per rank (M 0: error feedback alone)
  *   warmup_steps_are_dense
  *   reset_clears_residuals_and_restarts_warmup
  *   save_load_round_trip              a loaded state continues bit for bit as the saved
@@ -38,12 +41,18 @@ static size_t k_of(double density, size_t n)
     return k > n ? n : (n > 0 && k == 0 ? 1 : k);
 }
 
+/* Selection mode and threads of the compressors make() creates (a test's arguments). */
+static sc_topk_mode_t g_mode = SC_TOPK_EXACT;
+static int g_threads = 0;
+
 static sc_compressor_t *make(double density, int fp16, int bits, int ef, double momentum,
                              int warmup)
 {
     sc_compress_config_t cfg = SC_COMPRESS_CONFIG_INIT;
     sc_compressor_t *c = NULL;
 
+    cfg.mode = g_mode;
+    cfg.threads = g_threads;
     cfg.density = density;
     cfg.values_fp16 = fp16;
     cfg.index_bits = bits;
@@ -113,9 +122,12 @@ static int test_error_feedback_conserves_the_sum(int argc, char **argv)
 {
     sc_dtype_t d = SC_FLOAT32;
     int fp16 = argc > 1 && atoi(argv[1]);
-    const size_t n = 1000;
-    const double density = 0.05;
-    const int steps = 20, drain = 30;
+    const size_t n = argc > 2 ? (size_t)atol(argv[2]) : 1000;
+    const int random = argc > 3 && !strcmp(argv[3], "random");
+    /* Enough drain steps to send every element left (random-k: each is missed with
+     * probability 0.9 per step). */
+    const double density = n > 65536 ? 0.1 : 0.05;
+    const int steps = n > 65536 ? 6 : 20, drain = random ? 250 : n > 65536 ? 40 : 30;
     double *sent = calloc(n, sizeof(double)), *given = calloc(n, sizeof(double));
     double *tol = calloc(n, sizeof(double)), mag = 0;
     void *g = malloc(n * 8), *out = malloc(n * 8);
@@ -124,6 +136,11 @@ static int test_error_feedback_conserves_the_sum(int argc, char **argv)
 
     if (argc > 0)
         sc_dtype_from_name(argv[0], &d);
+    if (argc > 3)
+        g_mode = !strcmp(argv[3], "approx") ? SC_TOPK_APPROX : !strcmp(argv[3], "random")
+                                                                   ? SC_TOPK_RANDOM
+                                                                   : SC_TOPK_EXACT;
+    g_threads = 3; /* several fill blocks and chunks, whatever the cores */
     if (rt_world(&w))
         return 1;
     c = make(density, fp16, 0, 1, 0.0, 0);
@@ -160,17 +177,17 @@ static int test_error_feedback_conserves_the_sum(int argc, char **argv)
 
 static int test_momentum_correction_matches_reference(int argc, char **argv)
 {
-    const size_t n = 400;
-    const double density = 0.05;
-    const float m = 0.875f;
-    size_t k = k_of(density, n), idx[64];
-    int steps = 12;
+    const size_t n = argc > 0 ? (size_t)atol(argv[0]) : 400;
+    const double density = n > 65536 ? 0.01 : 0.05;
+    const float m = argc > 1 ? (float)atof(argv[1]) : 0.875f;
+    size_t k = k_of(density, n), *idx = malloc(k * sizeof(*idx));
+    int steps = n > 65536 ? 5 : 12;
     float *res, *u, *got = malloc(n * sizeof(float)), *g = malloc(n * sizeof(float));
     double *v = malloc(n * sizeof(double)), *want = malloc(n * sizeof(double));
     sc_compressor_t *c;
     rt_world_t w;
 
-    (void)argc, (void)argv;
+    g_threads = argc > 2 ? atoi(argv[2]) : 0;
     if (rt_world(&w))
         return 1;
     res = calloc(n * (size_t)w.size, sizeof(float));
@@ -202,7 +219,7 @@ static int test_momentum_correction_matches_reference(int argc, char **argv)
     }
     sc_compressor_destroy(c);
     CHECK_OK(sc_comm_destroy(w.comm));
-    free(res), free(u), free(got), free(g), free(v), free(want);
+    free(res), free(u), free(got), free(g), free(v), free(want), free(idx);
     return 0;
 }
 

@@ -106,7 +106,7 @@ static int test_radix_select_agrees_with_bracket(void)
             for (size_t ki = 0; ki < NELEM(ks); ki++) {
                 for (int bits = 32; bits <= 64; bits += 32) {
                     size_t k = ks[ki], selected = 0;
-                    sc_topk_job_t job = {x, t, sc_topk_format(t), n, k, bits, i2, v2};
+                    sc_topk_job_t job = {x, t, sc_topk_format(t), n, k, bits, i2, v2, NULL};
 
                     CHECK_OK(sc_topk_select(topk, x, t, n, k, bits, i1, v1, &selected,
                                             NULL));

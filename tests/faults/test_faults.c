@@ -76,6 +76,7 @@ static int check_names_dead_rank(const char *text, int rank)
         p += len;
     }
     CHECK(0, "the sentence '%s' does not name the dead %s", text, name);
+    return 1; /* not reached: CHECK(0) returned */
 }
 
 /* Waits (up to 10 s) until process pid has exited (gone or a zombie). */
