@@ -621,13 +621,37 @@ typedef struct {
     sc_dtype_t dtype;
 } sc_br_step_t;
 
+/* Every gradient (or view) written with its values. */
+static sc_status_t sc_br_grads_refill(sc_br_ctx_t *c, sc_reducer_t *r)
+{
+    sc_status_t status;
+
+    for (int k = 0; k < c->p->ntensors; k++) {
+        void *dst = c->o->view ? sc_reducer_grad_view(r, k) : c->grads[k];
+
+        if (!dst)
+            continue;
+        status = sc_br_fill(c, k, c->rank, dst);
+        if (status != SC_SUCCESS)
+            return status;
+        c->views[k] = dst;
+    }
+    return SC_SUCCESS;
+}
+
 /* One iteration of any kind, after an untimed barrier (and, in view mode, the views
- * written where they moved). */
+ * written where they moved). The top-k hook leaves a sparse result where the gradients
+ * were: they are written anew before each iteration, so that every step selects from
+ * dense gradients as in training (not from the last step's result). */
 static sc_status_t sc_br_step(sc_br_ctx_t *c, const sc_br_step_t *s, double t[3])
 {
     sc_status_t status;
 
-    if (s->kind == SC_BR_REDUCER && c->o->view) {
+    if (s->kind == SC_BR_REDUCER && c->o->topk) {
+        status = sc_br_grads_refill(c, s->reducer);
+        if (status != SC_SUCCESS)
+            return status;
+    } else if (s->kind == SC_BR_REDUCER && c->o->view) {
         status = sc_br_views_refresh(c, s->reducer, 0);
         if (status != SC_SUCCESS)
             return status;
@@ -705,16 +729,9 @@ static sc_status_t sc_br_check(sc_br_ctx_t *c, sc_reducer_t *r, sc_br_row_t *row
     sc_status_t status;
     double t[3];
 
-    for (int k = 0; k < c->p->ntensors; k++) {
-        void *dst = c->o->view ? sc_reducer_grad_view(r, k) : c->grads[k];
-
-        if (!dst)
-            continue;
-        status = sc_br_fill(c, k, c->rank, dst);
-        if (status != SC_SUCCESS)
-            return status;
-        c->views[k] = dst;
-    }
+    status = sc_br_grads_refill(c, r);
+    if (status != SC_SUCCESS)
+        return status;
     status = sc_barrier(c->comm, NULL);
     if (status != SC_SUCCESS)
         return sc_br_fail(status, "sc_barrier");
