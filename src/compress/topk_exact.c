@@ -39,6 +39,11 @@ static int topk_bracket(sc_topk_t *topk, const sc_topk_job_t *job, size_t m,
     /* A NaN bound: NaNs of any payload are candidates, none is above. */
     if (b->hi == f->nan_key)
         b->hi = f->abs_mask;
+    /* Mostly zeros (a sparse gradient, a residual after a step): the bracket starts at
+     * the smallest nonzero key instead; the scan's counts show whether the nonzeros
+     * hold the k-th key. */
+    if (b->lo == 0 && b->hi > 0)
+        b->lo = 1;
     for (size_t i = 0; i < m; i++) {
         in += topk->keys[i] >= b->lo && topk->keys[i] <= b->hi;
         above += topk->keys[i] > b->hi;

@@ -80,23 +80,26 @@ static int test_threads_follow_SC_THREADS(void)
     return 0;
 }
 
-/* On gradient-like data the public call takes the sample-bracket path; the radix select
- * run directly on the same input (1 and 3 threads, every dtype, both index widths) writes
- * the same indices and values. */
+/* On gradient-like data the public call takes the sample-bracket path (on mostly zeros,
+ * a bracket of the nonzeros, or the radix select when they are fewer than k); the radix
+ * select run directly on the same input (1 and 3 threads, every dtype, both index
+ * widths) writes the same indices and values. */
 static int test_radix_select_agrees_with_bracket(void)
 {
     static const sc_dtype_t dtypes[] = {SC_FLOAT32, SC_FLOAT64, SC_FLOAT16, SC_BFLOAT16};
     static const int threads[] = {1, 3};
-    const size_t n = 1000003, ks[] = {1, 10000, 100001};
+    static const data_kind_t kinds[] = {DATA_GAUSS, DATA_SPARSE};
+    const size_t n = 1000003, ks[] = {1, 500, 10000, 100001};
 
-    for (size_t d = 0; d < NELEM(dtypes); d++) {
-        sc_dtype_t t = dtypes[d];
+    for (size_t d = 0; d < 2 * NELEM(dtypes); d++) {
+        sc_dtype_t t = dtypes[d % NELEM(dtypes)];
+        data_kind_t kind = kinds[d / NELEM(dtypes)];
         void *x = malloc(n * esize(t));
-        void *i1 = malloc(ks[2] * 8), *i2 = malloc(ks[2] * 8);
-        void *v1 = malloc(ks[2] * 8), *v2 = malloc(ks[2] * 8);
+        void *i1 = malloc(ks[3] * 8), *i2 = malloc(ks[3] * 8);
+        void *v1 = malloc(ks[3] * 8), *v2 = malloc(ks[3] * 8);
 
         CHECK(x && i1 && i2 && v1 && v2, "out of memory");
-        fill(t, x, n, DATA_GAUSS, 7 + d);
+        fill(t, x, n, kind, 7 + d);
         for (size_t ti = 0; ti < NELEM(threads); ti++) {
             sc_topk_config_t cfg = SC_TOPK_CONFIG_INIT;
             sc_topk_t *topk;
@@ -114,8 +117,8 @@ static int test_radix_select_agrees_with_bracket(void)
                     CHECK_OK(sc_topk_radix_host(topk, &job));
                     CHECK(memcmp(i1, i2, k * (size_t)bits / 8) == 0 &&
                               memcmp(v1, v2, k * esize(t)) == 0,
-                          "%s k=%zu threads=%d bits=%d: the radix select differs",
-                          sc_dtype_name(t), k, threads[ti], bits);
+                          "%s %s k=%zu threads=%d bits=%d: the radix select differs",
+                          sc_dtype_name(t), data_name(kind), k, threads[ti], bits);
                 }
             }
             sc_topk_destroy(topk);
