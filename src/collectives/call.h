@@ -35,4 +35,12 @@ struct sc_request;
 sc_status_t sc_call_enqueue_host(const sc_call_t *call, struct sc_comm *comm,
                                  struct sc_request *r, int *gate, int caller_waits);
 
+/* Issues call (host buffers) now, so that it keeps its place in the communicator's
+ * order of collectives, but starts its op only once *gate is nonzero: another thread
+ * fills the send buffer and then sets *gate (release order). A gate still shut after the
+ * communicator's timeout fails the call (its peers time out too). Device buffers are
+ * SC_ERR_INVALID_ARG. */
+sc_status_t sc_call_issue_gated(const sc_call_t *call, struct sc_comm *comm, int *gate,
+                                struct sc_request **req);
+
 #endif

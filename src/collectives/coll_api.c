@@ -218,6 +218,20 @@ sc_status_t sc_call_enqueue_host(const sc_call_t *call, sc_comm_t *comm,
     return SC_SUCCESS;
 }
 
+/* The checks of every call (communicator, arguments), then its route: SC_SUCCESS for
+ * the host backend, SC_IN_PROGRESS for the device path on *device, or an error. */
+static sc_status_t sc_call_admit(const sc_call_t *call, sc_comm_t *comm, sc_stream_t stream,
+                                 int *device)
+{
+    sc_status_t st = sc_comm_check(comm, sc_call_name(call));
+
+    if (st == SC_SUCCESS)
+        st = sc_call_check(call, comm);
+    if (st == SC_SUCCESS)
+        st = sc_call_route(call, comm, stream, device);
+    return st;
+}
+
 static sc_status_t sc_call_issue(const sc_call_t *call, sc_comm_t *comm, sc_stream_t stream,
                                  sc_request_t **req)
 {
@@ -226,13 +240,7 @@ static sc_status_t sc_call_issue(const sc_call_t *call, sc_comm_t *comm, sc_stre
     sc_status_t st;
     int device;
 
-    st = sc_comm_check(comm, sc_call_name(call));
-    if (st != SC_SUCCESS)
-        return st;
-    st = sc_call_check(call, comm);
-    if (st != SC_SUCCESS)
-        return st;
-    st = sc_call_route(call, comm, stream, &device);
+    st = sc_call_admit(call, comm, stream, &device);
     if (st == SC_IN_PROGRESS)
         return sc_device_issue(comm, call, device, stream, req);
     if (st != SC_SUCCESS)
@@ -251,6 +259,31 @@ static sc_status_t sc_call_issue(const sc_call_t *call, sc_comm_t *comm, sc_stre
         return SC_SUCCESS;
     }
     return sc_wait(r);
+}
+
+sc_status_t sc_call_issue_gated(const sc_call_t *call, sc_comm_t *comm, int *gate,
+                                sc_request_t **req)
+{
+    struct sc_request *r;
+    sc_status_t st;
+    int device;
+
+    st = sc_call_admit(call, comm, NULL, &device);
+    if (st == SC_IN_PROGRESS)
+        return sc_error(SC_ERR_INVALID_ARG, "%s: a gated call takes host buffers only",
+                        sc_call_name(call));
+    if (st != SC_SUCCESS)
+        return st;
+    r = malloc(sizeof(*r));
+    if (!r)
+        return sc_error(SC_ERR_NO_MEMORY, "%s: out of memory", sc_call_name(call));
+    st = sc_call_enqueue_host(call, comm, r, gate, 0);
+    if (st != SC_SUCCESS) {
+        free(r);
+        return st;
+    }
+    *req = r;
+    return SC_SUCCESS;
 }
 
 SC_API sc_status_t sc_allreduce(const void *sendbuf, void *recvbuf, size_t count,

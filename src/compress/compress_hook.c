@@ -1,9 +1,14 @@
 /* The top-k comm hook for the gradient reducer: each bucket is one key of a compressor
- * (its index); start prepares the step and starts the all-gather of the pairs (or,
- * during warm-up, the dense all-reduce), finish commits the step and scatter-adds every
- * rank's pairs into the bucket. */
+ * (its index); start plans the step, issues the all-gather of the pairs gated on the
+ * selection, which the compressor's worker thread makes (or, during warm-up, starts the
+ * dense all-reduce), finish commits the step and scatter-adds every rank's pairs into
+ * the bucket. */
+#include <sched.h>
+#include <stddef.h>
+#include <stdio.h>
 #include <string.h>
 
+#include "collectives/call.h"
 #include "compress/compress_internal.h"
 
 #define SC_HOOK_TOPK "comm hook topk"
@@ -26,11 +31,52 @@ static sc_status_t sc_hook_topk_key(sc_compressor_t *c, const sc_hook_bucket_t *
                              b->layout ? b->layout : 1, k);
 }
 
+/* The worker's job: the selection of one bucket into this rank's block, then the gate
+ * of its all-gather opened. Nothing of the key is touched after the gate opens. */
+static void sc_hook_topk_select_job(sc_worker_job_t *job)
+{
+    sc_ckey_t *k = (sc_ckey_t *)((char *)job - offsetof(sc_ckey_t, job));
+    sc_status_t st;
+
+    st = sc_compressor_select(k->owner, SC_HOOK_TOPK, k, k->job_g, k->job_rank, k->job_p);
+    if (st != SC_SUCCESS)
+        snprintf(k->job_text, sizeof(k->job_text), "%s", sc_last_error());
+    k->job_status = st;
+    __atomic_store_n(&k->gate, 1, __ATOMIC_RELEASE);
+}
+
+/* Waits until the worker is done with key k's last selection (its gate open): a step
+ * whose all-gather failed early (an aborted communicator) may leave it running. */
+static void sc_hook_topk_idle(const sc_ckey_t *k)
+{
+    while (!__atomic_load_n(&k->gate, __ATOMIC_ACQUIRE))
+        sched_yield();
+}
+
+/* Every key idle: before the state is saved or replaced. (Not waiting under c->lock,
+ * which the selection takes for its counters.) */
+static void sc_hook_topk_quiesce(sc_compressor_t *c)
+{
+    for (int busy = 1; busy;) {
+        busy = 0;
+        pthread_mutex_lock(&c->lock);
+        for (int i = 0; i < c->nkeys && !busy; i++)
+            busy = !__atomic_load_n(&c->keys[i]->gate, __ATOMIC_ACQUIRE);
+        pthread_mutex_unlock(&c->lock);
+        if (busy)
+            sched_yield();
+    }
+}
+
+/* A sparse step: the all-gather of this rank's block is issued here, in bucket order on
+ * every rank, and starts once the compressor's worker has selected into the block; the
+ * caller's thread goes on marking gradients meanwhile. */
 static sc_status_t sc_hook_topk_start(void *state, const sc_hook_bucket_t *b,
                                       sc_comm_t *comm, sc_request_t **req)
 {
     sc_compressor_t *c = state;
-    int rank = sc_comm_rank(comm);
+    int rank = sc_comm_rank(comm), p = sc_comm_size(comm);
+    sc_call_t call;
     sc_ckey_t *k;
     sc_status_t st;
 
@@ -39,15 +85,33 @@ static sc_status_t sc_hook_topk_start(void *state, const sc_hook_bucket_t *b,
                         "reducer has config.stream); the topk hook compresses host buckets "
                         "only in this version", b->index);
     st = sc_hook_topk_key(c, b, &k);
-    if (st == SC_SUCCESS)
-        st = sc_compressor_prepare(c, SC_HOOK_TOPK, k, b->data, rank, sc_comm_size(comm));
+    if (st == SC_SUCCESS) {
+        sc_hook_topk_idle(k);
+        st = sc_compressor_plan(c, SC_HOOK_TOPK, k, p);
+    }
+    if (st == SC_SUCCESS && !k->dense && !c->worker)
+        st = sc_worker_create(SC_HOOK_TOPK, &c->worker);
     if (st != SC_SUCCESS)
         return st;
     if (k->dense)
         return sc_allreduce(b->data, b->data, b->count, b->dtype, SC_SUM, comm, b->stream,
                             req);
-    return sc_allgather((char *)k->blocks + (size_t)rank * k->lay.bytes, k->blocks,
-                        k->lay.bytes, SC_UINT8, comm, NULL, req);
+    call = (sc_call_t){SC_COLL_ALLGATHER, (char *)k->blocks + (size_t)rank * k->lay.bytes,
+                       k->blocks, k->lay.bytes, SC_UINT8, SC_SUM, 0};
+    k->gate = 0;
+    st = sc_call_issue_gated(&call, comm, &k->gate, req);
+    if (st != SC_SUCCESS) {
+        k->gate = 1;
+        return st;
+    }
+    k->owner = c;
+    k->job_g = b->data;
+    k->job_rank = rank;
+    k->job_p = p;
+    k->job_status = SC_SUCCESS;
+    k->job.fn = sc_hook_topk_select_job;
+    sc_worker_post(c->worker, &k->job);
+    return SC_SUCCESS;
 }
 
 static sc_status_t sc_hook_topk_finish(void *state, const sc_hook_bucket_t *b,
@@ -60,6 +124,10 @@ static sc_status_t sc_hook_topk_finish(void *state, const sc_hook_bucket_t *b,
     st = sc_hook_topk_key(c, b, &k);
     if (st != SC_SUCCESS)
         return st;
+    /* The all-gather is over, so the selection is too (it opened the gate). A failed
+     * selection sent only pads: the step is not committed, and the error stands. */
+    if (!k->dense && k->job_status != SC_SUCCESS)
+        return sc_error(k->job_status, "%s", k->job_text);
     sc_compressor_commit(c, k, b->data, sc_comm_rank(comm));
     if (!k->dense)
         sc_compressor_scatter(c, k, sc_comm_size(comm), b->data, 1);
@@ -68,11 +136,13 @@ static sc_status_t sc_hook_topk_finish(void *state, const sc_hook_bucket_t *b,
 
 static sc_status_t sc_hook_topk_save(void *state, void *buf, size_t *len)
 {
+    sc_hook_topk_quiesce(state);
     return sc_compressor_save(state, buf, len);
 }
 
 static sc_status_t sc_hook_topk_load(void *state, const void *buf, size_t len)
 {
+    sc_hook_topk_quiesce(state);
     return sc_compressor_load(state, buf, len);
 }
 

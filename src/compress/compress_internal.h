@@ -12,6 +12,7 @@
 
 #include "compress/topk_state.h"
 #include "core/error.h"
+#include "core/worker.h"
 #include "shardcomm/compress.h"
 
 /* ---- blocks of pairs (sparse_pairs.c) ---------------------------------------------- */
@@ -92,6 +93,16 @@ typedef struct {
                               the values' dtype on the wire */
     size_t picked_cap;
     sc_topk_approx_state_t approx; /* this key's threshold (SC_TOPK_APPROX) */
+    /* The comm hook's selection on the compressor's worker (compress_hook.c): the
+     * gradient and place it works on, the gate it opens once the block is written (the
+     * all-gather, issued in order by the caller, waits for it), and its result. */
+    sc_worker_job_t job;
+    sc_compressor_t *owner;
+    const void *job_g;
+    int job_rank, job_p;
+    int gate;              /* atomic */
+    sc_status_t job_status;
+    char job_text[SC_ERROR_MAX];
 } sc_ckey_t;
 
 struct sc_compressor {
@@ -102,6 +113,7 @@ struct sc_compressor {
     sc_ckey_t **keys;
     int nkeys, keys_cap;
     sc_compress_stats_t stats;
+    sc_worker_t *worker;      /* the comm hook's selections, started by its first one */
 };
 
 /* sc_compressor_create, with caller naming the public call in error sentences (which
@@ -125,13 +137,22 @@ sc_status_t sc_ckey_new(const sc_compressor_t *c, const char *caller, int key, s
 /* Frees one key's state. */
 void sc_ckey_free(sc_ckey_t *k);
 
-/* Prepares the step of key k on gradient g of this rank (rank of p): a dense step
- * during warm-up (k->dense set, nothing else done), else v, the selection and this
- * rank's block, the pads after what the selection returned included. Nothing of the
- * key's committed state changes (residual, momentum, sent pairs), so a step that fails
- * can be prepared again. */
+/* Prepares the step of key k on gradient g of this rank (rank of p): plan, then (not
+ * during warm-up) select. Nothing of the key's committed state changes (residual,
+ * momentum, sent pairs), so a step that fails can be prepared again. */
 sc_status_t sc_compressor_prepare(sc_compressor_t *c, const char *caller, sc_ckey_t *k,
                                   const void *g, int rank, int p);
+
+/* The first half of prepare, which decides what goes on the wire: a dense step during
+ * warm-up (k->dense set), else the layout of the blocks (k->lay) and their memory. */
+sc_status_t sc_compressor_plan(sc_compressor_t *c, const char *caller, sc_ckey_t *k, int p);
+
+/* The second half, after a sparse plan: v, the selection and this rank's block, the pads
+ * after what the selection returned included. On an error the block is all pads (it may
+ * still go on the wire, carrying nothing). Uses the compressor's selector: one thread at
+ * a time. */
+sc_status_t sc_compressor_select(sc_compressor_t *c, const char *caller, sc_ckey_t *k,
+                                 const void *g, int rank, int p);
 
 /* Commits a prepared step once its collective succeeded: momentum u = m u + g (g still
  * the gradient the step was prepared on), v becomes the residual less what this rank

@@ -111,6 +111,7 @@ SC_API void sc_compressor_destroy(sc_compressor_t *c)
 {
     if (!c)
         return;
+    sc_worker_destroy(c->worker); /* after the selections still queued */
     for (int i = 0; i < c->nkeys; i++)
         sc_ckey_free(c->keys[i]);
     free(c->keys);
@@ -128,6 +129,7 @@ sc_status_t sc_ckey_new(const sc_compressor_t *c, const char *caller, int key,
     if (!k)
         goto err;
     k->key = key;
+    k->gate = 1; /* no selection of the comm hook in flight */
     k->count = count;
     k->dtype = dtype;
     k->acc = dtype == SC_FLOAT64 ? SC_FLOAT64 : SC_FLOAT32;
@@ -390,21 +392,13 @@ static sc_status_t sc_ckey_reserve(void **buf, size_t *cap, size_t bytes, const 
     return SC_SUCCESS;
 }
 
-sc_status_t sc_compressor_prepare(sc_compressor_t *c, const char *caller, sc_ckey_t *k,
-                                  const void *g, int rank, int p)
+sc_status_t sc_compressor_plan(sc_compressor_t *c, const char *caller, sc_ckey_t *k, int p)
 {
     const sc_compress_config_t *cfg = &c->cfg;
-    size_t kk = sc_compress_k(cfg, k->count), selected = 0;
+    size_t kk = sc_compress_k(cfg, k->count);
     int bits = cfg->index_bits ? cfg->index_bits : (k->count <= UINT32_MAX ? 32 : 64);
-    int shaped = k->residual || k->momentum;
     sc_dtype_t vdtype = cfg->values_fp16 ? SC_FLOAT16 : k->dtype;
-    sc_dtype_t sdtype = shaped ? k->acc : k->dtype; /* what the selection reads */
-    size_t ib = (size_t)bits / 8, vb = sc_dtype_size(vdtype);
-    sc_ef_fill_t fill = {k, cfg->momentum, g};
-    sc_topk_filler_t filler = {sc_ef_fill, &fill};
-    char *block, *vals;
-    void *out_vals;
-    double t0 = sc_clock_now();
+    sc_dtype_t sdtype = k->residual || k->momentum ? k->acc : k->dtype;
     sc_status_t st;
 
     k->dense = k->steps < cfg->warmup_steps;
@@ -435,11 +429,26 @@ sc_status_t sc_compressor_prepare(sc_compressor_t *c, const char *caller, sc_cke
     if (st == SC_SUCCESS && sdtype != vdtype)
         st = sc_ckey_reserve(&k->picked, &k->picked_cap, kk * sc_dtype_size(sdtype), caller,
                              "selected values");
-    if (st != SC_SUCCESS)
-        return st;
-    block = (char *)k->blocks + (size_t)rank * k->lay.bytes;
-    vals = block + k->lay.values_off;
-    out_vals = sdtype == vdtype ? (void *)vals : k->picked;
+    return st;
+}
+
+sc_status_t sc_compressor_select(sc_compressor_t *c, const char *caller, sc_ckey_t *k,
+                                 const void *g, int rank, int p)
+{
+    const sc_compress_config_t *cfg = &c->cfg;
+    size_t kk = k->lay.k, selected = 0;
+    int bits = k->lay.index_bits, shaped = k->residual || k->momentum;
+    sc_dtype_t vdtype = k->lay.vdtype;
+    sc_dtype_t sdtype = shaped ? k->acc : k->dtype; /* what the selection reads */
+    size_t ib = (size_t)bits / 8, vb = sc_dtype_size(vdtype);
+    sc_ef_fill_t fill = {k, cfg->momentum, g};
+    sc_topk_filler_t filler = {sc_ef_fill, &fill};
+    char *block = (char *)k->blocks + (size_t)rank * k->lay.bytes;
+    char *vals = block + k->lay.values_off;
+    void *out_vals = sdtype == vdtype ? (void *)vals : k->picked;
+    double t0 = sc_clock_now();
+    sc_status_t st = SC_SUCCESS;
+
     if (kk > 0) {
         /* Each key keeps its own approximate threshold (buckets differ in size and
          * spread); the selector is shared. */
@@ -451,15 +460,19 @@ sc_status_t sc_compressor_prepare(sc_compressor_t *c, const char *caller, sc_cke
             st = sc_topk_select(c->topk, g, sdtype, k->count, kk, bits, block, out_vals,
                                 &selected, NULL);
         sc_topk_approx_swap(c->topk, &k->approx);
-        if (st != SC_SUCCESS)
-            return st;
     }
-    if (sdtype != vdtype)
+    if (st == SC_SUCCESS && sdtype != vdtype)
         sc_pairs_convert(k->picked, sdtype, vals, vdtype, selected);
-    /* Pads after what an approximate selection returned; zeros in the sections' tails. */
+    /* Pads after what an approximate selection returned (the whole block when the
+     * selection failed: nothing of this rank's goes on the wire); zeros in the sections'
+     * tails. */
+    if (st != SC_SUCCESS)
+        selected = 0;
     memset(block + selected * ib, 0xff, (kk - selected) * ib);
     memset(block + kk * ib, 0, k->lay.values_off - kk * ib);
     memset(vals + selected * vb, 0, k->lay.bytes - k->lay.values_off - selected * vb);
+    if (st != SC_SUCCESS)
+        return st;
     /* Passes over the residual and momentum walk the sent pairs in index order. */
     if (!sc_pairs_sorted(&k->lay, block))
         return sc_error(SC_ERR_INTERNAL, "%s: the selection of key %d returned indices out "
@@ -470,6 +483,16 @@ sc_status_t sc_compressor_prepare(sc_compressor_t *c, const char *caller, sc_cke
                                      sc_clock_now() - t0, 0.0, 0};
     pthread_mutex_unlock(&c->lock);
     return SC_SUCCESS;
+}
+
+sc_status_t sc_compressor_prepare(sc_compressor_t *c, const char *caller, sc_ckey_t *k,
+                                  const void *g, int rank, int p)
+{
+    sc_status_t st = sc_compressor_plan(c, caller, k, p);
+
+    if (st != SC_SUCCESS || k->dense)
+        return st;
+    return sc_compressor_select(c, caller, k, g, rank, p);
 }
 
 void sc_compressor_commit(sc_compressor_t *c, sc_ckey_t *k, const void *g, int rank)

@@ -7,7 +7,9 @@
  *                                   here; the residual dropped when the buckets are
  *                                   rebuilt after the first iteration, kept after
  *   hook_state_survives_save_and_load   a reducer loaded from another's checkpoint
- *                                   continues as that one does */
+ *                                   continues as that one does
+ *   collectives_between_marks_keep_their_order   the caller's all-reduces between marks
+ *                                   while selections run on the worker */
 #include "compress_test.h"
 
 #define SEED 0x400cull
@@ -222,12 +224,61 @@ static int test_hook_state_survives_save_and_load(int argc, char **argv)
     return 0;
 }
 
+/* The hook's selections run on the compressor's worker while the caller goes on; the
+ * all-gathers are issued in bucket order by the marking thread all the same, so the
+ * caller's own collectives between marks keep their place on every rank: each gives the
+ * right sum, and the ranks' results agree bit for bit. Buckets of 2^17 and more
+ * elements (the sampled, block-filled selection). */
+static int test_collectives_between_marks_keep_their_order(int argc, char **argv)
+{
+    static const size_t counts[] = {300000, 150000, 70000, 200000, 131072};
+    const int n = (int)(sizeof(counts) / sizeof(counts[0]));
+    sc_compress_config_t cc = SC_COMPRESS_CONFIG_INIT;
+    sc_reducer_config_t cfg = SC_REDUCER_CONFIG_INIT;
+    sc_comm_hook_t hook;
+    sc_reducer_t *r;
+    rt_world_t w;
+    rt_model_t m;
+
+    (void)argc, (void)argv;
+    if (rt_world(&w))
+        return 1;
+    rt_model_init(&m, n, counts, NULL);
+    cfg.first_bucket_bytes = 512 * 1024;
+    cfg.bucket_cap_bytes = 1024 * 1024;
+    cfg.hook = &hook;
+    CHECK_OK(sc_comm_hook_topk(&cc, &hook));
+    CHECK_OK(sc_reducer_create(w.comm, m.desc, m.n, &cfg, &r));
+    for (int it = 0; it < 3; it++) {
+        for (int g = m.n - 1; g >= 0; g--) {
+            int64_t mine = 1000 * it + g + w.rank, sum = 0;
+            int64_t want = (int64_t)w.size * (1000 * it + g) +
+                           (int64_t)w.size * (w.size - 1) / 2;
+
+            rt_fill(&m, m.buf[g], SEED, w.rank, it, g);
+            CHECK_OK(sc_reducer_mark_ready(r, g, m.buf[g]));
+            CHECK_OK(sc_allreduce(&mine, &sum, 1, SC_INT64, SC_SUM, w.comm, NULL, NULL));
+            CHECK(sum == want, "iteration %d, after gradient %d: the sum is %lld, expected "
+                  "%lld", it, g, (long long)sum, (long long)want);
+        }
+        CHECK_OK(sc_reducer_finalize(r));
+        if (rt_check_same_bits(&w, &m, m.buf))
+            return 1;
+    }
+    CHECK_OK(sc_reducer_destroy(r));
+    rt_model_free(&m);
+    CHECK_OK(sc_comm_destroy(w.comm));
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     static const rt_test_t tests[] = {
         {"density_one_equals_dense", test_density_one_equals_dense},
         {"density_matches_reference", test_density_matches_reference},
         {"hook_state_survives_save_and_load", test_hook_state_survives_save_and_load},
+        {"collectives_between_marks_keep_their_order",
+         test_collectives_between_marks_keep_their_order},
         {NULL, NULL}};
     return rt_main(tests, argc, argv);
 }
