@@ -134,9 +134,10 @@ SC_API sc_status_t sc_compressor_create(const sc_compress_config_t *config,
  * least one when count > 0) are selected, sent and cleared from the residual (and from
  * u); what rounding to the values' dtype on the wire lost stays in the residual. The
  * result is the sparse aggregation of every rank's selection, bitwise the same on every
- * rank. During warm-up the reduction is a dense all-reduce. A key reused with another
- * count or dtype is SC_ERR_INVALID_ARG; recvbuf is written only on success, the residual
- * is updated only on success. An argument error on one rank fails every rank (the others
+ * rank. During warm-up, and when every element would be sent in the gradient's dtype
+ * (density 1 without values_fp16 or momentum), the reduction is a dense all-reduce. A
+ * key reused with another count or dtype is SC_ERR_INVALID_ARG; recvbuf is written only
+ * on success, the residual is updated only on success. An argument error on one rank fails every rank (the others
  * with SC_ERR_MISMATCH naming it), as do ranks that disagree on count, dtype, op, the
  * step kind (warm-up or not), k, the values' dtype or the index width. One thread at a
  * time per compressor. */
@@ -151,7 +152,7 @@ typedef struct {
     size_t bytes_sent;
     double select_s;
     double scatter_s;
-    int dense;            /* 1 when the step was a dense warm-up step */
+    int dense;            /* 1 when the step was a dense all-reduce (warm-up, density 1) */
 } sc_compress_stats_t;
 
 SC_API sc_status_t sc_compressor_stats(const sc_compressor_t *compressor,

@@ -401,7 +401,10 @@ sc_status_t sc_compressor_plan(sc_compressor_t *c, const char *caller, sc_ckey_t
     sc_dtype_t sdtype = k->residual || k->momentum ? k->acc : k->dtype;
     sc_status_t st;
 
-    k->dense = k->steps < cfg->warmup_steps;
+    /* Warm-up, or every element sent in the gradient's dtype: a dense all-reduce moves
+     * half the bytes of the pairs and selects nothing (nothing is left to feed back). */
+    k->dense = k->steps < cfg->warmup_steps || (kk == k->count && vdtype == k->dtype &&
+                                                !k->momentum);
     k->selected = 0;
     if (k->dense) {
         pthread_mutex_lock(&c->lock);

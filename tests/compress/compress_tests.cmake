@@ -38,6 +38,7 @@ set(SC_COMPRESS_TESTS
   "test_compressor error_feedback_conserves_the_sum float16 1 131101 approx 2"
   "test_compressor error_feedback_conserves_the_sum float32 0 131101 random 2"
   "test_compressor warmup_steps_are_dense 2"
+  "test_compressor density_one_is_dense 3"
   "test_compressor reset_clears_residuals_and_restarts_warmup 2"
   "test_compressor save_load_round_trip 2"
   "test_compress_hook density_one_equals_dense 2"

@@ -14,6 +14,7 @@
  *                                     sent entries cleared from r and u, simulated here
  *                                     per rank (M 0: error feedback alone)
  *   warmup_steps_are_dense
+ *   density_one_is_dense              a dense all-reduce unless values_fp16
  *   reset_clears_residuals_and_restarts_warmup
  *   save_load_round_trip              a loaded state continues bit for bit as the saved
  *                                     one; truncated, corrupted and foreign buffers are
@@ -243,6 +244,38 @@ static size_t nonzeros(const float *x, size_t n)
     return z;
 }
 
+/* Density 1 in the gradient's dtype: a dense all-reduce (the dense sum, nothing
+ * selected); with float16 values on the wire it stays a sparse step of every element. */
+static int test_density_one_is_dense(int argc, char **argv)
+{
+    const size_t n = 3000;
+    float *g = malloc(n * sizeof(float)), *out = malloc(n * sizeof(float));
+    sc_compress_stats_t s;
+    sc_compressor_t *c;
+    rt_world_t w;
+
+    (void)argc, (void)argv;
+    if (rt_world(&w))
+        return 1;
+    for (int fp16 = 0; fp16 <= 1; fp16++) {
+        c = make(1.0, fp16, 0, 1, 0.0, 0);
+        CHECK(c, "no compressor");
+        for (int t = 0; t < 2; t++) {
+            fill(SC_FLOAT32, g, n, w.rank, t, 4);
+            CHECK_OK(sc_compressed_allreduce(c, w.comm, 1, g, out, n, SC_FLOAT32, SC_SUM));
+            CHECK_OK(sc_compressor_stats(c, &s));
+            CHECK(s.dense == !fp16 && s.selected == (fp16 ? n : 0), "values_fp16 %d step %d: "
+                  "stats.dense %d, %zu selected", fp16, t, s.dense, s.selected);
+            if (!fp16 && check_dense(&w, out, n, t, 4))
+                return 1;
+        }
+        sc_compressor_destroy(c);
+    }
+    CHECK_OK(sc_comm_destroy(w.comm));
+    free(g), free(out);
+    return 0;
+}
+
 static int test_warmup_steps_are_dense(int argc, char **argv)
 {
     const size_t n = 2000;
@@ -390,6 +423,7 @@ int main(int argc, char **argv)
         {"error_feedback_conserves_the_sum", test_error_feedback_conserves_the_sum},
         {"momentum_correction_matches_reference", test_momentum_correction_matches_reference},
         {"warmup_steps_are_dense", test_warmup_steps_are_dense},
+        {"density_one_is_dense", test_density_one_is_dense},
         {"reset_clears_residuals_and_restarts_warmup",
          test_reset_clears_residuals_and_restarts_warmup},
         {"save_load_round_trip", test_save_load_round_trip},
