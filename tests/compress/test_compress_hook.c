@@ -5,17 +5,20 @@
  *                                   lays them out) the sum over ranks of each rank's
  *                                   top-k of residual + gradient / ranks, simulated
  *                                   here; the residual dropped when the buckets are
- *                                   rebuilt after the first iteration, kept after
+ *                                   rebuilt after the first iteration, kept after;
+ *                                   "large": buckets of 2^17 and more elements (the
+ *                                   sampled, block-filled selection on the worker);
+ *                                   ranks a power of two (the reducer multiplies by
+ *                                   1/p, the reference here divides by p)
  *   hook_state_survives_save_and_load   a reducer loaded from another's checkpoint
- *                                   continues as that one does
- *   collectives_between_marks_keep_their_order   the caller's all-reduces between marks
- *                                   while selections run on the worker */
+ *                                   continues as that one does */
 #include "compress_test.h"
 
 #define SEED 0x400cull
 #define DENSITY 0.01
 
 static const size_t model_counts[] = {3000, 1000, 5000, 17, 2000};
+static const size_t large_counts[] = {300000, 150000, 70000, 200000, 131072};
 #define MODEL_N ((int)(sizeof(model_counts) / sizeof(model_counts[0])))
 
 static sc_reducer_config_t small_buckets(sc_comm_hook_t *hook)
@@ -147,16 +150,17 @@ static int test_density_matches_reference(int argc, char **argv)
     size_t offset[MODEL_N];
     float *want[MODEL_N];
     ref_t f = {0};
+    const size_t *counts = argc > 0 && !strcmp(argv[0], "large") ? large_counts
+                                                                  : model_counts;
     rt_world_t w;
     rt_model_t m;
     sc_reducer_t *r;
 
-    (void)argc, (void)argv;
     if (rt_world(&w))
         return 1;
-    rt_model_init(&m, MODEL_N, model_counts, NULL);
+    rt_model_init(&m, MODEL_N, counts, NULL);
     for (int g = 0; g < MODEL_N; g++)
-        want[g] = malloc(model_counts[g] * sizeof(float));
+        want[g] = malloc(counts[g] * sizeof(float));
     if (make_reducer(&w, &m, DENSITY, &r))
         return 1;
     for (int it = 0; it < 4; it++) {
@@ -224,61 +228,12 @@ static int test_hook_state_survives_save_and_load(int argc, char **argv)
     return 0;
 }
 
-/* The hook's selections run on the compressor's worker while the caller goes on; the
- * all-gathers are issued in bucket order by the marking thread all the same, so the
- * caller's own collectives between marks keep their place on every rank: each gives the
- * right sum, and the ranks' results agree bit for bit. Buckets of 2^17 and more
- * elements (the sampled, block-filled selection). */
-static int test_collectives_between_marks_keep_their_order(int argc, char **argv)
-{
-    static const size_t counts[] = {300000, 150000, 70000, 200000, 131072};
-    const int n = (int)(sizeof(counts) / sizeof(counts[0]));
-    sc_compress_config_t cc = SC_COMPRESS_CONFIG_INIT;
-    sc_reducer_config_t cfg = SC_REDUCER_CONFIG_INIT;
-    sc_comm_hook_t hook;
-    sc_reducer_t *r;
-    rt_world_t w;
-    rt_model_t m;
-
-    (void)argc, (void)argv;
-    if (rt_world(&w))
-        return 1;
-    rt_model_init(&m, n, counts, NULL);
-    cfg.first_bucket_bytes = 512 * 1024;
-    cfg.bucket_cap_bytes = 1024 * 1024;
-    cfg.hook = &hook;
-    CHECK_OK(sc_comm_hook_topk(&cc, &hook));
-    CHECK_OK(sc_reducer_create(w.comm, m.desc, m.n, &cfg, &r));
-    for (int it = 0; it < 3; it++) {
-        for (int g = m.n - 1; g >= 0; g--) {
-            int64_t mine = 1000 * it + g + w.rank, sum = 0;
-            int64_t want = (int64_t)w.size * (1000 * it + g) +
-                           (int64_t)w.size * (w.size - 1) / 2;
-
-            rt_fill(&m, m.buf[g], SEED, w.rank, it, g);
-            CHECK_OK(sc_reducer_mark_ready(r, g, m.buf[g]));
-            CHECK_OK(sc_allreduce(&mine, &sum, 1, SC_INT64, SC_SUM, w.comm, NULL, NULL));
-            CHECK(sum == want, "iteration %d, after gradient %d: the sum is %lld, expected "
-                  "%lld", it, g, (long long)sum, (long long)want);
-        }
-        CHECK_OK(sc_reducer_finalize(r));
-        if (rt_check_same_bits(&w, &m, m.buf))
-            return 1;
-    }
-    CHECK_OK(sc_reducer_destroy(r));
-    rt_model_free(&m);
-    CHECK_OK(sc_comm_destroy(w.comm));
-    return 0;
-}
-
 int main(int argc, char **argv)
 {
     static const rt_test_t tests[] = {
         {"density_one_equals_dense", test_density_one_equals_dense},
         {"density_matches_reference", test_density_matches_reference},
         {"hook_state_survives_save_and_load", test_hook_state_survives_save_and_load},
-        {"collectives_between_marks_keep_their_order",
-         test_collectives_between_marks_keep_their_order},
         {NULL, NULL}};
     return rt_main(tests, argc, argv);
 }
