@@ -28,7 +28,10 @@
  * finalize only after every mark_ready of the iteration has returned. Between the
  * first mark_ready of a synced iteration and finalize's return the reducer issues
  * collectives on the communicator (from whichever thread completes a bucket): the
- * caller issues none of its own on it then (sc_comm_split gives another one). */
+ * caller issues none of its own on it then (sc_comm_split gives another one). A
+ * reducer with host buckets (unless it has views and a hook without finish) owns a
+ * thread that finishes each bucket (the hook's finish, the copy back) as soon as its
+ * reduction is over, while the caller computes. */
 #ifndef SHARDCOMM_REDUCER_H
 #define SHARDCOMM_REDUCER_H
 
@@ -73,7 +76,9 @@ typedef struct {
  * plugin: validate checks the state against the bucket's dtype (an error naming the
  * field and its allowed values); start begins the reduction and returns a request;
  * finish runs after that request completed and leaves the sum over ranks in
- * bucket->data. save/load carry the state across checkpoints (NULL when stateless):
+ * bucket->data. start and finish may run on different threads, the finish of one bucket
+ * while a later one starts; finish runs once per bucket, in bucket order.
+ * save/load carry the state across checkpoints (NULL when stateless):
  * save with buf NULL sets *len to the bytes needed, else writes at most *len bytes and
  * sets *len to what it wrote (SC_ERR_INVALID_ARG when they do not fit); load takes
  * exactly what save wrote and leaves the state unchanged when it fails;
@@ -137,7 +142,8 @@ SC_API sc_status_t sc_reducer_create(sc_comm_t *comm, const sc_grad_desc_t *grad
  * Copies it into its bucket scaled by 1/prediv; a full bucket's reduction starts, in
  * bucket order on every rank. Any thread; one call per gradient per iteration.
  * grad stays valid until finalize returns: the result is written to it at the latest
- * then, and possibly earlier (by a later mark_ready, once its bucket is reduced).
+ * then, and possibly earlier, once its bucket is reduced (host buckets: by the
+ * reducer's thread at once; device buckets: by a later mark_ready).
  * With gradient_as_bucket_view the view is scaled in place (in a synced iteration);
  * grad must then be NULL or the view. Errors, with nothing changed: SC_ERR_INVALID_ARG
  * for an index outside [0, n), a gradient already marked in this iteration, a NULL
@@ -162,8 +168,9 @@ SC_API sc_status_t sc_reducer_grad_bucket(const sc_reducer_t *reducer, int i, in
 /* Waits for every bucket and writes the averaged gradients back to the pointers given
  * to mark_ready (or leaves them in the views). Missing gradients: zero with
  * find_unused, else SC_ERR_INVALID_ARG listing them. Ends the iteration.
- * A bucket whose reduction is over is finished (and copied back) by a later
- * mark_ready already, so that the copies overlap the backward pass. In a synced
+ * A bucket whose reduction is over is finished (and copied back) before, by the
+ * reducer's thread (host buckets) or a later mark_ready (device buckets; views whose
+ * hook has no finish), so that the copies overlap the backward pass. In a synced
  * iteration every bucket is reduced, gradients never marked contributing zeros, and one
  * small all-reduce tells every rank whether any rank missed gradients or failed: then
  * every rank returns an error (the rank concerned lists its gradients, the others name

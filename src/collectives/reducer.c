@@ -111,11 +111,17 @@ static sc_status_t sc_reducer_setup(sc_reducer_t *r, const sc_grad_desc_t *grads
                             "autotuning is off", r->cap);
     else if (cfg->autotune)
         sc_reducer_tune_init(&r->tune, total);
-    return sc_reducer_layout(r, NULL, r->cap);
+    st = sc_reducer_layout(r, NULL, r->cap);
+    /* Host buckets whose finish has work (a copy back, the hook's): a thread does it as
+     * soon as each bucket is reduced. */
+    if (st == SC_SUCCESS && r->mem.device < 0 && (!r->view || r->hook.finish))
+        st = sc_reducer_finisher_start(r);
+    return st;
 }
 
 static void sc_reducer_free(sc_reducer_t *r)
 {
+    sc_reducer_finisher_stop(r);
     if (r->grads)
         for (int i = 0; i < r->n; i++)
             free(r->grads[i].name);
@@ -126,6 +132,7 @@ static void sc_reducer_free(sc_reducer_t *r)
     r->mem.close(&r->mem);
     if (r->hook.destroy)
         r->hook.destroy(r->hook.state);
+    pthread_cond_destroy(&r->changed);
     pthread_mutex_destroy(&r->lock);
     free(r);
 }
@@ -153,6 +160,7 @@ SC_API sc_status_t sc_reducer_create(sc_comm_t *comm, const sc_grad_desc_t *grad
         return sc_error(SC_ERR_NO_MEMORY, "sc_reducer_create: out of memory");
     }
     pthread_mutex_init(&r->lock, NULL);
+    pthread_cond_init(&r->changed, NULL);
     sc_reducer_mem_host(&r->mem);
     sc_comm_hook_builtin(SC_HOOK_ALLREDUCE, &r->hook);
     if (cfg.hook)
@@ -188,6 +196,7 @@ SC_API sc_status_t sc_reducer_destroy(sc_reducer_t *reducer)
 
     if (!reducer)
         return SC_SUCCESS;
+    sc_reducer_finisher_stop(reducer);
     /* Buckets started in an iteration that never finalized. */
     for (int b = 0; b < reducer->nbuckets; b++) {
         sc_rbucket_t *bk = &reducer->buckets[b];

@@ -1,5 +1,6 @@
 /* The built-in comm hooks: plain all-reduce of a bucket, and float16 / bfloat16
  * compression (cast a float32 bucket to the narrow type, all-reduce that, cast back). */
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -25,10 +26,12 @@ static sc_status_t sc_hook_allreduce_start(void *state, const sc_hook_bucket_t *
 }
 
 /* The narrow copy of each bucket, indexed by bucket index, reused across iterations;
- * in the buckets' memory (device: the GPU of the first bucket seen). */
+ * in the buckets' memory (device: the GPU of the first bucket seen). The lock guards
+ * the arrays: start (which may grow them) and finish run on different threads. */
 typedef struct {
     sc_dtype_t narrow;
     const char *name;
+    pthread_mutex_t lock;
     void **scratch;
     size_t *bytes;
     int n;
@@ -95,7 +98,9 @@ static sc_status_t sc_hook_cast_start(void *state, const sc_hook_bucket_t *bucke
     void *narrow = NULL;
     sc_status_t st;
 
+    pthread_mutex_lock(&s->lock);
     st = sc_hook_cast_scratch(s, bucket, bucket->count * sc_dtype_size(s->narrow), &narrow);
+    pthread_mutex_unlock(&s->lock);
     if (st != SC_SUCCESS)
         return st;
     st = sc_cast(bucket->data, SC_FLOAT32, narrow, s->narrow, bucket->count, 1.0f,
@@ -110,10 +115,14 @@ static sc_status_t sc_hook_cast_finish(void *state, const sc_hook_bucket_t *buck
                                        sc_comm_t *comm)
 {
     sc_hook_cast_t *s = state;
+    void *narrow;
 
     (void)comm;
-    return sc_cast(s->scratch[bucket->index], s->narrow, bucket->data, SC_FLOAT32,
-                   bucket->count, 1.0f, bucket->stream);
+    pthread_mutex_lock(&s->lock);
+    narrow = s->scratch[bucket->index];
+    pthread_mutex_unlock(&s->lock);
+    return sc_cast(narrow, s->narrow, bucket->data, SC_FLOAT32, bucket->count, 1.0f,
+                   bucket->stream);
 }
 
 static void sc_hook_cast_destroy(void *state)
@@ -124,6 +133,7 @@ static void sc_hook_cast_destroy(void *state)
         sc_mem_free_on(s->device, s->scratch[i]);
     free(s->scratch);
     free(s->bytes);
+    pthread_mutex_destroy(&s->lock);
     free(s);
 }
 
@@ -146,6 +156,7 @@ SC_API sc_status_t sc_comm_hook_builtin(sc_hook_kind_t kind, sc_comm_hook_t *hoo
     s = calloc(1, sizeof(*s));
     if (!s)
         return sc_error(SC_ERR_NO_MEMORY, "sc_comm_hook_builtin: out of memory");
+    pthread_mutex_init(&s->lock, NULL);
     s->narrow = kind == SC_HOOK_FP16 ? SC_FLOAT16 : SC_BFLOAT16;
     s->name = kind == SC_HOOK_FP16 ? "fp16" : "bf16";
     memset(hook, 0, sizeof(*hook));

@@ -102,12 +102,13 @@ struct sc_reducer {
 
     /* Iteration state, under lock. */
     pthread_mutex_t lock;
+    pthread_cond_t changed;  /* a bucket started or ended its finish; stopping was set */
     int sync;                /* this iteration reduces (set_sync) */
     int issuing;             /* a thread is starting buckets */
     int next_start;          /* first bucket not started in this iteration */
-    int harvesting;          /* a thread is finishing buckets */
+    int harvesting;          /* a thread is finishing a bucket */
     int nstarted;            /* buckets whose start has returned (<= next_start) */
-    int next_done;           /* first started bucket not finished in this iteration */
+    int next_done;           /* first started bucket not claimed for its finish */
     int aborted;             /* a start failed: the communicator is aborted */
     int marking;             /* mark_ready calls between their two locked sections */
     int *order;              /* gradients in the order they were marked */
@@ -115,6 +116,9 @@ struct sc_reducer {
     double t_first, t_last;  /* first and last mark_ready of this iteration */
     sc_status_t async_status; /* first failure of a start or finish in this iteration */
     char async_text[SC_ERROR_MAX];
+    int finisher_on;         /* the finisher thread runs (sc_reducer_finisher_start) */
+    int stopping;            /* the finisher thread is asked to end */
+    pthread_t finisher;
 
     /* Across iterations (finalize's thread). */
     long synced;             /* synced iterations finished successfully */
@@ -123,6 +127,19 @@ struct sc_reducer {
     sc_reducer_tune_t tune;
     sc_reducer_stats_t stats;
 };
+
+/* ---- iterations (reducer_iter.c) -------------------------------------------------- */
+
+/* Starts the finisher thread of a reducer with host buckets and work after a bucket's
+ * reduction (copy mode, or a hook with finish): it finishes each started bucket as
+ * soon as its reduction is over (hook->finish, the copy back), in bucket order, so
+ * that this work overlaps the caller's compute. SC_ERR_SYSTEM when the thread cannot
+ * start. */
+sc_status_t sc_reducer_finisher_start(sc_reducer_t *r);
+
+/* Ends the finisher thread, once the bucket it is finishing (if any) is finished; it
+ * claims no other. No-op when it does not run. */
+void sc_reducer_finisher_stop(sc_reducer_t *r);
 
 /* ---- layout (reducer_layout.c) ---------------------------------------------------- */
 

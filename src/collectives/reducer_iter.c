@@ -11,11 +11,14 @@
  * starts every full bucket in order, dropping the lock around each start; a thread
  * that completes a bucket while another issues leaves it to that one, which looks
  * again before it stops. So collectives on the communicator are issued by one thread
- * at a time and in the same order on every rank. Finishing works the same way: one
- * thread at a time takes the started buckets in order, and mark_ready finishes those
- * whose reduction is already over (hook->finish, then the copy back to the caller's
- * gradients), so that this work overlaps the backward pass instead of adding to
- * finalize. */
+ * at a time and in the same order on every rank. Finishing (hook->finish, then the copy
+ * back to the caller's gradients) takes the started buckets in order, one thread at a
+ * time: with host buckets the reducer's finisher thread waits for each started bucket
+ * and finishes it at once, so that this work overlaps the caller's compute instead of
+ * adding to finalize; with device buckets (whose finish only enqueues stream work), and
+ * views without a hook finish (nothing to do but free the request), mark_ready
+ * finishes those whose reduction is already over. Finalize finishes what is left,
+ * after the bucket the finisher holds. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -79,6 +82,17 @@ static void sc_reducer_fail_element_work(sc_reducer_t *r, sc_status_t st)
     }
 }
 
+/* Why the hook failed: its own sentence (set on this thread), without its "rank R: "
+ * prefix, or that it gave none (the caller cleared the sentence before the call). */
+static void sc_hook_why(char *why, size_t len)
+{
+    const char *text = sc_last_error(), *colon = strstr(text, ": ");
+
+    if (strncmp(text, "rank ", 5) == 0 && colon)
+        text = colon + 2;
+    snprintf(why, len, "%s", text[0] ? text : "the hook gave no reason");
+}
+
 static sc_status_t sc_bucket_start(sc_reducer_t *r, sc_rbucket_t *b)
 {
     sc_status_t st;
@@ -89,14 +103,10 @@ static sc_status_t sc_bucket_start(sc_reducer_t *r, sc_rbucket_t *b)
     sc_error_clear(); /* a caller's hook may fail without a sentence */
     st = r->hook.start(r->hook.state, &b->hb, r->comm, &b->req);
     if (st != SC_SUCCESS) {
-        const char *text = sc_last_error(), *colon = strstr(text, ": ");
         char why[SC_ERROR_MAX];
 
         b->req = NULL;
-        /* The hook's own sentence, without its "rank R: " prefix. */
-        if (strncmp(text, "rank ", 5) == 0 && colon)
-            text = colon + 2;
-        snprintf(why, sizeof(why), "%s", text[0] ? text : "the hook gave no reason");
+        sc_hook_why(why, sizeof(why));
         /* Peers issued this bucket's collective and will issue the next ones: with one
          * missing here, the sequences of the ranks no longer line up. Aborting the
          * communicator fails every rank's pending and later calls instead. */
@@ -127,6 +137,7 @@ static sc_status_t sc_reducer_issue(sc_reducer_t *r)
         st = sc_bucket_start(r, b);
         pthread_mutex_lock(&r->lock);
         r->nstarted++; /* its request is set: it may be finished now */
+        pthread_cond_broadcast(&r->changed);
         if (st != SC_SUCCESS) {
             r->aborted = 1;
             sc_reducer_note_failure(r, st);
@@ -162,9 +173,16 @@ static sc_status_t sc_bucket_finish(sc_reducer_t *r, sc_rbucket_t *b)
     if (st != SC_SUCCESS || b->start_status != SC_SUCCESS)
         return st;
     if (b->hb.count > 0 && r->hook.finish) {
+        char why[SC_ERROR_MAX];
+
+        sc_error_clear();
         st = r->hook.finish(r->hook.state, &b->hb, r->comm);
-        if (st != SC_SUCCESS)
-            return st;
+        if (st != SC_SUCCESS) {
+            sc_hook_why(why, sizeof(why));
+            return sc_error(st, "sc_reducer: comm hook \"%s\" could not finish bucket %d "
+                            "(%s): %s", r->hook.name ? r->hook.name : "", b->hb.index,
+                            sc_status_string(st), why);
+        }
     }
     if (!r->view)
         for (int j = 0; j < b->ngrads && st == SC_SUCCESS; j++) {
@@ -175,25 +193,75 @@ static sc_status_t sc_bucket_finish(sc_reducer_t *r, sc_rbucket_t *b)
     return st;
 }
 
-/* Finishes the started buckets in order: those already reduced, or (wait) all of them.
- * Caller holds r->lock, which is dropped around each finish. */
+/* Claims the next started bucket and finishes it. Caller holds r->lock, which is
+ * dropped around the finish; no thread is finishing and a started bucket is left. */
+static void sc_reducer_finish_next(sc_reducer_t *r)
+{
+    sc_rbucket_t *b = &r->buckets[r->next_done++];
+    sc_status_t st;
+
+    r->harvesting = 1;
+    pthread_mutex_unlock(&r->lock);
+    st = sc_bucket_finish(r, b);
+    pthread_mutex_lock(&r->lock);
+    r->harvesting = 0;
+    if (st != SC_SUCCESS)
+        sc_reducer_note_failure(r, st);
+    pthread_cond_broadcast(&r->changed);
+}
+
+/* Finishes the started buckets in order: those already reduced, leaving them to a
+ * thread that is finishing one; or (wait) all of them, after that thread's. Caller
+ * holds r->lock. */
 static void sc_reducer_harvest(sc_reducer_t *r, int wait)
 {
-    if (r->harvesting)
-        return;
-    r->harvesting = 1;
-    while (r->next_done < r->nstarted &&
-           (wait || sc_bucket_done(&r->buckets[r->next_done]))) {
-        sc_rbucket_t *b = &r->buckets[r->next_done++];
-        sc_status_t st;
-
-        pthread_mutex_unlock(&r->lock);
-        st = sc_bucket_finish(r, b);
-        pthread_mutex_lock(&r->lock);
-        if (st != SC_SUCCESS)
-            sc_reducer_note_failure(r, st);
+    while (r->harvesting ? wait : r->next_done < r->nstarted) {
+        if (r->harvesting)
+            pthread_cond_wait(&r->changed, &r->lock);
+        else if (wait || sc_bucket_done(&r->buckets[r->next_done]))
+            sc_reducer_finish_next(r);
+        else
+            break;
     }
-    r->harvesting = 0;
+}
+
+/* The finisher thread: waits for each started bucket in turn and finishes it. */
+static void *sc_reducer_finisher(void *arg)
+{
+    sc_reducer_t *r = arg;
+
+    pthread_mutex_lock(&r->lock);
+    while (!r->stopping) {
+        if (!r->harvesting && r->next_done < r->nstarted)
+            sc_reducer_finish_next(r);
+        else
+            pthread_cond_wait(&r->changed, &r->lock);
+    }
+    pthread_mutex_unlock(&r->lock);
+    return NULL;
+}
+
+sc_status_t sc_reducer_finisher_start(sc_reducer_t *r)
+{
+    int rc = pthread_create(&r->finisher, NULL, sc_reducer_finisher, r);
+
+    if (rc != 0)
+        return sc_error(SC_ERR_SYSTEM, "sc_reducer_create: the finisher thread could not "
+                        "start: %s", strerror(rc));
+    r->finisher_on = 1;
+    return SC_SUCCESS;
+}
+
+void sc_reducer_finisher_stop(sc_reducer_t *r)
+{
+    if (!r->finisher_on)
+        return;
+    pthread_mutex_lock(&r->lock);
+    r->stopping = 1;
+    pthread_cond_broadcast(&r->changed);
+    pthread_mutex_unlock(&r->lock);
+    pthread_join(r->finisher, NULL);
+    r->finisher_on = 0;
 }
 
 SC_API sc_status_t sc_reducer_mark_ready(sc_reducer_t *r, int i, void *grad)
@@ -261,7 +329,7 @@ SC_API sc_status_t sc_reducer_mark_ready(sc_reducer_t *r, int i, void *grad)
     r->t_last = sc_clock_now();
     if (--b->pending == 0 && sync && st == SC_SUCCESS)
         st = sc_reducer_issue(r);
-    if (sync && !r->aborted)
+    if (sync && !r->aborted && !r->finisher_on)
         sc_reducer_harvest(r, 0);
     r->marking--; /* after issuing: finalize must not overtake a start */
     pthread_mutex_unlock(&r->lock);
@@ -285,9 +353,11 @@ SC_API sc_status_t sc_reducer_set_sync(sc_reducer_t *r, int sync)
     return st;
 }
 
-/* Ends the iteration: nothing marked; after a synced one, nothing accumulated. */
+/* Ends the iteration: nothing marked; after a synced one, nothing accumulated. Under
+ * the lock, which the finisher thread reads the counts under. */
 static void sc_reducer_reset(sc_reducer_t *r, int synced)
 {
+    pthread_mutex_lock(&r->lock);
     for (int i = 0; i < r->n; i++) {
         r->grads[i].marked = 0;
         if (synced) {
@@ -307,6 +377,7 @@ static void sc_reducer_reset(sc_reducer_t *r, int synced)
     r->aborted = 0;
     r->async_status = SC_SUCCESS;
     r->async_text[0] = '\0';
+    pthread_mutex_unlock(&r->lock);
 }
 
 /* "3 ("fc.w"), 7 ("x")" for the gradients not marked, at most what fits in len. */

@@ -4,7 +4,7 @@
  *                                       rebuild), ranks marking in different orders,
  *                                       bit for bit the same on every rank
  *   integer_gradients_are_summed        int32/int64 with prediv 1
- *   gradient_as_bucket_view_leaves_results_in_views
+ *   gradient_as_bucket_view_leaves_results_in_views [doubling]   (with the doubling hook)
  *   find_unused_gradients_count_as_zero MODE   (view | copy)
  *   rebuild_follows_rank_0_ready_order
  *   no_sync_iterations_accumulate MODE  (copy | view)
@@ -14,8 +14,10 @@
  *   autotune_converges_and_ranks_agree
  *   SC_BUCKET_CAP_MB_turns_autotune_off
  *   mark_ready_from_several_threads
- *   zero_gradients_and_zero_element_gradients */
+ *   zero_gradients_and_zero_element_gradients
+ *   copy_back_follows_each_reduction_before_finalize */
 #include <pthread.h>
+#include <sched.h>
 
 #include "reducer_test.h"
 
@@ -64,10 +66,8 @@ static sc_dtype_t dtype_arg(int argc, char **argv)
     return d;
 }
 
-/* Fills every gradient of iteration it, marks them in a shuffled order, finalizes and
- * checks the results written back (copy mode). */
-static int copy_iteration(rt_world_t *w, rt_model_t *m, sc_reducer_t *r, int it,
-                          double prediv, sc_dtype_t tol_dtype)
+/* Fills every gradient of iteration it and marks them in a shuffled order (copy mode). */
+static int copy_marks(rt_world_t *w, rt_model_t *m, sc_reducer_t *r, int it)
 {
     int order[64];
 
@@ -76,11 +76,27 @@ static int copy_iteration(rt_world_t *w, rt_model_t *m, sc_reducer_t *r, int it,
     shuffled(order, m->n, w->rank, it);
     for (int k = 0; k < m->n; k++)
         CHECK_OK(sc_reducer_mark_ready(r, order[k], m->buf[order[k]]));
-    CHECK_OK(sc_reducer_finalize(r));
+    return 0;
+}
+
+/* Checks the results written back (copy mode): the reference, the same bits everywhere. */
+static int copy_results(rt_world_t *w, rt_model_t *m, int it, double prediv,
+                        sc_dtype_t tol_dtype)
+{
     for (int g = 0; g < m->n; g++)
         if (rt_check_grad_as(m, m->buf[g], g, SEED, w->size, prediv, &it, 1, NULL, tol_dtype))
             return 1;
     return rt_check_same_bits(w, m, m->buf);
+}
+
+/* One iteration in copy mode: marks, finalize, results checked. */
+static int copy_iteration(rt_world_t *w, rt_model_t *m, sc_reducer_t *r, int it,
+                          double prediv, sc_dtype_t tol_dtype)
+{
+    if (copy_marks(w, m, r, it))
+        return 1;
+    CHECK_OK(sc_reducer_finalize(r));
+    return copy_results(w, m, it, prediv, tol_dtype);
 }
 
 static int finish(rt_world_t *w, rt_model_t *m, sc_reducer_t *r)
@@ -130,23 +146,58 @@ static int test_integer_gradients_are_summed(int argc, char **argv)
     return finish(&w, &m, r);
 }
 
+/* A caller's hook: all-reduces the bucket itself, then doubles it in finish; counts
+ * its calls. */
+typedef struct {
+    int starts, finishes;
+    int *destroyed;
+} doubling_t;
+
+static sc_status_t doubling_start(void *state, const sc_hook_bucket_t *b, sc_comm_t *comm,
+                                  sc_request_t **req)
+{
+    ((doubling_t *)state)->starts++;
+    return sc_allreduce(b->data, b->data, b->count, b->dtype, SC_SUM, comm, NULL, req);
+}
+
+static sc_status_t doubling_finish(void *state, const sc_hook_bucket_t *b, sc_comm_t *comm)
+{
+    float *x = b->data;
+    (void)comm;
+    ((doubling_t *)state)->finishes++;
+    for (size_t i = 0; i < b->count; i++)
+        x[i] *= 2.0f;
+    return SC_SUCCESS;
+}
+
+static void doubling_destroy(void *state)
+{
+    *((doubling_t *)state)->destroyed = 1;
+}
+
 /* The framework writes each gradient into its view and marks it with NULL; the
  * averages are read from the views, asked again after every finalize (the first one
- * rebuilds the buckets and moves the views with their contents). */
+ * rebuilds the buckets and moves the views with their contents). With "doubling" the
+ * doubling hook's finish (run by the reducer's thread) doubles them, once per bucket. */
 static int test_gradient_as_bucket_view_leaves_results_in_views(int argc, char **argv)
 {
     sc_reducer_config_t cfg = small_buckets();
+    int destroyed = 0, doubled = argc > 0 && strcmp(argv[0], "doubling") == 0;
+    doubling_t state = {0, 0, &destroyed};
+    sc_comm_hook_t hook = {"doubling", &state, NULL, doubling_start, doubling_finish,
+                           NULL, NULL, doubling_destroy};
     void *views[MODEL_N];
     int order[MODEL_N];
     rt_world_t w;
     rt_model_t m;
     sc_reducer_t *r;
 
-    (void)argc, (void)argv;
     if (rt_world(&w))
         return 1;
     model_of(&m, SC_FLOAT32);
     cfg.gradient_as_bucket_view = 1;
+    if (doubled)
+        cfg.hook = &hook;
     CHECK_OK(sc_reducer_create(w.comm, m.desc, m.n, &cfg, &r));
     for (int it = 0; it < 3; it++) {
         for (int g = 0; g < m.n; g++) {
@@ -158,9 +209,12 @@ static int test_gradient_as_bucket_view_leaves_results_in_views(int argc, char *
         for (int k = 0; k < m.n; k++)
             CHECK_OK(sc_reducer_mark_ready(r, order[k], k % 2 ? views[order[k]] : NULL));
         CHECK_OK(sc_reducer_finalize(r));
+        CHECK(state.finishes == state.starts, "iteration %d: %d starts, %d finishes", it,
+              state.starts, state.finishes);
         for (int g = 0; g < m.n; g++) {
             views[g] = sc_reducer_grad_view(r, g);
-            if (rt_check_grad(&m, views[g], g, SEED, w.size, w.size, &it, 1, NULL))
+            if (rt_check_grad(&m, views[g], g, SEED, w.size, doubled ? w.size / 2.0 : w.size,
+                              &it, 1, NULL))
                 return 1;
         }
         if (rt_check_same_bits(&w, &m, views))
@@ -331,35 +385,6 @@ static int test_hook_casts_to_narrow_type(int argc, char **argv)
         if (copy_iteration(&w, &m, r, it, w.size, bf16 ? SC_BFLOAT16 : SC_FLOAT16))
             return 1;
     return finish(&w, &m, r);
-}
-
-/* A caller's hook: all-reduces the bucket itself, then doubles it in finish; counts
- * its calls. */
-typedef struct {
-    int starts, finishes;
-    int *destroyed;
-} doubling_t;
-
-static sc_status_t doubling_start(void *state, const sc_hook_bucket_t *b, sc_comm_t *comm,
-                                  sc_request_t **req)
-{
-    ((doubling_t *)state)->starts++;
-    return sc_allreduce(b->data, b->data, b->count, b->dtype, SC_SUM, comm, NULL, req);
-}
-
-static sc_status_t doubling_finish(void *state, const sc_hook_bucket_t *b, sc_comm_t *comm)
-{
-    float *x = b->data;
-    (void)comm;
-    ((doubling_t *)state)->finishes++;
-    for (size_t i = 0; i < b->count; i++)
-        x[i] *= 2.0f;
-    return SC_SUCCESS;
-}
-
-static void doubling_destroy(void *state)
-{
-    *((doubling_t *)state)->destroyed = 1;
 }
 
 static int test_custom_hook_reduces_every_bucket(int argc, char **argv)
@@ -619,6 +644,121 @@ static int test_mark_ready_from_several_threads(int argc, char **argv)
     return finish(&w, &m, r);
 }
 
+/* A hook that all-reduces each bucket and, in finish, checks the caller's gradients:
+ * those of earlier buckets already hold their results (copied back), those of this
+ * bucket and later ones still this rank's own values (nothing written before its
+ * reduction is over). Counts the finishes of each bucket and expects bucket order. */
+typedef struct {
+    sc_reducer_t *r;
+    const rt_model_t *m;
+    void **own;       /* this rank's values of the iteration, per gradient */
+    int it, size;
+    int next;         /* the bucket expected to finish next */
+    int finishes[64]; /* per bucket, in this iteration */
+    int finished;     /* atomic: finishes in this iteration */
+    int bad;          /* finishes that saw something wrong */
+} watching_t;
+
+static sc_status_t watching_start(void *state, const sc_hook_bucket_t *b, sc_comm_t *comm,
+                                  sc_request_t **req)
+{
+    (void)state;
+    return sc_allreduce(b->data, b->data, b->count, b->dtype, SC_SUM, comm, NULL, req);
+}
+
+/* 1 when the caller's gradients are not as expected when bucket b finishes. */
+static int watching_check(watching_t *s, int b)
+{
+    const rt_model_t *m = s->m;
+
+    CHECK(b == s->next, "bucket %d finished when bucket %d was next", b, s->next);
+    for (int g = 0; g < m->n; g++) {
+        size_t offset, bytes = m->desc[g].count * rt_size(m->desc[g].dtype);
+        int gb;
+
+        CHECK_OK(sc_reducer_grad_bucket(s->r, g, &gb, &offset));
+        if (gb < b && rt_check_grad(m, m->buf[g], g, SEED, s->size, s->size, &s->it, 1, NULL))
+            return 1;
+        CHECK(gb < b || memcmp(m->buf[g], s->own[g], bytes) == 0, "gradient %d of bucket %d "
+              "was written before bucket %d finished", g, gb, b);
+    }
+    return 0;
+}
+
+static sc_status_t watching_finish(void *state, const sc_hook_bucket_t *b, sc_comm_t *comm)
+{
+    watching_t *s = state;
+
+    (void)comm;
+    s->bad += watching_check(s, b->index);
+    s->finishes[b->index]++;
+    s->next = b->index + 1;
+    __atomic_add_fetch(&s->finished, 1, __ATOMIC_RELEASE);
+    return SC_SUCCESS;
+}
+
+/* Copy mode, host buckets: every bucket is finished once, in bucket order, after its
+ * reduction and before the next bucket's finish its gradients hold their results; all
+ * of this happens without finalize (the finisher thread does it while the caller
+ * waits), and finalize leaves the results equal to the reference on every rank, over
+ * 3 iterations (before and after the rebuild). */
+static int test_copy_back_follows_each_reduction_before_finalize(int argc, char **argv)
+{
+    sc_reducer_config_t cfg = small_buckets();
+    watching_t s = {0};
+    sc_comm_hook_t hook = {"watching", &s, NULL, watching_start, watching_finish,
+                           NULL, NULL, NULL};
+    sc_reducer_stats_t st;
+    rt_world_t w;
+    rt_model_t m;
+    sc_reducer_t *r;
+
+    (void)argc, (void)argv;
+    if (rt_world(&w))
+        return 1;
+    model_of(&m, SC_FLOAT32);
+    s.m = &m;
+    s.size = w.size;
+    s.own = calloc(MODEL_N, sizeof(*s.own));
+    for (int g = 0; g < m.n; g++)
+        s.own[g] = malloc(m.desc[g].count * sizeof(float));
+    cfg.hook = &hook;
+    CHECK_OK(sc_reducer_create(w.comm, m.desc, m.n, &cfg, &r));
+    s.r = r;
+    for (int it = 0; it < 3; it++) {
+        double t0;
+        int done;
+
+        CHECK_OK(sc_reducer_stats(r, &st));
+        CHECK(st.buckets <= 64, "%d buckets", st.buckets);
+        memset(s.finishes, 0, sizeof(s.finishes));
+        s.it = it;
+        s.next = 0;
+        __atomic_store_n(&s.finished, 0, __ATOMIC_RELAXED);
+        for (int g = 0; g < m.n; g++)
+            rt_fill(&m, s.own[g], SEED, w.rank, it, g);
+        if (copy_marks(&w, &m, r, it))
+            return 1;
+        t0 = rt_now();
+        while ((done = __atomic_load_n(&s.finished, __ATOMIC_ACQUIRE)) < st.buckets &&
+               rt_now() - t0 < 10.0)
+            sched_yield();
+        CHECK(done == st.buckets, "iteration %d: %d of %d buckets finished without finalize",
+              it, done, st.buckets);
+        CHECK_OK(sc_reducer_finalize(r));
+        CHECK(s.bad == 0, "iteration %d: %d finishes saw wrong gradients", it, s.bad);
+        for (int b = 0; b < st.buckets; b++)
+            CHECK(s.finishes[b] == 1, "iteration %d: bucket %d finished %d times", it, b,
+                  s.finishes[b]);
+        if (copy_results(&w, &m, it, w.size, SC_FLOAT32))
+            return 1;
+    }
+    for (int g = 0; g < m.n; g++)
+        free(s.own[g]);
+    free(s.own);
+    return finish(&w, &m, r);
+}
+
 /* A reducer of no gradient finalizes; gradients of zero elements (marked with NULL),
  * in a bucket of nothing ({4, 3} with a 16-byte first bucket) or next to others
  * ({2, 1, 0}), leave the rest right. */
@@ -675,6 +815,8 @@ int main(int argc, char **argv)
         {"mark_ready_from_several_threads", test_mark_ready_from_several_threads},
         {"zero_gradients_and_zero_element_gradients",
          test_zero_gradients_and_zero_element_gradients},
+        {"copy_back_follows_each_reduction_before_finalize",
+         test_copy_back_follows_each_reduction_before_finalize},
         {NULL, NULL}};
     return rt_main(tests, argc, argv);
 }

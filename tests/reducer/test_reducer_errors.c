@@ -12,7 +12,8 @@
  *   different_config_fails_create_on_every_rank
  *   integer_gradients_need_prediv_1
  *   narrow_hook_refuses_non_float32_buckets
- *   failing_hook_start_fails_every_rank   (a caller's hook fails on the last rank) */
+ *   failing_hook_start_fails_every_rank   (a caller's hook fails on the last rank)
+ *   failing_hook_finish_fails_every_rank  (the same for its finish) */
 #include "../common/sc_fake_device.h"
 #include "reducer_test.h"
 
@@ -21,7 +22,9 @@
 static const size_t model_counts[] = {100, 2000, 7, 300, 50, 4000, 1, 600};
 #define MODEL_N 8
 
-static int setup(rt_world_t *w, rt_model_t *m, sc_reducer_t **r, int view)
+/* hook NULL: the default one. */
+static int setup_hook(rt_world_t *w, rt_model_t *m, sc_reducer_t **r, int view,
+                      const sc_comm_hook_t *hook)
 {
     sc_reducer_config_t cfg = SC_REDUCER_CONFIG_INIT;
 
@@ -31,8 +34,14 @@ static int setup(rt_world_t *w, rt_model_t *m, sc_reducer_t **r, int view)
     cfg.first_bucket_bytes = 1024;
     cfg.bucket_cap_bytes = 8192;
     cfg.gradient_as_bucket_view = view;
+    cfg.hook = hook;
     CHECK_OK(sc_reducer_create(w->comm, m->desc, m->n, &cfg, r));
     return 0;
+}
+
+static int setup(rt_world_t *w, rt_model_t *m, sc_reducer_t **r, int view)
+{
+    return setup_hook(w, m, r, view, NULL);
 }
 
 /* One good iteration (copy mode), checked. */
@@ -376,6 +385,7 @@ static int test_narrow_hook_refuses_non_float32_buckets(int argc, char **argv)
  * when the abort arrives fails there. */
 typedef struct {
     int starts, fail;
+    int fail_finish; /* the finish of bucket 1 fails once */
 } flaky_t;
 
 static sc_status_t flaky_start(void *state, const sc_hook_bucket_t *b, sc_comm_t *comm,
@@ -390,7 +400,7 @@ static sc_status_t flaky_start(void *state, const sc_hook_bucket_t *b, sc_comm_t
 static int test_failing_hook_start_fails_every_rank(int argc, char **argv)
 {
     sc_reducer_config_t cfg = SC_REDUCER_CONFIG_INIT;
-    flaky_t state = {0, 0};
+    flaky_t state = {0, 0, 0};
     sc_comm_hook_t hook = {"flaky", &state, NULL, flaky_start, NULL, NULL, NULL, NULL};
     sc_status_t first = SC_SUCCESS, st;
     sc_reducer_t *r;
@@ -441,6 +451,55 @@ static int test_failing_hook_start_fails_every_rank(int argc, char **argv)
     return 0;
 }
 
+static sc_status_t flaky_finish(void *state, const sc_hook_bucket_t *b, sc_comm_t *comm)
+{
+    flaky_t *f = state;
+
+    (void)comm;
+    if (b->index != 1 || !f->fail_finish)
+        return SC_SUCCESS;
+    f->fail_finish = 0;
+    return SC_ERR_INTERNAL;
+}
+
+/* A caller's hook whose finish of bucket 1 fails on the last rank (a local failure:
+ * the communicator lives on): that rank's finalize reports it, the others' name that
+ * rank; the next iteration is right on every rank. */
+static int test_failing_hook_finish_fails_every_rank(int argc, char **argv)
+{
+    flaky_t state = {0, 0, 0};
+    sc_comm_hook_t hook = {"flaky", &state, NULL, flaky_start, flaky_finish, NULL, NULL,
+                           NULL};
+    sc_reducer_t *r;
+    rt_world_t w;
+    rt_model_t m;
+    char says[64];
+    double t0;
+
+    (void)argc, (void)argv;
+    if (setup_hook(&w, &m, &r, 0, &hook))
+        return 1;
+    state.fail_finish = w.rank == w.size - 1;
+    t0 = rt_now();
+    for (int g = m.n - 1; g >= 0; g--) {
+        rt_fill(&m, m.buf[g], SEED, w.rank, 0, g);
+        CHECK_OK(sc_reducer_mark_ready(r, g, m.buf[g]));
+    }
+    if (w.rank == w.size - 1) {
+        CHECK_STATUS(sc_reducer_finalize(r), SC_ERR_INTERNAL);
+        CHECK_SAYS("comm hook \"flaky\" could not finish bucket 1 (SC_ERR_INTERNAL): the "
+                   "hook gave no reason");
+    } else {
+        CHECK_STATUS(sc_reducer_finalize(r), SC_ERR_PEER_FAILED);
+        snprintf(says, sizeof(says), "rank %d failed in this iteration", w.size - 1);
+        CHECK_SAYS(says);
+    }
+    CHECK(rt_now() - t0 < 4.0, "the failure took %.1f s to reach every rank", rt_now() - t0);
+    if (good_iteration(&w, &m, r, 1))
+        return 1;
+    return teardown(&w, &m, r);
+}
+
 int main(int argc, char **argv)
 {
     static const rt_test_t tests[] = {
@@ -462,6 +521,7 @@ int main(int argc, char **argv)
         {"integer_gradients_need_prediv_1", test_integer_gradients_need_prediv_1},
         {"narrow_hook_refuses_non_float32_buckets", test_narrow_hook_refuses_non_float32_buckets},
         {"failing_hook_start_fails_every_rank", test_failing_hook_start_fails_every_rank},
+        {"failing_hook_finish_fails_every_rank", test_failing_hook_finish_fails_every_rank},
         {NULL, NULL}};
     return rt_main(tests, argc, argv);
 }
