@@ -77,7 +77,9 @@ typedef struct {
  * field and its allowed values); start begins the reduction and returns a request;
  * finish runs after that request completed and leaves the sum over ranks in
  * bucket->data. start and finish may run on different threads, the finish of one bucket
- * while a later one starts; finish runs once per bucket, in bucket order.
+ * while a later one starts; finish runs once per bucket, in bucket order. Only start
+ * issues collectives (the reducer calls it in bucket order on every rank); finish, which
+ * runs on the reducer's finisher thread with host buckets, issues none.
  * save/load carry the state across checkpoints (NULL when stateless):
  * save with buf NULL sets *len to the bytes needed, else writes at most *len bytes and
  * sets *len to what it wrote (SC_ERR_INVALID_ARG when they do not fit); load takes

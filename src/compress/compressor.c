@@ -501,8 +501,11 @@ sc_status_t sc_compressor_prepare(sc_compressor_t *c, const char *caller, sc_cke
 void sc_compressor_commit(sc_compressor_t *c, sc_ckey_t *k, const void *g, int rank)
 {
     if (!k->dense) {
-        memcpy(k->sent_pairs, (const char *)k->blocks + (size_t)rank * k->lay.bytes,
-               k->lay.bytes);
+        /* Kept for the next step's v and this step's momentum pass (not needed
+         * without either). */
+        if (k->residual || k->momentum)
+            memcpy(k->sent_pairs, (const char *)k->blocks + (size_t)rank * k->lay.bytes,
+                   k->lay.bytes);
         k->sent_n = k->selected;
         k->sent = k->lay;
         if (k->momentum)
