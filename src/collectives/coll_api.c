@@ -232,23 +232,20 @@ static sc_status_t sc_call_admit(const sc_call_t *call, sc_comm_t *comm, sc_stre
     return st;
 }
 
-static sc_status_t sc_call_issue(const sc_call_t *call, sc_comm_t *comm, sc_stream_t stream,
-                                 sc_request_t **req)
+/* An admitted host call queued (behind *gate when gate is not NULL): req NULL waits for
+ * it, else *req receives its request. */
+static sc_status_t sc_call_issue_host(const sc_call_t *call, sc_comm_t *comm, int *gate,
+                                      sc_request_t **req)
 {
     /* A blocking call's request lives on this stack frame. */
-    struct sc_request *r, blocking;
+    struct sc_request *r = req ? malloc(sizeof(*r)) : NULL, blocking;
     sc_status_t st;
-    int device;
 
-    st = sc_call_admit(call, comm, stream, &device);
-    if (st == SC_IN_PROGRESS)
-        return sc_device_issue(comm, call, device, stream, req);
-    if (st != SC_SUCCESS)
-        return st;
-    r = req ? malloc(sizeof(*r)) : &blocking;
-    if (!r)
+    if (req && !r)
         return sc_error(SC_ERR_NO_MEMORY, "%s: out of memory", sc_call_name(call));
-    st = sc_call_enqueue_host(call, comm, r, NULL, req == NULL);
+    if (!req)
+        r = &blocking;
+    st = sc_call_enqueue_host(call, comm, r, gate, req == NULL);
     if (st != SC_SUCCESS) {
         if (req)
             free(r);
@@ -261,10 +258,23 @@ static sc_status_t sc_call_issue(const sc_call_t *call, sc_comm_t *comm, sc_stre
     return sc_wait(r);
 }
 
+static sc_status_t sc_call_issue(const sc_call_t *call, sc_comm_t *comm, sc_stream_t stream,
+                                 sc_request_t **req)
+{
+    sc_status_t st;
+    int device;
+
+    st = sc_call_admit(call, comm, stream, &device);
+    if (st == SC_IN_PROGRESS)
+        return sc_device_issue(comm, call, device, stream, req);
+    if (st != SC_SUCCESS)
+        return st;
+    return sc_call_issue_host(call, comm, NULL, req);
+}
+
 sc_status_t sc_call_issue_gated(const sc_call_t *call, sc_comm_t *comm, int *gate,
                                 sc_request_t **req)
 {
-    struct sc_request *r;
     sc_status_t st;
     int device;
 
@@ -274,16 +284,7 @@ sc_status_t sc_call_issue_gated(const sc_call_t *call, sc_comm_t *comm, int *gat
                         sc_call_name(call));
     if (st != SC_SUCCESS)
         return st;
-    r = malloc(sizeof(*r));
-    if (!r)
-        return sc_error(SC_ERR_NO_MEMORY, "%s: out of memory", sc_call_name(call));
-    st = sc_call_enqueue_host(call, comm, r, gate, 0);
-    if (st != SC_SUCCESS) {
-        free(r);
-        return st;
-    }
-    *req = r;
-    return SC_SUCCESS;
+    return sc_call_issue_host(call, comm, gate, req);
 }
 
 SC_API sc_status_t sc_allreduce(const void *sendbuf, void *recvbuf, size_t count,

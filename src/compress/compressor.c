@@ -314,21 +314,20 @@ static void sc_ef_v(const sc_ckey_t *k, double m, const void *g, size_t off, siz
 
 /* The selection's filler (sc_topk_filler_t) of v = residual + g (or + m u + g), with the
  * residual settled where the last step sent (computed again there while the block is in
- * cache; the residual is not written): the same values for a look ahead and the final
- * fill. */
+ * cache; the residual is not written), so filling a range again writes the same
+ * values. */
 typedef struct {
     const sc_ckey_t *k;
     double m;
     const void *g;
 } sc_ef_fill_t;
 
-static void sc_ef_fill(void *ctx, size_t begin, size_t end, int final)
+static void sc_ef_fill(void *ctx, size_t begin, size_t end)
 {
     const sc_ef_fill_t *f = ctx;
     const sc_ckey_t *k = f->k;
     uint64_t i;
 
-    (void)final;
     for (size_t off = begin; off < end; off += SC_EF_CHUNK)
         sc_ef_v(k, f->m, f->g, off, end - off < SC_EF_CHUNK ? end - off : SC_EF_CHUNK, NULL);
     if (!k->unsettled)
@@ -366,6 +365,13 @@ static void sc_ef_momentum(sc_ckey_t *k, double m, const void *g)
     }
 }
 
+/* Whether the key's steps select from v (error feedback or momentum) rather than from
+ * the gradient, and so keep the pairs they sent. */
+static int sc_ckey_shaped(const sc_ckey_t *k)
+{
+    return k->residual || k->momentum;
+}
+
 /* k elements: round(density * count), at least 1 when count > 0. */
 static size_t sc_compress_k(const sc_compress_config_t *cfg, size_t count)
 {
@@ -398,7 +404,7 @@ sc_status_t sc_compressor_plan(sc_compressor_t *c, const char *caller, sc_ckey_t
     size_t kk = sc_compress_k(cfg, k->count);
     int bits = cfg->index_bits ? cfg->index_bits : (k->count <= UINT32_MAX ? 32 : 64);
     sc_dtype_t vdtype = cfg->values_fp16 ? SC_FLOAT16 : k->dtype;
-    sc_dtype_t sdtype = k->residual || k->momentum ? k->acc : k->dtype;
+    sc_dtype_t sdtype = sc_ckey_shaped(k) ? k->acc : k->dtype;
     sc_status_t st;
 
     /* Warm-up, or every element sent in the gradient's dtype: a dense all-reduce moves
@@ -419,9 +425,10 @@ sc_status_t sc_compressor_plan(sc_compressor_t *c, const char *caller, sc_ckey_t
                         "elements (32-bit indices address fewer than 2^32)", caller, k->key,
                         k->count);
     st = sc_pairs_layout(caller, kk, bits, vdtype, p, &k->lay);
-    /* Room for the commit's copy of this step's pairs; a copy that must grow drops the
-     * last step's pairs, so the residual is settled with them first. */
-    if (st == SC_SUCCESS && k->sent_cap < k->lay.bytes) {
+    /* Room for the commit's copy of this step's pairs (kept for the next step's v and
+     * the momentum pass); a copy that must grow drops the last step's pairs, so the
+     * residual is settled with them first. */
+    if (st == SC_SUCCESS && sc_ckey_shaped(k) && k->sent_cap < k->lay.bytes) {
         sc_ckey_settle(k);
         st = sc_ckey_reserve(&k->sent_pairs, &k->sent_cap, k->lay.bytes, caller,
                              "the pairs sent");
@@ -440,7 +447,7 @@ sc_status_t sc_compressor_select(sc_compressor_t *c, const char *caller, sc_ckey
 {
     const sc_compress_config_t *cfg = &c->cfg;
     size_t kk = k->lay.k, selected = 0;
-    int bits = k->lay.index_bits, shaped = k->residual || k->momentum;
+    int bits = k->lay.index_bits, shaped = sc_ckey_shaped(k);
     sc_dtype_t vdtype = k->lay.vdtype;
     sc_dtype_t sdtype = shaped ? k->acc : k->dtype; /* what the selection reads */
     size_t ib = (size_t)bits / 8, vb = sc_dtype_size(vdtype);
@@ -501,9 +508,7 @@ sc_status_t sc_compressor_prepare(sc_compressor_t *c, const char *caller, sc_cke
 void sc_compressor_commit(sc_compressor_t *c, sc_ckey_t *k, const void *g, int rank)
 {
     if (!k->dense) {
-        /* Kept for the next step's v and this step's momentum pass (not needed
-         * without either). */
-        if (k->residual || k->momentum)
+        if (sc_ckey_shaped(k)) /* room made by plan */
             memcpy(k->sent_pairs, (const char *)k->blocks + (size_t)rank * k->lay.bytes,
                    k->lay.bytes);
         k->sent_n = k->selected;

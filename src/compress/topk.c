@@ -108,8 +108,9 @@ static int topk_dtype_supported(sc_dtype_t dtype)
            dtype == SC_BFLOAT16;
 }
 
-/* The checks every selection makes before it reads a buffer, in a fixed order; k == 0
- * sets *selected to 0 and returns SC_SUCCESS with *job untouched (nothing to do). */
+/* The checks every selection makes before it reads a buffer, in a fixed order, and the
+ * job they admit (filler NULL); k == 0 sets *selected to 0 and returns SC_SUCCESS
+ * (nothing to select). */
 static sc_status_t topk_check(const char *caller, sc_topk_t *topk, const void *x,
                               sc_dtype_t dtype, size_t n, size_t k, int index_bits,
                               void *indices, void *values, size_t *selected,
@@ -133,6 +134,8 @@ static sc_status_t topk_check(const char *caller, sc_topk_t *topk, const void *x
         return sc_error(SC_ERR_INVALID_ARG,
                         "%s: n = %zu elements need 64-bit indices (index_bits 32 allows "
                         "n <= 2^32)", caller, n);
+    *job = (sc_topk_job_t){x, dtype, sc_topk_format(dtype), n, k, index_bits, indices, values,
+                           NULL};
     if (k == 0) {
         *selected = 0;
         return SC_SUCCESS;
@@ -140,8 +143,6 @@ static sc_status_t topk_check(const char *caller, sc_topk_t *topk, const void *x
     if (!x || !indices || !values)
         return sc_error(SC_ERR_INVALID_ARG, "%s: %s is NULL", caller,
                         !x ? "x" : !indices ? "indices" : "values");
-    *job = (sc_topk_job_t){x,          dtype,   sc_topk_format(dtype), n, k, index_bits,
-                           indices,    values,  NULL};
     return SC_SUCCESS;
 }
 
@@ -194,27 +195,10 @@ sc_status_t sc_topk_select(sc_topk_t *topk, const void *x, sc_dtype_t dtype, siz
     return topk_select_host(topk, &job, selected);
 }
 
-/* Counts the final fills, so that sc_topk_select_filled can finish what an error left. */
-typedef struct {
-    const sc_topk_filler_t *inner;
-    size_t filled;
-} topk_fill_count_t;
-
-static void topk_fill_counted(void *ctx, size_t begin, size_t end, int final)
-{
-    topk_fill_count_t *c = ctx;
-
-    c->inner->fill(c->inner->ctx, begin, end, final);
-    if (final)
-        __atomic_fetch_add(&c->filled, end - begin, __ATOMIC_RELAXED);
-}
-
 sc_status_t sc_topk_select_filled(sc_topk_t *topk, void *x, sc_dtype_t dtype, size_t n,
                                   size_t k, int index_bits, void *indices, void *values,
                                   size_t *selected, const sc_topk_filler_t *filler)
 {
-    topk_fill_count_t count = {filler, 0};
-    sc_topk_filler_t counted = {topk_fill_counted, &count};
     sc_topk_job_t job = {0}, filled;
     sc_status_t st;
 
@@ -224,14 +208,8 @@ sc_status_t sc_topk_select_filled(sc_topk_t *topk, void *x, sc_dtype_t dtype, si
         return st;
     if (!filler)
         return sc_error(SC_ERR_INVALID_ARG, "sc_topk_select: filler is NULL");
-    job = (sc_topk_job_t){x, dtype, sc_topk_format(dtype), n, k, index_bits, indices, values,
-                          &counted};
-    st = k == 0 ? SC_SUCCESS : topk_select_host(topk, &job, selected);
-    /* Paths fill all of x or nothing; nothing when an error came first, or k == 0. */
-    if (count.filled == 0)
-        sc_topk_fill_all(topk, &job, &filled);
-    else if (count.filled != n && st == SC_SUCCESS)
-        st = sc_error(SC_ERR_INTERNAL, "sc_topk_select: %zu of %zu elements were filled",
-                      count.filled, n);
-    return st;
+    job.filler = filler;
+    if (k == 0)
+        return sc_topk_fill_all(topk, &job, &filled);
+    return topk_select_host(topk, &job, selected);
 }

@@ -103,7 +103,7 @@ sc_status_t sc_topk_approx_host(sc_topk_t *topk, const sc_topk_job_t *unfilled,
     }
     next = thr;
     st = topk_approx_pass(topk, job, thr, aim, limit, &count, &next);
-    scanned.filler = NULL; /* filled by the scan when it ran (else an error follows) */
+    scanned.filler = NULL; /* the scan filled x (or an error follows) */
     if (st == SC_SUCCESS && count == SIZE_MAX)
         st = sc_topk_exact_host(topk, job);
     if (st == SC_SUCCESS && (count == SIZE_MAX || count < low))

@@ -34,6 +34,12 @@ static int topk_scan_range(const topk_emit_ctx_t *c, sc_topk_scan_fn scan, sc_to
     return 0;
 }
 
+/* The end of the fill block that starts at b in a chunk ending at end. */
+static size_t topk_block_end(size_t b, size_t end)
+{
+    return end - b < SC_TOPK_FILL_BLOCK ? end : b + SC_TOPK_FILL_BLOCK;
+}
+
 static void topk_scan_task(void *arg, int tid)
 {
     const topk_emit_ctx_t *c = arg;
@@ -50,11 +56,10 @@ static void topk_scan_task(void *arg, int tid)
         }
         /* Each block scanned while its fill is still in cache; after a failure the
          * rest is only filled. */
-        for (size_t b = ch->begin; b < ch->end; b += SC_TOPK_FILL_BLOCK) {
-            size_t e = ch->end - b < SC_TOPK_FILL_BLOCK ? ch->end : b + SC_TOPK_FILL_BLOCK;
-            f->fill(f->ctx, b, e, 1);
+        for (size_t b = ch->begin; b < ch->end; b = topk_block_end(b, ch->end)) {
+            f->fill(f->ctx, b, topk_block_end(b, ch->end));
             if (!ch->failed)
-                ch->failed = topk_scan_range(c, scan, ch, b, e);
+                ch->failed = topk_scan_range(c, scan, ch, b, topk_block_end(b, ch->end));
         }
     }
 }
@@ -66,33 +71,26 @@ static void topk_fill_task(void *arg, int tid)
 
     for (size_t k = (size_t)tid; k < c->nchunks; k += (size_t)c->threads) {
         const sc_topk_chunk_t *ch = &c->topk->chunks[k];
-        for (size_t b = ch->begin; b < ch->end; b += SC_TOPK_FILL_BLOCK)
-            f->fill(f->ctx, b, ch->end - b < SC_TOPK_FILL_BLOCK ? ch->end
-                                                                : b + SC_TOPK_FILL_BLOCK, 1);
+        for (size_t b = ch->begin; b < ch->end; b = topk_block_end(b, ch->end))
+            f->fill(f->ctx, b, topk_block_end(b, ch->end));
     }
 }
 
-void sc_topk_fill_all(sc_topk_t *topk, const sc_topk_job_t *job, sc_topk_job_t *filled)
+sc_status_t sc_topk_fill_all(sc_topk_t *topk, const sc_topk_job_t *job,
+                             sc_topk_job_t *filled)
 {
-    const sc_topk_filler_t *f = job->filler;
     topk_emit_ctx_t c = {topk, job, 0, 0, 0, 0, 0, 0, 0, 0};
-    size_t nchunks;
 
     *filled = *job;
     filled->filler = NULL;
-    if (!f)
-        return;
-    nchunks = sc_topk_chunks_plan(topk, job->n, SC_TOPK_FILL_BLOCK * 16);
-    if (nchunks == 0) {
-        /* No memory for the chunks: this thread fills it all. */
-        for (size_t b = 0; b < job->n; b += SC_TOPK_FILL_BLOCK)
-            f->fill(f->ctx, b, job->n - b < SC_TOPK_FILL_BLOCK ? job->n
-                                                               : b + SC_TOPK_FILL_BLOCK, 1);
-        return;
-    }
-    c.nchunks = nchunks;
-    c.threads = sc_topk_chunks_threads(topk, nchunks);
+    if (!job->filler)
+        return SC_SUCCESS;
+    c.nchunks = sc_topk_chunks_plan(topk, job->n, SC_TOPK_FILL_BLOCK * 16);
+    if (c.nchunks == 0)
+        return SC_ERR_NO_MEMORY;
+    c.threads = sc_topk_chunks_threads(topk, c.nchunks);
     sc_topk_pool_run(topk->pool, c.threads, topk_fill_task, &c);
+    return SC_SUCCESS;
 }
 
 sc_status_t sc_topk_chunks_scan(sc_topk_t *topk, const sc_topk_job_t *job, size_t nchunks,

@@ -91,8 +91,8 @@ static inline sc_topk_scan_fn sc_topk_scan_for(const sc_topk_kernels_t *k, unsig
 
 /* One selection request, validated: x holds n elements of a float dtype (host memory,
  * or device memory for sc_topk_select_device), 0 < k <= n, index_bits 32 or 64. With a
- * filler (host only), x is written by it as the selection goes: a sample looks ahead
- * (final 0), the scan fills each block before scanning it, and a path that reads x
+ * filler (host only), x is written by it as the selection goes: a sample looks ahead,
+ * the scan fills each block before scanning it, and a path that reads x
  * otherwise fills all of it first (sc_topk_fill_all) and goes on with filler NULL. */
 typedef struct {
     const void *x;
@@ -109,9 +109,11 @@ typedef struct {
 /* Elements filled at a time by the scan: three float32 arrays of this many fit in L2. */
 #define SC_TOPK_FILL_BLOCK ((size_t)4096)
 
-/* The final fill of all of x (blocks on the selector's threads) when the job has a
- * filler; *filled receives job with filler NULL, ready for any path. */
-void sc_topk_fill_all(sc_topk_t *topk, const sc_topk_job_t *job, sc_topk_job_t *filled);
+/* Fills all of x (blocks on the selector's threads) when the job has a filler; *filled
+ * receives job with filler NULL, ready for any path. SC_ERR_NO_MEMORY (sentence set)
+ * when the chunks cannot be planned. */
+sc_status_t sc_topk_fill_all(sc_topk_t *topk, const sc_topk_job_t *job,
+                             sc_topk_job_t *filled);
 
 static inline void sc_topk_job_put(const sc_topk_job_t *job, size_t pos, size_t index,
                                    uint64_t bits)
@@ -182,7 +184,7 @@ uint64_t sc_topk_kth_key(const uint64_t *keys, size_t m, size_t r, unsigned key_
 /* A scan of every chunk with the selector's vector path: chunk lists of the elements
  * above hi and in [lo, hi] (see sc_topk_scan_fn), each list at most limit entries (then
  * the chunk is marked failed, 1). SC_ERR_NO_MEMORY when a list cannot grow. With a
- * filler, each block is filled (final) before it is scanned, and a chunk that fails
+ * filler, each block is filled before it is scanned, and a chunk that fails
  * still fills the rest of it: x is all filled when the scan returns. */
 sc_status_t sc_topk_chunks_scan(sc_topk_t *topk, const sc_topk_job_t *job, size_t nchunks,
                                 uint64_t lo, uint64_t hi, size_t limit);

@@ -114,7 +114,8 @@ sc_status_t sc_topk_radix_host(sc_topk_t *topk, const sc_topk_job_t *unfilled)
     size_t need = unfilled->k, ties, out = 0;
 
     /* Every pass reads all of x: a filled-on-the-fly x is filled first. */
-    sc_topk_fill_all(topk, unfilled, &filled);
+    if (sc_topk_fill_all(topk, unfilled, &filled) != SC_SUCCESS)
+        return SC_ERR_NO_MEMORY;
     c.nchunks = sc_topk_chunks_plan(topk, job->n, (size_t)1 << 18);
     if (c.nchunks == 0)
         return SC_ERR_NO_MEMORY;

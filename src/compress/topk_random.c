@@ -39,7 +39,8 @@ sc_status_t sc_topk_random_host(sc_topk_t *topk, const sc_topk_job_t *unfilled)
     size_t words = (unfilled->n + 63) / 64, pos = 0;
     uint64_t *marks = topk->marks, s;
 
-    sc_topk_fill_all(topk, unfilled, &filled);
+    if (sc_topk_fill_all(topk, unfilled, &filled) != SC_SUCCESS)
+        return SC_ERR_NO_MEMORY;
     if (words > topk->marks_cap) {
         marks = realloc(topk->marks, words * sizeof(*marks));
         if (!marks)

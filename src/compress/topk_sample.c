@@ -1,7 +1,7 @@
 /* A sample of x's keys for the threshold estimates of the exact and the approximate
  * selection: whole cache lines (16 consecutive elements) at a pseudo-random place in
  * each of equal strata, so a sample costs one memory access per 16 keys. An x filled on
- * the fly is filled ahead (final 0) where the sample reads it. */
+ * the fly is filled ahead where the sample reads it. */
 #include "compress/topk_internal.h"
 #include "core/error.h"
 
@@ -34,7 +34,7 @@ sc_status_t sc_topk_sample(sc_topk_t *topk, const sc_topk_job_t *job, size_t wan
         size_t end = at + SC_TOPK_SAMPLE_RUN < job->n ? at + SC_TOPK_SAMPLE_RUN : job->n;
 
         if (job->filler)
-            job->filler->fill(job->filler->ctx, at, end, 0);
+            job->filler->fill(job->filler->ctx, at, end);
         for (size_t i = at; i < end; i++)
             topk->keys[count++] =
                 sc_topk_key(sc_topk_bits_at(job->x, i, job->fmt.width), &job->fmt);

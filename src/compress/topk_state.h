@@ -23,21 +23,19 @@ typedef struct {
  * per selector, as for sc_topk_select. */
 void sc_topk_approx_swap(sc_topk_t *topk, sc_topk_approx_state_t *state);
 
-/* Writes x[begin, end) of an array filled on the fly. final 1: the block is filled for
- * good; a successful selection makes exactly one such call for every element (from the
- * selector's threads, blocks of different threads disjoint), so a filler may settle state
- * of its own there. final 0: a look ahead (a sample) that must write the same values and
- * change nothing else; the block's final call comes later. */
+/* Writes x[begin, end) of an array filled on the fly, from the selector's threads
+ * (blocks of different threads disjoint). A range may be filled more than once (a
+ * sample looks ahead, the scan fills it again): each call writes the same values and
+ * changes nothing else. */
 typedef struct {
-    void (*fill)(void *ctx, size_t begin, size_t end, int final);
+    void (*fill)(void *ctx, size_t begin, size_t end);
     void *ctx;
 } sc_topk_filler_t;
 
 /* sc_topk_select on host memory x (n elements of dtype) that filler writes as the
  * selection goes: same arguments, checks and results as sc_topk_select with stream NULL
- * once x is filled. Every element has had its final fill when the call returns, on
- * success and on an error after the checks (even k == 0); an argument error fills
- * nothing. */
+ * once x is filled. On success (k == 0 too) all of x is filled; after an error x may be
+ * filled in part. */
 sc_status_t sc_topk_select_filled(sc_topk_t *topk, void *x, sc_dtype_t dtype, size_t n,
                                   size_t k, int index_bits, void *indices, void *values,
                                   size_t *selected, const sc_topk_filler_t *filler);
