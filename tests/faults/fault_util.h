@@ -150,6 +150,25 @@ static inline int fault_check_later_calls_fail(sc_comm_t *comm, const fault_erro
     return TEST_PASS;
 }
 
+/* The sentence names the dead rank ("rank N" not followed by a digit), whichever
+ * detector spoke first: the pid check ("rank N (pid P) exited or was killed"), UCX
+ * ("rank N is unreachable (...)"), or a failed transfer with that rank. */
+static inline int fault_check_names_dead_rank(const char *text, int rank)
+{
+    char name[32];
+    const char *p = text;
+    size_t len;
+
+    len = (size_t)snprintf(name, sizeof(name), "rank %d", rank);
+    while ((p = strstr(p, name)) != NULL) {
+        if (p[len] < '0' || p[len] > '9')
+            return TEST_PASS;
+        p += len;
+    }
+    CHECK(0, "the sentence '%s' does not name the dead %s", text, name);
+    return 1; /* not reached: CHECK(0) returned */
+}
+
 /* sc_comm_destroy of a failed communicator returns promptly (it must not wait for
  * peers that are gone or will never answer). */
 static inline int fault_check_destroy(sc_comm_t *comm, double limit_s)

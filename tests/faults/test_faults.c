@@ -60,25 +60,6 @@ static int check_sentence_has(const char *text, const char *what)
     return TEST_PASS;
 }
 
-/* The sentence names the dead rank ("rank N" not followed by a digit), whichever
- * detector spoke first: the pid check ("rank N (pid P) exited or was killed"), UCX
- * ("rank N is unreachable (...)"), or a failed transfer with that rank. */
-static int check_names_dead_rank(const char *text, int rank)
-{
-    char name[32];
-    const char *p = text;
-    size_t len;
-
-    len = (size_t)snprintf(name, sizeof(name), "rank %d", rank);
-    while ((p = strstr(p, name)) != NULL) {
-        if (p[len] < '0' || p[len] > '9')
-            return TEST_PASS;
-        p += len;
-    }
-    CHECK(0, "the sentence '%s' does not name the dead %s", text, name);
-    return 1; /* not reached: CHECK(0) returned */
-}
-
 /* Waits (up to 10 s) until process pid has exited (gone or a zombie). */
 static int wait_gone(int32_t pid)
 {
@@ -163,7 +144,7 @@ static int test_killed_rank_fails_pending_and_later_calls(int argc, char **argv)
           it, KILL_ITERATION);
     CHECK(err.status == SC_ERR_PEER_FAILED, "the allreduce returned %s: %s",
           sc_status_string(err.status), err.text);
-    if (check_names_dead_rank(err.text, KILL_RANK) != TEST_PASS)
+    if (fault_check_names_dead_rank(err.text, KILL_RANK) != TEST_PASS)
         return TEST_FAIL;
     CHECK(err.elapsed < timeout, "the failure took %.3f s to report, SC_TIMEOUT is %g s",
           err.elapsed, timeout);
@@ -360,7 +341,7 @@ static int test_rank_skipping_a_barrier_then_exiting_fails_the_others(int argc, 
     fault_error_take(&err, sc_barrier(comm, NULL), t0);
     CHECK(err.status == SC_ERR_PEER_FAILED, "the barrier returned %s: %s",
           sc_status_string(err.status), err.text);
-    if (check_names_dead_rank(err.text, SKIP_RANK) != TEST_PASS)
+    if (fault_check_names_dead_rank(err.text, SKIP_RANK) != TEST_PASS)
         return TEST_FAIL;
     CHECK(err.elapsed < timeout, "took %.3f s, SC_TIMEOUT is %g s", err.elapsed, timeout);
     if (fault_check_later_calls_fail(comm, &err) != TEST_PASS)
