@@ -322,18 +322,42 @@ typedef struct {
     const void *g;
 } sc_ef_fill_t;
 
+/* The settling of sent pairs [j, ...) below end for the common layout (float32
+ * gradient, 32-bit indices, float32 values): the same arithmetic as sc_ef_settled and
+ * sc_ef_v in one loop, without a call per element. */
+static void sc_ef_settle_f32(const sc_ckey_t *k, float m, const float *g, size_t j,
+                             size_t end)
+{
+    const uint32_t *idx = k->sent_pairs;
+    const float *sent = (const float *)((const char *)k->sent_pairs + k->sent.values_off);
+    const float *r = k->residual, *u = k->momentum;
+    float *v = k->v;
+
+    for (; j < k->sent_n && idx[j] < end; j++) {
+        uint32_t i = idx[j];
+        float x = r ? r[i] - sent[j] : 0.0f;
+        x = isfinite(x) ? x : 0.0f;
+        v[i] = u ? x + (m * u[i] + g[i]) : x + g[i];
+    }
+}
+
 static void sc_ef_fill(void *ctx, size_t begin, size_t end)
 {
     const sc_ef_fill_t *f = ctx;
     const sc_ckey_t *k = f->k;
+    size_t j;
     uint64_t i;
 
     for (size_t off = begin; off < end; off += SC_EF_CHUNK)
         sc_ef_v(k, f->m, f->g, off, end - off < SC_EF_CHUNK ? end - off : SC_EF_CHUNK, NULL);
     if (!k->unsettled)
         return;
-    for (size_t j = sc_sent_lower(k, begin); j < k->sent_n && (i = sc_sent_index(k, j)) < end;
-         j++) {
+    j = sc_sent_lower(k, begin);
+    if (k->dtype == SC_FLOAT32 && k->sent.index_bits == 32 && k->sent.vdtype == SC_FLOAT32) {
+        sc_ef_settle_f32(k, (float)f->m, f->g, j, end);
+        return;
+    }
+    for (; j < k->sent_n && (i = sc_sent_index(k, j)) < end; j++) {
         double r64 = sc_ef_settled(k, j, i);
         float r32 = (float)r64;
         sc_ef_v(k, f->m, f->g, i, 1, k->acc == SC_FLOAT64 ? (const void *)&r64 : &r32);
