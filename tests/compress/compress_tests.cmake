@@ -48,6 +48,7 @@ set(SC_COMPRESS_TESTS
   "test_compress_hook hook_state_survives_save_and_load 2"
   "test_compress_hook density_matches_reference large 2"
   "test_compress_hook density_matches_reference large 4"
+  "test_compress_hook accumulation_equals_one_synced_step 2"
   "test_convergence converges_with_error_feedback 4")
 foreach(spec ${SC_COMPRESS_TESTS})
   separate_arguments(f UNIX_COMMAND "${spec}")

@@ -11,7 +11,12 @@
  *                                   ranks a power of two (the reducer multiplies by
  *                                   1/p, the reference here divides by p)
  *   hook_state_survives_save_and_load   a reducer loaded from another's checkpoint
- *                                   continues as that one does */
+ *                                   continues as that one does
+ *   accumulation_equals_one_synced_step  gradient accumulation (an iteration without
+ *                                   sync, then a synced one) selects and sends, step
+ *                                   after step, exactly what one synced iteration of
+ *                                   the summed gradients does (small integers on 2
+ *                                   ranks: every sum and halving is exact) */
 #include "compress_test.h"
 
 #define SEED 0x400cull
@@ -228,12 +233,87 @@ static int test_hook_state_survives_save_and_load(int argc, char **argv)
     return 0;
 }
 
+/* Small integers, distinct per rank, iteration and element (ties are broken by the
+ * lowest index the same way on both sides anyway). */
+static float accumulation_value(int rank, int step, int half, int g, size_t e)
+{
+    return (float)((int)((e * 37 + (size_t)g * 11 + (size_t)step * 5 + (size_t)half * 3 +
+                          (size_t)rank * 17) % 129) - 64);
+}
+
+static int test_accumulation_equals_one_synced_step(int argc, char **argv)
+{
+    rt_world_t w;
+    rt_model_t a, b;
+    sc_reducer_t *ra, *rb;
+
+    (void)argc, (void)argv;
+    if (rt_world(&w))
+        return 1;
+    CHECK(w.size == 2, "runs on 2 ranks (halving by 2 is exact), not %d", w.size);
+    rt_model_init(&a, MODEL_N, model_counts, NULL);
+    rt_model_init(&b, MODEL_N, model_counts, NULL);
+    if (make_reducer(&w, &a, 0.05, &ra) || make_reducer(&w, &b, 0.05, &rb))
+        return 1;
+    /* One synced iteration of zeros first: both lay their buckets out anew after it,
+     * with nothing in the residuals yet. */
+    for (int g = MODEL_N - 1; g >= 0; g--) {
+        memset(a.buf[g], 0, model_counts[g] * sizeof(float));
+        memset(b.buf[g], 0, model_counts[g] * sizeof(float));
+        CHECK_OK(sc_reducer_mark_ready(ra, g, a.buf[g]));
+        CHECK_OK(sc_reducer_mark_ready(rb, g, b.buf[g]));
+    }
+    CHECK_OK(sc_reducer_finalize(ra));
+    CHECK_OK(sc_reducer_finalize(rb));
+    for (int step = 0; step < 4; step++) {
+        /* a: half 0 without sync, then half 1 synced; b: both halves summed, synced. */
+        for (int half = 0; half < 2; half++) {
+            CHECK_OK(sc_reducer_set_sync(ra, half));
+            for (int g = MODEL_N - 1; g >= 0; g--) {
+                float *x = a.buf[g];
+                for (size_t e = 0; e < model_counts[g]; e++)
+                    x[e] = accumulation_value(w.rank, step, half, g, e);
+                CHECK_OK(sc_reducer_mark_ready(ra, g, x));
+            }
+            CHECK_OK(sc_reducer_finalize(ra));
+        }
+        for (int g = MODEL_N - 1; g >= 0; g--) {
+            float *x = b.buf[g];
+            for (size_t e = 0; e < model_counts[g]; e++)
+                x[e] = accumulation_value(w.rank, step, 0, g, e) +
+                       accumulation_value(w.rank, step, 1, g, e);
+            CHECK_OK(sc_reducer_mark_ready(rb, g, x));
+        }
+        CHECK_OK(sc_reducer_finalize(rb));
+        size_t nonzero = 0, total = 0;
+        for (int g = 0; g < MODEL_N; g++) {
+            const float *x = a.buf[g], *y = b.buf[g];
+            for (size_t e = 0; e < model_counts[g]; e++) {
+                CHECK(x[e] == y[e], "step %d gradient %d element %zu: %.9g accumulated, "
+                      "%.9g in one step", step, g, e, x[e], y[e]);
+                nonzero += x[e] != 0.0f;
+            }
+            total += model_counts[g];
+        }
+        /* Each rank sends 5% of every bucket (rounded): at most about 10% in all. */
+        CHECK(nonzero > 0 && nonzero <= total / 10 + 2 * 16, "step %d: %zu nonzero of %zu, "
+              "not the union of two 5%% selections", step, nonzero, total);
+    }
+    CHECK_OK(sc_reducer_destroy(ra));
+    CHECK_OK(sc_reducer_destroy(rb));
+    rt_model_free(&a);
+    rt_model_free(&b);
+    CHECK_OK(sc_comm_destroy(w.comm));
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     static const rt_test_t tests[] = {
         {"density_one_equals_dense", test_density_one_equals_dense},
         {"density_matches_reference", test_density_matches_reference},
         {"hook_state_survives_save_and_load", test_hook_state_survives_save_and_load},
+        {"accumulation_equals_one_synced_step", test_accumulation_equals_one_synced_step},
         {NULL, NULL}};
     return rt_main(tests, argc, argv);
 }
