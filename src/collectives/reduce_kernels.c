@@ -346,59 +346,37 @@ SC_AVX2 static void sc_bf16_prod_avx2(const uint16_t *x, const uint16_t *y, uint
 }
 #endif
 
+/* The x86 path when the CPU has it, else the portable one (same arguments, same
+ * results); on other ISAs the portable one. */
+#ifdef SC_HAVE_X86_PATHS
+#define SC_PICK(has, x86, portable) ((has) ? (x86) : (portable))
+#else
+#define SC_PICK(has, x86, portable) (portable)
+#endif
+
 static void sc_f16_sum(const void *a, const void *b, void *out, size_t count)
 {
-#ifdef SC_HAVE_X86_PATHS
-    if (sc_cpu_has_f16c()) {
-        sc_f16_sum_f16c(a, b, out, count);
-        return;
-    }
-#endif
-    sc_f16_sum_c(a, b, out, count);
+    SC_PICK(sc_cpu_has_f16c(), sc_f16_sum_f16c, sc_f16_sum_c)(a, b, out, count);
 }
 
 static void sc_f16_prod(const void *a, const void *b, void *out, size_t count)
 {
-#ifdef SC_HAVE_X86_PATHS
-    if (sc_cpu_has_f16c()) {
-        sc_f16_prod_f16c(a, b, out, count);
-        return;
-    }
-#endif
-    sc_f16_prod_c(a, b, out, count);
+    SC_PICK(sc_cpu_has_f16c(), sc_f16_prod_f16c, sc_f16_prod_c)(a, b, out, count);
 }
 
 static void sc_f16_div(uint16_t *buf, size_t count, float d)
 {
-#ifdef SC_HAVE_X86_PATHS
-    if (sc_cpu_has_f16c()) {
-        sc_f16_div_f16c(buf, count, d);
-        return;
-    }
-#endif
-    sc_f16_div_c(buf, count, d);
+    SC_PICK(sc_cpu_has_f16c(), sc_f16_div_f16c, sc_f16_div_c)(buf, count, d);
 }
 
 static void sc_bf16_sum(const void *a, const void *b, void *out, size_t count)
 {
-#ifdef SC_HAVE_X86_PATHS
-    if (sc_cpu_has_avx2()) {
-        sc_bf16_sum_avx2(a, b, out, count);
-        return;
-    }
-#endif
-    sc_bf16_sum_c(a, b, out, count);
+    SC_PICK(sc_cpu_has_avx2(), sc_bf16_sum_avx2, sc_bf16_sum_c)(a, b, out, count);
 }
 
 static void sc_bf16_prod(const void *a, const void *b, void *out, size_t count)
 {
-#ifdef SC_HAVE_X86_PATHS
-    if (sc_cpu_has_avx2()) {
-        sc_bf16_prod_avx2(a, b, out, count);
-        return;
-    }
-#endif
-    sc_bf16_prod_c(a, b, out, count);
+    SC_PICK(sc_cpu_has_avx2(), sc_bf16_prod_avx2, sc_bf16_prod_c)(a, b, out, count);
 }
 
 /* ---- integers: sum and prod in the unsigned type, which wraps without UB ------- */

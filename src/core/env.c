@@ -1,6 +1,7 @@
 /* Settings from the environment: the first variable of a list that is set wins. */
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "core/env.h"
 #include "core/error.h"
@@ -18,7 +19,10 @@ const char *sc_env_first(const char *const *names, const char **which)
     return NULL;
 }
 
-sc_status_t sc_env_int(const char *const *names, long def, long *value)
+/* The integer at the start of the first set variable, which may be followed only by
+ * the end of the string or, when stops is not empty, one of its characters. */
+static sc_status_t sc_env_long(const char *const *names, long def, const char *stops,
+                               long *value)
 {
     const char *which = NULL;
     const char *s = sc_env_first(names, &which);
@@ -31,10 +35,20 @@ sc_status_t sc_env_int(const char *const *names, long def, long *value)
     }
     errno = 0;
     v = strtol(s, &end, 10);
-    if (errno || end == s || *end != '\0')
+    if (errno || end == s || (*end != '\0' && !strchr(stops, *end)))
         return sc_error(SC_ERR_INVALID_ARG, "%s=%s is not an integer", which, s);
     *value = v;
     return SC_SUCCESS;
+}
+
+sc_status_t sc_env_int(const char *const *names, long def, long *value)
+{
+    return sc_env_long(names, def, "", value);
+}
+
+sc_status_t sc_env_int_leading(const char *const *names, long def, long *value)
+{
+    return sc_env_long(names, def, "(,", value);
 }
 
 sc_status_t sc_env_double(const char *const *names, double def, double *value)

@@ -1,6 +1,4 @@
-/* The environment variable lists behind each setting, and the parsers of values that
- * are not plain integers (Slurm's task counts, SC_BIND). */
-#include <errno.h>
+/* The environment variable lists behind each setting, and the parser of SC_BIND. */
 #include <stdlib.h>
 #include <strings.h>
 
@@ -32,25 +30,6 @@ const char *const sc_env_progress_spin_us_names[] = {"SC_PROGRESS_SPIN_US", NULL
 const char *const sc_env_bucket_cap_mb_names[] = {"SC_BUCKET_CAP_MB", NULL};
 const char *const sc_env_threads_names[] = {"SC_THREADS", NULL};
 const char *const sc_env_cpu_isa_names[] = {"SC_CPU_ISA", NULL};
-
-sc_status_t sc_env_int_leading(const char *const *names, long def, long *value)
-{
-    const char *which = NULL;
-    const char *s = sc_env_first(names, &which);
-    char *end;
-    long v;
-
-    if (!s) {
-        *value = def;
-        return SC_SUCCESS;
-    }
-    errno = 0;
-    v = strtol(s, &end, 10);
-    if (errno || end == s || (*end != '\0' && *end != '(' && *end != ','))
-        return sc_error(SC_ERR_INVALID_ARG, "%s=%s is not an integer", which, s);
-    *value = v;
-    return SC_SUCCESS;
-}
 
 sc_status_t sc_env_bind_mode(sc_bind_t *mode)
 {

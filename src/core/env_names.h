@@ -44,12 +44,6 @@ extern const char *const sc_env_cpu_isa_names[];           /* SC_CPU_ISA */
 /* The smallest SC_CHUNK_BYTES the ring accepts. */
 #define SC_MIN_CHUNK_BYTES 64
 
-/* Like sc_env_int, but a value made of a leading integer followed by '(' or ',' gives
- * that integer: Slurm writes SLURM_NTASKS_PER_NODE as "4(x2)" or "4,2" when the job
- * spans several nodes. Anything else that is not an integer is SC_ERR_INVALID_ARG
- * naming the variable. *value is written only on success. */
-sc_status_t sc_env_int_leading(const char *const *names, long def, long *value);
-
 /* The binding mode SC_BIND asks for: "core" (also when unset or empty) or "none",
  * case-insensitive. SC_ERR_INVALID_ARG naming SC_BIND and its value otherwise.
  * *mode (SC_BIND_CORE or SC_BIND_NONE) is written only on success. */

@@ -333,6 +333,23 @@ static void sc_progress_sleep(sc_transport_t *tp, int armed, int timeout_ms)
     }
 }
 
+/* One progress step unless another thread holds the lock; then whether to go on
+ * spinning: after progress (the spin starts over) or while the spin lasts. */
+static int sc_progress_spin_step(sc_transport_t *tp, sc_spin_t *spin)
+{
+    int progressed = 0;
+
+    if (pthread_mutex_trylock(&tp->lock) == 0) {
+        progressed = sc_progress_step(tp);
+        pthread_mutex_unlock(&tp->lock);
+    }
+    if (progressed) {
+        sc_spin_reset(spin);
+        return 1;
+    }
+    return sc_spin_continue(spin, tp->spin_s);
+}
+
 /* The background driver: runs queued ops while no caller is waiting on one (a waiting
  * caller drives progress itself, so the two never compete for a core). */
 static void *sc_progress_thread(void *arg)
@@ -344,7 +361,6 @@ static void *sc_progress_thread(void *arg)
 
     while (!__atomic_load_n(&tp->stop, __ATOMIC_ACQUIRE)) {
         int active = __atomic_load_n(&tp->active, __ATOMIC_SEQ_CST);
-        int progressed = 0;
         sc_status_t st;
 
         if (!active) {
@@ -368,23 +384,14 @@ static void *sc_progress_thread(void *arg)
             sc_spin_reset(&spin);
             continue;
         }
-        if (pthread_mutex_trylock(&tp->lock) == 0) {
-            progressed = sc_progress_step(tp);
-            pthread_mutex_unlock(&tp->lock);
-        }
-        if (progressed) {
-            sc_spin_reset(&spin);
-            continue;
-        }
-        if (sc_spin_continue(&spin, tp->spin_s))
+        if (sc_progress_spin_step(tp, &spin))
             continue;
         /* One full scan (a completion UCX did not count as an event is seen there),
          * then sleep until UCX has an event, an op is queued, or a deadline may
          * pass; and scan fully again on waking. */
         pthread_mutex_lock(&tp->lock);
         tp->rescan = 1;
-        progressed = sc_progress_step(tp);
-        st = progressed ? SC_IN_PROGRESS : sc_ucx_arm(tp);
+        st = sc_progress_step(tp) ? SC_IN_PROGRESS : sc_ucx_arm(tp);
         pthread_mutex_unlock(&tp->lock);
         if (st == SC_IN_PROGRESS) {
             sc_spin_reset(&spin);
@@ -495,17 +502,7 @@ SC_API sc_status_t sc_wait(sc_request_t *req)
     sc_spin_reset(&spin);
     __atomic_add_fetch(&tp->waiters, 1, __ATOMIC_SEQ_CST);
     while (!__atomic_load_n(&req->done, __ATOMIC_ACQUIRE)) {
-        int progressed = 0;
-
-        if (pthread_mutex_trylock(&tp->lock) == 0) {
-            progressed = sc_progress_step(tp);
-            pthread_mutex_unlock(&tp->lock);
-        }
-        if (progressed) {
-            sc_spin_reset(&spin);
-            continue;
-        }
-        if (sc_spin_continue(&spin, tp->spin_s))
+        if (sc_progress_spin_step(tp, &spin))
             continue;
         /* Hand the driving to the progress thread and sleep until a completion. */
         __atomic_store_n(&tp->rescan, 1, __ATOMIC_RELAXED);

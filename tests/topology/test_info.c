@@ -2,6 +2,7 @@
  * Slurm task count parser, and of sc_info_print_topology's binding and counts. */
 #include "test_util.h"
 
+#include "core/env.h"
 #include "core/env_names.h"
 #include "shardcomm/info.h"
 #include "shardcomm/status.h"
