@@ -57,7 +57,7 @@ sc_coll_op_t *sc_op_create(struct sc_comm *comm, sc_coll_kind_t kind, sc_dtype_t
         cap = op->cap;
         scratch = op->scratch;
         scratch_bytes = op->scratch_bytes;
-        memset(op, 0, sizeof(*op));
+        memset(op, 0, SC_OP_CLEARED);
     } else {
         op = calloc(1, sizeof(*op));
         if (!op)
@@ -304,8 +304,10 @@ static sc_status_t sc_op_start(sc_coll_op_t *op)
     memcpy(op->inline_out, &op->hdr, sizeof(op->hdr));
     /* The payload is read at start, not when the op was built: a gated op's input
      * (host-staged device calls) arrives in between. */
-    if (op->inline_bytes)
+    if (op->inline_bytes) {
+        memset(op->inline_out + sizeof(op->hdr), 0, SC_OP_INLINE_OFF - sizeof(op->hdr));
         memcpy(op->inline_out + SC_OP_INLINE_OFF, op->inline_src, op->inline_bytes);
+    }
     for (int i = 0; i < op->nhdr; i++) {
         int peer = op->hdr_peer[i];
         st = sc_ucx_recv(tp, sc_op_tag(op, SC_TAG_KIND_HDR, 0, peer), SC_TAG_FULL_MASK,

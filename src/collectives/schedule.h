@@ -100,14 +100,11 @@ typedef struct sc_op {
     int nhdr;                  /* neighbour headers expected (0, 1 or 2) */
     int hdr_peer[2];
     int hdr_ok;                /* bit i: neighbour i's header verified */
-    /* Header receives have room for an inline payload (see inline_bytes). */
-    _Alignas(16) uint8_t hdr_in[2][SC_OP_HDR_BUF];
     /* Small operations on two ranks send their payload with the header, one message
      * each way: inline_bytes of payload follow the header in inline_out. */
     int inline_hdr;
     size_t inline_bytes;
     const void *inline_src;    /* copied into inline_out when the op starts */
-    _Alignas(16) uint8_t inline_out[SC_OP_HDR_BUF];
     void *hdr_recv_req[2];
     void *hdr_send_req[2];
     double deadline;
@@ -115,7 +112,14 @@ typedef struct sc_op {
      * waits for its stream to copy the data out), failing at gate_deadline. */
     int *gate;
     double gate_deadline;
+    /* The message buffers come last: they are written before they are read, so a
+     * reused op clears only the fields above them (SC_OP_CLEARED). */
+    /* Header receives have room for an inline payload (see inline_bytes). */
+    _Alignas(16) uint8_t hdr_in[2][SC_OP_HDR_BUF];
+    _Alignas(16) uint8_t inline_out[SC_OP_HDR_BUF];
 } sc_coll_op_t;
+
+#define SC_OP_CLEARED offsetof(sc_coll_op_t, hdr_in)
 
 /* Creates an empty op for comm (not queued). Returns NULL when out of memory. */
 sc_coll_op_t *sc_op_create(struct sc_comm *comm, sc_coll_kind_t kind, sc_dtype_t dtype,
