@@ -123,7 +123,12 @@ typedef struct {
 
 /* A compressor holds one residual (and one momentum buffer) per key: a tensor or a
  * bucket, created by the first call with that key and the count it gives. config NULL:
- * SC_COMPRESS_CONFIG_INIT. SC_ERR_INVALID_ARG names a field out of range. */
+ * SC_COMPRESS_CONFIG_INIT. SC_ERR_INVALID_ARG names a field out of range.
+ * Memory per key, in elements of its accumulation type (float32; float64 for float64
+ * keys): count for the step's working copy (v = residual + g, which becomes the next
+ * residual at the commit, so that a failed step changes nothing), count more for the
+ * residual with error feedback and count more for the momentum with momentum
+ * correction; plus every rank's pairs (p x k indices and values). */
 SC_API sc_status_t sc_compressor_create(const sc_compress_config_t *config,
                                         sc_compressor_t **compressor);
 
