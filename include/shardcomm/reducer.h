@@ -84,8 +84,9 @@ typedef struct {
  * save with buf NULL sets *len to the bytes needed, else writes at most *len bytes and
  * sets *len to what it wrote (SC_ERR_INVALID_ARG when they do not fit); load takes
  * exactly what save wrote and leaves the state unchanged when it fails;
- * destroy frees it (NULL when nothing to free). The reducer owns a hook passed in
- * its configuration and destroys it with itself. */
+ * destroy frees it (NULL when nothing to free), after waiting for any work of its own
+ * still reading a bucket: the reducer frees the buckets after destroy returns. The
+ * reducer owns a hook passed in its configuration and destroys it with itself. */
 typedef struct sc_comm_hook {
     const char *name;
     void *state;

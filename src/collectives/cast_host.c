@@ -3,15 +3,12 @@
  * tails and other CPUs. */
 #include "collectives/cast_kernels.h"
 #include "collectives/cast_spec.h"
+#include "core/clones.h"
 
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>
 #define SC_HAVE_X86_PATHS 1
 #define SC_X86 __attribute__((target("avx2,f16c")))
-/* GCC compiles a cloned function once per target and picks the clone at load time. */
-#define SC_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
-#else
-#define SC_CLONES
 #endif
 
 /* The check scans this many elements between looks at what it found, so that a buffer

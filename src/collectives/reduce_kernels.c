@@ -5,21 +5,15 @@
 #include "collectives/cast_spec.h"
 #include "collectives/fp8_spec.h"
 #include "collectives/reduce_kernels.h"
+#include "core/clones.h"
 
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>
-/* GCC compiles a cloned function once per target and picks the clone when the
- * library is loaded (ifunc), so a generic build runs AVX2/AVX-512 where present.
- * The clones compute the same IEEE operations element by element, so the result
- * does not depend on which one runs. */
-#define SC_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
 /* float16 and bfloat16 conversions are written with intrinsics, dispatched on
  * __builtin_cpu_supports. */
 #define SC_HAVE_X86_PATHS 1
 #define SC_F16C __attribute__((target("avx,f16c")))
 #define SC_AVX2 __attribute__((target("avx2")))
-#else
-#define SC_CLONES
 #endif
 
 /* Canonical quiet NaNs: every NaN a reduction produces is replaced by these. x86

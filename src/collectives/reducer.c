@@ -128,10 +128,13 @@ static void sc_reducer_free(sc_reducer_t *r)
     free(r->grads);
     free(r->order);
     free(r->fill);
-    sc_reducer_free_buckets(r, r->buckets, r->nbuckets);
-    r->mem.close(&r->mem);
+    /* The hook first: its work may still read a bucket (the top-k hook's selection
+     * runs on a worker, which a failed iteration does not wait for), and its destroy
+     * waits for that work. */
     if (r->hook.destroy)
         r->hook.destroy(r->hook.state);
+    sc_reducer_free_buckets(r, r->buckets, r->nbuckets);
+    r->mem.close(&r->mem);
     pthread_cond_destroy(&r->changed);
     pthread_mutex_destroy(&r->lock);
     free(r);

@@ -42,7 +42,7 @@ typedef struct sc_transport {
     struct sc_comm *comms;
     uint32_t next_ctx;
     double spin_s;
-    int rescan;                 /* the next progress step must scan every op */
+    int rescan;                 /* atomic: the next progress step must scan every op */
     int idle_steps;             /* steps since the last scan */
     pthread_mutex_t pool_lock;  /* the pool of finished ops for reuse */
     struct sc_op *op_pool;

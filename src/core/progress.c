@@ -170,10 +170,12 @@ static int sc_progress_step(sc_transport_t *tp)
 
     /* Nothing can have changed when UCX processed no event and the last scan moved
      * nothing: skip the scan, the hot loop of a waiting caller stays short. */
-    if (!progressed && !tp->rescan && ++tp->idle_steps < SC_PROGRESS_IDLE_SCAN)
+    if (!progressed && !__atomic_load_n(&tp->rescan, __ATOMIC_RELAXED) &&
+        ++tp->idle_steps < SC_PROGRESS_IDLE_SCAN)
         return 0;
     tp->idle_steps = 0;
-    tp->rescan = 0;
+    /* Cleared before the scan: a request for another one made meanwhile survives. */
+    __atomic_store_n(&tp->rescan, 0, __ATOMIC_RELAXED);
     sc_ucx_check_local_peers(tp);
     for (sc_comm_t *c = tp->comms; c; c = c->next) {
         progressed |= sc_progress_ctl(c);
@@ -202,7 +204,8 @@ static int sc_progress_step(sc_transport_t *tp)
             progressed = 1;
         }
     }
-    tp->rescan = progressed;
+    if (progressed)
+        __atomic_store_n(&tp->rescan, 1, __ATOMIC_RELAXED);
     return progressed;
 }
 
@@ -288,7 +291,7 @@ void sc_progress_enqueue(sc_comm_t *c, sc_coll_op_t *op, struct sc_request *req,
             c->head = op;
         c->tail = op;
     }
-    tp->rescan = 1;
+    __atomic_store_n(&tp->rescan, 1, __ATOMIC_RELAXED);
     /* Posting the first sends now saves the peers a round trip. */
     if (first)
         sc_progress_step(tp);
@@ -390,7 +393,7 @@ static void *sc_progress_thread(void *arg)
          * then sleep until UCX has an event, an op is queued, or a deadline may
          * pass; and scan fully again on waking. */
         pthread_mutex_lock(&tp->lock);
-        tp->rescan = 1;
+        __atomic_store_n(&tp->rescan, 1, __ATOMIC_RELAXED);
         st = sc_progress_step(tp) ? SC_IN_PROGRESS : sc_ucx_arm(tp);
         pthread_mutex_unlock(&tp->lock);
         if (st == SC_IN_PROGRESS) {
@@ -398,7 +401,7 @@ static void *sc_progress_thread(void *arg)
             continue;
         }
         sc_progress_sleep(tp, 1, 20);
-        tp->rescan = 1;
+        __atomic_store_n(&tp->rescan, 1, __ATOMIC_RELAXED);
         sc_spin_reset(&spin);
     }
     return NULL;

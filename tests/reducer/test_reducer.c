@@ -15,7 +15,15 @@
  *   SC_BUCKET_CAP_MB_turns_autotune_off
  *   mark_ready_from_several_threads
  *   zero_gradients_and_zero_element_gradients
- *   copy_back_follows_each_reduction_before_finalize */
+ *   copy_back_follows_each_reduction_before_finalize
+ *   hook_work_outliving_a_failed_iteration_ends_before_the_buckets_are_freed   a hook
+ *                                       whose start leaves a thread reading the bucket
+ *                                       and then fails (as the top-k hook's selection
+ *                                       worker may still read a bucket after a failed
+ *                                       iteration, whose finish never runs); its destroy
+ *                                       joins the thread, and the reducer frees the
+ *                                       buckets only after that (AddressSanitizer sees
+ *                                       a read of freed memory otherwise) */
 #include <pthread.h>
 #include <sched.h>
 
@@ -429,6 +437,103 @@ static int test_custom_hook_reduces_every_bucket(int argc, char **argv)
     return 0;
 }
 
+/* A hook that leaves work behind: start starts a thread that reads the bucket 50 ms
+ * later, then fails; destroy joins the threads. */
+#define LINGER_MAX 64
+
+typedef struct {
+    pthread_t threads[LINGER_MAX];
+    const float *data[LINGER_MAX];
+    size_t count[LINGER_MAX];
+    double sums[LINGER_MAX];
+    int done[LINGER_MAX];
+    int n;
+} linger_t;
+
+typedef struct {
+    linger_t *l;
+    int i;
+} linger_job_t;
+
+static void *linger_read(void *arg)
+{
+    linger_t *l = ((linger_job_t *)arg)->l;
+    int i = ((linger_job_t *)arg)->i;
+    struct timespec ts = {0, 50 * 1000 * 1000};
+    double s = 0.0;
+
+    free(arg);
+    nanosleep(&ts, NULL);
+    for (size_t e = 0; e < l->count[i]; e++)
+        s += l->data[i][e];
+    l->sums[i] = s;
+    l->done[i] = 1;
+    return NULL;
+}
+
+static sc_status_t linger_start(void *state, const sc_hook_bucket_t *b, sc_comm_t *comm,
+                                sc_request_t **req)
+{
+    linger_t *l = state;
+    linger_job_t *job = malloc(sizeof(*job));
+
+    if (l->n == LINGER_MAX || !job) {
+        free(job);
+        return SC_ERR_NO_MEMORY;
+    }
+    *job = (linger_job_t){l, l->n};
+    l->data[l->n] = b->data;
+    l->count[l->n] = b->count;
+    if (pthread_create(&l->threads[l->n], NULL, linger_read, job) != 0) {
+        free(job);
+        return SC_ERR_SYSTEM;
+    }
+    l->n++;
+    (void)comm, (void)req;
+    return SC_ERR_INTERNAL;
+}
+
+static void linger_destroy(void *state)
+{
+    linger_t *l = state;
+
+    for (int i = 0; i < l->n; i++)
+        pthread_join(l->threads[i], NULL);
+}
+
+static int test_hook_work_outliving_a_failed_iteration_ends_before_the_buckets_are_freed(
+    int argc, char **argv)
+{
+    sc_reducer_config_t cfg = small_buckets();
+    linger_t l = {.n = 0};
+    sc_comm_hook_t hook = {"linger", &l, NULL, linger_start, NULL, NULL, NULL,
+                           linger_destroy};
+    rt_world_t w;
+    rt_model_t m;
+    sc_reducer_t *r;
+
+    (void)argc, (void)argv;
+    if (rt_world(&w))
+        return 1;
+    model_of(&m, SC_FLOAT32);
+    cfg.hook = &hook;
+    CHECK_OK(sc_reducer_create(w.comm, m.desc, m.n, &cfg, &r));
+    for (int g = m.n - 1; g >= 0; g--) {
+        rt_fill(&m, m.buf[g], SEED, w.rank, 0, g);
+        sc_reducer_mark_ready(r, g, m.buf[g]); /* the call that starts a bucket fails */
+    }
+    CHECK_REFUSED(sc_reducer_finalize(r), SC_ERR_INTERNAL, "\"linger\"");
+    CHECK(l.n >= 1, "no bucket started");
+    /* The reader still sleeps: destroy must let it finish before freeing what it
+     * reads. */
+    sc_reducer_destroy(r);
+    for (int i = 0; i < l.n; i++)
+        CHECK(l.done[i], "bucket %d's reader had not finished when destroy returned", i);
+    CHECK_OK(sc_comm_destroy(w.comm));
+    rt_model_free(&m);
+    return 0;
+}
+
 /* A stateful hook for checkpoints: counts the buckets it started; saves the count. */
 static sc_status_t counting_start(void *state, const sc_hook_bucket_t *b, sc_comm_t *comm,
                                   sc_request_t **req)
@@ -809,6 +914,8 @@ int main(int argc, char **argv)
         {"no_sync_iterations_accumulate", test_no_sync_iterations_accumulate},
         {"hook_casts_to_narrow_type", test_hook_casts_to_narrow_type},
         {"custom_hook_reduces_every_bucket", test_custom_hook_reduces_every_bucket},
+        {"hook_work_outliving_a_failed_iteration_ends_before_the_buckets_are_freed",
+         test_hook_work_outliving_a_failed_iteration_ends_before_the_buckets_are_freed},
         {"hook_state_survives_a_checkpoint", test_hook_state_survives_a_checkpoint},
         {"autotune_converges_and_ranks_agree", test_autotune_converges_and_ranks_agree},
         {"SC_BUCKET_CAP_MB_turns_autotune_off", test_SC_BUCKET_CAP_MB_turns_autotune_off},
