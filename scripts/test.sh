@@ -2,8 +2,11 @@
 # The whole test suite: installs dependencies, then builds and runs every CTest test
 # (unit, multirank, fault, install; gpu tests report themselves skipped without a GPU)
 # in both variants: with the device path (CUDA + NCCL, when the toolkit is installed)
-# and host-only. Last, a host-only build with AddressSanitizer + UBSan runs the unit
-# tests.
+# and host-only. Then a host-only build with AddressSanitizer + UBSan runs the unit
+# tests, and one with ThreadSanitizer the tests of the threaded parts: the reducer (its
+# finisher thread, marks from several threads, hooks), the compressed all-reduce and
+# the top-k hook (its selection worker and gated all-gathers) across ranks, and the
+# ranks killed in the middle of those.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 "$root/scripts/install-deps.sh"
@@ -25,3 +28,12 @@ BUILD_DIR="$root/build-asan" "$root/scripts/build.sh" -DSC_SANITIZE=ON -DSC_BUIL
 # UCX's memory hooks and ASan's interceptors must not both patch malloc and mmap.
 (cd "$root/build-asan" && UCX_MEM_MALLOC_HOOKS=no UCX_MEM_MMAP_HOOK_MODE=none \
   ctest --output-on-failure --timeout 300 -L unit)
+
+BUILD_DIR="$root/build-tsan" "$root/scripts/build.sh" -DSC_SANITIZE_THREAD=ON \
+  -DSC_BUILD_BENCH=OFF -DSC_WITH_CUDA=OFF
+# Left out: the selector's own unit tests and the largest multi-rank ones, which take
+# minutes each under ThreadSanitizer (the selector's threads still run in the rest).
+(cd "$root/build-tsan" && UCX_MEM_EVENTS=no UCX_MEM_MALLOC_HOOKS=no \
+  UCX_MEM_MMAP_HOOK_MODE=none TSAN_OPTIONS="halt_on_error=1 report_signal_unsafe=0" \
+  ctest --output-on-failure --timeout 300 -R '^(reducer|compress)\.|^fault\.killed' \
+    -E '^compress\.topk\.|large|converges|200003|150001|131101')
