@@ -7,6 +7,8 @@
 #include "compress/topk_internal.h"
 #include "core/error.h"
 
+#define SC_RANDOM_AHEAD 16
+
 static uint64_t topk_random_mix(uint64_t z)
 {
     z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
@@ -36,7 +38,8 @@ static uint64_t topk_random_below(uint64_t *s, uint64_t bound)
 sc_status_t sc_topk_random_host(sc_topk_t *topk, const sc_topk_job_t *unfilled)
 {
     sc_topk_job_t filled, *job = &filled;
-    size_t words = (unfilled->n + 63) / 64, pos = 0;
+    size_t words = (unfilled->n + 63) / 64, pos = 0, ahead[SC_RANDOM_AHEAD], head = 0,
+           queued = 0;
     uint64_t *marks = topk->marks, s;
 
     if (sc_topk_fill_all(topk, unfilled, &filled) != SC_SUCCESS)
@@ -60,11 +63,24 @@ sc_status_t sc_topk_random_host(sc_topk_t *topk, const sc_topk_job_t *unfilled)
             t = j;
         marks[t / 64] |= (uint64_t)1 << (t % 64);
     }
+    /* The values are read in index order, each a cache miss: a queue of the next
+     * SC_RANDOM_AHEAD indices, prefetched as they enter it, keeps that many in flight. */
     for (size_t w = 0; w < words; w++)
         for (uint64_t m = marks[w]; m; m &= m - 1) {
             size_t i = w * 64 + (size_t)__builtin_ctzll(m);
-            sc_topk_job_put(job, pos++, i, sc_topk_bits_at(job->x, i, job->fmt.width));
+            __builtin_prefetch((const char *)job->x + i * job->fmt.width);
+            if (queued == SC_RANDOM_AHEAD) {
+                size_t o = ahead[head];
+                sc_topk_job_put(job, pos++, o, sc_topk_bits_at(job->x, o, job->fmt.width));
+                ahead[head] = i;
+                head = (head + 1) % SC_RANDOM_AHEAD;
+            } else {
+                ahead[(head + queued++) % SC_RANDOM_AHEAD] = i;
+            }
         }
+    for (; queued; queued--, head = (head + 1) % SC_RANDOM_AHEAD)
+        sc_topk_job_put(job, pos++, ahead[head],
+                        sc_topk_bits_at(job->x, ahead[head], job->fmt.width));
     topk->random_calls++;
     return SC_SUCCESS;
 }
