@@ -11,6 +11,7 @@
 
 #include "compress/compress_internal.h"
 #include "core/clock.h"
+#include "collectives/reduce_kernels.h"
 #include "shardcomm/kernels.h"
 
 #define SC_EF_CHUNK 4096 /* elements of a pass at a time (float16/bfloat16 widened) */
@@ -289,19 +290,16 @@ void sc_ckey_settle(sc_ckey_t *k)
 }
 
 /* v[off, off + n) = r + g (or + m u + g) with r as it stands, n <= SC_EF_CHUNK, the
- * gradient widened to float32 first when it is float16/bfloat16. r given (not NULL)
- * replaces the residual for this range (one element: a settled value). */
-static void sc_ef_v(const sc_ckey_t *k, double m, const void *g, size_t off, size_t n,
-                    const void *r)
+ * gradient widened to float32 first when it is float16/bfloat16. */
+static void sc_ef_v(const sc_ckey_t *k, double m, const void *g, size_t off, size_t n)
 {
     size_t es = sc_dtype_size(k->acc);
     float wide[SC_EF_CHUNK];
     const void *gc = (const char *)g + off * sc_dtype_size(k->dtype);
     const void *uc = k->momentum ? (const char *)k->momentum + off * es : NULL;
+    const void *r = k->residual ? (const char *)k->residual + off * es : NULL;
     void *vc = (char *)k->v + off * es;
 
-    if (!r && k->residual)
-        r = (const char *)k->residual + off * es;
     if (k->dtype == SC_FLOAT16 || k->dtype == SC_BFLOAT16) {
         sc_cast(gc, k->dtype, wide, SC_FLOAT32, n, 1.0f, NULL);
         gc = wide;
@@ -322,22 +320,39 @@ typedef struct {
     const void *g;
 } sc_ef_fill_t;
 
-/* The settling of sent pairs [j, ...) below end for the common layout (float32
- * gradient, 32-bit indices, float32 values): the same arithmetic as sc_ef_settled and
- * sc_ef_v in one loop, without a call per element. */
-static void sc_ef_settle_f32(const sc_ckey_t *k, float m, const float *g, size_t j,
-                             size_t end)
+/* Element i of a float32, float16 or bfloat16 gradient, widened to float32 as sc_ef_v
+ * widens it. */
+static float sc_ef_g32(const void *g, sc_dtype_t dtype, uint64_t i)
 {
-    const uint32_t *idx = k->sent_pairs;
-    const float *sent = (const float *)((const char *)k->sent_pairs + k->sent.values_off);
-    const float *r = k->residual, *u = k->momentum;
-    float *v = k->v;
+    switch (dtype) {
+    case SC_FLOAT16: return sc_half_to_float(((const uint16_t *)g)[i]);
+    case SC_BFLOAT16: return sc_bfloat16_to_float(((const uint16_t *)g)[i]);
+    default: return ((const float *)g)[i];
+    }
+}
 
-    for (; j < k->sent_n && idx[j] < end; j++) {
-        uint32_t i = idx[j];
-        float x = r ? r[i] - sent[j] : 0.0f;
-        x = isfinite(x) ? x : 0.0f;
-        v[i] = u ? x + (m * u[i] + g[i]) : x + g[i];
+/* v at the sent pairs [j, ...) below end, the residual settled there: element by
+ * element the arithmetic of sc_ef_v (float32 or float64 by the key's accumulation
+ * type), without a call of it per element. */
+static void sc_ef_fill_settled(const sc_ckey_t *k, double m, const void *g, size_t j,
+                               size_t end)
+{
+    uint64_t i;
+
+    if (k->acc == SC_FLOAT64) {
+        const double *u = k->momentum, *gd = g;
+        double *v = k->v;
+        for (; j < k->sent_n && (i = sc_sent_index(k, j)) < end; j++) {
+            double x = sc_ef_settled(k, j, i);
+            v[i] = u ? x + (m * u[i] + gd[i]) : x + gd[i];
+        }
+        return;
+    }
+    const float *u = k->momentum;
+    float *v = k->v, mf = (float)m;
+    for (; j < k->sent_n && (i = sc_sent_index(k, j)) < end; j++) {
+        float x = (float)sc_ef_settled(k, j, i), gi = sc_ef_g32(g, k->dtype, i);
+        v[i] = u ? x + (mf * u[i] + gi) : x + gi;
     }
 }
 
@@ -345,23 +360,11 @@ static void sc_ef_fill(void *ctx, size_t begin, size_t end)
 {
     const sc_ef_fill_t *f = ctx;
     const sc_ckey_t *k = f->k;
-    size_t j;
-    uint64_t i;
 
     for (size_t off = begin; off < end; off += SC_EF_CHUNK)
-        sc_ef_v(k, f->m, f->g, off, end - off < SC_EF_CHUNK ? end - off : SC_EF_CHUNK, NULL);
-    if (!k->unsettled)
-        return;
-    j = sc_sent_lower(k, begin);
-    if (k->dtype == SC_FLOAT32 && k->sent.index_bits == 32 && k->sent.vdtype == SC_FLOAT32) {
-        sc_ef_settle_f32(k, (float)f->m, f->g, j, end);
-        return;
-    }
-    for (; j < k->sent_n && (i = sc_sent_index(k, j)) < end; j++) {
-        double r64 = sc_ef_settled(k, j, i);
-        float r32 = (float)r64;
-        sc_ef_v(k, f->m, f->g, i, 1, k->acc == SC_FLOAT64 ? (const void *)&r64 : &r32);
-    }
+        sc_ef_v(k, f->m, f->g, off, end - off < SC_EF_CHUNK ? end - off : SC_EF_CHUNK);
+    if (k->unsettled)
+        sc_ef_fill_settled(k, f->m, f->g, sc_sent_lower(k, begin), end);
 }
 
 /* u = m u + g over the key (the gradient widened chunk by chunk), the entries this rank
