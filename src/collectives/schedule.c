@@ -533,10 +533,11 @@ static sc_status_t sc_op_timeout(sc_coll_op_t *op)
     return sc_error(SC_ERR_TIMEOUT, "%s timed out after %.1f s", mine, op->comm->timeout_s);
 }
 
-sc_status_t sc_op_advance(sc_coll_op_t *op, int *progressed)
+sc_status_t sc_op_advance(sc_coll_op_t *op, int *moved)
 {
     sc_status_t st;
     int end;
+    double now;
 
     if (!op->started) {
         if (op->gate && !__atomic_load_n(op->gate, __ATOMIC_ACQUIRE)) {
@@ -549,11 +550,11 @@ sc_status_t sc_op_advance(sc_coll_op_t *op, int *progressed)
                             (unsigned long long)op->hdr.seq);
         }
         st = sc_op_start(op);
-        *progressed = 1;
+        *moved = 1;
         if (st != SC_SUCCESS)
             return st;
     }
-    st = sc_op_headers(op, progressed);
+    st = sc_op_headers(op, moved);
     if (st != SC_SUCCESS)
         return st;
     end = op->nacts < op->first_pending + SC_OP_WINDOW ? op->nacts
@@ -567,7 +568,7 @@ sc_status_t sc_op_advance(sc_coll_op_t *op, int *progressed)
                 continue;
             if (st != SC_SUCCESS)
                 return st;
-            *progressed = 1;
+            *moved = 1;
         } else if (a->state == SC_ACT_PENDING && sc_op_deps_done(op, a)) {
             /* Local computation waits until the neighbours agreed on the call. */
             if (a->kind != SC_ACT_SEND && a->kind != SC_ACT_RECV && !sc_op_headers_done(op))
@@ -575,7 +576,7 @@ sc_status_t sc_op_advance(sc_coll_op_t *op, int *progressed)
             st = sc_op_run_action(op, a);
             if (st != SC_SUCCESS)
                 return st;
-            *progressed = 1;
+            *moved = 1;
         }
         if (i == op->first_pending && a->state == SC_ACT_DONE) {
             op->first_pending++;
@@ -589,7 +590,10 @@ sc_status_t sc_op_advance(sc_coll_op_t *op, int *progressed)
     st = sc_op_check_peers(op);
     if (st != SC_SUCCESS)
         return st;
-    if (sc_clock_coarse() > op->deadline)
+    now = sc_clock_coarse();
+    if (*moved)
+        op->deadline = now + op->comm->timeout_s;
+    else if (now > op->deadline)
         return sc_op_timeout(op);
     return SC_IN_PROGRESS;
 }

@@ -107,6 +107,8 @@ typedef struct sc_op {
     const void *inline_src;    /* copied into inline_out when the op starts */
     void *hdr_recv_req[2];
     void *hdr_send_req[2];
+    /* SC_TIMEOUT after the op last moved: a peer that stops answering fails it, a
+     * long op that keeps moving (a large one on a slow or loaded machine) does not. */
     double deadline;
     /* Start condition: the op starts once *gate is nonzero (a host-staged device call
      * waits for its stream to copy the data out), failing at gate_deadline. */

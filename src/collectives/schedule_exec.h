@@ -4,10 +4,11 @@
 
 #include "collectives/schedule.h"
 
-/* Starts what can start and polls what is running. SC_IN_PROGRESS while unfinished
- * (*progressed set when something moved), SC_SUCCESS when complete, else the error
- * (with its sentence set on the calling thread). */
-sc_status_t sc_op_advance(sc_coll_op_t *op, int *progressed);
+/* Starts what can start and polls what is running. SC_IN_PROGRESS while unfinished,
+ * SC_SUCCESS when complete, else the error (with its sentence set on the calling
+ * thread). *moved (0 on entry) is set when something moved; an op fails with
+ * SC_ERR_TIMEOUT when nothing of it moved for the communicator's timeout. */
+sc_status_t sc_op_advance(sc_coll_op_t *op, int *moved);
 
 /* Cancels the op's outstanding transfers after a failure. */
 void sc_op_cancel(sc_coll_op_t *op);

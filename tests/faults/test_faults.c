@@ -1,6 +1,7 @@
 /* Specs of failures other than mismatched arguments: a rank killed mid-allreduce, a
  * rank that never joins the rendezvous, sc_comm_abort, a rank that issues one
- * collective fewer, and an operation whose peer stays silent. Every surviving rank
+ * collective fewer, and an operation whose peer stays silent (and one that is long but
+ * never silent, which must not fail). Every surviving rank
  * gets an error naming the cause, within SC_TIMEOUT (plus what the spec allows), never
  * a hang; later calls on the failed communicator repeat the error at once. */
 #include <signal.h>
@@ -535,6 +536,93 @@ static int test_pending_op_times_out_naming_the_silent_rank(int argc, char **arg
     return fault_check_destroy(comm, 3.0);
 }
 
+/* The input of the long allreduce below: small integers, so that any count sums exactly. */
+static float long_input(int r, size_t i)
+{
+    return (float)((r + 1) * 3 + (int)(i % 13));
+}
+
+/* 2 ranks, 64-byte chunks and the ring, so that a large allreduce is a long stream of
+ * small messages. The count grows (the same on both ranks: the slower rank's time
+ * decides) until one allreduce takes longer than 1.5 x SC_TIMEOUT. It keeps moving the
+ * whole time, so it completes with the right sum: SC_TIMEOUT bounds a wait for a peer,
+ * not the length of an op. */
+static int test_long_op_that_keeps_moving_outlives_the_timeout(int argc, char **argv)
+{
+    const size_t cap = (size_t)64 << 20;
+    double timeout = fault_timeout(), took = 0.0;
+    size_t count = (size_t)1 << 18;
+    float *in = NULL, *out = NULL;
+    sc_comm_t *comm;
+    int rc = TEST_FAIL;
+
+    (void)argc;
+    (void)argv;
+    setenv("SC_CHUNK_BYTES", "64", 1);
+    setenv("SC_ALGO", "ring", 1);
+    if (start_world(&comm, 2) != TEST_PASS)
+        return TEST_FAIL;
+    for (;;) {
+        double t0, mine;
+        float *ni = realloc(in, count * sizeof(float)), *no;
+
+        if (!ni)
+            break;
+        in = ni;
+        no = realloc(out, count * sizeof(float));
+        if (!no)
+            break;
+        out = no;
+        for (size_t i = 0; i < count; i++)
+            in[i] = long_input(fault_rank, i);
+        t0 = fault_now();
+        sc_status_t st = sc_allreduce(in, out, count, SC_FLOAT32, SC_SUM, comm, NULL, NULL);
+        mine = fault_now() - t0;
+        if (st != SC_SUCCESS) {
+            printf("rank %d: FAIL the allreduce of %zu floats returned %s after %.2f s "
+                   "(SC_TIMEOUT %.1f s): %s\n", fault_rank, count, sc_status_string(st), mine,
+                   timeout, sc_last_error());
+            goto out;
+        }
+        for (size_t i = 0; i < count; i++)
+            if (out[i] != long_input(0, i) + long_input(1, i)) {
+                printf("rank %d: FAIL element %zu of %zu is %g, expected %g\n", fault_rank, i,
+                       count, (double)out[i], (double)(long_input(0, i) + long_input(1, i)));
+                goto out;
+            }
+        if (sc_allreduce(&mine, &took, 1, SC_FLOAT64, SC_MAX, comm, NULL, NULL) != SC_SUCCESS) {
+            printf("rank %d: FAIL the agreement on the time: %s\n", fault_rank, sc_last_error());
+            goto out;
+        }
+        if (took > 1.5 * timeout)
+            break;
+        if (count >= cap) {
+            printf("rank %d: FAIL %zu floats took only %.2f s, not more than 1.5 x SC_TIMEOUT "
+                   "(%.1f s): nothing was tested\n", fault_rank, count, took, timeout);
+            goto out;
+        }
+        /* Aim at 2 x SC_TIMEOUT from the rate just seen. */
+        double grow = took > 0.0 ? 2.0 * timeout / took : 16.0;
+        count = grow > 16.0 ? count * 16 : (size_t)((double)count * (grow > 1.5 ? grow : 1.5));
+        if (count > cap)
+            count = cap;
+    }
+    if (!in || !out) {
+        printf("rank %d: FAIL out of memory at %zu floats\n", fault_rank, count);
+        goto out;
+    }
+    printf("rank %d: an allreduce of %zu floats took %.2f s with SC_TIMEOUT %.1f s and "
+           "completed with the right sum\n", fault_rank, count, took, timeout);
+    rc = TEST_PASS;
+out:
+    free(in);
+    free(out);
+    if (rc == TEST_PASS)
+        return fault_check_destroy(comm, 3.0);
+    sc_comm_destroy(comm);
+    return rc;
+}
+
 int main(int argc, char **argv)
 {
     static const fault_test_t tests[] = {
@@ -556,6 +644,8 @@ int main(int argc, char **argv)
          test_peer_exiting_right_after_a_barrier_does_not_fail_it},
         {"pending_op_times_out_naming_the_silent_rank",
          test_pending_op_times_out_naming_the_silent_rank},
+        {"long_op_that_keeps_moving_outlives_the_timeout",
+         test_long_op_that_keeps_moving_outlives_the_timeout},
         {NULL, NULL}};
     return fault_main(tests, argc, argv);
 }
