@@ -31,20 +31,31 @@ static float input_value(int r, int it, size_t i)
     return (float)((r + 1) * 4 + (int)((i + (size_t)it) % 17));
 }
 
-/* The communicator every test starts from: size ranks, all present (a barrier). */
-static int start_world(sc_comm_t **comm, int size)
+/* The communicator of size ranks. */
+static int join_world(sc_comm_t **comm, int size)
 {
     CHECK_OK(sc_comm_init_from_env(comm));
     CHECK(sc_comm_size(*comm) == size, "runs with %d ranks", size);
+    return TEST_PASS;
+}
+
+/* The communicator most tests start from: size ranks, all present (a barrier). */
+static int start_world(sc_comm_t **comm, int size)
+{
+    if (join_world(comm, size) != TEST_PASS)
+        return TEST_FAIL;
     CHECK_OK(sc_barrier(*comm, NULL));
     return TEST_PASS;
 }
 
-/* This rank's allreduce input of iteration 0. */
-static void fill_input(float *in)
+/* The allreduce of this rank's input of iteration 0 (ALLREDUCE_COUNT floats). */
+static sc_status_t allreduce_input(sc_comm_t *comm)
 {
+    float in[ALLREDUCE_COUNT], out[ALLREDUCE_COUNT];
+
     for (size_t i = 0; i < ALLREDUCE_COUNT; i++)
         in[i] = input_value(fault_rank, 0, i);
+    return sc_allreduce(in, out, ALLREDUCE_COUNT, SC_FLOAT32, SC_SUM, comm, NULL, NULL);
 }
 
 static float expected_sum(int size, int it, size_t i)
@@ -84,6 +95,18 @@ static int wait_gone(int32_t pid)
         fault_sleep(0.01);
     }
     CHECK(0, "process %d is still running after 10 s", (int)pid);
+    return TEST_FAIL;
+}
+
+/* The end of a test whose call failed with err: later calls repeat err at once, the
+ * rank says what its call got, and the failed communicator is destroyed promptly. */
+static int finish_failed(sc_comm_t *comm, const fault_error_t *err, const char *call)
+{
+    if (fault_check_later_calls_fail(comm, err) != TEST_PASS)
+        return TEST_FAIL;
+    printf("rank %d: %s got %s after %.3f s: %s\n", fault_rank, call,
+           sc_status_string(err->status), err->elapsed, err->text);
+    return fault_check_destroy(comm, 3.0);
 }
 
 /* ---- a rank killed in the middle of an allreduce ---- */
@@ -149,13 +172,9 @@ static int test_killed_rank_fails_pending_and_later_calls(int argc, char **argv)
         return TEST_FAIL;
     CHECK(err.elapsed < timeout, "the failure took %.3f s to report, SC_TIMEOUT is %g s",
           err.elapsed, timeout);
-    if (fault_check_later_calls_fail(comm, &err) != TEST_PASS)
-        return TEST_FAIL;
-    printf("rank %d: allreduce #%d got %s after %.3f s: %s\n", rank, it,
-           sc_status_string(err.status), err.elapsed, err.text);
     free(in);
     free(out);
-    return fault_check_destroy(comm, 3.0);
+    return finish_failed(comm, &err, "the allreduce");
 }
 
 /* ---- rendezvous with a missing rank ---- */
@@ -241,7 +260,6 @@ static int test_missing_rank_0_times_out_the_rendezvous_naming_its_store(int arg
 static int test_abort_fails_the_allreduce_others_wait_in(int argc, char **argv)
 {
     double timeout = fault_timeout();
-    float in[ALLREDUCE_COUNT], out[ALLREDUCE_COUNT];
     const char *expected = "rank 1: the communicator was aborted (sc_comm_abort)";
     fault_error_t err;
     sc_comm_t *comm;
@@ -251,14 +269,12 @@ static int test_abort_fails_the_allreduce_others_wait_in(int argc, char **argv)
     (void)argv;
     if (start_world(&comm, 3) != TEST_PASS)
         return TEST_FAIL;
-    fill_input(in);
     t0 = fault_now();
     if (fault_rank == ABORT_RANK) {
         fault_sleep(ABORT_AFTER_S);
         CHECK_OK(sc_comm_abort(comm));
     }
-    fault_error_take(&err, sc_allreduce(in, out, ALLREDUCE_COUNT, SC_FLOAT32, SC_SUM, comm,
-                                        NULL, NULL), t0);
+    fault_error_take(&err, allreduce_input(comm), t0);
     CHECK(err.status == SC_ERR_ABORTED, "the allreduce returned %s: %s",
           sc_status_string(err.status), err.text);
     if (check_sentence_has(err.text, expected) != TEST_PASS)
@@ -269,11 +285,7 @@ static int test_abort_fails_the_allreduce_others_wait_in(int argc, char **argv)
           "the allreduce failed after %.3f s, before the abort", err.elapsed);
     CHECK(err.elapsed < timeout, "the abort took %.3f s to reach this rank, SC_TIMEOUT is %g s",
           err.elapsed, timeout);
-    if (fault_check_later_calls_fail(comm, &err) != TEST_PASS)
-        return TEST_FAIL;
-    printf("rank %d: allreduce got SC_ERR_ABORTED after %.3f s: %s\n", fault_rank,
-           err.elapsed, err.text);
-    return fault_check_destroy(comm, 3.0);
+    return finish_failed(comm, &err, "the allreduce");
 }
 
 /* 2 ranks; rank 0 starts a non-blocking barrier that rank 1 never joins, and aborts
@@ -309,16 +321,38 @@ static int test_abort_fails_own_pending_request(int argc, char **argv)
     if (check_sentence_has(err.text, expected) != TEST_PASS)
         return TEST_FAIL;
     CHECK(err.elapsed < timeout, "took %.3f s", err.elapsed);
-    if (fault_check_later_calls_fail(comm, &err) != TEST_PASS)
-        return TEST_FAIL;
-    printf("rank %d: barrier got SC_ERR_ABORTED after %.3f s: %s\n", fault_rank, err.elapsed,
-           err.text);
-    return fault_check_destroy(comm, 3.0);
+    return finish_failed(comm, &err, "the barrier");
 }
 
 /* ---- one collective fewer ---- */
 
 #define SKIP_RANK 2
+
+/* This rank's call where rank 2 skips a barrier: rank 2's allreduce meets the others'
+ * barrier. */
+static sc_status_t skip_the_barrier(sc_comm_t *comm)
+{
+    if (fault_rank == SKIP_RANK)
+        return allreduce_input(comm);
+    return sc_barrier(comm, NULL);
+}
+
+static const char *skipped_call(void)
+{
+    return fault_rank == SKIP_RANK ? "the allreduce" : "the barrier";
+}
+
+/* That call failed with SC_ERR_MISMATCH, its sentence naming both calls. */
+static int check_skip_mismatch(const fault_error_t *err)
+{
+    CHECK(err->status == SC_ERR_MISMATCH, "%s returned %s: %s", skipped_call(),
+          sc_status_string(err->status), err->text);
+    if (check_sentence_has(err->text, "ranks disagree: rank ") != TEST_PASS ||
+        check_sentence_has(err->text, "rank 2 called allreduce #") != TEST_PASS ||
+        check_sentence_has(err->text, " called barrier #") != TEST_PASS)
+        return TEST_FAIL;
+    return TEST_PASS;
+}
 
 /* 3 ranks; after a first barrier, rank 2 skips the second one, destroys its
  * communicator and exits 0. Ranks 0 and 1 get SC_ERR_PEER_FAILED naming rank 2, within
@@ -345,11 +379,7 @@ static int test_rank_skipping_a_barrier_then_exiting_fails_the_others(int argc, 
     if (fault_check_names_dead_rank(err.text, SKIP_RANK) != TEST_PASS)
         return TEST_FAIL;
     CHECK(err.elapsed < timeout, "took %.3f s, SC_TIMEOUT is %g s", err.elapsed, timeout);
-    if (fault_check_later_calls_fail(comm, &err) != TEST_PASS)
-        return TEST_FAIL;
-    printf("rank %d: barrier got %s after %.3f s: %s\n", fault_rank,
-           sc_status_string(err.status), err.elapsed, err.text);
-    return fault_check_destroy(comm, 3.0);
+    return finish_failed(comm, &err, "the barrier");
 }
 
 /* 3 ranks; rank 2 skips a barrier and goes on with an allreduce, so its allreduce
@@ -358,38 +388,22 @@ static int test_rank_skipping_a_barrier_then_exiting_fails_the_others(int argc, 
 static int test_rank_skipping_a_barrier_then_continuing_is_a_mismatch(int argc, char **argv)
 {
     double timeout = fault_timeout();
-    float in[ALLREDUCE_COUNT], out[ALLREDUCE_COUNT];
     fault_error_t err;
     sc_comm_t *comm;
     double t0;
-    sc_status_t st;
 
     (void)argc;
     (void)argv;
     if (start_world(&comm, 3) != TEST_PASS)
         return TEST_FAIL;
-    fill_input(in);
     if (fault_rank != 0)
         fault_sleep(SETTLE_S);
     t0 = fault_now();
-    if (fault_rank != SKIP_RANK)
-        st = sc_barrier(comm, NULL);
-    else
-        st = sc_allreduce(in, out, ALLREDUCE_COUNT, SC_FLOAT32, SC_SUM, comm, NULL, NULL);
-    fault_error_take(&err, st, t0);
-    CHECK(err.status == SC_ERR_MISMATCH, "%s returned %s: %s",
-          fault_rank == SKIP_RANK ? "the allreduce" : "the barrier",
-          sc_status_string(err.status), err.text);
-    if (check_sentence_has(err.text, "ranks disagree: rank ") != TEST_PASS ||
-        check_sentence_has(err.text, "rank 2 called allreduce #") != TEST_PASS ||
-        check_sentence_has(err.text, " called barrier #") != TEST_PASS)
+    fault_error_take(&err, skip_the_barrier(comm), t0);
+    if (check_skip_mismatch(&err) != TEST_PASS)
         return TEST_FAIL;
     CHECK(err.elapsed < timeout, "took %.3f s, SC_TIMEOUT is %g s", err.elapsed, timeout);
-    if (fault_check_later_calls_fail(comm, &err) != TEST_PASS)
-        return TEST_FAIL;
-    printf("rank %d: got SC_ERR_MISMATCH after %.3f s: %s\n", fault_rank, err.elapsed,
-           err.text);
-    return fault_check_destroy(comm, 3.0);
+    return finish_failed(comm, &err, skipped_call());
 }
 
 /* 3 ranks; rank 2 skips a barrier and calls an allreduce, rank 1 calls the barrier:
@@ -399,35 +413,21 @@ static int test_rank_skipping_a_barrier_then_continuing_is_a_mismatch(int argc, 
 static int test_mismatch_reaches_a_rank_calling_after_the_detectors_exited(int argc,
                                                                            char **argv)
 {
-    float in[ALLREDUCE_COUNT], out[ALLREDUCE_COUNT];
     int32_t pids[3];
     fault_error_t err;
     sc_comm_t *comm;
-    sc_status_t st;
 
     (void)argc;
     (void)argv;
-    CHECK_OK(sc_comm_init_from_env(&comm));
-    CHECK(sc_comm_size(comm) == 3, "runs with 3 ranks");
-    if (gather_pids(comm, pids) != TEST_PASS)
+    if (join_world(&comm, 3) != TEST_PASS || gather_pids(comm, pids) != TEST_PASS)
         return TEST_FAIL;
     CHECK_OK(sc_barrier(comm, NULL));
-    fill_input(in);
     if (fault_rank != 0)
         fault_sleep(SETTLE_S);
     if (fault_rank == 0 && (wait_gone(pids[1]) != TEST_PASS || wait_gone(pids[2]) != TEST_PASS))
         return TEST_FAIL;
-    if (fault_rank == SKIP_RANK)
-        st = sc_allreduce(in, out, ALLREDUCE_COUNT, SC_FLOAT32, SC_SUM, comm, NULL, NULL);
-    else
-        st = sc_barrier(comm, NULL);
-    fault_error_take(&err, st, fault_now());
-    CHECK(err.status == SC_ERR_MISMATCH, "%s returned %s: %s",
-          fault_rank == SKIP_RANK ? "the allreduce" : "the barrier",
-          sc_status_string(err.status), err.text);
-    if (check_sentence_has(err.text, "ranks disagree: rank ") != TEST_PASS ||
-        check_sentence_has(err.text, "rank 2 called allreduce #") != TEST_PASS ||
-        check_sentence_has(err.text, " called barrier #") != TEST_PASS)
+    fault_error_take(&err, skip_the_barrier(comm), fault_now());
+    if (check_skip_mismatch(&err) != TEST_PASS)
         return TEST_FAIL;
     printf("rank %d: got SC_ERR_MISMATCH: %s\n", fault_rank, err.text);
     return fault_check_destroy(comm, 3.0);
@@ -452,9 +452,7 @@ static int test_peer_exiting_right_after_a_barrier_does_not_fail_it(int argc, ch
 
     (void)argc;
     (void)argv;
-    CHECK_OK(sc_comm_init_from_env(&comm));
-    CHECK(sc_comm_size(comm) == 2, "runs with 2 ranks");
-    if (gather_pids(comm, pids) != TEST_PASS)
+    if (join_world(&comm, 2) != TEST_PASS || gather_pids(comm, pids) != TEST_PASS)
         return TEST_FAIL;
     if (fault_rank == 1) {
         pid_t helper;
@@ -500,7 +498,6 @@ static int test_peer_exiting_right_after_a_barrier_does_not_fail_it(int argc, ch
 static int test_pending_op_times_out_naming_the_silent_rank(int argc, char **argv)
 {
     double timeout = fault_timeout();
-    float in[ALLREDUCE_COUNT], out[ALLREDUCE_COUNT];
     char what[128];
     fault_error_t err;
     sc_comm_t *comm;
@@ -510,14 +507,12 @@ static int test_pending_op_times_out_naming_the_silent_rank(int argc, char **arg
     (void)argv;
     if (start_world(&comm, 2) != TEST_PASS)
         return TEST_FAIL;
-    fill_input(in);
     snprintf(what, sizeof(what), "timed out after %.1f s: rank 1 never issued its matching call",
              timeout);
     if (fault_rank == 1)
         fault_sleep(timeout + 1.5);
     t0 = fault_now();
-    fault_error_take(&err, sc_allreduce(in, out, ALLREDUCE_COUNT, SC_FLOAT32, SC_SUM, comm,
-                                        NULL, NULL), t0);
+    fault_error_take(&err, allreduce_input(comm), t0);
     CHECK(err.status == SC_ERR_TIMEOUT, "the allreduce returned %s: %s",
           sc_status_string(err.status), err.text);
     if (check_sentence_has(err.text, "allreduce #") != TEST_PASS ||
@@ -529,11 +524,7 @@ static int test_pending_op_times_out_naming_the_silent_rank(int argc, char **arg
               timeout, timeout + 1.0);
     else
         CHECK(err.elapsed < 0.5, "the late allreduce took %.3f s to fail", err.elapsed);
-    if (fault_check_later_calls_fail(comm, &err) != TEST_PASS)
-        return TEST_FAIL;
-    printf("rank %d: allreduce got SC_ERR_TIMEOUT after %.3f s: %s\n", fault_rank, err.elapsed,
-           err.text);
-    return fault_check_destroy(comm, 3.0);
+    return finish_failed(comm, &err, "the allreduce");
 }
 
 /* The input of the long allreduce below: small integers, so that any count sums exactly. */

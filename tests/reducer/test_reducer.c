@@ -44,12 +44,51 @@ static void model_of(rt_model_t *m, sc_dtype_t d)
     rt_model_init(m, MODEL_N, model_counts, dt);
 }
 
+/* n float32 gradients (at most 64) of count elements each. */
+static void model_uniform(rt_model_t *m, int n, size_t count)
+{
+    size_t counts[64];
+    for (int i = 0; i < n; i++)
+        counts[i] = count;
+    rt_model_init(m, n, counts, NULL);
+}
+
 static sc_reducer_config_t small_buckets(void)
 {
     sc_reducer_config_t cfg = SC_REDUCER_CONFIG_INIT;
     cfg.first_bucket_bytes = 4096;
     cfg.bucket_cap_bytes = 32768;
     return cfg;
+}
+
+/* What a test runs on: the world, this rank's model, a reducer of the model. */
+typedef struct {
+    rt_world_t w;
+    rt_model_t m;
+    sc_reducer_t *r;
+} fixture_t;
+
+/* Joins the world and creates the reducer of fx->m (set up by the caller) with cfg. */
+static int fixture_start(fixture_t *fx, const sc_reducer_config_t *cfg)
+{
+    if (rt_world(&fx->w))
+        return 1;
+    CHECK_OK(sc_reducer_create(fx->w.comm, fx->m.desc, fx->m.n, cfg, &fx->r));
+    return 0;
+}
+
+/* Leaves the world and frees the model, the reducer already destroyed. */
+static int fixture_leave(fixture_t *fx)
+{
+    CHECK_OK(sc_comm_destroy(fx->w.comm));
+    rt_model_free(&fx->m);
+    return 0;
+}
+
+static int fixture_finish(fixture_t *fx)
+{
+    CHECK_OK(sc_reducer_destroy(fx->r));
+    return fixture_leave(fx);
 }
 
 /* A permutation of 0..n-1 for (rank, iteration): ranks mark in different orders. */
@@ -75,43 +114,55 @@ static sc_dtype_t dtype_arg(int argc, char **argv)
 }
 
 /* Fills every gradient of iteration it and marks them in a shuffled order (copy mode). */
-static int copy_marks(rt_world_t *w, rt_model_t *m, sc_reducer_t *r, int it)
+static int copy_marks(fixture_t *fx, sc_reducer_t *r, int it)
 {
     int order[64];
 
-    for (int g = 0; g < m->n; g++)
-        rt_fill(m, m->buf[g], SEED, w->rank, it, g);
-    shuffled(order, m->n, w->rank, it);
-    for (int k = 0; k < m->n; k++)
-        CHECK_OK(sc_reducer_mark_ready(r, order[k], m->buf[order[k]]));
+    for (int g = 0; g < fx->m.n; g++)
+        rt_fill(&fx->m, fx->m.buf[g], SEED, fx->w.rank, it, g);
+    shuffled(order, fx->m.n, fx->w.rank, it);
+    for (int k = 0; k < fx->m.n; k++)
+        CHECK_OK(sc_reducer_mark_ready(r, order[k], fx->m.buf[order[k]]));
     return 0;
 }
 
-/* Checks the results written back (copy mode): the reference, the same bits everywhere. */
-static int copy_results(rt_world_t *w, rt_model_t *m, int it, double prediv,
-                        sc_dtype_t tol_dtype)
+/* Checks the results of iteration it at bufs[g] against the reference. */
+static int check_grads(const fixture_t *fx, void *const *bufs, int it, double prediv,
+                       sc_dtype_t tol_dtype)
 {
-    for (int g = 0; g < m->n; g++)
-        if (rt_check_grad_as(m, m->buf[g], g, SEED, w->size, prediv, &it, 1, NULL, tol_dtype))
+    for (int g = 0; g < fx->m.n; g++)
+        if (rt_check_grad_as(&fx->m, bufs[g], g, SEED, fx->w.size, prediv, &it, 1, NULL,
+                             tol_dtype))
             return 1;
-    return rt_check_same_bits(w, m, m->buf);
+    return 0;
 }
 
-/* One iteration in copy mode: marks, finalize, results checked. */
-static int copy_iteration(rt_world_t *w, rt_model_t *m, sc_reducer_t *r, int it,
-                          double prediv, sc_dtype_t tol_dtype)
+/* The same, and the same bits on every rank. */
+static int check_results(fixture_t *fx, void *const *bufs, int it, double prediv,
+                         sc_dtype_t tol_dtype)
 {
-    if (copy_marks(w, m, r, it))
+    if (check_grads(fx, bufs, it, prediv, tol_dtype))
+        return 1;
+    return rt_check_same_bits(&fx->w, &fx->m, bufs);
+}
+
+/* One iteration in copy mode: marks, finalize, the results written back checked. */
+static int copy_iteration(fixture_t *fx, sc_reducer_t *r, int it, double prediv,
+                          sc_dtype_t tol_dtype)
+{
+    if (copy_marks(fx, r, it))
         return 1;
     CHECK_OK(sc_reducer_finalize(r));
-    return copy_results(w, m, it, prediv, tol_dtype);
+    return check_results(fx, fx->m.buf, it, prediv, tol_dtype);
 }
 
-static int finish(rt_world_t *w, rt_model_t *m, sc_reducer_t *r)
+/* Iterations first..end-1 of fx's reducer in copy mode. */
+static int copy_iterations(fixture_t *fx, int first, int end, double prediv,
+                           sc_dtype_t tol_dtype)
 {
-    CHECK_OK(sc_reducer_destroy(r));
-    CHECK_OK(sc_comm_destroy(w->comm));
-    rt_model_free(m);
+    for (int it = first; it < end; it++)
+        if (copy_iteration(fx, fx->r, it, prediv, tol_dtype))
+            return 1;
     return 0;
 }
 
@@ -119,18 +170,12 @@ static int test_average_matches_reference(int argc, char **argv)
 {
     sc_dtype_t d = dtype_arg(argc, argv);
     sc_reducer_config_t cfg = small_buckets();
-    rt_world_t w;
-    rt_model_t m;
-    sc_reducer_t *r;
+    fixture_t fx;
 
-    if (rt_world(&w))
+    model_of(&fx.m, d);
+    if (fixture_start(&fx, &cfg) || copy_iterations(&fx, 0, 3, fx.w.size, d))
         return 1;
-    model_of(&m, d);
-    CHECK_OK(sc_reducer_create(w.comm, m.desc, m.n, &cfg, &r));
-    for (int it = 0; it < 3; it++)
-        if (copy_iteration(&w, &m, r, it, w.size, d))
-            return 1;
-    return finish(&w, &m, r);
+    return fixture_finish(&fx);
 }
 
 static int test_integer_gradients_are_summed(int argc, char **argv)
@@ -138,20 +183,14 @@ static int test_integer_gradients_are_summed(int argc, char **argv)
     static const size_t counts[] = {10, 3000, 7, 100};
     static const sc_dtype_t dtypes[] = {SC_INT32, SC_INT64, SC_INT32, SC_INT64};
     sc_reducer_config_t cfg = small_buckets();
-    rt_world_t w;
-    rt_model_t m;
-    sc_reducer_t *r;
+    fixture_t fx;
 
     (void)argc, (void)argv;
-    if (rt_world(&w))
-        return 1;
-    rt_model_init(&m, 4, counts, dtypes);
+    rt_model_init(&fx.m, 4, counts, dtypes);
     cfg.prediv = 1.0;
-    CHECK_OK(sc_reducer_create(w.comm, m.desc, m.n, &cfg, &r));
-    for (int it = 0; it < 2; it++)
-        if (copy_iteration(&w, &m, r, it, 1.0, SC_INT32))
-            return 1;
-    return finish(&w, &m, r);
+    if (fixture_start(&fx, &cfg) || copy_iterations(&fx, 0, 2, 1.0, SC_INT32))
+        return 1;
+    return fixture_finish(&fx);
 }
 
 /* A caller's hook: all-reduces the bucket itself, then doubles it in finish; counts
@@ -183,6 +222,16 @@ static void doubling_destroy(void *state)
     *((doubling_t *)state)->destroyed = 1;
 }
 
+/* The doubling hook on state, which starts with no calls; its destroy sets *destroyed. */
+static sc_comm_hook_t doubling_hook(doubling_t *state, int *destroyed)
+{
+    sc_comm_hook_t hook = {"doubling", state, NULL, doubling_start, doubling_finish,
+                           NULL, NULL, doubling_destroy};
+
+    *state = (doubling_t){0, 0, destroyed};
+    return hook;
+}
+
 /* The framework writes each gradient into its view and marks it with NULL; the
  * averages are read from the views, asked again after every finalize (the first one
  * rebuilds the buckets and moves the views with their contents). With "doubling" the
@@ -191,44 +240,36 @@ static int test_gradient_as_bucket_view_leaves_results_in_views(int argc, char *
 {
     sc_reducer_config_t cfg = small_buckets();
     int destroyed = 0, doubled = argc > 0 && strcmp(argv[0], "doubling") == 0;
-    doubling_t state = {0, 0, &destroyed};
-    sc_comm_hook_t hook = {"doubling", &state, NULL, doubling_start, doubling_finish,
-                           NULL, NULL, doubling_destroy};
+    doubling_t state;
+    sc_comm_hook_t hook = doubling_hook(&state, &destroyed);
     void *views[MODEL_N];
     int order[MODEL_N];
-    rt_world_t w;
-    rt_model_t m;
-    sc_reducer_t *r;
+    fixture_t fx;
 
-    if (rt_world(&w))
-        return 1;
-    model_of(&m, SC_FLOAT32);
+    model_of(&fx.m, SC_FLOAT32);
     cfg.gradient_as_bucket_view = 1;
     if (doubled)
         cfg.hook = &hook;
-    CHECK_OK(sc_reducer_create(w.comm, m.desc, m.n, &cfg, &r));
+    if (fixture_start(&fx, &cfg))
+        return 1;
     for (int it = 0; it < 3; it++) {
-        for (int g = 0; g < m.n; g++) {
-            views[g] = sc_reducer_grad_view(r, g);
+        for (int g = 0; g < fx.m.n; g++) {
+            views[g] = sc_reducer_grad_view(fx.r, g);
             CHECK(views[g], "gradient %d has no view", g);
-            rt_fill(&m, views[g], SEED, w.rank, it, g);
+            rt_fill(&fx.m, views[g], SEED, fx.w.rank, it, g);
         }
-        shuffled(order, m.n, w.rank, it);
-        for (int k = 0; k < m.n; k++)
-            CHECK_OK(sc_reducer_mark_ready(r, order[k], k % 2 ? views[order[k]] : NULL));
-        CHECK_OK(sc_reducer_finalize(r));
+        shuffled(order, fx.m.n, fx.w.rank, it);
+        for (int k = 0; k < fx.m.n; k++)
+            CHECK_OK(sc_reducer_mark_ready(fx.r, order[k], k % 2 ? views[order[k]] : NULL));
+        CHECK_OK(sc_reducer_finalize(fx.r));
         CHECK(state.finishes == state.starts, "iteration %d: %d starts, %d finishes", it,
               state.starts, state.finishes);
-        for (int g = 0; g < m.n; g++) {
-            views[g] = sc_reducer_grad_view(r, g);
-            if (rt_check_grad(&m, views[g], g, SEED, w.size, doubled ? w.size / 2.0 : w.size,
-                              &it, 1, NULL))
-                return 1;
-        }
-        if (rt_check_same_bits(&w, &m, views))
+        for (int g = 0; g < fx.m.n; g++)
+            views[g] = sc_reducer_grad_view(fx.r, g);
+        if (check_results(&fx, views, it, doubled ? fx.w.size / 2.0 : fx.w.size, SC_FLOAT32))
             return 1;
     }
-    return finish(&w, &m, r);
+    return fixture_finish(&fx);
 }
 
 /* Rank r never marks gradient (r + 1) % n, and no rank marks gradient 5: with
@@ -241,37 +282,34 @@ static int test_find_unused_gradients_count_as_zero(int argc, char **argv)
     int view = argc > 0 && strcmp(argv[0], "view") == 0;
     sc_reducer_config_t cfg = small_buckets();
     int used[16];
-    rt_world_t w;
-    rt_model_t m;
-    sc_reducer_t *r;
+    fixture_t fx;
 
-    if (rt_world(&w))
-        return 1;
-    model_of(&m, SC_FLOAT32);
+    model_of(&fx.m, SC_FLOAT32);
     cfg.find_unused = 1;
     cfg.gradient_as_bucket_view = view;
-    CHECK_OK(sc_reducer_create(w.comm, m.desc, m.n, &cfg, &r));
+    if (fixture_start(&fx, &cfg))
+        return 1;
     for (int it = 0; it < 2; it++) {
-        for (int g = m.n - 1; g >= 0; g--) {
+        for (int g = fx.m.n - 1; g >= 0; g--) {
             void *p;
-            if (g == 5 || g == (w.rank + 1) % m.n)
+            if (g == 5 || g == (fx.w.rank + 1) % fx.m.n)
                 continue;
-            p = view ? sc_reducer_grad_view(r, g) : m.buf[g];
-            rt_fill(&m, p, SEED, w.rank, it, g);
-            CHECK_OK(sc_reducer_mark_ready(r, g, view ? NULL : p));
+            p = view ? sc_reducer_grad_view(fx.r, g) : fx.m.buf[g];
+            rt_fill(&fx.m, p, SEED, fx.w.rank, it, g);
+            CHECK_OK(sc_reducer_mark_ready(fx.r, g, view ? NULL : p));
         }
-        CHECK_OK(sc_reducer_finalize(r));
-        for (int g = 0; g < m.n; g++) {
-            for (int q = 0; q < w.size; q++)
-                used[q] = g != 5 && g != (q + 1) % m.n;
-            if (!view && !used[w.rank])
+        CHECK_OK(sc_reducer_finalize(fx.r));
+        for (int g = 0; g < fx.m.n; g++) {
+            for (int q = 0; q < fx.w.size; q++)
+                used[q] = g != 5 && g != (q + 1) % fx.m.n;
+            if (!view && !used[fx.w.rank])
                 continue; /* copy mode: no pointer to write it to */
-            if (rt_check_grad(&m, view ? sc_reducer_grad_view(r, g) : m.buf[g], g, SEED,
-                              w.size, w.size, &it, 1, used))
+            if (rt_check_grad(&fx.m, view ? sc_reducer_grad_view(fx.r, g) : fx.m.buf[g], g,
+                              SEED, fx.w.size, fx.w.size, &it, 1, used))
                 return 1;
         }
     }
-    return finish(&w, &m, r);
+    return fixture_finish(&fx);
 }
 
 /* Every gradient 400 bytes, first bucket 800, cap 1200: buckets of 2, 3 and 3 in the
@@ -280,39 +318,29 @@ static int test_find_unused_gradients_count_as_zero(int argc, char **argv)
  * stay right with every rank still marking in its own order. */
 static int test_rebuild_follows_rank_0_ready_order(int argc, char **argv)
 {
-    size_t counts[8];
-    int order[8], order0[8];
+    int order0[8];
     sc_reducer_config_t cfg = SC_REDUCER_CONFIG_INIT;
-    rt_world_t w;
-    rt_model_t m;
-    sc_reducer_t *r;
+    fixture_t fx;
 
     (void)argc, (void)argv;
-    if (rt_world(&w))
-        return 1;
-    for (int i = 0; i < 8; i++)
-        counts[i] = 100;
-    rt_model_init(&m, 8, counts, NULL);
+    model_uniform(&fx.m, 8, 100);
     cfg.first_bucket_bytes = 800;
     cfg.bucket_cap_bytes = 1200;
-    CHECK_OK(sc_reducer_create(w.comm, m.desc, m.n, &cfg, &r));
+    if (fixture_start(&fx, &cfg))
+        return 1;
     for (int it = 0; it < 3; it++) {
-        shuffled(order, m.n, w.rank, it);
-        for (int g = 0; g < m.n; g++)
-            rt_fill(&m, m.buf[g], SEED, w.rank, it, g);
-        for (int k = 0; k < m.n; k++)
-            CHECK_OK(sc_reducer_mark_ready(r, order[k], m.buf[order[k]]));
-        CHECK_OK(sc_reducer_finalize(r));
-        for (int g = 0; g < m.n; g++)
-            if (rt_check_grad(&m, m.buf[g], g, SEED, w.size, w.size, &it, 1, NULL))
-                return 1;
+        if (copy_marks(&fx, fx.r, it))
+            return 1;
+        CHECK_OK(sc_reducer_finalize(fx.r));
+        if (check_grads(&fx, fx.m.buf, it, fx.w.size, SC_FLOAT32))
+            return 1;
         if (it == 0) {
             static const int first[3] = {0, 2, 5}; /* first fill position of each bucket */
-            shuffled(order0, m.n, 0, 0);
-            for (int pos = 0; pos < m.n; pos++) {
+            shuffled(order0, fx.m.n, 0, 0);
+            for (int pos = 0; pos < fx.m.n; pos++) {
                 int b = -1, want_b = pos < 2 ? 0 : pos < 5 ? 1 : 2;
                 size_t off = 0;
-                CHECK_OK(sc_reducer_grad_bucket(r, order0[pos], &b, &off));
+                CHECK_OK(sc_reducer_grad_bucket(fx.r, order0[pos], &b, &off));
                 CHECK(b == want_b && off == (size_t)(pos - first[want_b]) * 100,
                       "gradient %d (rank 0's position %d) is in bucket %d at %zu, expected "
                       "bucket %d at %d", order0[pos], pos, b, off, want_b,
@@ -320,7 +348,7 @@ static int test_rebuild_follows_rank_0_ready_order(int argc, char **argv)
             }
         }
     }
-    return finish(&w, &m, r);
+    return fixture_finish(&fx);
 }
 
 /* Three iterations without sync, then one with: the result is the sum over the four
@@ -332,46 +360,43 @@ static int test_no_sync_iterations_accumulate(int argc, char **argv)
     int view = argc > 0 && strcmp(argv[0], "view") == 0;
     sc_reducer_config_t cfg = small_buckets();
     int its[4] = {0, 1, 2, 3};
-    rt_world_t w;
-    rt_model_t m;
-    sc_reducer_t *r;
+    fixture_t fx;
     float *tmp = malloc(20000 * sizeof(float));
 
-    if (rt_world(&w))
-        return 1;
-    model_of(&m, SC_FLOAT32);
+    model_of(&fx.m, SC_FLOAT32);
     cfg.gradient_as_bucket_view = view;
-    CHECK_OK(sc_reducer_create(w.comm, m.desc, m.n, &cfg, &r));
+    if (fixture_start(&fx, &cfg))
+        return 1;
     for (int it = 0; it < 4; it++) {
-        CHECK_OK(sc_reducer_set_sync(r, it == 3));
-        for (int g = m.n - 1; g >= 0; g--) {
+        CHECK_OK(sc_reducer_set_sync(fx.r, it == 3));
+        for (int g = fx.m.n - 1; g >= 0; g--) {
             if (view) {
-                float *v = sc_reducer_grad_view(r, g);
-                rt_fill(&m, tmp, SEED, w.rank, it, g);
-                for (size_t e = 0; e < m.desc[g].count; e++)
+                float *v = sc_reducer_grad_view(fx.r, g);
+                rt_fill(&fx.m, tmp, SEED, fx.w.rank, it, g);
+                for (size_t e = 0; e < fx.m.desc[g].count; e++)
                     v[e] = it ? v[e] + tmp[e] : tmp[e];
             } else {
-                rt_fill(&m, m.buf[g], SEED, w.rank, it, g);
+                rt_fill(&fx.m, fx.m.buf[g], SEED, fx.w.rank, it, g);
             }
-            CHECK_OK(sc_reducer_mark_ready(r, g, view ? NULL : m.buf[g]));
-            if (g == m.n - 1) {
-                CHECK_STATUS(sc_reducer_set_sync(r, 1), SC_ERR_INVALID_ARG);
+            CHECK_OK(sc_reducer_mark_ready(fx.r, g, view ? NULL : fx.m.buf[g]));
+            if (g == fx.m.n - 1) {
+                CHECK_STATUS(sc_reducer_set_sync(fx.r, 1), SC_ERR_INVALID_ARG);
                 CHECK_SAYS("between iterations");
             }
         }
-        CHECK_OK(sc_reducer_finalize(r));
+        CHECK_OK(sc_reducer_finalize(fx.r));
         if (it < 3 && !view)
-            for (int g = 0; g < m.n; g++)
-                CHECK(rt_load(SC_FLOAT32, m.buf[g], 0) ==
-                          rt_value(SC_FLOAT32, SEED, w.rank, it, g, 0),
+            for (int g = 0; g < fx.m.n; g++)
+                CHECK(rt_load(SC_FLOAT32, fx.m.buf[g], 0) ==
+                          rt_value(SC_FLOAT32, SEED, fx.w.rank, it, g, 0),
                       "iteration %d without sync wrote gradient %d back", it, g);
     }
-    for (int g = 0; g < m.n; g++)
-        if (rt_check_grad(&m, view ? sc_reducer_grad_view(r, g) : m.buf[g], g, SEED, w.size,
-                          w.size, its, 4, NULL))
+    for (int g = 0; g < fx.m.n; g++)
+        if (rt_check_grad(&fx.m, view ? sc_reducer_grad_view(fx.r, g) : fx.m.buf[g], g, SEED,
+                          fx.w.size, fx.w.size, its, 4, NULL))
             return 1;
     free(tmp);
-    return finish(&w, &m, r);
+    return fixture_finish(&fx);
 }
 
 static int test_hook_casts_to_narrow_type(int argc, char **argv)
@@ -379,62 +404,47 @@ static int test_hook_casts_to_narrow_type(int argc, char **argv)
     int bf16 = argc > 0 && strcmp(argv[0], "bf16") == 0;
     sc_reducer_config_t cfg = small_buckets();
     sc_comm_hook_t hook;
-    rt_world_t w;
-    rt_model_t m;
-    sc_reducer_t *r;
+    fixture_t fx;
 
-    if (rt_world(&w))
-        return 1;
-    model_of(&m, SC_FLOAT32);
+    model_of(&fx.m, SC_FLOAT32);
     CHECK_OK(sc_comm_hook_builtin(bf16 ? SC_HOOK_BF16 : SC_HOOK_FP16, &hook));
     cfg.hook = &hook;
-    CHECK_OK(sc_reducer_create(w.comm, m.desc, m.n, &cfg, &r));
-    for (int it = 0; it < 2; it++)
-        if (copy_iteration(&w, &m, r, it, w.size, bf16 ? SC_BFLOAT16 : SC_FLOAT16))
-            return 1;
-    return finish(&w, &m, r);
+    if (fixture_start(&fx, &cfg) ||
+        copy_iterations(&fx, 0, 2, fx.w.size, bf16 ? SC_BFLOAT16 : SC_FLOAT16))
+        return 1;
+    return fixture_finish(&fx);
 }
 
 static int test_custom_hook_reduces_every_bucket(int argc, char **argv)
 {
     sc_reducer_config_t cfg = small_buckets();
-    int destroyed = 0, order[MODEL_N];
-    doubling_t state = {0, 0, &destroyed};
-    sc_comm_hook_t hook = {"doubling", &state, NULL, doubling_start, doubling_finish,
-                           NULL, NULL, doubling_destroy};
+    int destroyed = 0;
+    doubling_t state;
+    sc_comm_hook_t hook = doubling_hook(&state, &destroyed);
     sc_reducer_stats_t st;
-    rt_world_t w;
-    rt_model_t m;
-    sc_reducer_t *r;
+    fixture_t fx;
     int expected_calls = 0;
 
     (void)argc, (void)argv;
-    if (rt_world(&w))
-        return 1;
-    model_of(&m, SC_FLOAT32);
+    model_of(&fx.m, SC_FLOAT32);
     cfg.hook = &hook;
-    CHECK_OK(sc_reducer_create(w.comm, m.desc, m.n, &cfg, &r));
+    if (fixture_start(&fx, &cfg))
+        return 1;
     for (int it = 0; it < 2; it++) {
-        CHECK_OK(sc_reducer_stats(r, &st));
+        CHECK_OK(sc_reducer_stats(fx.r, &st));
         expected_calls += st.buckets;
-        for (int g = 0; g < m.n; g++)
-            rt_fill(&m, m.buf[g], SEED, w.rank, it, g);
-        shuffled(order, m.n, w.rank, it);
-        for (int k = 0; k < m.n; k++)
-            CHECK_OK(sc_reducer_mark_ready(r, order[k], m.buf[order[k]]));
-        CHECK_OK(sc_reducer_finalize(r));
+        if (copy_marks(&fx, fx.r, it))
+            return 1;
+        CHECK_OK(sc_reducer_finalize(fx.r));
         CHECK(state.starts == expected_calls && state.finishes == expected_calls,
               "%d starts and %d finishes after iteration %d, expected %d of each", state.starts,
               state.finishes, it, expected_calls);
-        for (int g = 0; g < m.n; g++)
-            if (rt_check_grad(&m, m.buf[g], g, SEED, w.size, w.size / 2.0, &it, 1, NULL))
-                return 1;
+        if (check_grads(&fx, fx.m.buf, it, fx.w.size / 2.0, SC_FLOAT32))
+            return 1;
     }
-    CHECK_OK(sc_reducer_destroy(r));
+    CHECK_OK(sc_reducer_destroy(fx.r));
     CHECK(destroyed, "the reducer did not destroy its hook");
-    CHECK_OK(sc_comm_destroy(w.comm));
-    rt_model_free(&m);
-    return 0;
+    return fixture_leave(&fx);
 }
 
 /* A hook that leaves work behind: start starts a thread that reads the bucket 50 ms
@@ -508,30 +518,25 @@ static int test_hook_work_outliving_a_failed_iteration_ends_before_the_buckets_a
     linger_t l = {.n = 0};
     sc_comm_hook_t hook = {"linger", &l, NULL, linger_start, NULL, NULL, NULL,
                            linger_destroy};
-    rt_world_t w;
-    rt_model_t m;
-    sc_reducer_t *r;
+    fixture_t fx;
 
     (void)argc, (void)argv;
-    if (rt_world(&w))
-        return 1;
-    model_of(&m, SC_FLOAT32);
+    model_of(&fx.m, SC_FLOAT32);
     cfg.hook = &hook;
-    CHECK_OK(sc_reducer_create(w.comm, m.desc, m.n, &cfg, &r));
-    for (int g = m.n - 1; g >= 0; g--) {
-        rt_fill(&m, m.buf[g], SEED, w.rank, 0, g);
-        sc_reducer_mark_ready(r, g, m.buf[g]); /* the call that starts a bucket fails */
+    if (fixture_start(&fx, &cfg))
+        return 1;
+    for (int g = fx.m.n - 1; g >= 0; g--) {
+        rt_fill(&fx.m, fx.m.buf[g], SEED, fx.w.rank, 0, g);
+        sc_reducer_mark_ready(fx.r, g, fx.m.buf[g]); /* the call that starts a bucket fails */
     }
-    CHECK_REFUSED(sc_reducer_finalize(r), SC_ERR_INTERNAL, "\"linger\"");
+    CHECK_REFUSED(sc_reducer_finalize(fx.r), SC_ERR_INTERNAL, "\"linger\"");
     CHECK(l.n >= 1, "no bucket started");
     /* The reader still sleeps: destroy must let it finish before freeing what it
      * reads. */
-    sc_reducer_destroy(r);
+    sc_reducer_destroy(fx.r);
     for (int i = 0; i < l.n; i++)
         CHECK(l.done[i], "bucket %d's reader had not finished when destroy returned", i);
-    CHECK_OK(sc_comm_destroy(w.comm));
-    rt_model_free(&m);
-    return 0;
+    return fixture_leave(&fx);
 }
 
 /* A stateful hook for checkpoints: counts the buckets it started; saves the count. */
@@ -572,51 +577,56 @@ static int test_hook_state_survives_a_checkpoint(int argc, char **argv)
     sc_reducer_config_t cfg = small_buckets();
     int saved_starts = 0, loaded_starts = -1;
     sc_comm_hook_t hook = counting_hook(&saved_starts), hook2 = counting_hook(&loaded_starts);
-    sc_reducer_t *r, *r2, *plain;
+    sc_reducer_t *r2, *plain;
     unsigned char buf[256];
     size_t len = 0, small;
-    rt_world_t w;
-    rt_model_t m;
+    fixture_t fx;
 
     (void)argc, (void)argv;
-    if (rt_world(&w))
-        return 1;
-    model_of(&m, SC_FLOAT32);
+    model_of(&fx.m, SC_FLOAT32);
     cfg.hook = &hook;
-    CHECK_OK(sc_reducer_create(w.comm, m.desc, m.n, &cfg, &r));
-    for (int it = 0; it < 2; it++)
-        if (copy_iteration(&w, &m, r, it, w.size, SC_FLOAT32))
-            return 1;
+    if (fixture_start(&fx, &cfg) || copy_iterations(&fx, 0, 2, fx.w.size, SC_FLOAT32))
+        return 1;
     CHECK(saved_starts > 0, "the hook started no bucket");
-    CHECK_OK(sc_reducer_hook_save(r, NULL, &len));
+    CHECK_OK(sc_reducer_hook_save(fx.r, NULL, &len));
     CHECK(len > sizeof(int) && len <= sizeof(buf), "hook state of %zu bytes", len);
     small = len - 1;
-    CHECK(sc_reducer_hook_save(r, buf, &small) == SC_ERR_INVALID_ARG,
+    CHECK(sc_reducer_hook_save(fx.r, buf, &small) == SC_ERR_INVALID_ARG,
           "a buffer one byte short was accepted");
     CHECK(strstr(sc_last_error(), "needs") != NULL, "sentence: %s", sc_last_error());
-    CHECK_OK(sc_reducer_hook_save(r, buf, &len));
+    CHECK_OK(sc_reducer_hook_save(fx.r, buf, &len));
 
     cfg.hook = &hook2;
-    CHECK_OK(sc_reducer_create(w.comm, m.desc, m.n, &cfg, &r2));
+    CHECK_OK(sc_reducer_create(fx.w.comm, fx.m.desc, fx.m.n, &cfg, &r2));
     CHECK(sc_reducer_hook_load(r2, buf, len - 1) == SC_ERR_INVALID_ARG,
           "a truncated record was loaded");
     CHECK(loaded_starts == -1, "a refused load changed the state to %d", loaded_starts);
     CHECK_OK(sc_reducer_hook_load(r2, buf, len));
     CHECK(loaded_starts == saved_starts, "loaded %d starts, saved %d", loaded_starts,
           saved_starts);
-    if (copy_iteration(&w, &m, r2, 2, w.size, SC_FLOAT32))
+    if (copy_iteration(&fx, r2, 2, fx.w.size, SC_FLOAT32))
         return 1;
     CHECK(loaded_starts > saved_starts, "the loaded hook did not go on counting");
 
     cfg.hook = NULL;
-    CHECK_OK(sc_reducer_create(w.comm, m.desc, m.n, &cfg, &plain));
+    CHECK_OK(sc_reducer_create(fx.w.comm, fx.m.desc, fx.m.n, &cfg, &plain));
     CHECK(sc_reducer_hook_load(plain, buf, len) == SC_ERR_INVALID_ARG,
           "the state of hook \"counting\" was loaded into an allreduce-hook reducer");
     CHECK(strstr(sc_last_error(), "\"counting\"") && strstr(sc_last_error(), "\"allreduce\""),
           "sentence: %s", sc_last_error());
     CHECK_OK(sc_reducer_destroy(plain));
     CHECK_OK(sc_reducer_destroy(r2));
-    return finish(&w, &m, r);
+    return fixture_finish(&fx);
+}
+
+/* 6 MiB of float32 in 48 gradients, a reducer with autotune on. */
+static int autotune_start(fixture_t *fx)
+{
+    sc_reducer_config_t cfg = SC_REDUCER_CONFIG_INIT;
+
+    model_uniform(&fx->m, 48, 32768);
+    cfg.autotune = 1;
+    return fixture_start(fx, &cfg);
 }
 
 /* 6 MiB of float32 in 48 gradients: caps 1, 5 and 6 MiB (25 and 100 clipped to the
@@ -625,67 +635,44 @@ static int test_hook_state_survives_a_checkpoint(int argc, char **argv)
  * throughout. */
 static int test_autotune_converges_and_ranks_agree(int argc, char **argv)
 {
-    sc_reducer_config_t cfg = SC_REDUCER_CONFIG_INIT;
-    size_t counts[48];
     sc_reducer_stats_t st;
-    rt_world_t w;
-    rt_model_t m;
-    sc_reducer_t *r;
+    fixture_t fx;
     int it;
 
     (void)argc, (void)argv;
-    if (rt_world(&w))
+    if (autotune_start(&fx))
         return 1;
-    for (int i = 0; i < 48; i++)
-        counts[i] = 32768;
-    rt_model_init(&m, 48, counts, NULL);
-    cfg.autotune = 1;
-    CHECK_OK(sc_reducer_create(w.comm, m.desc, m.n, &cfg, &r));
     for (it = 0; it < 19; it++) {
-        CHECK_OK(sc_reducer_stats(r, &st));
+        CHECK_OK(sc_reducer_stats(fx.r, &st));
         CHECK(!st.autotune_done, "autotune done before iteration %d", it);
-        if (copy_iteration(&w, &m, r, it, w.size, SC_FLOAT32))
+        if (copy_iteration(&fx, fx.r, it, fx.w.size, SC_FLOAT32))
             return 1;
     }
-    CHECK_OK(sc_reducer_stats(r, &st));
+    CHECK_OK(sc_reducer_stats(fx.r, &st));
     CHECK(st.autotune_done, "autotune not done after 19 iterations");
     CHECK(st.bucket_cap_bytes == (1u << 20) || st.bucket_cap_bytes == (5u << 20) ||
               st.bucket_cap_bytes == (6u << 20),
           "autotune chose %zu bytes, not a candidate", st.bucket_cap_bytes);
-    if (rt_check_same_int(&w, (long)st.bucket_cap_bytes, "the chosen cap") ||
-        rt_check_same_int(&w, st.buckets, "the bucket count"))
+    if (rt_check_same_int(&fx.w, (long)st.bucket_cap_bytes, "the chosen cap") ||
+        rt_check_same_int(&fx.w, st.buckets, "the bucket count") ||
+        copy_iterations(&fx, it, 21, fx.w.size, SC_FLOAT32))
         return 1;
-    for (; it < 21; it++)
-        if (copy_iteration(&w, &m, r, it, w.size, SC_FLOAT32))
-            return 1;
-    return finish(&w, &m, r);
+    return fixture_finish(&fx);
 }
 
 static int test_SC_BUCKET_CAP_MB_turns_autotune_off(int argc, char **argv)
 {
-    sc_reducer_config_t cfg = SC_REDUCER_CONFIG_INIT;
-    size_t counts[48];
     sc_reducer_stats_t st;
-    rt_world_t w;
-    rt_model_t m;
-    sc_reducer_t *r;
+    fixture_t fx;
 
     (void)argc, (void)argv;
-    if (rt_world(&w))
+    if (autotune_start(&fx) || copy_iterations(&fx, 0, 11, fx.w.size, SC_FLOAT32))
         return 1;
-    for (int i = 0; i < 48; i++)
-        counts[i] = 32768;
-    rt_model_init(&m, 48, counts, NULL);
-    cfg.autotune = 1;
-    CHECK_OK(sc_reducer_create(w.comm, m.desc, m.n, &cfg, &r));
-    for (int it = 0; it < 11; it++)
-        if (copy_iteration(&w, &m, r, it, w.size, SC_FLOAT32))
-            return 1;
-    CHECK_OK(sc_reducer_stats(r, &st));
+    CHECK_OK(sc_reducer_stats(fx.r, &st));
     CHECK(!st.autotune_done && st.bucket_cap_bytes == (2u << 20),
           "autotune_done %d, cap %zu bytes: expected 0 and 2 MiB (SC_BUCKET_CAP_MB=%s)",
           st.autotune_done, st.bucket_cap_bytes, getenv("SC_BUCKET_CAP_MB"));
-    return finish(&w, &m, r);
+    return fixture_finish(&fx);
 }
 
 /* Four threads mark the gradients concurrently (thread t those with index % 4 == t). */
@@ -715,23 +702,20 @@ static int test_mark_ready_from_several_threads(int argc, char **argv)
     pthread_barrier_t go;
     pthread_t th[4];
     marker_t mk[4];
-    rt_world_t w;
-    rt_model_t m;
-    sc_reducer_t *r;
+    fixture_t fx;
 
     (void)argc, (void)argv;
-    if (rt_world(&w))
-        return 1;
     for (int i = 0; i < 40; i++)
         counts[i] = 100 + 37 * (size_t)i;
-    rt_model_init(&m, 40, counts, NULL);
-    CHECK_OK(sc_reducer_create(w.comm, m.desc, m.n, &cfg, &r));
+    rt_model_init(&fx.m, 40, counts, NULL);
+    if (fixture_start(&fx, &cfg))
+        return 1;
     for (int it = 0; it < 4; it++) {
-        for (int g = 0; g < m.n; g++)
-            rt_fill(&m, m.buf[g], SEED, w.rank, it, g);
+        for (int g = 0; g < fx.m.n; g++)
+            rt_fill(&fx.m, fx.m.buf[g], SEED, fx.w.rank, it, g);
         pthread_barrier_init(&go, NULL, 4);
         for (int t = 0; t < 4; t++) {
-            mk[t] = (marker_t){r, &m, &go, t, 0};
+            mk[t] = (marker_t){fx.r, &fx.m, &go, t, 0};
             CHECK(pthread_create(&th[t], NULL, marker, &mk[t]) == 0, "pthread_create");
         }
         for (int t = 0; t < 4; t++) {
@@ -739,14 +723,11 @@ static int test_mark_ready_from_several_threads(int argc, char **argv)
             CHECK(!mk[t].failed, "thread %d failed to mark", t);
         }
         pthread_barrier_destroy(&go);
-        CHECK_OK(sc_reducer_finalize(r));
-        for (int g = 0; g < m.n; g++)
-            if (rt_check_grad(&m, m.buf[g], g, SEED, w.size, w.size, &it, 1, NULL))
-                return 1;
-        if (rt_check_same_bits(&w, &m, m.buf))
+        CHECK_OK(sc_reducer_finalize(fx.r));
+        if (check_results(&fx, fx.m.buf, it, fx.w.size, SC_FLOAT32))
             return 1;
     }
-    return finish(&w, &m, r);
+    return fixture_finish(&fx);
 }
 
 /* A hook that all-reduces each bucket and, in finish, checks the caller's gradients:
@@ -814,35 +795,32 @@ static int test_copy_back_follows_each_reduction_before_finalize(int argc, char 
     sc_comm_hook_t hook = {"watching", &s, NULL, watching_start, watching_finish,
                            NULL, NULL, NULL};
     sc_reducer_stats_t st;
-    rt_world_t w;
-    rt_model_t m;
-    sc_reducer_t *r;
+    fixture_t fx;
 
     (void)argc, (void)argv;
-    if (rt_world(&w))
-        return 1;
-    model_of(&m, SC_FLOAT32);
-    s.m = &m;
-    s.size = w.size;
+    model_of(&fx.m, SC_FLOAT32);
+    s.m = &fx.m;
     s.own = calloc(MODEL_N, sizeof(*s.own));
-    for (int g = 0; g < m.n; g++)
-        s.own[g] = malloc(m.desc[g].count * sizeof(float));
+    for (int g = 0; g < fx.m.n; g++)
+        s.own[g] = malloc(fx.m.desc[g].count * sizeof(float));
     cfg.hook = &hook;
-    CHECK_OK(sc_reducer_create(w.comm, m.desc, m.n, &cfg, &r));
-    s.r = r;
+    if (fixture_start(&fx, &cfg))
+        return 1;
+    s.r = fx.r;
+    s.size = fx.w.size;
     for (int it = 0; it < 3; it++) {
         double t0;
         int done;
 
-        CHECK_OK(sc_reducer_stats(r, &st));
+        CHECK_OK(sc_reducer_stats(fx.r, &st));
         CHECK(st.buckets <= 64, "%d buckets", st.buckets);
         memset(s.finishes, 0, sizeof(s.finishes));
         s.it = it;
         s.next = 0;
         __atomic_store_n(&s.finished, 0, __ATOMIC_RELAXED);
-        for (int g = 0; g < m.n; g++)
-            rt_fill(&m, s.own[g], SEED, w.rank, it, g);
-        if (copy_marks(&w, &m, r, it))
+        for (int g = 0; g < fx.m.n; g++)
+            rt_fill(&fx.m, s.own[g], SEED, fx.w.rank, it, g);
+        if (copy_marks(&fx, fx.r, it))
             return 1;
         t0 = rt_now();
         while ((done = __atomic_load_n(&s.finished, __ATOMIC_ACQUIRE)) < st.buckets &&
@@ -850,18 +828,18 @@ static int test_copy_back_follows_each_reduction_before_finalize(int argc, char 
             sched_yield();
         CHECK(done == st.buckets, "iteration %d: %d of %d buckets finished without finalize",
               it, done, st.buckets);
-        CHECK_OK(sc_reducer_finalize(r));
+        CHECK_OK(sc_reducer_finalize(fx.r));
         CHECK(s.bad == 0, "iteration %d: %d finishes saw wrong gradients", it, s.bad);
         for (int b = 0; b < st.buckets; b++)
             CHECK(s.finishes[b] == 1, "iteration %d: bucket %d finished %d times", it, b,
                   s.finishes[b]);
-        if (copy_results(&w, &m, it, w.size, SC_FLOAT32))
+        if (check_results(&fx, fx.m.buf, it, fx.w.size, SC_FLOAT32))
             return 1;
     }
-    for (int g = 0; g < m.n; g++)
+    for (int g = 0; g < fx.m.n; g++)
         free(s.own[g]);
     free(s.own);
-    return finish(&w, &m, r);
+    return fixture_finish(&fx);
 }
 
 /* A reducer of no gradient finalizes; gradients of zero elements (marked with NULL),
@@ -872,34 +850,31 @@ static int test_zero_gradients_and_zero_element_gradients(int argc, char **argv)
     static const size_t counts[] = {300, 0, 10, 0, 0};
     sc_reducer_config_t cfg = SC_REDUCER_CONFIG_INIT;
     sc_reducer_stats_t st;
-    rt_world_t w;
-    rt_model_t m;
-    sc_reducer_t *r;
+    fixture_t fx;
 
     (void)argc, (void)argv;
-    if (rt_world(&w))
+    if (rt_world(&fx.w))
         return 1;
-    CHECK_OK(sc_reducer_create(w.comm, NULL, 0, NULL, &r));
+    CHECK_OK(sc_reducer_create(fx.w.comm, NULL, 0, NULL, &fx.r));
     for (int it = 0; it < 2; it++)
-        CHECK_OK(sc_reducer_finalize(r));
-    CHECK_OK(sc_reducer_stats(r, &st));
+        CHECK_OK(sc_reducer_finalize(fx.r));
+    CHECK_OK(sc_reducer_stats(fx.r, &st));
     CHECK(st.buckets == 0, "%d buckets for no gradient", st.buckets);
-    CHECK_OK(sc_reducer_destroy(r));
+    CHECK_OK(sc_reducer_destroy(fx.r));
 
-    rt_model_init(&m, 5, counts, NULL);
+    rt_model_init(&fx.m, 5, counts, NULL);
     cfg.first_bucket_bytes = 16;
-    CHECK_OK(sc_reducer_create(w.comm, m.desc, m.n, &cfg, &r));
+    CHECK_OK(sc_reducer_create(fx.w.comm, fx.m.desc, fx.m.n, &cfg, &fx.r));
     for (int it = 0; it < 3; it++) {
-        for (int g = m.n - 1; g >= 0; g--) {
-            rt_fill(&m, m.buf[g], SEED, w.rank, it, g);
-            CHECK_OK(sc_reducer_mark_ready(r, g, m.desc[g].count ? m.buf[g] : NULL));
+        for (int g = fx.m.n - 1; g >= 0; g--) {
+            rt_fill(&fx.m, fx.m.buf[g], SEED, fx.w.rank, it, g);
+            CHECK_OK(sc_reducer_mark_ready(fx.r, g, fx.m.desc[g].count ? fx.m.buf[g] : NULL));
         }
-        CHECK_OK(sc_reducer_finalize(r));
-        for (int g = 0; g < m.n; g++)
-            if (rt_check_grad(&m, m.buf[g], g, SEED, w.size, w.size, &it, 1, NULL))
-                return 1;
+        CHECK_OK(sc_reducer_finalize(fx.r));
+        if (check_grads(&fx, fx.m.buf, it, fx.w.size, SC_FLOAT32))
+            return 1;
     }
-    return finish(&w, &m, r);
+    return fixture_finish(&fx);
 }
 
 int main(int argc, char **argv)

@@ -43,7 +43,7 @@ static void bind_setup(const bind_args_t *a, bind_result_t *r)
         setenv("SC_BIND", a->sc_bind, 1);
     else
         unsetenv("SC_BIND");
-    if (a->restrict_to && sched_setaffinity(0, sizeof(cpu_set_t), a->restrict_to) < 0)
+    if (a->restrict_to && restrict_process(a->restrict_to) < 0)
         r->setup_failed = 1;
 }
 

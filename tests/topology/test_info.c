@@ -37,7 +37,7 @@ static void report_setup(const report_args_t *a, report_t *r)
             unsetenv(*name);
     for (const char *const *kv = a->env; kv && *kv; kv += 2)
         setenv(kv[0], kv[1], 1);
-    if (a->restrict_to && sched_setaffinity(0, sizeof(cpu_set_t), a->restrict_to) < 0)
+    if (a->restrict_to && restrict_process(a->restrict_to) < 0)
         r->setup_failed = 1;
 }
 

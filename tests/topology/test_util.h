@@ -1,12 +1,15 @@
 /* Test harness for the topology tests: CHECK macros, running a test by name, running
- * code in a forked child so that the test process is never bound, and the cores of
- * the machine read from sysfs (independently of hwloc). */
+ * code in a forked child so that the test process is never bound, restricting a child
+ * as taskset would, and the cores of the machine read from sysfs (independently of
+ * hwloc). */
 #ifndef SC_TEST_TOPOLOGY_UTIL_H
 #define SC_TEST_TOPOLOGY_UTIL_H
 
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE /* sched_getaffinity, CPU_* */
 #endif
+#include <dirent.h>
+#include <errno.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -191,6 +194,29 @@ static inline int sysfs_cores(const cpu_set_t *within, cpu_set_t *cores, int max
         n++;
     }
     return n;
+}
+
+/* Restricts every thread of the process to set, as taskset does to a program it starts:
+ * the child may already hold a runtime's threads (ThreadSanitizer's fork interceptor
+ * starts its background thread in every child), and hwloc's process binding is the
+ * union of all threads' affinities. 0 on success. */
+static inline int restrict_process(const cpu_set_t *set)
+{
+    DIR *dir = opendir("/proc/self/task");
+    struct dirent *entry;
+    int rc = 0;
+
+    if (!dir)
+        return -1;
+    while ((entry = readdir(dir)) != NULL) {
+        pid_t tid = (pid_t)atoi(entry->d_name);
+
+        /* ESRCH: the thread exited since it was listed */
+        if (tid > 0 && sched_setaffinity(tid, sizeof(*set), set) < 0 && errno != ESRCH)
+            rc = -1;
+    }
+    closedir(dir);
+    return rc;
 }
 
 static inline int current_affinity(cpu_set_t *set)
