@@ -45,7 +45,7 @@ static sc_status_t sc_call_check(const sc_call_t *call, sc_comm_t *comm)
 {
     const char *fn = sc_call_name(call);
     int p = comm->size;
-    size_t es, scale = 1;
+    size_t es, scale = 1, bytes;
     int reduces = call->kind == SC_COLL_ALLREDUCE || call->kind == SC_COLL_REDUCE_SCATTER ||
                   call->kind == SC_COLL_REDUCE;
     int needs_send = 1, needs_recv = 1;
@@ -74,7 +74,8 @@ static sc_status_t sc_call_check(const sc_call_t *call, sc_comm_t *comm)
     if (call->kind == SC_COLL_REDUCE_SCATTER || call->kind == SC_COLL_ALLGATHER ||
         call->kind == SC_COLL_ALLTOALL)
         scale = (size_t)p;
-    if (call->count > SIZE_MAX / es / scale || call->count * scale > (size_t)INT64_MAX / es)
+    /* A multiplication checked for overflow, not divisions: this runs on every call. */
+    if (__builtin_mul_overflow(call->count, es * scale, &bytes) || bytes > (size_t)INT64_MAX)
         return sc_error(SC_ERR_INVALID_ARG, "%s: count %zu of %s overflows the buffer size",
                         fn, call->count, sc_dtype_name(call->dtype));
     if (call->kind == SC_COLL_RECV)

@@ -310,14 +310,16 @@ static sc_status_t sc_op_start(sc_coll_op_t *op)
     }
     for (int i = 0; i < op->nhdr; i++) {
         int peer = op->hdr_peer[i];
-        st = sc_ucx_recv(tp, sc_op_tag(op, SC_TAG_KIND_HDR, 0, peer), SC_TAG_FULL_MASK,
-                         op->hdr_in[i], SC_OP_HDR_BUF, &op->hdr_recv_req[i]);
-        if (st != SC_SUCCESS)
-            return st;
+        /* The send first, so that it leaves sooner (a header that arrives before its
+         * receive is posted waits in UCX's unexpected queue). */
         st = sc_ucx_send(tp, sc_op_world(op, peer), sc_op_tag(op, SC_TAG_KIND_HDR, 0, c->rank),
                          op->inline_out,
                          op->inline_bytes ? SC_OP_INLINE_OFF + op->inline_bytes : sizeof(op->hdr),
                          &op->hdr_send_req[i]);
+        if (st != SC_SUCCESS)
+            return st;
+        st = sc_ucx_recv(tp, sc_op_tag(op, SC_TAG_KIND_HDR, 0, peer), SC_TAG_FULL_MASK,
+                         op->hdr_in[i], SC_OP_HDR_BUF, &op->hdr_recv_req[i]);
         if (st != SC_SUCCESS)
             return st;
     }

@@ -159,20 +159,11 @@ static sc_status_t sc_progress_advance(sc_comm_t *c, sc_coll_op_t *op, int *prog
  * are noticed within this many steps. */
 #define SC_PROGRESS_IDLE_SCAN 128
 
-static int sc_progress_step(sc_transport_t *tp)
+/* Advances every queued op of every communicator, starting those first in line, and
+ * looks for dead local peers; nonzero when something moved (or progressed was set: UCX
+ * delivered something just before). Caller holds tp->lock. */
+static int sc_progress_scan(sc_transport_t *tp, int progressed)
 {
-    int progressed = 0;
-
-    /* Drain what peers already delivered before judging any peer dead (bounded, so
-     * that a flood of messages cannot keep the caller here). */
-    for (int i = 0; i < 64 && sc_ucx_progress(tp) > 0; i++)
-        progressed = 1;
-
-    /* Nothing can have changed when UCX processed no event and the last scan moved
-     * nothing: skip the scan, the hot loop of a waiting caller stays short. */
-    if (!progressed && !__atomic_load_n(&tp->rescan, __ATOMIC_RELAXED) &&
-        ++tp->idle_steps < SC_PROGRESS_IDLE_SCAN)
-        return 0;
     tp->idle_steps = 0;
     /* Cleared before the scan: a request for another one made meanwhile survives. */
     __atomic_store_n(&tp->rescan, 0, __ATOMIC_RELAXED);
@@ -207,6 +198,23 @@ static int sc_progress_step(sc_transport_t *tp)
     if (progressed)
         __atomic_store_n(&tp->rescan, 1, __ATOMIC_RELAXED);
     return progressed;
+}
+
+static int sc_progress_step(sc_transport_t *tp)
+{
+    int progressed = 0;
+
+    /* Drain what peers already delivered before judging any peer dead (bounded, so
+     * that a flood of messages cannot keep the caller here). */
+    for (int i = 0; i < 64 && sc_ucx_progress(tp) > 0; i++)
+        progressed = 1;
+
+    /* Nothing can have changed when UCX processed no event and the last scan moved
+     * nothing: skip the scan, the hot loop of a waiting caller stays short. */
+    if (!progressed && !__atomic_load_n(&tp->rescan, __ATOMIC_RELAXED) &&
+        ++tp->idle_steps < SC_PROGRESS_IDLE_SCAN)
+        return 0;
+    return sc_progress_scan(tp, progressed);
 }
 
 static inline void sc_cpu_relax(void)
@@ -292,9 +300,11 @@ void sc_progress_enqueue(sc_comm_t *c, sc_coll_op_t *op, struct sc_request *req,
         c->tail = op;
     }
     __atomic_store_n(&tp->rescan, 1, __ATOMIC_RELAXED);
-    /* Posting the first sends now saves the peers a round trip. */
+    /* Posting the first sends now saves the peers a round trip. The scan alone gets
+     * them out sooner: the next step drains UCX, and a peer's failure counts only a
+     * grace time after it was seen, so nothing is judged on undrained news. */
     if (first)
-        sc_progress_step(tp);
+        sc_progress_scan(tp, 0);
     pthread_mutex_unlock(&tp->lock);
     /* The thread sleeps on UCX events and wakes when a peer answers; a large op is
      * worth an explicit wake so that its pipeline starts at once. A small one, most
