@@ -82,6 +82,7 @@ typedef struct {
     size_t cap_bytes;         /* in force, from sc_reducer_stats */
     int buckets;
     size_t last_bucket_bytes; /* what last_bucket_ms reduced */
+    size_t copy_bytes;        /* copied to and from buckets in the last timed iteration */
     double iter_ms, compute_ms, exposed_ms, last_bucket_ms;
     double per_tensor_ms, per_tensor_exposed_ms; /* the per-tensor step's */
     int64_t wrong;            /* elements off the reference, summed over ranks */
@@ -798,7 +799,8 @@ static sc_status_t sc_br_row_measure(sc_br_ctx_t *c, size_t cap_bytes, int autot
                                      const double per_tensor[3], sc_br_row_t *row)
 {
     sc_reducer_config_t cfg = SC_REDUCER_CONFIG_INIT;
-    sc_br_row_t w = {autotune, 0, 0, 0, 0, 0, 0, 0, per_tensor[0], per_tensor[2], 0, 0};
+    sc_br_row_t w = {.autotune = autotune, .per_tensor_ms = per_tensor[0],
+                     .per_tensor_exposed_ms = per_tensor[2]};
     sc_grad_desc_t *descs;
     sc_reducer_stats_t stats;
     sc_comm_hook_t hook;
@@ -857,6 +859,7 @@ static sc_status_t sc_br_row_measure(sc_br_ctx_t *c, size_t cap_bytes, int autot
     }
     w.cap_bytes = stats.bucket_cap_bytes;
     w.buckets = stats.buckets;
+    w.copy_bytes = stats.copy_bytes;
     w.iter_ms = ms[0];
     w.compute_ms = ms[1];
     w.exposed_ms = ms[2];
@@ -1018,13 +1021,13 @@ static int sc_br_json_write(const sc_br_ctx_t *c, const sc_br_row_t *rows, int n
                 "\"per_tensor_iter_ms\": %.6g, \"per_tensor_exposed_ms\": %.6g, "
                 "\"compute_target_ms\": %.6g, \"compute_mode\": \"%s\", \"view\": %s, "
                 "\"hook\": \"%s\", \"iters\": %d, "
-                "\"wrong\": %" PRId64 ", \"identical\": %s}%s\n",
+                "\"wrong\": %" PRId64 ", \"identical\": %s, \"copy_bytes\": %zu}%s\n",
                 c->nranks, (double)w->cap_bytes / (1 << 20), w->cap_bytes,
                 w->autotune ? "true" : "false", w->buckets, w->iter_ms, w->compute_ms,
                 w->exposed_ms, w->last_bucket_ms, w->last_bucket_bytes, w->per_tensor_ms,
                 w->per_tensor_exposed_ms, o->compute_ms, o->spin ? "spin" : "sleep",
                 o->view ? "true" : "false", sc_br_hook_name(o), o->iters, w->wrong,
-                w->identical ? "true" : "false", i + 1 < nrows ? "," : "");
+                w->identical ? "true" : "false", w->copy_bytes, i + 1 < nrows ? "," : "");
     }
     fputs("]\n", f);
     if (fclose(f) != 0) {

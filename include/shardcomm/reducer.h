@@ -146,7 +146,10 @@ SC_API sc_status_t sc_reducer_create(sc_comm_t *comm, const sc_grad_desc_t *grad
  * bucket order on every rank. Any thread; one call per gradient per iteration.
  * grad stays valid until finalize returns: the result is written to it at the latest
  * then, and possibly earlier, once its bucket is reduced (host buckets: by the
- * reducer's thread at once; device buckets: by a later mark_ready).
+ * reducer's thread at once; device buckets: by a later mark_ready). A gradient alone in
+ * its bucket (host buckets, the plain all-reduce hook, nothing accumulated without sync)
+ * is not copied: it is scaled and all-reduced in place in grad, so that a large tensor
+ * costs no copy in and out; after a failed iteration it may then hold a partial result.
  * With gradient_as_bucket_view the view is scaled in place (in a synced iteration);
  * grad must then be NULL or the view. Errors, with nothing changed: SC_ERR_INVALID_ARG
  * for an index outside [0, n), a gradient already marked in this iteration, a NULL
@@ -203,6 +206,9 @@ typedef struct {
     double last_ready_to_done_s; /* from the last mark_ready to finalize's return */
     double iteration_s;          /* from the first mark_ready to finalize's return */
     int autotune_done;
+    size_t copy_bytes;           /* copied between gradients and buckets (in by mark_ready,
+                                    back by the finish): 0 with views, and not counting a
+                                    gradient reduced in place in grad (see mark_ready) */
 } sc_reducer_stats_t;
 
 SC_API sc_status_t sc_reducer_stats(const sc_reducer_t *reducer, sc_reducer_stats_t *stats);

@@ -76,6 +76,8 @@ typedef struct {
     int pending;          /* gradients not yet marked in this iteration (under lock) */
     sc_status_t start_status;
     sc_request_t *req;    /* NULL when nothing was issued (count 0, failed start) */
+    void *in_place;       /* this iteration: its one gradient's own memory, reduced there
+                             instead of hb.data (copy mode, host); else NULL */
 } sc_rbucket_t;
 
 typedef struct {
@@ -126,6 +128,7 @@ struct sc_reducer {
                                 NULL before it: reverse registration order */
     sc_reducer_tune_t tune;
     sc_reducer_stats_t stats;
+    size_t copy_bytes;       /* this iteration's, atomic (copies run without the lock) */
 };
 
 /* ---- iterations (reducer_iter.c) -------------------------------------------------- */
@@ -162,6 +165,12 @@ sc_status_t sc_reducer_agree(sc_comm_t *comm, const sc_grad_desc_t *grads, int n
 
 /* 1 for the dtypes a reducer takes (float32/64, float16, bfloat16, the integers). */
 int sc_reducer_dtype_ok(sc_dtype_t dtype);
+
+/* ---- built-in hooks (reducer_hooks.c) ----------------------------------------------- */
+
+/* Whether hook is the plain all-reduce (which reads and writes the bucket's data during
+ * start only, so a bucket may be reduced in its gradient's own memory). */
+int sc_reducer_hook_is_plain(const sc_comm_hook_t *hook);
 
 /* ---- autotuning (reducer_tune.c) ---------------------------------------------------- */
 

@@ -95,13 +95,16 @@ static void sc_hook_why(char *why, size_t len)
 
 static sc_status_t sc_bucket_start(sc_reducer_t *r, sc_rbucket_t *b)
 {
+    sc_hook_bucket_t hb = b->hb;
     sc_status_t st;
 
     b->req = NULL;
     if (b->hb.count == 0)
         return SC_SUCCESS; /* every rank skips it: nothing to reduce */
+    if (b->in_place)
+        hb.data = b->in_place; /* the plain hook reads hb during start only */
     sc_error_clear(); /* a caller's hook may fail without a sentence */
-    st = r->hook.start(r->hook.state, &b->hb, r->comm, &b->req);
+    st = r->hook.start(r->hook.state, &hb, r->comm, &b->req);
     if (st != SC_SUCCESS) {
         char why[SC_ERROR_MAX];
 
@@ -184,11 +187,13 @@ static sc_status_t sc_bucket_finish(sc_reducer_t *r, sc_rbucket_t *b)
                             sc_status_string(st), why);
         }
     }
-    if (!r->view)
+    if (!r->view && !b->in_place)
         for (int j = 0; j < b->ngrads && st == SC_SUCCESS; j++) {
             const sc_rgrad_t *g = &r->grads[b->grads[j]];
-            if (g->user && g->count)
+            if (g->user && g->count) {
                 st = r->mem.copy(&r->mem, g->user, sc_grad_slot(r, g), sc_grad_bytes(g));
+                __atomic_add_fetch(&r->copy_bytes, sc_grad_bytes(g), __ATOMIC_RELAXED);
+            }
         }
     return st;
 }
@@ -310,13 +315,21 @@ SC_API sc_status_t sc_reducer_mark_ready(sc_reducer_t *r, int i, void *grad)
     sync = r->sync;
     pthread_mutex_unlock(&r->lock);
 
-    /* The gradient is this thread's until it is counted into its bucket. */
+    /* The gradient is this thread's until it is counted into its bucket. Alone in its
+     * bucket, with nothing accumulated and the plain hook, it is reduced where it is. */
+    if (!r->view && sync && !g->has_data && g->count && b->ngrads == 1 && r->mem.device < 0 &&
+        sc_reducer_hook_is_plain(&r->hook)) {
+        b->in_place = grad;
+        slot = grad;
+    }
     if (g->count && (!r->view || sync))
         st = r->mem.after_compute(&r->mem);
-    if (st == SC_SUCCESS && !r->view && g->count)
+    if (st == SC_SUCCESS && !r->view && g->count) {
         st = r->mem.scale(&r->mem, g->dtype, slot, grad, g->count, 1.0 / r->prediv,
                           g->has_data);
-    else if (st == SC_SUCCESS && sync && g->count)
+        if (!b->in_place)
+            __atomic_add_fetch(&r->copy_bytes, sc_grad_bytes(g), __ATOMIC_RELAXED);
+    } else if (st == SC_SUCCESS && sync && g->count)
         /* The view holds what the framework accumulated: divided once, here. */
         st = r->mem.scale(&r->mem, g->dtype, slot, slot, g->count, 1.0 / r->prediv, 0);
     if (!r->view)
@@ -369,7 +382,9 @@ static void sc_reducer_reset(sc_reducer_t *r, int synced)
         r->buckets[b].pending = r->buckets[b].ngrads;
         r->buckets[b].start_status = SC_SUCCESS;
         r->buckets[b].req = NULL;
+        r->buckets[b].in_place = NULL;
     }
+    r->copy_bytes = 0;
     r->nready = 0;
     r->next_start = 0;
     r->nstarted = 0;
@@ -411,6 +426,7 @@ static void sc_reducer_stats_update(sc_reducer_t *r)
     r->stats.autotune_done = r->tune.done;
     r->stats.iteration_s = r->nready ? now - r->t_first : 0.0;
     r->stats.last_ready_to_done_s = r->nready ? now - r->t_last : 0.0;
+    r->stats.copy_bytes = __atomic_load_n(&r->copy_bytes, __ATOMIC_RELAXED);
 }
 
 /* The framework's later work (on the compute stream) waits for the results and the

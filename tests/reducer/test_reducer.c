@@ -399,6 +399,85 @@ static int test_no_sync_iterations_accumulate(int argc, char **argv)
     return fixture_finish(&fx);
 }
 
+/* Bytes of fx's gradients in the current layout: all of them, and those sharing their
+ * bucket with another gradient (the others are alone in theirs). */
+static int layout_bytes(fixture_t *fx, size_t *all, size_t *shared)
+{
+    int bucket[64], per[64] = {0};
+    size_t offset;
+
+    *all = *shared = 0;
+    for (int g = 0; g < fx->m.n; g++) {
+        CHECK_OK(sc_reducer_grad_bucket(fx->r, g, &bucket[g], &offset));
+        per[bucket[g]]++;
+    }
+    for (int g = 0; g < fx->m.n; g++) {
+        size_t bytes = fx->m.desc[g].count * sc_dtype_size(fx->m.desc[g].dtype);
+        *all += bytes;
+        if (per[bucket[g]] > 1)
+            *shared += bytes;
+    }
+    return 0;
+}
+
+static int check_copy_bytes(fixture_t *fx, size_t want, const char *what)
+{
+    sc_reducer_stats_t st;
+
+    CHECK_OK(sc_reducer_stats(fx->r, &st));
+    CHECK(st.copy_bytes == want, "%s: %zu bytes copied, expected %zu", what, st.copy_bytes,
+          want);
+    return 0;
+}
+
+/* Copy mode: a gradient alone in its bucket is reduced in its own memory, the others
+ * are copied in and back (copy_bytes counts them), and the results are right; not in
+ * an iteration that adds to what iterations without sync accumulated (everything is
+ * copied in, and back after the synced one), nor with a hook other than the plain
+ * all-reduce (fp16 argument). */
+static int test_gradients_alone_in_their_bucket_are_reduced_in_place(int argc, char **argv)
+{
+    int fp16 = argc > 0 && strcmp(argv[0], "fp16") == 0;
+    sc_reducer_config_t cfg = small_buckets();
+    sc_comm_hook_t hook;
+    size_t all, shared;
+    int its[2] = {2, 3};
+    fixture_t fx;
+
+    model_of(&fx.m, SC_FLOAT32);
+    if (fp16) {
+        CHECK_OK(sc_comm_hook_builtin(SC_HOOK_FP16, &hook));
+        cfg.hook = &hook;
+    }
+    if (fixture_start(&fx, &cfg))
+        return 1;
+    for (int it = 0; it < 2; it++) {
+        if (layout_bytes(&fx, &all, &shared))
+            return 1;
+        CHECK(shared < all, "iteration %d: no gradient is alone in its bucket", it);
+        if (copy_iteration(&fx, fx.r, it, fx.w.size, fp16 ? SC_FLOAT16 : SC_FLOAT32) ||
+            check_copy_bytes(&fx, 2 * (fp16 ? all : shared), "synced iteration"))
+            return 1;
+    }
+    CHECK_OK(sc_reducer_set_sync(fx.r, 0));
+    if (copy_marks(&fx, fx.r, 2))
+        return 1;
+    CHECK_OK(sc_reducer_finalize(fx.r));
+    if (check_copy_bytes(&fx, all, "iteration without sync"))
+        return 1;
+    CHECK_OK(sc_reducer_set_sync(fx.r, 1));
+    if (copy_marks(&fx, fx.r, 3))
+        return 1;
+    CHECK_OK(sc_reducer_finalize(fx.r));
+    if (check_copy_bytes(&fx, 2 * all, "synced iteration after one without sync"))
+        return 1;
+    for (int g = 0; g < fx.m.n; g++)
+        if (rt_check_grad_as(&fx.m, fx.m.buf[g], g, SEED, fx.w.size, fx.w.size, its, 2, NULL,
+                             fp16 ? SC_FLOAT16 : SC_FLOAT32))
+            return 1;
+    return fixture_finish(&fx);
+}
+
 static int test_hook_casts_to_narrow_type(int argc, char **argv)
 {
     int bf16 = argc > 0 && strcmp(argv[0], "bf16") == 0;
@@ -887,6 +966,8 @@ int main(int argc, char **argv)
         {"find_unused_gradients_count_as_zero", test_find_unused_gradients_count_as_zero},
         {"rebuild_follows_rank_0_ready_order", test_rebuild_follows_rank_0_ready_order},
         {"no_sync_iterations_accumulate", test_no_sync_iterations_accumulate},
+        {"gradients_alone_in_their_bucket_are_reduced_in_place",
+         test_gradients_alone_in_their_bucket_are_reduced_in_place},
         {"hook_casts_to_narrow_type", test_hook_casts_to_narrow_type},
         {"custom_hook_reduces_every_bucket", test_custom_hook_reduces_every_bucket},
         {"hook_work_outliving_a_failed_iteration_ends_before_the_buckets_are_freed",
