@@ -147,8 +147,8 @@ SC_API sc_status_t sc_reducer_create(sc_comm_t *comm, const sc_grad_desc_t *grad
  * grad stays valid until finalize returns: the result is written to it at the latest
  * then, and possibly earlier, once its bucket is reduced (host buckets: by the
  * reducer's thread at once; device buckets: by a later mark_ready). A gradient alone in
- * its bucket (host buckets, the plain all-reduce hook, nothing accumulated without sync)
- * is not copied: it is scaled and all-reduced in place in grad, so that a large tensor
+ * its bucket (host buckets, a built-in hook, nothing accumulated without sync) is not
+ * copied: it is scaled and reduced in place in grad, so that a large tensor
  * costs no copy in and out; after a failed iteration it may then hold a partial result.
  * With gradient_as_bucket_view the view is scaled in place (in a synced iteration);
  * grad must then be NULL or the view. Errors, with nothing changed: SC_ERR_INVALID_ARG

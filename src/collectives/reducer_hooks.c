@@ -137,9 +137,9 @@ static void sc_hook_cast_destroy(void *state)
     free(s);
 }
 
-int sc_reducer_hook_is_plain(const sc_comm_hook_t *hook)
+int sc_reducer_hook_is_builtin(const sc_comm_hook_t *hook)
 {
-    return hook->start == sc_hook_allreduce_start;
+    return hook->start == sc_hook_allreduce_start || hook->start == sc_hook_cast_start;
 }
 
 SC_API sc_status_t sc_comm_hook_builtin(sc_hook_kind_t kind, sc_comm_hook_t *hook)

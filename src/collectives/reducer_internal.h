@@ -76,8 +76,9 @@ typedef struct {
     int pending;          /* gradients not yet marked in this iteration (under lock) */
     sc_status_t start_status;
     sc_request_t *req;    /* NULL when nothing was issued (count 0, failed start) */
-    void *in_place;       /* this iteration: its one gradient's own memory, reduced there
-                             instead of hb.data (copy mode, host); else NULL */
+    void *in_place;       /* this iteration: its one gradient's own memory, which start
+                             and finish get as data instead of hb.data (copy mode, host,
+                             built-in hook); else NULL */
 } sc_rbucket_t;
 
 typedef struct {
@@ -168,9 +169,10 @@ int sc_reducer_dtype_ok(sc_dtype_t dtype);
 
 /* ---- built-in hooks (reducer_hooks.c) ----------------------------------------------- */
 
-/* Whether hook is the plain all-reduce (which reads and writes the bucket's data during
- * start only, so a bucket may be reduced in its gradient's own memory). */
-int sc_reducer_hook_is_plain(const sc_comm_hook_t *hook);
+/* Whether hook is a built-in one (plain all-reduce, float16 or bfloat16 compression),
+ * which reads and writes a bucket's data only inside start and finish, wherever it is:
+ * so a bucket may be reduced in its gradient's own memory. */
+int sc_reducer_hook_is_builtin(const sc_comm_hook_t *hook);
 
 /* ---- autotuning (reducer_tune.c) ---------------------------------------------------- */
 

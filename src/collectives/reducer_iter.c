@@ -102,7 +102,7 @@ static sc_status_t sc_bucket_start(sc_reducer_t *r, sc_rbucket_t *b)
     if (b->hb.count == 0)
         return SC_SUCCESS; /* every rank skips it: nothing to reduce */
     if (b->in_place)
-        hb.data = b->in_place; /* the plain hook reads hb during start only */
+        hb.data = b->in_place; /* built-in hooks read hb during the call only */
     sc_error_clear(); /* a caller's hook may fail without a sentence */
     st = r->hook.start(r->hook.state, &hb, r->comm, &b->req);
     if (st != SC_SUCCESS) {
@@ -176,10 +176,13 @@ static sc_status_t sc_bucket_finish(sc_reducer_t *r, sc_rbucket_t *b)
     if (st != SC_SUCCESS || b->start_status != SC_SUCCESS)
         return st;
     if (b->hb.count > 0 && r->hook.finish) {
+        sc_hook_bucket_t hb = b->hb;
         char why[SC_ERROR_MAX];
 
+        if (b->in_place)
+            hb.data = b->in_place;
         sc_error_clear();
-        st = r->hook.finish(r->hook.state, &b->hb, r->comm);
+        st = r->hook.finish(r->hook.state, &hb, r->comm);
         if (st != SC_SUCCESS) {
             sc_hook_why(why, sizeof(why));
             return sc_error(st, "sc_reducer: comm hook \"%s\" could not finish bucket %d "
@@ -316,9 +319,9 @@ SC_API sc_status_t sc_reducer_mark_ready(sc_reducer_t *r, int i, void *grad)
     pthread_mutex_unlock(&r->lock);
 
     /* The gradient is this thread's until it is counted into its bucket. Alone in its
-     * bucket, with nothing accumulated and the plain hook, it is reduced where it is. */
+     * bucket, with nothing accumulated and a built-in hook, it is reduced where it is. */
     if (!r->view && sync && !g->has_data && g->count && b->ngrads == 1 && r->mem.device < 0 &&
-        sc_reducer_hook_is_plain(&r->hook)) {
+        sc_reducer_hook_is_builtin(&r->hook)) {
         b->in_place = grad;
         slot = grad;
     }

@@ -431,32 +431,38 @@ static int check_copy_bytes(fixture_t *fx, size_t want, const char *what)
 }
 
 /* Copy mode: a gradient alone in its bucket is reduced in its own memory, the others
- * are copied in and back (copy_bytes counts them), and the results are right; not in
- * an iteration that adds to what iterations without sync accumulated (everything is
- * copied in, and back after the synced one), nor with a hook other than the plain
- * all-reduce (fp16 argument). */
+ * are copied in and back (copy_bytes counts them), and the results are right, with the
+ * plain all-reduce or a built-in hook (argument fp16); not with a caller's hook
+ * (argument doubling: every gradient is copied), nor in an iteration that adds to what
+ * iterations without sync accumulated (everything is copied in, and back after the
+ * synced one). */
 static int test_gradients_alone_in_their_bucket_are_reduced_in_place(int argc, char **argv)
 {
     int fp16 = argc > 0 && strcmp(argv[0], "fp16") == 0;
+    int doubling = argc > 0 && strcmp(argv[0], "doubling") == 0, destroyed = 0;
     sc_reducer_config_t cfg = small_buckets();
-    sc_comm_hook_t hook;
+    sc_dtype_t tol = fp16 ? SC_FLOAT16 : SC_FLOAT32;
+    doubling_t state;
+    sc_comm_hook_t hook = doubling_hook(&state, &destroyed);
+    double prediv;
     size_t all, shared;
     int its[2] = {2, 3};
     fixture_t fx;
 
     model_of(&fx.m, SC_FLOAT32);
-    if (fp16) {
+    if (fp16)
         CHECK_OK(sc_comm_hook_builtin(SC_HOOK_FP16, &hook));
+    if (fp16 || doubling)
         cfg.hook = &hook;
-    }
     if (fixture_start(&fx, &cfg))
         return 1;
+    prediv = doubling ? fx.w.size / 2.0 : fx.w.size;
     for (int it = 0; it < 2; it++) {
         if (layout_bytes(&fx, &all, &shared))
             return 1;
         CHECK(shared < all, "iteration %d: no gradient is alone in its bucket", it);
-        if (copy_iteration(&fx, fx.r, it, fx.w.size, fp16 ? SC_FLOAT16 : SC_FLOAT32) ||
-            check_copy_bytes(&fx, 2 * (fp16 ? all : shared), "synced iteration"))
+        if (copy_iteration(&fx, fx.r, it, prediv, tol) ||
+            check_copy_bytes(&fx, 2 * (doubling ? all : shared), "synced iteration"))
             return 1;
     }
     CHECK_OK(sc_reducer_set_sync(fx.r, 0));
@@ -472,8 +478,7 @@ static int test_gradients_alone_in_their_bucket_are_reduced_in_place(int argc, c
     if (check_copy_bytes(&fx, 2 * all, "synced iteration after one without sync"))
         return 1;
     for (int g = 0; g < fx.m.n; g++)
-        if (rt_check_grad_as(&fx.m, fx.m.buf[g], g, SEED, fx.w.size, fx.w.size, its, 2, NULL,
-                             fp16 ? SC_FLOAT16 : SC_FLOAT32))
+        if (rt_check_grad_as(&fx.m, fx.m.buf[g], g, SEED, fx.w.size, prediv, its, 2, NULL, tol))
             return 1;
     return fixture_finish(&fx);
 }
