@@ -56,7 +56,9 @@ static const char sc_br_usage_text[] =
     "last gradient ready to finalize returning). last_bucket_ms: one all-reduce of the\n"
     "last bucket's size alone. per_tensor_iter_ms: the same step with one non-blocking\n"
     "sc_allreduce (avg, in place) per tensor issued as its gradient is ready, then waiting\n"
-    "for all.\n";
+    "for all. copy_MB: what the reducer copied between gradients and buckets in the last\n"
+    "iteration (1 MB = 1e6 B; 0 with --view, and a gradient alone in its bucket is reduced\n"
+    "in place).\n";
 
 typedef struct {
     const char *profile;
@@ -940,11 +942,11 @@ static void sc_br_print_header(const sc_br_ctx_t *c, int argc, char **argv)
         printf("# no compute: the gradients are ready back to back\n");
     printf("# times in ms per iteration, the slowest rank's, averaged over the iterations;"
            " per_tensor: one sc_allreduce per tensor\n#\n");
-    printf("# %9s %7s %9s %10s %10s %14s %18s %10s %-5s %s\n", "bucket_mb", "buckets",
+    printf("# %9s %7s %9s %10s %10s %14s %18s %10s %8s %-5s %s\n", "bucket_mb", "buckets",
            "iter_ms", "compute_ms", "exposed_ms", "last_bucket_ms", "per_tensor_iter_ms",
-           "per_tensor", "cap", "check");
-    printf("# %9s %7s %9s %10s %10s %14s %18s %10s %-5s %s\n", "(MiB)", "", "", "", "",
-           "", "", "/iter", "", "");
+           "per_tensor", "copy_MB", "cap", "check");
+    printf("# %9s %7s %9s %10s %10s %14s %18s %10s %8s %-5s %s\n", "(MiB)", "", "", "", "",
+           "", "", "/iter", "/iter", "", "");
     fflush(stdout);
 }
 
@@ -959,10 +961,10 @@ static void sc_br_print_row(const sc_br_row_t *w)
     if (!w->identical)
         strncat(check, w->wrong ? ", ranks differ" : " values, ranks differ",
                 sizeof(check) - strlen(check) - 1);
-    printf("  %9.3g %7d %9.3f %10.3f %10.3f %14.3f %18.3f %10.2f %-5s %s\n",
+    printf("  %9.3g %7d %9.3f %10.3f %10.3f %14.3f %18.3f %10.2f %8.1f %-5s %s\n",
            (double)w->cap_bytes / (1 << 20), w->buckets, w->iter_ms, w->compute_ms,
            w->exposed_ms, w->last_bucket_ms, w->per_tensor_ms,
-           w->iter_ms > 0 ? w->per_tensor_ms / w->iter_ms : 0.0,
+           w->iter_ms > 0 ? w->per_tensor_ms / w->iter_ms : 0.0, (double)w->copy_bytes * 1e-6,
            w->autotune ? "auto" : "fixed", check);
     fflush(stdout);
 }
