@@ -93,16 +93,25 @@ static void sc_hook_why(char *why, size_t len)
     snprintf(why, len, "%s", text[0] ? text : "the hook gave no reason");
 }
 
-static sc_status_t sc_bucket_start(sc_reducer_t *r, sc_rbucket_t *b)
+/* The bucket as the hook sees it in this iteration: its data is the gradient's own
+ * memory when it is reduced in place (built-in hooks use data only inside the call). */
+static sc_hook_bucket_t sc_bucket_seen(const sc_rbucket_t *b)
 {
     sc_hook_bucket_t hb = b->hb;
+
+    if (b->in_place)
+        hb.data = b->in_place;
+    return hb;
+}
+
+static sc_status_t sc_bucket_start(sc_reducer_t *r, sc_rbucket_t *b)
+{
+    sc_hook_bucket_t hb = sc_bucket_seen(b);
     sc_status_t st;
 
     b->req = NULL;
     if (b->hb.count == 0)
         return SC_SUCCESS; /* every rank skips it: nothing to reduce */
-    if (b->in_place)
-        hb.data = b->in_place; /* built-in hooks read hb during the call only */
     sc_error_clear(); /* a caller's hook may fail without a sentence */
     st = r->hook.start(r->hook.state, &hb, r->comm, &b->req);
     if (st != SC_SUCCESS) {
@@ -176,11 +185,9 @@ static sc_status_t sc_bucket_finish(sc_reducer_t *r, sc_rbucket_t *b)
     if (st != SC_SUCCESS || b->start_status != SC_SUCCESS)
         return st;
     if (b->hb.count > 0 && r->hook.finish) {
-        sc_hook_bucket_t hb = b->hb;
+        sc_hook_bucket_t hb = sc_bucket_seen(b);
         char why[SC_ERROR_MAX];
 
-        if (b->in_place)
-            hb.data = b->in_place;
         sc_error_clear();
         st = r->hook.finish(r->hook.state, &hb, r->comm);
         if (st != SC_SUCCESS) {
@@ -387,7 +394,7 @@ static void sc_reducer_reset(sc_reducer_t *r, int synced)
         r->buckets[b].req = NULL;
         r->buckets[b].in_place = NULL;
     }
-    r->copy_bytes = 0;
+    __atomic_store_n(&r->copy_bytes, 0, __ATOMIC_RELAXED);
     r->nready = 0;
     r->next_start = 0;
     r->nstarted = 0;
