@@ -10,6 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "collectives/reduce_kernels.h"
 #include "compress/topk_state.h"
 #include "core/error.h"
 #include "core/worker.h"
@@ -55,8 +56,17 @@ int sc_pairs_sorted(const sc_pairs_layout_t *l, const void *block);
 void sc_pairs_convert(const void *src, sc_dtype_t sdtype, void *dst, sc_dtype_t ddtype,
                       size_t k);
 
-/* Element j of a float buffer of dtype, as double. */
-double sc_pairs_load(const void *buf, sc_dtype_t dtype, size_t j);
+/* Element j of a float buffer of dtype, as double. Inline: the residual's settling
+ * calls it per sent pair. */
+static inline double sc_pairs_load(const void *buf, sc_dtype_t dtype, size_t j)
+{
+    switch (dtype) {
+    case SC_FLOAT64: return ((const double *)buf)[j];
+    case SC_FLOAT16: return sc_half_to_float(((const uint16_t *)buf)[j]);
+    case SC_BFLOAT16: return sc_bfloat16_to_float(((const uint16_t *)buf)[j]);
+    default: return ((const float *)buf)[j];
+    }
+}
 
 /* ---- the compressor (compressor.c) ------------------------------------------------- */
 

@@ -11,7 +11,6 @@
 
 #include "compress/compress_internal.h"
 #include "core/clock.h"
-#include "collectives/reduce_kernels.h"
 #include "shardcomm/kernels.h"
 
 #define SC_EF_CHUNK 4096 /* elements of a pass at a time (float16/bfloat16 widened) */
@@ -320,17 +319,6 @@ typedef struct {
     const void *g;
 } sc_ef_fill_t;
 
-/* Element i of a float32, float16 or bfloat16 gradient, widened to float32 as sc_ef_v
- * widens it. */
-static float sc_ef_g32(const void *g, sc_dtype_t dtype, uint64_t i)
-{
-    switch (dtype) {
-    case SC_FLOAT16: return sc_half_to_float(((const uint16_t *)g)[i]);
-    case SC_BFLOAT16: return sc_bfloat16_to_float(((const uint16_t *)g)[i]);
-    default: return ((const float *)g)[i];
-    }
-}
-
 /* v at the sent pairs [j, ...) below end, the residual settled there: element by
  * element the arithmetic of sc_ef_v (float32 or float64 by the key's accumulation
  * type), without a call of it per element. */
@@ -351,7 +339,7 @@ static void sc_ef_fill_settled(const sc_ckey_t *k, double m, const void *g, size
     const float *u = k->momentum;
     float *v = k->v, mf = (float)m;
     for (; j < k->sent_n && (i = sc_sent_index(k, j)) < end; j++) {
-        float x = (float)sc_ef_settled(k, j, i), gi = sc_ef_g32(g, k->dtype, i);
+        float x = (float)sc_ef_settled(k, j, i), gi = (float)sc_pairs_load(g, k->dtype, i);
         v[i] = u ? x + (mf * u[i] + gi) : x + gi;
     }
 }

@@ -62,16 +62,6 @@ size_t sc_pairs_find_bad(const void *indices, int index_bits, size_t k, size_t n
     return k;
 }
 
-double sc_pairs_load(const void *buf, sc_dtype_t dtype, size_t j)
-{
-    switch (dtype) {
-    case SC_FLOAT64: return ((const double *)buf)[j];
-    case SC_FLOAT16: return sc_half_to_float(((const uint16_t *)buf)[j]);
-    case SC_BFLOAT16: return sc_bfloat16_to_float(((const uint16_t *)buf)[j]);
-    default: return ((const float *)buf)[j];
-    }
-}
-
 /* float64 goes to float16 through float32 (one more rounding, which error feedback
  * carries like any other: the residual keeps what was not sent). */
 void sc_pairs_convert(const void *src, sc_dtype_t sdtype, void *dst, sc_dtype_t ddtype,
