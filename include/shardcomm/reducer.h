@@ -145,11 +145,13 @@ SC_API sc_status_t sc_reducer_create(sc_comm_t *comm, const sc_grad_desc_t *grad
  * Copies it into its bucket scaled by 1/prediv; a full bucket's reduction starts, in
  * bucket order on every rank. Any thread; one call per gradient per iteration.
  * grad stays valid until finalize returns: the result is written to it at the latest
- * then, and possibly earlier, once its bucket is reduced (host buckets: by the
- * reducer's thread at once; device buckets: by a later mark_ready). A gradient alone in
- * its bucket (host buckets, a built-in hook, nothing accumulated without sync) is not
- * copied: it is scaled and reduced in place in grad, so that a large tensor
- * costs no copy in and out; after a failed iteration it may then hold a partial result.
+ * then, and possibly earlier, as its bucket is reduced (host buckets with the plain
+ * all-reduce hook: by the all-reduce itself, part by part as the results become final;
+ * with another hook: by the reducer's thread once the bucket is done; device buckets:
+ * by a later mark_ready). A gradient alone in its bucket (host buckets, a built-in
+ * hook, nothing accumulated without sync) is not copied: it is scaled and reduced in
+ * place in grad, so that a large tensor costs no copy in and out. After a failed
+ * iteration a gradient of host buckets may hold a partial result.
  * With gradient_as_bucket_view the view is scaled in place (in a synced iteration);
  * grad must then be NULL or the view. Errors, with nothing changed: SC_ERR_INVALID_ARG
  * for an index outside [0, n), a gradient already marked in this iteration, a NULL

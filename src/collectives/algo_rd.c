@@ -20,7 +20,8 @@ sc_status_t sc_algo_allreduce_rd(sc_coll_op_t *op, const void *sbuf, void *rbuf,
         const void *theirs = sc_op_inline(op, sbuf, bytes);
         last = sc_op_reduce(op, rbuf, sbuf, theirs, count, -1, -1);
         if (op->redop == SC_AVG)
-            sc_op_avg(op, rbuf, count, last);
+            last = sc_op_avg(op, rbuf, count, last);
+        sc_op_deliver(op, rbuf, 0, bytes, last);
         return sc_op_built(op);
     }
     while (p2 * 2 <= p)
@@ -29,7 +30,8 @@ sc_status_t sc_algo_allreduce_rd(sc_coll_op_t *op, const void *sbuf, void *rbuf,
     if (r >= p2) {
         /* Folded rank: contribute, then receive the result. */
         int s = sc_op_send(op, r - p2, SC_RD_SUB_FOLD, sbuf, bytes, -1, -1);
-        sc_op_recv(op, r - p2, SC_RD_SUB_UNFOLD, rbuf, bytes, s, -1);
+        sc_op_deliver(op, rbuf, 0, bytes,
+                      sc_op_recv(op, r - p2, SC_RD_SUB_UNFOLD, rbuf, bytes, s, -1));
         return sc_op_built(op);
     }
     tmp = sc_op_scratch(op, 2 * bytes);
@@ -53,6 +55,7 @@ sc_status_t sc_algo_allreduce_rd(sc_coll_op_t *op, const void *sbuf, void *rbuf,
     }
     if (op->redop == SC_AVG)
         last = sc_op_avg(op, rbuf, count, last);
+    sc_op_deliver(op, rbuf, 0, bytes, last);
     if (r < rem)
         sc_op_send(op, r + p2, SC_RD_SUB_UNFOLD, rbuf, bytes, last, -1);
     return sc_op_built(op);

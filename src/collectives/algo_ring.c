@@ -1,5 +1,6 @@
-/* Ring algorithms, chunked and pipelined: allreduce (reduce-scatter then all-gather),
- * reduce-scatter and all-gather. */
+/* Ring algorithms, chunked and pipelined: allreduce (reduce-scatter then all-gather,
+ * each chunk of the result delivered as soon as it is final), reduce-scatter and
+ * all-gather. */
 #include <stdlib.h>
 
 #include "collectives/algo_common.h"
@@ -108,6 +109,7 @@ sc_status_t sc_algo_allreduce_ring(sc_coll_op_t *op, const void *sbuf, void *rbu
             if (op->redop == SC_AVG)
                 ready[ob * g.nch + c] = sc_op_avg(op, SC_BYTES(rbuf) + off * es, len,
                                                   red[ob * g.nch + c]);
+            sc_op_deliver(op, rbuf, off * es, len * es, ready[ob * g.nch + c]);
         }
     }
     /* All-gather of the reduced blocks. */
@@ -120,10 +122,12 @@ sc_status_t sc_algo_allreduce_ring(sc_coll_op_t *op, const void *sbuf, void *rbu
                 sc_op_send(op, right, sc_ring_sub(&g, p - 1 + s, c), SC_BYTES(rbuf) + off * es,
                            len * es, ready[sb * g.nch + c], -1);
             sc_ring_chunk(&g, rb, c, &off, &len);
-            if (len)
+            if (len) {
                 ready[rb * g.nch + c] =
                     sc_op_recv(op, left, sc_ring_sub(&g, p - 1 + s, c), SC_BYTES(rbuf) + off * es,
                                len * es, rs_send[rb * g.nch + c], -1);
+                sc_op_deliver(op, rbuf, off * es, len * es, ready[rb * g.nch + c]);
+            }
         }
     }
     st = sc_op_built(op);

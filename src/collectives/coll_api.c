@@ -150,7 +150,8 @@ static sc_status_t sc_call_build(const sc_call_t *call, sc_coll_op_t *op)
     if (comm->size == 1 && (call->kind == SC_COLL_ALLREDUCE ||
                             call->kind == SC_COLL_REDUCE_SCATTER || call->kind == SC_COLL_REDUCE)) {
         op->hdr.algo = SC_ALGO_DIRECT;
-        sc_op_copy(op, call->rbuf, call->sbuf, bytes, -1, -1);
+        sc_op_deliver(op, call->rbuf, 0, bytes,
+                      sc_op_copy(op, call->rbuf, call->sbuf, bytes, -1, -1));
         return sc_op_built(op);
     }
     switch (call->kind) {
@@ -192,7 +193,8 @@ static sc_status_t sc_call_build(const sc_call_t *call, sc_coll_op_t *op)
 }
 
 sc_status_t sc_call_enqueue_host(const sc_call_t *call, sc_comm_t *comm,
-                                 struct sc_request *r, int *gate, int caller_waits)
+                                 struct sc_request *r, int *gate, int caller_waits,
+                                 const sc_deliver_seg_t *deliver, int ndeliver)
 {
     sc_coll_op_t *op;
     sc_status_t st;
@@ -206,6 +208,8 @@ sc_status_t sc_call_enqueue_host(const sc_call_t *call, sc_comm_t *comm,
     r->text[0] = '\0';
     r->ops = NULL;
     r->impl = NULL;
+    op->deliver = deliver;
+    op->ndeliver = ndeliver;
     st = sc_call_build(call, op);
     if (st != SC_SUCCESS) {
         sc_op_destroy(op);
@@ -236,6 +240,7 @@ static sc_status_t sc_call_admit(const sc_call_t *call, sc_comm_t *comm, sc_stre
 /* An admitted host call queued (behind *gate when gate is not NULL): req NULL waits for
  * it, else *req receives its request. */
 static sc_status_t sc_call_issue_host(const sc_call_t *call, sc_comm_t *comm, int *gate,
+                                      const sc_deliver_seg_t *deliver, int ndeliver,
                                       sc_request_t **req)
 {
     /* A blocking call's request lives on this stack frame. */
@@ -246,7 +251,7 @@ static sc_status_t sc_call_issue_host(const sc_call_t *call, sc_comm_t *comm, in
         return sc_error(SC_ERR_NO_MEMORY, "%s: out of memory", sc_call_name(call));
     if (!req)
         r = &blocking;
-    st = sc_call_enqueue_host(call, comm, r, gate, req == NULL);
+    st = sc_call_enqueue_host(call, comm, r, gate, req == NULL, deliver, ndeliver);
     if (st != SC_SUCCESS) {
         if (req)
             free(r);
@@ -270,7 +275,7 @@ static sc_status_t sc_call_issue(const sc_call_t *call, sc_comm_t *comm, sc_stre
         return sc_device_issue(comm, call, device, stream, req);
     if (st != SC_SUCCESS)
         return st;
-    return sc_call_issue_host(call, comm, NULL, req);
+    return sc_call_issue_host(call, comm, NULL, NULL, 0, req);
 }
 
 sc_status_t sc_call_issue_gated(const sc_call_t *call, sc_comm_t *comm, int *gate,
@@ -285,7 +290,24 @@ sc_status_t sc_call_issue_gated(const sc_call_t *call, sc_comm_t *comm, int *gat
                         sc_call_name(call));
     if (st != SC_SUCCESS)
         return st;
-    return sc_call_issue_host(call, comm, gate, req);
+    return sc_call_issue_host(call, comm, gate, NULL, 0, req);
+}
+
+sc_status_t sc_allreduce_delivered(void *buf, size_t count, sc_dtype_t dtype, sc_op_t op,
+                                   sc_comm_t *comm, const sc_deliver_seg_t *deliver,
+                                   int ndeliver, sc_request_t **req)
+{
+    sc_call_t call = {SC_COLL_ALLREDUCE, buf, buf, count, dtype, op, 0};
+    sc_status_t st;
+    int device;
+
+    st = sc_call_admit(&call, comm, NULL, &device);
+    if (st == SC_IN_PROGRESS)
+        return sc_error(SC_ERR_INVALID_ARG, "sc_allreduce: a delivered result takes host "
+                        "buffers only");
+    if (st != SC_SUCCESS)
+        return st;
+    return sc_call_issue_host(&call, comm, NULL, deliver, ndeliver, req);
 }
 
 SC_API sc_status_t sc_allreduce(const void *sendbuf, void *recvbuf, size_t count,

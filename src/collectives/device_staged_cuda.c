@@ -51,7 +51,7 @@ static sc_status_t sc_staged_issue(sc_device_t *d, const sc_call_t *call, cudaSt
     }
     /* Queued now, in issue order with every other call on the communicator; it
      * starts when the stream opens its gate. */
-    st = sc_call_enqueue_host(&host, c, &dop->host_req, &dop->gate, 0);
+    st = sc_call_enqueue_host(&host, c, &dop->host_req, &dop->gate, 0, NULL, 0);
     if (st != SC_SUCCESS)
         return st;
     st = sc_cuda_status(cudaLaunchHostFunc(stream, sc_staged_on_stream, dop), fn,

@@ -113,8 +113,10 @@ static sc_status_t sc_reducer_setup(sc_reducer_t *r, const sc_grad_desc_t *grads
         sc_reducer_tune_init(&r->tune, total);
     st = sc_reducer_layout(r, NULL, r->cap);
     /* Host buckets whose finish has work (a copy back, the hook's): a thread does it as
-     * soon as each bucket is reduced. */
-    if (st == SC_SUCCESS && r->mem.device < 0 && (!r->view || r->hook.finish))
+     * soon as each bucket is reduced. With the plain all-reduce hook the all-reduce
+     * itself delivers the copies back, and nothing is left to do after it. */
+    if (st == SC_SUCCESS && r->mem.device < 0 &&
+        ((!r->view && !sc_reducer_hook_is_plain(&r->hook)) || r->hook.finish))
         st = sc_reducer_finisher_start(r);
     return st;
 }

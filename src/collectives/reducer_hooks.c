@@ -142,6 +142,11 @@ int sc_reducer_hook_is_builtin(const sc_comm_hook_t *hook)
     return hook->start == sc_hook_allreduce_start || hook->start == sc_hook_cast_start;
 }
 
+int sc_reducer_hook_is_plain(const sc_comm_hook_t *hook)
+{
+    return hook->start == sc_hook_allreduce_start && !hook->finish;
+}
+
 SC_API sc_status_t sc_comm_hook_builtin(sc_hook_kind_t kind, sc_comm_hook_t *hook)
 {
     sc_hook_cast_t *s;

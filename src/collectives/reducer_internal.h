@@ -11,6 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "collectives/schedule.h"
 #include "core/error.h"
 #include "shardcomm/memory.h"
 #include "shardcomm/reducer.h"
@@ -79,6 +80,10 @@ typedef struct {
     void *in_place;       /* this iteration: its one gradient's own memory, which start
                              and finish get as data instead of hb.data (copy mode, host,
                              built-in hook); else NULL */
+    sc_deliver_seg_t *deliver; /* room for a range per gradient: where the all-reduce
+                             copies the results back as they become final */
+    int delivered;        /* this iteration: the all-reduce copies the results back
+                             (copy mode, host, the plain all-reduce hook) */
 } sc_rbucket_t;
 
 typedef struct {
@@ -173,6 +178,11 @@ int sc_reducer_dtype_ok(sc_dtype_t dtype);
  * which reads and writes a bucket's data only inside start and finish, wherever it is:
  * so a bucket may be reduced in its gradient's own memory. */
 int sc_reducer_hook_is_builtin(const sc_comm_hook_t *hook);
+
+/* Whether hook is the plain all-reduce, whose start is one in-place sc_allreduce of
+ * the bucket and which has no finish: the reducer may issue that all-reduce itself,
+ * with the copy back to the gradients delivered by it (sc_allreduce_delivered). */
+int sc_reducer_hook_is_plain(const sc_comm_hook_t *hook);
 
 /* ---- autotuning (reducer_tune.c) ---------------------------------------------------- */
 

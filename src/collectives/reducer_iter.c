@@ -23,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "collectives/call.h"
 #include "collectives/reducer_internal.h"
 #include "core/clock.h"
 #include "core/comm_internal.h"
@@ -104,6 +105,33 @@ static sc_hook_bucket_t sc_bucket_seen(const sc_rbucket_t *b)
     return hb;
 }
 
+/* Whether the bucket's copy back is delivered by its all-reduce: a bucket of copies in
+ * host memory with the plain all-reduce hook, which the reducer then issues itself. */
+static int sc_bucket_delivers(const sc_reducer_t *r, const sc_rbucket_t *b)
+{
+    return !r->view && !b->in_place && r->mem.device < 0 && sc_reducer_hook_is_plain(&r->hook);
+}
+
+/* The plain all-reduce of the bucket, each gradient's result copied to the caller's
+ * pointer by the progress engine as soon as its chunks are final, overlapping the rest
+ * of the communication (no copy back after the bucket is done). */
+static sc_status_t sc_bucket_start_delivered(sc_reducer_t *r, sc_rbucket_t *b)
+{
+    size_t es = sc_dtype_size(b->hb.dtype);
+    int n = 0;
+
+    for (int j = 0; j < b->ngrads; j++) {
+        const sc_rgrad_t *g = &r->grads[b->grads[j]];
+        if (g->user && g->count) {
+            b->deliver[n++] = (sc_deliver_seg_t){g->offset * es, sc_grad_bytes(g), g->user};
+            __atomic_add_fetch(&r->copy_bytes, sc_grad_bytes(g), __ATOMIC_RELAXED);
+        }
+    }
+    b->delivered = 1;
+    return sc_allreduce_delivered(b->hb.data, b->hb.count, b->hb.dtype, SC_SUM, r->comm,
+                                  b->deliver, n, &b->req);
+}
+
 static sc_status_t sc_bucket_start(sc_reducer_t *r, sc_rbucket_t *b)
 {
     sc_hook_bucket_t hb = sc_bucket_seen(b);
@@ -113,7 +141,10 @@ static sc_status_t sc_bucket_start(sc_reducer_t *r, sc_rbucket_t *b)
     if (b->hb.count == 0)
         return SC_SUCCESS; /* every rank skips it: nothing to reduce */
     sc_error_clear(); /* a caller's hook may fail without a sentence */
-    st = r->hook.start(r->hook.state, &hb, r->comm, &b->req);
+    if (sc_bucket_delivers(r, b))
+        st = sc_bucket_start_delivered(r, b);
+    else
+        st = r->hook.start(r->hook.state, &hb, r->comm, &b->req);
     if (st != SC_SUCCESS) {
         char why[SC_ERROR_MAX];
 
@@ -172,7 +203,7 @@ static int sc_bucket_done(sc_rbucket_t *b)
 }
 
 /* Waits for a started bucket, runs hook->finish and copies its gradients back to the
- * caller's pointers (copy mode). */
+ * caller's pointers (copy mode, unless its all-reduce delivered them). */
 static sc_status_t sc_bucket_finish(sc_reducer_t *r, sc_rbucket_t *b)
 {
     sc_status_t st = SC_SUCCESS;
@@ -197,7 +228,7 @@ static sc_status_t sc_bucket_finish(sc_reducer_t *r, sc_rbucket_t *b)
                             sc_status_string(st), why);
         }
     }
-    if (!r->view && !b->in_place)
+    if (!r->view && !b->in_place && !b->delivered)
         for (int j = 0; j < b->ngrads && st == SC_SUCCESS; j++) {
             const sc_rgrad_t *g = &r->grads[b->grads[j]];
             if (g->user && g->count) {
@@ -393,6 +424,7 @@ static void sc_reducer_reset(sc_reducer_t *r, int synced)
         r->buckets[b].start_status = SC_SUCCESS;
         r->buckets[b].req = NULL;
         r->buckets[b].in_place = NULL;
+        r->buckets[b].delivered = 0;
     }
     __atomic_store_n(&r->copy_bytes, 0, __ATOMIC_RELAXED);
     r->nready = 0;

@@ -119,6 +119,7 @@ void sc_reducer_free_buckets(sc_reducer_t *r, sc_rbucket_t *buckets, int nbucket
     for (int b = 0; b < nbuckets; b++) {
         sc_mem_free_on(r->mem.device, buckets[b].hb.data);
         free(buckets[b].grads);
+        free(buckets[b].deliver);
     }
     free(buckets);
 }
@@ -157,7 +158,8 @@ sc_status_t sc_reducer_layout(sc_reducer_t *r, const int *order, size_t cap)
         b->hb.stream = r->mem.stream;
         b->ngrads = dr->npos;
         b->grads = malloc((size_t)dr->npos * sizeof(int));
-        if (!b->grads)
+        b->deliver = malloc((size_t)dr->npos * sizeof(*b->deliver));
+        if (!b->grads || !b->deliver)
             goto err_nomem;
         for (int j = 0; j < dr->npos; j++) {
             int g = order[dr->pos[j]];

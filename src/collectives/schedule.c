@@ -207,6 +207,28 @@ int sc_op_avg(sc_coll_op_t *op, void *dst, size_t count, int dep0)
     return i;
 }
 
+void sc_op_deliver(sc_coll_op_t *op, const void *rbuf, size_t off, size_t bytes, int dep)
+{
+    const sc_deliver_seg_t *seg = op->deliver;
+    int lo = 0, hi = op->ndeliver;
+
+    /* The first segment that ends after off. */
+    while (lo < hi) {
+        int mid = lo + (hi - lo) / 2;
+        if (seg[mid].off + seg[mid].bytes <= off)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    for (int i = lo; i < op->ndeliver && seg[i].off < off + bytes; i++) {
+        size_t a = seg[i].off > off ? seg[i].off : off;
+        size_t b = seg[i].off + seg[i].bytes < off + bytes ? seg[i].off + seg[i].bytes
+                                                           : off + bytes;
+        sc_op_copy(op, (char *)seg[i].dst + (a - seg[i].off), (const char *)rbuf + a, b - a,
+                   dep, -1);
+    }
+}
+
 sc_status_t sc_op_built(sc_coll_op_t *op)
 {
     if (op->oom)

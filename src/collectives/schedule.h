@@ -80,6 +80,16 @@ typedef enum {
     SC_ALGO_DIRECT    /* send/recv */
 } sc_algo_t;
 
+/* Part of an allreduce's result delivered elsewhere: rbuf[off, off + bytes) is copied
+ * to dst as soon as those bytes are final, while the rest of the op still runs (the
+ * reducer's copy back to the gradients of a bucket). A list is sorted by off, its
+ * ranges disjoint. */
+typedef struct {
+    size_t off;
+    size_t bytes;
+    void *dst;
+} sc_deliver_seg_t;
+
 struct sc_comm;
 
 typedef struct sc_op {
@@ -114,6 +124,9 @@ typedef struct sc_op {
      * waits for its stream to copy the data out), failing at gate_deadline. */
     int *gate;
     double gate_deadline;
+    /* Where parts of the result go once final (sc_op_deliver); the caller's list. */
+    const sc_deliver_seg_t *deliver;
+    int ndeliver;
     /* The message buffers come last: they are written before they are read, so a
      * reused op clears only the fields above them (SC_OP_CLEARED). */
     /* Header receives have room for an inline payload (see inline_bytes). */
@@ -145,6 +158,10 @@ int sc_op_reduce(sc_coll_op_t *op, void *dst, const void *a, const void *b, size
                  int dep0, int dep1);
 int sc_op_copy(sc_coll_op_t *op, void *dst, const void *src, size_t bytes, int dep0, int dep1);
 int sc_op_avg(sc_coll_op_t *op, void *dst, size_t count, int dep0);
+
+/* rbuf[off, off + bytes) is final once action dep is done: appends the copies of its
+ * part in op->deliver (none when the op delivers nothing). */
+void sc_op_deliver(sc_coll_op_t *op, const void *rbuf, size_t off, size_t bytes, int dep);
 
 /* Makes the header exchange with the single neighbour (2 ranks) carry bytes of
  * payload read from src when the op starts; returns where the neighbour's payload

@@ -55,7 +55,7 @@ static int sim_issue(sim_op_t *s, sc_comm_t *comm, size_t count, double delay_s,
     for (size_t i = 0; i < count; i++)
         s->stage[i] = -1.0f; /* stale staging memory */
     call.sbuf = call.rbuf = s->stage;
-    CHECK_OK(sc_call_enqueue_host(&call, comm, &s->req, &s->gate, 0));
+    CHECK_OK(sc_call_enqueue_host(&call, comm, &s->req, &s->gate, 0, NULL, 0));
     CHECK(pthread_create(&s->thread, NULL, sim_stream, s) == 0, "thread");
     return 0;
 }
