@@ -11,14 +11,16 @@
  * starts every full bucket in order, dropping the lock around each start; a thread
  * that completes a bucket while another issues leaves it to that one, which looks
  * again before it stops. So collectives on the communicator are issued by one thread
- * at a time and in the same order on every rank. Finishing (hook->finish, then the copy
- * back to the caller's gradients) takes the started buckets in order, one thread at a
- * time: with host buckets the reducer's finisher thread waits for each started bucket
- * and finishes it at once, so that this work overlaps the caller's compute instead of
- * adding to finalize; with device buckets (whose finish only enqueues stream work), and
- * views without a hook finish (nothing to do but free the request), mark_ready
- * finishes those whose reduction is already over. Finalize finishes what is left,
- * after the bucket the finisher holds. */
+ * at a time and in the same order on every rank. Host buckets of copies with the plain
+ * all-reduce hook have their copy back delivered by the all-reduce itself, chunk by
+ * chunk. Finishing (hook->finish, then the copy back to the caller's gradients where
+ * the all-reduce did not deliver it) takes the started buckets in order, one thread at
+ * a time: with host buckets whose finish has work the reducer's finisher thread waits
+ * for each started bucket and finishes it at once, so that this work overlaps the
+ * caller's compute instead of adding to finalize; with device buckets (whose finish
+ * only enqueues stream work), and buckets with nothing to finish (but the request to
+ * free), mark_ready finishes those whose reduction is already over. Finalize finishes
+ * what is left, after the bucket the finisher holds. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

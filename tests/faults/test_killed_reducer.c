@@ -1,5 +1,5 @@
 /* Specs of a rank killed during training's communication: in the middle of a reducer
- * iteration (buckets in flight, the finisher thread copying back; with the top-k hook
+ * iteration (buckets in flight, their results being copied back; with the top-k hook
  * also its selection worker and gated all-gathers) and while the others wait in a
  * compressed all-reduce. Every surviving rank gets an error naming the dead rank within
  * SC_TIMEOUT (plus what the spec allows), never a hang, and destroying the reducer, the
