@@ -125,6 +125,23 @@ static sc_status_t sc_hook_cast_finish(void *state, const sc_hook_bucket_t *buck
                    bucket->stream);
 }
 
+sc_status_t sc_hook_cast_deliver(const sc_comm_hook_t *hook, const sc_hook_bucket_t *bucket,
+                                  const sc_deliver_seg_t *segs, int n)
+{
+    sc_hook_cast_t *s = hook->state;
+    size_t nb = sc_dtype_size(s->narrow);
+    const char *narrow;
+    sc_status_t st = SC_SUCCESS;
+
+    pthread_mutex_lock(&s->lock);
+    narrow = s->scratch[bucket->index];
+    pthread_mutex_unlock(&s->lock);
+    for (int j = 0; j < n && st == SC_SUCCESS; j++)
+        st = sc_cast(narrow + segs[j].off / sizeof(float) * nb, s->narrow, segs[j].dst,
+                     SC_FLOAT32, segs[j].bytes / sizeof(float), 1.0f, bucket->stream);
+    return st;
+}
+
 static void sc_hook_cast_destroy(void *state)
 {
     sc_hook_cast_t *s = state;
@@ -140,6 +157,11 @@ static void sc_hook_cast_destroy(void *state)
 int sc_reducer_hook_is_builtin(const sc_comm_hook_t *hook)
 {
     return hook->start == sc_hook_allreduce_start || hook->start == sc_hook_cast_start;
+}
+
+int sc_reducer_hook_is_cast(const sc_comm_hook_t *hook)
+{
+    return hook->start == sc_hook_cast_start;
 }
 
 int sc_reducer_hook_is_plain(const sc_comm_hook_t *hook)

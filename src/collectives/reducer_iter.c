@@ -114,10 +114,16 @@ static int sc_bucket_delivers(const sc_reducer_t *r, const sc_rbucket_t *b)
     return !r->view && !b->in_place && r->mem.device < 0 && sc_reducer_hook_is_plain(&r->hook);
 }
 
-/* The plain all-reduce of the bucket, each gradient's result copied to the caller's
- * pointer by the progress engine as soon as its chunks are final, overlapping the rest
- * of the communication (no copy back after the bucket is done). */
-static sc_status_t sc_bucket_start_delivered(sc_reducer_t *r, sc_rbucket_t *b)
+/* Whether the bucket's finish casts the float16/bfloat16 hook's result straight into
+ * the caller's gradients: a bucket of copies in host memory with that hook. */
+static int sc_bucket_casts_back(const sc_reducer_t *r, const sc_rbucket_t *b)
+{
+    return !r->view && !b->in_place && r->mem.device < 0 && sc_reducer_hook_is_cast(&r->hook);
+}
+
+/* The bucket's ranges that go back to the caller's gradients (b->deliver, in slot
+ * order), counted as copied; returns how many. */
+static int sc_bucket_ranges(sc_reducer_t *r, sc_rbucket_t *b)
 {
     size_t es = sc_dtype_size(b->hb.dtype);
     int n = 0;
@@ -129,6 +135,16 @@ static sc_status_t sc_bucket_start_delivered(sc_reducer_t *r, sc_rbucket_t *b)
             __atomic_add_fetch(&r->copy_bytes, sc_grad_bytes(g), __ATOMIC_RELAXED);
         }
     }
+    return n;
+}
+
+/* The plain all-reduce of the bucket, each gradient's result copied to the caller's
+ * pointer by the progress engine as soon as its chunks are final, overlapping the rest
+ * of the communication (no copy back after the bucket is done). */
+static sc_status_t sc_bucket_start_delivered(sc_reducer_t *r, sc_rbucket_t *b)
+{
+    int n = sc_bucket_ranges(r, b);
+
     b->delivered = 1;
     return sc_allreduce_delivered(b->hb.data, b->hb.count, b->hb.dtype, SC_SUM, r->comm,
                                   b->deliver, n, &b->req);
@@ -222,7 +238,14 @@ static sc_status_t sc_bucket_finish(sc_reducer_t *r, sc_rbucket_t *b)
         char why[SC_ERROR_MAX];
 
         sc_error_clear();
-        st = r->hook.finish(r->hook.state, &hb, r->comm);
+        /* The narrow result cast into the gradients: no float32 pass through the bucket
+         * and no copy back. */
+        if (sc_bucket_casts_back(r, b)) {
+            b->delivered = 1;
+            st = sc_hook_cast_deliver(&r->hook, &hb, b->deliver, sc_bucket_ranges(r, b));
+        } else {
+            st = r->hook.finish(r->hook.state, &hb, r->comm);
+        }
         if (st != SC_SUCCESS) {
             sc_hook_why(why, sizeof(why));
             return sc_error(st, "sc_reducer: comm hook \"%s\" could not finish bucket %d "
