@@ -29,8 +29,9 @@
  * first mark_ready of a synced iteration and finalize's return the reducer issues
  * collectives on the communicator (from whichever thread completes a bucket): the
  * caller issues none of its own on it then (sc_comm_split gives another one). A
- * reducer with host buckets (unless it has views and a hook without finish) owns a
- * thread that finishes each bucket (the hook's finish, the copy back) as soon as its
+ * reducer with host buckets whose finish has work (a hook's finish, or copies with a
+ * hook other than the plain all-reduce, whose all-reduce copies the results back
+ * itself as they become final) owns a thread that finishes each bucket as soon as its
  * reduction is over, while the caller computes. */
 #ifndef SHARDCOMM_REDUCER_H
 #define SHARDCOMM_REDUCER_H
@@ -86,7 +87,14 @@ typedef struct {
  * exactly what save wrote and leaves the state unchanged when it fails;
  * destroy frees it (NULL when nothing to free), after waiting for any work of its own
  * still reading a bucket: the reducer frees the buckets after destroy returns. The
- * reducer owns a hook passed in its configuration and destroys it with itself. */
+ * reducer owns a hook passed in its configuration and destroys it with itself.
+ * finish_into (optional; NULL: finish, then the reducer copies the results back) is
+ * finish writing the results straight into the caller's gradients instead of
+ * bucket->data: ranges[0..n) are byte ranges of the bucket (sorted, disjoint) with the
+ * gradient each goes to, and bytes outside them are no one's; bucket->data may be used
+ * as scratch. The reducer calls it instead of finish for host buckets of copies (not
+ * with views, where the results stay in the bucket), and copies nothing back then; the
+ * built-in float16/bfloat16 hooks and the top-k hook have one. */
 typedef struct sc_comm_hook {
     const char *name;
     void *state;
@@ -97,6 +105,8 @@ typedef struct sc_comm_hook {
     sc_status_t (*save)(void *state, void *buf, size_t *len);
     sc_status_t (*load)(void *state, const void *buf, size_t len);
     void (*destroy)(void *state);
+    sc_status_t (*finish_into)(void *state, const sc_hook_bucket_t *bucket, sc_comm_t *comm,
+                               const sc_range_t *ranges, int n);
 } sc_comm_hook_t;
 
 typedef enum {

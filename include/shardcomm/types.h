@@ -36,6 +36,14 @@ typedef enum {
 /* A CUDA stream (cudaStream_t) for device buffers; NULL for host buffers. */
 typedef void *sc_stream_t;
 
+/* Bytes [off, off + bytes) of a buffer and the memory they go to, dst (the reducer's
+ * results delivered straight into the caller's gradients). */
+typedef struct {
+    size_t off;
+    size_t bytes;
+    void *dst;
+} sc_range_t;
+
 /* Size in bytes of one element; 0 for an unknown dtype. */
 SC_API size_t sc_dtype_size(sc_dtype_t dtype);
 

@@ -33,10 +33,10 @@ struct sc_request;
  * device calls: set when the stream has copied the data out), for at most the
  * communicator's timeout. caller_waits: see sc_progress_enqueue. deliver: NULL, or
  * (allreduce) where parts of the result are copied as soon as they are final, a list
- * that outlives the op (see sc_deliver_seg_t). */
+ * that outlives the op (see sc_coll_op_t.deliver). */
 sc_status_t sc_call_enqueue_host(const sc_call_t *call, struct sc_comm *comm,
                                  struct sc_request *r, int *gate, int caller_waits,
-                                 const sc_deliver_seg_t *deliver, int ndeliver);
+                                 const sc_range_t *deliver, int ndeliver);
 
 /* Issues call (host buffers) now, so that it keeps its place in the communicator's
  * order of collectives, but starts its op only once *gate is nonzero: another thread
@@ -52,7 +52,7 @@ sc_status_t sc_call_issue_gated(const sc_call_t *call, struct sc_comm *comm, int
  * communication. Completes when the copies are made. A failed request may have made
  * some of them. Device buffers are SC_ERR_INVALID_ARG. */
 sc_status_t sc_allreduce_delivered(void *buf, size_t count, sc_dtype_t dtype, sc_op_t op,
-                                   struct sc_comm *comm, const sc_deliver_seg_t *deliver,
+                                   struct sc_comm *comm, const sc_range_t *deliver,
                                    int ndeliver, struct sc_request **req);
 
 #endif

@@ -194,7 +194,7 @@ static sc_status_t sc_call_build(const sc_call_t *call, sc_coll_op_t *op)
 
 sc_status_t sc_call_enqueue_host(const sc_call_t *call, sc_comm_t *comm,
                                  struct sc_request *r, int *gate, int caller_waits,
-                                 const sc_deliver_seg_t *deliver, int ndeliver)
+                                 const sc_range_t *deliver, int ndeliver)
 {
     sc_coll_op_t *op;
     sc_status_t st;
@@ -240,7 +240,7 @@ static sc_status_t sc_call_admit(const sc_call_t *call, sc_comm_t *comm, sc_stre
 /* An admitted host call queued (behind *gate when gate is not NULL): req NULL waits for
  * it, else *req receives its request. */
 static sc_status_t sc_call_issue_host(const sc_call_t *call, sc_comm_t *comm, int *gate,
-                                      const sc_deliver_seg_t *deliver, int ndeliver,
+                                      const sc_range_t *deliver, int ndeliver,
                                       sc_request_t **req)
 {
     /* A blocking call's request lives on this stack frame. */
@@ -294,7 +294,7 @@ sc_status_t sc_call_issue_gated(const sc_call_t *call, sc_comm_t *comm, int *gat
 }
 
 sc_status_t sc_allreduce_delivered(void *buf, size_t count, sc_dtype_t dtype, sc_op_t op,
-                                   sc_comm_t *comm, const sc_deliver_seg_t *deliver,
+                                   sc_comm_t *comm, const sc_range_t *deliver,
                                    int ndeliver, sc_request_t **req)
 {
     sc_call_t call = {SC_COLL_ALLREDUCE, buf, buf, count, dtype, op, 0};

@@ -125,20 +125,23 @@ static sc_status_t sc_hook_cast_finish(void *state, const sc_hook_bucket_t *buck
                    bucket->stream);
 }
 
-sc_status_t sc_hook_cast_deliver(const sc_comm_hook_t *hook, const sc_hook_bucket_t *bucket,
-                                  const sc_deliver_seg_t *segs, int n)
+/* The reduced narrow copy cast straight into the gradients, range by range: no
+ * float32 pass through the bucket, no copy back. */
+static sc_status_t sc_hook_cast_finish_into(void *state, const sc_hook_bucket_t *bucket,
+                                            sc_comm_t *comm, const sc_range_t *ranges, int n)
 {
-    sc_hook_cast_t *s = hook->state;
+    sc_hook_cast_t *s = state;
     size_t nb = sc_dtype_size(s->narrow);
     const char *narrow;
     sc_status_t st = SC_SUCCESS;
 
+    (void)comm;
     pthread_mutex_lock(&s->lock);
     narrow = s->scratch[bucket->index];
     pthread_mutex_unlock(&s->lock);
     for (int j = 0; j < n && st == SC_SUCCESS; j++)
-        st = sc_cast(narrow + segs[j].off / sizeof(float) * nb, s->narrow, segs[j].dst,
-                     SC_FLOAT32, segs[j].bytes / sizeof(float), 1.0f, bucket->stream);
+        st = sc_cast(narrow + ranges[j].off / sizeof(float) * nb, s->narrow, ranges[j].dst,
+                     SC_FLOAT32, ranges[j].bytes / sizeof(float), 1.0f, bucket->stream);
     return st;
 }
 
@@ -157,11 +160,6 @@ static void sc_hook_cast_destroy(void *state)
 int sc_reducer_hook_is_builtin(const sc_comm_hook_t *hook)
 {
     return hook->start == sc_hook_allreduce_start || hook->start == sc_hook_cast_start;
-}
-
-int sc_reducer_hook_is_cast(const sc_comm_hook_t *hook)
-{
-    return hook->start == sc_hook_cast_start;
 }
 
 int sc_reducer_hook_is_plain(const sc_comm_hook_t *hook)
@@ -197,6 +195,7 @@ SC_API sc_status_t sc_comm_hook_builtin(sc_hook_kind_t kind, sc_comm_hook_t *hoo
     hook->validate = sc_hook_cast_validate;
     hook->start = sc_hook_cast_start;
     hook->finish = sc_hook_cast_finish;
+    hook->finish_into = sc_hook_cast_finish_into;
     hook->destroy = sc_hook_cast_destroy;
     return SC_SUCCESS;
 }

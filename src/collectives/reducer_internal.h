@@ -80,12 +80,11 @@ typedef struct {
     void *in_place;       /* this iteration: its one gradient's own memory, which start
                              and finish get as data instead of hb.data (copy mode, host,
                              built-in hook); else NULL */
-    sc_deliver_seg_t *deliver; /* room for a range per gradient: where the all-reduce
-                             copies the results back as they become final */
+    sc_range_t *deliver;  /* room for a range per gradient: where its results go */
     int delivered;        /* this iteration: the results reach the gradients without a
                              copy back (copy mode, host buckets: the plain hook's
-                             all-reduce delivers them; the cast hooks' finish casts
-                             them there) */
+                             all-reduce delivers them, or the hook's finish_into
+                             writes them there) */
 } sc_rbucket_t;
 
 typedef struct {
@@ -185,16 +184,6 @@ int sc_reducer_hook_is_builtin(const sc_comm_hook_t *hook);
  * the bucket and which has no finish: the reducer may issue that all-reduce itself,
  * with the copy back to the gradients delivered by it (sc_allreduce_delivered). */
 int sc_reducer_hook_is_plain(const sc_comm_hook_t *hook);
-
-/* Whether hook is the float16 or bfloat16 compression, whose finish casts the reduced
- * narrow copy back into the (float32) bucket. */
-int sc_reducer_hook_is_cast(const sc_comm_hook_t *hook);
-
-/* The cast hook's finish written elsewhere: the reduced narrow copy of bucket, range
- * by range (float32 byte ranges of the bucket, as in sc_deliver_seg_t), cast straight
- * into each range's dst instead of into the bucket. */
-sc_status_t sc_hook_cast_deliver(const sc_comm_hook_t *hook, const sc_hook_bucket_t *bucket,
-                                  const sc_deliver_seg_t *segs, int n);
 
 /* ---- autotuning (reducer_tune.c) ---------------------------------------------------- */
 

@@ -114,11 +114,11 @@ static int sc_bucket_delivers(const sc_reducer_t *r, const sc_rbucket_t *b)
     return !r->view && !b->in_place && r->mem.device < 0 && sc_reducer_hook_is_plain(&r->hook);
 }
 
-/* Whether the bucket's finish casts the float16/bfloat16 hook's result straight into
- * the caller's gradients: a bucket of copies in host memory with that hook. */
-static int sc_bucket_casts_back(const sc_reducer_t *r, const sc_rbucket_t *b)
+/* Whether the bucket's finish writes the results straight into the caller's
+ * gradients (hook->finish_into): a bucket of copies in host memory. */
+static int sc_bucket_finishes_into(const sc_reducer_t *r, const sc_rbucket_t *b)
 {
-    return !r->view && !b->in_place && r->mem.device < 0 && sc_reducer_hook_is_cast(&r->hook);
+    return !r->view && !b->in_place && r->mem.device < 0 && r->hook.finish_into;
 }
 
 /* The bucket's ranges that go back to the caller's gradients (b->deliver, in slot
@@ -131,7 +131,7 @@ static int sc_bucket_ranges(sc_reducer_t *r, sc_rbucket_t *b)
     for (int j = 0; j < b->ngrads; j++) {
         const sc_rgrad_t *g = &r->grads[b->grads[j]];
         if (g->user && g->count) {
-            b->deliver[n++] = (sc_deliver_seg_t){g->offset * es, sc_grad_bytes(g), g->user};
+            b->deliver[n++] = (sc_range_t){g->offset * es, sc_grad_bytes(g), g->user};
             __atomic_add_fetch(&r->copy_bytes, sc_grad_bytes(g), __ATOMIC_RELAXED);
         }
     }
@@ -233,16 +233,16 @@ static sc_status_t sc_bucket_finish(sc_reducer_t *r, sc_rbucket_t *b)
     }
     if (st != SC_SUCCESS || b->start_status != SC_SUCCESS)
         return st;
-    if (b->hb.count > 0 && r->hook.finish) {
+    if (b->hb.count > 0 && (r->hook.finish || sc_bucket_finishes_into(r, b))) {
         sc_hook_bucket_t hb = sc_bucket_seen(b);
         char why[SC_ERROR_MAX];
 
         sc_error_clear();
-        /* The narrow result cast into the gradients: no float32 pass through the bucket
-         * and no copy back. */
-        if (sc_bucket_casts_back(r, b)) {
+        /* The results written straight into the gradients: no copy back. */
+        if (sc_bucket_finishes_into(r, b)) {
             b->delivered = 1;
-            st = sc_hook_cast_deliver(&r->hook, &hb, b->deliver, sc_bucket_ranges(r, b));
+            st = r->hook.finish_into(r->hook.state, &hb, r->comm, b->deliver,
+                                     sc_bucket_ranges(r, b));
         } else {
             st = r->hook.finish(r->hook.state, &hb, r->comm);
         }

@@ -209,7 +209,7 @@ int sc_op_avg(sc_coll_op_t *op, void *dst, size_t count, int dep0)
 
 void sc_op_deliver(sc_coll_op_t *op, const void *rbuf, size_t off, size_t bytes, int dep)
 {
-    const sc_deliver_seg_t *seg = op->deliver;
+    const sc_range_t *seg = op->deliver;
     int lo = 0, hi = op->ndeliver;
 
     /* The first segment that ends after off. */

@@ -80,16 +80,6 @@ typedef enum {
     SC_ALGO_DIRECT    /* send/recv */
 } sc_algo_t;
 
-/* Part of an allreduce's result delivered elsewhere: rbuf[off, off + bytes) is copied
- * to dst as soon as those bytes are final, while the rest of the op still runs (the
- * reducer's copy back to the gradients of a bucket). A list is sorted by off, its
- * ranges disjoint. */
-typedef struct {
-    size_t off;
-    size_t bytes;
-    void *dst;
-} sc_deliver_seg_t;
-
 struct sc_comm;
 
 typedef struct sc_op {
@@ -124,8 +114,11 @@ typedef struct sc_op {
      * waits for its stream to copy the data out), failing at gate_deadline. */
     int *gate;
     double gate_deadline;
-    /* Where parts of the result go once final (sc_op_deliver); the caller's list. */
-    const sc_deliver_seg_t *deliver;
+    /* Where parts of the result go once final (sc_op_deliver): rbuf[off, off + bytes)
+     * is copied to dst as soon as those bytes are final, while the rest of the op still
+     * runs (the reducer's copy back to a bucket's gradients). The caller's list, sorted
+     * by off, its ranges disjoint. */
+    const sc_range_t *deliver;
     int ndeliver;
     /* The message buffers come last: they are written before they are read, so a
      * reused op clears only the fields above them (SC_OP_CLEARED). */

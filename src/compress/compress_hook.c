@@ -2,7 +2,7 @@
  * (its index); start plans the step, issues the all-gather of the pairs gated on the
  * selection, which the compressor's worker thread makes (or, during warm-up, starts the
  * dense all-reduce), finish commits the step and scatter-adds every rank's pairs into
- * the bucket. */
+ * the bucket, or (finish_into) straight into the reducer's gradients. */
 #include <sched.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -114,8 +114,10 @@ static sc_status_t sc_hook_topk_start(void *state, const sc_hook_bucket_t *b,
     return SC_SUCCESS;
 }
 
-static sc_status_t sc_hook_topk_finish(void *state, const sc_hook_bucket_t *b,
-                                       sc_comm_t *comm)
+/* The step committed and its result written: into the bucket (ranges NULL), or only
+ * into the given ranges of it, each to its gradient (the reducer's copies). */
+static sc_status_t sc_hook_topk_finish_into(void *state, const sc_hook_bucket_t *b,
+                                            sc_comm_t *comm, const sc_range_t *ranges, int n)
 {
     sc_compressor_t *c = state;
     sc_ckey_t *k;
@@ -130,8 +132,17 @@ static sc_status_t sc_hook_topk_finish(void *state, const sc_hook_bucket_t *b,
         return sc_error(k->job_status, "%s", k->job_text);
     sc_compressor_commit(c, k, b->data, sc_comm_rank(comm));
     if (!k->dense)
-        sc_compressor_scatter(c, k, sc_comm_size(comm), b->data, 1);
+        sc_compressor_scatter(c, k, sc_comm_size(comm), b->data, 1, ranges, n);
+    else
+        for (int j = 0; j < n; j++) /* the dense all-reduce's result, in the bucket */
+            memcpy(ranges[j].dst, (const char *)b->data + ranges[j].off, ranges[j].bytes);
     return SC_SUCCESS;
+}
+
+static sc_status_t sc_hook_topk_finish(void *state, const sc_hook_bucket_t *b,
+                                       sc_comm_t *comm)
+{
+    return sc_hook_topk_finish_into(state, b, comm, NULL, 0);
 }
 
 static sc_status_t sc_hook_topk_save(void *state, void *buf, size_t *len)
@@ -168,6 +179,7 @@ SC_API sc_status_t sc_comm_hook_topk(const sc_compress_config_t *config,
     hook->validate = sc_hook_topk_validate;
     hook->start = sc_hook_topk_start;
     hook->finish = sc_hook_topk_finish;
+    hook->finish_into = sc_hook_topk_finish_into;
     hook->save = sc_hook_topk_save;
     hook->load = sc_hook_topk_load;
     hook->destroy = sc_hook_topk_destroy;

@@ -45,9 +45,12 @@ uint64_t sc_pairs_pad(int index_bits);
 /* dense (n elements of dtype) = the sum of the pairs of p blocks at blocks, in rank
  * order and each block's pairs in order, pads skipped, then divided by divisor (1: a
  * sum). float16/bfloat16 accumulate in acc (n floats, caller's scratch) and are rounded
- * once; float32/float64 accumulate in dense. The indices were checked (< n or the pad). */
+ * once; float32/float64 accumulate in dense. The indices were checked (< n or the pad).
+ * With nranges > 0 only those byte ranges of the result are written, each to its dst
+ * (sorted, disjoint), and dense is scratch. */
 void sc_pairs_scatter(const sc_pairs_layout_t *l, const void *blocks, int p, void *dense,
-                      sc_dtype_t dtype, size_t n, int divisor, float *acc);
+                      sc_dtype_t dtype, size_t n, int divisor, float *acc,
+                      const sc_range_t *ranges, int nranges);
 
 /* 1 when the block's indices never decrease (pads, all ones, come last). */
 int sc_pairs_sorted(const sc_pairs_layout_t *l, const void *block);
@@ -176,8 +179,10 @@ void sc_compressor_commit(sc_compressor_t *c, sc_ckey_t *k, const void *g, int r
 void sc_ckey_settle(sc_ckey_t *k);
 
 /* The gathered blocks of a committed sparse step added into dense (k->count elements of
- * k->dtype), divided by divisor; the stats' scatter time set. */
+ * k->dtype), divided by divisor; the stats' scatter time set. With nranges > 0 only
+ * those byte ranges of the result are written, each to its dst, and dense is scratch
+ * (see sc_pairs_scatter). */
 void sc_compressor_scatter(sc_compressor_t *c, sc_ckey_t *k, int p, void *dense,
-                           int divisor);
+                           int divisor, const sc_range_t *ranges, int nranges);
 
 #endif

@@ -79,6 +79,6 @@ SC_API sc_status_t sc_compressed_allreduce(sc_compressor_t *compressor, sc_comm_
     if (st != SC_SUCCESS)
         return st;
     sc_compressor_commit(compressor, k, sendbuf, rank);
-    sc_compressor_scatter(compressor, k, p, recvbuf, op == SC_AVG ? p : 1);
+    sc_compressor_scatter(compressor, k, p, recvbuf, op == SC_AVG ? p : 1, NULL, 0);
     return SC_SUCCESS;
 }

@@ -541,12 +541,13 @@ void sc_compressor_commit(sc_compressor_t *c, sc_ckey_t *k, const void *g, int r
 }
 
 void sc_compressor_scatter(sc_compressor_t *c, sc_ckey_t *k, int p, void *dense,
-                           int divisor)
+                           int divisor, const sc_range_t *ranges, int nranges)
 {
     double t0 = sc_clock_now();
 
     /* After the commit v is free: it serves as float16/bfloat16's float32 accumulator. */
-    sc_pairs_scatter(&k->lay, k->blocks, p, dense, k->dtype, k->count, divisor, k->v);
+    sc_pairs_scatter(&k->lay, k->blocks, p, dense, k->dtype, k->count, divisor, k->v, ranges,
+                     nranges);
     pthread_mutex_lock(&c->lock);
     c->stats.scatter_s = sc_clock_now() - t0;
     pthread_mutex_unlock(&c->lock);

@@ -90,7 +90,7 @@ SC_API sc_status_t sc_sparse_allreduce(sc_comm_t *comm, const void *indices, int
                       NULL);
     if (st != SC_SUCCESS)
         goto out;
-    sc_pairs_scatter(&l, blocks, p, dense, dtype, n, 1, acc);
+    sc_pairs_scatter(&l, blocks, p, dense, dtype, n, 1, acc, NULL, 0);
 out:
     free(acc);
     free(blocks);

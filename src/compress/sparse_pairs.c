@@ -144,29 +144,62 @@ static void sc_pairs_stream(void *dst, const void *src, size_t bytes)
     memcpy(d, s, bytes);
 }
 
+/* Where the result goes: all of dense, or (ranges) only those byte ranges of it, each
+ * to its dst; next is the first range not yet behind the chunks written (they ascend). */
+typedef struct {
+    void *dense;
+    const sc_range_t *ranges;
+    int n, next;
+} sc_pairs_out_t;
+
+/* Elements [lo, hi) of the result, held in a of type adt, written out in dtype:
+ * streamed, or rounded to float16 or bfloat16. */
+static void sc_pairs_put(sc_pairs_out_t *o, const void *a, sc_dtype_t adt, sc_dtype_t dtype,
+                         size_t lo, size_t hi)
+{
+    size_t es = sc_dtype_size(dtype), as = sc_dtype_size(adt);
+
+    if (!o->ranges) {
+        if (adt != dtype)
+            sc_cast(a, adt, (char *)o->dense + lo * es, dtype, hi - lo, 1.0f, NULL);
+        else if (a != o->dense)
+            sc_pairs_stream((char *)o->dense + lo * es, a, (hi - lo) * es);
+        return;
+    }
+    while (o->next < o->n && (o->ranges[o->next].off + o->ranges[o->next].bytes) / es <= lo)
+        o->next++;
+    for (int i = o->next; i < o->n && o->ranges[i].off / es < hi; i++) {
+        size_t first = o->ranges[i].off / es, end = first + o->ranges[i].bytes / es;
+        size_t x = first > lo ? first : lo, y = end < hi ? end : hi;
+        char *d = (char *)o->ranges[i].dst + (x - first) * es;
+        const char *s = (const char *)a + (x - lo) * as;
+
+        if (adt != dtype)
+            sc_cast(s, adt, d, dtype, y - x, 1.0f, NULL);
+        else
+            sc_pairs_stream(d, s, (y - x) * es);
+    }
+}
+
 /* Elements [lo, hi) of the result, summed in a (float64 for float64 results, else
- * float32): divided, then written to dense (streamed, or rounded to float16 or bfloat16)
- * unless a is dense itself. */
-static void sc_pairs_finish(void *a, sc_dtype_t adt, void *dense, sc_dtype_t dtype,
+ * float32): divided, then written out (see sc_pairs_put). */
+static void sc_pairs_finish(void *a, sc_dtype_t adt, sc_pairs_out_t *o, sc_dtype_t dtype,
                             size_t lo, size_t hi, int divisor)
 {
-    size_t es = sc_dtype_size(adt);
-
     if (divisor > 1)
         sc_reduce_finish_avg(adt, a, hi - lo, divisor);
-    if (adt != dtype)
-        sc_cast(a, adt, (char *)dense + lo * sc_dtype_size(dtype), dtype, hi - lo, 1.0f, NULL);
-    else if (a != dense)
-        sc_pairs_stream((char *)dense + lo * es, a, (hi - lo) * es);
+    sc_pairs_put(o, a, adt, dtype, lo, hi);
 }
 
 void sc_pairs_scatter(const sc_pairs_layout_t *l, const void *blocks, int p, void *dense,
-                      sc_dtype_t dtype, size_t n, int divisor, float *acc)
+                      sc_dtype_t dtype, size_t n, int divisor, float *acc,
+                      const sc_range_t *ranges, int nranges)
 {
     int wide = dtype == SC_FLOAT64, sorted = 1;
     sc_dtype_t adt = wide ? SC_FLOAT64 : SC_FLOAT32;
     size_t es = sc_dtype_size(adt), *pos = calloc((size_t)p, sizeof(size_t));
     char *chunk = malloc(SC_SCATTER_CHUNK * sizeof(double));
+    sc_pairs_out_t out = {dense, nranges > 0 ? ranges : NULL, nranges, 0};
 
     for (int r = 0; r < p && sorted; r++)
         sorted = sc_pairs_sorted(l, (const char *)blocks + (size_t)r * l->bytes);
@@ -178,8 +211,8 @@ void sc_pairs_scatter(const sc_pairs_layout_t *l, const void *blocks, int p, voi
         for (int r = 0; r < p; r++, from = 0)
             sc_pairs_add(l, (const char *)blocks + (size_t)r * l->bytes, d, wide, 0, &from, n,
                          0);
-        sc_pairs_finish(d, adt, dense, dtype, 0, n, divisor);
-        goto out;
+        sc_pairs_finish(d, adt, &out, dtype, 0, n, divisor);
+        goto done;
     }
     /* Sorted blocks (the compressor's): one chunk of the result at a time, summed in a
      * scratch that stays in cache (every rank's pairs that fall in the chunk, in rank
@@ -190,12 +223,12 @@ void sc_pairs_scatter(const sc_pairs_layout_t *l, const void *blocks, int p, voi
         for (int r = 0; r < p; r++)
             sc_pairs_add(l, (const char *)blocks + (size_t)r * l->bytes, chunk, wide, lo,
                          &pos[r], hi, 1);
-        sc_pairs_finish(chunk, adt, dense, dtype, lo, hi, divisor);
+        sc_pairs_finish(chunk, adt, &out, dtype, lo, hi, divisor);
     }
+done:
 #ifdef __SSE2__
     _mm_sfence();
 #endif
-out:
     free(chunk);
     free(pos);
 }

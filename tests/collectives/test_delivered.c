@@ -33,7 +33,7 @@ static uint64_t next_rand(uint64_t *s)
 
 /* Ranges over [0, n): the first starts at 0, the last ends at n (when they fit), gaps of
  * 0 to 3 elements between them, lengths up to about n/5. Returns how many. */
-static int make_ranges(size_t n, uint64_t seed, sc_deliver_seg_t *segs, int max)
+static int make_ranges(size_t n, uint64_t seed, sc_range_t *segs, int max)
 {
     size_t at = 0, most = n / 5 > 0 ? n / 5 : 1;
     int k = 0;
@@ -54,7 +54,7 @@ static int make_ranges(size_t n, uint64_t seed, sc_deliver_seg_t *segs, int max)
 static int check_case(sc_comm_t *comm, size_t n, sc_op_t op, uint64_t seed, int max_ranges)
 {
     int p = sc_comm_size(comm), k;
-    sc_deliver_seg_t segs[64];
+    sc_range_t segs[64];
     unsigned char *mem[64];
     float *buf = malloc((n ? n : 1) * sizeof(float));
     sc_request_t *req = NULL;
@@ -107,7 +107,7 @@ int main(int argc, char **argv)
     sc_comm_t *comm;
     sc_request_t *req = NULL;
     float x = 1.0f;
-    sc_deliver_seg_t one = {0, sizeof(float), &x};
+    sc_range_t one = {0, sizeof(float), &x};
 
     CHECK_OK(sc_comm_init_from_env(&comm));
     g_rank = sc_comm_rank(comm);

@@ -4,12 +4,13 @@
  *                                       rebuild), ranks marking in different orders,
  *                                       bit for bit the same on every rank
  *   integer_gradients_are_summed        int32/int64 with prediv 1
- *   gradient_as_bucket_view_leaves_results_in_views [doubling]   (with the doubling hook)
+ *   gradient_as_bucket_view_leaves_results_in_views [doubling|doubling_into]   (with the
+ *     doubling hook; with finish_into too, which views never use)
  *   find_unused_gradients_count_as_zero MODE   (view | copy)
  *   rebuild_follows_rank_0_ready_order
  *   no_sync_iterations_accumulate MODE  (copy | view)
  *   hook_casts_to_narrow_type KIND      (fp16 | bf16)
- *   custom_hook_reduces_every_bucket
+ *   custom_hook_reduces_every_bucket [into]
  *   hook_state_survives_a_checkpoint    sc_reducer_hook_save/_load round trip and refusals
  *   autotune_converges_and_ranks_agree
  *   SC_BUCKET_CAP_MB_turns_autotune_off
@@ -193,10 +194,13 @@ static int test_integer_gradients_are_summed(int argc, char **argv)
     return fixture_finish(&fx);
 }
 
-/* A caller's hook: all-reduces the bucket itself, then doubles it in finish; counts
- * its calls. */
+/* A caller's hook: all-reduces the bucket itself, then doubles it in finish (or, with
+ * finish_into, writes the doubled ranges straight into the gradients); counts its
+ * calls. */
 typedef struct {
-    int starts, finishes;
+    int starts, finishes, finishes_into;
+    int bad_ranges;   /* finish_into calls whose ranges were not sorted, disjoint and
+                         whole elements inside the bucket */
     int *destroyed;
 } doubling_t;
 
@@ -217,6 +221,30 @@ static sc_status_t doubling_finish(void *state, const sc_hook_bucket_t *b, sc_co
     return SC_SUCCESS;
 }
 
+static sc_status_t doubling_finish_into(void *state, const sc_hook_bucket_t *b,
+                                         sc_comm_t *comm, const sc_range_t *ranges, int n)
+{
+    doubling_t *d = state;
+    size_t end = 0;
+
+    (void)comm;
+    d->finishes_into++;
+    for (int j = 0; j < n; j++) {
+        const float *x = (const float *)((const char *)b->data + ranges[j].off);
+        float *y = ranges[j].dst;
+        if (ranges[j].off < end || ranges[j].bytes % sizeof(float) ||
+            ranges[j].off % sizeof(float) ||
+            ranges[j].off + ranges[j].bytes > b->count * sizeof(float)) {
+            d->bad_ranges++;
+            return SC_SUCCESS;
+        }
+        end = ranges[j].off + ranges[j].bytes;
+        for (size_t i = 0; i < ranges[j].bytes / sizeof(float); i++)
+            y[i] = 2.0f * x[i];
+    }
+    return SC_SUCCESS;
+}
+
 static void doubling_destroy(void *state)
 {
     *((doubling_t *)state)->destroyed = 1;
@@ -225,10 +253,19 @@ static void doubling_destroy(void *state)
 /* The doubling hook on state, which starts with no calls; its destroy sets *destroyed. */
 static sc_comm_hook_t doubling_hook(doubling_t *state, int *destroyed)
 {
-    sc_comm_hook_t hook = {"doubling", state, NULL, doubling_start, doubling_finish,
-                           NULL, NULL, doubling_destroy};
+    sc_comm_hook_t hook = {.name = "doubling", .state = state, .start = doubling_start,
+                           .finish = doubling_finish, .destroy = doubling_destroy};
 
-    *state = (doubling_t){0, 0, destroyed};
+    *state = (doubling_t){0, 0, 0, 0, destroyed};
+    return hook;
+}
+
+/* The doubling hook with finish_into too. */
+static sc_comm_hook_t doubling_into_hook(doubling_t *state, int *destroyed)
+{
+    sc_comm_hook_t hook = doubling_hook(state, destroyed);
+
+    hook.finish_into = doubling_finish_into;
     return hook;
 }
 
@@ -239,9 +276,11 @@ static sc_comm_hook_t doubling_hook(doubling_t *state, int *destroyed)
 static int test_gradient_as_bucket_view_leaves_results_in_views(int argc, char **argv)
 {
     sc_reducer_config_t cfg = small_buckets();
-    int destroyed = 0, doubled = argc > 0 && strcmp(argv[0], "doubling") == 0;
+    int destroyed = 0, doubled = argc > 0 && strncmp(argv[0], "doubling", 8) == 0;
     doubling_t state;
-    sc_comm_hook_t hook = doubling_hook(&state, &destroyed);
+    sc_comm_hook_t hook = argc > 0 && strcmp(argv[0], "doubling_into") == 0
+                              ? doubling_into_hook(&state, &destroyed)
+                              : doubling_hook(&state, &destroyed);
     void *views[MODEL_N];
     int order[MODEL_N];
     fixture_t fx;
@@ -262,8 +301,10 @@ static int test_gradient_as_bucket_view_leaves_results_in_views(int argc, char *
         for (int k = 0; k < fx.m.n; k++)
             CHECK_OK(sc_reducer_mark_ready(fx.r, order[k], k % 2 ? views[order[k]] : NULL));
         CHECK_OK(sc_reducer_finalize(fx.r));
-        CHECK(state.finishes == state.starts, "iteration %d: %d starts, %d finishes", it,
-              state.starts, state.finishes);
+        CHECK(state.finishes == state.starts && state.finishes_into == 0,
+              "iteration %d: %d starts, %d finishes, %d finishes into the gradients (views "
+              "keep the results: finish only)", it, state.starts, state.finishes,
+              state.finishes_into);
         for (int g = 0; g < fx.m.n; g++)
             views[g] = sc_reducer_grad_view(fx.r, g);
         if (check_results(&fx, views, it, doubled ? fx.w.size / 2.0 : fx.w.size, SC_FLOAT32))
@@ -499,17 +540,21 @@ static int test_hook_casts_to_narrow_type(int argc, char **argv)
     return fixture_finish(&fx);
 }
 
+/* With "into" the hook has finish_into, which the reducer calls instead of finish
+ * (copy mode), with the ranges of the marked gradients, and copies nothing back:
+ * copy_bytes is the copy in plus the ranges, once each. */
 static int test_custom_hook_reduces_every_bucket(int argc, char **argv)
 {
     sc_reducer_config_t cfg = small_buckets();
-    int destroyed = 0;
+    int destroyed = 0, into = argc > 0 && strcmp(argv[0], "into") == 0;
     doubling_t state;
-    sc_comm_hook_t hook = doubling_hook(&state, &destroyed);
+    sc_comm_hook_t hook = into ? doubling_into_hook(&state, &destroyed)
+                               : doubling_hook(&state, &destroyed);
     sc_reducer_stats_t st;
+    size_t all, shared;
     fixture_t fx;
     int expected_calls = 0;
 
-    (void)argc, (void)argv;
     model_of(&fx.m, SC_FLOAT32);
     cfg.hook = &hook;
     if (fixture_start(&fx, &cfg))
@@ -520,9 +565,17 @@ static int test_custom_hook_reduces_every_bucket(int argc, char **argv)
         if (copy_marks(&fx, fx.r, it))
             return 1;
         CHECK_OK(sc_reducer_finalize(fx.r));
-        CHECK(state.starts == expected_calls && state.finishes == expected_calls,
-              "%d starts and %d finishes after iteration %d, expected %d of each", state.starts,
-              state.finishes, it, expected_calls);
+        CHECK(state.starts == expected_calls &&
+                  (into ? state.finishes_into : state.finishes) == expected_calls &&
+                  (into ? state.finishes : state.finishes_into) == 0 && !state.bad_ranges,
+              "%d starts, %d finishes, %d finishes into the gradients (%d with bad ranges) "
+              "after iteration %d, expected %d starts and as many %s", state.starts,
+              state.finishes, state.finishes_into, state.bad_ranges, it, expected_calls,
+              into ? "finishes into" : "finishes");
+        /* A caller's hook: nothing is reduced in place, everything is copied in and
+         * back (or written into the gradients by finish_into). */
+        if (layout_bytes(&fx, &all, &shared) || check_copy_bytes(&fx, 2 * all, "iteration"))
+            return 1;
         if (check_grads(&fx, fx.m.buf, it, fx.w.size / 2.0, SC_FLOAT32))
             return 1;
     }
@@ -600,8 +653,8 @@ static int test_hook_work_outliving_a_failed_iteration_ends_before_the_buckets_a
 {
     sc_reducer_config_t cfg = small_buckets();
     linger_t l = {.n = 0};
-    sc_comm_hook_t hook = {"linger", &l, NULL, linger_start, NULL, NULL, NULL,
-                           linger_destroy};
+    sc_comm_hook_t hook = {.name = "linger", .state = &l, .start = linger_start,
+                           .destroy = linger_destroy};
     fixture_t fx;
 
     (void)argc, (void)argv;
@@ -651,8 +704,8 @@ static sc_status_t counting_load(void *state, const void *buf, size_t len)
 
 static sc_comm_hook_t counting_hook(int *state)
 {
-    sc_comm_hook_t hook = {"counting", state, NULL, counting_start, NULL,
-                           counting_save, counting_load, NULL};
+    sc_comm_hook_t hook = {.name = "counting", .state = state, .start = counting_start,
+                           .save = counting_save, .load = counting_load};
     return hook;
 }
 
@@ -876,8 +929,8 @@ static int test_copy_back_follows_each_reduction_before_finalize(int argc, char 
 {
     sc_reducer_config_t cfg = small_buckets();
     watching_t s = {0};
-    sc_comm_hook_t hook = {"watching", &s, NULL, watching_start, watching_finish,
-                           NULL, NULL, NULL};
+    sc_comm_hook_t hook = {.name = "watching", .state = &s, .start = watching_start,
+                           .finish = watching_finish};
     sc_reducer_stats_t st;
     fixture_t fx;
 

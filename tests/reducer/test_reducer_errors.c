@@ -401,7 +401,7 @@ static int test_failing_hook_start_fails_every_rank(int argc, char **argv)
 {
     sc_reducer_config_t cfg = SC_REDUCER_CONFIG_INIT;
     flaky_t state = {0, 0, 0};
-    sc_comm_hook_t hook = {"flaky", &state, NULL, flaky_start, NULL, NULL, NULL, NULL};
+    sc_comm_hook_t hook = {.name = "flaky", .state = &state, .start = flaky_start};
     sc_status_t first = SC_SUCCESS, st;
     sc_reducer_t *r;
     rt_world_t w;
@@ -468,8 +468,8 @@ static sc_status_t flaky_finish(void *state, const sc_hook_bucket_t *b, sc_comm_
 static int test_failing_hook_finish_fails_every_rank(int argc, char **argv)
 {
     flaky_t state = {0, 0, 0};
-    sc_comm_hook_t hook = {"flaky", &state, NULL, flaky_start, flaky_finish, NULL, NULL,
-                           NULL};
+    sc_comm_hook_t hook = {.name = "flaky", .state = &state, .start = flaky_start,
+                           .finish = flaky_finish};
     sc_reducer_t *r;
     rt_world_t w;
     rt_model_t m;
