@@ -221,7 +221,8 @@ static int sc_bucket_done(sc_rbucket_t *b)
 }
 
 /* Waits for a started bucket, runs hook->finish and copies its gradients back to the
- * caller's pointers (copy mode, unless its all-reduce delivered them). */
+ * caller's pointers (copy mode); or runs hook->finish_into, which writes them there
+ * itself; or, when its all-reduce delivered them, only frees the request. */
 static sc_status_t sc_bucket_finish(sc_reducer_t *r, sc_rbucket_t *b)
 {
     sc_status_t st = SC_SUCCESS;
