@@ -160,7 +160,11 @@ SC_API sc_status_t sc_reducer_create(sc_comm_t *comm, const sc_grad_desc_t *grad
  * with another hook: by the reducer's thread once the bucket is done; device buckets:
  * by a later mark_ready). A gradient alone in its bucket (host buckets, a built-in
  * hook, nothing accumulated without sync) is not copied: it is scaled and reduced in
- * place in grad, so that a large tensor costs no copy in and out. After a failed
+ * place in grad, so that a large tensor costs no copy in and out. With the float16 and
+ * bfloat16 hooks (host buckets, nothing accumulated) the others are not copied either:
+ * each is read from grad, scaled, when its bucket starts. So the caller does not write
+ * grad from this call until finalize returns: the reducer reads and writes it in
+ * between. After a failed
  * iteration a gradient of host buckets may hold a partial result.
  * With gradient_as_bucket_view the view is scaled in place (in a synced iteration);
  * grad must then be NULL or the view. Errors, with nothing changed: SC_ERR_INVALID_ARG

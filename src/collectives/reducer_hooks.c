@@ -111,6 +111,27 @@ static sc_status_t sc_hook_cast_start(void *state, const sc_hook_bucket_t *bucke
                         bucket->stream, req);
 }
 
+sc_status_t sc_hook_cast_start_from(const sc_comm_hook_t *hook, const sc_hook_bucket_t *bucket,
+                                    sc_comm_t *comm, const sc_hook_source_t *src, int n,
+                                    sc_request_t **req)
+{
+    sc_hook_cast_t *s = hook->state;
+    size_t nb = sc_dtype_size(s->narrow);
+    char *narrow = NULL;
+    sc_status_t st;
+
+    pthread_mutex_lock(&s->lock);
+    st = sc_hook_cast_scratch(s, bucket, bucket->count * nb, (void **)&narrow);
+    pthread_mutex_unlock(&s->lock);
+    for (int j = 0; j < n && st == SC_SUCCESS; j++)
+        st = sc_cast(src[j].src, SC_FLOAT32, narrow + src[j].off / sizeof(float) * nb,
+                     s->narrow, src[j].bytes / sizeof(float), src[j].scale, bucket->stream);
+    if (st != SC_SUCCESS)
+        return st;
+    return sc_allreduce(narrow, narrow, bucket->count, s->narrow, SC_SUM, comm,
+                        bucket->stream, req);
+}
+
 static sc_status_t sc_hook_cast_finish(void *state, const sc_hook_bucket_t *bucket,
                                        sc_comm_t *comm)
 {
@@ -160,6 +181,11 @@ static void sc_hook_cast_destroy(void *state)
 int sc_reducer_hook_is_builtin(const sc_comm_hook_t *hook)
 {
     return hook->start == sc_hook_allreduce_start || hook->start == sc_hook_cast_start;
+}
+
+int sc_reducer_hook_is_cast(const sc_comm_hook_t *hook)
+{
+    return hook->start == sc_hook_cast_start;
 }
 
 int sc_reducer_hook_is_plain(const sc_comm_hook_t *hook)

@@ -35,6 +35,8 @@ typedef struct {
     int marked;      /* marked ready in this iteration */
     int has_data;    /* its slot (or view) holds a contribution since the last sync */
     void *user;      /* pointer given to mark_ready since the last sync (copy mode) */
+    int direct;      /* this iteration: left unscaled in user's memory, where the bucket's
+                        start reads it (copy mode, host, the float16/bfloat16 hooks) */
 } sc_rgrad_t;
 
 /* Where the buckets live and how the element work on them runs: host memory, on the
@@ -69,6 +71,15 @@ void sc_reducer_mem_host(sc_reducer_mem_t *m);
  * build. */
 sc_status_t sc_reducer_mem_device(sc_reducer_mem_t *m, sc_stream_t compute, int comm_gpu);
 
+/* One gradient's part of a bucket as the float16/bfloat16 hooks' start reads it:
+ * bytes [off, off + bytes) of the (float32) bucket, from src, multiplied by scale. */
+typedef struct {
+    size_t off;
+    size_t bytes;
+    const void *src;
+    float scale;
+} sc_hook_source_t;
+
 /* One bucket: gradients of one dtype and one memory kind, contiguous. */
 typedef struct {
     sc_hook_bucket_t hb;  /* index, data, count, dtype, stream, as the hook sees them */
@@ -81,6 +92,8 @@ typedef struct {
                              and finish get as data instead of hb.data (copy mode, host,
                              built-in hook); else NULL */
     sc_range_t *deliver;  /* room for a range per gradient: where its results go */
+    sc_hook_source_t *source; /* room for a part per gradient: where the float16/bfloat16
+                             hooks' start reads it */
     int delivered;        /* this iteration: the results reach the gradients without a
                              copy back (copy mode, host buckets: the plain hook's
                              all-reduce delivers them, or the hook's finish_into
@@ -179,6 +192,17 @@ int sc_reducer_dtype_ok(sc_dtype_t dtype);
  * which reads and writes a bucket's data only inside start and finish, wherever it is:
  * so a bucket may be reduced in its gradient's own memory. */
 int sc_reducer_hook_is_builtin(const sc_comm_hook_t *hook);
+
+/* Whether hook is the float16 or bfloat16 compression. */
+int sc_reducer_hook_is_cast(const sc_comm_hook_t *hook);
+
+/* The float16/bfloat16 hooks' start, reading each part of the bucket from its source
+ * (n parts covering the bucket, in order: a gradient still in the caller's memory and
+ * not yet scaled, or the bucket's own slot) straight into the narrow copy, then
+ * all-reducing that: the bucket's float32 memory is skipped where it can be. */
+sc_status_t sc_hook_cast_start_from(const sc_comm_hook_t *hook, const sc_hook_bucket_t *bucket,
+                                    sc_comm_t *comm, const sc_hook_source_t *src, int n,
+                                    sc_request_t **req);
 
 /* Whether hook is the plain all-reduce, whose start is one in-place sc_allreduce of
  * the bucket and which has no finish: the reducer may issue that all-reduce itself,

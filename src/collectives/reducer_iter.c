@@ -138,6 +138,32 @@ static int sc_bucket_ranges(sc_reducer_t *r, sc_rbucket_t *b)
     return n;
 }
 
+/* Whether the bucket's start reads its gradients where they are (those marked
+ * direct) through the float16/bfloat16 hook: a bucket of copies in host memory. */
+static int sc_bucket_casts_from(const sc_reducer_t *r, const sc_rbucket_t *b)
+{
+    return !r->view && !b->in_place && r->mem.device < 0 && sc_reducer_hook_is_cast(&r->hook);
+}
+
+/* The float16/bfloat16 hook's start with each gradient's part read from the caller's
+ * memory, scaled by 1/prediv on the way (direct), or from the bucket's slot (what was
+ * accumulated, or the zeros of an unmarked gradient). */
+static sc_status_t sc_bucket_start_cast_from(sc_reducer_t *r, sc_rbucket_t *b,
+                                             const sc_hook_bucket_t *hb)
+{
+    size_t es = sc_dtype_size(b->hb.dtype);
+    int n = 0;
+
+    for (int j = 0; j < b->ngrads; j++) {
+        const sc_rgrad_t *g = &r->grads[b->grads[j]];
+        if (g->count)
+            b->source[n++] = (sc_hook_source_t){
+                g->offset * es, sc_grad_bytes(g), g->direct ? g->user : sc_grad_slot(r, g),
+                g->direct ? (float)(1.0 / r->prediv) : 1.0f};
+    }
+    return sc_hook_cast_start_from(&r->hook, hb, r->comm, b->source, n, &b->req);
+}
+
 /* The plain all-reduce of the bucket, each gradient's result copied to the caller's
  * pointer by the progress engine as soon as its chunks are final, overlapping the rest
  * of the communication (no copy back after the bucket is done). */
@@ -161,6 +187,8 @@ static sc_status_t sc_bucket_start(sc_reducer_t *r, sc_rbucket_t *b)
     sc_error_clear(); /* a caller's hook may fail without a sentence */
     if (sc_bucket_delivers(r, b))
         st = sc_bucket_start_delivered(r, b);
+    else if (sc_bucket_casts_from(r, b))
+        st = sc_bucket_start_cast_from(r, b, &hb);
     else
         st = r->hook.start(r->hook.state, &hb, r->comm, &b->req);
     if (st != SC_SUCCESS) {
@@ -382,16 +410,21 @@ SC_API sc_status_t sc_reducer_mark_ready(sc_reducer_t *r, int i, void *grad)
     sync = r->sync;
     pthread_mutex_unlock(&r->lock);
 
-    /* The gradient is this thread's until it is counted into its bucket. Alone in its
-     * bucket, with nothing accumulated and a built-in hook, it is reduced where it is. */
-    if (!r->view && sync && !g->has_data && g->count && b->ngrads == 1 && r->mem.device < 0 &&
-        sc_reducer_hook_is_builtin(&r->hook)) {
+    /* The gradient is this thread's until it is counted into its bucket. With the
+     * float16/bfloat16 hooks and nothing accumulated it stays where it is, unscaled:
+     * the bucket's start casts it, scaled, straight into the narrow copy. Else, alone in
+     * its bucket, with nothing accumulated and a built-in hook, it is reduced where it
+     * is. */
+    g->direct = !r->view && sync && !g->has_data && g->count && b->ngrads > 1 &&
+                r->mem.device < 0 && sc_reducer_hook_is_cast(&r->hook);
+    if (!r->view && sync && !g->has_data && g->count && b->ngrads == 1 &&
+        r->mem.device < 0 && sc_reducer_hook_is_builtin(&r->hook)) {
         b->in_place = grad;
         slot = grad;
     }
     if (g->count && (!r->view || sync))
         st = r->mem.after_compute(&r->mem);
-    if (st == SC_SUCCESS && !r->view && g->count) {
+    if (st == SC_SUCCESS && !r->view && g->count && !g->direct) {
         st = r->mem.scale(&r->mem, g->dtype, slot, grad, g->count, 1.0 / r->prediv,
                           g->has_data);
         if (!b->in_place)
@@ -440,6 +473,7 @@ static void sc_reducer_reset(sc_reducer_t *r, int synced)
     pthread_mutex_lock(&r->lock);
     for (int i = 0; i < r->n; i++) {
         r->grads[i].marked = 0;
+        r->grads[i].direct = 0;
         if (synced) {
             r->grads[i].has_data = 0;
             r->grads[i].user = NULL;

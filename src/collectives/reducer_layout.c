@@ -120,6 +120,7 @@ void sc_reducer_free_buckets(sc_reducer_t *r, sc_rbucket_t *buckets, int nbucket
         sc_mem_free_on(r->mem.device, buckets[b].hb.data);
         free(buckets[b].grads);
         free(buckets[b].deliver);
+        free(buckets[b].source);
     }
     free(buckets);
 }
@@ -159,7 +160,8 @@ sc_status_t sc_reducer_layout(sc_reducer_t *r, const int *order, size_t cap)
         b->ngrads = dr->npos;
         b->grads = malloc((size_t)dr->npos * sizeof(int));
         b->deliver = malloc((size_t)dr->npos * sizeof(*b->deliver));
-        if (!b->grads || !b->deliver)
+        b->source = malloc((size_t)dr->npos * sizeof(*b->source));
+        if (!b->grads || !b->deliver || !b->source)
             goto err_nomem;
         for (int j = 0; j < dr->npos; j++) {
             int g = order[dr->pos[j]];

@@ -473,10 +473,11 @@ static int check_copy_bytes(fixture_t *fx, size_t want, const char *what)
 
 /* Copy mode: a gradient alone in its bucket is reduced in its own memory, the others
  * are copied in and back (copy_bytes counts them), and the results are right, with the
- * plain all-reduce or a built-in hook (argument fp16); not with a caller's hook
- * (argument doubling: every gradient is copied), nor in an iteration that adds to what
- * iterations without sync accumulated (everything is copied in, and back after the
- * synced one). */
+ * plain all-reduce; with the float16 hook (argument fp16) the others are not copied in
+ * either (the hook's start casts each from where it is) and each of their results is
+ * written into its gradient once; not with a caller's hook (argument doubling: every
+ * gradient is copied), nor in an iteration that adds to what iterations without sync
+ * accumulated (everything is copied in, and back after the synced one). */
 static int test_gradients_alone_in_their_bucket_are_reduced_in_place(int argc, char **argv)
 {
     int fp16 = argc > 0 && strcmp(argv[0], "fp16") == 0;
@@ -503,7 +504,8 @@ static int test_gradients_alone_in_their_bucket_are_reduced_in_place(int argc, c
             return 1;
         CHECK(shared < all, "iteration %d: no gradient is alone in its bucket", it);
         if (copy_iteration(&fx, fx.r, it, prediv, tol) ||
-            check_copy_bytes(&fx, 2 * (doubling ? all : shared), "synced iteration"))
+            check_copy_bytes(&fx, fp16 ? shared : 2 * (doubling ? all : shared),
+                             "synced iteration"))
             return 1;
     }
     CHECK_OK(sc_reducer_set_sync(fx.r, 0));
