@@ -1,6 +1,6 @@
-/* Ring algorithms, chunked and pipelined: allreduce (reduce-scatter then all-gather,
- * each chunk of the result delivered as soon as it is final), reduce-scatter and
- * all-gather. */
+/* Ring algorithms, chunked and pipelined: allreduce (reduce-scatter then all-gather;
+ * a chunk of the result that lies in one delivered range is made there, the others are
+ * copied there as soon as they are final), reduce-scatter and all-gather. */
 #include <stdlib.h>
 
 #include "collectives/algo_common.h"
@@ -44,6 +44,22 @@ static void sc_ring_chunk(const sc_ring_geom_t *g, int b, int c, size_t *off, si
 static uint16_t sc_ring_sub(const sc_ring_geom_t *g, int phase_step, int c)
 {
     return (uint16_t)(((size_t)phase_step * (size_t)g->nch + (size_t)c) & 0xffff);
+}
+
+/* Where the final values of elements [off, off + len) are made: a delivered range's own
+ * memory when one holds them all, else rbuf (see sc_op_final). */
+static uint8_t *sc_ring_final(sc_coll_op_t *op, void *rbuf, size_t off, size_t len, size_t es)
+{
+    return sc_op_final(op, rbuf, off * es, len * es);
+}
+
+/* The final values of elements [off, off + len), made at fin once action dep is done,
+ * copied where they are delivered unless they were made there. */
+static void sc_ring_deliver(sc_coll_op_t *op, void *rbuf, const uint8_t *fin, size_t off,
+                            size_t len, size_t es, int dep)
+{
+    if (fin == SC_BYTES(rbuf) + off * es)
+        sc_op_deliver(op, rbuf, off * es, len * es, dep);
 }
 
 sc_status_t sc_algo_allreduce_ring(sc_coll_op_t *op, const void *sbuf, void *rbuf, size_t count)
@@ -90,8 +106,10 @@ sc_status_t sc_algo_allreduce_ring(sc_coll_op_t *op, const void *sbuf, void *rbu
                 uint8_t *t = tmp + (size_t)slot * g.ce * es;
                 int rv = sc_op_recv(op, left, sc_ring_sub(&g, s, c), t, len * es,
                                     slot_user[slot], -1);
-                int d = sc_op_reduce(op, SC_BYTES(rbuf) + off * es, t,
-                                     SC_CBYTES(sbuf) + off * es, len, rv, -1);
+                /* The last step makes the owned block's final values. */
+                uint8_t *dst = s == p - 2 ? sc_ring_final(op, rbuf, off, len, es)
+                                          : SC_BYTES(rbuf) + off * es;
+                int d = sc_op_reduce(op, dst, t, SC_CBYTES(sbuf) + off * es, len, rv, -1);
                 slot_user[slot] = d;
                 red[rb * g.nch + c] = d;
             }
@@ -102,14 +120,15 @@ sc_status_t sc_algo_allreduce_ring(sc_coll_op_t *op, const void *sbuf, void *rbu
         int ob = sc_mod(r + 1, p);
         for (int c = 0; c < g.nch; c++) {
             size_t off, len;
+            uint8_t *fin;
             sc_ring_chunk(&g, ob, c, &off, &len);
             if (!len)
                 continue;
+            fin = sc_ring_final(op, rbuf, off, len, es);
             ready[ob * g.nch + c] = red[ob * g.nch + c];
             if (op->redop == SC_AVG)
-                ready[ob * g.nch + c] = sc_op_avg(op, SC_BYTES(rbuf) + off * es, len,
-                                                  red[ob * g.nch + c]);
-            sc_op_deliver(op, rbuf, off * es, len * es, ready[ob * g.nch + c]);
+                ready[ob * g.nch + c] = sc_op_avg(op, fin, len, red[ob * g.nch + c]);
+            sc_ring_deliver(op, rbuf, fin, off, len, es, ready[ob * g.nch + c]);
         }
     }
     /* All-gather of the reduced blocks. */
@@ -119,14 +138,16 @@ sc_status_t sc_algo_allreduce_ring(sc_coll_op_t *op, const void *sbuf, void *rbu
             size_t off, len;
             sc_ring_chunk(&g, sb, c, &off, &len);
             if (len)
-                sc_op_send(op, right, sc_ring_sub(&g, p - 1 + s, c), SC_BYTES(rbuf) + off * es,
-                           len * es, ready[sb * g.nch + c], -1);
+                sc_op_send(op, right, sc_ring_sub(&g, p - 1 + s, c),
+                           sc_ring_final(op, rbuf, off, len, es), len * es,
+                           ready[sb * g.nch + c], -1);
             sc_ring_chunk(&g, rb, c, &off, &len);
             if (len) {
+                uint8_t *fin = sc_ring_final(op, rbuf, off, len, es);
                 ready[rb * g.nch + c] =
-                    sc_op_recv(op, left, sc_ring_sub(&g, p - 1 + s, c), SC_BYTES(rbuf) + off * es,
-                               len * es, rs_send[rb * g.nch + c], -1);
-                sc_op_deliver(op, rbuf, off * es, len * es, ready[rb * g.nch + c]);
+                    sc_op_recv(op, left, sc_ring_sub(&g, p - 1 + s, c), fin, len * es,
+                               rs_send[rb * g.nch + c], -1);
+                sc_ring_deliver(op, rbuf, fin, off, len, es, ready[rb * g.nch + c]);
             }
         }
     }

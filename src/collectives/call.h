@@ -46,11 +46,13 @@ sc_status_t sc_call_enqueue_host(const sc_call_t *call, struct sc_comm *comm,
 sc_status_t sc_call_issue_gated(const sc_call_t *call, struct sc_comm *comm, int *gate,
                                 struct sc_request **req);
 
-/* An in-place allreduce of host buffer buf whose result is also copied, part by part
- * as each becomes final, to the places deliver lists (sorted, disjoint ranges of buf;
- * the list must outlive the request): the copies overlap the rest of the
- * communication. Completes when the copies are made. A failed request may have made
- * some of them. Device buffers are SC_ERR_INVALID_ARG. */
+/* An in-place allreduce of host buffer buf whose result goes, range by range, to the
+ * places deliver lists (sorted, disjoint ranges of buf; the list must outlive the
+ * request): made there directly where the algorithm can (the ring, a chunk inside one
+ * range), else copied there as soon as final, overlapping the rest of the
+ * communication. buf holds the result outside the ranges; inside them its bytes are
+ * unspecified afterwards. Completes when every range holds its result. A failed
+ * request may have written some of them. Device buffers are SC_ERR_INVALID_ARG. */
 sc_status_t sc_allreduce_delivered(void *buf, size_t count, sc_dtype_t dtype, sc_op_t op,
                                    struct sc_comm *comm, const sc_range_t *deliver,
                                    int ndeliver, struct sc_request **req);

@@ -207,12 +207,12 @@ int sc_op_avg(sc_coll_op_t *op, void *dst, size_t count, int dep0)
     return i;
 }
 
-void sc_op_deliver(sc_coll_op_t *op, const void *rbuf, size_t off, size_t bytes, int dep)
+/* The first delivered range that ends after off. */
+static int sc_op_deliver_first(const sc_coll_op_t *op, size_t off)
 {
     const sc_range_t *seg = op->deliver;
     int lo = 0, hi = op->ndeliver;
 
-    /* The first segment that ends after off. */
     while (lo < hi) {
         int mid = lo + (hi - lo) / 2;
         if (seg[mid].off + seg[mid].bytes <= off)
@@ -220,7 +220,25 @@ void sc_op_deliver(sc_coll_op_t *op, const void *rbuf, size_t off, size_t bytes,
         else
             hi = mid;
     }
-    for (int i = lo; i < op->ndeliver && seg[i].off < off + bytes; i++) {
+    return lo;
+}
+
+void *sc_op_final(sc_coll_op_t *op, void *rbuf, size_t off, size_t bytes)
+{
+    int i = sc_op_deliver_first(op, off);
+
+    if (bytes && i < op->ndeliver && op->deliver[i].off <= off &&
+        off + bytes <= op->deliver[i].off + op->deliver[i].bytes)
+        return (char *)op->deliver[i].dst + (off - op->deliver[i].off);
+    return (char *)rbuf + off;
+}
+
+void sc_op_deliver(sc_coll_op_t *op, const void *rbuf, size_t off, size_t bytes, int dep)
+{
+    const sc_range_t *seg = op->deliver;
+
+    for (int i = sc_op_deliver_first(op, off); i < op->ndeliver && seg[i].off < off + bytes;
+         i++) {
         size_t a = seg[i].off > off ? seg[i].off : off;
         size_t b = seg[i].off + seg[i].bytes < off + bytes ? seg[i].off + seg[i].bytes
                                                            : off + bytes;

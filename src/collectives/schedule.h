@@ -114,8 +114,9 @@ typedef struct sc_op {
      * waits for its stream to copy the data out), failing at gate_deadline. */
     int *gate;
     double gate_deadline;
-    /* Where parts of the result go once final (sc_op_deliver): rbuf[off, off + bytes)
-     * is copied to dst as soon as those bytes are final, while the rest of the op still
+    /* Where parts of the result go (sc_op_final, sc_op_deliver): rbuf[off, off + bytes)
+     * is made in dst directly where the algorithm can (a chunk inside one range), else
+     * copied to dst as soon as those bytes are final, while the rest of the op still
      * runs (the reducer's copy back to a bucket's gradients). The caller's list, sorted
      * by off, its ranges disjoint. */
     const sc_range_t *deliver;
@@ -152,8 +153,15 @@ int sc_op_reduce(sc_coll_op_t *op, void *dst, const void *a, const void *b, size
 int sc_op_copy(sc_coll_op_t *op, void *dst, const void *src, size_t bytes, int dep0, int dep1);
 int sc_op_avg(sc_coll_op_t *op, void *dst, size_t count, int dep0);
 
+/* Where an algorithm makes the final values of rbuf[off, off + bytes): in the memory
+ * of the delivered range that holds all of them (so that they need no copy; that part
+ * of rbuf is then left as it is), else in rbuf itself. Every action that writes or reads
+ * those final values uses this address. */
+void *sc_op_final(sc_coll_op_t *op, void *rbuf, size_t off, size_t bytes);
+
 /* rbuf[off, off + bytes) is final once action dep is done: appends the copies of its
- * part in op->deliver (none when the op delivers nothing). */
+ * part in op->deliver (none when the op delivers nothing). Not for values the algorithm
+ * made where sc_op_final said. */
 void sc_op_deliver(sc_coll_op_t *op, const void *rbuf, size_t off, size_t bytes, int dep);
 
 /* Makes the header exchange with the single neighbour (2 ranks) carry bytes of
