@@ -245,7 +245,6 @@ sc_status_t sc_algo_allgather_ring(sc_coll_op_t *op, const void *sbuf, void *rbu
         return sc_error(SC_ERR_NO_MEMORY, "allgather: out of memory for the ring schedule");
     for (int i = 0; i < p * g.nch; i++)
         got[i] = -1;
-    sc_op_copy(op, SC_BYTES(rbuf) + (size_t)r * sendcount * es, sbuf, sendcount * es, -1, -1);
     for (int s = 0; s < p - 1; s++) {
         int sb = sc_mod(r - s, p), rb = sc_mod(r - s - 1, p);
         for (int c = 0; c < g.nch; c++) {
@@ -264,6 +263,9 @@ sc_status_t sc_algo_allgather_ring(sc_coll_op_t *op, const void *sbuf, void *rbu
                                                  SC_BYTES(rbuf) + off * es, len * es, -1, -1);
         }
     }
+    /* Our own block last: the first transfers are under way (their handshakes
+     * answered) before the copy takes the progress thread. */
+    sc_op_copy(op, SC_BYTES(rbuf) + (size_t)r * sendcount * es, sbuf, sendcount * es, -1, -1);
     free(got);
     return sc_op_built(op);
 }
