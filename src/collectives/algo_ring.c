@@ -240,6 +240,11 @@ sc_status_t sc_algo_allgather_ring(sc_coll_op_t *op, const void *sbuf, void *rbu
 
     op->hdr.algo = SC_ALGO_RING;
     sc_ring_geom(&g, sendcount * (size_t)p, p, es, 1);
+    if (p == 2 && sendcount > 0) {
+        /* Nothing is forwarded: one message per block. */
+        g.ce = sendcount;
+        g.nch = 1;
+    }
     got = malloc((size_t)p * (size_t)g.nch * sizeof(int));
     if (!got)
         return sc_error(SC_ERR_NO_MEMORY, "allgather: out of memory for the ring schedule");
