@@ -278,19 +278,29 @@ static sc_status_t sc_call_issue(const sc_call_t *call, sc_comm_t *comm, sc_stre
     return sc_call_issue_host(call, comm, NULL, NULL, 0, req);
 }
 
-sc_status_t sc_call_issue_gated(const sc_call_t *call, sc_comm_t *comm, int *gate,
-                                sc_request_t **req)
+/* A call that takes host buffers only (what: the kind of call, for the sentence),
+ * admitted and queued with its gate and its delivered ranges. */
+static sc_status_t sc_call_issue_host_only(const sc_call_t *call, sc_comm_t *comm,
+                                           const char *what, int *gate,
+                                           const sc_range_t *deliver, int ndeliver,
+                                           sc_request_t **req)
 {
     sc_status_t st;
     int device;
 
     st = sc_call_admit(call, comm, NULL, &device);
     if (st == SC_IN_PROGRESS)
-        return sc_error(SC_ERR_INVALID_ARG, "%s: a gated call takes host buffers only",
-                        sc_call_name(call));
+        return sc_error(SC_ERR_INVALID_ARG, "%s: %s takes host buffers only",
+                        sc_call_name(call), what);
     if (st != SC_SUCCESS)
         return st;
-    return sc_call_issue_host(call, comm, gate, NULL, 0, req);
+    return sc_call_issue_host(call, comm, gate, deliver, ndeliver, req);
+}
+
+sc_status_t sc_call_issue_gated(const sc_call_t *call, sc_comm_t *comm, int *gate,
+                                sc_request_t **req)
+{
+    return sc_call_issue_host_only(call, comm, "a gated call", gate, NULL, 0, req);
 }
 
 sc_status_t sc_allreduce_delivered(void *buf, size_t count, sc_dtype_t dtype, sc_op_t op,
@@ -298,16 +308,9 @@ sc_status_t sc_allreduce_delivered(void *buf, size_t count, sc_dtype_t dtype, sc
                                    int ndeliver, sc_request_t **req)
 {
     sc_call_t call = {SC_COLL_ALLREDUCE, buf, buf, count, dtype, op, 0};
-    sc_status_t st;
-    int device;
 
-    st = sc_call_admit(&call, comm, NULL, &device);
-    if (st == SC_IN_PROGRESS)
-        return sc_error(SC_ERR_INVALID_ARG, "sc_allreduce: a delivered result takes host "
-                        "buffers only");
-    if (st != SC_SUCCESS)
-        return st;
-    return sc_call_issue_host(&call, comm, NULL, deliver, ndeliver, req);
+    return sc_call_issue_host_only(&call, comm, "a delivered result", NULL, deliver,
+                                   ndeliver, req);
 }
 
 SC_API sc_status_t sc_allreduce(const void *sendbuf, void *recvbuf, size_t count,

@@ -91,31 +91,12 @@ err:
                     s->name, bytes);
 }
 
-static sc_status_t sc_hook_cast_start(void *state, const sc_hook_bucket_t *bucket,
-                                      sc_comm_t *comm, sc_request_t **req)
+/* The narrow copy made from the n parts of the bucket (each cast from its source,
+ * scaled), then all-reduced. */
+static sc_status_t sc_hook_cast_start_parts(sc_hook_cast_t *s, const sc_hook_bucket_t *bucket,
+                                            sc_comm_t *comm, const sc_hook_source_t *src,
+                                            int n, sc_request_t **req)
 {
-    sc_hook_cast_t *s = state;
-    void *narrow = NULL;
-    sc_status_t st;
-
-    pthread_mutex_lock(&s->lock);
-    st = sc_hook_cast_scratch(s, bucket, bucket->count * sc_dtype_size(s->narrow), &narrow);
-    pthread_mutex_unlock(&s->lock);
-    if (st != SC_SUCCESS)
-        return st;
-    st = sc_cast(bucket->data, SC_FLOAT32, narrow, s->narrow, bucket->count, 1.0f,
-                 bucket->stream);
-    if (st != SC_SUCCESS)
-        return st;
-    return sc_allreduce(narrow, narrow, bucket->count, s->narrow, SC_SUM, comm,
-                        bucket->stream, req);
-}
-
-sc_status_t sc_hook_cast_start_from(const sc_comm_hook_t *hook, const sc_hook_bucket_t *bucket,
-                                    sc_comm_t *comm, const sc_hook_source_t *src, int n,
-                                    sc_request_t **req)
-{
-    sc_hook_cast_t *s = hook->state;
     size_t nb = sc_dtype_size(s->narrow);
     char *narrow = NULL;
     sc_status_t st;
@@ -132,22 +113,23 @@ sc_status_t sc_hook_cast_start_from(const sc_comm_hook_t *hook, const sc_hook_bu
                         bucket->stream, req);
 }
 
-static sc_status_t sc_hook_cast_finish(void *state, const sc_hook_bucket_t *bucket,
-                                       sc_comm_t *comm)
+static sc_status_t sc_hook_cast_start(void *state, const sc_hook_bucket_t *bucket,
+                                      sc_comm_t *comm, sc_request_t **req)
 {
-    sc_hook_cast_t *s = state;
-    void *narrow;
+    sc_hook_source_t all = {0, bucket->count * sizeof(float), bucket->data, 1.0f};
 
-    (void)comm;
-    pthread_mutex_lock(&s->lock);
-    narrow = s->scratch[bucket->index];
-    pthread_mutex_unlock(&s->lock);
-    return sc_cast(narrow, s->narrow, bucket->data, SC_FLOAT32, bucket->count, 1.0f,
-                   bucket->stream);
+    return sc_hook_cast_start_parts(state, bucket, comm, &all, 1, req);
 }
 
-/* The reduced narrow copy cast straight into the gradients, range by range: no
- * float32 pass through the bucket, no copy back. */
+sc_status_t sc_hook_cast_start_from(const sc_comm_hook_t *hook, const sc_hook_bucket_t *bucket,
+                                    sc_comm_t *comm, const sc_hook_source_t *src, int n,
+                                    sc_request_t **req)
+{
+    return sc_hook_cast_start_parts(hook->state, bucket, comm, src, n, req);
+}
+
+/* The reduced narrow copy cast into the ranges' memory: the gradients themselves
+ * (finish_into: no float32 pass through the bucket, no copy back), or the bucket. */
 static sc_status_t sc_hook_cast_finish_into(void *state, const sc_hook_bucket_t *bucket,
                                             sc_comm_t *comm, const sc_range_t *ranges, int n)
 {
@@ -164,6 +146,14 @@ static sc_status_t sc_hook_cast_finish_into(void *state, const sc_hook_bucket_t 
         st = sc_cast(narrow + ranges[j].off / sizeof(float) * nb, s->narrow, ranges[j].dst,
                      SC_FLOAT32, ranges[j].bytes / sizeof(float), 1.0f, bucket->stream);
     return st;
+}
+
+static sc_status_t sc_hook_cast_finish(void *state, const sc_hook_bucket_t *bucket,
+                                       sc_comm_t *comm)
+{
+    sc_range_t all = {0, bucket->count * sizeof(float), bucket->data};
+
+    return sc_hook_cast_finish_into(state, bucket, comm, &all, 1);
 }
 
 static void sc_hook_cast_destroy(void *state)

@@ -94,10 +94,6 @@ typedef struct {
     sc_range_t *deliver;  /* room for a range per gradient: where its results go */
     sc_hook_source_t *source; /* room for a part per gradient: where the float16/bfloat16
                              hooks' start reads it */
-    int delivered;        /* this iteration: the results reach the gradients without a
-                             copy back (copy mode, host buckets: the plain hook's
-                             all-reduce delivers them, or the hook's finish_into
-                             writes them there) */
 } sc_rbucket_t;
 
 typedef struct {

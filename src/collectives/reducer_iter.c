@@ -107,18 +107,26 @@ static sc_hook_bucket_t sc_bucket_seen(const sc_rbucket_t *b)
     return hb;
 }
 
-/* Whether the bucket's copy back is delivered by its all-reduce: a bucket of copies in
- * host memory with the plain all-reduce hook, which the reducer then issues itself. */
+/* Whether the bucket holds copies of its gradients in host memory in this iteration
+ * (not views, not reduced in place, not device memory): the case in which results can
+ * go to the gradients without a copy back. */
+static int sc_bucket_host_copies(const sc_reducer_t *r, const sc_rbucket_t *b)
+{
+    return !r->view && !b->in_place && r->mem.device < 0;
+}
+
+/* Whether the bucket's copy back is delivered by its all-reduce: host copies with the
+ * plain all-reduce hook, which the reducer then issues itself. */
 static int sc_bucket_delivers(const sc_reducer_t *r, const sc_rbucket_t *b)
 {
-    return !r->view && !b->in_place && r->mem.device < 0 && sc_reducer_hook_is_plain(&r->hook);
+    return sc_bucket_host_copies(r, b) && sc_reducer_hook_is_plain(&r->hook);
 }
 
 /* Whether the bucket's finish writes the results straight into the caller's
- * gradients (hook->finish_into): a bucket of copies in host memory. */
+ * gradients (hook->finish_into): host copies. */
 static int sc_bucket_finishes_into(const sc_reducer_t *r, const sc_rbucket_t *b)
 {
-    return !r->view && !b->in_place && r->mem.device < 0 && r->hook.finish_into;
+    return sc_bucket_host_copies(r, b) && r->hook.finish_into;
 }
 
 /* The bucket's ranges that go back to the caller's gradients (b->deliver, in slot
@@ -142,7 +150,7 @@ static int sc_bucket_ranges(sc_reducer_t *r, sc_rbucket_t *b)
  * direct) through the float16/bfloat16 hook: a bucket of copies in host memory. */
 static int sc_bucket_casts_from(const sc_reducer_t *r, const sc_rbucket_t *b)
 {
-    return !r->view && !b->in_place && r->mem.device < 0 && sc_reducer_hook_is_cast(&r->hook);
+    return sc_bucket_host_copies(r, b) && sc_reducer_hook_is_cast(&r->hook);
 }
 
 /* The float16/bfloat16 hook's start with each gradient's part read from the caller's
@@ -171,7 +179,6 @@ static sc_status_t sc_bucket_start_delivered(sc_reducer_t *r, sc_rbucket_t *b)
 {
     int n = sc_bucket_ranges(r, b);
 
-    b->delivered = 1;
     return sc_allreduce_delivered(b->hb.data, b->hb.count, b->hb.dtype, SC_SUM, r->comm,
                                   b->deliver, n, &b->req);
 }
@@ -269,7 +276,6 @@ static sc_status_t sc_bucket_finish(sc_reducer_t *r, sc_rbucket_t *b)
         sc_error_clear();
         /* The results written straight into the gradients: no copy back. */
         if (sc_bucket_finishes_into(r, b)) {
-            b->delivered = 1;
             st = r->hook.finish_into(r->hook.state, &hb, r->comm, b->deliver,
                                      sc_bucket_ranges(r, b));
         } else {
@@ -282,7 +288,8 @@ static sc_status_t sc_bucket_finish(sc_reducer_t *r, sc_rbucket_t *b)
                             sc_status_string(st), why);
         }
     }
-    if (!r->view && !b->in_place && !b->delivered)
+    /* The copy back, unless the results were written into the gradients already. */
+    if (!r->view && !b->in_place && !sc_bucket_delivers(r, b) && !sc_bucket_finishes_into(r, b))
         for (int j = 0; j < b->ngrads && st == SC_SUCCESS; j++) {
             const sc_rgrad_t *g = &r->grads[b->grads[j]];
             if (g->user && g->count) {
@@ -369,7 +376,7 @@ SC_API sc_status_t sc_reducer_mark_ready(sc_reducer_t *r, int i, void *grad)
     sc_rgrad_t *g;
     sc_rbucket_t *b;
     void *slot;
-    int sync;
+    int sync, fresh;
     sc_status_t st = SC_SUCCESS;
 
     if (!r)
@@ -415,10 +422,9 @@ SC_API sc_status_t sc_reducer_mark_ready(sc_reducer_t *r, int i, void *grad)
      * the bucket's start casts it, scaled, straight into the narrow copy. Else, alone in
      * its bucket, with nothing accumulated and a built-in hook, it is reduced where it
      * is. */
-    g->direct = !r->view && sync && !g->has_data && g->count && b->ngrads > 1 &&
-                r->mem.device < 0 && sc_reducer_hook_is_cast(&r->hook);
-    if (!r->view && sync && !g->has_data && g->count && b->ngrads == 1 &&
-        r->mem.device < 0 && sc_reducer_hook_is_builtin(&r->hook)) {
+    fresh = !r->view && sync && !g->has_data && g->count && r->mem.device < 0;
+    g->direct = fresh && b->ngrads > 1 && sc_reducer_hook_is_cast(&r->hook);
+    if (fresh && b->ngrads == 1 && sc_reducer_hook_is_builtin(&r->hook)) {
         b->in_place = grad;
         slot = grad;
     }
@@ -484,7 +490,6 @@ static void sc_reducer_reset(sc_reducer_t *r, int synced)
         r->buckets[b].start_status = SC_SUCCESS;
         r->buckets[b].req = NULL;
         r->buckets[b].in_place = NULL;
-        r->buckets[b].delivered = 0;
     }
     __atomic_store_n(&r->copy_bytes, 0, __ATOMIC_RELAXED);
     r->nready = 0;

@@ -144,28 +144,22 @@ static void sc_pairs_stream(void *dst, const void *src, size_t bytes)
     memcpy(d, s, bytes);
 }
 
-/* Where the result goes: all of dense, or (ranges) only those byte ranges of it, each
- * to its dst; next is the first range not yet behind the chunks written (they ascend). */
+/* Where the result goes: byte ranges of it, each to its dst (one range over all of
+ * dense when the whole result is wanted); next is the first range not yet behind the
+ * chunks written (they ascend). */
 typedef struct {
-    void *dense;
     const sc_range_t *ranges;
     int n, next;
 } sc_pairs_out_t;
 
 /* Elements [lo, hi) of the result, held in a of type adt, written out in dtype:
- * streamed, or rounded to float16 or bfloat16. */
+ * streamed, or rounded to float16 or bfloat16; nothing to do where a is already the
+ * destination. */
 static void sc_pairs_put(sc_pairs_out_t *o, const void *a, sc_dtype_t adt, sc_dtype_t dtype,
                          size_t lo, size_t hi)
 {
     size_t es = sc_dtype_size(dtype), as = sc_dtype_size(adt);
 
-    if (!o->ranges) {
-        if (adt != dtype)
-            sc_cast(a, adt, (char *)o->dense + lo * es, dtype, hi - lo, 1.0f, NULL);
-        else if (a != o->dense)
-            sc_pairs_stream((char *)o->dense + lo * es, a, (hi - lo) * es);
-        return;
-    }
     while (o->next < o->n && (o->ranges[o->next].off + o->ranges[o->next].bytes) / es <= lo)
         o->next++;
     for (int i = o->next; i < o->n && o->ranges[i].off / es < hi; i++) {
@@ -176,7 +170,7 @@ static void sc_pairs_put(sc_pairs_out_t *o, const void *a, sc_dtype_t adt, sc_dt
 
         if (adt != dtype)
             sc_cast(s, adt, d, dtype, y - x, 1.0f, NULL);
-        else
+        else if (d != s)
             sc_pairs_stream(d, s, (y - x) * es);
     }
 }
@@ -199,7 +193,8 @@ void sc_pairs_scatter(const sc_pairs_layout_t *l, const void *blocks, int p, voi
     sc_dtype_t adt = wide ? SC_FLOAT64 : SC_FLOAT32;
     size_t es = sc_dtype_size(adt), *pos = calloc((size_t)p, sizeof(size_t));
     char *chunk = malloc(SC_SCATTER_CHUNK * sizeof(double));
-    sc_pairs_out_t out = {dense, nranges > 0 ? ranges : NULL, nranges, 0};
+    sc_range_t whole = {0, n * sc_dtype_size(dtype), dense};
+    sc_pairs_out_t out = {nranges > 0 ? ranges : &whole, nranges > 0 ? nranges : 1, 0};
 
     for (int r = 0; r < p && sorted; r++)
         sorted = sc_pairs_sorted(l, (const char *)blocks + (size_t)r * l->bytes);
