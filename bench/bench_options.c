@@ -28,6 +28,9 @@ static const char sc_bench_usage_text[] =
     "                           calls enqueued back to back without a request, timed\n"
     "                           from the first issue to the stream's completion; with\n"
     "                           --blocking the stream is synchronized after each call\n"
+    "  -R, --local_register 0|1 1: host buffers from sc_mem_alloc, registered memory\n"
+    "                           that the local ranks read in place (as nccl-tests' -R;\n"
+    "                           default 0: plain memory)\n"
     "      --json FILE          rank 0 also writes the rows to FILE as JSON\n"
     "      --seed S             seed of the checked input values (default 1)\n"
     "  -h, --help               this text\n"
@@ -94,6 +97,7 @@ static const struct option sc_bench_long_options[] = {
     {"inplace", no_argument, NULL, SC_BENCH_OPT_INPLACE},
     {"blocking", no_argument, NULL, SC_BENCH_OPT_BLOCKING},
     {"device", no_argument, NULL, SC_BENCH_OPT_DEVICE},
+    {"local_register", required_argument, NULL, 'R'},
     {"json", required_argument, NULL, SC_BENCH_OPT_JSON},
     {"seed", required_argument, NULL, SC_BENCH_OPT_SEED},
     {"help", no_argument, NULL, 'h'},
@@ -116,6 +120,11 @@ static sc_status_t sc_bench_option_apply(int letter, const char *arg, FILE *err,
         if (sc_bench_int_parse(arg, 2, INT_MAX, &v))
             goto err_value;
         o->factor = (size_t)v;
+        return SC_SUCCESS;
+    case 'R':
+        if (sc_bench_int_parse(arg, 0, 1, &v))
+            goto err_value;
+        o->registered = (int)v;
         return SC_SUCCESS;
     case 'n':
     case 'w':
@@ -205,7 +214,7 @@ sc_status_t sc_bench_options_parse(int argc, char **argv, FILE *out, FILE *err,
 
     optind = 1;
     opterr = 0; /* the messages below name the option the same way for every error */
-    while ((letter = getopt_long(argc, argv, "b:e:f:n:w:c:d:o:r:h", sc_bench_long_options,
+    while ((letter = getopt_long(argc, argv, "b:e:f:n:w:c:d:o:r:R:h", sc_bench_long_options,
                                  NULL)) != -1) {
         if (letter == 'h') {
             fputs(sc_bench_usage_text, out);
@@ -228,6 +237,10 @@ sc_status_t sc_bench_options_parse(int argc, char **argv, FILE *out, FILE *err,
     }
     if (sc_bench_colls_apply(argv[optind], err, &o) != SC_SUCCESS)
         return SC_ERR_INVALID_ARG;
+    if (o.registered && o.device) {
+        fprintf(err, "sc-bench: -R 1 registers host memory; it does not go with --device\n");
+        return SC_ERR_INVALID_ARG;
+    }
     if (o.min_bytes > o.max_bytes) {
         fprintf(err, "sc-bench: -b %zu is larger than -e %zu\n", o.min_bytes,
                 o.max_bytes);

@@ -22,6 +22,7 @@ typedef struct {
     int inplace;           /* --inplace: time the in-place variant instead */
     int blocking;          /* --blocking: calls without a request */
     int device;            /* --device: device buffers and a CUDA stream */
+    int registered;        /* -R 1: host buffers from sc_mem_alloc (registered memory) */
     const char *json_path; /* --json FILE, NULL for none */
     uint64_t seed;         /* --seed, default 1 */
     int help;              /* -h: usage printed, nothing else to do */

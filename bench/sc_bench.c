@@ -293,6 +293,9 @@ static void sc_bench_print_header(FILE *out, const char *command,
             command ? command : "sc-bench", nranks, sc_dtype_name(opts->dtype), sc_op_name(opts->op), opts->root,
             opts->iters, opts->warmup, opts->check ? 1 : 0,
             opts->inplace ? "in-place" : "out-of-place", opts->seed);
+    if (opts->registered)
+        fprintf(out, "# host buffers from sc_mem_alloc (registered, read in place by the "
+                     "local ranks)\n");
     if (device)
         fprintf(out, "# device buffers (rank 0 on %s), calls enqueued on one CUDA stream%s\n",
                 device, opts->blocking ? " and synchronized one by one" : "");
@@ -344,7 +347,8 @@ static sc_status_t sc_bench_json_write(const char *path, const sc_bench_row_t *r
                 "\"wrong\": %s}%s\n",
                 sc_bench_coll_name(r->coll), r->bytes, r->count, sc_dtype_name(opts->dtype),
                 sc_bench_coll_reduces(r->coll) ? sc_op_name(opts->op) : "none", r->root,
-                opts->inplace ? "true" : "false", opts->device ? "device" : "host", nranks,
+                opts->inplace ? "true" : "false",
+                opts->device ? "device" : opts->registered ? "host-registered" : "host", nranks,
                 r->time_us, r->algbw, r->busbw, wrong, i + 1 < nrows ? "," : "");
     }
     fputs("]\n", f);
@@ -484,8 +488,16 @@ int main(int argc, char **argv)
     }
     max_bytes = sc_bench_max_bytes(&opts, nranks);
     rows = calloc((size_t)sc_bench_row_capacity(&opts), sizeof(*rows));
-    if (!rows || posix_memalign(&a, 4096, max_bytes) != 0 ||
-        posix_memalign(&b, 4096, max_bytes) != 0) {
+    if (opts.registered) {
+        /* Collective: every rank allocates both, or every rank reports the failure. */
+        if (!rows || sc_mem_alloc(comm, max_bytes, &a) != SC_SUCCESS ||
+            sc_mem_alloc(comm, max_bytes, &b) != SC_SUCCESS) {
+            fprintf(stderr, "sc-bench: rank %d: -R 1: %s\n", rank,
+                    rows ? sc_last_error() : "out of memory");
+            goto err_free;
+        }
+    } else if (!rows || posix_memalign(&a, 4096, max_bytes) != 0 ||
+               posix_memalign(&b, 4096, max_bytes) != 0) {
         fprintf(stderr, "sc-bench: rank %d: cannot allocate 2 x %zu B\n", rank, max_bytes);
         goto err_free;
     }
@@ -529,8 +541,13 @@ int main(int argc, char **argv)
 err_close_device:
     sc_bench_device_close(bufs.dev);
 err_free:
-    free(b);
-    free(a);
+    if (opts.registered) {
+        sc_mem_free(comm, b);
+        sc_mem_free(comm, a);
+    } else {
+        free(b);
+        free(a);
+    }
     free(rows);
 err_destroy:
     sc_comm_destroy(comm);

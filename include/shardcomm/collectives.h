@@ -41,6 +41,26 @@ extern "C" {
 
 typedef struct sc_request sc_request_t;
 
+/* Registered host memory, as NCCL's ncclMemAlloc or MPI_Win_allocate_shared: bytes of
+ * host memory that every rank of comm on this node maps from every other (UCX
+ * allocates it in shared memory). A host allreduce, reduce_scatter or allgather whose
+ * buffers lie in such memory at the same offset on every rank reads the peers' buffers
+ * in place (one copy instead of a transfer through the kernel and a second copy);
+ * allreduce needs both buffers registered, reduce_scatter and allgather the send
+ * buffer. Every other call, and every call on a communicator whose ranks do not all
+ * share one node, treats it as plain memory. Ranks that pass registered memory while a
+ * peer passes plain memory (or another offset) to the same call get SC_ERR_MISMATCH on
+ * every rank. Collective: every rank calls it in the same order with the same bytes;
+ * a rank's failure, or sizes that differ, is an error on every rank and allocates
+ * nothing. *ptr (64-byte aligned) is written on success only and stays valid until
+ * sc_mem_free or sc_comm_destroy. */
+SC_API sc_status_t sc_mem_alloc(sc_comm_t *comm, size_t bytes, void **ptr);
+
+/* Releases memory from sc_mem_alloc on comm (NULL is a no-op); local, but no call
+ * that uses ptr may still be pending on any rank. SC_ERR_INVALID_ARG for a pointer
+ * that sc_mem_alloc did not return on comm. */
+SC_API sc_status_t sc_mem_free(sc_comm_t *comm, void *ptr);
+
 /* recvbuf[i] = op over ranks of sendbuf[i], for i < count. Bitwise the same on
  * every rank. */
 SC_API sc_status_t sc_allreduce(const void *sendbuf, void *recvbuf, size_t count,

@@ -137,6 +137,73 @@ static sc_status_t sc_call_route(const sc_call_t *call, sc_comm_t *comm, sc_stre
     return SC_SUCCESS;
 }
 
+/* Puts the registered buffers an op reads in place into its header (s or r may be
+ * NULL: that buffer is not read in place), for the neighbours to compare. */
+static void sc_call_mark_shm(sc_coll_op_t *op, const sc_shm_ref_t *s, const sc_shm_ref_t *r)
+{
+    if (s) {
+        op->hdr.sseg = sc_shm_id(s->seg);
+        op->hdr.soff = s->off;
+    }
+    if (r) {
+        op->hdr.rseg = sc_shm_id(r->seg);
+        op->hdr.roff = r->off;
+    }
+}
+
+/* Registered memory read in place (algo_shm.c), where the call's buffers allow it:
+ * allreduce with both buffers registered, reduce-scatter with the send buffer,
+ * all-gather with the send buffer or, in place, the receive buffer. The header carries
+ * the segments and offsets, so that ranks that passed other memory disagree. Returns 1
+ * when it built op (its status in *st), 0 to leave the call to the other algorithms. */
+static int sc_call_build_shm(const sc_call_t *call, sc_coll_op_t *op, const sc_tuning_t *t,
+                             sc_status_t *st)
+{
+    sc_comm_t *comm = op->comm;
+    sc_shm_ref_t s, r;
+    size_t sb, rb;
+
+    if (!comm->shm_segs || comm->size < 2)
+        return 0;
+    sc_call_bytes(call, comm->rank, comm->size, &sb, &rb);
+    if ((sb > rb ? sb : rb) <= t->ring_threshold)
+        return 0;
+    switch (call->kind) {
+    case SC_COLL_ALLREDUCE:
+        if (t->allreduce_algo != SC_ALGO_NONE)
+            return 0;
+        sc_shm_lookup(comm, call->sbuf, sb, &s);
+        sc_shm_lookup(comm, call->rbuf, rb, &r);
+        if (!s.seg || !r.seg)
+            return 0;
+        sc_call_mark_shm(op, &s, &r);
+        *st = sc_algo_allreduce_shm(op, call->sbuf, call->rbuf, call->count, &s, &r);
+        return 1;
+    case SC_COLL_REDUCE_SCATTER:
+        sc_shm_lookup(comm, call->sbuf, sb, &s);
+        if (!s.seg)
+            return 0;
+        sc_call_mark_shm(op, &s, NULL);
+        *st = sc_algo_reduce_scatter_shm(op, call->sbuf, call->rbuf, call->count, &s);
+        return 1;
+    case SC_COLL_ALLGATHER: {
+        /* In place, the send buffer is block `rank` of the receive buffer: its offset
+         * differs between ranks, the receive buffer's does not. */
+        int in_place = call->sbuf == (const char *)call->rbuf + (size_t)comm->rank * sb;
+        sc_shm_ref_t *ref = in_place ? &r : &s;
+        sc_shm_lookup(comm, in_place ? call->rbuf : call->sbuf, in_place ? rb : sb, ref);
+        if (!ref->seg)
+            return 0;
+        sc_call_mark_shm(op, in_place ? NULL : ref, in_place ? ref : NULL);
+        *st = sc_algo_allgather_shm(op, call->sbuf, call->rbuf, call->count, ref,
+                                    in_place ? sb : 0);
+        return 1;
+    }
+    default:
+        return 0;
+    }
+}
+
 static sc_status_t sc_call_build(const sc_call_t *call, sc_coll_op_t *op)
 {
     sc_comm_t *comm = op->comm;
@@ -154,6 +221,8 @@ static sc_status_t sc_call_build(const sc_call_t *call, sc_coll_op_t *op)
                       sc_op_copy(op, call->rbuf, call->sbuf, bytes, -1, -1));
         return sc_op_built(op);
     }
+    if (sc_call_build_shm(call, op, t, &st))
+        return st;
     switch (call->kind) {
     case SC_COLL_ALLREDUCE: {
         int algo = t->allreduce_algo;

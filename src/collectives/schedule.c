@@ -18,7 +18,7 @@ static const char *const sc_coll_names[SC_COLL_KIND_COUNT] = {
 
 static const char *const sc_algo_names[] = {"none",     "ring",          "rd",
                                             "chain",    "tree",          "pairwise",
-                                            "dissemination", "direct"};
+                                            "dissemination", "direct", "shm"};
 
 const char *sc_coll_kind_name(sc_coll_kind_t kind)
 {
@@ -27,7 +27,7 @@ const char *sc_coll_kind_name(sc_coll_kind_t kind)
 
 const char *sc_algo_name(sc_algo_t algo)
 {
-    return (unsigned)algo <= SC_ALGO_DIRECT ? sc_algo_names[algo] : "unknown";
+    return (unsigned)algo <= SC_ALGO_SHM ? sc_algo_names[algo] : "unknown";
 }
 
 /* Finished ops are kept for reuse, with their action arrays and small scratch
@@ -278,7 +278,13 @@ static void sc_op_describe(const sc_op_header_t *h, char *buf, size_t len)
                  h->root);
         return;
     }
-    snprintf(buf + n, len - (size_t)n, ", algorithm %s)", sc_algo_name((sc_algo_t)h->algo));
+    n += snprintf(buf + n, len - (size_t)n, ", algorithm %s", sc_algo_name((sc_algo_t)h->algo));
+    if (h->sseg || h->rseg)
+        snprintf(buf + n, len - (size_t)n, ", registered memory: send segment %u offset %llu, "
+                 "receive segment %u offset %llu)", h->sseg, (unsigned long long)h->soff,
+                 h->rseg, (unsigned long long)h->roff);
+    else
+        snprintf(buf + n, len - (size_t)n, ")");
 }
 
 /* mine and theirs describe the same call: for point-to-point, a receive matches a
@@ -291,7 +297,9 @@ static int sc_op_header_equal(const sc_op_header_t *mine, const sc_op_header_t *
     if (mine->kind == SC_COLL_RECV)
         return theirs->kind == SC_COLL_SEND;
     return mine->kind == theirs->kind && mine->op == theirs->op &&
-           mine->root == theirs->root && mine->algo == theirs->algo;
+           mine->root == theirs->root && mine->algo == theirs->algo &&
+           mine->sseg == theirs->sseg && mine->rseg == theirs->rseg &&
+           mine->soff == theirs->soff && mine->roff == theirs->roff;
 }
 
 static int sc_op_world(const sc_coll_op_t *op, int peer)
@@ -370,7 +378,7 @@ static sc_status_t sc_op_start(sc_coll_op_t *op)
 /* Checks neighbour i's header, received in len bytes (header plus inline payload). */
 static sc_status_t sc_op_check_header(sc_coll_op_t *op, int i, size_t len)
 {
-    char mine[256], theirs[256];
+    char mine[320], theirs[320];
     sc_op_header_t in;
 
     memset(&in, 0, sizeof(in));
@@ -554,7 +562,7 @@ static sc_status_t sc_op_check_peers(sc_coll_op_t *op)
 
 static sc_status_t sc_op_timeout(sc_coll_op_t *op)
 {
-    char mine[256];
+    char mine[320];
     int end = op->nacts < op->first_pending + SC_OP_WINDOW ? op->nacts
                                                            : op->first_pending + SC_OP_WINDOW;
 

@@ -5,6 +5,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include "collectives/shm_segment.h"
 #include "shardcomm/collectives.h"
 
 typedef enum {
@@ -47,6 +48,11 @@ typedef struct {
     int32_t rank;         /* the sender's comm rank */
     uint64_t count;
     uint64_t seq;
+    /* Registered memory (sc_mem_alloc) the call reads in place: the segments of the
+     * send and the receive buffer (0: not read in place) and the offsets there, which
+     * must be equal on every rank. */
+    uint32_t sseg, rseg;
+    uint64_t soff, roff;
 } sc_op_header_t;
 
 /* Largest payload sent inline with an operation's header. */
@@ -77,7 +83,8 @@ typedef enum {
     SC_ALGO_TREE,     /* binomial tree (broadcast, reduce) */
     SC_ALGO_PAIRWISE, /* alltoall */
     SC_ALGO_DISSEMINATION,
-    SC_ALGO_DIRECT    /* send/recv */
+    SC_ALGO_DIRECT,   /* send/recv */
+    SC_ALGO_SHM       /* every rank reads its peers' registered buffers in place */
 } sc_algo_t;
 
 struct sc_comm;
@@ -195,5 +202,14 @@ sc_status_t sc_algo_reduce_tree(sc_coll_op_t *op, const void *sbuf, void *rbuf, 
 sc_status_t sc_algo_alltoall_pairwise(sc_coll_op_t *op, const void *sbuf, void *rbuf,
                                       size_t count);
 sc_status_t sc_algo_barrier_dissemination(sc_coll_op_t *op);
+/* On registered memory that every rank maps (algo_shm.c): peers' copies of a buffer come
+ * from its reference (sref: the send buffer, rref: the receive buffer). All-gather
+ * reads peer q's block at ref's offset plus q * block_off. */
+sc_status_t sc_algo_allreduce_shm(sc_coll_op_t *op, const void *sbuf, void *rbuf, size_t count,
+                                  const sc_shm_ref_t *sref, const sc_shm_ref_t *rref);
+sc_status_t sc_algo_reduce_scatter_shm(sc_coll_op_t *op, const void *sbuf, void *rbuf,
+                                       size_t recvcount, const sc_shm_ref_t *sref);
+sc_status_t sc_algo_allgather_shm(sc_coll_op_t *op, const void *sbuf, void *rbuf,
+                                  size_t sendcount, const sc_shm_ref_t *ref, size_t block_off);
 
 #endif

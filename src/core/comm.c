@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include "collectives/device.h"
+#include "collectives/shm_segment.h"
 #include "collectives/transport_ucx.h"
 #include "core/bootstrap_env.h"
 #include "core/bootstrap_store.h"
@@ -484,6 +485,7 @@ SC_API sc_status_t sc_comm_destroy(sc_comm_t *comm)
                         (void *)comm);
     sc_device_destroy(comm);
     sc_progress_drain(comm);
+    sc_shm_destroy_all(comm);
     sc_comm_detach(comm);
     sc_comm_free(comm);
     return SC_SUCCESS;

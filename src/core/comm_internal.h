@@ -78,6 +78,8 @@ struct sc_comm {
     sc_ctl_msg_t ctl_out;
     void **ctl_send_reqs;       /* one per peer while an abort notice is in flight */
     struct sc_device *dev;      /* device path state; NULL in host-only builds */
+    struct sc_shm_seg *shm_segs; /* registered memory (sc_mem_alloc), newest first */
+    uint32_t shm_next_id;       /* the last segment's id, equal on every rank */
     struct sc_comm *next;       /* in tp->comms */
 };
 

@@ -360,13 +360,41 @@ typedef struct {
     size_t lead;      /* guard bytes before p */
 } cc_buf_t;
 
+/* Registered memory (sc_mem_alloc) that cc_buf_alloc carves buffers from instead of
+ * malloc when set: every rank allocates the same buffers in the same order, so that
+ * they lie at the same offsets, as the library's in-place reads require. Reset to
+ * empty before each case (cc_arena_reset). */
+typedef struct {
+    uint8_t *base;
+    size_t bytes, used;
+} cc_arena_t;
+
+static cc_arena_t cc_arena;
+
+static inline void cc_arena_reset(void)
+{
+    cc_arena.used = 0;
+}
+
 /* bytes usable at p, filled with `fill`; `misalign` shifts p by that many bytes off
  * the 64-byte boundary so that vector code meets unaligned buffers too. */
 static inline void cc_buf_alloc(cc_buf_t *b, size_t bytes, int fill, size_t misalign)
 {
+    size_t whole = CC_GUARD + misalign + bytes + CC_GUARD;
+
     b->lead = CC_GUARD + misalign;
     b->bytes = bytes;
-    b->base = malloc(b->lead + bytes + CC_GUARD);
+    if (cc_arena.base) {
+        if (whole > cc_arena.bytes - cc_arena.used) {
+            fprintf(stderr, "the registered arena of %zu bytes is too small\n",
+                    cc_arena.bytes);
+            exit(1);
+        }
+        b->base = cc_arena.base + cc_arena.used;
+        cc_arena.used += (whole + 63) & ~(size_t)63;
+    } else {
+        b->base = malloc(whole);
+    }
     if (!b->base) {
         fprintf(stderr, "out of memory (%zu bytes)\n", bytes);
         exit(1);
@@ -379,7 +407,8 @@ static inline void cc_buf_alloc(cc_buf_t *b, size_t bytes, int fill, size_t misa
 
 static inline void cc_buf_free(cc_buf_t *b)
 {
-    free(b->base);
+    if (!cc_arena.base)
+        free(b->base);
     b->base = b->p = NULL;
 }
 

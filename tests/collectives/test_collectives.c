@@ -409,6 +409,7 @@ static void cc_run_case(cc_run_t *run, const cc_coll_t *coll, sc_dtype_t d, sc_o
     c->in_place = in_place;
     c->root = coll->rooted ? k % c->size : -1;
     run->seed = cc_mix(0x5eed0000ull + (uint64_t)k);
+    cc_arena_reset();
     coll->fn(run, mode, misalign);
     run->cases_run++;
     if (verbose && c->rank == 0)
@@ -419,6 +420,7 @@ static void cc_run_case(cc_run_t *run, const cc_coll_t *coll, sc_dtype_t d, sc_o
 
 typedef struct {
     int small, big, verbose;
+    int registered;   /* buffers from sc_mem_alloc */
     int dtype;        /* -1: every dtype */
     int op;           /* -1: every op */
     long long count;  /* -1: the count matrix; else only this count, every dtype x op */
@@ -472,11 +474,13 @@ static void usage(void)
 {
     fprintf(stderr,
             "usage: test_collectives --coll NAME [--small-only | --big-only] [--dtype D]\n"
-            "                        [--op OP] [--count N] [--verbose]\n"
+            "                        [--op OP] [--count N] [--registered] [--verbose]\n"
             "  NAME: allreduce reduce_scatter allgather broadcast reduce alltoall all\n"
             "  Counts 0, 1, n-1, n+1 (every dtype x op) and %zu (every dtype with sum,\n"
             "  float32 with every op; reduce_scatter: %zu/n rounded up), in place and out of\n"
             "  place. --dtype/--op restrict the matrix, --count N runs only count N.\n"
+            "  --registered: every buffer in memory from sc_mem_alloc, at the same offset\n"
+            "  on every rank (the collectives then read their peers' buffers in place).\n"
             "  Exits 1 on a failure.\n",
             CC_BIG_COUNT, CC_BIG_COUNT);
 }
@@ -490,8 +494,9 @@ int main(int argc, char **argv)
                                          {"op", required_argument, NULL, 'o'},
                                          {"count", required_argument, NULL, 'n'},
                                          {"verbose", no_argument, NULL, 'v'},
+                                         {"registered", no_argument, NULL, 'R'},
                                          {NULL, 0, NULL, 0}};
-    cc_opts_t o = {1, 1, 0, -1, -1, -1};
+    cc_opts_t o = {1, 1, 0, 0, -1, -1, -1};
     const char *which = NULL;
     int opt, total_failures, matched = 0;
     cc_run_t run = {0};
@@ -504,6 +509,7 @@ int main(int argc, char **argv)
         case 's': o.big = 0; break;
         case 'b': o.small = 0; break;
         case 'v': o.verbose = 1; break;
+        case 'R': o.registered = 1; break;
         case 'd':
             for (size_t i = 0; i < CC_NELEM(cc_dtypes); i++)
                 if (strcmp(optarg, cc_dtype_str(cc_dtypes[i])) == 0)
@@ -542,6 +548,14 @@ int main(int argc, char **argv)
     cc_check_status(&run.ctx, sc_comm_init_from_env(&run.ctx.comm), "sc_comm_init_from_env");
     run.ctx.rank = sc_comm_rank(run.ctx.comm);
     run.ctx.size = sc_comm_size(run.ctx.comm);
+    if (o.registered) {
+        /* The largest case: an all-gather of the large count of float64 (receive buffer
+         * p times the send buffer), or --count N of it, with guards. */
+        size_t n = o.count >= 0 ? (size_t)o.count : CC_BIG_COUNT;
+        cc_arena.bytes = (size_t)(run.ctx.size + 1) * n * 8 + 4096;
+        cc_check_status(&run.ctx, sc_mem_alloc(run.ctx.comm, cc_arena.bytes,
+                                               (void **)&cc_arena.base), "sc_mem_alloc");
+    }
     for (size_t i = 0; i < CC_NELEM(cc_colls); i++) {
         if (strcmp(which, "all") != 0 && strcmp(which, cc_colls[i].name) != 0)
             continue;
@@ -554,6 +568,8 @@ int main(int argc, char **argv)
     }
     run.ctx.coll = "final";
     total_failures = cc_total_failures(&run.ctx);
+    if (cc_arena.base)
+        cc_check_status(&run.ctx, sc_mem_free(run.ctx.comm, cc_arena.base), "sc_mem_free");
     cc_check_status(&run.ctx, sc_comm_destroy(run.ctx.comm), "sc_comm_destroy");
     if (run.ctx.rank == 0)
         printf("%s: %d cases on %d ranks, %d failures (%.2f s)\n", which, run.cases_run,

@@ -1,0 +1,188 @@
+/* Algorithms on registered memory (sc_mem_alloc) for communicators whose ranks all map
+ * each other's segments: every rank reads its peers' buffers in place. Allreduce: rank
+ * b reduces block b from every rank's send buffer (in rank order) into its receive
+ * buffer, chunk by chunk, and tells the others each chunk is final; each rank copies
+ * the other blocks from their owners as they become final. Reduce-scatter: each rank
+ * reduces its own block from every send buffer. All-gather: each rank copies every
+ * block from its owner. Messages carry no data, only "entered" (for ranks that are not
+ * ring neighbours: a neighbour's header says it already), "chunk final" and "done
+ * reading your memory", the last of which every rank waits for before its op
+ * completes, so that no buffer is reused while a peer still reads it. */
+#include <stdlib.h>
+
+#include "collectives/algo_common.h"
+#include "collectives/shm_segment.h"
+
+#define SC_SHM_SUB_ENTER 0xfffe
+#define SC_SHM_SUB_DONE 0xffff
+/* Chunk subs stay below the two above. */
+#define SC_SHM_MAX_CHUNKS 0xfff0
+
+typedef struct {
+    int p, me;
+    size_t es;
+    size_t ce;  /* elements per chunk */
+    int nch;    /* chunks of the largest block */
+    int enter;  /* the action after which every peer is known to have entered, or -1 */
+    uint8_t sig; /* the payload of the zero-byte messages (never read) */
+} sc_shm_plan_t;
+
+static void sc_shm_plan(sc_coll_op_t *op, sc_shm_plan_t *g, size_t block_elems)
+{
+    g->p = op->comm->size;
+    g->me = op->comm->rank;
+    g->es = sc_dtype_size(op->dtype);
+    g->ce = sc_chunk_elems(g->es);
+    if ((block_elems + g->ce - 1) / g->ce > SC_SHM_MAX_CHUNKS)
+        g->ce = (block_elems + SC_SHM_MAX_CHUNKS - 1) / SC_SHM_MAX_CHUNKS;
+    g->nch = (int)((block_elems + g->ce - 1) / g->ce);
+    g->enter = -1;
+}
+
+/* Ring neighbours' headers say they entered the op; the other peers say so with a
+ * message. The returned action (or -1) is done once every peer entered. */
+static void sc_shm_enter(sc_coll_op_t *op, sc_shm_plan_t *g)
+{
+    int left = sc_mod(g->me - 1, g->p), right = sc_mod(g->me + 1, g->p);
+
+    for (int q = 0; q < g->p; q++)
+        if (q != g->me && q != left && q != right)
+            sc_op_send(op, q, SC_SHM_SUB_ENTER, &g->sig, 0, -1, -1);
+    for (int q = 0; q < g->p; q++)
+        if (q != g->me && q != left && q != right)
+            g->enter = sc_op_recv(op, q, SC_SHM_SUB_ENTER, &g->sig, 0, g->enter, -1);
+}
+
+/* dst = op over ranks of in(q), len elements; returns the last action. in_mine is this
+ * rank's input (which dst may be: in place), peer inputs come from ref at byte offset
+ * delta. The order starts at this rank and goes right: fixed for each block, since only
+ * its owner reduces it, and this rank's input is read before dst is written. */
+static int sc_shm_reduce_chunk(sc_coll_op_t *op, const sc_shm_plan_t *g, void *dst,
+                               const void *in_mine, const sc_shm_ref_t *ref, uint64_t delta,
+                               size_t len, int dep)
+{
+    int d = dep;
+
+    for (int i = 1; i < g->p; i++) {
+        int q = (g->me + i) % g->p;
+        d = sc_op_reduce(op, dst, i == 1 ? in_mine : dst, sc_shm_peer_ptr(ref, q, delta), len,
+                         d, -1);
+    }
+    if (op->redop == SC_AVG)
+        d = sc_op_avg(op, dst, len, d);
+    return d;
+}
+
+/* Tells every peer this rank is done reading its memory (after action last) and waits
+ * for every peer to say the same. */
+static void sc_shm_finish(sc_coll_op_t *op, sc_shm_plan_t *g, const int *last_from, int last)
+{
+    for (int q = 0; q < g->p; q++)
+        if (q != g->me)
+            sc_op_send(op, q, SC_SHM_SUB_DONE, &g->sig, 0, last_from ? last_from[q] : -1, last);
+    for (int q = 0; q < g->p; q++)
+        if (q != g->me)
+            sc_op_recv(op, q, SC_SHM_SUB_DONE, &g->sig, 0, -1, -1);
+}
+
+sc_status_t sc_algo_allreduce_shm(sc_coll_op_t *op, const void *sbuf, void *rbuf, size_t count,
+                                  const sc_shm_ref_t *sref, const sc_shm_ref_t *rref)
+{
+    sc_shm_plan_t g;
+    int *last_from, last = -1;
+    size_t bstart, bend;
+
+    op->hdr.algo = SC_ALGO_SHM;
+    sc_shm_plan(op, &g, (count + (size_t)op->comm->size - 1) / (size_t)op->comm->size);
+    last_from = malloc((size_t)g.p * sizeof(int));
+    if (!last_from)
+        return sc_error(SC_ERR_NO_MEMORY, "allreduce: out of memory for the schedule");
+    sc_shm_enter(op, &g);
+    /* The owned block, reduced where the peers read it: this rank's rbuf. */
+    bstart = sc_block_start(count, g.p, g.me);
+    bend = sc_block_start(count, g.p, g.me + 1);
+    for (int c = 0; c < g.nch; c++) {
+        size_t off = bstart + (size_t)c * g.ce, len;
+        if (off >= bend)
+            break;
+        len = sc_min_size(g.ce, bend - off);
+        last = sc_shm_reduce_chunk(op, &g, SC_BYTES(rbuf) + off * g.es,
+                                   SC_CBYTES(sbuf) + off * g.es, sref, off * g.es, len,
+                                   last >= 0 ? last : g.enter);
+        sc_op_deliver(op, rbuf, off * g.es, len * g.es, last);
+        for (int q = 0; q < g.p; q++)
+            if (q != g.me)
+                sc_op_send(op, q, (uint16_t)c, &g.sig, 0, last, -1);
+    }
+    /* The other blocks, copied from their owners' rbuf as each chunk is final; the
+     * owners in turn from this rank's right, so that ranks spread their reads. */
+    for (int i = 1; i < g.p; i++) {
+        int q = (g.me + i) % g.p;
+        size_t qs = sc_block_start(count, g.p, q), qe = sc_block_start(count, g.p, q + 1);
+        last_from[q] = -1;
+        for (int c = 0; c < g.nch; c++) {
+            size_t off = qs + (size_t)c * g.ce, len;
+            uint8_t *dst;
+            int rv, cp;
+            if (off >= qe)
+                break;
+            len = sc_min_size(g.ce, qe - off);
+            rv = sc_op_recv(op, q, (uint16_t)c, &g.sig, 0, -1, -1);
+            dst = sc_op_final(op, rbuf, off * g.es, len * g.es);
+            cp = sc_op_copy(op, dst, sc_shm_peer_ptr(rref, q, off * g.es), len * g.es, rv,
+                            last_from[q]);
+            if (dst == SC_BYTES(rbuf) + off * g.es)
+                sc_op_deliver(op, rbuf, off * g.es, len * g.es, cp);
+            last_from[q] = cp;
+        }
+    }
+    last_from[g.me] = -1;
+    sc_shm_finish(op, &g, last_from, last);
+    free(last_from);
+    return sc_op_built(op);
+}
+
+sc_status_t sc_algo_reduce_scatter_shm(sc_coll_op_t *op, const void *sbuf, void *rbuf,
+                                       size_t recvcount, const sc_shm_ref_t *sref)
+{
+    sc_shm_plan_t g;
+    int last = -1;
+    size_t base;
+
+    op->hdr.algo = SC_ALGO_SHM;
+    sc_shm_plan(op, &g, recvcount);
+    base = (size_t)g.me * recvcount;
+    sc_shm_enter(op, &g);
+    for (int c = 0; c < g.nch; c++) {
+        size_t off = (size_t)c * g.ce, len = sc_min_size(g.ce, recvcount - off);
+        last = sc_shm_reduce_chunk(op, &g, SC_BYTES(rbuf) + off * g.es,
+                                   SC_CBYTES(sbuf) + (base + off) * g.es, sref,
+                                   (base + off) * g.es, len, last >= 0 ? last : g.enter);
+    }
+    sc_shm_finish(op, &g, NULL, last);
+    return sc_op_built(op);
+}
+
+sc_status_t sc_algo_allgather_shm(sc_coll_op_t *op, const void *sbuf, void *rbuf,
+                                  size_t sendcount, const sc_shm_ref_t *ref, size_t block_off)
+{
+    sc_shm_plan_t g;
+    size_t bytes;
+    int last = -1;
+
+    op->hdr.algo = SC_ALGO_SHM;
+    sc_shm_plan(op, &g, sendcount);
+    bytes = sendcount * g.es;
+    sc_shm_enter(op, &g);
+    /* Peer q's block is at ref's offset plus q * block_off (0 when ref is the send
+     * buffer, the block's size when it is the receive buffer of an in-place call). */
+    for (int i = 1; i < g.p; i++) {
+        int q = (g.me + i) % g.p;
+        last = sc_op_copy(op, SC_BYTES(rbuf) + (size_t)q * bytes,
+                          sc_shm_peer_ptr(ref, q, (uint64_t)q * block_off), bytes,
+                          last >= 0 ? last : g.enter, -1);
+    }
+    sc_op_copy(op, SC_BYTES(rbuf) + (size_t)g.me * bytes, sbuf, bytes, -1, -1);
+    sc_shm_finish(op, &g, NULL, last);
+    return sc_op_built(op);
+}

@@ -1,0 +1,248 @@
+/* Registered host memory: sc_mem_alloc and sc_mem_free, and the lookup that tells a
+ * collective where its peers' copies of a buffer are mapped. UCX allocates each
+ * segment (ucp_mem_map, in shared memory where a shared-memory transport can) and
+ * every rank maps every other rank's segment through its endpoint (ucp_rkey_ptr). */
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "collectives/agree.h"
+#include "collectives/shm_segment.h"
+#include "collectives/transport_ucx.h"
+#include "core/log.h"
+#include "shardcomm/collectives.h"
+
+/* Packed remote keys travel in fixed records; UCX's are a few dozen bytes. */
+#define SC_SHM_RKEY_MAX 224
+
+typedef struct {
+    uint64_t base;    /* the segment's address in its owner */
+    uint64_t rkey_len; /* 0: not packed (no shared mapping offered) */
+    uint8_t rkey[SC_SHM_RKEY_MAX];
+} sc_shm_record_t;
+
+struct sc_shm_seg {
+    struct sc_shm_seg *next;
+    uint32_t id;
+    uint8_t *base;
+    size_t bytes;
+    ucp_mem_h memh;
+    int shared;        /* every rank maps every other rank's copy */
+    uint8_t **peer;    /* by comm rank: where that rank's copy is mapped here */
+    ucp_rkey_h *rkeys; /* by comm rank; NULL for this rank */
+};
+
+/* Segments of every communicator, and the next id per communicator, behind one lock:
+ * allocation and lookup are rare next to the copies they save. */
+static pthread_mutex_t sc_shm_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void sc_shm_release(sc_transport_t *tp, struct sc_shm_seg *s, int size)
+{
+    if (s->rkeys)
+        for (int q = 0; q < size; q++)
+            if (s->rkeys[q])
+                ucp_rkey_destroy(s->rkeys[q]);
+    if (s->memh)
+        ucp_mem_unmap(tp->context, s->memh);
+    free(s->rkeys);
+    free(s->peer);
+    free(s);
+}
+
+/* Allocates s->bytes through UCX and packs its remote key into rec. */
+static sc_status_t sc_shm_map_local(sc_comm_t *comm, struct sc_shm_seg *s,
+                                    sc_shm_record_t *rec)
+{
+    ucp_mem_map_params_t mp;
+    ucp_mem_attr_t attr;
+    void *packed = NULL;
+    size_t plen = 0;
+    ucs_status_t us;
+
+    memset(&mp, 0, sizeof(mp));
+    mp.field_mask = UCP_MEM_MAP_PARAM_FIELD_ADDRESS | UCP_MEM_MAP_PARAM_FIELD_LENGTH |
+                    UCP_MEM_MAP_PARAM_FIELD_FLAGS;
+    mp.address = NULL;
+    mp.length = s->bytes;
+    mp.flags = UCP_MEM_MAP_ALLOCATE;
+    us = ucp_mem_map(comm->tp->context, &mp, &s->memh);
+    if (us != UCS_OK) {
+        s->memh = NULL;
+        return sc_error(SC_ERR_NO_MEMORY, "sc_mem_alloc: rank %d could not allocate %zu bytes "
+                        "(UCX: %s)", comm->rank, s->bytes, ucs_status_string(us));
+    }
+    attr.field_mask = UCP_MEM_ATTR_FIELD_ADDRESS;
+    us = ucp_mem_query(s->memh, &attr);
+    if (us != UCS_OK)
+        return sc_error(SC_ERR_INTERNAL, "sc_mem_alloc: UCX did not say where it allocated "
+                        "(%s)", ucs_status_string(us));
+    s->base = attr.address;
+    memset(rec, 0, sizeof(*rec));
+    rec->base = (uint64_t)(uintptr_t)s->base;
+    if (comm->size > 1 && ucp_rkey_pack(comm->tp->context, s->memh, &packed, &plen) == UCS_OK) {
+        if (plen <= SC_SHM_RKEY_MAX) {
+            memcpy(rec->rkey, packed, plen);
+            rec->rkey_len = plen;
+        }
+        ucp_rkey_buffer_release(packed);
+    }
+    return SC_SUCCESS;
+}
+
+/* Maps every peer's segment from the gathered records; nonzero when all of them are. */
+static int sc_shm_map_peers(sc_comm_t *comm, struct sc_shm_seg *s, const sc_shm_record_t *all)
+{
+    sc_transport_t *tp = comm->tp;
+    int mapped = 1;
+
+    s->peer[comm->rank] = s->base;
+    for (int q = 0; q < comm->size && mapped; q++) {
+        void *ptr;
+        if (q == comm->rank)
+            continue;
+        if (!all[q].rkey_len ||
+            ucp_ep_rkey_unpack(tp->eps[comm->world_of[q]], all[q].rkey, &s->rkeys[q]) != UCS_OK) {
+            s->rkeys[q] = NULL;
+            mapped = 0;
+            break;
+        }
+        if (ucp_rkey_ptr(s->rkeys[q], all[q].base, &ptr) != UCS_OK)
+            mapped = 0;
+        else
+            s->peer[q] = ptr;
+    }
+    return mapped;
+}
+
+SC_API sc_status_t sc_mem_alloc(sc_comm_t *comm, size_t bytes, void **ptr)
+{
+    sc_status_t st = sc_comm_check(comm, "sc_mem_alloc"), local = SC_SUCCESS;
+    struct sc_shm_seg *s = NULL;
+    sc_shm_record_t mine, *all = NULL;
+    int32_t mapped = 0, everywhere = 0;
+    sc_fact_t facts[1];
+
+    if (st != SC_SUCCESS)
+        return st;
+    if (!ptr)
+        return sc_error(SC_ERR_INVALID_ARG, "sc_mem_alloc: ptr is NULL");
+    memset(&mine, 0, sizeof(mine));
+    s = calloc(1, sizeof(*s));
+    all = calloc((size_t)comm->size, sizeof(*all));
+    if (s) {
+        s->bytes = bytes;
+        s->peer = calloc((size_t)comm->size, sizeof(*s->peer));
+        s->rkeys = calloc((size_t)comm->size, sizeof(*s->rkeys));
+    }
+    if (bytes == 0)
+        local = sc_error(SC_ERR_INVALID_ARG, "sc_mem_alloc: bytes is 0 on rank %d",
+                         comm->rank);
+    else if (!s || !all || !s->peer || !s->rkeys)
+        local = sc_error(SC_ERR_NO_MEMORY, "sc_mem_alloc: out of memory on rank %d",
+                         comm->rank);
+    else
+        local = sc_shm_map_local(comm, s, &mine);
+    /* Every rank learns of any rank's failure and of differing sizes. */
+    facts[0] = (sc_fact_t){"bytes", SC_FACT_NUMBER, (int64_t)bytes};
+    st = sc_comm_agree(comm, "sc_mem_alloc", local, SC_ERR_PEER_FAILED, facts, 1, NULL);
+    if (st != SC_SUCCESS)
+        goto fail;
+    st = sc_allgather(&mine, all, sizeof(mine), SC_UINT8, comm, NULL, NULL);
+    if (st != SC_SUCCESS)
+        goto fail;
+    mapped = comm->size > 1 && sc_shm_map_peers(comm, s, all);
+    /* Shared only where every rank maps every other: a collective decides the same way
+     * on every rank. */
+    st = sc_allreduce(&mapped, &everywhere, 1, SC_INT32, SC_MIN, comm, NULL, NULL);
+    if (st != SC_SUCCESS)
+        goto fail;
+    s->shared = everywhere;
+    if (!s->shared)
+        for (int q = 0; q < comm->size; q++)
+            if (s->rkeys[q]) {
+                ucp_rkey_destroy(s->rkeys[q]);
+                s->rkeys[q] = NULL;
+            }
+    pthread_mutex_lock(&sc_shm_lock);
+    s->id = ++comm->shm_next_id;
+    s->next = comm->shm_segs;
+    comm->shm_segs = s;
+    pthread_mutex_unlock(&sc_shm_lock);
+    sc_log(SC_LOG_DEBUG, "sc_mem_alloc: segment %u of %zu bytes at %p, %s", s->id, bytes,
+           (void *)s->base, s->shared ? "mapped by every rank" : "not shared (plain memory)");
+    free(all);
+    *ptr = s->base;
+    return SC_SUCCESS;
+fail:
+    if (s)
+        sc_shm_release(comm->tp, s, comm->size);
+    free(all);
+    return st;
+}
+
+SC_API sc_status_t sc_mem_free(sc_comm_t *comm, void *ptr)
+{
+    sc_status_t st;
+    struct sc_shm_seg **pp, *s = NULL;
+
+    if (!ptr)
+        return SC_SUCCESS;
+    st = sc_comm_check(comm, "sc_mem_free");
+    if (st != SC_SUCCESS)
+        return st;
+    pthread_mutex_lock(&sc_shm_lock);
+    for (pp = &comm->shm_segs; *pp; pp = &(*pp)->next) {
+        if ((*pp)->base == ptr) {
+            s = *pp;
+            *pp = s->next;
+            break;
+        }
+    }
+    pthread_mutex_unlock(&sc_shm_lock);
+    if (!s)
+        return sc_error(SC_ERR_INVALID_ARG, "sc_mem_free: %p is not memory that sc_mem_alloc "
+                        "returned on this communicator (or it was freed already)", ptr);
+    sc_shm_release(comm->tp, s, comm->size);
+    return SC_SUCCESS;
+}
+
+void sc_shm_lookup(sc_comm_t *comm, const void *p, size_t bytes, sc_shm_ref_t *ref)
+{
+    const uint8_t *b = p;
+
+    ref->seg = NULL;
+    ref->off = 0;
+    if (!p || !comm->shm_segs)
+        return;
+    pthread_mutex_lock(&sc_shm_lock);
+    for (const struct sc_shm_seg *s = comm->shm_segs; s; s = s->next) {
+        if (s->shared && b >= s->base && (size_t)(b - s->base) <= s->bytes &&
+            bytes <= s->bytes - (size_t)(b - s->base)) {
+            ref->seg = s;
+            ref->off = (uint64_t)(b - s->base);
+            break;
+        }
+    }
+    pthread_mutex_unlock(&sc_shm_lock);
+}
+
+uint32_t sc_shm_id(const struct sc_shm_seg *seg)
+{
+    return seg ? seg->id : 0;
+}
+
+void *sc_shm_peer_ptr(const sc_shm_ref_t *ref, int q, uint64_t delta)
+{
+    return ref->seg->peer[q] + ref->off + delta;
+}
+
+void sc_shm_destroy_all(sc_comm_t *comm)
+{
+    pthread_mutex_lock(&sc_shm_lock);
+    while (comm->shm_segs) {
+        struct sc_shm_seg *s = comm->shm_segs;
+        comm->shm_segs = s->next;
+        sc_shm_release(comm->tp, s, comm->size);
+    }
+    pthread_mutex_unlock(&sc_shm_lock);
+}

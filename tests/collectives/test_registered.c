@@ -1,0 +1,194 @@
+/* Registered memory (sc_mem_alloc): its errors on every rank, the mismatch of ranks
+ * that pass registered and plain memory (or other offsets) to one call, and buffers
+ * reused right after each call while the peers read them in place. The values of
+ * every collective on registered memory are checked by test_collectives --registered.
+ * Run through scrun: test_registered NAME. */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int check_rank = -1;
+#define SC_CHECK_RANK check_rank
+#include "../common/sc_check.h"
+
+#define COUNT 300000 /* 1.2 MB of float32: above the latency algorithm's threshold */
+
+static int init(sc_comm_t **comm, int *size)
+{
+    CHECK_OK(sc_comm_init_from_env(comm));
+    check_rank = sc_comm_rank(*comm);
+    *size = sc_comm_size(*comm);
+    return 0;
+}
+
+/* Bad arguments are refused without writing *ptr; a rank that fails, or sizes that
+ * differ, fail sc_mem_alloc on every rank; afterwards the communicator still works. */
+static int test_alloc_errors(void)
+{
+    sc_comm_t *comm;
+    void *p = (void *)&check_rank, *plain;
+    int size, one = 1, sum = 0;
+
+    if (init(&comm, &size))
+        return 1;
+    CHECK_REFUSED(sc_mem_alloc(NULL, 64, &p), SC_ERR_INVALID_COMM, "communicator");
+    CHECK_REFUSED(sc_mem_alloc(comm, 64, NULL), SC_ERR_INVALID_ARG, "ptr is NULL");
+    /* Local refusals take no part, so every rank refuses alike and nothing hangs. */
+    CHECK(p == (void *)&check_rank, "*ptr written by a refused call");
+    if (size > 1) {
+        CHECK_REFUSED(sc_mem_alloc(comm, 4096 * (size_t)(check_rank + 1), &p),
+                      SC_ERR_MISMATCH, "bytes is 4096 on rank 0 but 8192 on rank 1");
+        CHECK(p == (void *)&check_rank, "*ptr written by a failed call");
+        /* Rank 1 alone asks for nothing: its own sentence there, the peers name it. */
+        if (check_rank == 1)
+            CHECK_REFUSED(sc_mem_alloc(comm, 0, &p), SC_ERR_INVALID_ARG, "bytes is 0");
+        else
+            CHECK_REFUSED(sc_mem_alloc(comm, 4096, &p), SC_ERR_PEER_FAILED, "rank 1 failed");
+        CHECK(p == (void *)&check_rank, "*ptr written by a failed call");
+    }
+    plain = malloc(64);
+    CHECK(plain != NULL, "out of memory");
+    CHECK_REFUSED(sc_mem_free(comm, plain), SC_ERR_INVALID_ARG, "not memory that sc_mem_alloc");
+    free(plain);
+    CHECK_OK(sc_mem_free(comm, NULL));
+    CHECK_OK(sc_mem_alloc(comm, 1 << 20, &p));
+    CHECK(((uintptr_t)p & 63) == 0, "registered memory at %p is not 64-byte aligned", p);
+    memset(p, 1, 1 << 20);
+    CHECK_OK(sc_mem_free(comm, p));
+    CHECK_REFUSED(sc_mem_free(comm, p), SC_ERR_INVALID_ARG, "freed already");
+    CHECK_OK(sc_allreduce(&one, &sum, 1, SC_INT32, SC_SUM, comm, NULL, NULL));
+    CHECK(sum == size, "allreduce after the errors gave %d, expected %d", sum, size);
+    /* Segments still allocated go with the communicator. */
+    CHECK_OK(sc_mem_alloc(comm, 4096, &p));
+    CHECK_OK(sc_comm_destroy(comm));
+    return 0;
+}
+
+/* One rank passes plain memory (or registered memory at another offset) where the
+ * others pass registered memory: every rank's call fails with SC_ERR_MISMATCH, whose
+ * sentence says what differs, instead of reading memory the peer did not offer. */
+static int run_mismatch(int other_offset)
+{
+    sc_comm_t *comm;
+    float *seg, *buf, *plain = NULL;
+    int size;
+    sc_status_t st;
+
+    if (init(&comm, &size))
+        return 1;
+    CHECK_OK(sc_mem_alloc(comm, (COUNT + 64) * sizeof(float), (void **)&seg));
+    buf = seg;
+    if (check_rank == 1 && other_offset)
+        buf = seg + 16;
+    if (check_rank == 1 && !other_offset) {
+        plain = calloc(COUNT, sizeof(float));
+        CHECK(plain != NULL, "out of memory");
+        buf = plain;
+    }
+    for (size_t i = 0; i < COUNT; i++)
+        buf[i] = 1.0f;
+    st = sc_allreduce(buf, buf, COUNT, SC_FLOAT32, SC_SUM, comm, NULL, NULL);
+    if (size == 1) {
+        CHECK(st == SC_SUCCESS, "one rank: %s", sc_last_error());
+    } else {
+        CHECK(st == SC_ERR_MISMATCH, "allreduce returned %s (%s)", sc_status_string(st),
+              sc_last_error());
+        CHECK(strstr(sc_last_error(), "ranks disagree") != NULL, "sentence: %s",
+              sc_last_error());
+        CHECK(strstr(sc_last_error(), other_offset ? "offset 64" : "algorithm shm") != NULL,
+              "sentence does not say what differs: %s", sc_last_error());
+    }
+    free(plain);
+    sc_comm_destroy(comm);
+    return 0;
+}
+
+static int test_mismatch_plain(void)
+{
+    return run_mismatch(0);
+}
+
+static int test_mismatch_offset(void)
+{
+    return run_mismatch(1);
+}
+
+/* Each rank writes its next input into the send buffer the moment its call returns,
+ * while slower peers may still be finishing theirs: every result must be exact, so a
+ * call must not complete while a peer still reads this rank's buffers. Allreduce in
+ * and out of place, reduce-scatter and all-gather, non-blocking, 60 rounds. */
+static int test_reuse(void)
+{
+    sc_comm_t *comm;
+    int32_t *a, *b;
+    int size;
+
+    if (init(&comm, &size))
+        return 1;
+    CHECK_OK(sc_mem_alloc(comm, (size_t)COUNT * 4 * (size_t)size, (void **)&a));
+    CHECK_OK(sc_mem_alloc(comm, (size_t)COUNT * 4 * (size_t)size, (void **)&b));
+    for (int round = 0; round < 60; round++) {
+        int kind = round % 4;
+        size_t n = COUNT - (size_t)round * 7;
+        sc_request_t *req;
+        /* Inputs: rank r, round k, element i -> r * 1000 + k + i % 97 (small ints). */
+        size_t nin = kind == 2 ? n * (size_t)size : n;
+        for (size_t i = 0; i < nin; i++)
+            a[i] = check_rank * 1000 + round + (int32_t)(i % 97);
+        if (kind == 0)
+            CHECK_OK(sc_allreduce(a, b, n, SC_INT32, SC_SUM, comm, NULL, &req));
+        else if (kind == 1)
+            CHECK_OK(sc_allreduce(a, a, n, SC_INT32, SC_SUM, comm, NULL, &req));
+        else if (kind == 2)
+            CHECK_OK(sc_reduce_scatter(a, b, n, SC_INT32, SC_SUM, comm, NULL, &req));
+        else
+            CHECK_OK(sc_allgather(a, b, n, SC_INT32, comm, NULL, &req));
+        CHECK_OK(sc_wait(req));
+        sc_request_free(req);
+        {
+            int32_t *out = kind == 1 ? a : b;
+            int32_t ranks = (int32_t)size * (int32_t)(size - 1) / 2 * 1000;
+            size_t nout = kind == 3 ? n * (size_t)size : n;
+            for (size_t i = 0; i < nout; i++) {
+                size_t j = kind == 2 ? (size_t)check_rank * n + i : i;
+                int32_t want = kind == 3 ? (int32_t)(i / n) * 1000 + round + (int32_t)(i % n % 97)
+                                         : ranks + size * (round + (int32_t)(j % 97));
+                CHECK(out[i] == want, "round %d (kind %d) element %zu is %d, expected %d",
+                      round, kind, i, out[i], want);
+            }
+        }
+        /* Scribble at once over what the peers read in place. */
+        memset(a, 0xff, nin * 4);
+        memset(b, 0xff, (kind == 3 ? n * (size_t)size : n) * 4);
+    }
+    CHECK_OK(sc_mem_free(comm, a));
+    CHECK_OK(sc_mem_free(comm, b));
+    CHECK_OK(sc_comm_destroy(comm));
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    static const struct {
+        const char *name;
+        int (*fn)(void);
+    } tests[] = {{"alloc_errors", test_alloc_errors},
+                 {"mismatch_plain", test_mismatch_plain},
+                 {"mismatch_offset", test_mismatch_offset},
+                 {"reuse", test_reuse}};
+
+    if (argc != 2) {
+        fprintf(stderr, "usage: test_registered alloc_errors|mismatch_plain|mismatch_offset|"
+                        "reuse\n");
+        return 2;
+    }
+    for (size_t i = 0; i < sizeof(tests) / sizeof(tests[0]); i++) {
+        if (strcmp(argv[1], tests[i].name) == 0) {
+            int rc = tests[i].fn();
+            printf("%s: %s\n", tests[i].name, rc ? "FAIL" : "PASS");
+            return rc;
+        }
+    }
+    fprintf(stderr, "no test named %s\n", argv[1]);
+    return 2;
+}
