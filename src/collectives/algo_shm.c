@@ -65,8 +65,9 @@ static int sc_shm_reduce_chunk(sc_coll_op_t *op, const sc_shm_plan_t *g, void *d
 
     for (int i = 1; i < g->p; i++) {
         int q = (g->me + i) % g->p;
-        d = sc_op_reduce(op, dst, i == 1 ? in_mine : dst, sc_shm_peer_ptr(ref, q, delta), len,
-                         d, -1);
+        /* A pre-scaled allreduce scales every input inside the reduction. */
+        d = sc_op_reduce_scaled(op, dst, i == 1 ? in_mine : dst, sc_shm_peer_ptr(ref, q, delta),
+                                len, op->prescale == 0.0 ? 0 : i == 1 ? 3 : 2, d, -1);
     }
     if (op->redop == SC_AVG)
         d = sc_op_avg(op, dst, len, d);

@@ -16,6 +16,7 @@ typedef struct {
     sc_dtype_t dtype;
     sc_op_t redop;
     int root;            /* root, or peer for send/recv */
+    double prescale;     /* allreduce in place: inputs times this first (0: none) */
 } sc_call_t;
 
 /* "sc_allreduce", ...: the public name of the call, for error sentences. */
@@ -56,5 +57,13 @@ sc_status_t sc_call_issue_gated(const sc_call_t *call, struct sc_comm *comm, int
 sc_status_t sc_allreduce_delivered(void *buf, size_t count, sc_dtype_t dtype, sc_op_t op,
                                    struct sc_comm *comm, const sc_range_t *deliver,
                                    int ndeliver, struct sc_request **req);
+
+/* An in-place sum allreduce of host buffer buf whose every rank's input is first
+ * multiplied by scale (as sc_scale_local does, so that the result is bit for bit that
+ * of scaling each input, then summing): on registered memory read in place the scaling
+ * is done inside the reductions, with no pass of its own; otherwise buf is scaled in
+ * place when the op starts. The reducer's pre-division of gradient views. */
+sc_status_t sc_allreduce_prescaled(void *buf, size_t count, sc_dtype_t dtype, double scale,
+                                   struct sc_comm *comm, struct sc_request **req);
 
 #endif

@@ -213,16 +213,22 @@ static sc_status_t sc_call_build(const sc_call_t *call, sc_coll_op_t *op)
 
     if (st != SC_SUCCESS)
         return st;
+    op->prescale = call->prescale;
     /* On one rank every reduction (avg included) is a copy of the input. */
     if (comm->size == 1 && (call->kind == SC_COLL_ALLREDUCE ||
                             call->kind == SC_COLL_REDUCE_SCATTER || call->kind == SC_COLL_REDUCE)) {
         op->hdr.algo = SC_ALGO_DIRECT;
+        if (op->prescale != 0.0)
+            op->prescale_buf = call->rbuf;
         sc_op_deliver(op, call->rbuf, 0, bytes,
                       sc_op_copy(op, call->rbuf, call->sbuf, bytes, -1, -1));
         return sc_op_built(op);
     }
     if (sc_call_build_shm(call, op, t, &st))
         return st;
+    /* The other algorithms reduce what they receive: the input is scaled at start. */
+    if (op->prescale != 0.0)
+        op->prescale_buf = call->rbuf;
     switch (call->kind) {
     case SC_COLL_ALLREDUCE: {
         int algo = t->allreduce_algo;
@@ -372,11 +378,19 @@ sc_status_t sc_call_issue_gated(const sc_call_t *call, sc_comm_t *comm, int *gat
     return sc_call_issue_host_only(call, comm, "a gated call", gate, NULL, 0, req);
 }
 
+sc_status_t sc_allreduce_prescaled(void *buf, size_t count, sc_dtype_t dtype, double scale,
+                                   sc_comm_t *comm, sc_request_t **req)
+{
+    sc_call_t call = {SC_COLL_ALLREDUCE, buf, buf, count, dtype, SC_SUM, 0, scale};
+
+    return sc_call_issue_host_only(&call, comm, "a pre-scaled input", NULL, NULL, 0, req);
+}
+
 sc_status_t sc_allreduce_delivered(void *buf, size_t count, sc_dtype_t dtype, sc_op_t op,
                                    sc_comm_t *comm, const sc_range_t *deliver,
                                    int ndeliver, sc_request_t **req)
 {
-    sc_call_t call = {SC_COLL_ALLREDUCE, buf, buf, count, dtype, op, 0};
+    sc_call_t call = {SC_COLL_ALLREDUCE, buf, buf, count, dtype, op, 0, 0.0};
 
     return sc_call_issue_host_only(&call, comm, "a delivered result", NULL, deliver,
                                    ndeliver, req);
@@ -386,7 +400,7 @@ SC_API sc_status_t sc_allreduce(const void *sendbuf, void *recvbuf, size_t count
                                 sc_dtype_t dtype, sc_op_t op, sc_comm_t *comm,
                                 sc_stream_t stream, sc_request_t **req)
 {
-    sc_call_t call = {SC_COLL_ALLREDUCE, sendbuf, recvbuf, count, dtype, op, 0};
+    sc_call_t call = {SC_COLL_ALLREDUCE, sendbuf, recvbuf, count, dtype, op, 0, 0.0};
     return sc_call_issue(&call, comm, stream, req);
 }
 
@@ -394,7 +408,7 @@ SC_API sc_status_t sc_reduce_scatter(const void *sendbuf, void *recvbuf, size_t 
                                      sc_dtype_t dtype, sc_op_t op, sc_comm_t *comm,
                                      sc_stream_t stream, sc_request_t **req)
 {
-    sc_call_t call = {SC_COLL_REDUCE_SCATTER, sendbuf, recvbuf, recvcount, dtype, op, 0};
+    sc_call_t call = {SC_COLL_REDUCE_SCATTER, sendbuf, recvbuf, recvcount, dtype, op, 0, 0.0};
     return sc_call_issue(&call, comm, stream, req);
 }
 
@@ -402,7 +416,7 @@ SC_API sc_status_t sc_allgather(const void *sendbuf, void *recvbuf, size_t sendc
                                 sc_dtype_t dtype, sc_comm_t *comm, sc_stream_t stream,
                                 sc_request_t **req)
 {
-    sc_call_t call = {SC_COLL_ALLGATHER, sendbuf, recvbuf, sendcount, dtype, SC_SUM, 0};
+    sc_call_t call = {SC_COLL_ALLGATHER, sendbuf, recvbuf, sendcount, dtype, SC_SUM, 0, 0.0};
     return sc_call_issue(&call, comm, stream, req);
 }
 
@@ -410,7 +424,7 @@ SC_API sc_status_t sc_broadcast(const void *sendbuf, void *recvbuf, size_t count
                                 sc_dtype_t dtype, int root, sc_comm_t *comm,
                                 sc_stream_t stream, sc_request_t **req)
 {
-    sc_call_t call = {SC_COLL_BROADCAST, sendbuf, recvbuf, count, dtype, SC_SUM, root};
+    sc_call_t call = {SC_COLL_BROADCAST, sendbuf, recvbuf, count, dtype, SC_SUM, root, 0.0};
     return sc_call_issue(&call, comm, stream, req);
 }
 
@@ -418,7 +432,7 @@ SC_API sc_status_t sc_reduce(const void *sendbuf, void *recvbuf, size_t count,
                              sc_dtype_t dtype, sc_op_t op, int root, sc_comm_t *comm,
                              sc_stream_t stream, sc_request_t **req)
 {
-    sc_call_t call = {SC_COLL_REDUCE, sendbuf, recvbuf, count, dtype, op, root};
+    sc_call_t call = {SC_COLL_REDUCE, sendbuf, recvbuf, count, dtype, op, root, 0.0};
     return sc_call_issue(&call, comm, stream, req);
 }
 
@@ -426,26 +440,26 @@ SC_API sc_status_t sc_alltoall(const void *sendbuf, void *recvbuf, size_t count,
                                sc_dtype_t dtype, sc_comm_t *comm, sc_stream_t stream,
                                sc_request_t **req)
 {
-    sc_call_t call = {SC_COLL_ALLTOALL, sendbuf, recvbuf, count, dtype, SC_SUM, 0};
+    sc_call_t call = {SC_COLL_ALLTOALL, sendbuf, recvbuf, count, dtype, SC_SUM, 0, 0.0};
     return sc_call_issue(&call, comm, stream, req);
 }
 
 SC_API sc_status_t sc_barrier(sc_comm_t *comm, sc_request_t **req)
 {
-    sc_call_t call = {SC_COLL_BARRIER, NULL, NULL, 0, SC_UINT8, SC_SUM, 0};
+    sc_call_t call = {SC_COLL_BARRIER, NULL, NULL, 0, SC_UINT8, SC_SUM, 0, 0.0};
     return sc_call_issue(&call, comm, NULL, req);
 }
 
 SC_API sc_status_t sc_send(const void *buf, size_t count, sc_dtype_t dtype, int peer,
                            sc_comm_t *comm, sc_stream_t stream, sc_request_t **req)
 {
-    sc_call_t call = {SC_COLL_SEND, buf, NULL, count, dtype, SC_SUM, peer};
+    sc_call_t call = {SC_COLL_SEND, buf, NULL, count, dtype, SC_SUM, peer, 0.0};
     return sc_call_issue(&call, comm, stream, req);
 }
 
 SC_API sc_status_t sc_recv(void *buf, size_t count, sc_dtype_t dtype, int peer,
                            sc_comm_t *comm, sc_stream_t stream, sc_request_t **req)
 {
-    sc_call_t call = {SC_COLL_RECV, NULL, buf, count, dtype, SC_SUM, peer};
+    sc_call_t call = {SC_COLL_RECV, NULL, buf, count, dtype, SC_SUM, peer, 0.0};
     return sc_call_issue(&call, comm, stream, req);
 }

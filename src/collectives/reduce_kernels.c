@@ -2,10 +2,12 @@
  * eight dtypes) and the float16/bfloat16 scalar conversions they are defined by. */
 #include <string.h>
 
+#include "collectives/cast_kernels.h"
 #include "collectives/cast_spec.h"
 #include "collectives/fp8_spec.h"
 #include "collectives/reduce_kernels.h"
 #include "core/clones.h"
+#include "core/dtype.h"
 
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>
@@ -542,5 +544,45 @@ void sc_reduce_finish_avg(sc_dtype_t dtype, void *buf, size_t count, int nranks)
         break;
     default:
         break;
+    }
+}
+
+void sc_scale_local(sc_dtype_t dtype, void *dst, const void *src, size_t count, double scale)
+{
+    if (count == 0)
+        return;
+    if (scale == 1.0 || !sc_dtype_is_float(dtype)) {
+        if (dst != src)
+            memcpy(dst, src, count * sc_dtype_size(dtype));
+        return;
+    }
+    if (dtype == SC_FLOAT64) {
+        const double *s = src;
+        double *d = dst;
+        for (size_t i = 0; i < count; i++)
+            d[i] = s[i] * scale;
+        return;
+    }
+    sc_cast_host(src, dtype, dst, dtype, count, (float)scale);
+}
+
+/* Elements per tile of the scaled reduction: two tiles of 8-byte elements stay in L1. */
+#define SC_SCALED_TILE 1024
+
+void sc_reduce_local_scaled(sc_op_t op, sc_dtype_t dtype, const void *a, int scale_a,
+                            const void *b, void *out, size_t count, double scale)
+{
+    _Alignas(64) uint8_t ta[SC_SCALED_TILE * 8], tb[SC_SCALED_TILE * 8];
+    size_t es = sc_dtype_size(dtype);
+
+    for (size_t i = 0; i < count; i += SC_SCALED_TILE) {
+        size_t n = count - i < SC_SCALED_TILE ? count - i : SC_SCALED_TILE;
+        const uint8_t *pa = (const uint8_t *)a + i * es;
+        sc_scale_local(dtype, tb, (const uint8_t *)b + i * es, n, scale);
+        if (scale_a) {
+            sc_scale_local(dtype, ta, pa, n, scale);
+            pa = ta;
+        }
+        sc_reduce_local(op, dtype, pa, tb, (uint8_t *)out + i * es, n);
     }
 }

@@ -22,6 +22,19 @@
 void sc_reduce_local(sc_op_t op, sc_dtype_t dtype, const void *a, const void *b,
                      void *out, size_t count);
 
+/* dst[i] = src[i] * scale (src == dst allowed) for float dtypes, in the dtype's
+ * arithmetic (float32, and the scale as a float, for float32/float16/bfloat16, rounded
+ * once); integers are copied (scale applies to floats only). The one definition of
+ * a pre-division by the reducer's factor: the scaled copy into a bucket and the scaled
+ * reduction below compute the same bits. */
+void sc_scale_local(sc_dtype_t dtype, void *dst, const void *src, size_t count, double scale);
+
+/* out[i] = A op B, where A is a[i] * scale when scale_a (else a[i]) and B is
+ * b[i] * scale, each scaled as sc_scale_local does (so bit for bit the reduction of
+ * the scaled copies). out may alias a or b exactly. */
+void sc_reduce_local_scaled(sc_op_t op, sc_dtype_t dtype, const void *a, int scale_a,
+                            const void *b, void *out, size_t count, double scale);
+
 /* buf[i] /= nranks (nranks >= 1), a true division, not a multiply by 1/nranks, so
  * that it matches x / n computed anywhere else. float16/bfloat16 go through float32
  * and round once; NaNs stay NaN (made quiet, sign and payload kept). Integer dtypes

@@ -135,7 +135,7 @@ static void sc_reducer_free(sc_reducer_t *r)
      * waits for that work. */
     if (r->hook.destroy)
         r->hook.destroy(r->hook.state);
-    sc_reducer_free_buckets(r, r->buckets, r->nbuckets);
+    sc_reducer_free_buckets(r, r->buckets, r->nbuckets, r->registered);
     r->mem.close(&r->mem);
     pthread_cond_destroy(&r->changed);
     pthread_mutex_destroy(&r->lock);
@@ -183,6 +183,9 @@ SC_API sc_status_t sc_reducer_create(sc_comm_t *comm, const sc_grad_desc_t *grad
     if (st == SC_SUCCESS)
         st = sc_reducer_setup(r, grads, n, &cfg, reducer);
     st = sc_reducer_agree(comm, grads, n, r, st);
+    /* Only once every rank agreed on the gradients, and so on the layout. */
+    if (st == SC_SUCCESS)
+        st = sc_reducer_register_buckets(r);
     if (st != SC_SUCCESS) {
         sc_reducer_free(r);
         return st;

@@ -111,6 +111,8 @@ struct sc_reducer {
     sc_rgrad_t *grads;
     sc_rbucket_t *buckets;
     int nbuckets;
+    void *registered;        /* the buckets' registered memory (sc_mem_alloc), or NULL:
+                                each bucket allocated on its own */
     sc_reducer_mem_t mem;    /* where the buckets live */
     uint64_t layouts;        /* layouts made so far; the current one's number */
     size_t first_cap, cap;   /* bytes */
@@ -167,7 +169,18 @@ void sc_reducer_finisher_stop(sc_reducer_t *r);
  * has views. Replaces r->buckets only on success. Called between iterations. */
 sc_status_t sc_reducer_layout(sc_reducer_t *r, const int *order, size_t cap);
 
-void sc_reducer_free_buckets(sc_reducer_t *r, sc_rbucket_t *buckets, int nbuckets);
+/* Frees buckets and their memory: registered (sc_mem_alloc) when it is not NULL, else
+ * each bucket's own. */
+void sc_reducer_free_buckets(sc_reducer_t *r, sc_rbucket_t *buckets, int nbuckets,
+                             void *registered);
+
+/* Collective, between iterations, on a layout every rank agreed on: moves the host
+ * buckets into one block of registered memory (sc_mem_alloc), which the peers on this
+ * node read in place when the plain all-reduce reduces a bucket. Keeps the buckets
+ * where they are where that cannot be (a device or single-rank reducer, ranks on
+ * several nodes, SC_LOCAL_REGISTER=0, sc_mem_alloc failing on any rank: the same
+ * outcome on every rank). Fails only when the communicator does. */
+sc_status_t sc_reducer_register_buckets(sc_reducer_t *r);
 
 /* ---- registration agreement (reducer_check.c) -------------------------------------- */
 

@@ -29,6 +29,7 @@
 #include "collectives/reducer_internal.h"
 #include "core/clock.h"
 #include "core/comm_internal.h"
+#include "core/dtype.h"
 #include "core/memory.h"
 
 /* NULL in a bucket of zero bytes (gradients of zero elements only). */
@@ -122,6 +123,16 @@ static int sc_bucket_delivers(const sc_reducer_t *r, const sc_rbucket_t *b)
     return sc_bucket_host_copies(r, b) && sc_reducer_hook_is_plain(&r->hook);
 }
 
+/* Whether the views of the bucket are divided by the pre-division factor inside its
+ * all-reduce (sc_allreduce_prescaled) instead of by a pass of their own at mark time:
+ * views in registered memory with the plain all-reduce hook, where the all-reduce
+ * reads every rank's views in place and can scale them as it reduces. */
+static int sc_bucket_prescales(const sc_reducer_t *r, const sc_rbucket_t *b)
+{
+    return r->view && r->registered && sc_reducer_hook_is_plain(&r->hook) &&
+           sc_dtype_is_float(b->hb.dtype) && r->prediv != 1.0;
+}
+
 /* Whether the bucket's finish writes the results straight into the caller's
  * gradients (hook->finish_into): host copies. */
 static int sc_bucket_finishes_into(const sc_reducer_t *r, const sc_rbucket_t *b)
@@ -194,6 +205,9 @@ static sc_status_t sc_bucket_start(sc_reducer_t *r, sc_rbucket_t *b)
     sc_error_clear(); /* a caller's hook may fail without a sentence */
     if (sc_bucket_delivers(r, b))
         st = sc_bucket_start_delivered(r, b);
+    else if (sc_bucket_prescales(r, b))
+        st = sc_allreduce_prescaled(b->hb.data, b->hb.count, b->hb.dtype, 1.0 / r->prediv,
+                                    r->comm, &b->req);
     else if (sc_bucket_casts_from(r, b))
         st = sc_bucket_start_cast_from(r, b, &hb);
     else
@@ -435,8 +449,9 @@ SC_API sc_status_t sc_reducer_mark_ready(sc_reducer_t *r, int i, void *grad)
                           g->has_data);
         if (!b->in_place)
             __atomic_add_fetch(&r->copy_bytes, sc_grad_bytes(g), __ATOMIC_RELAXED);
-    } else if (st == SC_SUCCESS && sync && g->count)
-        /* The view holds what the framework accumulated: divided once, here. */
+    } else if (st == SC_SUCCESS && sync && g->count && !sc_bucket_prescales(r, b))
+        /* The view holds what the framework accumulated: divided once, here (or
+         * inside the bucket's all-reduce). */
         st = r->mem.scale(&r->mem, g->dtype, slot, slot, g->count, 1.0 / r->prediv, 0);
     if (!r->view)
         g->user = grad;
@@ -614,6 +629,8 @@ static sc_status_t sc_reducer_after_sync(sc_reducer_t *r, double iter_s)
         return SC_SUCCESS;
     st = sc_reducer_layout(r, r->fill, cap);
     if (st == SC_SUCCESS)
+        st = sc_reducer_register_buckets(r);
+    if (st == SC_SUCCESS)
         return SC_SUCCESS;
 err_abort:
     /* The other ranks changed their layout: with this one unchanged, the bucket
@@ -660,7 +677,8 @@ SC_API sc_status_t sc_reducer_finalize(sc_reducer_t *r)
             wst = r->mem.after_compute(&r->mem); /* the framework's writes to the views */
         if (wst == SC_SUCCESS && !g->has_data && g->count)
             wst = r->mem.zero(&r->mem, sc_grad_slot(r, g), sc_grad_bytes(g));
-        else if (wst == SC_SUCCESS && r->view && g->count)
+        else if (wst == SC_SUCCESS && r->view && g->count &&
+                 !sc_bucket_prescales(r, &r->buckets[g->bucket]))
             wst = r->mem.scale(&r->mem, g->dtype, sc_grad_slot(r, g), sc_grad_slot(r, g),
                                g->count, 1.0 / r->prediv, 0);
         if (wst != SC_SUCCESS)

@@ -20,28 +20,6 @@ int sc_reducer_dtype_ok(sc_dtype_t dtype)
     }
 }
 
-/* dst[i] = src[i] * scale (src == dst allowed), in the dtype's arithmetic (float32 for
- * float16/bfloat16); integers are copied (scale is 1 for them). */
-static void sc_reducer_scale_copy(sc_dtype_t dtype, void *dst, const void *src, size_t count,
-                                  double scale)
-{
-    if (count == 0)
-        return;
-    if (scale == 1.0 || !sc_dtype_is_float(dtype)) {
-        if (dst != src)
-            memcpy(dst, src, count * sc_dtype_size(dtype));
-        return;
-    }
-    if (dtype == SC_FLOAT64) {
-        const double *s = src;
-        double *d = dst;
-        for (size_t i = 0; i < count; i++)
-            d[i] = s[i] * scale;
-        return;
-    }
-    sc_cast_host(src, dtype, dst, dtype, count, (float)scale);
-}
-
 /* dst[i] += src[i] * scale, float32 arithmetic for float16/bfloat16, wrapping for
  * integers. */
 static void sc_reducer_scale_add(sc_dtype_t dtype, void *dst, const void *src, size_t count,
@@ -109,7 +87,7 @@ static sc_status_t sc_rmem_host_scale(sc_reducer_mem_t *m, sc_dtype_t dtype, voi
     if (accumulate)
         sc_reducer_scale_add(dtype, dst, src, count, scale);
     else
-        sc_reducer_scale_copy(dtype, dst, src, count, scale);
+        sc_scale_local(dtype, dst, src, count, scale);
     return SC_SUCCESS;
 }
 

@@ -4,7 +4,9 @@
 #include <string.h>
 
 #include "collectives/reducer_internal.h"
+#include "core/log.h"
 #include "core/memory.h"
+#include "core/tuning.h"
 
 /* One bucket under construction: its gradients as positions in the fill order. */
 typedef struct {
@@ -114,10 +116,14 @@ err:
     return -1;
 }
 
-void sc_reducer_free_buckets(sc_reducer_t *r, sc_rbucket_t *buckets, int nbuckets)
+void sc_reducer_free_buckets(sc_reducer_t *r, sc_rbucket_t *buckets, int nbuckets,
+                             void *registered)
 {
+    if (registered)
+        sc_mem_free(r->comm, registered);
     for (int b = 0; b < nbuckets; b++) {
-        sc_mem_free_on(r->mem.device, buckets[b].hb.data);
+        if (!registered)
+            sc_mem_free_on(r->mem.device, buckets[b].hb.data);
         free(buckets[b].grads);
         free(buckets[b].deliver);
         free(buckets[b].source);
@@ -200,7 +206,8 @@ sc_status_t sc_reducer_layout(sc_reducer_t *r, const int *order, size_t cap)
         r->grads[g].bucket = gb[g];
         r->grads[g].offset = goff[g];
     }
-    sc_reducer_free_buckets(r, r->buckets, r->nbuckets);
+    sc_reducer_free_buckets(r, r->buckets, r->nbuckets, r->registered);
+    r->registered = NULL;
     r->buckets = nb;
     r->nbuckets = d.n;
     r->cap = cap;
@@ -216,10 +223,55 @@ err_nomem:
                   "%d gradients", r->n);
 err:
     if (nb)
-        sc_reducer_free_buckets(r, nb, d.n); /* calloc'd: the unbuilt ones are empty */
+        sc_reducer_free_buckets(r, nb, d.n, NULL); /* calloc'd: the unbuilt ones are empty */
     sc_drafts_free(&d);
     free(gb);
     free(goff);
     free(rev);
     return st;
+}
+
+/* Bytes of bucket b's data, rounded up to 64 so that each bucket starts aligned. */
+static size_t sc_bucket_span(const sc_rbucket_t *b)
+{
+    return (b->hb.count * sc_dtype_size(b->hb.dtype) + 63) & ~(size_t)63;
+}
+
+sc_status_t sc_reducer_register_buckets(sc_reducer_t *r)
+{
+    const sc_tuning_t *t;
+    size_t total = 0, off = 0;
+    uint8_t *block;
+    sc_status_t st;
+
+    if (r->registered || r->mem.device >= 0 || r->size < 2 ||
+        sc_comm_local_size(r->comm) != r->size || sc_tuning_get(&t) != SC_SUCCESS ||
+        !t->local_register)
+        return SC_SUCCESS;
+    for (int b = 0; b < r->nbuckets; b++)
+        total += sc_bucket_span(&r->buckets[b]);
+    if (total == 0)
+        return SC_SUCCESS;
+    st = sc_mem_alloc(r->comm, total, (void **)&block);
+    if (st != SC_SUCCESS) {
+        /* Agreed on every rank: all keep their buckets, unless the communicator broke. */
+        if (st == SC_ERR_NO_MEMORY || st == SC_ERR_PEER_FAILED)
+            sc_log(SC_LOG_INFO, "reducer: buckets stay in plain memory: %s", sc_last_error());
+        return st == SC_ERR_NO_MEMORY || st == SC_ERR_PEER_FAILED ? SC_SUCCESS : st;
+    }
+    /* The views' contents move along; copy buckets are zeroed like fresh ones. */
+    for (int b = 0; b < r->nbuckets; b++) {
+        sc_rbucket_t *bk = &r->buckets[b];
+        size_t bytes = bk->hb.count * sc_dtype_size(bk->hb.dtype);
+        if (bytes)
+            memcpy(block + off, bk->hb.data, bytes);
+        memset(block + off + bytes, 0, sc_bucket_span(bk) - bytes);
+        sc_mem_free_on(r->mem.device, bk->hb.data);
+        bk->hb.data = bytes ? block + off : NULL;
+        off += sc_bucket_span(bk);
+    }
+    r->registered = block;
+    sc_log(SC_LOG_DEBUG, "reducer: %d buckets in %zu bytes of registered memory", r->nbuckets,
+           total);
+    return SC_SUCCESS;
 }

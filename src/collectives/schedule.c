@@ -186,6 +186,15 @@ int sc_op_reduce(sc_coll_op_t *op, void *dst, const void *a, const void *b, size
     return i;
 }
 
+int sc_op_reduce_scaled(sc_coll_op_t *op, void *dst, const void *a, const void *b, size_t count,
+                        int scaled, int dep0, int dep1)
+{
+    int i = sc_op_reduce(op, dst, a, b, count, dep0, dep1);
+    if (i >= 0)
+        op->acts[i].scaled = (uint8_t)scaled;
+    return i;
+}
+
 int sc_op_copy(sc_coll_op_t *op, void *dst, const void *src, size_t bytes, int dep0, int dep1)
 {
     int i = sc_op_append(op, SC_ACT_COPY, dep0, dep1);
@@ -329,6 +338,11 @@ static sc_status_t sc_op_start(sc_coll_op_t *op)
 
     op->started = 1;
     op->deadline = sc_clock_coarse() + c->timeout_s;
+    /* An algorithm that cannot scale in its reductions has the input scaled here,
+     * before anything reads it. */
+    if (op->prescale_buf)
+        sc_scale_local(op->dtype, op->prescale_buf, op->prescale_buf, op->hdr.count,
+                       op->prescale);
     if (kind == SC_COLL_SEND || kind == SC_COLL_RECV) {
         /* The receiver checks the sender's header. */
         op->nhdr = (kind == SC_COLL_RECV) ? 1 : 0;
@@ -482,7 +496,11 @@ static sc_status_t sc_op_run_action(sc_coll_op_t *op, sc_action_t *a)
             a->state = SC_ACT_DONE;
         return SC_SUCCESS;
     case SC_ACT_REDUCE:
-        sc_reduce_local(op->redop, op->dtype, a->src, a->src2, a->dst, a->len);
+        if (a->scaled)
+            sc_reduce_local_scaled(op->redop, op->dtype, a->src, a->scaled & 1, a->src2,
+                                   a->dst, a->len, op->prescale);
+        else
+            sc_reduce_local(op->redop, op->dtype, a->src, a->src2, a->dst, a->len);
         break;
     case SC_ACT_COPY:
         if (a->dst != a->src && a->len)

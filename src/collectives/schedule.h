@@ -28,6 +28,7 @@ typedef struct {
     uint8_t kind;
     uint8_t state;
     uint16_t sub;              /* tag sub-index, equal on the matching send and recv */
+    uint8_t scaled;            /* reduce: bit 0 src, bit 1 src2 times op->prescale */
     int32_t peer;              /* comm rank of the peer (send/recv) */
     int32_t dep[SC_ACT_MAX_DEPS]; /* indices of earlier actions, -1 for none */
     void *dst;
@@ -128,6 +129,11 @@ typedef struct sc_op {
      * by off, its ranges disjoint. */
     const sc_range_t *deliver;
     int ndeliver;
+    /* An allreduce of inputs multiplied by prescale (0: none; sc_allreduce_prescaled):
+     * the algorithm scales in its reductions (scaled actions), or, where it cannot,
+     * prescale_buf (the in-place buffer) is scaled when the op starts. */
+    double prescale;
+    void *prescale_buf;
     /* The message buffers come last: they are written before they are read, so a
      * reused op clears only the fields above them (SC_OP_CLEARED). */
     /* Header receives have room for an inline payload (see inline_bytes). */
@@ -158,6 +164,9 @@ int sc_op_recv(sc_coll_op_t *op, int peer, uint16_t sub, void *dst, size_t bytes
 int sc_op_reduce(sc_coll_op_t *op, void *dst, const void *a, const void *b, size_t count,
                  int dep0, int dep1);
 int sc_op_copy(sc_coll_op_t *op, void *dst, const void *src, size_t bytes, int dep0, int dep1);
+/* dst = a op b with a (bit 0 of scaled) and b (bit 1) multiplied by op->prescale first. */
+int sc_op_reduce_scaled(sc_coll_op_t *op, void *dst, const void *a, const void *b, size_t count,
+                        int scaled, int dep0, int dep1);
 int sc_op_avg(sc_coll_op_t *op, void *dst, size_t count, int dep0);
 
 /* Where an algorithm makes the final values of rbuf[off, off + bytes): in the memory

@@ -24,6 +24,7 @@ extern const char *const sc_env_algo_names[];        /* SC_ALGO */
 extern const char *const sc_env_ring_threshold_names[];   /* SC_RING_THRESHOLD */
 extern const char *const sc_env_chunk_bytes_names[];      /* SC_CHUNK_BYTES */
 extern const char *const sc_env_progress_spin_us_names[]; /* SC_PROGRESS_SPIN_US */
+extern const char *const sc_env_local_register_names[];    /* SC_LOCAL_REGISTER */
 extern const char *const sc_env_bucket_cap_mb_names[];     /* SC_BUCKET_CAP_MB */
 extern const char *const sc_env_threads_names[];           /* SC_THREADS */
 extern const char *const sc_env_cpu_isa_names[];           /* SC_CPU_ISA */
@@ -38,6 +39,8 @@ extern const char *const sc_env_cpu_isa_names[];           /* SC_CPU_ISA */
 #define SC_DEFAULT_RING_THRESHOLD 8192
 #define SC_DEFAULT_CHUNK_BYTES 262144
 #define SC_DEFAULT_PROGRESS_SPIN_US 50
+/* 1: the reducer puts host buckets in registered memory (sc_mem_alloc) where it can. */
+#define SC_DEFAULT_LOCAL_REGISTER 1
 /* The reducer's bucket cap (MiB) when neither its configuration nor SC_BUCKET_CAP_MB
  * sets one; SC_BUCKET_CAP_MB also turns autotuning off. */
 #define SC_DEFAULT_BUCKET_CAP_MB 25

@@ -17,7 +17,7 @@ static pthread_once_t sc_tuning_once = PTHREAD_ONCE_INIT;
 static sc_status_t sc_tuning_parse(sc_tuning_t *t)
 {
     const char *algo = sc_env_first(sc_env_algo_names, NULL);
-    long thr, chunk;
+    long thr, chunk, reg;
     double spin_us;
     sc_status_t st;
 
@@ -40,6 +40,11 @@ static sc_status_t sc_tuning_parse(sc_tuning_t *t)
     st = sc_env_double(sc_env_progress_spin_us_names, SC_DEFAULT_PROGRESS_SPIN_US, &spin_us);
     if (st != SC_SUCCESS)
         return st;
+    st = sc_env_int(sc_env_local_register_names, SC_DEFAULT_LOCAL_REGISTER, &reg);
+    if (st != SC_SUCCESS)
+        return st;
+    if (reg != 0 && reg != 1)
+        return sc_error(SC_ERR_INVALID_ARG, "SC_LOCAL_REGISTER=%ld must be 0 or 1", reg);
     if (thr < 0)
         return sc_error(SC_ERR_INVALID_ARG, "SC_RING_THRESHOLD=%ld must be >= 0", thr);
     if (chunk < SC_MIN_CHUNK_BYTES)
@@ -50,6 +55,7 @@ static sc_status_t sc_tuning_parse(sc_tuning_t *t)
     t->ring_threshold = (size_t)thr;
     t->chunk_bytes = (size_t)chunk;
     t->spin_s = spin_us * 1e-6;
+    t->local_register = (int)reg;
     return SC_SUCCESS;
 }
 
