@@ -44,6 +44,9 @@ static const char sc_br_usage_text[] =
     "  --warmup W               untimed iterations before (default 3)\n"
     "  --view                   gradient_as_bucket_view: gradients written straight into\n"
     "                           sc_reducer_grad_view, mark_ready(NULL)\n"
+    "  --registered-grads       the caller's gradients in registered memory (sc_mem_alloc,\n"
+    "                           the same offsets on every rank), so that the per-tensor\n"
+    "                           all-reduces read the peers' tensors in place too\n"
     "  --hook KIND              allreduce (default), fp16 or bf16 compression, or topk\n"
     "                           (top-k with error feedback; results are checked for\n"
     "                           agreement across ranks only, not against the average)\n"
@@ -70,6 +73,7 @@ typedef struct {
     int iters;
     int warmup;
     int view;
+    int registered_grads; /* --registered-grads */
     sc_hook_kind_t hook;
     int topk;                       /* --hook topk (hook is then unused) */
     double density;                 /* --density, for topk */
@@ -98,6 +102,7 @@ typedef struct {
     sc_comm_t *comm;
     int rank, nranks;
     void **grads;     /* the gradients in host memory (copies; and per tensor) */
+    void *grads_block; /* their registered memory with --registered-grads, else NULL */
     void **views;     /* view mode: where each gradient was last written */
     double *backlog;  /* per gradient: fraction of the compute done once it is ready */
     double *times;    /* 3 x iters: iteration, compute, exposed (seconds) */
@@ -136,6 +141,7 @@ enum {
     SC_BR_OPT_ITERS,
     SC_BR_OPT_WARMUP,
     SC_BR_OPT_VIEW,
+    SC_BR_OPT_REGISTERED_GRADS,
     SC_BR_OPT_HOOK,
     SC_BR_OPT_DENSITY,
     SC_BR_OPT_JSON,
@@ -152,6 +158,7 @@ static const struct option sc_br_long_options[] = {
     {"iters", required_argument, NULL, SC_BR_OPT_ITERS},
     {"warmup", required_argument, NULL, SC_BR_OPT_WARMUP},
     {"view", no_argument, NULL, SC_BR_OPT_VIEW},
+    {"registered-grads", no_argument, NULL, SC_BR_OPT_REGISTERED_GRADS},
     {"hook", required_argument, NULL, SC_BR_OPT_HOOK},
     {"density", required_argument, NULL, SC_BR_OPT_DENSITY},
     {"json", required_argument, NULL, SC_BR_OPT_JSON},
@@ -243,6 +250,9 @@ static int sc_br_option_apply(int letter, const char *arg, sc_br_options_t *o,
         return 0;
     case SC_BR_OPT_VIEW:
         o->view = 1;
+        return 0;
+    case SC_BR_OPT_REGISTERED_GRADS:
+        o->registered_grads = 1;
         return 0;
     case SC_BR_OPT_HOOK:
         if (strcmp(arg, "allreduce") == 0)
@@ -879,16 +889,24 @@ static sc_status_t sc_br_row_measure(sc_br_ctx_t *c, size_t cap_bytes, int autot
         goto err_destroy;
     w.last_bucket_bytes = s.count * sc_dtype_size(bucket_dtype);
     if (s.count > 0) {
-        if (posix_memalign(&buf, 64, s.count * sc_dtype_size(bucket_dtype)) != 0) {
-            snprintf(sc_br_error, sizeof(sc_br_error), "cannot allocate %zu B",
-                     s.count * sc_dtype_size(bucket_dtype));
+        /* The memory the reducer's bucket all-reduce uses: registered with the plain
+         * hook (unless SC_LOCAL_REGISTER=0), the hook's own plain memory otherwise. */
+        const char *reg = getenv("SC_LOCAL_REGISTER");
+        int registered = c->o->hook == SC_HOOK_ALLREDUCE && !(reg && strcmp(reg, "0") == 0);
+        size_t bytes = s.count * sc_dtype_size(bucket_dtype);
+        if (registered ? sc_mem_alloc(c->comm, bytes, &buf) != SC_SUCCESS
+                       : posix_memalign(&buf, 64, bytes) != 0) {
+            snprintf(sc_br_error, sizeof(sc_br_error), "cannot allocate %zu B", bytes);
             status = SC_ERR_NO_MEMORY;
             goto err_destroy;
         }
-        memset(buf, 0, s.count * sc_dtype_size(bucket_dtype));
+        memset(buf, 0, bytes);
         s.buf = buf;
         status = sc_br_time(c, &s, c->o->warmup > 1 ? c->o->warmup : 1, bms);
-        free(buf);
+        if (registered)
+            sc_mem_free(c->comm, buf);
+        else
+            free(buf);
         if (status != SC_SUCCESS)
             goto err_destroy;
         w.last_bucket_ms = bms[0];
@@ -1046,10 +1064,20 @@ static void sc_br_grads_free(sc_br_ctx_t *c)
 {
     if (!c->grads)
         return;
-    for (int k = 0; k < c->p->ntensors; k++)
-        free(c->grads[k]);
+    if (c->grads_block)
+        sc_mem_free(c->comm, c->grads_block); /* after sc_comm_destroy: freed by it */
+    else
+        for (int k = 0; k < c->p->ntensors; k++)
+            free(c->grads[k]);
+    c->grads_block = NULL;
     free(c->grads);
     c->grads = NULL;
+}
+
+/* Room for a gradient of bytes in a block: 64-byte aligned, never empty. */
+static size_t sc_br_span(size_t bytes)
+{
+    return ((bytes ? bytes : 64) + 63) & ~(size_t)63;
 }
 
 /* Host gradients, filled with this rank's values (pages touched before any timing). */
@@ -1057,14 +1085,30 @@ static sc_status_t sc_br_grads_alloc(sc_br_ctx_t *c)
 {
     sc_status_t status;
 
+    size_t total = 0, off = 0;
+
     c->grads = calloc((size_t)c->p->ntensors, sizeof(*c->grads));
     if (!c->grads)
         goto err_no_memory;
+    /* --registered-grads: one block, each gradient 64-byte aligned in it. */
+    for (int k = 0; k < c->p->ntensors && c->o->registered_grads; k++)
+        total += sc_br_span(c->p->tensors[k].count * sc_dtype_size(c->p->tensors[k].dtype));
+    if (c->o->registered_grads) {
+        status = sc_mem_alloc(c->comm, total, &c->grads_block);
+        if (status != SC_SUCCESS) {
+            snprintf(sc_br_error, sizeof(sc_br_error), "--registered-grads: %s",
+                     sc_last_error());
+            return status;
+        }
+    }
     for (int k = 0; k < c->p->ntensors; k++) {
         size_t bytes = c->p->tensors[k].count * sc_dtype_size(c->p->tensors[k].dtype);
 
-        /* Never NULL, even for an empty gradient: NULL means "in its view". */
-        if (posix_memalign(&c->grads[k], 64, bytes ? bytes : 64) != 0) {
+        if (c->grads_block) {
+            c->grads[k] = (char *)c->grads_block + off;
+            off += sc_br_span(bytes);
+        } else if (posix_memalign(&c->grads[k], 64, bytes ? bytes : 64) != 0) {
+            /* Never NULL, even for an empty gradient: NULL means "in its view". */
             c->grads[k] = NULL;
             goto err_no_memory;
         }
