@@ -1,13 +1,13 @@
 /* Algorithms on registered memory (sc_mem_alloc) for communicators whose ranks all map
  * each other's segments: every rank reads its peers' buffers in place. Allreduce: rank
- * b reduces block b from every rank's send buffer (in rank order) into its receive
- * buffer, chunk by chunk, and tells the others each chunk is final; each rank copies
- * the other blocks from their owners as they become final. Reduce-scatter: each rank
- * reduces its own block from every send buffer. All-gather: each rank copies every
- * block from its owner. Messages carry no data, only "entered" (for ranks that are not
- * ring neighbours: a neighbour's header says it already), "chunk final" and "done
- * reading your memory", the last of which every rank waits for before its op
- * completes, so that no buffer is reused while a peer still reads it. */
+ * b reduces block b from every rank's send buffer into its receive buffer, chunk by
+ * chunk, writes each final chunk into every peer's receive buffer and tells them so
+ * (with delivered ranges the peers copy it instead, see push below). Reduce-scatter:
+ * each rank reduces its own block from every send buffer. All-gather: each rank copies
+ * every block from its owner. Messages carry no data, only "entered" (for ranks that
+ * are not ring neighbours: a neighbour's header says it already), "chunk final" and
+ * "done reading your memory", which a rank waits for from every peer whose reads of its
+ * memory nothing else bounds, so that no buffer is reused while a peer still reads it. */
 #include <stdlib.h>
 
 #include "collectives/algo_common.h"
@@ -92,6 +92,13 @@ sc_status_t sc_algo_allreduce_shm(sc_coll_op_t *op, const void *sbuf, void *rbuf
     sc_shm_plan_t g;
     int *last_from, last = -1;
     size_t bstart, bend;
+    /* Push: the owner writes each final chunk into every peer's rbuf, then says so; a
+     * rank whose every peer said so for every chunk has nothing of its memory read or
+     * written by anyone any more, and is done without a closing round. Pull (with
+     * delivered ranges): each rank copies the peers' chunks straight into the
+     * caller's ranges, which only it can reach, and a closing round tells the owners
+     * their rbuf is no longer read. */
+    int push = op->ndeliver == 0;
 
     op->hdr.algo = SC_ALGO_SHM;
     sc_shm_plan(op, &g, (count + (size_t)op->comm->size - 1) / (size_t)op->comm->size);
@@ -111,9 +118,13 @@ sc_status_t sc_algo_allreduce_shm(sc_coll_op_t *op, const void *sbuf, void *rbuf
                                    SC_CBYTES(sbuf) + off * g.es, sref, off * g.es, len,
                                    last >= 0 ? last : g.enter);
         sc_op_deliver(op, rbuf, off * g.es, len * g.es, last);
-        for (int q = 0; q < g.p; q++)
-            if (q != g.me)
-                sc_op_send(op, q, (uint16_t)c, &g.sig, 0, last, -1);
+        for (int i = 1; i < g.p; i++) {
+            int q = (g.me + i) % g.p, cp = -1;
+            if (push)
+                cp = sc_op_copy(op, sc_shm_peer_ptr(rref, q, off * g.es),
+                                SC_BYTES(rbuf) + off * g.es, len * g.es, last, -1);
+            sc_op_send(op, q, (uint16_t)c, &g.sig, 0, push ? cp : last, -1);
+        }
     }
     /* The other blocks, copied from their owners' rbuf as each chunk is final; the
      * owners in turn from this rank's right, so that ranks spread their reads. */
@@ -129,6 +140,8 @@ sc_status_t sc_algo_allreduce_shm(sc_coll_op_t *op, const void *sbuf, void *rbuf
                 break;
             len = sc_min_size(g.ce, qe - off);
             rv = sc_op_recv(op, q, (uint16_t)c, &g.sig, 0, -1, -1);
+            if (push)
+                continue; /* the owner wrote it here */
             dst = sc_op_final(op, rbuf, off * g.es, len * g.es);
             cp = sc_op_copy(op, dst, sc_shm_peer_ptr(rref, q, off * g.es), len * g.es, rv,
                             last_from[q]);
@@ -138,7 +151,8 @@ sc_status_t sc_algo_allreduce_shm(sc_coll_op_t *op, const void *sbuf, void *rbuf
         }
     }
     last_from[g.me] = -1;
-    sc_shm_finish(op, &g, last_from, last);
+    if (!push)
+        sc_shm_finish(op, &g, last_from, last);
     free(last_from);
     return sc_op_built(op);
 }

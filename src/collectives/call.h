@@ -17,6 +17,7 @@ typedef struct {
     sc_op_t redop;
     int root;            /* root, or peer for send/recv */
     double prescale;     /* allreduce in place: inputs times this first (0: none) */
+    int plain;           /* never read registered buffers in place (algo_shm.c) */
 } sc_call_t;
 
 /* "sc_allreduce", ...: the public name of the call, for error sentences. */
@@ -57,6 +58,14 @@ sc_status_t sc_call_issue_gated(const sc_call_t *call, struct sc_comm *comm, int
 sc_status_t sc_allreduce_delivered(void *buf, size_t count, sc_dtype_t dtype, sc_op_t op,
                                    struct sc_comm *comm, const sc_range_t *deliver,
                                    int ndeliver, struct sc_request **req);
+
+/* The same, never reading registered buffers in place: for a buffer that is registered
+ * on some ranks and not on others for the same call (the reducer's bucket that a rank
+ * reduces in its caller's memory instead), so that every rank takes one algorithm. */
+sc_status_t sc_allreduce_delivered_plain(void *buf, size_t count, sc_dtype_t dtype,
+                                         sc_op_t op, struct sc_comm *comm,
+                                         const sc_range_t *deliver, int ndeliver,
+                                         struct sc_request **req);
 
 /* An in-place sum allreduce of host buffer buf whose every rank's input is first
  * multiplied by scale (as sc_scale_local does, so that the result is bit for bit that

@@ -190,6 +190,12 @@ static sc_status_t sc_bucket_start_delivered(sc_reducer_t *r, sc_rbucket_t *b)
 {
     int n = sc_bucket_ranges(r, b);
 
+    /* A gradient alone in its bucket is reduced in its caller's memory by the ranks
+     * that marked it (b->in_place), in the bucket by one that did not (find_unused):
+     * neither reads registered memory in place, so that both take one algorithm. */
+    if (b->ngrads == 1)
+        return sc_allreduce_delivered_plain(b->hb.data, b->hb.count, b->hb.dtype, SC_SUM,
+                                            r->comm, b->deliver, n, &b->req);
     return sc_allreduce_delivered(b->hb.data, b->hb.count, b->hb.dtype, SC_SUM, r->comm,
                                   b->deliver, n, &b->req);
 }
@@ -205,6 +211,9 @@ static sc_status_t sc_bucket_start(sc_reducer_t *r, sc_rbucket_t *b)
     sc_error_clear(); /* a caller's hook may fail without a sentence */
     if (sc_bucket_delivers(r, b))
         st = sc_bucket_start_delivered(r, b);
+    else if (b->in_place && sc_reducer_hook_is_plain(&r->hook))
+        st = sc_allreduce_delivered_plain(b->in_place, b->hb.count, b->hb.dtype, SC_SUM,
+                                          r->comm, NULL, 0, &b->req); /* as just above */
     else if (sc_bucket_prescales(r, b))
         st = sc_allreduce_prescaled(b->hb.data, b->hb.count, b->hb.dtype, 1.0 / r->prediv,
                                     r->comm, &b->req);

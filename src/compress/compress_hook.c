@@ -97,7 +97,7 @@ static sc_status_t sc_hook_topk_start(void *state, const sc_hook_bucket_t *b,
         return sc_allreduce(b->data, b->data, b->count, b->dtype, SC_SUM, comm, b->stream,
                             req);
     call = (sc_call_t){SC_COLL_ALLGATHER, (char *)k->blocks + (size_t)rank * k->lay.bytes,
-                       k->blocks, k->lay.bytes, SC_UINT8, SC_SUM, 0, 0.0};
+                       k->blocks, k->lay.bytes, SC_UINT8, SC_SUM, 0, 0.0, 0};
     k->gate = 0;
     st = sc_call_issue_gated(&call, comm, &k->gate, req);
     if (st != SC_SUCCESS) {

@@ -43,7 +43,7 @@ static void *sim_stream(void *arg)
  * and starts its stream thread. */
 static int sim_issue(sim_op_t *s, sc_comm_t *comm, size_t count, double delay_s, float value)
 {
-    sc_call_t call = {SC_COLL_ALLREDUCE, NULL, NULL, count, SC_FLOAT32, SC_SUM, 0, 0.0};
+    sc_call_t call = {SC_COLL_ALLREDUCE, NULL, NULL, count, SC_FLOAT32, SC_SUM, 0, 0.0, 0};
 
     s->comm = comm;
     s->gate = 0;
