@@ -569,12 +569,30 @@ void sc_scale_local(sc_dtype_t dtype, void *dst, const void *src, size_t count, 
 /* Elements per tile of the scaled reduction: two tiles of 8-byte elements stay in L1. */
 #define SC_SCALED_TILE 1024
 
+/* The float32 sum of the scaled inputs in one pass: each product rounded to float32
+ * (never fused with the add), the sum rounded, a NaN made canonical, as the tiles below
+ * compute it. */
+SC_CLONES __attribute__((optimize("fp-contract=off")))
+static void sc_f32_sum_scaled(const float *x, int scale_x, const float *y, float *z,
+                              size_t count, float s)
+{
+    for (size_t i = 0; i < count; i++) {
+        float a = scale_x ? x[i] * s : x[i];
+        float r = a + y[i] * s;
+        z[i] = r != r ? sc_f32_from_bits(SC_F32_QNAN) : r;
+    }
+}
+
 void sc_reduce_local_scaled(sc_op_t op, sc_dtype_t dtype, const void *a, int scale_a,
                             const void *b, void *out, size_t count, double scale)
 {
     _Alignas(64) uint8_t ta[SC_SCALED_TILE * 8], tb[SC_SCALED_TILE * 8];
     size_t es = sc_dtype_size(dtype);
 
+    if (dtype == SC_FLOAT32 && (op == SC_SUM || op == SC_AVG)) {
+        sc_f32_sum_scaled(a, scale_a, b, out, count, (float)scale);
+        return;
+    }
     for (size_t i = 0; i < count; i += SC_SCALED_TILE) {
         size_t n = count - i < SC_SCALED_TILE ? count - i : SC_SCALED_TILE;
         const uint8_t *pa = (const uint8_t *)a + i * es;

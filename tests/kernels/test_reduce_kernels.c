@@ -743,6 +743,53 @@ static int test_reduce_is_commutative_bitwise(void)
     return 0;
 }
 
+/* The scaled reduction (the reducer's pre-division inside an all-reduce) is bit for bit
+ * the reduction of the inputs scaled by sc_scale_local, for every dtype and op, with
+ * the first input scaled or not, in place too, on random bit patterns (NaN, Inf and
+ * subnormals among them) and a count that is no multiple of a vector or a tile. */
+static int test_scaled_reduce_equals_scale_then_reduce(void)
+{
+    static const double scales[] = {0.5, 1.0 / 3.0, 0.125};
+    size_t count = 5003;
+
+    for (size_t di = 0; di < NELEM(all_dtypes); di++) {
+        for (size_t oi = 0; oi < NELEM(all_ops); oi++) {
+            sc_dtype_t d = all_dtypes[di];
+            size_t n = dtype_bytes(d);
+            for (int k = 0; k < 6; k++) {
+                int scale_a = k % 2, in_place = k >= 4;
+                double s = scales[k / 2 % 3];
+                bufs_t t;
+                char *sa, *sb;
+                CHECK(bufs_alloc(&t, d, count, k % 2, 1300 + di * 10 + oi) == 0, "no memory");
+                sa = malloc(count * n);
+                sb = malloc(count * n);
+                CHECK(sa && sb, "no memory");
+                if (scale_a)
+                    sc_scale_local(d, sa, t.a, count, s);
+                else
+                    memcpy(sa, t.a, count * n);
+                sc_scale_local(d, sb, t.b, count, s);
+                sc_reduce_local(all_ops[oi], d, sa, sb, t.expected, count);
+                if (in_place) {
+                    memcpy(t.out, t.a, count * n);
+                    sc_reduce_local_scaled(all_ops[oi], d, t.out, scale_a, t.b, t.out, count, s);
+                } else {
+                    sc_reduce_local_scaled(all_ops[oi], d, t.a, scale_a, t.b, t.out, count, s);
+                }
+                int bad = memcmp(t.out, t.expected, count * n) != 0;
+                free(sa);
+                free(sb);
+                bufs_free(&t);
+                CHECK(!bad, "%s %s scale %g, first input %s%s: differs from scaling, then "
+                      "reducing", dtype_str(d), op_str(all_ops[oi]), s,
+                      scale_a ? "scaled" : "as is", in_place ? ", in place" : "");
+            }
+        }
+    }
+    return 0;
+}
+
 static int test_avg_reduces_as_sum(void)
 {
     size_t count = 1001;
@@ -1135,6 +1182,7 @@ static const struct {
     TEST(reduce_into_b_matches_out_of_place),
     TEST(reduce_is_commutative_bitwise),
     TEST(avg_reduces_as_sum),
+    TEST(scaled_reduce_equals_scale_then_reduce),
     TEST(float_nan_results_are_the_canonical_quiet_nan),
     TEST(float_min_max_order_signed_zeros),
     TEST(float_min_max_order_infinities_and_negatives),
