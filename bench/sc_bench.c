@@ -294,8 +294,8 @@ static void sc_bench_print_header(FILE *out, const char *command,
             opts->iters, opts->warmup, opts->check ? 1 : 0,
             opts->inplace ? "in-place" : "out-of-place", opts->seed);
     if (opts->registered)
-        fprintf(out, "# host buffers from sc_mem_alloc (registered, read in place by the "
-                     "local ranks)\n");
+        fprintf(out, "# host buffers from sc_mem_alloc (registered memory: read in place by "
+                     "the local ranks where they share memory)\n");
     if (device)
         fprintf(out, "# device buffers (rank 0 on %s), calls enqueued on one CUDA stream%s\n",
                 device, opts->blocking ? " and synchronized one by one" : "");

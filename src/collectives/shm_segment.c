@@ -2,9 +2,11 @@
  * collective where its peers' copies of a buffer are mapped. UCX allocates each
  * segment (ucp_mem_map, in shared memory where a shared-memory transport can) and
  * every rank maps every other rank's segment through its endpoint (ucp_rkey_ptr). */
+#include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "collectives/agree.h"
 #include "collectives/shm_segment.h"
@@ -77,6 +79,15 @@ static sc_status_t sc_shm_map_local(sc_comm_t *comm, struct sc_shm_seg *s,
         return sc_error(SC_ERR_INTERNAL, "sc_mem_alloc: UCX did not say where it allocated "
                         "(%s)", ucs_status_string(us));
     s->base = attr.address;
+#ifdef MADV_POPULATE_WRITE
+    /* Every page now: a shared-memory file system too small for the segment is an error
+     * here rather than a SIGBUS on a later write (and no collective pays the faults).
+     * Kernels without it (before 5.14) say EINVAL, and the pages come on first use. */
+    if (madvise(s->base, s->bytes, MADV_POPULATE_WRITE) != 0 && errno != EINVAL)
+        return sc_error(SC_ERR_NO_MEMORY, "sc_mem_alloc: rank %d could not back %zu bytes "
+                        "of shared memory with pages (%s)", comm->rank, s->bytes,
+                        strerror(errno));
+#endif
     memset(rec, 0, sizeof(*rec));
     rec->base = (uint64_t)(uintptr_t)s->base;
     if (comm->size > 1 && ucp_rkey_pack(comm->tp->context, s->memh, &packed, &plen) == UCS_OK) {
