@@ -18,13 +18,15 @@
 /* Chunk subs stay below the two above. */
 #define SC_SHM_MAX_CHUNKS 0xfff0
 
+/* Where the zero-byte messages point: never read or written. */
+static uint8_t sc_shm_sig;
+
 typedef struct {
     int p, me;
     size_t es;
     size_t ce;  /* elements per chunk */
     int nch;    /* chunks of the largest block */
     int enter;  /* the action after which every peer is known to have entered, or -1 */
-    uint8_t sig; /* the payload of the zero-byte messages (never read) */
 } sc_shm_plan_t;
 
 static void sc_shm_plan(sc_coll_op_t *op, sc_shm_plan_t *g, size_t block_elems)
@@ -40,17 +42,23 @@ static void sc_shm_plan(sc_coll_op_t *op, sc_shm_plan_t *g, size_t block_elems)
 }
 
 /* Ring neighbours' headers say they entered the op; the other peers say so with a
- * message. The returned action (or -1) is done once every peer entered. */
+ * message, g->enter is done once every peer entered. A rank says so only once its own
+ * neighbours' headers agreed with its own (the empty copy below is local work, which
+ * waits for them): so every rank that hears from all its peers knows that every pair of
+ * ring neighbours agreed, hence every rank passed the same segments and offsets, and
+ * no rank writes into memory a peer did not pass. */
 static void sc_shm_enter(sc_coll_op_t *op, sc_shm_plan_t *g)
 {
-    int left = sc_mod(g->me - 1, g->p), right = sc_mod(g->me + 1, g->p);
+    int left = sc_mod(g->me - 1, g->p), right = sc_mod(g->me + 1, g->p), agreed = -1;
 
+    if (g->p > 3)
+        agreed = sc_op_copy(op, &sc_shm_sig, &sc_shm_sig, 0, -1, -1);
     for (int q = 0; q < g->p; q++)
         if (q != g->me && q != left && q != right)
-            sc_op_send(op, q, SC_SHM_SUB_ENTER, &g->sig, 0, -1, -1);
+            sc_op_send(op, q, SC_SHM_SUB_ENTER, &sc_shm_sig, 0, agreed, -1);
     for (int q = 0; q < g->p; q++)
         if (q != g->me && q != left && q != right)
-            g->enter = sc_op_recv(op, q, SC_SHM_SUB_ENTER, &g->sig, 0, g->enter, -1);
+            g->enter = sc_op_recv(op, q, SC_SHM_SUB_ENTER, &sc_shm_sig, 0, g->enter, -1);
 }
 
 /* dst = op over ranks of in(q), len elements; returns the last action. in_mine is this
@@ -80,10 +88,11 @@ static void sc_shm_finish(sc_coll_op_t *op, sc_shm_plan_t *g, const int *last_fr
 {
     for (int q = 0; q < g->p; q++)
         if (q != g->me)
-            sc_op_send(op, q, SC_SHM_SUB_DONE, &g->sig, 0, last_from ? last_from[q] : -1, last);
+            sc_op_send(op, q, SC_SHM_SUB_DONE, &sc_shm_sig, 0,
+                       last_from ? last_from[q] : -1, last);
     for (int q = 0; q < g->p; q++)
         if (q != g->me)
-            sc_op_recv(op, q, SC_SHM_SUB_DONE, &g->sig, 0, -1, -1);
+            sc_op_recv(op, q, SC_SHM_SUB_DONE, &sc_shm_sig, 0, -1, -1);
 }
 
 sc_status_t sc_algo_allreduce_shm(sc_coll_op_t *op, const void *sbuf, void *rbuf, size_t count,
@@ -123,7 +132,7 @@ sc_status_t sc_algo_allreduce_shm(sc_coll_op_t *op, const void *sbuf, void *rbuf
             if (push)
                 cp = sc_op_copy(op, sc_shm_peer_ptr(rref, q, off * g.es),
                                 SC_BYTES(rbuf) + off * g.es, len * g.es, last, -1);
-            sc_op_send(op, q, (uint16_t)c, &g.sig, 0, push ? cp : last, -1);
+            sc_op_send(op, q, (uint16_t)c, &sc_shm_sig, 0, push ? cp : last, -1);
         }
     }
     /* The other blocks, copied from their owners' rbuf as each chunk is final; the
@@ -139,7 +148,7 @@ sc_status_t sc_algo_allreduce_shm(sc_coll_op_t *op, const void *sbuf, void *rbuf
             if (off >= qe)
                 break;
             len = sc_min_size(g.ce, qe - off);
-            rv = sc_op_recv(op, q, (uint16_t)c, &g.sig, 0, -1, -1);
+            rv = sc_op_recv(op, q, (uint16_t)c, &sc_shm_sig, 0, -1, -1);
             if (push)
                 continue; /* the owner wrote it here */
             dst = sc_op_final(op, rbuf, off * g.es, len * g.es);

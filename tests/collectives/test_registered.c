@@ -66,7 +66,9 @@ static int test_alloc_errors(void)
 
 /* One rank passes plain memory (or registered memory at another offset) where the
  * others pass registered memory: every rank's call fails with SC_ERR_MISMATCH, whose
- * sentence says what differs, instead of reading memory the peer did not offer. */
+ * sentence says what differs, and no rank writes where that rank did not offer (its
+ * segment outside its buffer keeps its sentinel, on 4 ranks too, where rank 3 is no
+ * ring neighbour of rank 1). */
 static int run_mismatch(int other_offset)
 {
     sc_comm_t *comm;
@@ -81,9 +83,13 @@ static int run_mismatch(int other_offset)
     st = sc_mem_alloc(comm, (COUNT + 64) * sizeof(float), (void **)&seg);
     if (st != SC_SUCCESS)
         goto check;
-    buf = seg;
+    /* Rank 1 at offset 0, the others at 64 elements: a peer that wrote rank 1's
+     * segment at its own offset would write past the end of rank 1's buffer. */
+    buf = seg + 64;
+    for (size_t i = 0; i < COUNT + 64; i++)
+        seg[i] = -7.0f; /* the sentinel */
     if (check_rank == 1 && other_offset)
-        buf = seg + 16;
+        buf = seg;
     if (check_rank == 1 && !other_offset) {
         plain = calloc(COUNT, sizeof(float));
         CHECK(plain != NULL, "out of memory");
@@ -100,8 +106,16 @@ check:
               sc_last_error());
         CHECK(strstr(sc_last_error(), "ranks disagree") != NULL, "sentence: %s",
               sc_last_error());
-        CHECK(strstr(sc_last_error(), other_offset ? "offset 64" : "algorithm shm") != NULL,
+        CHECK(strstr(sc_last_error(), other_offset ? "offset 256" : "algorithm shm") != NULL,
               "sentence does not say what differs: %s", sc_last_error());
+        if (check_rank == 1) {
+            /* Outside what this rank passed: untouched. */
+            size_t hi = other_offset ? COUNT : 0;
+            for (size_t i = 0; i < COUNT + 64; i++)
+                CHECK(i < hi || seg[i] == -7.0f,
+                      "a peer wrote element %zu of rank 1's segment, outside its buffer "
+                      "(%g)", i, seg[i]);
+        }
     }
     free(plain);
     sc_comm_destroy(comm);
