@@ -210,3 +210,61 @@ sc_status_t sc_algo_allgather_shm(sc_coll_op_t *op, const void *sbuf, void *rbuf
     sc_shm_finish(op, &g, NULL, last);
     return sc_op_built(op);
 }
+
+sc_status_t sc_algo_broadcast_shm(sc_coll_op_t *op, const void *sbuf, void *rbuf, size_t count,
+                                  int root, const sc_shm_ref_t *rref)
+{
+    sc_shm_plan_t g;
+    int last = -1;
+
+    op->hdr.algo = SC_ALGO_SHM;
+    sc_shm_plan(op, &g, count);
+    sc_shm_enter(op, &g);
+    if (g.me == root) {
+        /* The peers copy from the root's rbuf once it holds the data. */
+        int ready = sbuf != rbuf ? sc_op_copy(op, rbuf, sbuf, count * g.es, -1, -1) : -1;
+        for (int q = 0; q < g.p; q++)
+            if (q != root)
+                sc_op_send(op, q, 0, &sc_shm_sig, 0, ready, g.enter);
+        for (int q = 0; q < g.p; q++)
+            if (q != root)
+                sc_op_recv(op, q, SC_SHM_SUB_DONE, &sc_shm_sig, 0, -1, -1);
+        return sc_op_built(op);
+    }
+    last = sc_op_recv(op, root, 0, &sc_shm_sig, 0, -1, -1);
+    if (g.enter >= 0)
+        last = sc_op_copy(op, &sc_shm_sig, &sc_shm_sig, 0, last, g.enter);
+    for (int c = 0; c < g.nch; c++) {
+        size_t off = (size_t)c * g.ce, len = sc_min_size(g.ce, count - off);
+        last = sc_op_copy(op, SC_BYTES(rbuf) + off * g.es,
+                          sc_shm_peer_ptr(rref, root, off * g.es), len * g.es, last, -1);
+    }
+    sc_op_send(op, root, SC_SHM_SUB_DONE, &sc_shm_sig, 0, last, -1);
+    return sc_op_built(op);
+}
+
+sc_status_t sc_algo_reduce_shm(sc_coll_op_t *op, const void *sbuf, void *rbuf, size_t count,
+                               int root, const sc_shm_ref_t *sref)
+{
+    sc_shm_plan_t g;
+    int last = -1;
+
+    op->hdr.algo = SC_ALGO_SHM;
+    sc_shm_plan(op, &g, count);
+    sc_shm_enter(op, &g);
+    if (g.me != root) {
+        /* Done once the root read this rank's sbuf. */
+        sc_op_recv(op, root, SC_SHM_SUB_DONE, &sc_shm_sig, 0, -1, -1);
+        return sc_op_built(op);
+    }
+    for (int c = 0; c < g.nch; c++) {
+        size_t off = (size_t)c * g.ce, len = sc_min_size(g.ce, count - off);
+        last = sc_shm_reduce_chunk(op, &g, SC_BYTES(rbuf) + off * g.es,
+                                   SC_CBYTES(sbuf) + off * g.es, sref, off * g.es, len,
+                                   last >= 0 ? last : g.enter);
+    }
+    for (int q = 0; q < g.p; q++)
+        if (q != root)
+            sc_op_send(op, q, SC_SHM_SUB_DONE, &sc_shm_sig, 0, last, -1);
+    return sc_op_built(op);
+}

@@ -153,7 +153,7 @@ static void sc_call_mark_shm(sc_coll_op_t *op, const sc_shm_ref_t *s, const sc_s
 
 /* Registered memory read in place (algo_shm.c), where the call's buffers allow it:
  * allreduce with both buffers registered (unless SC_ALGO forces an algorithm),
- * reduce-scatter with the send buffer,
+ * reduce-scatter and reduce with the send buffer, broadcast with the receive buffer,
  * all-gather with the send buffer or, in place, the receive buffer. The header carries
  * the segments and offsets, so that ranks that passed other memory disagree. Returns 1
  * when it built op (its status in *st), 0 to leave the call to the other algorithms. */
@@ -202,6 +202,20 @@ static int sc_call_build_shm(const sc_call_t *call, sc_coll_op_t *op, const sc_t
                                     in_place ? sb : 0);
         return 1;
     }
+    case SC_COLL_BROADCAST:
+        sc_shm_lookup(comm, call->rbuf, rb, &r);
+        if (!r.seg)
+            return 0;
+        sc_call_mark_shm(op, NULL, &r);
+        *st = sc_algo_broadcast_shm(op, call->sbuf, call->rbuf, call->count, call->root, &r);
+        return 1;
+    case SC_COLL_REDUCE:
+        sc_shm_lookup(comm, call->sbuf, sb, &s);
+        if (!s.seg)
+            return 0;
+        sc_call_mark_shm(op, &s, NULL);
+        *st = sc_algo_reduce_shm(op, call->sbuf, call->rbuf, call->count, call->root, &s);
+        return 1;
     default:
         return 0;
     }

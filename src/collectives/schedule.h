@@ -220,5 +220,11 @@ sc_status_t sc_algo_reduce_scatter_shm(sc_coll_op_t *op, const void *sbuf, void 
                                        size_t recvcount, const sc_shm_ref_t *sref);
 sc_status_t sc_algo_allgather_shm(sc_coll_op_t *op, const void *sbuf, void *rbuf,
                                   size_t sendcount, const sc_shm_ref_t *ref, size_t block_off);
+/* Broadcast: the peers copy from the root's rbuf (rref); reduce: the root reduces from
+ * every rank's sbuf (sref). */
+sc_status_t sc_algo_broadcast_shm(sc_coll_op_t *op, const void *sbuf, void *rbuf, size_t count,
+                                  int root, const sc_shm_ref_t *rref);
+sc_status_t sc_algo_reduce_shm(sc_coll_op_t *op, const void *sbuf, void *rbuf, size_t count,
+                               int root, const sc_shm_ref_t *sref);
 
 #endif
