@@ -82,17 +82,35 @@ static int sc_shm_reduce_chunk(sc_coll_op_t *op, const sc_shm_plan_t *g, void *d
     return d;
 }
 
-/* Tells every peer this rank is done reading its memory (after action last) and waits
- * for every peer to say the same. */
-static void sc_shm_finish(sc_coll_op_t *op, sc_shm_plan_t *g, const int *last_from, int last)
+/* A zero-byte message sub to every rank but skip, after actions dep0 and dep1. */
+static void sc_shm_tell_all(sc_coll_op_t *op, const sc_shm_plan_t *g, int skip, uint16_t sub,
+                            int dep0, int dep1)
 {
     for (int q = 0; q < g->p; q++)
-        if (q != g->me)
-            sc_op_send(op, q, SC_SHM_SUB_DONE, &sc_shm_sig, 0,
-                       last_from ? last_from[q] : -1, last);
+        if (q != skip)
+            sc_op_send(op, q, sub, &sc_shm_sig, 0, dep0, dep1);
+}
+
+/* Waits for message sub from every rank but skip. */
+static void sc_shm_hear_all(sc_coll_op_t *op, const sc_shm_plan_t *g, int skip, uint16_t sub)
+{
     for (int q = 0; q < g->p; q++)
-        if (q != g->me)
-            sc_op_recv(op, q, SC_SHM_SUB_DONE, &sc_shm_sig, 0, -1, -1);
+        if (q != skip)
+            sc_op_recv(op, q, sub, &sc_shm_sig, 0, -1, -1);
+}
+
+/* Tells every peer this rank is done reading its memory (after action last, and
+ * last_from[q] for peer q when given) and waits for every peer to say the same. */
+static void sc_shm_finish(sc_coll_op_t *op, sc_shm_plan_t *g, const int *last_from, int last)
+{
+    if (last_from) {
+        for (int q = 0; q < g->p; q++)
+            if (q != g->me)
+                sc_op_send(op, q, SC_SHM_SUB_DONE, &sc_shm_sig, 0, last_from[q], last);
+    } else {
+        sc_shm_tell_all(op, g, g->me, SC_SHM_SUB_DONE, last, -1);
+    }
+    sc_shm_hear_all(op, g, g->me, SC_SHM_SUB_DONE);
 }
 
 sc_status_t sc_algo_allreduce_shm(sc_coll_op_t *op, const void *sbuf, void *rbuf, size_t count,
@@ -223,12 +241,8 @@ sc_status_t sc_algo_broadcast_shm(sc_coll_op_t *op, const void *sbuf, void *rbuf
     if (g.me == root) {
         /* The peers copy from the root's rbuf once it holds the data. */
         int ready = sbuf != rbuf ? sc_op_copy(op, rbuf, sbuf, count * g.es, -1, -1) : -1;
-        for (int q = 0; q < g.p; q++)
-            if (q != root)
-                sc_op_send(op, q, 0, &sc_shm_sig, 0, ready, g.enter);
-        for (int q = 0; q < g.p; q++)
-            if (q != root)
-                sc_op_recv(op, q, SC_SHM_SUB_DONE, &sc_shm_sig, 0, -1, -1);
+        sc_shm_tell_all(op, &g, root, 0, ready, g.enter);
+        sc_shm_hear_all(op, &g, root, SC_SHM_SUB_DONE);
         return sc_op_built(op);
     }
     last = sc_op_recv(op, root, 0, &sc_shm_sig, 0, -1, -1);
@@ -263,8 +277,6 @@ sc_status_t sc_algo_reduce_shm(sc_coll_op_t *op, const void *sbuf, void *rbuf, s
                                    SC_CBYTES(sbuf) + off * g.es, sref, off * g.es, len,
                                    last >= 0 ? last : g.enter);
     }
-    for (int q = 0; q < g.p; q++)
-        if (q != root)
-            sc_op_send(op, q, SC_SHM_SUB_DONE, &sc_shm_sig, 0, last, -1);
+    sc_shm_tell_all(op, &g, root, SC_SHM_SUB_DONE, last, -1);
     return sc_op_built(op);
 }
