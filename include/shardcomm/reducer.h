@@ -21,7 +21,10 @@
  * scaled copy, the bucket's all-reduce (NCCL or host-staged) and the copy back run on
  * it; finalize waits for the buckets and makes the compute stream wait for the
  * communication stream, so that the framework's next kernels see the results. Views
- * (gradient_as_bucket_view) are then device memory.
+ * (gradient_as_bucket_view) are then device memory. Host buckets of a communicator
+ * whose ranks all share one node are registered memory (sc_mem_alloc; SC_LOCAL_REGISTER=0
+ * keeps them plain), so that their all-reduces read the peers' buckets in place; to the
+ * caller they are host memory like any other.
  *
  * Threads: mark_ready may be called from any thread, concurrently for different
  * gradients. Every other call on a reducer comes from one thread at a time, and
@@ -166,7 +169,9 @@ SC_API sc_status_t sc_reducer_create(sc_comm_t *comm, const sc_grad_desc_t *grad
  * grad from this call until finalize returns: the reducer reads and writes it in
  * between. After a failed
  * iteration a gradient of host buckets may hold a partial result.
- * With gradient_as_bucket_view the view is scaled in place (in a synced iteration);
+ * With gradient_as_bucket_view the view is scaled in place (in a synced iteration; in
+ * registered buckets with the plain all-reduce hook, inside the bucket's all-reduce,
+ * so that the view holds the unscaled gradient until its bucket starts);
  * grad must then be NULL or the view. Errors, with nothing changed: SC_ERR_INVALID_ARG
  * for an index outside [0, n), a gradient already marked in this iteration, a NULL
  * grad (copy mode, count > 0), one outside its view, or one of the wrong memory kind
