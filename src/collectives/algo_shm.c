@@ -4,7 +4,8 @@
  * chunk, writes each final chunk into every peer's receive buffer and tells them so
  * (with delivered ranges the peers copy it instead, see push below). Reduce-scatter:
  * each rank reduces its own block from every send buffer. All-gather: each rank copies
- * every block from its owner. Messages carry no data, only "entered" (for ranks that
+ * every block from its owner. Reduce: the root reduces from every send buffer.
+ * Broadcast: every rank copies from the root's receive buffer. Messages carry no data, only "entered" (for ranks that
  * are not ring neighbours: a neighbour's header says it already), "chunk final" and
  * "done reading your memory", which a rank waits for from every peer whose reads of its
  * memory nothing else bounds, so that no buffer is reused while a peer still reads it. */
