@@ -46,10 +46,10 @@ typedef struct sc_request sc_request_t;
  * allocates it in shared memory). A host collective of more than 512 bytes whose
  * buffers lie in such memory at the same offset on every rank reads the peers' buffers
  * in place (one copy instead of a transfer through the kernel and a second copy):
- * allreduce with both buffers registered, reduce_scatter, allgather and reduce with
- * the send buffer (allgather in place: the receive buffer), broadcast with the receive
- * buffer. Alltoall and send/recv, and every call on a communicator whose ranks do not
- * all share one node, treat it as plain memory. Ranks that pass registered memory while a
+ * allreduce with both buffers registered, reduce_scatter, allgather, reduce and
+ * alltoall with the send buffer (allgather in place: the receive buffer), broadcast
+ * with the receive buffer. Send/recv, and every call on a communicator whose ranks do
+ * not all share one node, treat it as plain memory. Ranks that pass registered memory while a
  * peer passes plain memory (or another offset) to the same call get SC_ERR_MISMATCH on
  * every rank. Collective: every rank calls it in the same order with the same bytes;
  * a rank's failure, or sizes that differ, is an error on every rank and allocates

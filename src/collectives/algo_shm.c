@@ -5,7 +5,8 @@
  * (with delivered ranges the peers copy it instead, see push below). Reduce-scatter:
  * each rank reduces its own block from every send buffer. All-gather: each rank copies
  * every block from its owner. Reduce: the root reduces from every send buffer.
- * Broadcast: every rank copies from the root's receive buffer. Messages carry no data, only "entered" (for ranks that
+ * Broadcast: every rank copies from the root's receive buffer. Alltoall: every rank
+ * copies its block from every send buffer. Messages carry no data, only "entered" (for ranks that
  * are not ring neighbours: a neighbour's header says it already), "chunk final" and
  * "done reading your memory", which a rank waits for from every peer whose reads of its
  * memory nothing else bounds, so that no buffer is reused while a peer still reads it. */
@@ -279,5 +280,49 @@ sc_status_t sc_algo_reduce_shm(sc_coll_op_t *op, const void *sbuf, void *rbuf, s
                                    last >= 0 ? last : g.enter);
     }
     sc_shm_tell_all(op, &g, root, SC_SHM_SUB_DONE, last, -1);
+    return sc_op_built(op);
+}
+
+sc_status_t sc_algo_alltoall_shm(sc_coll_op_t *op, const void *sbuf, void *rbuf, size_t count,
+                                 const sc_shm_ref_t *sref)
+{
+    sc_shm_plan_t g;
+    size_t bytes;
+    int last = -1, in_place = sbuf == rbuf;
+    uint8_t *dst = rbuf;
+
+    op->hdr.algo = SC_ALGO_SHM;
+    sc_shm_plan(op, &g, count);
+    bytes = count * g.es;
+    sc_shm_enter(op, &g);
+    /* In place, block q of this rank's buffer is what peer q reads from it: what q sends
+     * here waits in scratch until every peer is done reading. */
+    if (in_place && g.p > 1) {
+        dst = sc_op_scratch(op, bytes * (size_t)g.p);
+        if (!dst)
+            return sc_error(SC_ERR_NO_MEMORY, "alltoall: out of memory for %zu bytes of "
+                            "scratch", bytes * (size_t)g.p);
+    }
+    for (int i = 1; i < g.p; i++) {
+        int q = (g.me + i) % g.p;
+        last = sc_op_copy(op, dst + (size_t)q * bytes,
+                          sc_shm_peer_ptr(sref, q, (uint64_t)g.me * bytes), bytes,
+                          last >= 0 ? last : g.enter, -1);
+    }
+    if (!in_place) {
+        sc_op_copy(op, dst + (size_t)g.me * bytes, SC_CBYTES(sbuf) + (size_t)g.me * bytes,
+                   bytes, -1, -1);
+        sc_shm_finish(op, &g, NULL, last);
+        return sc_op_built(op);
+    }
+    sc_shm_tell_all(op, &g, g.me, SC_SHM_SUB_DONE, last, -1);
+    last = -1;
+    for (int q = 0; q < g.p; q++)
+        if (q != g.me)
+            last = sc_op_recv(op, q, SC_SHM_SUB_DONE, &sc_shm_sig, 0, last, -1);
+    for (int q = 0; q < g.p; q++)
+        if (q != g.me)
+            sc_op_copy(op, SC_BYTES(rbuf) + (size_t)q * bytes, dst + (size_t)q * bytes, bytes,
+                       last, -1);
     return sc_op_built(op);
 }

@@ -153,7 +153,8 @@ static void sc_call_mark_shm(sc_coll_op_t *op, const sc_shm_ref_t *s, const sc_s
 
 /* Registered memory read in place (algo_shm.c), where the call's buffers allow it:
  * allreduce with both buffers registered (unless SC_ALGO forces an algorithm),
- * reduce-scatter and reduce with the send buffer, broadcast with the receive buffer,
+ * reduce-scatter, reduce and alltoall with the send buffer, broadcast with the receive
+ * buffer,
  * all-gather with the send buffer or, in place, the receive buffer. The header carries
  * the segments and offsets, so that ranks that passed other memory disagree. Returns 1
  * when it built op (its status in *st), 0 to leave the call to the other algorithms. */
@@ -215,6 +216,13 @@ static int sc_call_build_shm(const sc_call_t *call, sc_coll_op_t *op, const sc_t
             return 0;
         sc_call_mark_shm(op, &s, NULL);
         *st = sc_algo_reduce_shm(op, call->sbuf, call->rbuf, call->count, call->root, &s);
+        return 1;
+    case SC_COLL_ALLTOALL:
+        sc_shm_lookup(comm, call->sbuf, sb, &s);
+        if (!s.seg)
+            return 0;
+        sc_call_mark_shm(op, &s, NULL);
+        *st = sc_algo_alltoall_shm(op, call->sbuf, call->rbuf, call->count, &s);
         return 1;
     default:
         return 0;

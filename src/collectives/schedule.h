@@ -226,5 +226,9 @@ sc_status_t sc_algo_broadcast_shm(sc_coll_op_t *op, const void *sbuf, void *rbuf
                                   int root, const sc_shm_ref_t *rref);
 sc_status_t sc_algo_reduce_shm(sc_coll_op_t *op, const void *sbuf, void *rbuf, size_t count,
                                int root, const sc_shm_ref_t *sref);
+/* Alltoall: every rank copies its block from every send buffer (sref); in place through
+ * scratch, written back once every peer is done reading. */
+sc_status_t sc_algo_alltoall_shm(sc_coll_op_t *op, const void *sbuf, void *rbuf, size_t count,
+                                 const sc_shm_ref_t *sref);
 
 #endif

@@ -549,10 +549,11 @@ int main(int argc, char **argv)
     run.ctx.rank = sc_comm_rank(run.ctx.comm);
     run.ctx.size = sc_comm_size(run.ctx.comm);
     if (o.registered) {
-        /* The largest case: an all-gather of the large count of float64 (receive buffer
-         * p times the send buffer), or --count N of it, with guards. */
-        size_t n = o.count >= 0 ? (size_t)o.count : CC_BIG_COUNT;
-        cc_arena.bytes = (size_t)(run.ctx.size + 1) * n * 8 + 4096;
+        /* The largest case: an alltoall of the largest count of float64 (both buffers p
+         * blocks), with guards; the small counts go up to p + 1. */
+        size_t n = o.count >= 0 ? (size_t)o.count : o.big ? CC_BIG_COUNT
+                                                           : (size_t)run.ctx.size + 1;
+        cc_arena.bytes = 2 * (size_t)run.ctx.size * n * 8 + 4096;
         cc_check_status(&run.ctx, sc_mem_alloc(run.ctx.comm, cc_arena.bytes,
                                                (void **)&cc_arena.base), "sc_mem_alloc");
     }

@@ -186,6 +186,44 @@ static int test_reuse(void)
     return 0;
 }
 
+/* The same for alltoall, alternately in place (through scratch, written back only once
+ * every peer is done reading) and out of place, 40 rounds: rank r's block q holds
+ * r * 1000 + q * 10 + round + i % 7. */
+static int test_reuse_alltoall(void)
+{
+    sc_comm_t *comm;
+    int32_t *a, *b;
+    int size;
+
+    if (init(&comm, &size))
+        return 1;
+    CHECK_OK(sc_mem_alloc(comm, (size_t)COUNT * 4, (void **)&a));
+    CHECK_OK(sc_mem_alloc(comm, (size_t)COUNT * 4, (void **)&b));
+    for (int round = 0; round < 40; round++) {
+        size_t n = COUNT / (size_t)size - (size_t)round * 3;
+        int in_place = round % 2;
+        int32_t *out = in_place ? a : b;
+        sc_request_t *req;
+        for (size_t i = 0; i < n * (size_t)size; i++)
+            a[i] = check_rank * 1000 + (int32_t)(i / n) * 10 + round + (int32_t)(i % n % 7);
+        CHECK_OK(sc_alltoall(a, out, n, SC_INT32, comm, NULL, &req));
+        CHECK_OK(sc_wait(req));
+        sc_request_free(req);
+        for (size_t i = 0; i < n * (size_t)size; i++) {
+            int32_t want = (int32_t)(i / n) * 1000 + check_rank * 10 + round +
+                           (int32_t)(i % n % 7);
+            CHECK(out[i] == want, "round %d (%s) element %zu is %d, expected %d", round,
+                  in_place ? "in place" : "out of place", i, out[i], want);
+        }
+        memset(a, 0xff, n * (size_t)size * 4);
+        memset(b, 0xff, n * (size_t)size * 4);
+    }
+    CHECK_OK(sc_mem_free(comm, a));
+    CHECK_OK(sc_mem_free(comm, b));
+    CHECK_OK(sc_comm_destroy(comm));
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     static const struct {
@@ -194,11 +232,12 @@ int main(int argc, char **argv)
     } tests[] = {{"alloc_errors", test_alloc_errors},
                  {"mismatch_plain", test_mismatch_plain},
                  {"mismatch_offset", test_mismatch_offset},
-                 {"reuse", test_reuse}};
+                 {"reuse", test_reuse},
+                 {"reuse_alltoall", test_reuse_alltoall}};
 
     if (argc != 2) {
         fprintf(stderr, "usage: test_registered alloc_errors|mismatch_plain|mismatch_offset|"
-                        "reuse\n");
+                        "reuse|reuse_alltoall\n");
         return 2;
     }
     for (size_t i = 0; i < sizeof(tests) / sizeof(tests[0]); i++) {
