@@ -152,18 +152,19 @@ static void sc_call_mark_shm(sc_coll_op_t *op, const sc_shm_ref_t *s, const sc_s
 }
 
 /* Registered memory read in place (algo_shm.c), where the call's buffers allow it:
- * allreduce with both buffers registered (unless SC_ALGO forces an algorithm),
- * reduce-scatter, reduce and alltoall with the send buffer, broadcast with the receive
- * buffer,
- * all-gather with the send buffer or, in place, the receive buffer. The header carries
- * the segments and offsets, so that ranks that passed other memory disagree. Returns 1
- * when it built op (its status in *st), 0 to leave the call to the other algorithms. */
+ * allreduce with both buffers registered (unless SC_ALGO forces an algorithm);
+ * reduce-scatter, reduce and alltoall with the send buffer; broadcast with the receive
+ * buffer; all-gather with the send buffer or, in place, the receive buffer. The header
+ * carries the segments and offsets, so that ranks that passed other memory disagree.
+ * Returns 1 when it built op (its status in *st), 0 to leave the call to the other
+ * algorithms (with the header untouched). */
 static int sc_call_build_shm(const sc_call_t *call, sc_coll_op_t *op, const sc_tuning_t *t,
                              sc_status_t *st)
 {
     sc_comm_t *comm = op->comm;
-    sc_shm_ref_t s, r;
+    sc_shm_ref_t s, r, *ref = &s;
     size_t sb, rb;
+    int in_place = 0;
 
     if (!comm->shm_segs || comm->size < 2 || call->plain)
         return 0;
@@ -183,50 +184,46 @@ static int sc_call_build_shm(const sc_call_t *call, sc_coll_op_t *op, const sc_t
         sc_call_mark_shm(op, &s, &r);
         *st = sc_algo_allreduce_shm(op, call->sbuf, call->rbuf, call->count, &s, &r);
         return 1;
-    case SC_COLL_REDUCE_SCATTER:
-        sc_shm_lookup(comm, call->sbuf, sb, &s);
-        if (!s.seg)
-            return 0;
-        sc_call_mark_shm(op, &s, NULL);
-        *st = sc_algo_reduce_scatter_shm(op, call->sbuf, call->rbuf, call->count, &s);
-        return 1;
-    case SC_COLL_ALLGATHER: {
+    case SC_COLL_ALLGATHER:
         /* In place, the send buffer is block `rank` of the receive buffer: its offset
          * differs between ranks, the receive buffer's does not. */
-        int in_place = call->sbuf == (const char *)call->rbuf + (size_t)comm->rank * sb;
-        sc_shm_ref_t *ref = in_place ? &r : &s;
-        sc_shm_lookup(comm, in_place ? call->rbuf : call->sbuf, in_place ? rb : sb, ref);
-        if (!ref->seg)
-            return 0;
-        sc_call_mark_shm(op, in_place ? NULL : ref, in_place ? ref : NULL);
-        *st = sc_algo_allgather_shm(op, call->sbuf, call->rbuf, call->count, ref,
-                                    in_place ? sb : 0);
-        return 1;
-    }
+        in_place = call->sbuf == (const char *)call->rbuf + (size_t)comm->rank * sb;
+        ref = in_place ? &r : &s;
+        break;
     case SC_COLL_BROADCAST:
-        sc_shm_lookup(comm, call->rbuf, rb, &r);
-        if (!r.seg)
-            return 0;
-        sc_call_mark_shm(op, NULL, &r);
-        *st = sc_algo_broadcast_shm(op, call->sbuf, call->rbuf, call->count, call->root, &r);
-        return 1;
+        ref = &r;
+        break;
+    case SC_COLL_REDUCE_SCATTER:
     case SC_COLL_REDUCE:
-        sc_shm_lookup(comm, call->sbuf, sb, &s);
-        if (!s.seg)
-            return 0;
-        sc_call_mark_shm(op, &s, NULL);
-        *st = sc_algo_reduce_shm(op, call->sbuf, call->rbuf, call->count, call->root, &s);
-        return 1;
     case SC_COLL_ALLTOALL:
-        sc_shm_lookup(comm, call->sbuf, sb, &s);
-        if (!s.seg)
-            return 0;
-        sc_call_mark_shm(op, &s, NULL);
-        *st = sc_algo_alltoall_shm(op, call->sbuf, call->rbuf, call->count, &s);
-        return 1;
+        break;
     default:
         return 0;
     }
+    /* One buffer read in place: ref is the send (s) or the receive buffer (r). */
+    sc_shm_lookup(comm, ref == &s ? call->sbuf : call->rbuf, ref == &s ? sb : rb, ref);
+    if (!ref->seg)
+        return 0;
+    sc_call_mark_shm(op, ref == &s ? ref : NULL, ref == &r ? ref : NULL);
+    switch (call->kind) {
+    case SC_COLL_ALLGATHER:
+        *st = sc_algo_allgather_shm(op, call->sbuf, call->rbuf, call->count, ref,
+                                    in_place ? sb : 0);
+        break;
+    case SC_COLL_BROADCAST:
+        *st = sc_algo_broadcast_shm(op, call->sbuf, call->rbuf, call->count, call->root, ref);
+        break;
+    case SC_COLL_REDUCE_SCATTER:
+        *st = sc_algo_reduce_scatter_shm(op, call->sbuf, call->rbuf, call->count, ref);
+        break;
+    case SC_COLL_REDUCE:
+        *st = sc_algo_reduce_shm(op, call->sbuf, call->rbuf, call->count, call->root, ref);
+        break;
+    default: /* SC_COLL_ALLTOALL */
+        *st = sc_algo_alltoall_shm(op, call->sbuf, call->rbuf, call->count, ref);
+        break;
+    }
+    return 1;
 }
 
 static sc_status_t sc_call_build(const sc_call_t *call, sc_coll_op_t *op)
