@@ -1,5 +1,6 @@
 #!/bin/sh
-# Side by side, in one run on one machine: shardcomm (sc-bench through scrun) and
+# Side by side, in one run on one machine: shardcomm (sc-bench through scrun; with plain
+# buffers, then with registered ones, -R 1) and
 # Open MPI (sc-bench-mpi through mpirun), 2 ranks, float32 sum, busbw of allreduce,
 # reduce_scatter and allgather over 64K..MAXBYTES, 8-byte allreduce latency, and the
 # memory bandwidth ceiling (membw.c from the shared peers).
@@ -55,6 +56,9 @@ run_range() { # name lo hi iters warmup
         echo "== shardcomm $c $2..$3" >&2
         "$scrun" -n 2 "$scbench" "$c" -b "$2" -e "$3" -f 4 -n "$4" -w "$5" -c 1 \
             -d float32 -o sum --json "$tmp/sc_${c}_$1.json" >"$tmp/sc_${c}_$1.txt"
+        echo "== shardcomm $c $2..$3, registered buffers (-R 1)" >&2
+        "$scrun" -n 2 "$scbench" "$c" -b "$2" -e "$3" -f 4 -n "$4" -w "$5" -c 1 \
+            -d float32 -o sum -R 1 --json "$tmp/reg_${c}_$1.json" >"$tmp/reg_${c}_$1.txt"
         echo "== Open MPI $c $2..$3" >&2
         $mpirun "$mpibench" "$c" -b "$2" -e "$3" -f 4 -n "$4" -w "$5" \
             --json "$tmp/mpi_${c}_$1.json" >"$tmp/mpi_${c}_$1.txt"
@@ -90,19 +94,24 @@ def rows(prefix):
             out[(r["coll"], r["bytes"])] = r
     return out
 
-sc, mpi = rows("sc"), rows("mpi")
-print("# 2 ranks, float32 sum; busbw in GB/s (nccl-tests definition);"
-      " ratio = shardcomm / Open MPI (> 1: shardcomm faster)")
-print("%-15s %12s %12s %12s %8s %7s" % ("collective", "bytes", "shardcomm", "Open MPI",
-                                         "ratio", "#wrong"))
+sc, reg, mpi = rows("sc"), rows("reg"), rows("mpi")
+print("# 2 ranks, float32 sum; busbw in GB/s (nccl-tests definition); shardcomm with plain"
+      " and with registered buffers (sc-bench -R 1, sc_mem_alloc); ratio = shardcomm /"
+      " Open MPI (> 1: shardcomm faster)")
+print("%-15s %12s %10s %10s %10s %7s %7s %7s" % ("collective", "bytes", "shardcomm",
+                                                 "registered", "Open MPI", "ratio",
+                                                 "ratio_R", "#wrong"))
 wrong = 0
 for key in sorted(sc, key=lambda k: (["allreduce", "reduce_scatter", "allgather"].index(k[0]), k[1])):
-    s, m = sc[key], mpi.get(key)
-    wrong += s["wrong"] or 0
+    s, g, m = sc[key], reg.get(key), mpi.get(key)
+    w = (s["wrong"] or 0) + ((g["wrong"] or 0) if g else 0)
+    wrong += w
     mb = m["busbw"] if m else float("nan")
+    gb = g["busbw"] if g else float("nan")
     ratio = s["busbw"] / mb if m and mb > 0 else float("nan")
-    print("%-15s %12d %12.2f %12.2f %8.2f %7s" % (key[0], key[1], s["busbw"], mb, ratio,
-                                                 s["wrong"]))
+    ratio_r = gb / mb if g and m and mb > 0 else float("nan")
+    print("%-15s %12d %10.2f %10.2f %10.2f %7.2f %7.2f %7d" % (key[0], key[1], s["busbw"], gb,
+                                                              mb, ratio, ratio_r, w))
 ls = json.load(open(os.path.join(tmp, "sc_latency.json")))[0]
 lm = json.load(open(os.path.join(tmp, "mpi_latency.json")))[0]
 lr = json.load(open(os.path.join(tmp, "sc_reqlatency.json")))[0]
