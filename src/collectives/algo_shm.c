@@ -43,10 +43,16 @@ static void sc_shm_plan(sc_coll_op_t *op, sc_shm_plan_t *g, size_t block_elems)
     g->enter = -1;
 }
 
+/* An empty local action, done once dep0 and dep1 are and, being local work, once the
+ * neighbours' headers agreed with this rank's: joins two dependencies into one. */
+static int sc_shm_gate(sc_coll_op_t *op, int dep0, int dep1)
+{
+    return sc_op_copy(op, &sc_shm_sig, &sc_shm_sig, 0, dep0, dep1);
+}
+
 /* Ring neighbours' headers say they entered the op; the other peers say so with a
  * message, g->enter is done once every peer entered. A rank says so only once its own
- * neighbours' headers agreed with its own (the empty copy below is local work, which
- * waits for them): so every rank that hears from all its peers knows that every pair of
+ * neighbours' headers agreed with its own (the gate): so every rank that hears from all its peers knows that every pair of
  * ring neighbours agreed, hence every rank passed the same segments and offsets, and
  * no rank writes into memory a peer did not pass. */
 static void sc_shm_enter(sc_coll_op_t *op, sc_shm_plan_t *g)
@@ -54,13 +60,22 @@ static void sc_shm_enter(sc_coll_op_t *op, sc_shm_plan_t *g)
     int left = sc_mod(g->me - 1, g->p), right = sc_mod(g->me + 1, g->p), agreed = -1;
 
     if (g->p > 3)
-        agreed = sc_op_copy(op, &sc_shm_sig, &sc_shm_sig, 0, -1, -1);
+        agreed = sc_shm_gate(op, -1, -1);
     for (int q = 0; q < g->p; q++)
         if (q != g->me && q != left && q != right)
             sc_op_send(op, q, SC_SHM_SUB_ENTER, &sc_shm_sig, 0, agreed, -1);
     for (int q = 0; q < g->p; q++)
         if (q != g->me && q != left && q != right)
             g->enter = sc_op_recv(op, q, SC_SHM_SUB_ENTER, &sc_shm_sig, 0, g->enter, -1);
+}
+
+/* Every algorithm's opening: the op marked as this algorithm, g planned for blocks of
+ * block_elems, and the "entered" messages appended. */
+static void sc_shm_begin(sc_coll_op_t *op, sc_shm_plan_t *g, size_t block_elems)
+{
+    op->hdr.algo = SC_ALGO_SHM;
+    sc_shm_plan(op, g, block_elems);
+    sc_shm_enter(op, g);
 }
 
 /* dst = op over ranks of in(q), len elements; returns the last action. in_mine is this
@@ -129,12 +144,10 @@ sc_status_t sc_algo_allreduce_shm(sc_coll_op_t *op, const void *sbuf, void *rbuf
      * their rbuf is no longer read. */
     int push = op->ndeliver == 0;
 
-    op->hdr.algo = SC_ALGO_SHM;
-    sc_shm_plan(op, &g, (count + (size_t)op->comm->size - 1) / (size_t)op->comm->size);
+    sc_shm_begin(op, &g, (count + (size_t)op->comm->size - 1) / (size_t)op->comm->size);
     last_from = malloc((size_t)g.p * sizeof(int));
     if (!last_from)
         return sc_error(SC_ERR_NO_MEMORY, "allreduce: out of memory for the schedule");
-    sc_shm_enter(op, &g);
     /* The owned block, reduced where the peers read it: this rank's rbuf. */
     bstart = sc_block_start(count, g.p, g.me);
     bend = sc_block_start(count, g.p, g.me + 1);
@@ -193,10 +206,8 @@ sc_status_t sc_algo_reduce_scatter_shm(sc_coll_op_t *op, const void *sbuf, void 
     int last = -1;
     size_t base;
 
-    op->hdr.algo = SC_ALGO_SHM;
-    sc_shm_plan(op, &g, recvcount);
+    sc_shm_begin(op, &g, recvcount);
     base = (size_t)g.me * recvcount;
-    sc_shm_enter(op, &g);
     for (int c = 0; c < g.nch; c++) {
         size_t off = (size_t)c * g.ce, len = sc_min_size(g.ce, recvcount - off);
         last = sc_shm_reduce_chunk(op, &g, SC_BYTES(rbuf) + off * g.es,
@@ -214,10 +225,8 @@ sc_status_t sc_algo_allgather_shm(sc_coll_op_t *op, const void *sbuf, void *rbuf
     size_t bytes;
     int last = -1;
 
-    op->hdr.algo = SC_ALGO_SHM;
-    sc_shm_plan(op, &g, sendcount);
+    sc_shm_begin(op, &g, sendcount);
     bytes = sendcount * g.es;
-    sc_shm_enter(op, &g);
     /* Peer q's block is at ref's offset plus q * block_off (0 when ref is the send
      * buffer, the block's size when it is the receive buffer of an in-place call). */
     for (int i = 1; i < g.p; i++) {
@@ -237,9 +246,7 @@ sc_status_t sc_algo_broadcast_shm(sc_coll_op_t *op, const void *sbuf, void *rbuf
     sc_shm_plan_t g;
     int last = -1;
 
-    op->hdr.algo = SC_ALGO_SHM;
-    sc_shm_plan(op, &g, count);
-    sc_shm_enter(op, &g);
+    sc_shm_begin(op, &g, count);
     if (g.me == root) {
         /* The peers copy from the root's rbuf once it holds the data. */
         int ready = sbuf != rbuf ? sc_op_copy(op, rbuf, sbuf, count * g.es, -1, -1) : -1;
@@ -249,7 +256,7 @@ sc_status_t sc_algo_broadcast_shm(sc_coll_op_t *op, const void *sbuf, void *rbuf
     }
     last = sc_op_recv(op, root, 0, &sc_shm_sig, 0, -1, -1);
     if (g.enter >= 0)
-        last = sc_op_copy(op, &sc_shm_sig, &sc_shm_sig, 0, last, g.enter);
+        last = sc_shm_gate(op, last, g.enter);
     for (int c = 0; c < g.nch; c++) {
         size_t off = (size_t)c * g.ce, len = sc_min_size(g.ce, count - off);
         last = sc_op_copy(op, SC_BYTES(rbuf) + off * g.es,
@@ -265,9 +272,7 @@ sc_status_t sc_algo_reduce_shm(sc_coll_op_t *op, const void *sbuf, void *rbuf, s
     sc_shm_plan_t g;
     int last = -1;
 
-    op->hdr.algo = SC_ALGO_SHM;
-    sc_shm_plan(op, &g, count);
-    sc_shm_enter(op, &g);
+    sc_shm_begin(op, &g, count);
     if (g.me != root) {
         /* Done once the root read this rank's sbuf. */
         sc_op_recv(op, root, SC_SHM_SUB_DONE, &sc_shm_sig, 0, -1, -1);
@@ -291,10 +296,8 @@ sc_status_t sc_algo_alltoall_shm(sc_coll_op_t *op, const void *sbuf, void *rbuf,
     int last = -1, in_place = sbuf == rbuf;
     uint8_t *dst = rbuf;
 
-    op->hdr.algo = SC_ALGO_SHM;
-    sc_shm_plan(op, &g, count);
+    sc_shm_begin(op, &g, count);
     bytes = count * g.es;
-    sc_shm_enter(op, &g);
     /* In place, block q of this rank's buffer is what peer q reads from it: what q sends
      * here waits in scratch until every peer is done reading. */
     if (in_place && g.p > 1) {

@@ -253,12 +253,13 @@ sc_status_t sc_reducer_register_buckets(sc_reducer_t *r)
     if (total == 0)
         return SC_SUCCESS;
     st = sc_mem_alloc(r->comm, total, (void **)&block);
-    if (st != SC_SUCCESS) {
-        /* Agreed on every rank: all keep their buckets, unless the communicator broke. */
-        if (st == SC_ERR_NO_MEMORY || st == SC_ERR_PEER_FAILED)
-            sc_log(SC_LOG_INFO, "reducer: buckets stay in plain memory: %s", sc_last_error());
-        return st == SC_ERR_NO_MEMORY || st == SC_ERR_PEER_FAILED ? SC_SUCCESS : st;
+    if (st == SC_ERR_NO_MEMORY || st == SC_ERR_PEER_FAILED) {
+        /* Agreed on every rank: all keep their buckets in plain memory. */
+        sc_log(SC_LOG_INFO, "reducer: buckets stay in plain memory: %s", sc_last_error());
+        return SC_SUCCESS;
     }
+    if (st != SC_SUCCESS)
+        return st; /* the communicator broke */
     /* The views' contents move along; copy buckets are zeroed like fresh ones. */
     for (int b = 0; b < r->nbuckets; b++) {
         sc_rbucket_t *bk = &r->buckets[b];

@@ -104,25 +104,22 @@ static sc_status_t sc_shm_map_local(sc_comm_t *comm, struct sc_shm_seg *s,
 static int sc_shm_map_peers(sc_comm_t *comm, struct sc_shm_seg *s, const sc_shm_record_t *all)
 {
     sc_transport_t *tp = comm->tp;
-    int mapped = 1;
 
     s->peer[comm->rank] = s->base;
-    for (int q = 0; q < comm->size && mapped; q++) {
+    for (int q = 0; q < comm->size; q++) {
         void *ptr;
         if (q == comm->rank)
             continue;
         if (!all[q].rkey_len ||
             ucp_ep_rkey_unpack(tp->eps[comm->world_of[q]], all[q].rkey, &s->rkeys[q]) != UCS_OK) {
             s->rkeys[q] = NULL;
-            mapped = 0;
-            break;
+            return 0;
         }
         if (ucp_rkey_ptr(s->rkeys[q], all[q].base, &ptr) != UCS_OK)
-            mapped = 0;
-        else
-            s->peer[q] = ptr;
+            return 0;
+        s->peer[q] = ptr;
     }
-    return mapped;
+    return 1;
 }
 
 SC_API sc_status_t sc_mem_alloc(sc_comm_t *comm, size_t bytes, void **ptr)
