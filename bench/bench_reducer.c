@@ -16,6 +16,7 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "bench_options.h"
 #include "bench_profile.h"
@@ -54,12 +55,18 @@ static const char sc_br_usage_text[] =
     "  --json FILE              rank 0 also writes the rows to FILE as JSON\n"
     "  --seed S                 seed of the checked gradient values (default 1)\n"
     "  -h, --help               this text\n"
-    "Times in ms, per iteration, max over ranks, averaged over the timed iterations.\n"
-    "iter_ms = compute_ms (iteration start to the last gradient ready) + exposed_ms (the\n"
-    "last gradient ready to finalize returning). last_bucket_ms: one all-reduce of the\n"
-    "last bucket's size alone. per_tensor_iter_ms: the same step with one non-blocking\n"
-    "sc_allreduce (avg, in place) per tensor issued as its gradient is ready, then waiting\n"
-    "for all. copy_MB: what the reducer copied between gradients and buckets in the last\n"
+    "Times in ms, per iteration, averaged over the timed iterations. iter_ms: iteration\n"
+    "start to finalize returning, compute_ms: to the last gradient ready, each the slowest\n"
+    "rank's. exposed_ms: from the last gradient ready on any rank to finalize returning on\n"
+    "every rank (ranks on one node share a clock; across nodes, rank_exposed_ms).\n"
+    "skew_ms: how far apart the ranks' last gradients were. rank_exposed_ms: from each\n"
+    "rank's own last gradient to its finalize returning, the slowest rank's (it counts a\n"
+    "wait for a later rank's compute too). last_bucket_ms: one all-reduce of the\n"
+    "last bucket's size alone, back to back (its memory in cache); last_bucket_cold_ms:\n"
+    "the same with every rank's caches flushed first, as the reducer's last bucket is\n"
+    "after a backward that went through other memory. per_tensor_iter_ms: the same step\n"
+    "with one non-blocking sc_allreduce (avg, in place) per tensor issued as its gradient\n"
+    "is ready, then waiting for all. copy_MB: what the reducer copied between gradients and buckets in the last\n"
     "iteration (1 MB = 1e6 B; 0 with --view, and a gradient alone in its bucket is reduced\n"
     "in place).\n";
 
@@ -82,6 +89,17 @@ typedef struct {
     int help;
 } sc_br_options_t;
 
+/* What sc_br_time measures, in ms per iteration averaged over the timed iterations. */
+typedef struct {
+    double iter, compute; /* the slowest rank's */
+    /* From the last gradient ready on any rank to finalize returning on every rank:
+     * the communication no rank's compute hid. Where the ranks do not share a clock
+     * (several nodes) it is exposed_rank. */
+    double exposed;
+    double skew;          /* the spread of the ranks' last gradient; NAN without a clock */
+    double exposed_rank;  /* from a rank's own last gradient, the slowest rank's */
+} sc_br_times_t;
+
 /* One printed row: one bucket cap, over all ranks. */
 typedef struct {
     int autotune;             /* the cap is autotune's choice */
@@ -89,8 +107,10 @@ typedef struct {
     int buckets;
     size_t last_bucket_bytes; /* what last_bucket_ms reduced */
     size_t copy_bytes;        /* copied to and from buckets in the last timed iteration */
-    double iter_ms, compute_ms, exposed_ms, last_bucket_ms;
-    double per_tensor_ms, per_tensor_exposed_ms; /* the per-tensor step's */
+    sc_br_times_t t;          /* the reducer's step */
+    double last_bucket_ms;      /* back to back, its memory in cache */
+    double last_bucket_cold_ms; /* every rank's caches flushed first */
+    sc_br_times_t per_tensor; /* the step with one all-reduce per tensor */
     int64_t wrong;            /* elements off the reference, summed over ranks */
     int identical;            /* the results are bitwise the same on every rank */
 } sc_br_row_t;
@@ -105,9 +125,11 @@ typedef struct {
     void *grads_block; /* their registered memory with --registered-grads, else NULL */
     void **views;     /* view mode: where each gradient was last written */
     double *backlog;  /* per gradient: fraction of the compute done once it is ready */
-    double *times;    /* 3 x iters: iteration, compute, exposed (seconds) */
+    double *times;    /* SC_BR_TIMES x iters (seconds) */
     uint64_t *bases;  /* per rank: the values' seed of the gradient being checked */
     float *chunk;     /* SC_BR_CHUNK float32 for float16/bfloat16 conversions */
+    unsigned char *flush; /* flush_bytes written over to evict the caches */
+    size_t flush_bytes;
     sc_request_t **reqs;
 } sc_br_ctx_t;
 
@@ -530,8 +552,8 @@ static sc_status_t sc_br_views_refresh(sc_br_ctx_t *c, sc_reducer_t *r, int forc
     return SC_SUCCESS;
 }
 
-/* One iteration through the reducer with compute seconds of backward; t[0..2]:
- * iteration, compute, exposed. */
+/* One iteration through the reducer with compute seconds of backward; t[0..2]: when
+ * (CLOCK_MONOTONIC, seconds) it started, its last gradient was ready, finalize returned. */
 static sc_status_t sc_br_reducer_step(sc_br_ctx_t *c, sc_reducer_t *r, double compute,
                                       double t[3])
 {
@@ -555,9 +577,9 @@ static sc_status_t sc_br_reducer_step(sc_br_ctx_t *c, sc_reducer_t *r, double co
     if (status != SC_SUCCESS)
         return sc_br_fail(status, "sc_reducer_finalize");
     end = sc_br_now();
-    t[0] = end - t0;
-    t[1] = last - t0;
-    t[2] = end - last;
+    t[0] = t0;
+    t[1] = last;
+    t[2] = end;
     return SC_SUCCESS;
 }
 
@@ -598,9 +620,9 @@ static sc_status_t sc_br_per_tensor_step(sc_br_ctx_t *c, double t[3])
         sc_request_free(c->reqs[i]);
     }
     end = sc_br_now();
-    t[0] = end - t0;
-    t[1] = last - t0;
-    t[2] = end - last;
+    t[0] = t0;
+    t[1] = last;
+    t[2] = end;
     return status;
 }
 
@@ -619,17 +641,19 @@ static sc_status_t sc_br_bucket_step(sc_br_ctx_t *c, void *buf, size_t count,
     sc_request_free(req);
     if (status != SC_SUCCESS)
         return sc_br_fail(status, "sc_wait of the last bucket's all-reduce");
-    t[0] = t[1] = sc_br_now() - t0;
-    t[2] = 0;
+    t[0] = t0;
+    t[1] = t[2] = sc_br_now();
     return SC_SUCCESS;
 }
 
-typedef enum { SC_BR_REDUCER, SC_BR_PER_TENSOR, SC_BR_BUCKET } sc_br_kind_t;
+/* SC_BR_BUCKET_COLD: the same all-reduce, each rank's caches flushed before it, as a
+ * bucket's memory is at the end of a backward that went through other memory since. */
+typedef enum { SC_BR_REDUCER, SC_BR_PER_TENSOR, SC_BR_BUCKET, SC_BR_BUCKET_COLD } sc_br_kind_t;
 
 typedef struct {
     sc_br_kind_t kind;
     sc_reducer_t *reducer; /* SC_BR_REDUCER */
-    void *buf;             /* SC_BR_BUCKET */
+    void *buf;             /* SC_BR_BUCKET, SC_BR_BUCKET_COLD */
     size_t count;
     sc_dtype_t dtype;
 } sc_br_step_t;
@@ -652,6 +676,25 @@ static sc_status_t sc_br_grads_refill(sc_br_ctx_t *c, sc_reducer_t *r)
     return SC_SUCCESS;
 }
 
+/* Evicts this rank's caches: writes twice the last-level cache's size of other memory
+ * (64 MiB where the size is not known). */
+static sc_status_t sc_br_caches_flush(sc_br_ctx_t *c)
+{
+    if (!c->flush) {
+        long l3 = sysconf(_SC_LEVEL3_CACHE_SIZE);
+
+        c->flush_bytes = l3 > (16L << 20) ? 2 * (size_t)l3 : (size_t)64 << 20;
+        c->flush = malloc(c->flush_bytes);
+        if (!c->flush) {
+            snprintf(sc_br_error, sizeof(sc_br_error), "cannot allocate %zu B to flush the "
+                     "caches", c->flush_bytes);
+            return SC_ERR_NO_MEMORY;
+        }
+    }
+    memset(c->flush, c->flush[0] + 1, c->flush_bytes);
+    return SC_SUCCESS;
+}
+
 /* One iteration of any kind, after an untimed barrier (and, in view mode, the views
  * written where they moved). The top-k hook leaves a sparse result where the gradients
  * were: they are written anew before each iteration, so that every step selects from
@@ -668,6 +711,10 @@ static sc_status_t sc_br_step(sc_br_ctx_t *c, const sc_br_step_t *s, double t[3]
         status = sc_br_views_refresh(c, s->reducer, 0);
         if (status != SC_SUCCESS)
             return status;
+    } else if (s->kind == SC_BR_BUCKET_COLD) {
+        status = sc_br_caches_flush(c);
+        if (status != SC_SUCCESS)
+            return status;
     }
     status = sc_barrier(c->comm, NULL);
     if (status != SC_SUCCESS)
@@ -679,12 +726,19 @@ static sc_status_t sc_br_step(sc_br_ctx_t *c, const sc_br_step_t *s, double t[3]
     return sc_br_bucket_step(c, s->buf, s->count, s->dtype, t);
 }
 
-/* Times iters iterations after warmup untimed ones; ms[0..2]: iteration, compute and
- * exposed, each the slowest rank's per iteration, averaged over the iterations. */
+/* Per timed iteration, maxed over ranks: iteration, compute, exposed from the rank's
+ * own last gradient, the last gradient, finalize's return, the last gradient negated
+ * (its minimum). */
+#define SC_BR_TIMES 6
+
+/* Times iters iterations after warmup untimed ones. */
 static sc_status_t sc_br_time(sc_br_ctx_t *c, const sc_br_step_t *s, int warmup,
-                              double ms[3])
+                              sc_br_times_t *out)
 {
     int iters = c->o->iters;
+    /* Ranks on one node read one CLOCK_MONOTONIC, so their marks compare. */
+    int one_clock = sc_comm_local_size(c->comm) == c->nranks;
+    sc_br_times_t w = {0};
     sc_status_t status;
     double t[3];
 
@@ -694,20 +748,36 @@ static sc_status_t sc_br_time(sc_br_ctx_t *c, const sc_br_step_t *s, int warmup,
             return status;
     }
     for (int i = 0; i < iters; i++) {
+        double *x = &c->times[SC_BR_TIMES * i];
+
         status = sc_br_step(c, s, t);
         if (status != SC_SUCCESS)
             return status;
-        for (int j = 0; j < 3; j++)
-            c->times[3 * i + j] = t[j];
+        x[0] = t[2] - t[0];
+        x[1] = t[1] - t[0];
+        x[2] = t[2] - t[1];
+        x[3] = t[1];
+        x[4] = t[2];
+        x[5] = -t[1];
     }
-    status = sc_allreduce(c->times, c->times, 3 * (size_t)iters, SC_FLOAT64, SC_MAX,
-                          c->comm, NULL, NULL);
+    status = sc_allreduce(c->times, c->times, SC_BR_TIMES * (size_t)iters, SC_FLOAT64,
+                          SC_MAX, c->comm, NULL, NULL);
     if (status != SC_SUCCESS)
         return sc_br_fail(status, "sc_allreduce of the times");
-    ms[0] = ms[1] = ms[2] = 0;
-    for (int i = 0; i < iters; i++)
-        for (int j = 0; j < 3; j++)
-            ms[j] += c->times[3 * i + j] * 1e3 / iters;
+    for (int i = 0; i < iters; i++) {
+        const double *x = &c->times[SC_BR_TIMES * i];
+
+        w.iter += x[0];
+        w.compute += x[1];
+        w.exposed_rank += x[2];
+        w.exposed += one_clock ? x[4] - x[3] : x[2];
+        w.skew += x[3] + x[5];
+    }
+    out->iter = w.iter * 1e3 / iters;
+    out->compute = w.compute * 1e3 / iters;
+    out->exposed = w.exposed * 1e3 / iters;
+    out->exposed_rank = w.exposed_rank * 1e3 / iters;
+    out->skew = one_clock ? w.skew * 1e3 / iters : NAN;
     return SC_SUCCESS;
 }
 
@@ -808,11 +878,10 @@ static sc_status_t sc_br_autotune_settle(sc_br_ctx_t *c, sc_reducer_t *r)
 /* One row: a reducer with the cap (0: the reducer's default; autotune), timed, its last
  * bucket timed alone, checked. */
 static sc_status_t sc_br_row_measure(sc_br_ctx_t *c, size_t cap_bytes, int autotune,
-                                     const double per_tensor[3], sc_br_row_t *row)
+                                     const sc_br_times_t *per_tensor, sc_br_row_t *row)
 {
     sc_reducer_config_t cfg = SC_REDUCER_CONFIG_INIT;
-    sc_br_row_t w = {.autotune = autotune, .per_tensor_ms = per_tensor[0],
-                     .per_tensor_exposed_ms = per_tensor[2]};
+    sc_br_row_t w = {.autotune = autotune, .per_tensor = *per_tensor};
     sc_grad_desc_t *descs;
     sc_reducer_stats_t stats;
     sc_comm_hook_t hook;
@@ -821,7 +890,7 @@ static sc_status_t sc_br_row_measure(sc_br_ctx_t *c, size_t cap_bytes, int autot
     sc_status_t status;
     sc_dtype_t bucket_dtype;
     void *buf = NULL;
-    double ms[3], bms[3];
+    sc_br_times_t bucket;
 
     descs = calloc((size_t)c->p->ntensors, sizeof(*descs));
     if (!descs) {
@@ -861,7 +930,7 @@ static sc_status_t sc_br_row_measure(sc_br_ctx_t *c, size_t cap_bytes, int autot
             goto err_destroy;
     }
     s = (sc_br_step_t){SC_BR_REDUCER, r, NULL, 0, SC_FLOAT32};
-    status = sc_br_time(c, &s, c->o->warmup, ms);
+    status = sc_br_time(c, &s, c->o->warmup, &w.t);
     if (status != SC_SUCCESS)
         goto err_destroy;
     status = sc_reducer_stats(r, &stats);
@@ -872,9 +941,6 @@ static sc_status_t sc_br_row_measure(sc_br_ctx_t *c, size_t cap_bytes, int autot
     w.cap_bytes = stats.bucket_cap_bytes;
     w.buckets = stats.buckets;
     w.copy_bytes = stats.copy_bytes;
-    w.iter_ms = ms[0];
-    w.compute_ms = ms[1];
-    w.exposed_ms = ms[2];
     status = sc_br_check(c, r, &w);
     if (status != SC_SUCCESS)
         goto err_destroy;
@@ -902,14 +968,19 @@ static sc_status_t sc_br_row_measure(sc_br_ctx_t *c, size_t cap_bytes, int autot
         }
         memset(buf, 0, bytes);
         s.buf = buf;
-        status = sc_br_time(c, &s, c->o->warmup > 1 ? c->o->warmup : 1, bms);
+        status = sc_br_time(c, &s, c->o->warmup > 1 ? c->o->warmup : 1, &bucket);
+        w.last_bucket_ms = bucket.iter;
+        if (status == SC_SUCCESS) {
+            s.kind = SC_BR_BUCKET_COLD;
+            status = sc_br_time(c, &s, 1, &bucket);
+            w.last_bucket_cold_ms = bucket.iter;
+        }
         if (registered)
             sc_mem_free(c->comm, buf);
         else
             free(buf);
         if (status != SC_SUCCESS)
             goto err_destroy;
-        w.last_bucket_ms = bms[0];
     }
     status = sc_reducer_destroy(r);
     free(descs);
@@ -958,19 +1029,29 @@ static void sc_br_print_header(const sc_br_ctx_t *c, int argc, char **argv)
                        : "sleep (the CPU is free: GPU compute)");
     else
         printf("# no compute: the gradients are ready back to back\n");
-    printf("# times in ms per iteration, the slowest rank's, averaged over the iterations;"
-           " per_tensor: one sc_allreduce per tensor\n#\n");
-    printf("# %9s %7s %9s %10s %10s %14s %18s %10s %8s %-5s %s\n", "bucket_mb", "buckets",
-           "iter_ms", "compute_ms", "exposed_ms", "last_bucket_ms", "per_tensor_iter_ms",
-           "per_tensor", "copy_MB", "cap", "check");
-    printf("# %9s %7s %9s %10s %10s %14s %18s %10s %8s %-5s %s\n", "(MiB)", "", "", "", "",
-           "", "", "/iter", "/iter", "", "");
+    printf("# times in ms per iteration, averaged over the iterations; per_tensor: one "
+           "sc_allreduce per tensor\n");
+    if (sc_comm_local_size(c->comm) == c->nranks)
+        printf("# exposed_ms from the last gradient ready on any rank (one node, one clock);"
+               " skew_ms: how far apart\n# the ranks' last gradients were; rank_exposed_ms "
+               "from each rank's own last gradient\n");
+    else
+        printf("# exposed_ms = rank_exposed_ms, from each rank's own last gradient (the "
+               "nodes do not share a clock)\n");
+    printf("# last_bucket_ms: back to back, in cache; last_bucket_cold_ms: every rank's "
+           "caches flushed first\n#\n");
+    printf("# %9s %7s %9s %10s %10s %8s %15s %14s %19s %18s %10s %8s %-5s %s\n", "bucket_mb",
+           "buckets", "iter_ms", "compute_ms", "exposed_ms", "skew_ms", "rank_exposed_ms",
+           "last_bucket_ms", "last_bucket_cold_ms", "per_tensor_iter_ms", "per_tensor",
+           "copy_MB", "cap", "check");
+    printf("# %9s %7s %9s %10s %10s %8s %15s %14s %19s %18s %10s %8s %-5s %s\n", "(MiB)", "",
+           "", "", "", "", "", "", "", "", "/iter", "/iter", "", "");
     fflush(stdout);
 }
 
 static void sc_br_print_row(const sc_br_row_t *w)
 {
-    char check[64];
+    char check[64], skew[32];
 
     if (w->wrong)
         snprintf(check, sizeof(check), "WRONG %" PRId64, w->wrong);
@@ -979,10 +1060,16 @@ static void sc_br_print_row(const sc_br_row_t *w)
     if (!w->identical)
         strncat(check, w->wrong ? ", ranks differ" : " values, ranks differ",
                 sizeof(check) - strlen(check) - 1);
-    printf("  %9.3g %7d %9.3f %10.3f %10.3f %14.3f %18.3f %10.2f %8.1f %-5s %s\n",
-           (double)w->cap_bytes / (1 << 20), w->buckets, w->iter_ms, w->compute_ms,
-           w->exposed_ms, w->last_bucket_ms, w->per_tensor_ms,
-           w->iter_ms > 0 ? w->per_tensor_ms / w->iter_ms : 0.0, (double)w->copy_bytes * 1e-6,
+    if (isnan(w->t.skew))
+        snprintf(skew, sizeof(skew), "-");
+    else
+        snprintf(skew, sizeof(skew), "%.3f", w->t.skew);
+    printf("  %9.3g %7d %9.3f %10.3f %10.3f %8s %15.3f %14.3f %19.3f %18.3f %10.2f %8.1f %-5s "
+           "%s\n",
+           (double)w->cap_bytes / (1 << 20), w->buckets, w->t.iter, w->t.compute,
+           w->t.exposed, skew, w->t.exposed_rank, w->last_bucket_ms, w->last_bucket_cold_ms,
+           w->per_tensor.iter,
+           w->t.iter > 0 ? w->per_tensor.iter / w->t.iter : 0.0, (double)w->copy_bytes * 1e-6,
            w->autotune ? "auto" : "fixed", check);
     fflush(stdout);
 }
@@ -994,16 +1081,16 @@ static void sc_br_print_summary(const sc_br_row_t *rows, int nrows)
     for (int i = 0; i < nrows; i++) {
         if (rows[i].autotune)
             tuned = i;
-        else if (best < 0 || rows[i].iter_ms < rows[best].iter_ms)
+        else if (best < 0 || rows[i].t.iter < rows[best].t.iter)
             best = i;
     }
     if (best >= 0 && nrows - (tuned >= 0) > 1)
         printf("# best cap: %.3g MiB, iter_ms %.3f\n",
-               (double)rows[best].cap_bytes / (1 << 20), rows[best].iter_ms);
+               (double)rows[best].cap_bytes / (1 << 20), rows[best].t.iter);
     if (best >= 0 && tuned >= 0)
         printf("# autotune chose %.3g MiB: iter_ms %.3f, %.3f x the best cap's\n",
-               (double)rows[tuned].cap_bytes / (1 << 20), rows[tuned].iter_ms,
-               rows[tuned].iter_ms / rows[best].iter_ms);
+               (double)rows[tuned].cap_bytes / (1 << 20), rows[tuned].t.iter,
+               rows[tuned].t.iter / rows[best].t.iter);
     fflush(stdout);
 }
 
@@ -1031,21 +1118,29 @@ static int sc_br_json_write(const sc_br_ctx_t *c, const sc_br_row_t *rows, int n
     fputs("[\n", f);
     for (int i = 0; i < nrows; i++) {
         const sc_br_row_t *w = &rows[i];
+        char skew[32];
+
+        if (isnan(w->t.skew)) /* JSON has no NaN */
+            snprintf(skew, sizeof(skew), "null");
+        else
+            snprintf(skew, sizeof(skew), "%.6g", w->t.skew);
 
         fprintf(f, "  {\"profile\": \"");
         sc_br_json_string(f, o->profile);
         fprintf(f,
                 "\", \"nranks\": %d, \"bucket_mb\": %.9g, \"bucket_bytes\": %zu, "
                 "\"autotune\": %s, \"buckets\": %d, \"iter_ms\": %.6g, \"compute_ms\": %.6g, "
-                "\"exposed_ms\": %.6g, \"last_bucket_ms\": %.6g, \"last_bucket_bytes\": %zu, "
+                "\"exposed_ms\": %.6g, \"skew_ms\": %s, \"rank_exposed_ms\": %.6g, "
+                "\"last_bucket_ms\": %.6g, \"last_bucket_cold_ms\": %.6g, "
+                "\"last_bucket_bytes\": %zu, "
                 "\"per_tensor_iter_ms\": %.6g, \"per_tensor_exposed_ms\": %.6g, "
                 "\"compute_target_ms\": %.6g, \"compute_mode\": \"%s\", \"view\": %s, "
                 "\"hook\": \"%s\", \"iters\": %d, "
                 "\"wrong\": %" PRId64 ", \"identical\": %s, \"copy_bytes\": %zu}%s\n",
                 c->nranks, (double)w->cap_bytes / (1 << 20), w->cap_bytes,
-                w->autotune ? "true" : "false", w->buckets, w->iter_ms, w->compute_ms,
-                w->exposed_ms, w->last_bucket_ms, w->last_bucket_bytes, w->per_tensor_ms,
-                w->per_tensor_exposed_ms, o->compute_ms, o->spin ? "spin" : "sleep",
+                w->autotune ? "true" : "false", w->buckets, w->t.iter, w->t.compute,
+                w->t.exposed, skew, w->t.exposed_rank, w->last_bucket_ms,
+                w->last_bucket_cold_ms, w->last_bucket_bytes, w->per_tensor.iter, w->per_tensor.exposed, o->compute_ms, o->spin ? "spin" : "sleep",
                 o->view ? "true" : "false", sc_br_hook_name(o), o->iters, w->wrong,
                 w->identical ? "true" : "false", w->copy_bytes, i + 1 < nrows ? "," : "");
     }
@@ -1130,13 +1225,13 @@ static sc_status_t sc_br_run(sc_br_ctx_t *c, sc_br_row_t *rows, int *nrows)
     const sc_br_options_t *o = c->o;
     sc_br_step_t s = {SC_BR_PER_TENSOR, NULL, NULL, 0, SC_FLOAT32};
     sc_status_t status;
-    double per_tensor[3];
+    sc_br_times_t per_tensor;
     int ncaps = o->ncaps ? o->ncaps : (o->autotune ? 0 : 1);
 
     status = sc_br_grads_alloc(c);
     if (status != SC_SUCCESS)
         return status;
-    status = sc_br_time(c, &s, o->warmup, per_tensor);
+    status = sc_br_time(c, &s, o->warmup, &per_tensor);
     if (status != SC_SUCCESS)
         return status;
     if (o->view)
@@ -1145,7 +1240,7 @@ static sc_status_t sc_br_run(sc_br_ctx_t *c, sc_br_row_t *rows, int *nrows)
         int autotune = i == ncaps;
         size_t cap = autotune || !o->ncaps ? 0 : (size_t)(o->caps_mb[i] * (1 << 20));
 
-        status = sc_br_row_measure(c, cap, autotune, per_tensor, &rows[*nrows]);
+        status = sc_br_row_measure(c, cap, autotune, &per_tensor, &rows[*nrows]);
         if (status != SC_SUCCESS)
             return status;
         if (c->rank == 0)
@@ -1182,7 +1277,7 @@ int sc_bench_reducer_main(int argc, char **argv)
     c.views = calloc((size_t)p.ntensors, sizeof(*c.views));
     c.backlog = calloc((size_t)p.ntensors, sizeof(*c.backlog));
     c.reqs = calloc((size_t)p.ntensors, sizeof(*c.reqs));
-    c.times = calloc(3 * (size_t)o.iters, sizeof(*c.times));
+    c.times = calloc(SC_BR_TIMES * (size_t)o.iters, sizeof(*c.times));
     c.chunk = malloc(SC_BR_CHUNK * sizeof(*c.chunk));
     rows = calloc(SC_BR_MAX_CAPS + 1, sizeof(*rows));
     if (!c.views || !c.backlog || !c.reqs || !c.times || !c.chunk || !rows) {
@@ -1232,6 +1327,7 @@ err_free:
     free(rows);
     free(c.bases);
     free(c.chunk);
+    free(c.flush);
     free(c.times);
     free(c.reqs);
     free(c.backlog);
