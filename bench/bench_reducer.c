@@ -955,10 +955,9 @@ static sc_status_t sc_br_row_measure(sc_br_ctx_t *c, size_t cap_bytes, int autot
         goto err_destroy;
     w.last_bucket_bytes = s.count * sc_dtype_size(bucket_dtype);
     if (s.count > 0) {
-        /* The memory the reducer's bucket all-reduce uses: registered with the plain
-         * hook (unless SC_LOCAL_REGISTER=0), the hook's own plain memory otherwise. */
-        const char *reg = getenv("SC_LOCAL_REGISTER");
-        int registered = c->o->hook == SC_HOOK_ALLREDUCE && !(reg && strcmp(reg, "0") == 0);
+        /* The memory the reducer's bucket all-reduce uses: its registered buckets with
+         * the plain hook, the hook's own plain memory otherwise. */
+        int registered = stats.registered && c->o->hook == SC_HOOK_ALLREDUCE && !c->o->topk;
         size_t bytes = s.count * sc_dtype_size(bucket_dtype);
         if (registered ? sc_mem_alloc(c->comm, bytes, &buf) != SC_SUCCESS
                        : posix_memalign(&buf, 64, bytes) != 0) {
@@ -1087,10 +1086,22 @@ static void sc_br_print_summary(const sc_br_row_t *rows, int nrows)
     if (best >= 0 && nrows - (tuned >= 0) > 1)
         printf("# best cap: %.3g MiB, iter_ms %.3f\n",
                (double)rows[best].cap_bytes / (1 << 20), rows[best].t.iter);
-    if (best >= 0 && tuned >= 0)
-        printf("# autotune chose %.3g MiB: iter_ms %.3f, %.3f x the best cap's\n",
+    if (best >= 0 && tuned >= 0) {
+        int same = -1; /* the sweep's row of the cap autotune chose */
+
+        for (int i = 0; i < nrows; i++)
+            if (!rows[i].autotune && rows[i].cap_bytes == rows[tuned].cap_bytes)
+                same = i;
+        printf("# autotune chose %.3g MiB: iter_ms %.3f, %.3f x the best cap's",
                (double)rows[tuned].cap_bytes / (1 << 20), rows[tuned].t.iter,
                rows[tuned].t.iter / rows[best].t.iter);
+        /* Rows are timed minutes apart: the choice itself, timed as the sweep timed
+         * the best, says more about the choice than a row timed later. */
+        if (same >= 0)
+            printf("; the sweep's row for that cap: iter_ms %.3f, %.3f x the best cap's",
+                   rows[same].t.iter, rows[same].t.iter / rows[best].t.iter);
+        printf("\n");
+    }
     fflush(stdout);
 }
 

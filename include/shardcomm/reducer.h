@@ -230,6 +230,9 @@ typedef struct {
     size_t copy_bytes;           /* copied between gradients and buckets (in by mark_ready,
                                     back by the finish): 0 with views, and not counting a
                                     gradient reduced in place in grad (see mark_ready) */
+    int registered;              /* the host buckets live in registered memory (sc_mem_alloc,
+                                    SC_LOCAL_REGISTER): their all-reduces read the peers'
+                                    buckets in place */
 } sc_reducer_stats_t;
 
 SC_API sc_status_t sc_reducer_stats(const sc_reducer_t *reducer, sc_reducer_stats_t *stats);

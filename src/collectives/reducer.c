@@ -251,5 +251,6 @@ SC_API sc_status_t sc_reducer_stats(const sc_reducer_t *reducer, sc_reducer_stat
     if (!reducer || !stats)
         return sc_error(SC_ERR_INVALID_ARG, "sc_reducer_stats: reducer or stats is NULL");
     *stats = reducer->stats;
+    stats->registered = reducer->registered != NULL;
     return SC_SUCCESS;
 }

@@ -281,6 +281,8 @@ static int test_gradient_as_bucket_view_leaves_results_in_views(int argc, char *
     sc_comm_hook_t hook = argc > 0 && strcmp(argv[0], "doubling_into") == 0
                               ? doubling_into_hook(&state, &destroyed)
                               : doubling_hook(&state, &destroyed);
+    const char *reg = getenv("SC_LOCAL_REGISTER");
+    sc_reducer_stats_t st;
     void *views[MODEL_N];
     int order[MODEL_N];
     fixture_t fx;
@@ -301,6 +303,12 @@ static int test_gradient_as_bucket_view_leaves_results_in_views(int argc, char *
         for (int k = 0; k < fx.m.n; k++)
             CHECK_OK(sc_reducer_mark_ready(fx.r, order[k], k % 2 ? views[order[k]] : NULL));
         CHECK_OK(sc_reducer_finalize(fx.r));
+        /* Ranks of one node keep their buckets in registered memory unless told not
+         * to, from creation and after the rebuild. */
+        CHECK_OK(sc_reducer_stats(fx.r, &st));
+        CHECK(st.registered == (fx.w.size > 1 && !(reg && strcmp(reg, "0") == 0)),
+              "iteration %d: stats.registered is %d with %d ranks on one node and "
+              "SC_LOCAL_REGISTER=%s", it, st.registered, fx.w.size, reg ? reg : "(unset)");
         CHECK(state.finishes == state.starts && state.finishes_into == 0,
               "iteration %d: %d starts, %d finishes, %d finishes into the gradients (views "
               "keep the results: finish only)", it, state.starts, state.finishes,
