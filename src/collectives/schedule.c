@@ -2,6 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "collectives/mailbox.h"
 #include "collectives/reduce_kernels.h"
 #include "collectives/schedule.h"
 #include "collectives/schedule_exec.h"
@@ -328,6 +329,12 @@ static uint32_t sc_op_data_kind(const sc_coll_op_t *op)
     return (k == SC_COLL_SEND || k == SC_COLL_RECV) ? SC_TAG_KIND_P2P : SC_TAG_KIND_COLL;
 }
 
+/* The header length this op sends (and expects): the header, plus its inline payload. */
+static size_t sc_op_header_bytes(const sc_coll_op_t *op)
+{
+    return op->inline_bytes ? SC_OP_INLINE_OFF + op->inline_bytes : sizeof(op->hdr);
+}
+
 /* Posts header exchange with the ring neighbours (collectives) or the peer (p2p). */
 static sc_status_t sc_op_start(sc_coll_op_t *op)
 {
@@ -370,14 +377,18 @@ static sc_status_t sc_op_start(sc_coll_op_t *op)
         memset(op->inline_out + sizeof(op->hdr), 0, SC_OP_INLINE_OFF - sizeof(op->hdr));
         memcpy(op->inline_out + SC_OP_INLINE_OFF, op->inline_src, op->inline_bytes);
     }
+    if (c->mbox) {
+        /* Written (and read) in sc_op_headers, as the first step follows at once. */
+        op->mbox = 1;
+        op->mbox_put = (1 << op->nhdr) - 1;
+        return SC_SUCCESS;
+    }
     for (int i = 0; i < op->nhdr; i++) {
         int peer = op->hdr_peer[i];
         /* The send first, so that it leaves sooner (a header that arrives before its
          * receive is posted waits in UCX's unexpected queue). */
         st = sc_ucx_send(tp, sc_op_world(op, peer), sc_op_tag(op, SC_TAG_KIND_HDR, 0, c->rank),
-                         op->inline_out,
-                         op->inline_bytes ? SC_OP_INLINE_OFF + op->inline_bytes : sizeof(op->hdr),
-                         &op->hdr_send_req[i]);
+                         op->inline_out, sc_op_header_bytes(op), &op->hdr_send_req[i]);
         if (st != SC_SUCCESS)
             return st;
         st = sc_ucx_recv(tp, sc_op_tag(op, SC_TAG_KIND_HDR, 0, peer), SC_TAG_FULL_MASK,
@@ -398,7 +409,7 @@ static sc_status_t sc_op_check_header(sc_coll_op_t *op, int i, size_t len)
     memset(&in, 0, sizeof(in));
     memcpy(&in, op->hdr_in[i], len < sizeof(in) ? len : sizeof(in));
     if (sc_op_header_equal(&op->hdr, &in)) {
-        size_t want = op->inline_bytes ? SC_OP_INLINE_OFF + op->inline_bytes : sizeof(in);
+        size_t want = sc_op_header_bytes(op);
         if (len == want)
             return SC_SUCCESS;
         return sc_error(SC_ERR_MISMATCH, "%s #%llu: rank %d sent %zu bytes of header and "
@@ -422,11 +433,50 @@ const void *sc_op_inline(sc_coll_op_t *op, const void *src, size_t bytes)
     return op->hdr_in[0] + SC_OP_INLINE_OFF;
 }
 
+static int sc_op_headers_done(const sc_coll_op_t *op)
+{
+    return op->hdr_ok == (1 << op->nhdr) - 1;
+}
+
+/* Header exchange through the mailboxes: writes the headers not yet written and reads
+ * the neighbours' that arrived. While one is missing the engine looks again at its
+ * next step: a mailbox filling is no UCX event. */
+static sc_status_t sc_op_headers_mbox(sc_coll_op_t *op, int *progressed)
+{
+    sc_comm_t *c = op->comm;
+    sc_status_t st;
+
+    for (int i = 0; i < op->nhdr; i++) {
+        if ((op->mbox_put & (1 << i)) &&
+            sc_mbox_put(c, op->hdr_peer[i], op->hdr.seq, op->inline_out, sc_op_header_bytes(op))) {
+            op->mbox_put &= ~(1 << i);
+            *progressed = 1;
+        }
+    }
+    for (int i = 0; i < op->nhdr; i++) {
+        size_t len = 0;
+        if ((op->hdr_ok & (1 << i)) ||
+            !sc_mbox_get(c, op->hdr_peer[i], op->hdr.seq, op->hdr_in[i], SC_OP_HDR_BUF, &len))
+            continue;
+        *progressed = 1;
+        st = sc_op_check_header(op, i, len);
+        if (st != SC_SUCCESS)
+            return st;
+        op->hdr_ok |= 1 << i;
+    }
+    if (op->mbox_put || !sc_op_headers_done(op))
+        __atomic_store_n(&c->tp->rescan, 1, __ATOMIC_RELAXED);
+    return SC_SUCCESS;
+}
+
 /* Advances header exchange; sets *progressed when something completed. */
 static sc_status_t sc_op_headers(sc_coll_op_t *op, int *progressed)
 {
     sc_transport_t *tp = op->comm->tp;
     sc_status_t st;
+
+    if (op->mbox)
+        return sc_op_headers_mbox(op, progressed);
 
     for (int i = 0; i < 2; i++) {
         if (op->hdr_send_req[i]) {
@@ -456,11 +506,6 @@ static sc_status_t sc_op_headers(sc_coll_op_t *op, int *progressed)
         op->hdr_ok |= 1 << i;
     }
     return SC_SUCCESS;
-}
-
-static int sc_op_headers_done(const sc_coll_op_t *op)
-{
-    return op->hdr_ok == (1 << op->nhdr) - 1;
 }
 
 static int sc_op_deps_done(const sc_coll_op_t *op, const sc_action_t *a)
@@ -653,7 +698,7 @@ sc_status_t sc_op_advance(sc_coll_op_t *op, int *moved)
         }
     }
     if (op->first_pending == op->nacts && sc_op_headers_done(op) && !op->hdr_send_req[0] &&
-        !op->hdr_send_req[1])
+        !op->hdr_send_req[1] && !op->mbox_put)
         return SC_SUCCESS;
     st = sc_op_check_peers(op);
     if (st != SC_SUCCESS)

@@ -108,6 +108,8 @@ typedef struct sc_op {
     int nhdr;                  /* neighbour headers expected (0, 1 or 2) */
     int hdr_peer[2];
     int hdr_ok;                /* bit i: neighbour i's header verified */
+    int mbox;                  /* the headers go through the comm's mailboxes, not UCX */
+    int mbox_put;              /* bit i: the header for neighbour i still to be written */
     /* Small operations on two ranks send their payload with the header, one message
      * each way: inline_bytes of payload follow the header in inline_out. */
     int inline_hdr;

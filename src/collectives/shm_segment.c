@@ -53,7 +53,7 @@ static void sc_shm_release(sc_transport_t *tp, struct sc_shm_seg *s, int size)
 
 /* Allocates s->bytes through UCX and packs its remote key into rec. */
 static sc_status_t sc_shm_map_local(sc_comm_t *comm, struct sc_shm_seg *s,
-                                    sc_shm_record_t *rec)
+                                    sc_shm_record_t *rec, const char *caller)
 {
     ucp_mem_map_params_t mp;
     ucp_mem_attr_t attr;
@@ -70,23 +70,22 @@ static sc_status_t sc_shm_map_local(sc_comm_t *comm, struct sc_shm_seg *s,
     us = ucp_mem_map(comm->tp->context, &mp, &s->memh);
     if (us != UCS_OK) {
         s->memh = NULL;
-        return sc_error(SC_ERR_NO_MEMORY, "sc_mem_alloc: rank %d could not allocate %zu bytes "
-                        "(UCX: %s)", comm->rank, s->bytes, ucs_status_string(us));
+        return sc_error(SC_ERR_NO_MEMORY, "%s: rank %d could not allocate %zu bytes (UCX: %s)",
+                        caller, comm->rank, s->bytes, ucs_status_string(us));
     }
     attr.field_mask = UCP_MEM_ATTR_FIELD_ADDRESS;
     us = ucp_mem_query(s->memh, &attr);
     if (us != UCS_OK)
-        return sc_error(SC_ERR_INTERNAL, "sc_mem_alloc: UCX did not say where it allocated "
-                        "(%s)", ucs_status_string(us));
+        return sc_error(SC_ERR_INTERNAL, "%s: UCX did not say where it allocated (%s)", caller,
+                        ucs_status_string(us));
     s->base = attr.address;
 #ifdef MADV_POPULATE_WRITE
     /* Every page now: a shared-memory file system too small for the segment is an error
      * here rather than a SIGBUS on a later write (and no collective pays the faults).
      * Kernels without it (before 5.14) say EINVAL, and the pages come on first use. */
     if (madvise(s->base, s->bytes, MADV_POPULATE_WRITE) != 0 && errno != EINVAL)
-        return sc_error(SC_ERR_NO_MEMORY, "sc_mem_alloc: rank %d could not back %zu bytes "
-                        "of shared memory with pages (%s)", comm->rank, s->bytes,
-                        strerror(errno));
+        return sc_error(SC_ERR_NO_MEMORY, "%s: rank %d could not back %zu bytes of shared "
+                        "memory with pages (%s)", caller, comm->rank, s->bytes, strerror(errno));
 #endif
     memset(rec, 0, sizeof(*rec));
     rec->base = (uint64_t)(uintptr_t)s->base;
@@ -122,18 +121,15 @@ static int sc_shm_map_peers(sc_comm_t *comm, struct sc_shm_seg *s, const sc_shm_
     return 1;
 }
 
-SC_API sc_status_t sc_mem_alloc(sc_comm_t *comm, size_t bytes, void **ptr)
+sc_status_t sc_shm_seg_create(sc_comm_t *comm, size_t bytes, const char *caller,
+                              struct sc_shm_seg **seg)
 {
-    sc_status_t st = sc_comm_check(comm, "sc_mem_alloc"), local = SC_SUCCESS;
+    sc_status_t st, local = SC_SUCCESS;
     struct sc_shm_seg *s = NULL;
     sc_shm_record_t mine, *all = NULL;
     int32_t mapped = 0, everywhere = 0;
     sc_fact_t facts[1];
 
-    if (st != SC_SUCCESS)
-        return st;
-    if (!ptr)
-        return sc_error(SC_ERR_INVALID_ARG, "sc_mem_alloc: ptr is NULL");
     memset(&mine, 0, sizeof(mine));
     s = calloc(1, sizeof(*s));
     all = calloc((size_t)comm->size, sizeof(*all));
@@ -143,16 +139,14 @@ SC_API sc_status_t sc_mem_alloc(sc_comm_t *comm, size_t bytes, void **ptr)
         s->rkeys = calloc((size_t)comm->size, sizeof(*s->rkeys));
     }
     if (bytes == 0)
-        local = sc_error(SC_ERR_INVALID_ARG, "sc_mem_alloc: bytes is 0 on rank %d",
-                         comm->rank);
+        local = sc_error(SC_ERR_INVALID_ARG, "%s: bytes is 0 on rank %d", caller, comm->rank);
     else if (!s || !all || !s->peer || !s->rkeys)
-        local = sc_error(SC_ERR_NO_MEMORY, "sc_mem_alloc: out of memory on rank %d",
-                         comm->rank);
+        local = sc_error(SC_ERR_NO_MEMORY, "%s: out of memory on rank %d", caller, comm->rank);
     else
-        local = sc_shm_map_local(comm, s, &mine);
+        local = sc_shm_map_local(comm, s, &mine, caller);
     /* Every rank learns of any rank's failure and of differing sizes. */
     facts[0] = (sc_fact_t){"bytes", SC_FACT_NUMBER, (int64_t)bytes};
-    st = sc_comm_agree(comm, "sc_mem_alloc", local, SC_ERR_PEER_FAILED, facts, 1, NULL);
+    st = sc_comm_agree(comm, caller, local, SC_ERR_PEER_FAILED, facts, 1, NULL);
     if (st != SC_SUCCESS)
         goto fail;
     st = sc_allgather(&mine, all, sizeof(mine), SC_UINT8, comm, NULL, NULL);
@@ -171,6 +165,44 @@ SC_API sc_status_t sc_mem_alloc(sc_comm_t *comm, size_t bytes, void **ptr)
                 ucp_rkey_destroy(s->rkeys[q]);
                 s->rkeys[q] = NULL;
             }
+    free(all);
+    *seg = s;
+    return SC_SUCCESS;
+fail:
+    if (s)
+        sc_shm_release(comm->tp, s, comm->size);
+    free(all);
+    return st;
+}
+
+int sc_shm_seg_shared(const struct sc_shm_seg *seg)
+{
+    return seg->shared;
+}
+
+void *sc_shm_seg_peer(const struct sc_shm_seg *seg, int q)
+{
+    return seg->peer[q];
+}
+
+void sc_shm_seg_release(sc_comm_t *comm, struct sc_shm_seg *seg)
+{
+    if (seg)
+        sc_shm_release(comm->tp, seg, comm->size);
+}
+
+SC_API sc_status_t sc_mem_alloc(sc_comm_t *comm, size_t bytes, void **ptr)
+{
+    sc_status_t st = sc_comm_check(comm, "sc_mem_alloc");
+    struct sc_shm_seg *s;
+
+    if (st != SC_SUCCESS)
+        return st;
+    if (!ptr)
+        return sc_error(SC_ERR_INVALID_ARG, "sc_mem_alloc: ptr is NULL");
+    st = sc_shm_seg_create(comm, bytes, "sc_mem_alloc", &s);
+    if (st != SC_SUCCESS)
+        return st;
     pthread_mutex_lock(&sc_shm_lock);
     s->id = ++comm->shm_next_id;
     s->next = comm->shm_segs;
@@ -178,14 +210,8 @@ SC_API sc_status_t sc_mem_alloc(sc_comm_t *comm, size_t bytes, void **ptr)
     pthread_mutex_unlock(&sc_shm_lock);
     sc_log(SC_LOG_DEBUG, "sc_mem_alloc: segment %u of %zu bytes at %p, %s", s->id, bytes,
            (void *)s->base, s->shared ? "mapped by every rank" : "not shared (plain memory)");
-    free(all);
     *ptr = s->base;
     return SC_SUCCESS;
-fail:
-    if (s)
-        sc_shm_release(comm->tp, s, comm->size);
-    free(all);
-    return st;
 }
 
 SC_API sc_status_t sc_mem_free(sc_comm_t *comm, void *ptr)

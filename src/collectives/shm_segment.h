@@ -7,6 +7,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "shardcomm/status.h"
+
 struct sc_comm;
 
 /* One buffer of a call as the peers see it: the segment that holds it and its offset
@@ -26,6 +28,19 @@ uint32_t sc_shm_id(const struct sc_shm_seg *seg);
 
 /* Where rank q's copy of ref (offset plus delta bytes) is mapped in this process. */
 void *sc_shm_peer_ptr(const sc_shm_ref_t *ref, int q, uint64_t delta);
+
+/* Collective over comm: allocates bytes of UCX memory on every rank and maps every
+ * peer's copy where it can; *seg is shared (sc_shm_seg_shared) the same on every rank.
+ * A rank's failure or differing sizes are an error on every rank, in a sentence that
+ * starts with caller. sc_mem_alloc's segments and the header mailboxes' come from it. */
+sc_status_t sc_shm_seg_create(struct sc_comm *comm, size_t bytes, const char *caller,
+                              struct sc_shm_seg **seg);
+int sc_shm_seg_shared(const struct sc_shm_seg *seg);
+/* Where rank q's copy of seg starts in this process (shared segments). */
+void *sc_shm_seg_peer(const struct sc_shm_seg *seg, int q);
+/* Unmaps and frees a segment from sc_shm_seg_create that sc_mem_alloc did not list.
+ * NULL is a no-op. */
+void sc_shm_seg_release(struct sc_comm *comm, struct sc_shm_seg *seg);
 
 /* Releases every segment of comm (sc_comm_destroy), before its endpoints close. */
 void sc_shm_destroy_all(struct sc_comm *comm);

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include "collectives/device.h"
+#include "collectives/mailbox.h"
 #include "collectives/shm_segment.h"
 #include "collectives/transport_ucx.h"
 #include "core/bootstrap_env.h"
@@ -361,8 +362,11 @@ SC_API sc_status_t sc_comm_init(const sc_comm_config_t *config, sc_comm_t **comm
     st = sc_comm_attach(c);
     if (st != SC_SUCCESS)
         goto err_comm;
-    /* Every endpoint wired up and every rank present before anyone proceeds. */
+    /* Every endpoint wired up and every rank present before anyone proceeds; then the
+     * header mailboxes, where the ranks share a node. */
     st = sc_barrier(c, NULL);
+    if (st == SC_SUCCESS)
+        st = sc_mbox_open(c);
     if (st != SC_SUCCESS) {
         sc_registry_remove(c);
         sc_comm_detach(c);
@@ -469,6 +473,8 @@ SC_API sc_status_t sc_comm_split(sc_comm_t *comm, int color, int key, sc_comm_t 
         sc_comm_free(c);
         goto out;
     }
+    /* No header mailboxes: opening them takes collectives on the new communicator,
+     * which a rank that returned first and aborted it would fail on the others. */
     *sub = c;
 out:
     free(all);
@@ -485,6 +491,7 @@ SC_API sc_status_t sc_comm_destroy(sc_comm_t *comm)
                         (void *)comm);
     sc_device_destroy(comm);
     sc_progress_drain(comm);
+    sc_mbox_close(comm);
     sc_shm_destroy_all(comm);
     sc_comm_detach(comm);
     sc_comm_free(comm);

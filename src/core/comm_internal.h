@@ -80,6 +80,7 @@ struct sc_comm {
     struct sc_device *dev;      /* device path state; NULL in host-only builds */
     struct sc_shm_seg *shm_segs; /* registered memory (sc_mem_alloc), newest first */
     uint32_t shm_next_id;       /* the last segment's id, equal on every rank */
+    struct sc_mbox *mbox;       /* collective headers through shared memory; NULL: UCX */
     struct sc_comm *next;       /* in tp->comms */
 };
 

@@ -9,6 +9,7 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
+#include "collectives/mailbox.h"
 #include "collectives/schedule_exec.h"
 #include "collectives/transport_ucx.h"
 #include "core/clock.h"
@@ -40,7 +41,7 @@ static void sc_op_finish(sc_comm_t *c, sc_coll_op_t *op, sc_status_t st, const c
     __atomic_sub_fetch(&c->tp->active, 1, __ATOMIC_RELEASE);
 }
 
-static uint64_t sc_ctl_tag(const sc_comm_t *c, int world_src)
+uint64_t sc_progress_ctl_tag(const sc_comm_t *c, int world_src)
 {
     return sc_tag_make(c->ctx, SC_TAG_KIND_CTL, 0, 0, (uint32_t)world_src);
 }
@@ -49,7 +50,7 @@ sc_status_t sc_progress_attach(sc_comm_t *c)
 {
     if (c->size == 1)
         return SC_SUCCESS;
-    return sc_ucx_recv(c->tp, sc_ctl_tag(c, 0), ~SC_TAG_SRC_MASK, &c->ctl_in,
+    return sc_ucx_recv(c->tp, sc_progress_ctl_tag(c, 0), ~SC_TAG_SRC_MASK, &c->ctl_in,
                        sizeof(c->ctl_in), &c->ctl_recv_req);
 }
 
@@ -76,7 +77,7 @@ static void sc_progress_notify_peers(sc_comm_t *c)
     for (int r = 0; r < c->size; r++) {
         if (r == c->rank || c->tp->peer_error[c->world_of[r]][0])
             continue;
-        if (sc_ucx_send(c->tp, c->world_of[r], sc_ctl_tag(c, c->tp->world_rank), &c->ctl_out,
+        if (sc_ucx_send(c->tp, c->world_of[r], sc_progress_ctl_tag(c, c->tp->world_rank), &c->ctl_out,
                         sizeof(c->ctl_out), &c->ctl_send_reqs[r]) != SC_SUCCESS)
             c->ctl_send_reqs[r] = NULL;
     }
@@ -127,6 +128,12 @@ static int sc_progress_ctl(sc_comm_t *c)
     c->ctl_recv_req = NULL;
     if (st != SC_SUCCESS)
         return 1;
+    if (c->ctl_in.status == SC_SUCCESS) {
+        /* A neighbour wrote into this rank's mailbox while it slept: only a wake-up. */
+        if (sc_progress_attach(c) != SC_SUCCESS)
+            c->ctl_recv_req = NULL;
+        return 1;
+    }
     c->ctl_in.text[sizeof(c->ctl_in.text) - 1] = '\0';
     snprintf(text, sizeof(text), "%s", c->ctl_in.text);
     st = c->ctl_in.status < 0 ? (sc_status_t)c->ctl_in.status : SC_ERR_PEER_FAILED;
@@ -314,6 +321,15 @@ void sc_progress_enqueue(sc_comm_t *c, sc_coll_op_t *op, struct sc_request *req,
         sc_progress_wake(tp);
 }
 
+/* Marks every mailbox of the transport's communicators as that of a sleeping rank, or
+ * no more. Caller holds tp->lock. */
+static void sc_progress_mbox_sleeping(sc_transport_t *tp, int sleeping)
+{
+    for (sc_comm_t *c = tp->comms; c; c = c->next)
+        if (c->mbox)
+            sc_mbox_sleeping(c, sleeping);
+}
+
 /* The progress thread has nothing to drive: no op, or a caller drives. */
 static int sc_progress_thread_idle(sc_transport_t *tp)
 {
@@ -404,13 +420,16 @@ static void *sc_progress_thread(void *arg)
          * pass; and scan fully again on waking. */
         pthread_mutex_lock(&tp->lock);
         __atomic_store_n(&tp->rescan, 1, __ATOMIC_RELAXED);
+        /* Neighbours that write into a mailbox from here on send a wake-up too; what
+         * they wrote before, the scan sees. */
+        sc_progress_mbox_sleeping(tp, 1);
         st = sc_progress_step(tp) ? SC_IN_PROGRESS : sc_ucx_arm(tp);
         pthread_mutex_unlock(&tp->lock);
-        if (st == SC_IN_PROGRESS) {
-            sc_spin_reset(&spin);
-            continue;
-        }
-        sc_progress_sleep(tp, 1, 20);
+        if (st != SC_IN_PROGRESS)
+            sc_progress_sleep(tp, 1, 20);
+        pthread_mutex_lock(&tp->lock);
+        sc_progress_mbox_sleeping(tp, 0);
+        pthread_mutex_unlock(&tp->lock);
         __atomic_store_n(&tp->rescan, 1, __ATOMIC_RELAXED);
         sc_spin_reset(&spin);
     }

@@ -22,6 +22,10 @@ void sc_progress_kick(sc_transport_t *tp);
  * that must not take tp->lock, such as a CUDA host function. */
 void sc_request_wait_passive(struct sc_request *req);
 
+/* The tag of control messages to comm's rank from world rank world_src: abort notices,
+ * and wake-ups for a rank that sleeps while its mailbox fills (status SC_SUCCESS). */
+uint64_t sc_progress_ctl_tag(const sc_comm_t *comm, int world_src);
+
 /* Posts the receive of abort notices for a new communicator. Caller holds tp->lock. */
 sc_status_t sc_progress_attach(sc_comm_t *comm);
 

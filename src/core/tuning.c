@@ -17,7 +17,7 @@ static pthread_once_t sc_tuning_once = PTHREAD_ONCE_INIT;
 static sc_status_t sc_tuning_parse(sc_tuning_t *t)
 {
     const char *algo = sc_env_first(sc_env_algo_names, NULL);
-    long thr, chunk, reg;
+    long thr, chunk, reg, mbox;
     double spin_us;
     sc_status_t st;
 
@@ -45,6 +45,11 @@ static sc_status_t sc_tuning_parse(sc_tuning_t *t)
         return st;
     if (reg != 0 && reg != 1)
         return sc_error(SC_ERR_INVALID_ARG, "SC_LOCAL_REGISTER=%ld must be 0 or 1", reg);
+    st = sc_env_int(sc_env_local_mailbox_names, SC_DEFAULT_LOCAL_MAILBOX, &mbox);
+    if (st != SC_SUCCESS)
+        return st;
+    if (mbox != 0 && mbox != 1)
+        return sc_error(SC_ERR_INVALID_ARG, "SC_LOCAL_MAILBOX=%ld must be 0 or 1", mbox);
     if (thr < 0)
         return sc_error(SC_ERR_INVALID_ARG, "SC_RING_THRESHOLD=%ld must be >= 0", thr);
     if (chunk < SC_MIN_CHUNK_BYTES)
@@ -56,6 +61,7 @@ static sc_status_t sc_tuning_parse(sc_tuning_t *t)
     t->chunk_bytes = (size_t)chunk;
     t->spin_s = spin_us * 1e-6;
     t->local_register = (int)reg;
+    t->local_mailbox = (int)mbox;
     return SC_SUCCESS;
 }
 

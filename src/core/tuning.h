@@ -11,6 +11,7 @@ typedef struct {
     size_t chunk_bytes;       /* pipeline chunk of ring and chain algorithms */
     double spin_s;            /* progress engine spin before sleeping */
     int local_register;       /* SC_LOCAL_REGISTER: registered reducer buckets (0 or 1) */
+    int local_mailbox;        /* SC_LOCAL_MAILBOX: headers through shared memory (0 or 1) */
 } sc_tuning_t;
 
 /* The process's tuning, parsed on first use. An invalid value is an error naming the

@@ -162,6 +162,7 @@ static int config_shows_the_documented_defaults_when_nothing_is_set(void)
         {"SC_CHUNK_BYTES", "262144"},
         {"SC_PROGRESS_SPIN_US", "50"},
         {"SC_LOCAL_REGISTER", "1"},
+        {"SC_LOCAL_MAILBOX", "1"},
     };
     char value[256], source[1024];
     report_t r;
@@ -226,18 +227,25 @@ static int config_marks_an_invalid_value_and_returns_invalid_arg(void)
     return TEST_PASS;
 }
 
-static int config_refuses_a_local_register_other_than_0_or_1(void)
+/* SC_LOCAL_REGISTER and SC_LOCAL_MAILBOX are switches: 2 is refused, naming the
+ * variable. */
+static int config_refuses_local_switches_other_than_0_or_1(void)
 {
-    static const char *const env[] = {"SC_LOCAL_REGISTER", "2", NULL};
-    char value[256], source[1024];
-    report_t r;
+    static const char *const names[] = {"SC_LOCAL_REGISTER", "SC_LOCAL_MAILBOX"};
 
-    CHECK(run_report(config_body, env, NULL, &r) == 0);
-    CHECK(r.status == SC_ERR_INVALID_ARG);
-    CHECK(strstr(r.error, "SC_LOCAL_REGISTER=2") != NULL);
-    CHECK(setting(&r, "SC_LOCAL_REGISTER", value, source) == 0);
-    CHECK(strcmp(value, "2") == 0);
-    CHECK(strncmp(source, "INVALID", 7) == 0);
+    for (int i = 0; i < 2; i++) {
+        const char *const env[] = {names[i], "2", NULL};
+        char value[256], source[1024], want[64];
+        report_t r;
+
+        snprintf(want, sizeof(want), "%s=2", names[i]);
+        CHECK(run_report(config_body, env, NULL, &r) == 0);
+        CHECK(r.status == SC_ERR_INVALID_ARG);
+        CHECK(strstr(r.error, want) != NULL);
+        CHECK(setting(&r, names[i], value, source) == 0);
+        CHECK(strcmp(value, "2") == 0);
+        CHECK(strncmp(source, "INVALID", 7) == 0);
+    }
     return TEST_PASS;
 }
 
@@ -382,8 +390,8 @@ static const test_entry_t tests[] = {
      config_marks_an_invalid_value_and_returns_invalid_arg},
     {"config_error_names_the_first_invalid_setting",
      config_error_names_the_first_invalid_setting},
-    {"config_refuses_a_local_register_other_than_0_or_1",
-     config_refuses_a_local_register_other_than_0_or_1},
+    {"config_refuses_local_switches_other_than_0_or_1",
+     config_refuses_local_switches_other_than_0_or_1},
     {"env_int_leading_reads_slurm_counts_and_rejects_other_text",
      env_int_leading_reads_slurm_counts_and_rejects_other_text},
     {"topology_report_shows_the_binding_as_a_cpu_list",

@@ -1,0 +1,190 @@
+/* Header mailboxes (mailbox.h). Every rank's shared segment holds two inboxes, rings of
+ * SC_MBOX_SLOTS slots: one its left ring neighbour writes, one its right neighbour
+ * writes (with 2 ranks only the first). Collective seq's message goes to slot seq %
+ * SC_MBOX_SLOTS. A slot's stamp says what it holds: 0 nothing yet, 2 (seq + 1) the
+ * message of seq, 2 (seq + 1) + 1 that message read. The writer waits for the read mark
+ * of the slot's previous message (seq - SC_MBOX_SLOTS), so that messages never overtake
+ * or overwrite one another; the reader copies the message out before marking it read.
+ * Every collective of the communicator from the opening on sends one message to each
+ * neighbour, so that every slot is used in turn.
+ *
+ * A rank's progress thread that goes to sleep (on UCX's events) sets the sleeping flag
+ * at the head of its segment before its last look at the inboxes; a writer that finds
+ * the flag set after writing sends a control message through UCX, which wakes it
+ * (both sides sequentially consistent: the sleeper sees the message, or the writer the
+ * flag). */
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "collectives/mailbox.h"
+#include "collectives/schedule.h"
+#include "collectives/shm_segment.h"
+#include "collectives/transport_ucx.h"
+#include "core/comm_internal.h"
+#include "core/error.h"
+#include "core/log.h"
+#include "core/progress.h"
+#include "core/tuning.h"
+
+#define SC_MBOX_SLOTS 16
+
+typedef struct {
+    _Alignas(64) uint64_t stamp;
+    uint64_t len;
+    _Alignas(16) uint8_t data[SC_OP_HDR_BUF];
+} sc_mbox_slot_t;
+
+/* The head of every rank's segment, before its two rings. */
+typedef struct {
+    _Alignas(64) uint32_t sleeping;
+} sc_mbox_head_t;
+
+struct sc_mbox {
+    struct sc_shm_seg *seg;
+    uint64_t first_seq;                         /* the first collective sent through it */
+    sc_mbox_head_t *head;                       /* this rank's */
+    sc_mbox_slot_t *in[2];                      /* from the left neighbour, from the right */
+    /* What this rank writes: [0] its right neighbour's, [1] its left neighbour's. */
+    sc_mbox_head_t *peer_head[2];
+    sc_mbox_slot_t *out[2];
+    void *wake_req[2];                          /* a wake-up in flight to that neighbour */
+};
+
+#define SC_MBOX_RING_BYTES (SC_MBOX_SLOTS * sizeof(sc_mbox_slot_t))
+#define SC_MBOX_SEG_BYTES (sizeof(sc_mbox_head_t) + 2 * SC_MBOX_RING_BYTES)
+
+/* A wake-up: a control message that says no failure. */
+static const sc_ctl_msg_t sc_mbox_wake_msg = {.status = SC_SUCCESS};
+
+static uint64_t sc_mbox_full(uint64_t seq)
+{
+    return 2 * (seq + 1);
+}
+
+sc_status_t sc_mbox_open(sc_comm_t *comm)
+{
+    const sc_tuning_t *t;
+    struct sc_shm_seg *seg = NULL;
+    sc_mbox_t *mb;
+    int left = (comm->rank + comm->size - 1) % comm->size;
+    int right = (comm->rank + 1) % comm->size;
+    sc_status_t st;
+
+    /* Decided alike on every rank: the environment is the job's, the sizes are the
+     * communicator's. */
+    if (comm->size < 2 || comm->local_size != comm->size || sc_tuning_get(&t) != SC_SUCCESS ||
+        !t->local_mailbox)
+        return SC_SUCCESS;
+    st = sc_shm_seg_create(comm, SC_MBOX_SEG_BYTES, "sc_comm_init (header mailboxes)", &seg);
+    if (st == SC_ERR_NO_MEMORY || st == SC_ERR_PEER_FAILED) {
+        /* Agreed on every rank: all send their headers through UCX. */
+        sc_log(SC_LOG_INFO, "header mailboxes not opened: %s", sc_last_error());
+        return SC_SUCCESS;
+    }
+    if (st != SC_SUCCESS)
+        return st;
+    if (!sc_shm_seg_shared(seg)) {
+        sc_shm_seg_release(comm, seg);
+        return SC_SUCCESS;
+    }
+    mb = calloc(1, sizeof(*mb));
+    if (!mb) {
+        /* Every rank must take the same path: this one cannot go on. */
+        sc_shm_seg_release(comm, seg);
+        return sc_error(SC_ERR_NO_MEMORY, "sc_comm_init: out of memory for the header "
+                        "mailboxes on rank %d", comm->rank);
+    }
+    mb->seg = seg;
+    mb->first_seq = comm->seq;
+    mb->head = sc_shm_seg_peer(seg, comm->rank);
+    mb->in[0] = (sc_mbox_slot_t *)(mb->head + 1);
+    mb->in[1] = mb->in[0] + SC_MBOX_SLOTS;
+    /* This rank is its right neighbour's left (ring 0) and its left neighbour's right
+     * (ring 1); with 2 ranks the one neighbour reads ring 0. */
+    mb->peer_head[0] = sc_shm_seg_peer(seg, right);
+    mb->peer_head[1] = sc_shm_seg_peer(seg, left);
+    mb->out[0] = (sc_mbox_slot_t *)(mb->peer_head[0] + 1);
+    mb->out[1] = (sc_mbox_slot_t *)(mb->peer_head[1] + 1) + (comm->size > 2 ? SC_MBOX_SLOTS : 0);
+    /* The progress thread reads comm->mbox under the lock (sc_mbox_sleeping). */
+    pthread_mutex_lock(&comm->tp->lock);
+    comm->mbox = mb;
+    pthread_mutex_unlock(&comm->tp->lock);
+    sc_log(SC_LOG_DEBUG, "header mailboxes open from collective #%llu",
+           (unsigned long long)mb->first_seq);
+    return SC_SUCCESS;
+}
+
+void sc_mbox_close(sc_comm_t *comm)
+{
+    sc_mbox_t *mb;
+
+    pthread_mutex_lock(&comm->tp->lock);
+    mb = comm->mbox;
+    comm->mbox = NULL;
+    for (int d = 0; mb && d < 2; d++)
+        if (mb->wake_req[d])
+            sc_ucx_cancel(comm->tp, mb->wake_req[d]);
+    pthread_mutex_unlock(&comm->tp->lock);
+    if (!mb)
+        return;
+    sc_shm_seg_release(comm, mb->seg);
+    free(mb);
+}
+
+void sc_mbox_sleeping(sc_comm_t *comm, int sleeping)
+{
+    __atomic_store_n(&comm->mbox->head->sleeping, (uint32_t)sleeping, __ATOMIC_SEQ_CST);
+}
+
+/* Sends neighbour d (0 right, 1 left) a wake-up unless one is still in flight. Best
+ * effort: a neighbour that cannot be reached fails by other means. */
+static void sc_mbox_wake(sc_comm_t *comm, int d, int q)
+{
+    sc_mbox_t *mb = comm->mbox;
+    sc_transport_t *tp = comm->tp;
+
+    if (mb->wake_req[d]) {
+        if (sc_ucx_poll_send(tp, mb->wake_req[d]) == SC_IN_PROGRESS)
+            return;
+        mb->wake_req[d] = NULL;
+    }
+    if (sc_ucx_send(tp, comm->world_of[q], sc_progress_ctl_tag(comm, tp->world_rank),
+                    &sc_mbox_wake_msg, sizeof(sc_mbox_wake_msg), &mb->wake_req[d]) != SC_SUCCESS)
+        mb->wake_req[d] = NULL;
+}
+
+int sc_mbox_put(sc_comm_t *comm, int q, uint64_t seq, const void *buf, size_t len)
+{
+    const sc_mbox_t *mb = comm->mbox;
+    int d = q == (comm->rank + 1) % comm->size ? 0 : 1;
+    sc_mbox_slot_t *slot = &mb->out[d][seq % SC_MBOX_SLOTS];
+    uint64_t before = seq >= mb->first_seq + SC_MBOX_SLOTS ? sc_mbox_full(seq - SC_MBOX_SLOTS) + 1
+                                                           : 0;
+
+    if (__atomic_load_n(&slot->stamp, __ATOMIC_ACQUIRE) != before)
+        return 0;
+    memcpy(slot->data, buf, len);
+    slot->len = len;
+    __atomic_store_n(&slot->stamp, sc_mbox_full(seq), __ATOMIC_SEQ_CST);
+    if (__atomic_load_n(&mb->peer_head[d]->sleeping, __ATOMIC_SEQ_CST))
+        sc_mbox_wake(comm, d, q);
+    return 1;
+}
+
+int sc_mbox_get(const sc_comm_t *comm, int q, uint64_t seq, void *dst, size_t cap,
+                size_t *len)
+{
+    const sc_mbox_t *mb = comm->mbox;
+    int from_left = q == (comm->rank + comm->size - 1) % comm->size;
+    sc_mbox_slot_t *slot = &mb->in[from_left ? 0 : 1][seq % SC_MBOX_SLOTS];
+    size_t n;
+
+    if (__atomic_load_n(&slot->stamp, __ATOMIC_ACQUIRE) != sc_mbox_full(seq))
+        return 0;
+    n = slot->len < cap ? slot->len : cap;
+    memcpy(dst, slot->data, n);
+    *len = n;
+    __atomic_store_n(&slot->stamp, sc_mbox_full(seq) + 1, __ATOMIC_RELEASE);
+    return 1;
+}

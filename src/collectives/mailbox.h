@@ -1,0 +1,43 @@
+/* Header mailboxes: where every rank of a communicator shares one node, the headers that
+ * open each collective (and the small payloads that travel with them) go from a rank to
+ * its ring neighbours through shared memory instead of UCX messages. A rank writes its
+ * header into a slot of the neighbour's inbox and marks it full; the neighbour polls its
+ * own inbox, copies the header out and marks the slot read. About 0.05 us one way on a
+ * machine where UCX's shared-memory transport takes 0.2. A rank asleep in the progress
+ * engine is woken by a control message through UCX. */
+#ifndef SC_COLLECTIVES_MAILBOX_H
+#define SC_COLLECTIVES_MAILBOX_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "shardcomm/status.h"
+
+struct sc_comm;
+typedef struct sc_mbox sc_mbox_t;
+
+/* Collective over comm, once no collective of comm is in flight (its creation): opens
+ * the mailboxes when comm has at least 2 ranks, all on one node, SC_LOCAL_MAILBOX is 1
+ * and every rank maps every other's memory; else leaves comm->mbox NULL, the same on
+ * every rank. An error only when the communicator broke. */
+sc_status_t sc_mbox_open(struct sc_comm *comm);
+
+/* Frees comm's mailboxes (sc_comm_destroy, after the last collective). Takes
+ * comm->tp->lock. */
+void sc_mbox_close(struct sc_comm *comm);
+
+/* Writes the len bytes at buf (at most SC_OP_HDR_BUF) as collective seq's message to
+ * ring neighbour q. 0 while q has not read the message that used the slot before (the
+ * caller tries again), 1 once written. */
+int sc_mbox_put(struct sc_comm *comm, int q, uint64_t seq, const void *buf, size_t len);
+
+/* This rank's progress thread goes to sleep (1) or woke (0): writers into its mailboxes
+ * wake it meanwhile. Sequentially consistent, before the sleeper's last look. */
+void sc_mbox_sleeping(struct sc_comm *comm, int sleeping);
+
+/* Collective seq's message from ring neighbour q: 1 with it copied to dst (at most cap
+ * bytes; *len its length) and its slot free again, 0 while it has not arrived. */
+int sc_mbox_get(const struct sc_comm *comm, int q, uint64_t seq, void *dst, size_t cap,
+                size_t *len);
+
+#endif
