@@ -62,39 +62,21 @@ static uint64_t sc_mbox_full(uint64_t seq)
     return 2 * (seq + 1);
 }
 
-sc_status_t sc_mbox_open(sc_comm_t *comm)
+/* Whether comm should have mailboxes; the same on every rank of comm. */
+static int sc_mbox_wanted(const sc_comm_t *comm)
 {
     const sc_tuning_t *t;
-    struct sc_shm_seg *seg = NULL;
-    sc_mbox_t *mb;
+
+    return comm && comm->size >= 2 && comm->local_size == comm->size &&
+           sc_tuning_get(&t) == SC_SUCCESS && t->local_mailbox;
+}
+
+/* comm's mailboxes in seg, shared by every rank of comm, described in mb. */
+static void sc_mbox_install(sc_comm_t *comm, sc_mbox_t *mb, struct sc_shm_seg *seg)
+{
     int left = (comm->rank + comm->size - 1) % comm->size;
     int right = (comm->rank + 1) % comm->size;
-    sc_status_t st;
 
-    /* Decided alike on every rank: the environment is the job's, the sizes are the
-     * communicator's. */
-    if (comm->size < 2 || comm->local_size != comm->size || sc_tuning_get(&t) != SC_SUCCESS ||
-        !t->local_mailbox)
-        return SC_SUCCESS;
-    st = sc_shm_seg_create(comm, SC_MBOX_SEG_BYTES, "sc_comm_init (header mailboxes)", &seg);
-    if (st == SC_ERR_NO_MEMORY || st == SC_ERR_PEER_FAILED) {
-        /* Agreed on every rank: all send their headers through UCX. */
-        sc_log(SC_LOG_INFO, "header mailboxes not opened: %s", sc_last_error());
-        return SC_SUCCESS;
-    }
-    if (st != SC_SUCCESS)
-        return st;
-    if (!sc_shm_seg_shared(seg)) {
-        sc_shm_seg_release(comm, seg);
-        return SC_SUCCESS;
-    }
-    mb = calloc(1, sizeof(*mb));
-    if (!mb) {
-        /* Every rank must take the same path: this one cannot go on. */
-        sc_shm_seg_release(comm, seg);
-        return sc_error(SC_ERR_NO_MEMORY, "sc_comm_init: out of memory for the header "
-                        "mailboxes on rank %d", comm->rank);
-    }
     mb->seg = seg;
     mb->first_seq = comm->seq;
     mb->head = sc_shm_seg_peer(seg, comm->rank);
@@ -112,13 +94,76 @@ sc_status_t sc_mbox_open(sc_comm_t *comm)
     pthread_mutex_unlock(&comm->tp->lock);
     sc_log(SC_LOG_DEBUG, "header mailboxes open from collective #%llu",
            (unsigned long long)mb->first_seq);
-    return SC_SUCCESS;
+}
+
+sc_status_t sc_mbox_open(sc_comm_t *via, sc_comm_t *comm)
+{
+    static const char caller[] = "header mailboxes";
+    int want = sc_mbox_wanted(comm), shared = want;
+    struct sc_shm_seg *seg = NULL;
+    sc_shm_record_t mine, *all = calloc((size_t)via->size, sizeof(*all));
+    sc_shm_record_t *peers = want ? calloc((size_t)comm->size, sizeof(*peers)) : NULL;
+    int32_t ok_mine, *ok = calloc((size_t)via->size, sizeof(*ok));
+    sc_mbox_t *mb = want ? calloc(1, sizeof(*mb)) : NULL;
+    sc_status_t st = SC_SUCCESS;
+    int *via_rank = NULL;
+
+    if (!all || !ok || (want && (!peers || !mb))) {
+        /* Without room for the exchange this rank cannot take part: every rank of via
+         * learns it from the abort rather than waiting. */
+        st = sc_error(SC_ERR_NO_MEMORY, "sc_comm_init/sc_comm_split: out of memory for the "
+                      "header mailboxes on rank %d", via->rank);
+        sc_comm_abort(via);
+        goto out;
+    }
+    memset(&mine, 0, sizeof(mine));
+    if (want && sc_shm_seg_local(comm, SC_MBOX_SEG_BYTES, caller, &seg, &mine) != SC_SUCCESS) {
+        sc_log(SC_LOG_INFO, "header mailboxes not opened: %s", sc_last_error());
+        seg = NULL;
+    }
+    st = sc_allgather(&mine, all, sizeof(mine), SC_UINT8, via, NULL, NULL);
+    if (st != SC_SUCCESS)
+        goto out;
+    if (seg) {
+        /* comm's ranks among via's: world ranks name them in both. */
+        via_rank = malloc((size_t)comm->size * sizeof(*via_rank));
+        for (int q = 0; via_rank && q < comm->size; q++)
+            for (int v = 0; v < via->size; v++)
+                if (via->world_of[v] == comm->world_of[q])
+                    via_rank[q] = v;
+        for (int q = 0; via_rank && q < comm->size; q++)
+            peers[q] = all[via_rank[q]];
+    }
+    ok_mine = seg && via_rank && sc_shm_seg_map(comm, seg, peers);
+    st = sc_allgather(&ok_mine, ok, 1, SC_INT32, via, NULL, NULL);
+    if (st != SC_SUCCESS)
+        goto out;
+    /* Shared where every rank of comm mapped every other: the same answer on each. */
+    for (int q = 0; shared && q < comm->size; q++)
+        shared = via_rank && ok[via_rank[q]];
+    if (shared) {
+        sc_shm_seg_settle(seg, 1, comm->size);
+        sc_mbox_install(comm, mb, seg);
+        seg = NULL;
+        mb = NULL;
+    }
+out:
+    if (seg)
+        sc_shm_seg_release(comm, seg);
+    free(mb);
+    free(via_rank);
+    free(ok);
+    free(peers);
+    free(all);
+    return st;
 }
 
 void sc_mbox_close(sc_comm_t *comm)
 {
     sc_mbox_t *mb;
 
+    if (!comm->mbox)
+        return; /* also after the transport went with the last communicator */
     pthread_mutex_lock(&comm->tp->lock);
     mb = comm->mbox;
     comm->mbox = NULL;

@@ -16,11 +16,14 @@
 struct sc_comm;
 typedef struct sc_mbox sc_mbox_t;
 
-/* Collective over comm, once no collective of comm is in flight (its creation): opens
- * the mailboxes when comm has at least 2 ranks, all on one node, SC_LOCAL_MAILBOX is 1
- * and every rank maps every other's memory; else leaves comm->mbox NULL, the same on
- * every rank. An error only when the communicator broke. */
-sc_status_t sc_mbox_open(struct sc_comm *comm);
+/* Collective over via, when comm has no collective yet, or none in flight (its
+ * creation): opens comm's mailboxes when comm has at least 2 ranks, all on one node,
+ * SC_LOCAL_MAILBOX is 1 and every rank of comm maps every other's memory; else leaves
+ * comm->mbox NULL, the same on every rank of comm. via is comm itself (sc_comm_init)
+ * or its parent (sc_comm_split, where comm is NULL on ranks that get none): the
+ * records travel over via, so that no rank of a new communicator waits for another
+ * in a collective of it. An error only when via broke. */
+sc_status_t sc_mbox_open(struct sc_comm *via, struct sc_comm *comm);
 
 /* Frees comm's mailboxes (sc_comm_destroy, after the last collective). Takes
  * comm->tp->lock. */

@@ -14,15 +14,6 @@
 #include "core/log.h"
 #include "shardcomm/collectives.h"
 
-/* Packed remote keys travel in fixed records; UCX's are a few dozen bytes. */
-#define SC_SHM_RKEY_MAX 224
-
-typedef struct {
-    uint64_t base;    /* the segment's address in its owner */
-    uint64_t rkey_len; /* 0: not packed (no shared mapping offered) */
-    uint8_t rkey[SC_SHM_RKEY_MAX];
-} sc_shm_record_t;
-
 struct sc_shm_seg {
     struct sc_shm_seg *next;
     uint32_t id;
@@ -121,29 +112,61 @@ static int sc_shm_map_peers(sc_comm_t *comm, struct sc_shm_seg *s, const sc_shm_
     return 1;
 }
 
-sc_status_t sc_shm_seg_create(sc_comm_t *comm, size_t bytes, const char *caller,
-                              struct sc_shm_seg **seg)
+sc_status_t sc_shm_seg_local(sc_comm_t *comm, size_t bytes, const char *caller,
+                             struct sc_shm_seg **seg, sc_shm_record_t *rec)
 {
-    sc_status_t st, local = SC_SUCCESS;
-    struct sc_shm_seg *s = NULL;
-    sc_shm_record_t mine, *all = NULL;
-    int32_t mapped = 0, everywhere = 0;
-    sc_fact_t facts[1];
+    struct sc_shm_seg *s = calloc(1, sizeof(*s));
+    sc_status_t st;
 
-    memset(&mine, 0, sizeof(mine));
-    s = calloc(1, sizeof(*s));
-    all = calloc((size_t)comm->size, sizeof(*all));
+    memset(rec, 0, sizeof(*rec));
     if (s) {
         s->bytes = bytes;
         s->peer = calloc((size_t)comm->size, sizeof(*s->peer));
         s->rkeys = calloc((size_t)comm->size, sizeof(*s->rkeys));
     }
     if (bytes == 0)
-        local = sc_error(SC_ERR_INVALID_ARG, "%s: bytes is 0 on rank %d", caller, comm->rank);
-    else if (!s || !all || !s->peer || !s->rkeys)
-        local = sc_error(SC_ERR_NO_MEMORY, "%s: out of memory on rank %d", caller, comm->rank);
+        st = sc_error(SC_ERR_INVALID_ARG, "%s: bytes is 0 on rank %d", caller, comm->rank);
+    else if (!s || !s->peer || !s->rkeys)
+        st = sc_error(SC_ERR_NO_MEMORY, "%s: out of memory on rank %d", caller, comm->rank);
     else
-        local = sc_shm_map_local(comm, s, &mine, caller);
+        st = sc_shm_map_local(comm, s, rec, caller);
+    if (st != SC_SUCCESS) {
+        if (s)
+            sc_shm_release(comm->tp, s, comm->size);
+        memset(rec, 0, sizeof(*rec));
+        return st;
+    }
+    *seg = s;
+    return SC_SUCCESS;
+}
+
+int sc_shm_seg_map(sc_comm_t *comm, struct sc_shm_seg *seg, const sc_shm_record_t *all)
+{
+    return comm->size > 1 && sc_shm_map_peers(comm, seg, all);
+}
+
+void sc_shm_seg_settle(struct sc_shm_seg *seg, int shared, int size)
+{
+    seg->shared = shared;
+    if (!shared)
+        for (int q = 0; q < size; q++)
+            if (seg->rkeys[q]) {
+                ucp_rkey_destroy(seg->rkeys[q]);
+                seg->rkeys[q] = NULL;
+            }
+}
+
+sc_status_t sc_shm_seg_create(sc_comm_t *comm, size_t bytes, const char *caller,
+                              struct sc_shm_seg **seg)
+{
+    sc_status_t st, local;
+    struct sc_shm_seg *s = NULL;
+    sc_shm_record_t mine, *all = calloc((size_t)comm->size, sizeof(*all));
+    int32_t mapped = 0, everywhere = 0;
+    sc_fact_t facts[1];
+
+    local = all ? sc_shm_seg_local(comm, bytes, caller, &s, &mine)
+                : sc_error(SC_ERR_NO_MEMORY, "%s: out of memory on rank %d", caller, comm->rank);
     /* Every rank learns of any rank's failure and of differing sizes. */
     facts[0] = (sc_fact_t){"bytes", SC_FACT_NUMBER, (int64_t)bytes};
     st = sc_comm_agree(comm, caller, local, SC_ERR_PEER_FAILED, facts, 1, NULL);
@@ -152,19 +175,13 @@ sc_status_t sc_shm_seg_create(sc_comm_t *comm, size_t bytes, const char *caller,
     st = sc_allgather(&mine, all, sizeof(mine), SC_UINT8, comm, NULL, NULL);
     if (st != SC_SUCCESS)
         goto fail;
-    mapped = comm->size > 1 && sc_shm_map_peers(comm, s, all);
+    mapped = sc_shm_seg_map(comm, s, all);
     /* Shared only where every rank maps every other: a collective decides the same way
      * on every rank. */
     st = sc_allreduce(&mapped, &everywhere, 1, SC_INT32, SC_MIN, comm, NULL, NULL);
     if (st != SC_SUCCESS)
         goto fail;
-    s->shared = everywhere;
-    if (!s->shared)
-        for (int q = 0; q < comm->size; q++)
-            if (s->rkeys[q]) {
-                ucp_rkey_destroy(s->rkeys[q]);
-                s->rkeys[q] = NULL;
-            }
+    sc_shm_seg_settle(s, everywhere, comm->size);
     free(all);
     *seg = s;
     return SC_SUCCESS;

@@ -29,6 +29,26 @@ uint32_t sc_shm_id(const struct sc_shm_seg *seg);
 /* Where rank q's copy of ref (offset plus delta bytes) is mapped in this process. */
 void *sc_shm_peer_ptr(const sc_shm_ref_t *ref, int q, uint64_t delta);
 
+/* What a rank tells its peers of its copy of a segment so that they can map it: packed
+ * remote keys travel in fixed records (UCX's are a few dozen bytes). */
+#define SC_SHM_RKEY_MAX 224
+typedef struct {
+    uint64_t base;     /* the segment's address in its owner */
+    uint64_t rkey_len; /* 0: not packed (no shared mapping offered) */
+    uint8_t rkey[SC_SHM_RKEY_MAX];
+} sc_shm_record_t;
+
+/* The opening of a segment in steps, for a caller that exchanges the records itself
+ * (sc_comm_split, over the parent communicator). sc_shm_seg_local: this rank's copy
+ * allocated for comm, its record packed (zeroed on failure, which peers then fail to
+ * map). sc_shm_seg_map: every peer's copy mapped from all (indexed by comm rank);
+ * nonzero when all are. sc_shm_seg_settle: shared or not, as every rank decided
+ * alike. */
+sc_status_t sc_shm_seg_local(struct sc_comm *comm, size_t bytes, const char *caller,
+                             struct sc_shm_seg **seg, sc_shm_record_t *rec);
+int sc_shm_seg_map(struct sc_comm *comm, struct sc_shm_seg *seg, const sc_shm_record_t *all);
+void sc_shm_seg_settle(struct sc_shm_seg *seg, int shared, int size);
+
 /* Collective over comm: allocates bytes of UCX memory on every rank and maps every
  * peer's copy where it can; *seg is shared (sc_shm_seg_shared) the same on every rank.
  * A rank's failure or differing sizes are an error on every rank, in a sentence that

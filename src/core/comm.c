@@ -366,7 +366,7 @@ SC_API sc_status_t sc_comm_init(const sc_comm_config_t *config, sc_comm_t **comm
      * header mailboxes, where the ranks share a node. */
     st = sc_barrier(c, NULL);
     if (st == SC_SUCCESS)
-        st = sc_mbox_open(c);
+        st = sc_mbox_open(c, c);
     if (st != SC_SUCCESS) {
         sc_registry_remove(c);
         sc_comm_detach(c);
@@ -440,41 +440,47 @@ SC_API sc_status_t sc_comm_split(sc_comm_t *comm, int color, int key, sc_comm_t 
     pthread_mutex_lock(&comm->tp->lock);
     comm->tp->next_ctx = (uint32_t)ctx + 1;
     pthread_mutex_unlock(&comm->tp->lock);
+    if (color >= 0) {
+        for (int r = 0; r < comm->size; r++)
+            if (all[r].color == color)
+                all[n++] = all[r];
+        qsort(all, (size_t)n, sizeof(*all), sc_split_cmp);
+        c = sc_comm_alloc(comm->tp, n);
+    }
+    if (c) {
+        c->ctx = (uint32_t)ctx;
+        c->timeout_s = comm->timeout_s;
+        for (int i = 0; i < n; i++) {
+            c->world_of[i] = comm->world_of[all[i].rank];
+            if (all[i].rank == comm->rank)
+                c->rank = i;
+        }
+        sc_comm_set_local(c);
+    }
+    /* Every rank of the parent takes part (those without a new communicator, and one
+     * that could not allocate its own, with nothing to offer). */
+    st = sc_mbox_open(comm, c);
+    if (st == SC_SUCCESS && color >= 0 && !c)
+        st = sc_error(SC_ERR_NO_MEMORY, "sc_comm_split: out of memory");
+    if (st != SC_SUCCESS) {
+        if (c)
+            sc_comm_free(c); /* sc_mbox_open installs nothing when it fails */
+        goto out;
+    }
     if (color < 0) {
         st = sc_device_split(comm, NULL, color, key);
         if (st == SC_SUCCESS)
             *sub = NULL;
         goto out;
     }
-    for (int r = 0; r < comm->size; r++)
-        if (all[r].color == color)
-            all[n++] = all[r];
-    qsort(all, (size_t)n, sizeof(*all), sc_split_cmp);
-    c = sc_comm_alloc(comm->tp, n);
-    if (!c) {
-        st = sc_error(SC_ERR_NO_MEMORY, "sc_comm_split: out of memory");
-        goto out;
-    }
-    c->ctx = (uint32_t)ctx;
-    c->timeout_s = comm->timeout_s;
-    for (int i = 0; i < n; i++) {
-        c->world_of[i] = comm->world_of[all[i].rank];
-        if (all[i].rank == comm->rank)
-            c->rank = i;
-    }
-    sc_comm_set_local(c);
     st = sc_device_split(comm, c, color, key);
+    if (st == SC_SUCCESS)
+        st = sc_comm_attach(c);
     if (st != SC_SUCCESS) {
+        sc_mbox_close(c);
         sc_comm_free(c);
         goto out;
     }
-    st = sc_comm_attach(c);
-    if (st != SC_SUCCESS) {
-        sc_comm_free(c);
-        goto out;
-    }
-    /* No header mailboxes: opening them takes collectives on the new communicator,
-     * which a rank that returned first and aborted it would fail on the others. */
     *sub = c;
 out:
     free(all);
