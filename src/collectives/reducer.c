@@ -111,7 +111,9 @@ static sc_status_t sc_reducer_setup(sc_reducer_t *r, const sc_grad_desc_t *grads
                             "autotuning is off", r->cap);
     else if (cfg->autotune)
         sc_reducer_tune_init(&r->tune, total);
-    st = sc_reducer_layout(r, NULL, r->cap);
+    /* In plain memory: registered memory takes a collective, which waits for every
+     * rank's agreement on the gradients. */
+    st = sc_reducer_layout(r, NULL, r->cap, 0);
     /* Host buckets whose finish has work (a copy back, the hook's): a thread does it as
      * soon as each bucket is reduced. With the plain all-reduce hook the all-reduce
      * itself delivers the copies back, and nothing is left to do after it. */
@@ -183,9 +185,10 @@ SC_API sc_status_t sc_reducer_create(sc_comm_t *comm, const sc_grad_desc_t *grad
     if (st == SC_SUCCESS)
         st = sc_reducer_setup(r, grads, n, &cfg, reducer);
     st = sc_reducer_agree(comm, grads, n, r, st);
-    /* Only once every rank agreed on the gradients, and so on the layout. */
-    if (st == SC_SUCCESS)
-        st = sc_reducer_register_buckets(r);
+    /* Only once every rank agreed on the gradients, and so on the layout: the same
+     * layout again, in registered memory where it can be. */
+    if (st == SC_SUCCESS && r->nbuckets > 0 && sc_reducer_wants_registered(r))
+        st = sc_reducer_layout(r, NULL, r->cap, 1);
     if (st != SC_SUCCESS) {
         sc_reducer_free(r);
         return st;

@@ -166,21 +166,24 @@ void sc_reducer_finisher_stop(sc_reducer_t *r);
 
 /* Lays out the buckets for cap, filling them in `order` (NULL: reverse registration
  * order), and moves the contents of the views into the new layout when the reducer
- * has views. Replaces r->buckets only on success. Called between iterations. */
-sc_status_t sc_reducer_layout(sc_reducer_t *r, const int *order, size_t cap);
+ * has views. Replaces r->buckets only on success. Called between iterations.
+ * collective: on a layout every rank agreed on, the host buckets go into one block of
+ * registered memory (sc_mem_alloc), which the peers on this node read in place when
+ * the plain all-reduce reduces a bucket; where that cannot be (a device or single-rank
+ * reducer, ranks on several nodes, SC_LOCAL_REGISTER=0, sc_mem_alloc failing on any
+ * rank: the same outcome on every rank) into plain memory. Then it fails only when the
+ * communicator does. */
+sc_status_t sc_reducer_layout(sc_reducer_t *r, const int *order, size_t cap, int collective);
+
+/* Whether the host buckets should live in registered memory (host reducer, ranks all on
+ * one node, SC_LOCAL_REGISTER=1): the same answer on every rank. */
+int sc_reducer_wants_registered(const sc_reducer_t *r);
 
 /* Frees buckets and their memory: registered (sc_mem_alloc) when it is not NULL, else
  * each bucket's own. */
 void sc_reducer_free_buckets(sc_reducer_t *r, sc_rbucket_t *buckets, int nbuckets,
                              void *registered);
 
-/* Collective, between iterations, on a layout every rank agreed on: moves the host
- * buckets into one block of registered memory (sc_mem_alloc), which the peers on this
- * node read in place when the plain all-reduce reduces a bucket. Keeps the buckets
- * where they are where that cannot be (a device or single-rank reducer, ranks on
- * several nodes, SC_LOCAL_REGISTER=0, sc_mem_alloc failing on any rank: the same
- * outcome on every rank). Fails only when the communicator does. */
-sc_status_t sc_reducer_register_buckets(sc_reducer_t *r);
 
 /* ---- registration agreement (reducer_check.c) -------------------------------------- */
 

@@ -636,9 +636,7 @@ static sc_status_t sc_reducer_after_sync(sc_reducer_t *r, double iter_s)
     }
     if (!relayout)
         return SC_SUCCESS;
-    st = sc_reducer_layout(r, r->fill, cap);
-    if (st == SC_SUCCESS)
-        st = sc_reducer_register_buckets(r);
+    st = sc_reducer_layout(r, r->fill, cap, 1);
     if (st == SC_SUCCESS)
         return SC_SUCCESS;
 err_abort:

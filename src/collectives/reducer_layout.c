@@ -131,12 +131,55 @@ void sc_reducer_free_buckets(sc_reducer_t *r, sc_rbucket_t *buckets, int nbucket
     free(buckets);
 }
 
-sc_status_t sc_reducer_layout(sc_reducer_t *r, const int *order, size_t cap)
+int sc_reducer_wants_registered(const sc_reducer_t *r)
+{
+    const sc_tuning_t *t;
+
+    return r->mem.device < 0 && r->size >= 2 && sc_comm_local_size(r->comm) == r->size &&
+           sc_tuning_get(&t) == SC_SUCCESS && t->local_register;
+}
+
+/* Bytes of a bucket's data, rounded up to 64 so that each bucket starts aligned. */
+static size_t sc_bucket_span(size_t bytes)
+{
+    return (bytes + 63) & ~(size_t)63;
+}
+
+/* Collective: one block of registered memory for every bucket of d, in *block; NULL
+ * (plain memory) where that cannot be, the same on every rank. Fails only when the
+ * communicator does. */
+static sc_status_t sc_layout_register(sc_reducer_t *r, const sc_drafts_t *d, uint8_t **block)
+{
+    size_t total = 0;
+    sc_status_t st;
+
+    *block = NULL;
+    if (!sc_reducer_wants_registered(r))
+        return SC_SUCCESS;
+    for (int k = 0; k < d->n; k++)
+        total += sc_bucket_span(d->v[k].bytes);
+    if (total == 0)
+        return SC_SUCCESS;
+    st = sc_mem_alloc(r->comm, total, (void **)block);
+    if (st == SC_ERR_NO_MEMORY || st == SC_ERR_PEER_FAILED) {
+        /* Agreed on every rank: all keep their buckets in plain memory. */
+        sc_log(SC_LOG_INFO, "reducer: buckets stay in plain memory: %s", sc_last_error());
+        *block = NULL;
+        return SC_SUCCESS;
+    }
+    if (st == SC_SUCCESS)
+        sc_log(SC_LOG_DEBUG, "reducer: %d buckets in %zu bytes of registered memory", d->n,
+               total);
+    return st;
+}
+
+sc_status_t sc_reducer_layout(sc_reducer_t *r, const int *order, size_t cap, int collective)
 {
     sc_drafts_t d = {0};
     sc_rbucket_t *nb = NULL;
     int *rev = NULL, *gb = NULL;
-    size_t *goff = NULL;
+    size_t *goff = NULL, block_off = 0;
+    uint8_t *block = NULL;
     sc_status_t st = SC_SUCCESS;
 
     if (!order) {
@@ -149,6 +192,11 @@ sc_status_t sc_reducer_layout(sc_reducer_t *r, const int *order, size_t cap)
     }
     if (sc_layout_draft(r, order, cap, &d) != 0)
         goto err_nomem;
+    if (collective) {
+        st = sc_layout_register(r, &d, &block);
+        if (st != SC_SUCCESS)
+            goto err;
+    }
     gb = malloc((size_t)(r->n ? r->n : 1) * sizeof(*gb));
     goff = malloc((size_t)(r->n ? r->n : 1) * sizeof(*goff));
     nb = calloc((size_t)(d.n ? d.n : 1), sizeof(*nb));
@@ -178,8 +226,12 @@ sc_status_t sc_reducer_layout(sc_reducer_t *r, const int *order, size_t cap)
         }
         b->hb.count = off;
         b->pending = b->ngrads;
-        if (dr->bytes > 0) {
-            /* Zeroed and 64-byte aligned: a view may be read before anything is written. */
+        /* Zeroed and 64-byte aligned: a view may be read before anything is written
+         * (registered memory comes zeroed from UCX's mapping). */
+        if (dr->bytes > 0 && block) {
+            b->hb.data = block + block_off;
+            block_off += sc_bucket_span(dr->bytes);
+        } else if (dr->bytes > 0) {
             st = sc_mem_alloc_on(r->mem.device, dr->bytes, &b->hb.data, "sc_reducer buckets");
             if (st != SC_SUCCESS)
                 goto err;
@@ -207,7 +259,7 @@ sc_status_t sc_reducer_layout(sc_reducer_t *r, const int *order, size_t cap)
         r->grads[g].offset = goff[g];
     }
     sc_reducer_free_buckets(r, r->buckets, r->nbuckets, r->registered);
-    r->registered = NULL;
+    r->registered = block;
     r->buckets = nb;
     r->nbuckets = d.n;
     r->cap = cap;
@@ -223,7 +275,9 @@ err_nomem:
                   "%d gradients", r->n);
 err:
     if (nb)
-        sc_reducer_free_buckets(r, nb, d.n, NULL); /* calloc'd: the unbuilt ones are empty */
+        sc_reducer_free_buckets(r, nb, d.n, block); /* calloc'd: the unbuilt ones are empty */
+    else if (block)
+        sc_mem_free(r->comm, block);
     sc_drafts_free(&d);
     free(gb);
     free(goff);
@@ -231,48 +285,3 @@ err:
     return st;
 }
 
-/* Bytes of bucket b's data, rounded up to 64 so that each bucket starts aligned. */
-static size_t sc_bucket_span(const sc_rbucket_t *b)
-{
-    return (b->hb.count * sc_dtype_size(b->hb.dtype) + 63) & ~(size_t)63;
-}
-
-sc_status_t sc_reducer_register_buckets(sc_reducer_t *r)
-{
-    const sc_tuning_t *t;
-    size_t total = 0, off = 0;
-    uint8_t *block;
-    sc_status_t st;
-
-    if (r->registered || r->mem.device >= 0 || r->size < 2 ||
-        sc_comm_local_size(r->comm) != r->size || sc_tuning_get(&t) != SC_SUCCESS ||
-        !t->local_register)
-        return SC_SUCCESS;
-    for (int b = 0; b < r->nbuckets; b++)
-        total += sc_bucket_span(&r->buckets[b]);
-    if (total == 0)
-        return SC_SUCCESS;
-    st = sc_mem_alloc(r->comm, total, (void **)&block);
-    if (st == SC_ERR_NO_MEMORY || st == SC_ERR_PEER_FAILED) {
-        /* Agreed on every rank: all keep their buckets in plain memory. */
-        sc_log(SC_LOG_INFO, "reducer: buckets stay in plain memory: %s", sc_last_error());
-        return SC_SUCCESS;
-    }
-    if (st != SC_SUCCESS)
-        return st; /* the communicator broke */
-    /* The views' contents move along; copy buckets are zeroed like fresh ones. */
-    for (int b = 0; b < r->nbuckets; b++) {
-        sc_rbucket_t *bk = &r->buckets[b];
-        size_t bytes = bk->hb.count * sc_dtype_size(bk->hb.dtype);
-        if (bytes)
-            memcpy(block + off, bk->hb.data, bytes);
-        memset(block + off + bytes, 0, sc_bucket_span(bk) - bytes);
-        sc_mem_free_on(r->mem.device, bk->hb.data);
-        bk->hb.data = bytes ? block + off : NULL;
-        off += sc_bucket_span(bk);
-    }
-    r->registered = block;
-    sc_log(SC_LOG_DEBUG, "reducer: %d buckets in %zu bytes of registered memory", r->nbuckets,
-           total);
-    return SC_SUCCESS;
-}
