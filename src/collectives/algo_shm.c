@@ -29,10 +29,25 @@ typedef struct {
     size_t ce;  /* elements per chunk */
     int nch;    /* chunks of the largest block */
     int enter;  /* the action after which every peer is known to have entered, or -1 */
+    int stream; /* final results stored non-temporally (sc_shm_streams) */
 } sc_shm_plan_t;
+
+/* Whether an op over `bytes` of input per rank stores its final results with
+ * non-temporal stores: from SC_STREAM_BYTES up (16 MiB), far larger than the caches, a
+ * result written the usual way costs a read of its line first and evicts inputs still
+ * to be read; below, results stay in cache, where a later call finds them. Not an
+ * average, which reads the result again to divide it. */
+static int sc_shm_streams(const sc_coll_op_t *op, size_t bytes)
+{
+    const sc_tuning_t *t;
+    size_t min = sc_tuning_get(&t) == SC_SUCCESS ? t->stream_bytes : (size_t)16 << 20;
+
+    return bytes >= min && op->redop != SC_AVG;
+}
 
 static void sc_shm_plan(sc_coll_op_t *op, sc_shm_plan_t *g, size_t block_elems)
 {
+    g->stream = 0;
     g->p = op->comm->size;
     g->me = op->comm->rank;
     g->es = sc_dtype_size(op->dtype);
@@ -81,8 +96,10 @@ static void sc_shm_begin(sc_coll_op_t *op, sc_shm_plan_t *g, size_t block_elems)
 /* dst = op over ranks of in(q), len elements; returns the last action. in_mine is this
  * rank's input (which dst may be: in place), peer inputs come from ref at byte offset
  * delta. The order starts at this rank and goes right: fixed for each block, since only
- * its owner reduces it, and this rank's input is read before dst is written. */
-static int sc_shm_reduce_chunk(sc_coll_op_t *op, const sc_shm_plan_t *g, void *dst,
+ * its owner reduces it, and this rank's input is read before dst is written. With
+ * g->stream the last step stores the result non-temporally, into dst2 as well unless
+ * it is NULL. */
+static int sc_shm_reduce_chunk(sc_coll_op_t *op, const sc_shm_plan_t *g, void *dst, void *dst2,
                                const void *in_mine, const sc_shm_ref_t *ref, uint64_t delta,
                                size_t len, int dep)
 {
@@ -90,9 +107,15 @@ static int sc_shm_reduce_chunk(sc_coll_op_t *op, const sc_shm_plan_t *g, void *d
 
     for (int i = 1; i < g->p; i++) {
         int q = (g->me + i) % g->p;
+        const void *a = i == 1 ? in_mine : dst;
+        const void *b = sc_shm_peer_ptr(ref, q, delta);
         /* A pre-scaled allreduce scales every input inside the reduction. */
-        d = sc_op_reduce_scaled(op, dst, i == 1 ? in_mine : dst, sc_shm_peer_ptr(ref, q, delta),
-                                len, op->prescale == 0.0 ? 0 : i == 1 ? 3 : 2, d, -1);
+        int scaled = op->prescale == 0.0 ? 0 : i == 1 ? 3 : 2;
+
+        if (g->stream && i == g->p - 1)
+            d = sc_op_reduce_streamed(op, dst, dst2, a, b, len, scaled, d, -1);
+        else
+            d = sc_op_reduce_scaled(op, dst, a, b, len, scaled, d, -1);
     }
     if (op->redop == SC_AVG)
         d = sc_op_avg(op, dst, len, d);
@@ -145,6 +168,8 @@ sc_status_t sc_algo_allreduce_shm(sc_coll_op_t *op, const void *sbuf, void *rbuf
     int push = op->ndeliver == 0;
 
     sc_shm_begin(op, &g, (count + (size_t)op->comm->size - 1) / (size_t)op->comm->size);
+    /* Streamed on 2 ranks, where the one peer's copy is written in the same pass. */
+    g.stream = push && g.p == 2 && sc_shm_streams(op, count * g.es);
     last_from = malloc((size_t)g.p * sizeof(int));
     if (!last_from)
         return sc_error(SC_ERR_NO_MEMORY, "allreduce: out of memory for the schedule");
@@ -157,12 +182,16 @@ sc_status_t sc_algo_allreduce_shm(sc_coll_op_t *op, const void *sbuf, void *rbuf
             break;
         len = sc_min_size(g.ce, bend - off);
         last = sc_shm_reduce_chunk(op, &g, SC_BYTES(rbuf) + off * g.es,
+                                   g.stream ? sc_shm_peer_ptr(rref, (g.me + 1) % g.p, off * g.es)
+                                            : NULL,
                                    SC_CBYTES(sbuf) + off * g.es, sref, off * g.es, len,
                                    last >= 0 ? last : g.enter);
         sc_op_deliver(op, rbuf, off * g.es, len * g.es, last);
         for (int i = 1; i < g.p; i++) {
             int q = (g.me + i) % g.p, cp = -1;
-            if (push)
+            if (push && g.stream)
+                cp = last; /* the reduction wrote the peer's copy */
+            else if (push)
                 cp = sc_op_copy(op, sc_shm_peer_ptr(rref, q, off * g.es),
                                 SC_BYTES(rbuf) + off * g.es, len * g.es, last, -1);
             sc_op_send(op, q, (uint16_t)c, &sc_shm_sig, 0, push ? cp : last, -1);
@@ -207,10 +236,11 @@ sc_status_t sc_algo_reduce_scatter_shm(sc_coll_op_t *op, const void *sbuf, void 
     size_t base;
 
     sc_shm_begin(op, &g, recvcount);
+    g.stream = sc_shm_streams(op, recvcount * (size_t)g.p * g.es);
     base = (size_t)g.me * recvcount;
     for (int c = 0; c < g.nch; c++) {
         size_t off = (size_t)c * g.ce, len = sc_min_size(g.ce, recvcount - off);
-        last = sc_shm_reduce_chunk(op, &g, SC_BYTES(rbuf) + off * g.es,
+        last = sc_shm_reduce_chunk(op, &g, SC_BYTES(rbuf) + off * g.es, NULL,
                                    SC_CBYTES(sbuf) + (base + off) * g.es, sref,
                                    (base + off) * g.es, len, last >= 0 ? last : g.enter);
     }
@@ -278,9 +308,10 @@ sc_status_t sc_algo_reduce_shm(sc_coll_op_t *op, const void *sbuf, void *rbuf, s
         sc_op_recv(op, root, SC_SHM_SUB_DONE, &sc_shm_sig, 0, -1, -1);
         return sc_op_built(op);
     }
+    g.stream = sc_shm_streams(op, count * g.es);
     for (int c = 0; c < g.nch; c++) {
         size_t off = (size_t)c * g.ce, len = sc_min_size(g.ce, count - off);
-        last = sc_shm_reduce_chunk(op, &g, SC_BYTES(rbuf) + off * g.es,
+        last = sc_shm_reduce_chunk(op, &g, SC_BYTES(rbuf) + off * g.es, NULL,
                                    SC_CBYTES(sbuf) + off * g.es, sref, off * g.es, len,
                                    last >= 0 ? last : g.enter);
     }

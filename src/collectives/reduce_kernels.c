@@ -604,3 +604,63 @@ void sc_reduce_local_scaled(sc_op_t op, sc_dtype_t dtype, const void *a, int sca
         sc_reduce_local(op, dtype, pa, tb, (uint8_t *)out + i * es, n);
     }
 }
+
+/* ---- streamed results ---------------------------------------------------------------- */
+
+/* Elements per block of sc_reduce_local_streamed: 8 KiB of the widest type. */
+#define SC_STREAM_BLOCK_BYTES 8192
+
+/* dst = src for bytes, with non-temporal stores where dst is 16-byte aligned (SSE2,
+ * every x86-64 CPU has it); plain copies for the unaligned edges and elsewhere. */
+static void sc_stream_copy(void *dst, const void *src, size_t bytes)
+{
+#if defined(SC_HAVE_X86_PATHS)
+    uint8_t *d = dst;
+    const uint8_t *s = src;
+    size_t head = (16 - ((uintptr_t)d & 15)) & 15;
+
+    if (head > bytes)
+        head = bytes;
+    memcpy(d, s, head);
+    d += head;
+    s += head;
+    bytes -= head;
+    for (; bytes >= 64; bytes -= 64, d += 64, s += 64) {
+        __m128i x0 = _mm_loadu_si128((const __m128i *)s);
+        __m128i x1 = _mm_loadu_si128((const __m128i *)(s + 16));
+        __m128i x2 = _mm_loadu_si128((const __m128i *)(s + 32));
+        __m128i x3 = _mm_loadu_si128((const __m128i *)(s + 48));
+        _mm_stream_si128((__m128i *)d, x0);
+        _mm_stream_si128((__m128i *)(d + 16), x1);
+        _mm_stream_si128((__m128i *)(d + 32), x2);
+        _mm_stream_si128((__m128i *)(d + 48), x3);
+    }
+    memcpy(d, s, bytes);
+#else
+    memcpy(dst, src, bytes);
+#endif
+}
+
+void sc_reduce_local_streamed(sc_op_t op, sc_dtype_t dtype, const void *a, int scale_a,
+                              const void *b, void *out, void *out2, size_t count,
+                              double scale)
+{
+    _Alignas(64) uint8_t tmp[SC_STREAM_BLOCK_BYTES];
+    size_t es = sc_dtype_size(dtype), per = SC_STREAM_BLOCK_BYTES / es;
+
+    for (size_t i = 0; i < count; i += per) {
+        size_t n = count - i < per ? count - i : per;
+        const uint8_t *pa = (const uint8_t *)a + i * es, *pb = (const uint8_t *)b + i * es;
+
+        if (scale != 0.0)
+            sc_reduce_local_scaled(op, dtype, pa, scale_a, pb, tmp, n, scale);
+        else
+            sc_reduce_local(op, dtype, pa, pb, tmp, n);
+        sc_stream_copy((uint8_t *)out + i * es, tmp, n * es);
+        if (out2)
+            sc_stream_copy((uint8_t *)out2 + i * es, tmp, n * es);
+    }
+#if defined(SC_HAVE_X86_PATHS)
+    _mm_sfence();
+#endif
+}

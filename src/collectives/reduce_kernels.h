@@ -41,6 +41,17 @@ void sc_reduce_local_scaled(sc_op_t op, sc_dtype_t dtype, const void *a, int sca
  * divide truncating toward zero, as C does. */
 void sc_reduce_finish_avg(sc_dtype_t dtype, void *buf, size_t count, int nranks);
 
+/* sc_reduce_local (scale 0) or sc_reduce_local_scaled (scale_a, scale as there), the
+ * result written to out, and to out2 as well unless it is NULL, with non-temporal stores:
+ * for results that no one reads again soon, the writes skip reading the destination's
+ * lines first (a third less memory traffic for a large reduction) and leave the caches
+ * to the inputs. Block by block through a cache-resident buffer; the same bits as the
+ * plain calls. The stores are fenced before it returns, so that a flag or message that
+ * follows is seen after them. */
+void sc_reduce_local_streamed(sc_op_t op, sc_dtype_t dtype, const void *a, int scale_a,
+                              const void *b, void *out, void *out2, size_t count,
+                              double scale);
+
 /* Scalar conversions, as collectives/cast_spec.h defines them: round to nearest even
  * (subnormals included), overflow to Inf, Inf kept, NaN kept as a quiet NaN with its
  * sign and the payload bits that fit (as F16C's vcvtph2ps/vcvtps2ph do). Thread safe. */

@@ -196,6 +196,17 @@ int sc_op_reduce_scaled(sc_coll_op_t *op, void *dst, const void *a, const void *
     return i;
 }
 
+int sc_op_reduce_streamed(sc_coll_op_t *op, void *dst, void *dst2, const void *a,
+                          const void *b, size_t count, int scaled, int dep0, int dep1)
+{
+    int i = sc_op_reduce_scaled(op, dst, a, b, count, scaled, dep0, dep1);
+    if (i >= 0) {
+        op->acts[i].streamed = 1;
+        op->acts[i].dst2 = dst2;
+    }
+    return i;
+}
+
 int sc_op_copy(sc_coll_op_t *op, void *dst, const void *src, size_t bytes, int dep0, int dep1)
 {
     int i = sc_op_append(op, SC_ACT_COPY, dep0, dep1);
@@ -541,7 +552,10 @@ static sc_status_t sc_op_run_action(sc_coll_op_t *op, sc_action_t *a)
             a->state = SC_ACT_DONE;
         return SC_SUCCESS;
     case SC_ACT_REDUCE:
-        if (a->scaled)
+        if (a->streamed)
+            sc_reduce_local_streamed(op->redop, op->dtype, a->src, a->scaled & 1, a->src2,
+                                     a->dst, a->dst2, a->len, a->scaled ? op->prescale : 0.0);
+        else if (a->scaled)
             sc_reduce_local_scaled(op->redop, op->dtype, a->src, a->scaled & 1, a->src2,
                                    a->dst, a->len, op->prescale);
         else

@@ -17,7 +17,7 @@ static pthread_once_t sc_tuning_once = PTHREAD_ONCE_INIT;
 static sc_status_t sc_tuning_parse(sc_tuning_t *t)
 {
     const char *algo = sc_env_first(sc_env_algo_names, NULL);
-    long thr, chunk, reg, mbox;
+    long thr, chunk, reg, mbox, stream;
     double spin_us;
     sc_status_t st;
 
@@ -50,6 +50,11 @@ static sc_status_t sc_tuning_parse(sc_tuning_t *t)
         return st;
     if (mbox != 0 && mbox != 1)
         return sc_error(SC_ERR_INVALID_ARG, "SC_LOCAL_MAILBOX=%ld must be 0 or 1", mbox);
+    st = sc_env_int(sc_env_stream_bytes_names, SC_DEFAULT_STREAM_BYTES, &stream);
+    if (st != SC_SUCCESS)
+        return st;
+    if (stream < 0)
+        return sc_error(SC_ERR_INVALID_ARG, "SC_STREAM_BYTES=%ld must be >= 0", stream);
     if (thr < 0)
         return sc_error(SC_ERR_INVALID_ARG, "SC_RING_THRESHOLD=%ld must be >= 0", thr);
     if (chunk < SC_MIN_CHUNK_BYTES)
@@ -62,6 +67,7 @@ static sc_status_t sc_tuning_parse(sc_tuning_t *t)
     t->spin_s = spin_us * 1e-6;
     t->local_register = (int)reg;
     t->local_mailbox = (int)mbox;
+    t->stream_bytes = (size_t)stream;
     return SC_SUCCESS;
 }
 

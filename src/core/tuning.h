@@ -12,6 +12,8 @@ typedef struct {
     double spin_s;            /* progress engine spin before sleeping */
     int local_register;       /* SC_LOCAL_REGISTER: registered reducer buckets (0 or 1) */
     int local_mailbox;        /* SC_LOCAL_MAILBOX: headers through shared memory (0 or 1) */
+    size_t stream_bytes;      /* SC_STREAM_BYTES: registered-memory ops this large store
+                                 their results non-temporally */
 } sc_tuning_t;
 
 /* The process's tuning, parsed on first use. An invalid value is an error naming the

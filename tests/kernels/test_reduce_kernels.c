@@ -790,6 +790,62 @@ static int test_scaled_reduce_equals_scale_then_reduce(void)
     return 0;
 }
 
+/* sc_reduce_local_streamed (non-temporal stores through a block buffer) writes the
+ * bits sc_reduce_local and sc_reduce_local_scaled write, into one destination or two,
+ * for every dtype and op, at destinations off a 16-byte boundary by 0 to 15 bytes and
+ * counts around the 8 KiB block; nothing before or after a destination is written. */
+static int test_streamed_reduce_equals_plain_reduce(void)
+{
+    static const size_t counts[] = {1, 7, 4096, 8192 + 3, 20011};
+    enum { GUARD = 64 };
+
+    for (size_t di = 0; di < NELEM(all_dtypes); di++) {
+        for (size_t oi = 0; oi < NELEM(all_ops); oi++) {
+            sc_dtype_t d = all_dtypes[di];
+            size_t n = dtype_bytes(d);
+            for (int k = 0; k < 10; k++) {
+                size_t count = counts[k % NELEM(counts)], bytes, skew = (size_t)(k * 5) % 16;
+                double s = k % 3 == 0 ? 0.5 : 0.0;
+                int scale_a = k % 2, two = k >= 5, bad;
+                uint8_t *o1, *o2;
+                bufs_t t;
+
+                CHECK(bufs_alloc(&t, d, count, k % 2, 1700 + di * 10 + oi) == 0, "no memory");
+                bytes = count * n;
+                o1 = malloc(bytes + 2 * GUARD + 16);
+                o2 = malloc(bytes + 2 * GUARD + 16);
+                CHECK(o1 && o2, "no memory");
+                memset(o1, 0x5a, bytes + 2 * GUARD + 16);
+                memset(o2, 0x5a, bytes + 2 * GUARD + 16);
+                if (s != 0.0)
+                    sc_reduce_local_scaled(all_ops[oi], d, t.a, scale_a, t.b, t.expected, count,
+                                           s);
+                else
+                    sc_reduce_local(all_ops[oi], d, t.a, t.b, t.expected, count);
+                sc_reduce_local_streamed(all_ops[oi], d, t.a, scale_a, t.b, o1 + GUARD + skew,
+                                         two ? o2 + GUARD + skew : NULL, count, s);
+                bad = memcmp(o1 + GUARD + skew, t.expected, bytes) != 0 ||
+                      (two && memcmp(o2 + GUARD + skew, t.expected, bytes) != 0);
+                for (size_t i = 0; i < GUARD + skew && !bad; i++)
+                    bad = o1[i] != 0x5a || o2[i] != 0x5a;
+                for (size_t i = GUARD + skew + bytes; i < bytes + 2 * GUARD + 16 && !bad; i++)
+                    bad = o1[i] != 0x5a || o2[i] != 0x5a;
+                if (!two)
+                    for (size_t i = 0; i < bytes + 2 * GUARD + 16 && !bad; i++)
+                        bad = o2[i] != 0x5a;
+                free(o1);
+                free(o2);
+                bufs_free(&t);
+                CHECK(!bad, "%s %s, %zu elements, destination %zu bytes off 16, %s%s: "
+                      "differs from the plain reduction or writes outside it", dtype_str(d),
+                      op_str(all_ops[oi]), count, skew, two ? "two destinations" : "one",
+                      s != 0.0 ? ", scaled" : "");
+            }
+        }
+    }
+    return 0;
+}
+
 static int test_avg_reduces_as_sum(void)
 {
     size_t count = 1001;
@@ -1183,6 +1239,7 @@ static const struct {
     TEST(reduce_is_commutative_bitwise),
     TEST(avg_reduces_as_sum),
     TEST(scaled_reduce_equals_scale_then_reduce),
+    TEST(streamed_reduce_equals_plain_reduce),
     TEST(float_nan_results_are_the_canonical_quiet_nan),
     TEST(float_min_max_order_signed_zeros),
     TEST(float_min_max_order_infinities_and_negatives),
