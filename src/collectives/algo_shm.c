@@ -45,6 +45,14 @@ static int sc_shm_streams(const sc_coll_op_t *op, size_t bytes)
     return bytes >= min && op->redop != SC_AVG;
 }
 
+/* A copy into this rank's output, streamed when g->stream. */
+static int sc_shm_copy_out(sc_coll_op_t *op, const sc_shm_plan_t *g, void *dst, const void *src,
+                           size_t bytes, int dep0, int dep1)
+{
+    return g->stream ? sc_op_copy_streamed(op, dst, src, bytes, dep0, dep1)
+                     : sc_op_copy(op, dst, src, bytes, dep0, dep1);
+}
+
 static void sc_shm_plan(sc_coll_op_t *op, sc_shm_plan_t *g, size_t block_elems)
 {
     g->stream = 0;
@@ -257,15 +265,16 @@ sc_status_t sc_algo_allgather_shm(sc_coll_op_t *op, const void *sbuf, void *rbuf
 
     sc_shm_begin(op, &g, sendcount);
     bytes = sendcount * g.es;
+    g.stream = sc_shm_streams(op, bytes * (size_t)g.p);
     /* Peer q's block is at ref's offset plus q * block_off (0 when ref is the send
      * buffer, the block's size when it is the receive buffer of an in-place call). */
     for (int i = 1; i < g.p; i++) {
         int q = (g.me + i) % g.p;
-        last = sc_op_copy(op, SC_BYTES(rbuf) + (size_t)q * bytes,
-                          sc_shm_peer_ptr(ref, q, (uint64_t)q * block_off), bytes,
-                          last >= 0 ? last : g.enter, -1);
+        last = sc_shm_copy_out(op, &g, SC_BYTES(rbuf) + (size_t)q * bytes,
+                               sc_shm_peer_ptr(ref, q, (uint64_t)q * block_off), bytes,
+                               last >= 0 ? last : g.enter, -1);
     }
-    sc_op_copy(op, SC_BYTES(rbuf) + (size_t)g.me * bytes, sbuf, bytes, -1, -1);
+    sc_shm_copy_out(op, &g, SC_BYTES(rbuf) + (size_t)g.me * bytes, sbuf, bytes, -1, -1);
     sc_shm_finish(op, &g, NULL, last);
     return sc_op_built(op);
 }
@@ -287,10 +296,11 @@ sc_status_t sc_algo_broadcast_shm(sc_coll_op_t *op, const void *sbuf, void *rbuf
     last = sc_op_recv(op, root, 0, &sc_shm_sig, 0, -1, -1);
     if (g.enter >= 0)
         last = sc_shm_gate(op, last, g.enter);
+    g.stream = sc_shm_streams(op, count * g.es);
     for (int c = 0; c < g.nch; c++) {
         size_t off = (size_t)c * g.ce, len = sc_min_size(g.ce, count - off);
-        last = sc_op_copy(op, SC_BYTES(rbuf) + off * g.es,
-                          sc_shm_peer_ptr(rref, root, off * g.es), len * g.es, last, -1);
+        last = sc_shm_copy_out(op, &g, SC_BYTES(rbuf) + off * g.es,
+                               sc_shm_peer_ptr(rref, root, off * g.es), len * g.es, last, -1);
     }
     sc_op_send(op, root, SC_SHM_SUB_DONE, &sc_shm_sig, 0, last, -1);
     return sc_op_built(op);
@@ -329,6 +339,8 @@ sc_status_t sc_algo_alltoall_shm(sc_coll_op_t *op, const void *sbuf, void *rbuf,
 
     sc_shm_begin(op, &g, count);
     bytes = count * g.es;
+    /* Streamed out of place only: in place the blocks are read again from scratch. */
+    g.stream = !in_place && sc_shm_streams(op, bytes * (size_t)g.p);
     /* In place, block q of this rank's buffer is what peer q reads from it: what q sends
      * here waits in scratch until every peer is done reading. */
     if (in_place && g.p > 1) {
@@ -339,13 +351,13 @@ sc_status_t sc_algo_alltoall_shm(sc_coll_op_t *op, const void *sbuf, void *rbuf,
     }
     for (int i = 1; i < g.p; i++) {
         int q = (g.me + i) % g.p;
-        last = sc_op_copy(op, dst + (size_t)q * bytes,
-                          sc_shm_peer_ptr(sref, q, (uint64_t)g.me * bytes), bytes,
-                          last >= 0 ? last : g.enter, -1);
+        last = sc_shm_copy_out(op, &g, dst + (size_t)q * bytes,
+                               sc_shm_peer_ptr(sref, q, (uint64_t)g.me * bytes), bytes,
+                               last >= 0 ? last : g.enter, -1);
     }
     if (!in_place) {
-        sc_op_copy(op, dst + (size_t)g.me * bytes, SC_CBYTES(sbuf) + (size_t)g.me * bytes,
-                   bytes, -1, -1);
+        sc_shm_copy_out(op, &g, dst + (size_t)g.me * bytes,
+                        SC_CBYTES(sbuf) + (size_t)g.me * bytes, bytes, -1, -1);
         sc_shm_finish(op, &g, NULL, last);
         return sc_op_built(op);
     }

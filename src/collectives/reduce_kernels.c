@@ -641,6 +641,14 @@ static void sc_stream_copy(void *dst, const void *src, size_t bytes)
 #endif
 }
 
+void sc_copy_streamed(void *dst, const void *src, size_t bytes)
+{
+    sc_stream_copy(dst, src, bytes);
+#if defined(SC_HAVE_X86_PATHS)
+    _mm_sfence();
+#endif
+}
+
 void sc_reduce_local_streamed(sc_op_t op, sc_dtype_t dtype, const void *a, int scale_a,
                               const void *b, void *out, void *out2, size_t count,
                               double scale)

@@ -52,6 +52,10 @@ void sc_reduce_local_streamed(sc_op_t op, sc_dtype_t dtype, const void *a, int s
                               const void *b, void *out, void *out2, size_t count,
                               double scale);
 
+/* memcpy with non-temporal stores where dst is 16-byte aligned, fenced before it
+ * returns, for copies that no one reads again soon (dst and src do not overlap). */
+void sc_copy_streamed(void *dst, const void *src, size_t bytes);
+
 /* Scalar conversions, as collectives/cast_spec.h defines them: round to nearest even
  * (subnormals included), overflow to Inf, Inf kept, NaN kept as a quiet NaN with its
  * sign and the payload bits that fit (as F16C's vcvtph2ps/vcvtps2ph do). Thread safe. */

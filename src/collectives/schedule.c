@@ -218,6 +218,15 @@ int sc_op_copy(sc_coll_op_t *op, void *dst, const void *src, size_t bytes, int d
     return i;
 }
 
+int sc_op_copy_streamed(sc_coll_op_t *op, void *dst, const void *src, size_t bytes, int dep0,
+                        int dep1)
+{
+    int i = sc_op_copy(op, dst, src, bytes, dep0, dep1);
+    if (i >= 0)
+        op->acts[i].streamed = 1;
+    return i;
+}
+
 int sc_op_avg(sc_coll_op_t *op, void *dst, size_t count, int dep0)
 {
     int i = sc_op_append(op, SC_ACT_AVG, dep0, -1);
@@ -562,7 +571,9 @@ static sc_status_t sc_op_run_action(sc_coll_op_t *op, sc_action_t *a)
             sc_reduce_local(op->redop, op->dtype, a->src, a->src2, a->dst, a->len);
         break;
     case SC_ACT_COPY:
-        if (a->dst != a->src && a->len)
+        if (a->dst != a->src && a->len && a->streamed)
+            sc_copy_streamed(a->dst, a->src, a->len);
+        else if (a->dst != a->src && a->len)
             memmove(a->dst, a->src, a->len);
         break;
     case SC_ACT_AVG:

@@ -29,7 +29,8 @@ typedef struct {
     uint8_t state;
     uint16_t sub;              /* tag sub-index, equal on the matching send and recv */
     uint8_t scaled;            /* reduce: bit 0 src, bit 1 src2 times op->prescale */
-    uint8_t streamed;          /* reduce: the result stored non-temporally (to dst2 too) */
+    uint8_t streamed;          /* reduce, copy: the result stored non-temporally (a
+                                  reduce's to dst2 too) */
     int32_t peer;              /* comm rank of the peer (send/recv) */
     int32_t dep[SC_ACT_MAX_DEPS]; /* indices of earlier actions, -1 for none */
     void *dst;
@@ -177,6 +178,10 @@ int sc_op_avg(sc_coll_op_t *op, void *dst, size_t count, int dep0);
  * unless it is NULL. */
 int sc_op_reduce_streamed(sc_coll_op_t *op, void *dst, void *dst2, const void *a,
                           const void *b, size_t count, int scaled, int dep0, int dep1);
+/* sc_op_copy (dst and src apart) whose result no action of the op reads again: stored
+ * with non-temporal stores (sc_copy_streamed). */
+int sc_op_copy_streamed(sc_coll_op_t *op, void *dst, const void *src, size_t bytes, int dep0,
+                        int dep1);
 
 /* Where an algorithm makes the final values of rbuf[off, off + bytes): in the memory
  * of the delivered range that holds all of them (so that they need no copy; that part
