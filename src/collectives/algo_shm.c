@@ -339,7 +339,7 @@ sc_status_t sc_algo_alltoall_shm(sc_coll_op_t *op, const void *sbuf, void *rbuf,
 
     sc_shm_begin(op, &g, count);
     bytes = count * g.es;
-    /* Streamed out of place only: in place the blocks are read again from scratch. */
+    /* Into scratch (in place) not streamed: the blocks are read again from there. */
     g.stream = !in_place && sc_shm_streams(op, bytes * (size_t)g.p);
     /* In place, block q of this rank's buffer is what peer q reads from it: what q sends
      * here waits in scratch until every peer is done reading. */
@@ -366,9 +366,10 @@ sc_status_t sc_algo_alltoall_shm(sc_coll_op_t *op, const void *sbuf, void *rbuf,
     for (int q = 0; q < g.p; q++)
         if (q != g.me)
             last = sc_op_recv(op, q, SC_SHM_SUB_DONE, &sc_shm_sig, 0, last, -1);
+    g.stream = sc_shm_streams(op, bytes * (size_t)g.p);
     for (int q = 0; q < g.p; q++)
         if (q != g.me)
-            sc_op_copy(op, SC_BYTES(rbuf) + (size_t)q * bytes, dst + (size_t)q * bytes, bytes,
-                       last, -1);
+            sc_shm_copy_out(op, &g, SC_BYTES(rbuf) + (size_t)q * bytes, dst + (size_t)q * bytes,
+                            bytes, last, -1);
     return sc_op_built(op);
 }
