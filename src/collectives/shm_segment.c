@@ -156,8 +156,11 @@ void sc_shm_seg_settle(struct sc_shm_seg *seg, int shared, int size)
             }
 }
 
-sc_status_t sc_shm_seg_create(sc_comm_t *comm, size_t bytes, const char *caller,
-                              struct sc_shm_seg **seg)
+/* Collective over comm (sc_mem_alloc): the steps above with the records exchanged over
+ * comm itself; a rank's failure or differing sizes are an error on every rank, and
+ * *seg is shared the same on every rank. */
+static sc_status_t sc_shm_seg_create(sc_comm_t *comm, size_t bytes, const char *caller,
+                                     struct sc_shm_seg **seg)
 {
     sc_status_t st, local;
     struct sc_shm_seg *s = NULL;
@@ -190,11 +193,6 @@ fail:
         sc_shm_release(comm->tp, s, comm->size);
     free(all);
     return st;
-}
-
-int sc_shm_seg_shared(const struct sc_shm_seg *seg)
-{
-    return seg->shared;
 }
 
 void *sc_shm_seg_peer(const struct sc_shm_seg *seg, int q)

@@ -49,16 +49,9 @@ sc_status_t sc_shm_seg_local(struct sc_comm *comm, size_t bytes, const char *cal
 int sc_shm_seg_map(struct sc_comm *comm, struct sc_shm_seg *seg, const sc_shm_record_t *all);
 void sc_shm_seg_settle(struct sc_shm_seg *seg, int shared, int size);
 
-/* Collective over comm: allocates bytes of UCX memory on every rank and maps every
- * peer's copy where it can; *seg is shared (sc_shm_seg_shared) the same on every rank.
- * A rank's failure or differing sizes are an error on every rank, in a sentence that
- * starts with caller. sc_mem_alloc's segments and the header mailboxes' come from it. */
-sc_status_t sc_shm_seg_create(struct sc_comm *comm, size_t bytes, const char *caller,
-                              struct sc_shm_seg **seg);
-int sc_shm_seg_shared(const struct sc_shm_seg *seg);
 /* Where rank q's copy of seg starts in this process (shared segments). */
 void *sc_shm_seg_peer(const struct sc_shm_seg *seg, int q);
-/* Unmaps and frees a segment from sc_shm_seg_create that sc_mem_alloc did not list.
+/* Unmaps and frees a segment from sc_shm_seg_local that sc_mem_alloc did not list.
  * NULL is a no-op. */
 void sc_shm_seg_release(struct sc_comm *comm, struct sc_shm_seg *seg);
 
