@@ -9,6 +9,7 @@
 #include <sys/mman.h>
 
 #include "collectives/agree.h"
+#include "collectives/shm_prefault.h"
 #include "collectives/shm_segment.h"
 #include "collectives/transport_ucx.h"
 #include "core/log.h"
@@ -107,6 +108,8 @@ static int sc_shm_map_peers(sc_comm_t *comm, struct sc_shm_seg *s, const sc_shm_
         }
         if (ucp_rkey_ptr(s->rkeys[q], all[q].base, &ptr) != UCS_OK)
             return 0;
+        /* Mapped now rather than page by page in the first collectives that read it. */
+        sc_shm_prefault(ptr, s->bytes);
         s->peer[q] = ptr;
     }
     return 1;

@@ -6,6 +6,7 @@
 
 #include "collectives/device.h"
 #include "collectives/mailbox.h"
+#include "collectives/shm_prefault.h"
 #include "collectives/shm_segment.h"
 #include "collectives/transport_ucx.h"
 #include "core/bootstrap_env.h"
@@ -363,8 +364,11 @@ SC_API sc_status_t sc_comm_init(const sc_comm_config_t *config, sc_comm_t **comm
     if (st != SC_SUCCESS)
         goto err_comm;
     /* Every endpoint wired up and every rank present before anyone proceeds; then the
-     * header mailboxes, where the ranks share a node. */
+     * shared-memory transport's pages faulted in and the header mailboxes, where ranks
+     * share a node. */
     st = sc_barrier(c, NULL);
+    if (st == SC_SUCCESS)
+        st = sc_shm_prefault_transport(c);
     if (st == SC_SUCCESS)
         st = sc_mbox_open(c, c);
     if (st != SC_SUCCESS) {
