@@ -147,6 +147,40 @@ static void sc_shm_hear_all(sc_coll_op_t *op, const sc_shm_plan_t *g, int skip, 
             sc_op_recv(op, q, sub, &sc_shm_sig, 0, -1, -1);
 }
 
+/* Bytes [off, off + bytes) of a plain send buffer, copied to the same offset of this
+ * rank's staging input area. */
+typedef struct {
+    size_t off, bytes;
+} sc_stage_copy_t;
+
+/* The opening of an algorithm on plain memory through the staging segment: g planned
+ * as by sc_shm_begin, the copies of sbuf into this rank's input area (sin) appended
+ * (local actions: they wait for the neighbours' headers to agree, as sc_shm_enter's
+ * gate does), then "staged" told to and heard from every peer, neighbours included
+ * (their headers say they entered, not that their copies are done): g->enter is done
+ * once every peer's copies are, and so its neighbours agreed. */
+static void sc_shm_begin_staged(sc_coll_op_t *op, sc_shm_plan_t *g, size_t block_elems,
+                                const void *sbuf, const sc_shm_ref_t *sin,
+                                const sc_stage_copy_t *copies, int ncopies)
+{
+    uint8_t *in;
+    int last = -1;
+
+    op->hdr.algo = SC_ALGO_STAGED;
+    sc_shm_plan(op, g, block_elems);
+    in = sc_shm_peer_ptr(sin, g->me, 0);
+    for (int i = 0; i < ncopies; i++)
+        if (copies[i].bytes)
+            last = sc_op_copy(op, in + copies[i].off, SC_CBYTES(sbuf) + copies[i].off,
+                              copies[i].bytes, last, -1);
+    if (last < 0)
+        last = sc_shm_gate(op, -1, -1);
+    sc_shm_tell_all(op, g, g->me, SC_SHM_SUB_ENTER, last, -1);
+    for (int q = 0; q < g->p; q++)
+        if (q != g->me)
+            g->enter = sc_op_recv(op, q, SC_SHM_SUB_ENTER, &sc_shm_sig, 0, g->enter, -1);
+}
+
 /* Tells every peer this rank is done reading its memory (after action last, and
  * last_from[q] for peer q when given) and waits for every peer to say the same. */
 static void sc_shm_finish(sc_coll_op_t *op, sc_shm_plan_t *g, const int *last_from, int last)
@@ -161,10 +195,13 @@ static void sc_shm_finish(sc_coll_op_t *op, sc_shm_plan_t *g, const int *last_fr
     sc_shm_hear_all(op, g, g->me, SC_SHM_SUB_DONE);
 }
 
-sc_status_t sc_algo_allreduce_shm(sc_coll_op_t *op, const void *sbuf, void *rbuf, size_t count,
-                                  const sc_shm_ref_t *sref, const sc_shm_ref_t *rref)
+/* The allreduce after its opening (g planned, g.enter set): sbuf is this rank's input,
+ * sref where the peers' copies of it are, rbuf and rref the same for the output. */
+static sc_status_t sc_shm_allreduce(sc_coll_op_t *op, sc_shm_plan_t *g_in, const void *sbuf,
+                                    void *rbuf, size_t count, const sc_shm_ref_t *sref,
+                                    const sc_shm_ref_t *rref)
 {
-    sc_shm_plan_t g;
+    sc_shm_plan_t g = *g_in;
     int *last_from, last = -1;
     size_t bstart, bend;
     /* Push: the owner writes each final chunk into every peer's rbuf, then says so; a
@@ -175,7 +212,6 @@ sc_status_t sc_algo_allreduce_shm(sc_coll_op_t *op, const void *sbuf, void *rbuf
      * their rbuf is no longer read. */
     int push = op->ndeliver == 0;
 
-    sc_shm_begin(op, &g, (count + (size_t)op->comm->size - 1) / (size_t)op->comm->size);
     /* Streamed on 2 ranks, where the one peer's copy is written in the same pass. */
     g.stream = push && g.p == 2 && sc_shm_streams(op, count * g.es);
     last_from = malloc((size_t)g.p * sizeof(int));
@@ -236,14 +272,40 @@ sc_status_t sc_algo_allreduce_shm(sc_coll_op_t *op, const void *sbuf, void *rbuf
     return sc_op_built(op);
 }
 
-sc_status_t sc_algo_reduce_scatter_shm(sc_coll_op_t *op, const void *sbuf, void *rbuf,
-                                       size_t recvcount, const sc_shm_ref_t *sref)
+sc_status_t sc_algo_allreduce_shm(sc_coll_op_t *op, const void *sbuf, void *rbuf, size_t count,
+                                  const sc_shm_ref_t *sref, const sc_shm_ref_t *rref)
 {
     sc_shm_plan_t g;
+
+    sc_shm_begin(op, &g, (count + (size_t)op->comm->size - 1) / (size_t)op->comm->size);
+    return sc_shm_allreduce(op, &g, sbuf, rbuf, count, sref, rref);
+}
+
+sc_status_t sc_algo_allreduce_staged(sc_coll_op_t *op, const void *sbuf, size_t count,
+                                     const sc_shm_ref_t *sin, const sc_shm_ref_t *sout)
+{
+    sc_shm_plan_t g;
+    size_t es = sc_dtype_size(op->dtype), n = count * es;
+    size_t bs = sc_block_start(count, op->comm->size, op->comm->rank) * es;
+    size_t be = sc_block_start(count, op->comm->size, op->comm->rank + 1) * es;
+    /* The blocks the peers reduce; this rank's own is reduced straight from sbuf. */
+    const sc_stage_copy_t copies[2] = {{0, bs}, {be, n - be}};
+
+    sc_shm_begin_staged(op, &g, (count + (size_t)op->comm->size - 1) / (size_t)op->comm->size,
+                        sbuf, sin, copies, 2);
+    return sc_shm_allreduce(op, &g, sbuf, sc_shm_peer_ptr(sout, g.me, 0), count, sin, sout);
+}
+
+/* The reduce-scatter after its opening: this rank's block reduced from sbuf and the
+ * peers' copies at sref. */
+static sc_status_t sc_shm_reduce_scatter(sc_coll_op_t *op, sc_shm_plan_t *g_in,
+                                         const void *sbuf, void *rbuf, size_t recvcount,
+                                         const sc_shm_ref_t *sref)
+{
+    sc_shm_plan_t g = *g_in;
     int last = -1;
     size_t base;
 
-    sc_shm_begin(op, &g, recvcount);
     g.stream = sc_shm_streams(op, recvcount * (size_t)g.p * g.es);
     base = (size_t)g.me * recvcount;
     for (int c = 0; c < g.nch; c++) {
@@ -254,6 +316,28 @@ sc_status_t sc_algo_reduce_scatter_shm(sc_coll_op_t *op, const void *sbuf, void 
     }
     sc_shm_finish(op, &g, NULL, last);
     return sc_op_built(op);
+}
+
+sc_status_t sc_algo_reduce_scatter_shm(sc_coll_op_t *op, const void *sbuf, void *rbuf,
+                                       size_t recvcount, const sc_shm_ref_t *sref)
+{
+    sc_shm_plan_t g;
+
+    sc_shm_begin(op, &g, recvcount);
+    return sc_shm_reduce_scatter(op, &g, sbuf, rbuf, recvcount, sref);
+}
+
+sc_status_t sc_algo_reduce_scatter_staged(sc_coll_op_t *op, const void *sbuf, void *rbuf,
+                                          size_t recvcount, const sc_shm_ref_t *sin)
+{
+    sc_shm_plan_t g;
+    size_t es = sc_dtype_size(op->dtype), block = recvcount * es;
+    size_t mine = (size_t)op->comm->rank * block, n = (size_t)op->comm->size * block;
+    /* Every block but this rank's, which it reduces straight from sbuf. */
+    const sc_stage_copy_t copies[2] = {{0, mine}, {mine + block, n - mine - block}};
+
+    sc_shm_begin_staged(op, &g, recvcount, sbuf, sin, copies, 2);
+    return sc_shm_reduce_scatter(op, &g, sbuf, rbuf, recvcount, sin);
 }
 
 sc_status_t sc_algo_allgather_shm(sc_coll_op_t *op, const void *sbuf, void *rbuf,

@@ -7,6 +7,7 @@
 #include "collectives/algo_common.h"
 #include "collectives/call.h"
 #include "collectives/device.h"
+#include "collectives/stage.h"
 #include "core/clock.h"
 #include "core/dtype.h"
 #include "core/log.h"
@@ -151,6 +152,43 @@ static void sc_call_mark_shm(sc_coll_op_t *op, const sc_shm_ref_t *s, const sc_s
     }
 }
 
+/* Plain memory through the communicator's staging segment (stage.h), for an allreduce
+ * or reduce-scatter whose send buffer (sb bytes) fits it and is larger than what
+ * recursive doubling serves (SC_RING_THRESHOLD: below, two copies cost more than the
+ * messages they save); not for an allreduce whose caller's delivered ranges say where
+ * results go. An all-gather is not staged: its one kernel copy (CMA) per block is as
+ * fast as staging's two user-space copies up to 64 KiB and faster above (256 KiB: 19
+ * against 31 us). Returns as sc_call_build_shm. */
+static int sc_call_build_staged(const sc_call_t *call, sc_coll_op_t *op, const sc_tuning_t *t,
+                                size_t sb, sc_status_t *st)
+{
+    sc_comm_t *comm = op->comm;
+    sc_shm_ref_t in, out;
+
+    if (!sc_stage_fits(comm, sb) || sb <= t->ring_threshold ||
+        (call->kind == SC_COLL_ALLREDUCE ? op->ndeliver > 0
+                                         : call->kind != SC_COLL_REDUCE_SCATTER))
+        return 0;
+    sc_stage_refs(comm, &in, &out);
+    op->hdr.sseg = SC_STAGE_SEG_ID;
+    op->hdr.soff = in.off;
+    switch (call->kind) {
+    case SC_COLL_ALLREDUCE:
+        if (op->ndeliver > 0)
+            return 0;
+        op->hdr.rseg = SC_STAGE_SEG_ID;
+        op->hdr.roff = out.off;
+        op->stage_range = (sc_range_t){.off = 0, .bytes = sb, .dst = call->rbuf};
+        op->deliver = &op->stage_range;
+        op->ndeliver = 1;
+        *st = sc_algo_allreduce_staged(op, call->sbuf, call->count, &in, &out);
+        return 1;
+    default: /* SC_COLL_REDUCE_SCATTER */
+        *st = sc_algo_reduce_scatter_staged(op, call->sbuf, call->rbuf, call->count, &in);
+        return 1;
+    }
+}
+
 /* Registered memory read in place (algo_shm.c), where the call's buffers allow it:
  * allreduce with both buffers registered (unless SC_ALGO forces an algorithm);
  * reduce-scatter, reduce and alltoall with the send buffer; broadcast with the receive
@@ -166,7 +204,7 @@ static int sc_call_build_shm(const sc_call_t *call, sc_coll_op_t *op, const sc_t
     size_t sb, rb;
     int in_place = 0;
 
-    if (!comm->shm_segs || comm->size < 2 || call->plain)
+    if ((!comm->shm_segs && !comm->stage) || comm->size < 2 || call->plain)
         return 0;
     sc_call_bytes(call, comm->rank, comm->size, &sb, &rb);
     /* Above what a header carries inline (a 2-rank allreduce's one message each way)
@@ -179,11 +217,12 @@ static int sc_call_build_shm(const sc_call_t *call, sc_coll_op_t *op, const sc_t
             return 0;
         sc_shm_lookup(comm, call->sbuf, sb, &s);
         sc_shm_lookup(comm, call->rbuf, rb, &r);
-        if (!s.seg || !r.seg)
-            return 0;
-        sc_call_mark_shm(op, &s, &r);
-        *st = sc_algo_allreduce_shm(op, call->sbuf, call->rbuf, call->count, &s, &r);
-        return 1;
+        if (s.seg && r.seg) {
+            sc_call_mark_shm(op, &s, &r);
+            *st = sc_algo_allreduce_shm(op, call->sbuf, call->rbuf, call->count, &s, &r);
+            return 1;
+        }
+        return sc_call_build_staged(call, op, t, sb, st);
     case SC_COLL_ALLGATHER:
         /* In place, the send buffer is block `rank` of the receive buffer: its offset
          * differs between ranks, the receive buffer's does not. */
@@ -203,7 +242,7 @@ static int sc_call_build_shm(const sc_call_t *call, sc_coll_op_t *op, const sc_t
     /* One buffer read in place: ref is the send (s) or the receive buffer (r). */
     sc_shm_lookup(comm, ref == &s ? call->sbuf : call->rbuf, ref == &s ? sb : rb, ref);
     if (!ref->seg)
-        return 0;
+        return sc_call_build_staged(call, op, t, sb, st);
     sc_call_mark_shm(op, ref == &s ? ref : NULL, ref == &r ? ref : NULL);
     switch (call->kind) {
     case SC_COLL_ALLGATHER:

@@ -98,63 +98,18 @@ static void sc_mbox_install(sc_comm_t *comm, sc_mbox_t *mb, struct sc_shm_seg *s
 
 sc_status_t sc_mbox_open(sc_comm_t *via, sc_comm_t *comm)
 {
-    static const char caller[] = "header mailboxes";
-    int want = sc_mbox_wanted(comm), shared = want;
+    int want = sc_mbox_wanted(comm);
     struct sc_shm_seg *seg = NULL;
-    sc_shm_record_t mine, *all = calloc((size_t)via->size, sizeof(*all));
-    sc_shm_record_t *peers = want ? calloc((size_t)comm->size, sizeof(*peers)) : NULL;
-    int32_t ok_mine, *ok = calloc((size_t)via->size, sizeof(*ok));
     sc_mbox_t *mb = want ? calloc(1, sizeof(*mb)) : NULL;
-    sc_status_t st = SC_SUCCESS;
-    int *via_rank = NULL;
+    sc_status_t st;
 
-    if (!all || !ok || (want && (!peers || !mb))) {
-        /* Without room for the exchange this rank cannot take part: every rank of via
-         * learns it from the abort rather than waiting. */
-        st = sc_error(SC_ERR_NO_MEMORY, "sc_comm_init/sc_comm_split: out of memory for the "
-                      "header mailboxes on rank %d", via->rank);
-        sc_comm_abort(via);
-        goto out;
-    }
-    memset(&mine, 0, sizeof(mine));
-    if (want && sc_shm_seg_local(comm, SC_MBOX_SEG_BYTES, caller, &seg, &mine) != SC_SUCCESS) {
-        sc_log(SC_LOG_INFO, "header mailboxes not opened: %s", sc_last_error());
-        seg = NULL;
-    }
-    st = sc_allgather(&mine, all, sizeof(mine), SC_UINT8, via, NULL, NULL);
-    if (st != SC_SUCCESS)
-        goto out;
-    if (seg) {
-        /* comm's ranks among via's: world ranks name them in both. */
-        via_rank = malloc((size_t)comm->size * sizeof(*via_rank));
-        for (int q = 0; via_rank && q < comm->size; q++)
-            for (int v = 0; v < via->size; v++)
-                if (via->world_of[v] == comm->world_of[q])
-                    via_rank[q] = v;
-        for (int q = 0; via_rank && q < comm->size; q++)
-            peers[q] = all[via_rank[q]];
-    }
-    ok_mine = seg && via_rank && sc_shm_seg_map(comm, seg, peers);
-    st = sc_allgather(&ok_mine, ok, 1, SC_INT32, via, NULL, NULL);
-    if (st != SC_SUCCESS)
-        goto out;
-    /* Shared where every rank of comm mapped every other: the same answer on each. */
-    for (int q = 0; shared && q < comm->size; q++)
-        shared = via_rank && ok[via_rank[q]];
-    if (shared) {
-        sc_shm_seg_settle(seg, 1, comm->size);
+    st = sc_shm_seg_open_over(via, comm, want && mb ? SC_MBOX_SEG_BYTES : 0,
+                              "header mailboxes", &seg);
+    if (st == SC_SUCCESS && seg) {
         sc_mbox_install(comm, mb, seg);
-        seg = NULL;
         mb = NULL;
     }
-out:
-    if (seg)
-        sc_shm_seg_release(comm, seg);
     free(mb);
-    free(via_rank);
-    free(ok);
-    free(peers);
-    free(all);
     return st;
 }
 

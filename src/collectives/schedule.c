@@ -19,7 +19,8 @@ static const char *const sc_coll_names[SC_COLL_KIND_COUNT] = {
 
 static const char *const sc_algo_names[] = {"none",     "ring",          "rd",
                                             "chain",    "tree",          "pairwise",
-                                            "dissemination", "direct", "shm"};
+                                            "dissemination", "direct", "shm",
+                                            "staged"};
 
 const char *sc_coll_kind_name(sc_coll_kind_t kind)
 {
@@ -28,7 +29,7 @@ const char *sc_coll_kind_name(sc_coll_kind_t kind)
 
 const char *sc_algo_name(sc_algo_t algo)
 {
-    return (unsigned)algo <= SC_ALGO_SHM ? sc_algo_names[algo] : "unknown";
+    return (unsigned)algo <= SC_ALGO_STAGED ? sc_algo_names[algo] : "unknown";
 }
 
 /* Finished ops are kept for reuse, with their action arrays and small scratch
@@ -309,7 +310,9 @@ static void sc_op_describe(const sc_op_header_t *h, char *buf, size_t len)
         return;
     }
     n += snprintf(buf + n, len - (size_t)n, ", algorithm %s", sc_algo_name((sc_algo_t)h->algo));
-    if (h->sseg || h->rseg)
+    if (h->algo == SC_ALGO_STAGED)
+        snprintf(buf + n, len - (size_t)n, ")");
+    else if (h->sseg || h->rseg)
         snprintf(buf + n, len - (size_t)n, ", registered memory: send segment %u offset %llu, "
                  "receive segment %u offset %llu)", h->sseg, (unsigned long long)h->soff,
                  h->rseg, (unsigned long long)h->roff);

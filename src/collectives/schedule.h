@@ -88,7 +88,8 @@ typedef enum {
     SC_ALGO_PAIRWISE, /* alltoall */
     SC_ALGO_DISSEMINATION,
     SC_ALGO_DIRECT,   /* send/recv */
-    SC_ALGO_SHM       /* every rank reads its peers' registered buffers in place */
+    SC_ALGO_SHM,      /* every rank reads its peers' registered buffers in place */
+    SC_ALGO_STAGED    /* the same through the communicator's staging segment (stage.h) */
 } sc_algo_t;
 
 struct sc_comm;
@@ -134,6 +135,7 @@ typedef struct sc_op {
      * by off, its ranges disjoint. */
     const sc_range_t *deliver;
     int ndeliver;
+    sc_range_t stage_range;    /* the caller's buffer, where a staged op delivers */
     /* An allreduce of inputs multiplied by prescale (0: none; sc_allreduce_prescaled):
      * the algorithm scales in its reductions (scaled actions), or, where it cannot,
      * prescale_buf (the in-place buffer) is scaled when the op starts. */
@@ -230,6 +232,17 @@ sc_status_t sc_algo_barrier_dissemination(sc_coll_op_t *op);
  * reads peer q's block at ref's offset plus q * block_off. */
 sc_status_t sc_algo_allreduce_shm(sc_coll_op_t *op, const void *sbuf, void *rbuf, size_t count,
                                   const sc_shm_ref_t *sref, const sc_shm_ref_t *rref);
+/* Allreduce on plain memory through comm's staging segment (stage.h): the blocks the
+ * peers reduce are copied into the input area (sin) first, the results are made in the
+ * output area (sout) and delivered from there to the caller's buffer, which
+ * op->deliver must cover whole (one range). */
+sc_status_t sc_algo_allreduce_staged(sc_coll_op_t *op, const void *sbuf, size_t count,
+                                     const sc_shm_ref_t *sin, const sc_shm_ref_t *sout);
+/* Reduce-scatter on plain memory through the staging input area: every block but this
+ * rank's is copied there first, then each rank reduces its block from its own sbuf and
+ * the peers' input areas. */
+sc_status_t sc_algo_reduce_scatter_staged(sc_coll_op_t *op, const void *sbuf, void *rbuf,
+                                          size_t recvcount, const sc_shm_ref_t *sin);
 sc_status_t sc_algo_reduce_scatter_shm(sc_coll_op_t *op, const void *sbuf, void *rbuf,
                                        size_t recvcount, const sc_shm_ref_t *sref);
 sc_status_t sc_algo_allgather_shm(sc_coll_op_t *op, const void *sbuf, void *rbuf,

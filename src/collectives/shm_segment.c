@@ -81,6 +81,7 @@ static sc_status_t sc_shm_map_local(sc_comm_t *comm, struct sc_shm_seg *s,
 #endif
     memset(rec, 0, sizeof(*rec));
     rec->base = (uint64_t)(uintptr_t)s->base;
+    rec->bytes = s->bytes;
     if (comm->size > 1 && ucp_rkey_pack(comm->tp->context, s->memh, &packed, &plen) == UCS_OK) {
         if (plen <= SC_SHM_RKEY_MAX) {
             memcpy(rec->rkey, packed, plen);
@@ -101,7 +102,7 @@ static int sc_shm_map_peers(sc_comm_t *comm, struct sc_shm_seg *s, const sc_shm_
         void *ptr;
         if (q == comm->rank)
             continue;
-        if (!all[q].rkey_len ||
+        if (!all[q].rkey_len || all[q].bytes != s->bytes ||
             ucp_ep_rkey_unpack(tp->eps[comm->world_of[q]], all[q].rkey, &s->rkeys[q]) != UCS_OK) {
             s->rkeys[q] = NULL;
             return 0;
@@ -194,6 +195,66 @@ static sc_status_t sc_shm_seg_create(sc_comm_t *comm, size_t bytes, const char *
 fail:
     if (s)
         sc_shm_release(comm->tp, s, comm->size);
+    free(all);
+    return st;
+}
+
+sc_status_t sc_shm_seg_open_over(sc_comm_t *via, sc_comm_t *comm, size_t bytes,
+                                 const char *caller, struct sc_shm_seg **seg)
+{
+    int want = comm != NULL && bytes > 0, shared = want;
+    struct sc_shm_seg *s = NULL;
+    sc_shm_record_t mine, *all = calloc((size_t)via->size, sizeof(*all));
+    sc_shm_record_t *peers = want ? calloc((size_t)comm->size, sizeof(*peers)) : NULL;
+    int32_t ok_mine, *ok = calloc((size_t)via->size, sizeof(*ok));
+    sc_status_t st = SC_SUCCESS;
+    int *via_rank = NULL;
+
+    *seg = NULL;
+    if (!all || !ok || (want && !peers)) {
+        /* Without room for the exchange this rank cannot take part: every rank of via
+         * learns it from the abort rather than waiting. */
+        st = sc_error(SC_ERR_NO_MEMORY, "sc_comm_init/sc_comm_split: out of memory for the "
+                      "%s on rank %d", caller, via->rank);
+        sc_comm_abort(via);
+        goto out;
+    }
+    memset(&mine, 0, sizeof(mine));
+    if (want && sc_shm_seg_local(comm, bytes, caller, &s, &mine) != SC_SUCCESS) {
+        sc_log(SC_LOG_INFO, "%s not opened: %s", caller, sc_last_error());
+        s = NULL;
+    }
+    st = sc_allgather(&mine, all, sizeof(mine), SC_UINT8, via, NULL, NULL);
+    if (st != SC_SUCCESS)
+        goto out;
+    if (s) {
+        /* comm's ranks among via's: world ranks name them in both. */
+        via_rank = malloc((size_t)comm->size * sizeof(*via_rank));
+        for (int q = 0; via_rank && q < comm->size; q++)
+            for (int v = 0; v < via->size; v++)
+                if (via->world_of[v] == comm->world_of[q])
+                    via_rank[q] = v;
+        for (int q = 0; via_rank && q < comm->size; q++)
+            peers[q] = all[via_rank[q]];
+    }
+    ok_mine = s && via_rank && sc_shm_seg_map(comm, s, peers);
+    st = sc_allgather(&ok_mine, ok, 1, SC_INT32, via, NULL, NULL);
+    if (st != SC_SUCCESS)
+        goto out;
+    /* Shared where every rank of comm mapped every other: the same answer on each. */
+    for (int q = 0; shared && q < comm->size; q++)
+        shared = via_rank && ok[via_rank[q]];
+    if (shared) {
+        sc_shm_seg_settle(s, 1, comm->size);
+        *seg = s;
+        s = NULL;
+    }
+out:
+    if (s)
+        sc_shm_seg_release(comm, s);
+    free(via_rank);
+    free(ok);
+    free(peers);
     free(all);
     return st;
 }

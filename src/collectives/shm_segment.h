@@ -34,6 +34,7 @@ void *sc_shm_peer_ptr(const sc_shm_ref_t *ref, int q, uint64_t delta);
 #define SC_SHM_RKEY_MAX 224
 typedef struct {
     uint64_t base;     /* the segment's address in its owner */
+    uint64_t bytes;    /* its size: a peer maps only a segment of its own size */
     uint64_t rkey_len; /* 0: not packed (no shared mapping offered) */
     uint8_t rkey[SC_SHM_RKEY_MAX];
 } sc_shm_record_t;
@@ -48,6 +49,16 @@ sc_status_t sc_shm_seg_local(struct sc_comm *comm, size_t bytes, const char *cal
                              struct sc_shm_seg **seg, sc_shm_record_t *rec);
 int sc_shm_seg_map(struct sc_comm *comm, struct sc_shm_seg *seg, const sc_shm_record_t *all);
 void sc_shm_seg_settle(struct sc_shm_seg *seg, int shared, int size);
+
+/* Collective over via, when comm has no collective yet, or none in flight (its
+ * creation): the steps above with the records exchanged over via, which is comm itself
+ * (sc_comm_init) or its parent (sc_comm_split, where comm is NULL on ranks that get
+ * none), so that no rank of a new communicator waits for another in a collective of
+ * it. *seg gets this rank's copy, of bytes (0: none wanted), where every rank of comm
+ * maps every other's, else NULL, the same on every rank of comm. An error only when
+ * via broke (or this rank ran out of memory, which aborts via). */
+sc_status_t sc_shm_seg_open_over(struct sc_comm *via, struct sc_comm *comm, size_t bytes,
+                                 const char *caller, struct sc_shm_seg **seg);
 
 /* Where rank q's copy of seg starts in this process (shared segments). */
 void *sc_shm_seg_peer(const struct sc_shm_seg *seg, int q);

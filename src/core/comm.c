@@ -8,6 +8,7 @@
 #include "collectives/mailbox.h"
 #include "collectives/shm_prefault.h"
 #include "collectives/shm_segment.h"
+#include "collectives/stage.h"
 #include "collectives/transport_ucx.h"
 #include "core/bootstrap_env.h"
 #include "core/bootstrap_store.h"
@@ -364,14 +365,18 @@ SC_API sc_status_t sc_comm_init(const sc_comm_config_t *config, sc_comm_t **comm
     if (st != SC_SUCCESS)
         goto err_comm;
     /* Every endpoint wired up and every rank present before anyone proceeds; then the
-     * shared-memory transport's pages faulted in and the header mailboxes, where ranks
-     * share a node. */
+     * shared-memory transport's pages faulted in, the header mailboxes and the staging
+     * segment, where ranks share a node. */
     st = sc_barrier(c, NULL);
     if (st == SC_SUCCESS)
         st = sc_shm_prefault_transport(c);
     if (st == SC_SUCCESS)
         st = sc_mbox_open(c, c);
+    if (st == SC_SUCCESS)
+        st = sc_stage_open(c, c);
     if (st != SC_SUCCESS) {
+        sc_stage_close(c);
+        sc_mbox_close(c);
         sc_registry_remove(c);
         sc_comm_detach(c);
         sc_comm_free(c);
@@ -464,11 +469,16 @@ SC_API sc_status_t sc_comm_split(sc_comm_t *comm, int color, int key, sc_comm_t 
     /* Every rank of the parent takes part (those without a new communicator, and one
      * that could not allocate its own, with nothing to offer). */
     st = sc_mbox_open(comm, c);
+    if (st == SC_SUCCESS)
+        st = sc_stage_open(comm, c);
     if (st == SC_SUCCESS && color >= 0 && !c)
         st = sc_error(SC_ERR_NO_MEMORY, "sc_comm_split: out of memory");
     if (st != SC_SUCCESS) {
-        if (c)
-            sc_comm_free(c); /* sc_mbox_open installs nothing when it fails */
+        if (c) {
+            sc_stage_close(c);
+            sc_mbox_close(c);
+            sc_comm_free(c);
+        }
         goto out;
     }
     if (color < 0) {
@@ -481,6 +491,7 @@ SC_API sc_status_t sc_comm_split(sc_comm_t *comm, int color, int key, sc_comm_t 
     if (st == SC_SUCCESS)
         st = sc_comm_attach(c);
     if (st != SC_SUCCESS) {
+        sc_stage_close(c);
         sc_mbox_close(c);
         sc_comm_free(c);
         goto out;
@@ -502,6 +513,7 @@ SC_API sc_status_t sc_comm_destroy(sc_comm_t *comm)
     sc_device_destroy(comm);
     sc_progress_drain(comm);
     sc_mbox_close(comm);
+    sc_stage_close(comm);
     sc_shm_destroy_all(comm);
     sc_comm_detach(comm);
     sc_comm_free(comm);

@@ -81,6 +81,8 @@ struct sc_comm {
     struct sc_shm_seg *shm_segs; /* registered memory (sc_mem_alloc), newest first */
     uint32_t shm_next_id;       /* the last segment's id, equal on every rank */
     struct sc_mbox *mbox;       /* collective headers through shared memory; NULL: UCX */
+    struct sc_shm_seg *stage;   /* staging segment (stage.h); NULL: none */
+    size_t stage_bytes;         /* the size of each of its two areas */
     struct sc_comm *next;       /* in tp->comms */
 };
 

@@ -27,6 +27,7 @@ extern const char *const sc_env_progress_spin_us_names[]; /* SC_PROGRESS_SPIN_US
 extern const char *const sc_env_local_register_names[];    /* SC_LOCAL_REGISTER */
 extern const char *const sc_env_local_mailbox_names[];     /* SC_LOCAL_MAILBOX */
 extern const char *const sc_env_stream_bytes_names[];      /* SC_STREAM_BYTES */
+extern const char *const sc_env_stage_bytes_names[];       /* SC_STAGE_BYTES */
 extern const char *const sc_env_bucket_cap_mb_names[];     /* SC_BUCKET_CAP_MB */
 extern const char *const sc_env_threads_names[];           /* SC_THREADS */
 extern const char *const sc_env_cpu_isa_names[];           /* SC_CPU_ISA */
@@ -48,6 +49,7 @@ extern const char *const sc_env_cpu_isa_names[];           /* SC_CPU_ISA */
 /* Bytes per rank from which collectives on registered memory store their results with
  * non-temporal stores (16 MiB: half this machine's last-level cache). */
 #define SC_DEFAULT_STREAM_BYTES 16777216
+#define SC_DEFAULT_STAGE_BYTES 4194304
 /* The reducer's bucket cap (MiB) when neither its configuration nor SC_BUCKET_CAP_MB
  * sets one; SC_BUCKET_CAP_MB also turns autotuning off. */
 #define SC_DEFAULT_BUCKET_CAP_MB 25

@@ -206,7 +206,7 @@ enum {
     SC_INFO_MASTER_ADDR, SC_INFO_MASTER_PORT, SC_INFO_TIMEOUT, SC_INFO_BIND,
     SC_INFO_LOG_LEVEL, SC_INFO_ALGO, SC_INFO_RING_THRESHOLD, SC_INFO_CHUNK_BYTES,
     SC_INFO_PROGRESS_SPIN_US, SC_INFO_LOCAL_REGISTER, SC_INFO_LOCAL_MAILBOX,
-    SC_INFO_STREAM_BYTES, SC_INFO_DEVICE,
+    SC_INFO_STREAM_BYTES, SC_INFO_STAGE_BYTES, SC_INFO_DEVICE,
     SC_INFO_NCCL, SC_INFO_BUCKET_CAP_MB,
     SC_INFO_THREADS, SC_INFO_CPU_ISA,
     SC_INFO_SETTING_COUNT
@@ -272,6 +272,8 @@ static const sc_info_setting_t sc_info_settings[SC_INFO_SETTING_COUNT] = {
                                .min = 0, .max = 1, .def = SC_DEFAULT_LOCAL_MAILBOX},
     [SC_INFO_STREAM_BYTES] = {.names = sc_env_stream_bytes_names, .kind = SC_INFO_INT,
                               .min = 0, .max = LONG_MAX, .def = SC_DEFAULT_STREAM_BYTES},
+    [SC_INFO_STAGE_BYTES] = {.names = sc_env_stage_bytes_names, .kind = SC_INFO_INT,
+                             .min = 0, .max = 1L << 30, .def = SC_DEFAULT_STAGE_BYTES},
     [SC_INFO_DEVICE] = {.names = sc_env_device_names, .kind = SC_INFO_INT_LEADING, .min = 0,
                         .max = INT_MAX,
                         .default_note = "the local rank modulo the number of GPUs"},

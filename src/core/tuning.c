@@ -17,7 +17,7 @@ static pthread_once_t sc_tuning_once = PTHREAD_ONCE_INIT;
 static sc_status_t sc_tuning_parse(sc_tuning_t *t)
 {
     const char *algo = sc_env_first(sc_env_algo_names, NULL);
-    long thr, chunk, reg, mbox, stream;
+    long thr, chunk, reg, mbox, stream, stage;
     double spin_us;
     sc_status_t st;
 
@@ -55,6 +55,12 @@ static sc_status_t sc_tuning_parse(sc_tuning_t *t)
         return st;
     if (stream < 0)
         return sc_error(SC_ERR_INVALID_ARG, "SC_STREAM_BYTES=%ld must be >= 0", stream);
+    st = sc_env_int(sc_env_stage_bytes_names, SC_DEFAULT_STAGE_BYTES, &stage);
+    if (st != SC_SUCCESS)
+        return st;
+    if (stage < 0 || stage > (1L << 30))
+        return sc_error(SC_ERR_INVALID_ARG, "SC_STAGE_BYTES=%ld must be from 0 to 1 GiB",
+                        stage);
     if (thr < 0)
         return sc_error(SC_ERR_INVALID_ARG, "SC_RING_THRESHOLD=%ld must be >= 0", thr);
     if (chunk < SC_MIN_CHUNK_BYTES)
@@ -68,6 +74,7 @@ static sc_status_t sc_tuning_parse(sc_tuning_t *t)
     t->local_register = (int)reg;
     t->local_mailbox = (int)mbox;
     t->stream_bytes = (size_t)stream;
+    t->stage_bytes = (size_t)stage;
     return SC_SUCCESS;
 }
 

@@ -14,6 +14,8 @@ typedef struct {
     int local_mailbox;        /* SC_LOCAL_MAILBOX: headers through shared memory (0 or 1) */
     size_t stream_bytes;      /* SC_STREAM_BYTES: registered-memory ops this large store
                                  their results non-temporally */
+    size_t stage_bytes;       /* SC_STAGE_BYTES: plain-memory allreduces up to this size
+                                 go through each communicator's staging segment */
 } sc_tuning_t;
 
 /* The process's tuning, parsed on first use. An invalid value is an error naming the
