@@ -30,6 +30,9 @@ typedef struct {
     int nch;    /* chunks of the largest block */
     int enter;  /* the action after which every peer is known to have entered, or -1 */
     int stream; /* final results stored non-temporally (sc_shm_streams) */
+    /* Message subs: chunk c's is sub_chunk + c; "entered" and "done reading" have their
+     * own (a staged op through several windows gives each window its own range). */
+    unsigned sub_chunk, sub_enter, sub_done;
 } sc_shm_plan_t;
 
 /* Whether an op over `bytes` of input per rank stores its final results with
@@ -53,17 +56,27 @@ static int sc_shm_copy_out(sc_coll_op_t *op, const sc_shm_plan_t *g, void *dst, 
                      : sc_op_copy(op, dst, src, bytes, dep0, dep1);
 }
 
-static void sc_shm_plan(sc_coll_op_t *op, sc_shm_plan_t *g, size_t block_elems)
+/* g for blocks of block_elems in at most max_chunks chunks each. */
+static void sc_shm_plan_chunks(sc_coll_op_t *op, sc_shm_plan_t *g, size_t block_elems,
+                               size_t max_chunks)
 {
     g->stream = 0;
     g->p = op->comm->size;
     g->me = op->comm->rank;
     g->es = sc_dtype_size(op->dtype);
     g->ce = sc_chunk_elems(g->es);
-    if ((block_elems + g->ce - 1) / g->ce > SC_SHM_MAX_CHUNKS)
-        g->ce = (block_elems + SC_SHM_MAX_CHUNKS - 1) / SC_SHM_MAX_CHUNKS;
+    if ((block_elems + g->ce - 1) / g->ce > max_chunks)
+        g->ce = (block_elems + max_chunks - 1) / max_chunks;
     g->nch = (int)((block_elems + g->ce - 1) / g->ce);
     g->enter = -1;
+    g->sub_chunk = 0;
+    g->sub_enter = SC_SHM_SUB_ENTER;
+    g->sub_done = SC_SHM_SUB_DONE;
+}
+
+static void sc_shm_plan(sc_coll_op_t *op, sc_shm_plan_t *g, size_t block_elems)
+{
+    sc_shm_plan_chunks(op, g, block_elems, SC_SHM_MAX_CHUNKS);
 }
 
 /* An empty local action, done once dep0 and dep1 are and, being local work, once the
@@ -86,10 +99,10 @@ static void sc_shm_enter(sc_coll_op_t *op, sc_shm_plan_t *g)
         agreed = sc_shm_gate(op, -1, -1);
     for (int q = 0; q < g->p; q++)
         if (q != g->me && q != left && q != right)
-            sc_op_send(op, q, SC_SHM_SUB_ENTER, &sc_shm_sig, 0, agreed, -1);
+            sc_op_send(op, q, (uint16_t)g->sub_enter, &sc_shm_sig, 0, agreed, -1);
     for (int q = 0; q < g->p; q++)
         if (q != g->me && q != left && q != right)
-            g->enter = sc_op_recv(op, q, SC_SHM_SUB_ENTER, &sc_shm_sig, 0, g->enter, -1);
+            g->enter = sc_op_recv(op, q, (uint16_t)g->sub_enter, &sc_shm_sig, 0, g->enter, -1);
 }
 
 /* Every algorithm's opening: the op marked as this algorithm, g planned for blocks of
@@ -139,67 +152,79 @@ static void sc_shm_tell_all(sc_coll_op_t *op, const sc_shm_plan_t *g, int skip, 
             sc_op_send(op, q, sub, &sc_shm_sig, 0, dep0, dep1);
 }
 
-/* Waits for message sub from every rank but skip. */
-static void sc_shm_hear_all(sc_coll_op_t *op, const sc_shm_plan_t *g, int skip, uint16_t sub)
+/* Waits for message sub from every rank but skip; returns an action done once every
+ * one arrived. */
+static int sc_shm_hear_all(sc_coll_op_t *op, const sc_shm_plan_t *g, int skip, uint16_t sub)
 {
-    for (int q = 0; q < g->p; q++)
-        if (q != skip)
-            sc_op_recv(op, q, sub, &sc_shm_sig, 0, -1, -1);
+    int all = -1;
+
+    for (int q = 0; q < g->p; q++) {
+        int r;
+        if (q == skip)
+            continue;
+        r = sc_op_recv(op, q, sub, &sc_shm_sig, 0, -1, -1);
+        all = all < 0 ? r : sc_shm_gate(op, all, r);
+    }
+    return all;
 }
 
-/* Bytes [off, off + bytes) of a plain send buffer, copied to the same offset of this
- * rank's staging input area. */
+/* Bytes [src, src + bytes) of a plain send buffer, copied to offset dst of this rank's
+ * staging input area. */
 typedef struct {
-    size_t off, bytes;
+    size_t dst, src, bytes;
 } sc_stage_copy_t;
 
-/* The opening of an algorithm on plain memory through the staging segment: g planned
- * as by sc_shm_begin, the copies of sbuf into this rank's input area (sin) appended
- * (local actions: they wait for the neighbours' headers to agree, as sc_shm_enter's
- * gate does), then "staged" told to and heard from every peer, neighbours included
- * (their headers say they entered, not that their copies are done): g->enter is done
- * once every peer's copies are, and so its neighbours agreed. */
-static void sc_shm_begin_staged(sc_coll_op_t *op, sc_shm_plan_t *g, size_t block_elems,
-                                const void *sbuf, const sc_shm_ref_t *sin,
-                                const sc_stage_copy_t *copies, int ncopies)
+/* The opening of one window of an algorithm on plain memory through the staging
+ * segment (g planned): the copies of sbuf into this rank's input area (sin) appended
+ * after action after (the previous window's "done reading" from every peer, or -1;
+ * local actions, they also wait for the neighbours' headers to agree, as
+ * sc_shm_enter's gate does), then "staged" told to and heard from every peer,
+ * neighbours included (their headers say they entered, not that their copies are
+ * done): g->enter is done once every peer's copies are, and so its neighbours agreed,
+ * and not before after. */
+static void sc_shm_begin_staged(sc_coll_op_t *op, sc_shm_plan_t *g, const void *sbuf,
+                                const sc_shm_ref_t *sin, const sc_stage_copy_t *copies,
+                                int ncopies, int after)
 {
-    uint8_t *in;
-    int last = -1;
+    uint8_t *in = sc_shm_peer_ptr(sin, g->me, 0);
+    int last = after;
 
     op->hdr.algo = SC_ALGO_STAGED;
-    sc_shm_plan(op, g, block_elems);
-    in = sc_shm_peer_ptr(sin, g->me, 0);
     for (int i = 0; i < ncopies; i++)
         if (copies[i].bytes)
-            last = sc_op_copy(op, in + copies[i].off, SC_CBYTES(sbuf) + copies[i].off,
+            last = sc_op_copy(op, in + copies[i].dst, SC_CBYTES(sbuf) + copies[i].src,
                               copies[i].bytes, last, -1);
-    if (last < 0)
-        last = sc_shm_gate(op, -1, -1);
-    sc_shm_tell_all(op, g, g->me, SC_SHM_SUB_ENTER, last, -1);
+    if (last < 0 || last == after)
+        last = sc_shm_gate(op, after, -1);
+    sc_shm_tell_all(op, g, g->me, (uint16_t)g->sub_enter, last, -1);
+    g->enter = after;
     for (int q = 0; q < g->p; q++)
         if (q != g->me)
-            g->enter = sc_op_recv(op, q, SC_SHM_SUB_ENTER, &sc_shm_sig, 0, g->enter, -1);
+            g->enter = sc_op_recv(op, q, (uint16_t)g->sub_enter, &sc_shm_sig, 0, g->enter, -1);
 }
 
 /* Tells every peer this rank is done reading its memory (after action last, and
- * last_from[q] for peer q when given) and waits for every peer to say the same. */
-static void sc_shm_finish(sc_coll_op_t *op, sc_shm_plan_t *g, const int *last_from, int last)
+ * last_from[q] for peer q when given) and waits for every peer to say the same;
+ * returns the action done once every peer did. */
+static int sc_shm_finish(sc_coll_op_t *op, sc_shm_plan_t *g, const int *last_from, int last)
 {
     if (last_from) {
         for (int q = 0; q < g->p; q++)
             if (q != g->me)
-                sc_op_send(op, q, SC_SHM_SUB_DONE, &sc_shm_sig, 0, last_from[q], last);
+                sc_op_send(op, q, (uint16_t)g->sub_done, &sc_shm_sig, 0, last_from[q], last);
     } else {
-        sc_shm_tell_all(op, g, g->me, SC_SHM_SUB_DONE, last, -1);
+        sc_shm_tell_all(op, g, g->me, (uint16_t)g->sub_done, last, -1);
     }
-    sc_shm_hear_all(op, g, g->me, SC_SHM_SUB_DONE);
+    return sc_shm_hear_all(op, g, g->me, (uint16_t)g->sub_done);
 }
 
 /* The allreduce after its opening (g planned, g.enter set): sbuf is this rank's input,
- * sref where the peers' copies of it are, rbuf and rref the same for the output. */
+ * sref where the peers' copies of it are, rbuf and rref the same for the output. *done
+ * gets the action after which no peer reads this rank's memory any more (pull), or -1
+ * (push). */
 static sc_status_t sc_shm_allreduce(sc_coll_op_t *op, sc_shm_plan_t *g_in, const void *sbuf,
                                     void *rbuf, size_t count, const sc_shm_ref_t *sref,
-                                    const sc_shm_ref_t *rref)
+                                    const sc_shm_ref_t *rref, int *done)
 {
     sc_shm_plan_t g = *g_in;
     int *last_from, last = -1;
@@ -238,7 +263,8 @@ static sc_status_t sc_shm_allreduce(sc_coll_op_t *op, sc_shm_plan_t *g_in, const
             else if (push)
                 cp = sc_op_copy(op, sc_shm_peer_ptr(rref, q, off * g.es),
                                 SC_BYTES(rbuf) + off * g.es, len * g.es, last, -1);
-            sc_op_send(op, q, (uint16_t)c, &sc_shm_sig, 0, push ? cp : last, -1);
+            sc_op_send(op, q, (uint16_t)(g.sub_chunk + (unsigned)c), &sc_shm_sig, 0,
+                       push ? cp : last, -1);
         }
     }
     /* The other blocks, copied from their owners' rbuf as each chunk is final; the
@@ -254,7 +280,8 @@ static sc_status_t sc_shm_allreduce(sc_coll_op_t *op, sc_shm_plan_t *g_in, const
             if (off >= qe)
                 break;
             len = sc_min_size(g.ce, qe - off);
-            rv = sc_op_recv(op, q, (uint16_t)c, &sc_shm_sig, 0, -1, -1);
+            rv = sc_op_recv(op, q, (uint16_t)(g.sub_chunk + (unsigned)c), &sc_shm_sig, 0, -1,
+                            -1);
             if (push)
                 continue; /* the owner wrote it here */
             dst = sc_op_final(op, rbuf, off * g.es, len * g.es);
@@ -266,8 +293,7 @@ static sc_status_t sc_shm_allreduce(sc_coll_op_t *op, sc_shm_plan_t *g_in, const
         }
     }
     last_from[g.me] = -1;
-    if (!push)
-        sc_shm_finish(op, &g, last_from, last);
+    *done = push ? -1 : sc_shm_finish(op, &g, last_from, last);
     free(last_from);
     return sc_op_built(op);
 }
@@ -276,68 +302,124 @@ sc_status_t sc_algo_allreduce_shm(sc_coll_op_t *op, const void *sbuf, void *rbuf
                                   const sc_shm_ref_t *sref, const sc_shm_ref_t *rref)
 {
     sc_shm_plan_t g;
+    int done;
 
     sc_shm_begin(op, &g, (count + (size_t)op->comm->size - 1) / (size_t)op->comm->size);
-    return sc_shm_allreduce(op, &g, sbuf, rbuf, count, sref, rref);
+    return sc_shm_allreduce(op, &g, sbuf, rbuf, count, sref, rref, &done);
 }
 
-sc_status_t sc_algo_allreduce_staged(sc_coll_op_t *op, const void *sbuf, size_t count,
-                                     const sc_shm_ref_t *sin, const sc_shm_ref_t *sout)
+/* A staged op in windows of at most welems elements (of the allreduce's count, or of
+ * the reduce-scatter's block): how many, and the chunks each window's blocks may have,
+ * so that every window's messages have subs of their own below SC_SHM_MAX_CHUNKS. */
+static size_t sc_stage_windows(size_t count, size_t welems, size_t *max_chunks)
 {
-    sc_shm_plan_t g;
-    size_t es = sc_dtype_size(op->dtype), n = count * es;
-    size_t bs = sc_block_start(count, op->comm->size, op->comm->rank) * es;
-    size_t be = sc_block_start(count, op->comm->size, op->comm->rank + 1) * es;
-    /* The blocks the peers reduce; this rank's own is reduced straight from sbuf. */
-    const sc_stage_copy_t copies[2] = {{0, bs}, {be, n - be}};
+    size_t n = (count + welems - 1) / welems;
 
-    sc_shm_begin_staged(op, &g, (count + (size_t)op->comm->size - 1) / (size_t)op->comm->size,
-                        sbuf, sin, copies, 2);
-    return sc_shm_allreduce(op, &g, sbuf, sc_shm_peer_ptr(sout, g.me, 0), count, sin, sout);
+    *max_chunks = n ? SC_SHM_MAX_CHUNKS / n - 2 : SC_SHM_MAX_CHUNKS;
+    return n;
 }
 
-/* The reduce-scatter after its opening: this rank's block reduced from sbuf and the
- * peers' copies at sref. */
-static sc_status_t sc_shm_reduce_scatter(sc_coll_op_t *op, sc_shm_plan_t *g_in,
-                                         const void *sbuf, void *rbuf, size_t recvcount,
-                                         const sc_shm_ref_t *sref)
+sc_status_t sc_algo_allreduce_staged(sc_coll_op_t *op, const void *sbuf, void *rbuf,
+                                     size_t count, const sc_shm_ref_t *sin,
+                                     const sc_shm_ref_t *sout, size_t area)
+{
+    size_t es = sc_dtype_size(op->dtype), p = (size_t)op->comm->size, max_chunks;
+    size_t welems = area / es, nwin = sc_stage_windows(count, welems, &max_chunks);
+    unsigned sub = 0;
+    int after = -1;
+    sc_status_t st = SC_SUCCESS;
+
+    for (size_t w = 0; w < nwin && st == SC_SUCCESS; w++) {
+        size_t e0 = w * welems, wc = sc_min_size(welems, count - e0), n = wc * es;
+        size_t bs = sc_block_start(wc, (int)p, op->comm->rank) * es;
+        size_t be = sc_block_start(wc, (int)p, op->comm->rank + 1) * es;
+        /* The blocks the peers reduce; this rank's own is reduced straight from sbuf. */
+        const sc_stage_copy_t copies[2] = {{0, 0, bs}, {be, be, n - be}};
+        const uint8_t *win_in = SC_CBYTES(sbuf) + e0 * es;
+        sc_shm_plan_t g;
+
+        sc_shm_plan_chunks(op, &g, (wc + p - 1) / p, max_chunks);
+        g.sub_chunk = sub;
+        g.sub_enter = sub + (unsigned)g.nch;
+        g.sub_done = g.sub_enter + 1;
+        sub = g.sub_done + 1;
+        /* This window's results go to its part of the caller's buffer. */
+        op->stage_range = (sc_range_t){.off = 0, .bytes = n, .dst = SC_BYTES(rbuf) + e0 * es};
+        sc_shm_begin_staged(op, &g, win_in, sin, copies, 2, after);
+        st = sc_shm_allreduce(op, &g, win_in, sc_shm_peer_ptr(sout, g.me, 0), wc, sin, sout,
+                              &after);
+    }
+    return st;
+}
+
+/* The reduce-scatter after its opening: this rank's block of recvcount elements reduced
+ * from mine (its own input) and the peers' copies at sref plus byte offset peer_off,
+ * into rbuf; stream_bytes is the whole op's input, which decides streaming. Returns
+ * the action after which no peer reads this rank's memory any more. */
+static int sc_shm_reduce_scatter(sc_coll_op_t *op, sc_shm_plan_t *g_in, const void *mine,
+                                 void *rbuf, size_t recvcount, const sc_shm_ref_t *sref,
+                                 uint64_t peer_off, size_t stream_bytes)
 {
     sc_shm_plan_t g = *g_in;
     int last = -1;
-    size_t base;
 
-    g.stream = sc_shm_streams(op, recvcount * (size_t)g.p * g.es);
-    base = (size_t)g.me * recvcount;
+    g.stream = sc_shm_streams(op, stream_bytes);
     for (int c = 0; c < g.nch; c++) {
         size_t off = (size_t)c * g.ce, len = sc_min_size(g.ce, recvcount - off);
         last = sc_shm_reduce_chunk(op, &g, SC_BYTES(rbuf) + off * g.es, NULL,
-                                   SC_CBYTES(sbuf) + (base + off) * g.es, sref,
-                                   (base + off) * g.es, len, last >= 0 ? last : g.enter);
+                                   SC_CBYTES(mine) + off * g.es, sref, peer_off + off * g.es,
+                                   len, last >= 0 ? last : g.enter);
     }
-    sc_shm_finish(op, &g, NULL, last);
-    return sc_op_built(op);
+    return sc_shm_finish(op, &g, NULL, last);
 }
 
 sc_status_t sc_algo_reduce_scatter_shm(sc_coll_op_t *op, const void *sbuf, void *rbuf,
                                        size_t recvcount, const sc_shm_ref_t *sref)
 {
     sc_shm_plan_t g;
+    size_t base;
 
     sc_shm_begin(op, &g, recvcount);
-    return sc_shm_reduce_scatter(op, &g, sbuf, rbuf, recvcount, sref);
+    base = (size_t)g.me * recvcount * g.es;
+    sc_shm_reduce_scatter(op, &g, SC_CBYTES(sbuf) + base, rbuf, recvcount, sref, base,
+                          recvcount * (size_t)g.p * g.es);
+    return sc_op_built(op);
 }
 
 sc_status_t sc_algo_reduce_scatter_staged(sc_coll_op_t *op, const void *sbuf, void *rbuf,
-                                          size_t recvcount, const sc_shm_ref_t *sin)
+                                          size_t recvcount, const sc_shm_ref_t *sin,
+                                          size_t area)
 {
-    sc_shm_plan_t g;
-    size_t es = sc_dtype_size(op->dtype), block = recvcount * es;
-    size_t mine = (size_t)op->comm->rank * block, n = (size_t)op->comm->size * block;
-    /* Every block but this rank's, which it reduces straight from sbuf. */
-    const sc_stage_copy_t copies[2] = {{0, mine}, {mine + block, n - mine - block}};
+    size_t es = sc_dtype_size(op->dtype), p = (size_t)op->comm->size, max_chunks;
+    size_t me = (size_t)op->comm->rank, welems = area / (p * es);
+    size_t nwin = sc_stage_windows(recvcount, welems, &max_chunks);
+    sc_stage_copy_t *copies = malloc(p * sizeof(*copies));
+    unsigned sub = 0;
+    int after = -1;
 
-    sc_shm_begin_staged(op, &g, recvcount, sbuf, sin, copies, 2);
-    return sc_shm_reduce_scatter(op, &g, sbuf, rbuf, recvcount, sin);
+    if (!copies)
+        return sc_error(SC_ERR_NO_MEMORY, "reduce_scatter: out of memory for the schedule");
+    for (size_t w = 0; w < nwin; w++) {
+        /* Elements [r0, r0 + wr) of every block: block q's goes to q * wr of the input
+         * area, every block but this rank's, which it reduces straight from sbuf. */
+        size_t r0 = w * welems, wr = sc_min_size(welems, recvcount - r0), nc = 0;
+        sc_shm_plan_t g;
+
+        for (size_t q = 0; q < p; q++)
+            if (q != me)
+                copies[nc++] = (sc_stage_copy_t){q * wr * es, (q * recvcount + r0) * es, wr * es};
+        sc_shm_plan_chunks(op, &g, wr, max_chunks);
+        g.sub_chunk = sub;
+        g.sub_enter = sub + (unsigned)g.nch;
+        g.sub_done = g.sub_enter + 1;
+        sub = g.sub_done + 1;
+        sc_shm_begin_staged(op, &g, sbuf, sin, copies, (int)nc, after);
+        after = sc_shm_reduce_scatter(op, &g, SC_CBYTES(sbuf) + (me * recvcount + r0) * es,
+                                      SC_BYTES(rbuf) + r0 * es, wr, sin, me * wr * es,
+                                      recvcount * p * es);
+    }
+    free(copies);
+    return sc_op_built(op);
 }
 
 sc_status_t sc_algo_allgather_shm(sc_coll_op_t *op, const void *sbuf, void *rbuf,

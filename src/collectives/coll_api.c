@@ -152,20 +152,25 @@ static void sc_call_mark_shm(sc_coll_op_t *op, const sc_shm_ref_t *s, const sc_s
     }
 }
 
-/* Plain memory through the communicator's staging segment (stage.h), for an allreduce
- * or reduce-scatter whose send buffer (sb bytes) fits it and is larger than what
- * recursive doubling serves (SC_RING_THRESHOLD: below, two copies cost more than the
- * messages they save); not for an allreduce whose caller's delivered ranges say where
- * results go. An all-gather is not staged: its one kernel copy (CMA) per block is as
- * fast as staging's two user-space copies up to 64 KiB and faster above (256 KiB: 19
- * against 31 us). Returns as sc_call_build_shm. */
+/* Plain memory through the communicator's staging segment (stage.h), in windows of
+ * its size, for an allreduce or reduce-scatter whose send buffer (sb bytes) is larger
+ * than what recursive doubling serves (SC_RING_THRESHOLD: below, two copies cost more
+ * than the messages they save) and takes at most SC_STAGE_MAX_WINDOWS windows; not for
+ * an allreduce whose caller's delivered ranges say where results go. An all-gather is
+ * not staged: its one kernel copy (CMA) per block is as fast as staging's two
+ * user-space copies up to 64 KiB and faster above (256 KiB: 19 against 31 us).
+ * Returns as sc_call_build_shm. */
 static int sc_call_build_staged(const sc_call_t *call, sc_coll_op_t *op, const sc_tuning_t *t,
                                 size_t sb, sc_status_t *st)
 {
     sc_comm_t *comm = op->comm;
+    size_t area = sc_stage_area(comm), es = sc_dtype_size(call->dtype);
+    /* A reduce-scatter's window holds the same elements of every block. */
+    size_t unit = call->kind == SC_COLL_REDUCE_SCATTER ? (size_t)comm->size * es : es;
     sc_shm_ref_t in, out;
 
-    if (!sc_stage_fits(comm, sb) || sb <= t->ring_threshold ||
+    if (area < unit || sb <= t->ring_threshold ||
+        (sb + area / unit * unit - 1) / (area / unit * unit) > SC_STAGE_MAX_WINDOWS ||
         (call->kind == SC_COLL_ALLREDUCE ? op->ndeliver > 0
                                          : call->kind != SC_COLL_REDUCE_SCATTER))
         return 0;
@@ -174,17 +179,16 @@ static int sc_call_build_staged(const sc_call_t *call, sc_coll_op_t *op, const s
     op->hdr.soff = in.off;
     switch (call->kind) {
     case SC_COLL_ALLREDUCE:
-        if (op->ndeliver > 0)
-            return 0;
         op->hdr.rseg = SC_STAGE_SEG_ID;
         op->hdr.roff = out.off;
-        op->stage_range = (sc_range_t){.off = 0, .bytes = sb, .dst = call->rbuf};
         op->deliver = &op->stage_range;
         op->ndeliver = 1;
-        *st = sc_algo_allreduce_staged(op, call->sbuf, call->count, &in, &out);
+        *st = sc_algo_allreduce_staged(op, call->sbuf, call->rbuf, call->count, &in, &out,
+                                       area);
         return 1;
     default: /* SC_COLL_REDUCE_SCATTER */
-        *st = sc_algo_reduce_scatter_staged(op, call->sbuf, call->rbuf, call->count, &in);
+        *st = sc_algo_reduce_scatter_staged(op, call->sbuf, call->rbuf, call->count, &in,
+                                            area);
         return 1;
     }
 }

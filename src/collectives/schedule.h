@@ -232,17 +232,24 @@ sc_status_t sc_algo_barrier_dissemination(sc_coll_op_t *op);
  * reads peer q's block at ref's offset plus q * block_off. */
 sc_status_t sc_algo_allreduce_shm(sc_coll_op_t *op, const void *sbuf, void *rbuf, size_t count,
                                   const sc_shm_ref_t *sref, const sc_shm_ref_t *rref);
-/* Allreduce on plain memory through comm's staging segment (stage.h): the blocks the
- * peers reduce are copied into the input area (sin) first, the results are made in the
- * output area (sout) and delivered from there to the caller's buffer, which
- * op->deliver must cover whole (one range). */
-sc_status_t sc_algo_allreduce_staged(sc_coll_op_t *op, const void *sbuf, size_t count,
-                                     const sc_shm_ref_t *sin, const sc_shm_ref_t *sout);
-/* Reduce-scatter on plain memory through the staging input area: every block but this
- * rank's is copied there first, then each rank reduces its block from its own sbuf and
- * the peers' input areas. */
+/* Allreduce on plain memory through comm's staging segment (stage.h), in windows of at
+ * most area bytes of the input, one after the other: the blocks the peers reduce are
+ * copied into the input area (sin) first, the results are made in the output area
+ * (sout) and delivered from there to rbuf; op->deliver must point at
+ * op->stage_range, which each window sets to its part of rbuf. At most
+ * SC_STAGE_MAX_WINDOWS windows. */
+sc_status_t sc_algo_allreduce_staged(sc_coll_op_t *op, const void *sbuf, void *rbuf,
+                                     size_t count, const sc_shm_ref_t *sin,
+                                     const sc_shm_ref_t *sout, size_t area);
+/* Reduce-scatter on plain memory through the staging input area, in windows of
+ * area / (size x dtype size) elements of each block: every block's window but this
+ * rank's is copied there first, then each rank reduces its block's window from its
+ * own sbuf and the peers' input areas. At most SC_STAGE_MAX_WINDOWS windows. */
 sc_status_t sc_algo_reduce_scatter_staged(sc_coll_op_t *op, const void *sbuf, void *rbuf,
-                                          size_t recvcount, const sc_shm_ref_t *sin);
+                                          size_t recvcount, const sc_shm_ref_t *sin,
+                                          size_t area);
+/* Windows a staged op may take: each has message subs of its own. */
+#define SC_STAGE_MAX_WINDOWS 4096
 sc_status_t sc_algo_reduce_scatter_shm(sc_coll_op_t *op, const void *sbuf, void *rbuf,
                                        size_t recvcount, const sc_shm_ref_t *sref);
 sc_status_t sc_algo_allgather_shm(sc_coll_op_t *op, const void *sbuf, void *rbuf,

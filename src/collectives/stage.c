@@ -32,9 +32,9 @@ void sc_stage_close(sc_comm_t *comm)
     comm->stage_bytes = 0;
 }
 
-int sc_stage_fits(const sc_comm_t *comm, size_t bytes)
+size_t sc_stage_area(const sc_comm_t *comm)
 {
-    return comm->stage != NULL && bytes <= comm->stage_bytes;
+    return comm->stage ? comm->stage_bytes : 0;
 }
 
 void sc_stage_refs(const sc_comm_t *comm, sc_shm_ref_t *in, sc_shm_ref_t *out)

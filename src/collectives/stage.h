@@ -28,11 +28,11 @@ sc_status_t sc_stage_open(struct sc_comm *via, struct sc_comm *comm);
 /* Frees comm's staging segment (sc_comm_destroy, after the last collective). */
 void sc_stage_close(struct sc_comm *comm);
 
-/* Whether comm stages an op of bytes: comm has a staging segment that holds them. */
-int sc_stage_fits(const struct sc_comm *comm, size_t bytes);
+/* The size of each of comm's two staging areas; 0 when comm has none. */
+size_t sc_stage_area(const struct sc_comm *comm);
 
 /* comm's input area (offset 0) and output area (offset SC_STAGE_BYTES) as shared
- * references; only where sc_stage_fits said so. */
+ * references; only where comm has them. */
 void sc_stage_refs(const struct sc_comm *comm, sc_shm_ref_t *in, sc_shm_ref_t *out);
 
 #endif
