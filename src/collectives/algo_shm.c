@@ -319,16 +319,46 @@ static size_t sc_stage_windows(size_t count, size_t welems, size_t *max_chunks)
     return n;
 }
 
+/* Where window [a, a + n) of a staged allreduce's result goes, as ranges over the
+ * window's output area: the caller's delivered ranges (user, nuser; sorted, disjoint)
+ * where they cover it, rbuf elsewhere. out has room for 2 nuser + 1; returns how many. */
+static int sc_stage_window_ranges(const sc_range_t *user, int nuser, void *rbuf, size_t a,
+                                  size_t n, sc_range_t *out)
+{
+    size_t at = a, end = a + n;
+    int k = 0;
+
+    for (int i = 0; i < nuser && at < end; i++) {
+        size_t lo = user[i].off, hi = user[i].off + user[i].bytes;
+        if (hi <= at || lo >= end)
+            continue;
+        if (lo > at)
+            out[k++] = (sc_range_t){at - a, lo - at, SC_BYTES(rbuf) + at};
+        lo = lo > at ? lo : at;
+        hi = hi < end ? hi : end;
+        out[k++] = (sc_range_t){lo - a, hi - lo, (uint8_t *)user[i].dst + (lo - user[i].off)};
+        at = hi;
+    }
+    if (at < end)
+        out[k++] = (sc_range_t){at - a, end - at, SC_BYTES(rbuf) + at};
+    return k;
+}
+
 sc_status_t sc_algo_allreduce_staged(sc_coll_op_t *op, const void *sbuf, void *rbuf,
                                      size_t count, const sc_shm_ref_t *sin,
                                      const sc_shm_ref_t *sout, size_t area)
 {
     size_t es = sc_dtype_size(op->dtype), p = (size_t)op->comm->size, max_chunks;
     size_t welems = area / es, nwin = sc_stage_windows(count, welems, &max_chunks);
+    const sc_range_t *user = op->deliver;
+    int nuser = op->ndeliver;
+    sc_range_t *ranges = malloc((2 * (size_t)nuser + 1) * sizeof(*ranges));
     unsigned sub = 0;
     int after = -1;
     sc_status_t st = SC_SUCCESS;
 
+    if (!ranges)
+        return sc_error(SC_ERR_NO_MEMORY, "allreduce: out of memory for the schedule");
     for (size_t w = 0; w < nwin && st == SC_SUCCESS; w++) {
         size_t e0 = w * welems, wc = sc_min_size(welems, count - e0), n = wc * es;
         size_t bs = sc_block_start(wc, (int)p, op->comm->rank) * es;
@@ -343,12 +373,17 @@ sc_status_t sc_algo_allreduce_staged(sc_coll_op_t *op, const void *sbuf, void *r
         g.sub_enter = sub + (unsigned)g.nch;
         g.sub_done = g.sub_enter + 1;
         sub = g.sub_done + 1;
-        /* This window's results go to its part of the caller's buffer. */
-        op->stage_range = (sc_range_t){.off = 0, .bytes = n, .dst = SC_BYTES(rbuf) + e0 * es};
+        /* The window's results are pulled (one range or more: the op delivers). */
+        op->ndeliver = sc_stage_window_ranges(user, nuser, rbuf, e0 * es, n, ranges);
+        op->deliver = ranges;
         sc_shm_begin_staged(op, &g, win_in, sin, copies, 2, after);
         st = sc_shm_allreduce(op, &g, win_in, sc_shm_peer_ptr(sout, g.me, 0), wc, sin, sout,
                               &after);
     }
+    /* The ranges were read while building (every address is in the actions now). */
+    op->deliver = user;
+    op->ndeliver = nuser;
+    free(ranges);
     return st;
 }
 

@@ -155,8 +155,8 @@ static void sc_call_mark_shm(sc_coll_op_t *op, const sc_shm_ref_t *s, const sc_s
 /* Plain memory through the communicator's staging segment (stage.h), in windows of
  * its size, for an allreduce or reduce-scatter whose send buffer (sb bytes) is larger
  * than what recursive doubling serves (SC_RING_THRESHOLD: below, two copies cost more
- * than the messages they save) and takes at most SC_STAGE_MAX_WINDOWS windows; not for
- * an allreduce whose caller's delivered ranges say where results go. An all-gather is
+ * than the messages they save) and takes at most SC_STAGE_MAX_WINDOWS windows (an
+ * allreduce's delivered ranges, if any, get their parts of the result). An all-gather is
  * not staged: its one kernel copy (CMA) per block is as fast as staging's two
  * user-space copies up to 64 KiB and faster above (256 KiB: 19 against 31 us).
  * Returns as sc_call_build_shm. */
@@ -171,8 +171,7 @@ static int sc_call_build_staged(const sc_call_t *call, sc_coll_op_t *op, const s
 
     if (area < unit || sb <= t->ring_threshold ||
         (sb + area / unit * unit - 1) / (area / unit * unit) > SC_STAGE_MAX_WINDOWS ||
-        (call->kind == SC_COLL_ALLREDUCE ? op->ndeliver > 0
-                                         : call->kind != SC_COLL_REDUCE_SCATTER))
+        (call->kind != SC_COLL_ALLREDUCE && call->kind != SC_COLL_REDUCE_SCATTER))
         return 0;
     sc_stage_refs(comm, &in, &out);
     op->hdr.sseg = SC_STAGE_SEG_ID;
@@ -181,8 +180,6 @@ static int sc_call_build_staged(const sc_call_t *call, sc_coll_op_t *op, const s
     case SC_COLL_ALLREDUCE:
         op->hdr.rseg = SC_STAGE_SEG_ID;
         op->hdr.roff = out.off;
-        op->deliver = &op->stage_range;
-        op->ndeliver = 1;
         *st = sc_algo_allreduce_staged(op, call->sbuf, call->rbuf, call->count, &in, &out,
                                        area);
         return 1;
@@ -208,7 +205,7 @@ static int sc_call_build_shm(const sc_call_t *call, sc_coll_op_t *op, const sc_t
     size_t sb, rb;
     int in_place = 0;
 
-    if ((!comm->shm_segs && !comm->stage) || comm->size < 2 || call->plain)
+    if ((!comm->shm_segs && !comm->stage) || comm->size < 2)
         return 0;
     sc_call_bytes(call, comm->rank, comm->size, &sb, &rb);
     /* Above what a header carries inline (a 2-rank allreduce's one message each way)
@@ -219,8 +216,10 @@ static int sc_call_build_shm(const sc_call_t *call, sc_coll_op_t *op, const sc_t
     case SC_COLL_ALLREDUCE:
         if (t->allreduce_algo != SC_ALGO_NONE)
             return 0;
-        sc_shm_lookup(comm, call->sbuf, sb, &s);
-        sc_shm_lookup(comm, call->rbuf, rb, &r);
+        /* A plain call never reads registered buffers in place; staging does not
+         * depend on where the buffers lie, so every rank decides alike either way. */
+        sc_shm_lookup(comm, call->plain ? NULL : call->sbuf, sb, &s);
+        sc_shm_lookup(comm, call->plain ? NULL : call->rbuf, rb, &r);
         if (s.seg && r.seg) {
             sc_call_mark_shm(op, &s, &r);
             *st = sc_algo_allreduce_shm(op, call->sbuf, call->rbuf, call->count, &s, &r);
@@ -243,6 +242,8 @@ static int sc_call_build_shm(const sc_call_t *call, sc_coll_op_t *op, const sc_t
     default:
         return 0;
     }
+    if (call->plain)
+        return 0;
     /* One buffer read in place: ref is the send (s) or the receive buffer (r). */
     sc_shm_lookup(comm, ref == &s ? call->sbuf : call->rbuf, ref == &s ? sb : rb, ref);
     if (!ref->seg)

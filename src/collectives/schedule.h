@@ -135,7 +135,6 @@ typedef struct sc_op {
      * by off, its ranges disjoint. */
     const sc_range_t *deliver;
     int ndeliver;
-    sc_range_t stage_range;    /* the caller's buffer, where a staged op delivers */
     /* An allreduce of inputs multiplied by prescale (0: none; sc_allreduce_prescaled):
      * the algorithm scales in its reductions (scaled actions), or, where it cannot,
      * prescale_buf (the in-place buffer) is scaled when the op starts. */
@@ -235,9 +234,8 @@ sc_status_t sc_algo_allreduce_shm(sc_coll_op_t *op, const void *sbuf, void *rbuf
 /* Allreduce on plain memory through comm's staging segment (stage.h), in windows of at
  * most area bytes of the input, one after the other: the blocks the peers reduce are
  * copied into the input area (sin) first, the results are made in the output area
- * (sout) and delivered from there to rbuf; op->deliver must point at
- * op->stage_range, which each window sets to its part of rbuf. At most
- * SC_STAGE_MAX_WINDOWS windows. */
+ * (sout) and delivered from there to rbuf, or to the caller's delivered ranges
+ * (op->deliver) where they cover it. At most SC_STAGE_MAX_WINDOWS windows. */
 sc_status_t sc_algo_allreduce_staged(sc_coll_op_t *op, const void *sbuf, void *rbuf,
                                      size_t count, const sc_shm_ref_t *sin,
                                      const sc_shm_ref_t *sout, size_t area);
