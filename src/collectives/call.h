@@ -74,5 +74,10 @@ sc_status_t sc_allreduce_delivered_plain(void *buf, size_t count, sc_dtype_t dty
  * place when the op starts. The reducer's pre-division of gradient views. */
 sc_status_t sc_allreduce_prescaled(void *buf, size_t count, sc_dtype_t dtype, double scale,
                                    struct sc_comm *comm, struct sc_request **req);
+/* The same, never reading registered buffers in place (as sc_allreduce_delivered_plain):
+ * the reducer's gradient reduced in its caller's memory. */
+sc_status_t sc_allreduce_prescaled_plain(void *buf, size_t count, sc_dtype_t dtype,
+                                         double scale, struct sc_comm *comm,
+                                         struct sc_request **req);
 
 #endif

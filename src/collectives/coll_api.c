@@ -452,6 +452,14 @@ sc_status_t sc_allreduce_prescaled(void *buf, size_t count, sc_dtype_t dtype, do
     return sc_call_issue_host_only(&call, comm, "a pre-scaled input", NULL, NULL, 0, req);
 }
 
+sc_status_t sc_allreduce_prescaled_plain(void *buf, size_t count, sc_dtype_t dtype,
+                                         double scale, sc_comm_t *comm, sc_request_t **req)
+{
+    sc_call_t call = {SC_COLL_ALLREDUCE, buf, buf, count, dtype, SC_SUM, 0, scale, 1};
+
+    return sc_call_issue_host_only(&call, comm, "a pre-scaled input", NULL, NULL, 0, req);
+}
+
 static sc_status_t sc_allreduce_delivered_as(void *buf, size_t count, sc_dtype_t dtype,
                                              sc_op_t op, sc_comm_t *comm,
                                              const sc_range_t *deliver, int ndeliver,

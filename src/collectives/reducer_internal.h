@@ -91,6 +91,8 @@ typedef struct {
     void *in_place;       /* this iteration: its one gradient's own memory, which start
                              and finish get as data instead of hb.data (copy mode, host,
                              built-in hook); else NULL */
+    int in_place_scaled;  /* in_place, divided by prediv inside its all-reduce rather
+                             than by a pass of its own at mark time */
     sc_range_t *deliver;  /* room for a range per gradient: where its results go */
     sc_hook_source_t *source; /* room for a part per gradient: where the float16/bfloat16
                              hooks' start reads it */

@@ -133,6 +133,17 @@ static int sc_bucket_prescales(const sc_reducer_t *r, const sc_rbucket_t *b)
            sc_dtype_is_float(b->hb.dtype) && r->prediv != 1.0;
 }
 
+/* Whether a gradient reduced in its caller's memory (b->in_place) is divided by the
+ * pre-division factor inside its all-reduce (sc_allreduce_prescaled_plain) instead of
+ * by a pass of its own at mark time: the plain hook, a float type, host memory, and
+ * every rank taking the same path, which holds without find_unused (every rank marks
+ * every gradient in every iteration, so none reduces it in the bucket instead). */
+static int sc_in_place_prescales(const sc_reducer_t *r, const sc_rbucket_t *b)
+{
+    return !r->find_unused && sc_reducer_hook_is_plain(&r->hook) && r->mem.device < 0 &&
+           sc_dtype_is_float(b->hb.dtype) && r->prediv != 1.0;
+}
+
 /* Whether the bucket's finish writes the results straight into the caller's
  * gradients (hook->finish_into): host copies. */
 static int sc_bucket_finishes_into(const sc_reducer_t *r, const sc_rbucket_t *b)
@@ -211,6 +222,9 @@ static sc_status_t sc_bucket_start(sc_reducer_t *r, sc_rbucket_t *b)
     sc_error_clear(); /* a caller's hook may fail without a sentence */
     if (sc_bucket_delivers(r, b))
         st = sc_bucket_start_delivered(r, b);
+    else if (b->in_place && b->in_place_scaled)
+        st = sc_allreduce_prescaled_plain(b->in_place, b->hb.count, b->hb.dtype,
+                                          1.0 / r->prediv, r->comm, &b->req);
     else if (b->in_place && sc_reducer_hook_is_plain(&r->hook))
         st = sc_allreduce_delivered_plain(b->in_place, b->hb.count, b->hb.dtype, SC_SUM,
                                           r->comm, NULL, 0, &b->req); /* as just above */
@@ -449,13 +463,16 @@ SC_API sc_status_t sc_reducer_mark_ready(sc_reducer_t *r, int i, void *grad)
     g->direct = fresh && b->ngrads > 1 && sc_reducer_hook_is_cast(&r->hook);
     if (fresh && b->ngrads == 1 && sc_reducer_hook_is_builtin(&r->hook)) {
         b->in_place = grad;
+        b->in_place_scaled = sc_in_place_prescales(r, b);
         slot = grad;
     }
     if (g->count && (!r->view || sync))
         st = r->mem.after_compute(&r->mem);
     if (st == SC_SUCCESS && !r->view && g->count && !g->direct) {
-        st = r->mem.scale(&r->mem, g->dtype, slot, grad, g->count, 1.0 / r->prediv,
-                          g->has_data);
+        /* In place and pre-scaling, it is divided inside its all-reduce instead. */
+        if (!b->in_place_scaled)
+            st = r->mem.scale(&r->mem, g->dtype, slot, grad, g->count, 1.0 / r->prediv,
+                              g->has_data);
         if (!b->in_place)
             __atomic_add_fetch(&r->copy_bytes, sc_grad_bytes(g), __ATOMIC_RELAXED);
     } else if (st == SC_SUCCESS && sync && g->count && !sc_bucket_prescales(r, b))
@@ -514,6 +531,7 @@ static void sc_reducer_reset(sc_reducer_t *r, int synced)
         r->buckets[b].start_status = SC_SUCCESS;
         r->buckets[b].req = NULL;
         r->buckets[b].in_place = NULL;
+        r->buckets[b].in_place_scaled = 0;
     }
     __atomic_store_n(&r->copy_bytes, 0, __ATOMIC_RELAXED);
     r->nready = 0;
