@@ -152,9 +152,10 @@ static void sc_shm_tell_all(sc_coll_op_t *op, const sc_shm_plan_t *g, int skip, 
             sc_op_send(op, q, sub, &sc_shm_sig, 0, dep0, dep1);
 }
 
-/* Waits for message sub from every rank but skip; returns an action done once every
- * one arrived. */
-static int sc_shm_hear_all(sc_coll_op_t *op, const sc_shm_plan_t *g, int skip, uint16_t sub)
+/* Waits for message sub from every rank but skip. With join, returns an action done
+ * once every one arrived (gates joining the receives); else -1, appending no more. */
+static int sc_shm_hear_all(sc_coll_op_t *op, const sc_shm_plan_t *g, int skip, uint16_t sub,
+                           int join)
 {
     int all = -1;
 
@@ -163,7 +164,8 @@ static int sc_shm_hear_all(sc_coll_op_t *op, const sc_shm_plan_t *g, int skip, u
         if (q == skip)
             continue;
         r = sc_op_recv(op, q, sub, &sc_shm_sig, 0, -1, -1);
-        all = all < 0 ? r : sc_shm_gate(op, all, r);
+        if (join)
+            all = all < 0 ? r : sc_shm_gate(op, all, r);
     }
     return all;
 }
@@ -204,9 +206,11 @@ static void sc_shm_begin_staged(sc_coll_op_t *op, sc_shm_plan_t *g, const void *
 }
 
 /* Tells every peer this rank is done reading its memory (after action last, and
- * last_from[q] for peer q when given) and waits for every peer to say the same;
- * returns the action done once every peer did. */
-static int sc_shm_finish(sc_coll_op_t *op, sc_shm_plan_t *g, const int *last_from, int last)
+ * last_from[q] for peer q when given) and waits for every peer to say the same; with
+ * join, returns the action done once every peer did (a staged window's successor
+ * waits for it), else -1. */
+static int sc_shm_finish(sc_coll_op_t *op, sc_shm_plan_t *g, const int *last_from, int last,
+                         int join)
 {
     if (last_from) {
         for (int q = 0; q < g->p; q++)
@@ -215,13 +219,13 @@ static int sc_shm_finish(sc_coll_op_t *op, sc_shm_plan_t *g, const int *last_fro
     } else {
         sc_shm_tell_all(op, g, g->me, (uint16_t)g->sub_done, last, -1);
     }
-    return sc_shm_hear_all(op, g, g->me, (uint16_t)g->sub_done);
+    return sc_shm_hear_all(op, g, g->me, (uint16_t)g->sub_done, join);
 }
 
 /* The allreduce after its opening (g planned, g.enter set): sbuf is this rank's input,
- * sref where the peers' copies of it are, rbuf and rref the same for the output. *done
- * gets the action after which no peer reads this rank's memory any more (pull), or -1
- * (push). */
+ * sref where the peers' copies of it are, rbuf and rref the same for the output. done
+ * (may be NULL) gets the action after which no peer reads this rank's memory any more
+ * (pull), or -1 (push). */
 static sc_status_t sc_shm_allreduce(sc_coll_op_t *op, sc_shm_plan_t *g_in, const void *sbuf,
                                     void *rbuf, size_t count, const sc_shm_ref_t *sref,
                                     const sc_shm_ref_t *rref, int *done)
@@ -293,7 +297,9 @@ static sc_status_t sc_shm_allreduce(sc_coll_op_t *op, sc_shm_plan_t *g_in, const
         }
     }
     last_from[g.me] = -1;
-    *done = push ? -1 : sc_shm_finish(op, &g, last_from, last);
+    last = push ? -1 : sc_shm_finish(op, &g, last_from, last, done != NULL);
+    if (done)
+        *done = last;
     free(last_from);
     return sc_op_built(op);
 }
@@ -302,10 +308,9 @@ sc_status_t sc_algo_allreduce_shm(sc_coll_op_t *op, const void *sbuf, void *rbuf
                                   const sc_shm_ref_t *sref, const sc_shm_ref_t *rref)
 {
     sc_shm_plan_t g;
-    int done;
 
     sc_shm_begin(op, &g, (count + (size_t)op->comm->size - 1) / (size_t)op->comm->size);
-    return sc_shm_allreduce(op, &g, sbuf, rbuf, count, sref, rref, &done);
+    return sc_shm_allreduce(op, &g, sbuf, rbuf, count, sref, rref, NULL);
 }
 
 /* A staged op in windows of at most welems elements (of the allreduce's count, or of
@@ -317,6 +322,19 @@ static size_t sc_stage_windows(size_t count, size_t welems, size_t *max_chunks)
 
     *max_chunks = n ? SC_SHM_MAX_CHUNKS / n - 2 : SC_SHM_MAX_CHUNKS;
     return n;
+}
+
+/* g for one window of a staged op: blocks of block_elems in at most max_chunks chunks,
+ * its message subs from *sub on (chunks, then "staged", then "done reading"); *sub
+ * moves past them for the next window. */
+static void sc_shm_plan_window(sc_coll_op_t *op, sc_shm_plan_t *g, size_t block_elems,
+                               size_t max_chunks, unsigned *sub)
+{
+    sc_shm_plan_chunks(op, g, block_elems, max_chunks);
+    g->sub_chunk = *sub;
+    g->sub_enter = *sub + (unsigned)g->nch;
+    g->sub_done = g->sub_enter + 1;
+    *sub = g->sub_done + 1;
 }
 
 /* Where window [a, a + n) of a staged allreduce's result goes, as ranges over the
@@ -368,17 +386,14 @@ sc_status_t sc_algo_allreduce_staged(sc_coll_op_t *op, const void *sbuf, void *r
         const uint8_t *win_in = SC_CBYTES(sbuf) + e0 * es;
         sc_shm_plan_t g;
 
-        sc_shm_plan_chunks(op, &g, (wc + p - 1) / p, max_chunks);
-        g.sub_chunk = sub;
-        g.sub_enter = sub + (unsigned)g.nch;
-        g.sub_done = g.sub_enter + 1;
-        sub = g.sub_done + 1;
+        sc_shm_plan_window(op, &g, (wc + p - 1) / p, max_chunks, &sub);
         /* The window's results are pulled (one range or more: the op delivers). */
         op->ndeliver = sc_stage_window_ranges(user, nuser, rbuf, e0 * es, n, ranges);
         op->deliver = ranges;
         sc_shm_begin_staged(op, &g, win_in, sin, copies, 2, after);
+        /* Only a next window waits for this one's "done reading". */
         st = sc_shm_allreduce(op, &g, win_in, sc_shm_peer_ptr(sout, g.me, 0), wc, sin, sout,
-                              &after);
+                              w + 1 < nwin ? &after : NULL);
     }
     /* The ranges were read while building (every address is in the actions now). */
     op->deliver = user;
@@ -389,11 +404,11 @@ sc_status_t sc_algo_allreduce_staged(sc_coll_op_t *op, const void *sbuf, void *r
 
 /* The reduce-scatter after its opening: this rank's block of recvcount elements reduced
  * from mine (its own input) and the peers' copies at sref plus byte offset peer_off,
- * into rbuf; stream_bytes is the whole op's input, which decides streaming. Returns
- * the action after which no peer reads this rank's memory any more. */
+ * into rbuf; stream_bytes is the whole op's input, which decides streaming. With join,
+ * returns the action after which no peer reads this rank's memory any more, else -1. */
 static int sc_shm_reduce_scatter(sc_coll_op_t *op, sc_shm_plan_t *g_in, const void *mine,
                                  void *rbuf, size_t recvcount, const sc_shm_ref_t *sref,
-                                 uint64_t peer_off, size_t stream_bytes)
+                                 uint64_t peer_off, size_t stream_bytes, int join)
 {
     sc_shm_plan_t g = *g_in;
     int last = -1;
@@ -405,7 +420,7 @@ static int sc_shm_reduce_scatter(sc_coll_op_t *op, sc_shm_plan_t *g_in, const vo
                                    SC_CBYTES(mine) + off * g.es, sref, peer_off + off * g.es,
                                    len, last >= 0 ? last : g.enter);
     }
-    return sc_shm_finish(op, &g, NULL, last);
+    return sc_shm_finish(op, &g, NULL, last, join);
 }
 
 sc_status_t sc_algo_reduce_scatter_shm(sc_coll_op_t *op, const void *sbuf, void *rbuf,
@@ -417,7 +432,7 @@ sc_status_t sc_algo_reduce_scatter_shm(sc_coll_op_t *op, const void *sbuf, void 
     sc_shm_begin(op, &g, recvcount);
     base = (size_t)g.me * recvcount * g.es;
     sc_shm_reduce_scatter(op, &g, SC_CBYTES(sbuf) + base, rbuf, recvcount, sref, base,
-                          recvcount * (size_t)g.p * g.es);
+                          recvcount * (size_t)g.p * g.es, 0);
     return sc_op_built(op);
 }
 
@@ -443,15 +458,11 @@ sc_status_t sc_algo_reduce_scatter_staged(sc_coll_op_t *op, const void *sbuf, vo
         for (size_t q = 0; q < p; q++)
             if (q != me)
                 copies[nc++] = (sc_stage_copy_t){q * wr * es, (q * recvcount + r0) * es, wr * es};
-        sc_shm_plan_chunks(op, &g, wr, max_chunks);
-        g.sub_chunk = sub;
-        g.sub_enter = sub + (unsigned)g.nch;
-        g.sub_done = g.sub_enter + 1;
-        sub = g.sub_done + 1;
+        sc_shm_plan_window(op, &g, wr, max_chunks, &sub);
         sc_shm_begin_staged(op, &g, sbuf, sin, copies, (int)nc, after);
         after = sc_shm_reduce_scatter(op, &g, SC_CBYTES(sbuf) + (me * recvcount + r0) * es,
                                       SC_BYTES(rbuf) + r0 * es, wr, sin, me * wr * es,
-                                      recvcount * p * es);
+                                      recvcount * p * es, w + 1 < nwin);
     }
     free(copies);
     return sc_op_built(op);
@@ -476,7 +487,7 @@ sc_status_t sc_algo_allgather_shm(sc_coll_op_t *op, const void *sbuf, void *rbuf
                                last >= 0 ? last : g.enter, -1);
     }
     sc_shm_copy_out(op, &g, SC_BYTES(rbuf) + (size_t)g.me * bytes, sbuf, bytes, -1, -1);
-    sc_shm_finish(op, &g, NULL, last);
+    sc_shm_finish(op, &g, NULL, last, 0);
     return sc_op_built(op);
 }
 
@@ -491,7 +502,7 @@ sc_status_t sc_algo_broadcast_shm(sc_coll_op_t *op, const void *sbuf, void *rbuf
         /* The peers copy from the root's rbuf once it holds the data. */
         int ready = sbuf != rbuf ? sc_op_copy(op, rbuf, sbuf, count * g.es, -1, -1) : -1;
         sc_shm_tell_all(op, &g, root, 0, ready, g.enter);
-        sc_shm_hear_all(op, &g, root, SC_SHM_SUB_DONE);
+        sc_shm_hear_all(op, &g, root, SC_SHM_SUB_DONE, 0);
         return sc_op_built(op);
     }
     last = sc_op_recv(op, root, 0, &sc_shm_sig, 0, -1, -1);
@@ -559,7 +570,7 @@ sc_status_t sc_algo_alltoall_shm(sc_coll_op_t *op, const void *sbuf, void *rbuf,
     if (!in_place) {
         sc_shm_copy_out(op, &g, dst + (size_t)g.me * bytes,
                         SC_CBYTES(sbuf) + (size_t)g.me * bytes, bytes, -1, -1);
-        sc_shm_finish(op, &g, NULL, last);
+        sc_shm_finish(op, &g, NULL, last, 0);
         return sc_op_built(op);
     }
     sc_shm_tell_all(op, &g, g.me, SC_SHM_SUB_DONE, last, -1);

@@ -256,6 +256,23 @@ static void sc_comm_set_local(sc_comm_t *c)
     }
 }
 
+/* Collective over via (c itself, or its parent in sc_comm_split): c's shared-memory
+ * helpers where its ranks share a node, the header mailboxes and the staging segment.
+ * An error only when via broke. */
+static sc_status_t sc_comm_open_local(sc_comm_t *via, sc_comm_t *c)
+{
+    sc_status_t st = sc_mbox_open(via, c);
+
+    return st == SC_SUCCESS ? sc_stage_open(via, c) : st;
+}
+
+/* Frees what sc_comm_open_local opened (nothing when it opened nothing). */
+static void sc_comm_close_local(sc_comm_t *c)
+{
+    sc_stage_close(c);
+    sc_mbox_close(c);
+}
+
 /* Adds c to its transport's engine and to the registry. */
 static sc_status_t sc_comm_attach(sc_comm_t *c)
 {
@@ -371,12 +388,9 @@ SC_API sc_status_t sc_comm_init(const sc_comm_config_t *config, sc_comm_t **comm
     if (st == SC_SUCCESS)
         st = sc_shm_prefault_transport(c);
     if (st == SC_SUCCESS)
-        st = sc_mbox_open(c, c);
-    if (st == SC_SUCCESS)
-        st = sc_stage_open(c, c);
+        st = sc_comm_open_local(c, c);
     if (st != SC_SUCCESS) {
-        sc_stage_close(c);
-        sc_mbox_close(c);
+        sc_comm_close_local(c);
         sc_registry_remove(c);
         sc_comm_detach(c);
         sc_comm_free(c);
@@ -468,15 +482,12 @@ SC_API sc_status_t sc_comm_split(sc_comm_t *comm, int color, int key, sc_comm_t 
     }
     /* Every rank of the parent takes part (those without a new communicator, and one
      * that could not allocate its own, with nothing to offer). */
-    st = sc_mbox_open(comm, c);
-    if (st == SC_SUCCESS)
-        st = sc_stage_open(comm, c);
+    st = sc_comm_open_local(comm, c);
     if (st == SC_SUCCESS && color >= 0 && !c)
         st = sc_error(SC_ERR_NO_MEMORY, "sc_comm_split: out of memory");
     if (st != SC_SUCCESS) {
         if (c) {
-            sc_stage_close(c);
-            sc_mbox_close(c);
+            sc_comm_close_local(c);
             sc_comm_free(c);
         }
         goto out;
@@ -491,8 +502,7 @@ SC_API sc_status_t sc_comm_split(sc_comm_t *comm, int color, int key, sc_comm_t 
     if (st == SC_SUCCESS)
         st = sc_comm_attach(c);
     if (st != SC_SUCCESS) {
-        sc_stage_close(c);
-        sc_mbox_close(c);
+        sc_comm_close_local(c);
         sc_comm_free(c);
         goto out;
     }
@@ -512,8 +522,7 @@ SC_API sc_status_t sc_comm_destroy(sc_comm_t *comm)
                         (void *)comm);
     sc_device_destroy(comm);
     sc_progress_drain(comm);
-    sc_mbox_close(comm);
-    sc_stage_close(comm);
+    sc_comm_close_local(comm);
     sc_shm_destroy_all(comm);
     sc_comm_detach(comm);
     sc_comm_free(comm);
