@@ -313,15 +313,19 @@ sc_status_t sc_algo_allreduce_shm(sc_coll_op_t *op, const void *sbuf, void *rbuf
     return sc_shm_allreduce(op, &g, sbuf, rbuf, count, sref, rref, NULL);
 }
 
-/* A staged op in windows of at most welems elements (of the allreduce's count, or of
- * the reduce-scatter's block): how many, and the chunks each window's blocks may have,
- * so that every window's messages have subs of their own below SC_SHM_MAX_CHUNKS. */
-static size_t sc_stage_windows(size_t count, size_t welems, size_t *max_chunks)
+size_t sc_stage_window_plan(sc_coll_kind_t kind, size_t count, size_t p, size_t es,
+                            size_t area, size_t *welems)
 {
-    size_t n = (count + welems - 1) / welems;
+    /* A reduce-scatter's window holds the same elements of every block. */
+    *welems = area / (kind == SC_COLL_REDUCE_SCATTER ? p * es : es);
+    return *welems ? (count + *welems - 1) / *welems : SIZE_MAX;
+}
 
-    *max_chunks = n ? SC_SHM_MAX_CHUNKS / n - 2 : SC_SHM_MAX_CHUNKS;
-    return n;
+/* The chunks each window's blocks may have in a staged op of nwin windows, so that every
+ * window's messages have subs of their own below SC_SHM_MAX_CHUNKS. */
+static size_t sc_stage_max_chunks(size_t nwin)
+{
+    return nwin ? SC_SHM_MAX_CHUNKS / nwin - 2 : SC_SHM_MAX_CHUNKS;
 }
 
 /* g for one window of a staged op: blocks of block_elems in at most max_chunks chunks,
@@ -366,8 +370,9 @@ sc_status_t sc_algo_allreduce_staged(sc_coll_op_t *op, const void *sbuf, void *r
                                      size_t count, const sc_shm_ref_t *sin,
                                      const sc_shm_ref_t *sout, size_t area)
 {
-    size_t es = sc_dtype_size(op->dtype), p = (size_t)op->comm->size, max_chunks;
-    size_t welems = area / es, nwin = sc_stage_windows(count, welems, &max_chunks);
+    size_t es = sc_dtype_size(op->dtype), p = (size_t)op->comm->size, welems;
+    size_t nwin = sc_stage_window_plan(SC_COLL_ALLREDUCE, count, p, es, area, &welems);
+    size_t max_chunks = sc_stage_max_chunks(nwin);
     const sc_range_t *user = op->deliver;
     int nuser = op->ndeliver;
     sc_range_t *ranges = malloc((2 * (size_t)nuser + 1) * sizeof(*ranges));
@@ -440,9 +445,10 @@ sc_status_t sc_algo_reduce_scatter_staged(sc_coll_op_t *op, const void *sbuf, vo
                                           size_t recvcount, const sc_shm_ref_t *sin,
                                           size_t area)
 {
-    size_t es = sc_dtype_size(op->dtype), p = (size_t)op->comm->size, max_chunks;
-    size_t me = (size_t)op->comm->rank, welems = area / (p * es);
-    size_t nwin = sc_stage_windows(recvcount, welems, &max_chunks);
+    size_t es = sc_dtype_size(op->dtype), p = (size_t)op->comm->size, welems;
+    size_t me = (size_t)op->comm->rank;
+    size_t nwin = sc_stage_window_plan(SC_COLL_REDUCE_SCATTER, recvcount, p, es, area, &welems);
+    size_t max_chunks = sc_stage_max_chunks(nwin);
     sc_stage_copy_t *copies = malloc(p * sizeof(*copies));
     unsigned sub = 0;
     int after = -1;

@@ -164,14 +164,13 @@ static int sc_call_build_staged(const sc_call_t *call, sc_coll_op_t *op, const s
                                 size_t sb, sc_status_t *st)
 {
     sc_comm_t *comm = op->comm;
-    size_t area = sc_stage_area(comm), es = sc_dtype_size(call->dtype);
-    /* A reduce-scatter's window holds the same elements of every block. */
-    size_t unit = call->kind == SC_COLL_REDUCE_SCATTER ? (size_t)comm->size * es : es;
+    size_t area = sc_stage_area(comm), welems;
     sc_shm_ref_t in, out;
 
-    if (area < unit || sb <= t->ring_threshold ||
-        (sb + area / unit * unit - 1) / (area / unit * unit) > SC_STAGE_MAX_WINDOWS ||
-        (call->kind != SC_COLL_ALLREDUCE && call->kind != SC_COLL_REDUCE_SCATTER))
+    if (sb <= t->ring_threshold ||
+        (call->kind != SC_COLL_ALLREDUCE && call->kind != SC_COLL_REDUCE_SCATTER) ||
+        sc_stage_window_plan(call->kind, call->count, (size_t)comm->size,
+                             sc_dtype_size(call->dtype), area, &welems) > SC_STAGE_MAX_WINDOWS)
         return 0;
     sc_stage_refs(comm, &in, &out);
     op->hdr.sseg = SC_STAGE_SEG_ID;
@@ -351,7 +350,9 @@ sc_status_t sc_call_enqueue_host(const sc_call_t *call, sc_comm_t *comm,
     r->impl = NULL;
     op->deliver = deliver;
     op->ndeliver = ndeliver;
+    op->build_s = sc_clock_coarse();
     st = sc_call_build(call, op);
+    op->build_s = sc_clock_coarse() - op->build_s;
     if (st != SC_SUCCESS) {
         sc_op_destroy(op);
         return st;

@@ -36,6 +36,9 @@ const char *sc_algo_name(sc_algo_t algo)
  * buffers, so that a small collective allocates nothing. */
 #define SC_OP_POOL_MAX 32
 #define SC_OP_POOL_SCRATCH_MAX (64 * 1024)
+/* A pooled op keeps an action array of at most this many actions (a large op's array,
+ * hundreds of MB with tiny chunks, is freed with it, not kept for the next call). */
+#define SC_OP_POOL_ACTS_MAX 4096
 
 sc_coll_op_t *sc_op_create(struct sc_comm *comm, sc_coll_kind_t kind, sc_dtype_t dtype,
                       sc_op_t redop, size_t count, int root)
@@ -90,6 +93,11 @@ void sc_op_destroy(sc_coll_op_t *op)
     if (!op)
         return;
     tp = op->comm->tp;
+    if (op->cap > SC_OP_POOL_ACTS_MAX) {
+        free(op->acts);
+        op->acts = NULL;
+        op->cap = 0;
+    }
     if (op->scratch_bytes <= SC_OP_POOL_SCRATCH_MAX) {
         pthread_mutex_lock(&tp->pool_lock);
         if (tp->op_pool_len < SC_OP_POOL_MAX) {
@@ -367,7 +375,7 @@ static sc_status_t sc_op_start(sc_coll_op_t *op)
     sc_status_t st;
 
     op->started = 1;
-    op->deadline = sc_clock_coarse() + c->timeout_s;
+    op->deadline = sc_clock_coarse() + sc_op_patience(op);
     /* An algorithm that cannot scale in its reductions has the input scaled here,
      * before anything reads it. */
     if (op->prescale_buf)
@@ -651,6 +659,11 @@ static sc_status_t sc_op_check_peers(sc_coll_op_t *op)
     return SC_SUCCESS;
 }
 
+double sc_op_patience(const sc_coll_op_t *op)
+{
+    return op->comm->timeout_s + SC_OP_BUILD_GRACE * op->build_s;
+}
+
 static sc_status_t sc_op_timeout(sc_coll_op_t *op)
 {
     char mine[320];
@@ -662,16 +675,16 @@ static sc_status_t sc_op_timeout(sc_coll_op_t *op)
         if (!(op->hdr_ok & (1 << i)))
             return sc_error(SC_ERR_TIMEOUT,
                             "%s timed out after %.1f s: rank %d never issued its matching call",
-                            mine, op->comm->timeout_s, op->hdr_peer[i]);
+                            mine, sc_op_patience(op), op->hdr_peer[i]);
     for (int i = op->first_pending; i < end; i++) {
         const sc_action_t *a = &op->acts[i];
         if (a->state == SC_ACT_STARTED)
             return sc_error(SC_ERR_TIMEOUT,
                             "%s timed out after %.1f s waiting for rank %d (%s of %zu bytes)",
-                            mine, op->comm->timeout_s, a->peer,
+                            mine, sc_op_patience(op), a->peer,
                             a->kind == SC_ACT_SEND ? "send" : "receive", a->len);
     }
-    return sc_error(SC_ERR_TIMEOUT, "%s timed out after %.1f s", mine, op->comm->timeout_s);
+    return sc_error(SC_ERR_TIMEOUT, "%s timed out after %.1f s", mine, sc_op_patience(op));
 }
 
 sc_status_t sc_op_advance(sc_coll_op_t *op, int *moved)
@@ -733,7 +746,7 @@ sc_status_t sc_op_advance(sc_coll_op_t *op, int *moved)
         return st;
     now = sc_clock_coarse();
     if (*moved)
-        op->deadline = now + op->comm->timeout_s;
+        op->deadline = now + sc_op_patience(op);
     else if (now > op->deadline)
         return sc_op_timeout(op);
     return SC_IN_PROGRESS;

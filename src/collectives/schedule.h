@@ -124,6 +124,11 @@ typedef struct sc_op {
     /* SC_TIMEOUT after the op last moved: a peer that stops answering fails it, a
      * long op that keeps moving (a large one on a slow or loaded machine) does not. */
     double deadline;
+    /* Seconds this rank took to build the schedule: a peer builds the same call before
+     * it sends its header or its first data, so the deadline is extended by
+     * SC_OP_BUILD_GRACE times it (nothing for a usual op; a second or more for millions
+     * of actions, as with tiny SC_CHUNK_BYTES on a large op). */
+    double build_s;
     /* Start condition: the op starts once *gate is nonzero (a host-staged device call
      * waits for its stream to copy the data out), failing at gate_deadline. */
     int *gate;
@@ -148,6 +153,11 @@ typedef struct sc_op {
 } sc_coll_op_t;
 
 #define SC_OP_CLEARED offsetof(sc_coll_op_t, hdr_in)
+
+/* How many times its own build time an op waits beyond SC_TIMEOUT for its peers. */
+#define SC_OP_BUILD_GRACE 4.0
+/* Seconds an op waits for a peer that does not move: SC_TIMEOUT plus the build grace. */
+double sc_op_patience(const sc_coll_op_t *op);
 
 /* Creates an empty op for comm (not queued). Returns NULL when out of memory. */
 sc_coll_op_t *sc_op_create(struct sc_comm *comm, sc_coll_kind_t kind, sc_dtype_t dtype,
@@ -248,6 +258,12 @@ sc_status_t sc_algo_reduce_scatter_staged(sc_coll_op_t *op, const void *sbuf, vo
                                           size_t area);
 /* Windows a staged op may take: each has message subs of its own. */
 #define SC_STAGE_MAX_WINDOWS 4096
+/* A staged op of kind (allreduce or reduce-scatter) over count elements (of the
+ * allreduce, or of each reduce-scatter block) of es bytes on p ranks, through areas of
+ * area bytes: the elements of one window in *welems, and the number of windows
+ * (SIZE_MAX when not one element fits). */
+size_t sc_stage_window_plan(sc_coll_kind_t kind, size_t count, size_t p, size_t es,
+                            size_t area, size_t *welems);
 sc_status_t sc_algo_reduce_scatter_shm(sc_coll_op_t *op, const void *sbuf, void *rbuf,
                                        size_t recvcount, const sc_shm_ref_t *sref);
 sc_status_t sc_algo_allgather_shm(sc_coll_op_t *op, const void *sbuf, void *rbuf,
