@@ -10,7 +10,12 @@
  * Buckets hold one dtype and one memory kind. They are filled in reverse registration
  * order (the order of a backward pass), one open bucket per dtype: a dtype's first
  * bucket up to first_bucket_bytes, the next ones up to the cap; a gradient larger than
- * the limit gets a bucket of its own. Buckets start (are reduced) in the order of their
+ * the limit gets a bucket of its own. So does, whatever the cap, a host gradient of at
+ * least 1 MiB that is copied (no gradient_as_bucket_view) with the plain all-reduce
+ * hook on a communicator whose ranks share one node and stage plain memory
+ * (SC_STAGE_BYTES not 0): it is then reduced where it is, in the caller's memory,
+ * since copying it into a bucket and back costs more than fusing saves there. Buckets
+ * start (are reduced) in the order of their
  * last gradient. After the first synced iteration they are rebuilt once in the order
  * in which rank 0 marked its gradients.
  *

@@ -222,6 +222,9 @@ sc_status_t sc_hook_cast_start_from(const sc_comm_hook_t *hook, const sc_hook_bu
  * the bucket and which has no finish: the reducer may issue that all-reduce itself,
  * with the copy back to the gradients delivered by it (sc_allreduce_delivered). */
 int sc_reducer_hook_is_plain(const sc_comm_hook_t *hook);
+/* Host gradients copied into buckets with the plain hook: from this size a gradient is
+ * alone in its bucket, reduced in its caller's memory (reducer_layout.c). */
+#define SC_REDUCER_SOLO_BYTES ((size_t)1 << 20)
 
 /* ---- autotuning (reducer_tune.c) ---------------------------------------------------- */
 

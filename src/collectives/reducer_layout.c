@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "collectives/reducer_internal.h"
+#include "collectives/stage.h"
 #include "core/log.h"
 #include "core/memory.h"
 #include "core/tuning.h"
@@ -66,14 +67,30 @@ static int sc_draft_cmp(const void *a, const void *b)
     return (x->last > y->last) - (x->last < y->last);
 }
 
+/* The size from which a gradient gets a bucket of its own, whatever the cap, or 0: on
+ * a communicator that stages plain memory through shared memory (one node), where a
+ * bucket of one host gradient that is copied, not viewed, is reduced in the caller's
+ * memory with the plain hook (sc_reducer_mark_ready). There, copying a large gradient
+ * into a bucket and its result back costs more memory traffic than fusing it saves (a
+ * call costs microseconds); across nodes the network is slower than those copies and
+ * the calls cost more, so buckets fuse as DDP's do. The same on every rank. */
+static size_t sc_layout_solo_bytes(const sc_reducer_t *r)
+{
+    return !r->view && r->mem.device < 0 && sc_reducer_hook_is_plain(&r->hook) &&
+                   sc_stage_area(r->comm) > 0
+               ? SC_REDUCER_SOLO_BYTES
+               : 0;
+}
+
 /* Buckets as DDP forms them: one open bucket per dtype, filled in order; a bucket
  * closes when the next gradient would take it past its limit (first_cap for a dtype's
- * first bucket, cap after it); a gradient larger than the limit gets a bucket of its
- * own. Buckets are then ordered by the position of their last gradient, the order in
- * which they are expected to fill. */
+ * first bucket, cap after it); a gradient larger than the limit, or of at least
+ * sc_layout_solo_bytes, gets a bucket of its own. Buckets are then ordered by the
+ * position of their last gradient, the order in which they are expected to fill. */
 static int sc_layout_draft(const sc_reducer_t *r, const int *order, size_t cap,
                            sc_drafts_t *out)
 {
+    size_t solo = sc_layout_solo_bytes(r);
     int open[SC_DTYPE_COUNT], closed[SC_DTYPE_COUNT];
     sc_drafts_t d = {0};
 
@@ -91,8 +108,8 @@ static int sc_layout_draft(const sc_reducer_t *r, const int *order, size_t cap,
             closed[t]++;
             limit = cap;
         }
-        if (bytes > limit) {
-            /* Oversize: alone in a bucket, which closes at once. */
+        if (bytes > limit || (solo && bytes >= solo)) {
+            /* Oversize or solo: alone in a bucket, which closes at once. */
             if (!(b = sc_draft_new(&d, g->dtype)) || sc_draft_add(b, pos, bytes) != 0)
                 goto err;
             closed[t]++;

@@ -5,7 +5,9 @@
  *   layout_gives_an_oversize_gradient_its_own_bucket
  *   layout_keeps_one_dtype_per_bucket
  *   layout_takes_the_cap_from_SC_BUCKET_CAP_MB        (SC_BUCKET_CAP_MB=0.001)
- *   layout_places_zero_element_gradients */
+ *   layout_places_zero_element_gradients
+ *   layout_reduces_large_copied_gradients_alone_on_one_node   (2 ranks; with and
+ *                                                              without SC_STAGE_BYTES=0) */
 #include "reducer_test.h"
 
 /* Expected (bucket, offset) of each gradient, and the bucket count. */
@@ -187,6 +189,55 @@ static int test_layout_places_zero_element_gradients(int argc, char **argv)
     return done(&w, &m, r);
 }
 
+/* float32 gradients of 8 MiB, 400 B, 8 MiB, 400 B and 1.2 MB, default caps (1 MiB
+ * first, 25 MiB after), filled from the last. As DDP lays them out (views; or no
+ * staging segment, SC_STAGE_BYTES=0): {4} (past the first bucket's 1 MiB), then
+ * {3, 2, 1, 0} (16 MiB and 800 B fit 25 MiB). Copied gradients on one node with
+ * staging: from 1 MiB (SC_REDUCER_SOLO_BYTES) each alone, reduced in the caller's
+ * memory: {4}, {2}, {3, 1}, {0}, in the order of their last gradient. Either way every
+ * rank reduces the same sum. */
+static int test_layout_reduces_large_copied_gradients_alone_on_one_node(int argc, char **argv)
+{
+    static const size_t counts[] = {2 << 20, 100, 2 << 20, 100, 300000};
+    static const int ddp_bucket[] = {1, 1, 1, 1, 0};
+    static const size_t ddp_offset[] = {(2 << 20) + 200, (2 << 20) + 100, 100, 0, 0};
+    static const int solo_bucket[] = {3, 2, 1, 2, 0};
+    static const size_t solo_offset[] = {0, 100, 0, 0, 0};
+    const char *stage = getenv("SC_STAGE_BYTES");
+    int staged = !(stage && strcmp(stage, "0") == 0);
+    sc_reducer_config_t cfg = SC_REDUCER_CONFIG_INIT;
+    rt_world_t w;
+    rt_model_t m;
+    sc_reducer_t *r;
+
+    (void)argc, (void)argv;
+    if (rt_world(&w))
+        return 1;
+    CHECK(w.size == 2, "run on 2 ranks, not %d", w.size);
+    rt_model_init(&m, 5, counts, NULL);
+    CHECK_OK(sc_reducer_create(w.comm, m.desc, 5, &cfg, &r));
+    if (staged ? check_layout(r, 5, solo_bucket, solo_offset, 4)
+               : check_layout(r, 5, ddp_bucket, ddp_offset, 2))
+        return 1;
+    /* One iteration, marked in the backward order: each result the average. */
+    for (int g = m.n - 1; g >= 0; g--) {
+        rt_fill(&m, m.buf[g], 7, w.rank, 0, g);
+        CHECK_OK(sc_reducer_mark_ready(r, g, m.buf[g]));
+    }
+    CHECK_OK(sc_reducer_finalize(r));
+    for (int g = 0, it = 0; g < m.n; g++)
+        if (rt_check_grad(&m, m.buf[g], g, 7, w.size, w.size, &it, 1, NULL))
+            return 1;
+    if (rt_check_same_bits(&w, &m, m.buf))
+        return 1;
+    CHECK_OK(sc_reducer_destroy(r));
+    cfg.gradient_as_bucket_view = 1;
+    CHECK_OK(sc_reducer_create(w.comm, m.desc, 5, &cfg, &r));
+    if (check_layout(r, 5, ddp_bucket, ddp_offset, 2))
+        return 1;
+    return done(&w, &m, r);
+}
+
 int main(int argc, char **argv)
 {
     static const rt_test_t tests[] = {
@@ -197,6 +248,8 @@ int main(int argc, char **argv)
         {"layout_gives_an_oversize_gradient_its_own_bucket",
          test_layout_gives_an_oversize_gradient_its_own_bucket},
         {"layout_keeps_one_dtype_per_bucket", test_layout_keeps_one_dtype_per_bucket},
+        {"layout_reduces_large_copied_gradients_alone_on_one_node",
+         test_layout_reduces_large_copied_gradients_alone_on_one_node},
         {"layout_takes_the_cap_from_SC_BUCKET_CAP_MB",
          test_layout_takes_the_cap_from_SC_BUCKET_CAP_MB},
         {"layout_places_zero_element_gradients", test_layout_places_zero_element_gradients},
