@@ -293,8 +293,8 @@ static sc_status_t sc_shm_allreduce(sc_coll_op_t *op, sc_shm_plan_t *g_in, const
             if (push)
                 continue; /* the owner wrote it here */
             dst = sc_op_final(op, rbuf, off * g.es, len * g.es);
-            cp = sc_op_copy(op, dst, sc_shm_peer_ptr(rref, q, off * g.es), len * g.es, rv,
-                            last_from[q]);
+            cp = (op->deliver_streamed ? sc_op_copy_streamed : sc_op_copy)(
+                op, dst, sc_shm_peer_ptr(rref, q, off * g.es), len * g.es, rv, last_from[q]);
             if (dst == SC_BYTES(rbuf) + off * g.es)
                 sc_op_deliver(op, rbuf, off * g.es, len * g.es, cp);
             last_from[q] = cp;
@@ -386,6 +386,9 @@ sc_status_t sc_algo_allreduce_staged(sc_coll_op_t *op, const void *sbuf, void *r
 
     if (!ranges)
         return sc_error(SC_ERR_NO_MEMORY, "allreduce: out of memory for the schedule");
+    /* The results go to the caller's buffer, where nothing read them: streamed past
+     * the cache from SC_STREAM_BYTES up, as on registered memory. */
+    op->deliver_streamed = sc_shm_streams(op, count * es, sbuf == rbuf);
     for (size_t w = 0; w < nwin && st == SC_SUCCESS; w++) {
         size_t e0 = w * welems, wc = sc_min_size(welems, count - e0), n = wc * es;
         size_t bs = sc_block_start(wc, (int)p, op->comm->rank) * es;

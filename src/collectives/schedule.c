@@ -281,8 +281,8 @@ void sc_op_deliver(sc_coll_op_t *op, const void *rbuf, size_t off, size_t bytes,
         size_t a = seg[i].off > off ? seg[i].off : off;
         size_t b = seg[i].off + seg[i].bytes < off + bytes ? seg[i].off + seg[i].bytes
                                                            : off + bytes;
-        sc_op_copy(op, (char *)seg[i].dst + (a - seg[i].off), (const char *)rbuf + a, b - a,
-                   dep, -1);
+        (op->deliver_streamed ? sc_op_copy_streamed : sc_op_copy)(
+            op, (char *)seg[i].dst + (a - seg[i].off), (const char *)rbuf + a, b - a, dep, -1);
     }
 }
 

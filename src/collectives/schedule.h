@@ -140,6 +140,8 @@ typedef struct sc_op {
      * by off, its ranges disjoint. */
     const sc_range_t *deliver;
     int ndeliver;
+    int deliver_streamed;      /* the copies to delivered ranges (sc_op_deliver, and an
+                                  algorithm's own) stored non-temporally */
     /* An allreduce of inputs multiplied by prescale (0: none; sc_allreduce_prescaled):
      * the algorithm scales in its reductions (scaled actions), or, where it cannot,
      * prescale_buf (the in-place buffer) is scaled when the op starts. */
