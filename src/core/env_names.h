@@ -49,7 +49,7 @@ extern const char *const sc_env_cpu_isa_names[];           /* SC_CPU_ISA */
 /* Bytes per rank from which collectives on registered memory store their results with
  * non-temporal stores (16 MiB: half this machine's last-level cache). */
 #define SC_DEFAULT_STREAM_BYTES 16777216
-#define SC_DEFAULT_STAGE_BYTES 4194304
+#define SC_DEFAULT_STAGE_BYTES 2097152
 /* The reducer's bucket cap (MiB) when neither its configuration nor SC_BUCKET_CAP_MB
  * sets one; SC_BUCKET_CAP_MB also turns autotuning off. */
 #define SC_DEFAULT_BUCKET_CAP_MB 25

@@ -164,7 +164,7 @@ static int config_shows_the_documented_defaults_when_nothing_is_set(void)
         {"SC_LOCAL_REGISTER", "1"},
         {"SC_LOCAL_MAILBOX", "1"},
         {"SC_STREAM_BYTES", "16777216"},
-        {"SC_STAGE_BYTES", "4194304"},
+        {"SC_STAGE_BYTES", "2097152"},
     };
     char value[256], source[1024];
     report_t r;
