@@ -84,9 +84,10 @@ static size_t sc_layout_solo_bytes(const sc_reducer_t *r)
 
 /* Buckets as DDP forms them: one open bucket per dtype, filled in order; a bucket
  * closes when the next gradient would take it past its limit (first_cap for a dtype's
- * first bucket, cap after it); a gradient larger than the limit, or of at least
- * sc_layout_solo_bytes, gets a bucket of its own. Buckets are then ordered by the
- * position of their last gradient, the order in which they are expected to fill. */
+ * first bucket, cap after it); a gradient larger than the limit gets a bucket of its
+ * own. A gradient of at least sc_layout_solo_bytes gets one too, beside that layout of
+ * the others. Buckets are then ordered by the position of their last gradient, the
+ * order in which they are expected to fill. */
 static int sc_layout_draft(const sc_reducer_t *r, const int *order, size_t cap,
                            sc_drafts_t *out)
 {
@@ -101,18 +102,21 @@ static int sc_layout_draft(const sc_reducer_t *r, const int *order, size_t cap,
         int t = (int)g->dtype;
         size_t bytes = g->count * sc_dtype_size(g->dtype);
         size_t limit = closed[t] ? cap : r->first_cap;
+        /* Solo: beside the others, which are laid out as without it (the open bucket
+         * neither closed nor counted). */
+        int solo_here = solo && bytes >= solo;
         sc_draft_t *b;
 
-        if (open[t] >= 0 && d.v[open[t]].bytes + bytes > limit) {
+        if (!solo_here && open[t] >= 0 && d.v[open[t]].bytes + bytes > limit) {
             open[t] = -1;
             closed[t]++;
             limit = cap;
         }
-        if (bytes > limit || (solo && bytes >= solo)) {
-            /* Oversize or solo: alone in a bucket, which closes at once. */
+        if (solo_here || bytes > limit) {
+            /* Solo or oversize: alone in a bucket, which closes at once. */
             if (!(b = sc_draft_new(&d, g->dtype)) || sc_draft_add(b, pos, bytes) != 0)
                 goto err;
-            closed[t]++;
+            closed[t] += !solo_here;
             continue;
         }
         if (open[t] < 0) {

@@ -189,6 +189,29 @@ static int test_layout_places_zero_element_gradients(int argc, char **argv)
     return done(&w, &m, r);
 }
 
+/* float32 gradients of 800 KB, 800 KB, 800 KB, 1.2 MB and 400 B, first bucket 2 MiB,
+ * with staging: the solo gradient 3 goes beside the others, which are laid out as
+ * without it: {4, 2, 1} reaches 1.6 MB, and 0 would take the first bucket past 2 MiB,
+ * so it opens the next. By last gradient: {3}, {4, 2, 1}, {0}. */
+static int layout_solo_leaves_the_first_bucket_small(rt_world_t *w)
+{
+    static const size_t counts[] = {200000, 200000, 200000, 300000, 100};
+    static const int bucket[] = {2, 1, 1, 0, 1};
+    static const size_t offset[] = {0, 200100, 100, 0, 0};
+    sc_reducer_config_t cfg = SC_REDUCER_CONFIG_INIT;
+    rt_model_t m;
+    sc_reducer_t *r;
+
+    rt_model_init(&m, 5, counts, NULL);
+    cfg.first_bucket_bytes = (size_t)2 << 20;
+    CHECK_OK(sc_reducer_create(w->comm, m.desc, 5, &cfg, &r));
+    if (check_layout(r, 5, bucket, offset, 3))
+        return 1;
+    CHECK_OK(sc_reducer_destroy(r));
+    rt_model_free(&m);
+    return 0;
+}
+
 /* float32 gradients of 8 MiB, 400 B, 8 MiB, 400 B and 1.2 MB, default caps (1 MiB
  * first, 25 MiB after), filled from the last. As DDP lays them out (views; or no
  * staging segment, SC_STAGE_BYTES=0): {4} (past the first bucket's 1 MiB), then
@@ -234,6 +257,8 @@ static int test_layout_reduces_large_copied_gradients_alone_on_one_node(int argc
     cfg.gradient_as_bucket_view = 1;
     CHECK_OK(sc_reducer_create(w.comm, m.desc, 5, &cfg, &r));
     if (check_layout(r, 5, ddp_bucket, ddp_offset, 2))
+        return 1;
+    if (staged && layout_solo_leaves_the_first_bucket_small(&w))
         return 1;
     return done(&w, &m, r);
 }
