@@ -14,11 +14,10 @@
  * least 1 MiB that is copied (no gradient_as_bucket_view) with the plain all-reduce
  * hook on a communicator whose ranks share one node and stage plain memory
  * (SC_STAGE_BYTES not 0), the others laid out as without it: it is then reduced where
- * it is, in the caller's memory,
- * since copying it into a bucket and back costs more than fusing saves there. Buckets
- * start (are reduced) in the order of their
- * last gradient. After the first synced iteration they are rebuilt once in the order
- * in which rank 0 marked its gradients.
+ * it is, in the caller's memory, since copying it into a bucket and back costs more
+ * than fusing saves there. Buckets start (are reduced) in the order of their last
+ * gradient. After the first synced iteration they are rebuilt once in the order in
+ * which rank 0 marked its gradients.
  *
  * Buckets are host memory, or with config.stream set (the compute stream on which the
  * framework produces its gradients, a cudaStream_t) device memory of that stream's GPU,

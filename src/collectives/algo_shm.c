@@ -293,8 +293,8 @@ static sc_status_t sc_shm_allreduce(sc_coll_op_t *op, sc_shm_plan_t *g_in, const
             if (push)
                 continue; /* the owner wrote it here */
             dst = sc_op_final(op, rbuf, off * g.es, len * g.es);
-            cp = (op->deliver_streamed ? sc_op_copy_streamed : sc_op_copy)(
-                op, dst, sc_shm_peer_ptr(rref, q, off * g.es), len * g.es, rv, last_from[q]);
+            cp = sc_op_copy_delivered(op, dst, sc_shm_peer_ptr(rref, q, off * g.es), len * g.es,
+                                      rv, last_from[q]);
             if (dst == SC_BYTES(rbuf) + off * g.es)
                 sc_op_deliver(op, rbuf, off * g.es, len * g.es, cp);
             last_from[q] = cp;

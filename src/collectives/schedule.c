@@ -272,6 +272,13 @@ void *sc_op_final(sc_coll_op_t *op, void *rbuf, size_t off, size_t bytes)
     return (char *)rbuf + off;
 }
 
+int sc_op_copy_delivered(sc_coll_op_t *op, void *dst, const void *src, size_t bytes, int dep0,
+                         int dep1)
+{
+    return op->deliver_streamed ? sc_op_copy_streamed(op, dst, src, bytes, dep0, dep1)
+                                : sc_op_copy(op, dst, src, bytes, dep0, dep1);
+}
+
 void sc_op_deliver(sc_coll_op_t *op, const void *rbuf, size_t off, size_t bytes, int dep)
 {
     const sc_range_t *seg = op->deliver;
@@ -281,8 +288,8 @@ void sc_op_deliver(sc_coll_op_t *op, const void *rbuf, size_t off, size_t bytes,
         size_t a = seg[i].off > off ? seg[i].off : off;
         size_t b = seg[i].off + seg[i].bytes < off + bytes ? seg[i].off + seg[i].bytes
                                                            : off + bytes;
-        (op->deliver_streamed ? sc_op_copy_streamed : sc_op_copy)(
-            op, (char *)seg[i].dst + (a - seg[i].off), (const char *)rbuf + a, b - a, dep, -1);
+        sc_op_copy_delivered(op, (char *)seg[i].dst + (a - seg[i].off), (const char *)rbuf + a,
+                             b - a, dep, -1);
     }
 }
 

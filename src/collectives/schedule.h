@@ -196,6 +196,12 @@ int sc_op_reduce_streamed(sc_coll_op_t *op, void *dst, void *dst2, const void *a
 int sc_op_copy_streamed(sc_coll_op_t *op, void *dst, const void *src, size_t bytes, int dep0,
                         int dep1);
 
+/* A copy of final values into the caller's memory (a delivered range, or the part of
+ * rbuf the algorithm pulls there): sc_op_copy, or sc_op_copy_streamed where the op
+ * says so (op->deliver_streamed). */
+int sc_op_copy_delivered(sc_coll_op_t *op, void *dst, const void *src, size_t bytes, int dep0,
+                         int dep1);
+
 /* Where an algorithm makes the final values of rbuf[off, off + bytes): in the memory
  * of the delivered range that holds all of them (so that they need no copy; that part
  * of rbuf is then left as it is), else in rbuf itself. Every action that writes or reads
