@@ -1,8 +1,8 @@
 /* Shared by the files of src/compress/: the layout of a rank's block of (index, value)
  * pairs and the scatter-add of gathered blocks (sparse_pairs.c), and the compressor's
- * per-key state and step (compressor.c), which the compressed all-reduce
- * (compressed_allreduce.c), the checkpoint format (compressor_state.c) and the comm hook
- * (compress_hook.c) drive. */
+ * per-key state and step (compressor.c, its error feedback in compressor_ef.c), which
+ * the compressed all-reduce (compressed_allreduce.c), the checkpoint format
+ * (compressor_state.c) and the comm hook (compress_hook.c) drive. */
 #ifndef SC_COMPRESS_INTERNAL_H
 #define SC_COMPRESS_INTERNAL_H
 
@@ -173,10 +173,6 @@ sc_status_t sc_compressor_select(sc_compressor_t *c, const char *caller, sc_ckey
  * steps + 1. */
 void sc_compressor_commit(sc_compressor_t *c, sc_ckey_t *k, const void *g, int rank);
 
-/* Subtracts what was sent from the residual where the key is unsettled (for a
- * checkpoint: the saved residual is the settled one). Under c->lock or on the key's
- * own thread. */
-void sc_ckey_settle(sc_ckey_t *k);
 
 /* The gathered blocks of a committed sparse step added into dense (k->count elements of
  * k->dtype), divided by divisor; the stats' scatter time set. With nranges > 0 only
@@ -184,5 +180,27 @@ void sc_ckey_settle(sc_ckey_t *k);
  * (see sc_pairs_scatter). */
 void sc_compressor_scatter(sc_compressor_t *c, sc_ckey_t *k, int p, void *dense,
                            int divisor, const sc_range_t *ranges, int nranges);
+
+/* ---- error feedback (compressor_ef.c) ---------------------------------------------- */
+
+/* The selection's filler (sc_topk_filler_t, ctx an sc_ef_fill_t) of key k's
+ * v[begin, end) = residual + g (or + m u + g, m the momentum), with the residual settled
+ * where the last step sent (computed again there while the block is in cache; the
+ * residual is not written), so filling a range again writes the same values. */
+typedef struct {
+    const sc_ckey_t *k;
+    double m;
+    const void *g;
+} sc_ef_fill_t;
+void sc_ef_fill(void *ctx, size_t begin, size_t end);
+
+/* u = m u + g over the key (the gradient widened chunk by chunk), the entries this rank
+ * sent cleared: the commit's update of the momentum. */
+void sc_ef_momentum(sc_ckey_t *k, double m, const void *g);
+
+/* Subtracts what was sent from the residual where the key is unsettled (for a
+ * checkpoint: the saved residual is the settled one). Under c->lock or on the key's
+ * own thread. */
+void sc_ckey_settle(sc_ckey_t *k);
 
 #endif
