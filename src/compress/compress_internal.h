@@ -59,8 +59,8 @@ int sc_pairs_sorted(const sc_pairs_layout_t *l, const void *block);
 void sc_pairs_convert(const void *src, sc_dtype_t sdtype, void *dst, sc_dtype_t ddtype,
                       size_t k);
 
-/* Element j of a float buffer of dtype, as double. Inline: the residual's settling
- * calls it per sent pair. */
+/* Element j of a float buffer of dtype, as double. Inline: the settling of v calls it
+ * per sent pair. */
 static inline double sc_pairs_load(const void *buf, sc_dtype_t dtype, size_t j)
 {
     switch (dtype) {
@@ -75,7 +75,8 @@ static inline double sc_pairs_load(const void *buf, sc_dtype_t dtype, size_t j)
 
 /* One key's state. residual, momentum and v are count elements of acc (float32, or
  * float64 for float64 gradients). A step in flight keeps v = residual + g (or
- * + m u + g) in v and its pairs in block; committing it swaps v in as the residual. */
+ * + m u + g) in v, settled where its pairs (in block) are sent; committing it swaps v
+ * in as the residual. */
 typedef struct {
     int key;
     size_t count;
@@ -90,16 +91,6 @@ typedef struct {
     int dense;
     size_t selected;
     sc_pairs_layout_t lay;
-    /* unsettled: the residual still holds v at the pairs this rank sent in its last
-     * step (sent_n of them, a copy of its block in sent_pairs, laid out as sent, indices
-     * ascending): the next step's v is computed with what was sent subtracted there
-     * (the residual itself is not written), so that neither the commit nor a failed
-     * step touches those scattered elements. */
-    int unsettled;
-    size_t sent_n;
-    sc_pairs_layout_t sent;
-    void *sent_pairs;
-    size_t sent_cap;       /* bytes */
     void *blocks;          /* p blocks: this rank's at rank * lay.bytes */
     size_t blocks_cap;     /* bytes */
     void *picked;          /* selected values in the selection's dtype, when it is not
@@ -152,7 +143,7 @@ void sc_ckey_free(sc_ckey_t *k);
 
 /* Prepares the step of key k on gradient g of this rank (rank of p): plan, then (not
  * during warm-up) select. Nothing of the key's committed state changes (residual,
- * momentum, sent pairs), so a step that fails can be prepared again. */
+ * momentum), so a step that fails can be prepared again. */
 sc_status_t sc_compressor_prepare(sc_compressor_t *c, const char *caller, sc_ckey_t *k,
                                   const void *g, int rank, int p);
 
@@ -168,9 +159,8 @@ sc_status_t sc_compressor_select(sc_compressor_t *c, const char *caller, sc_ckey
                                  const void *g, int rank, int p);
 
 /* Commits a prepared step once its collective succeeded: momentum u = m u + g (g still
- * the gradient the step was prepared on), v becomes the residual less what this rank
- * sent (its pairs copied to sent_pairs, which prepare sized), sent entries of u cleared,
- * steps + 1. */
+ * the gradient the step was prepared on) with the entries this rank sent cleared, v
+ * (settled by the selection) becomes the residual, steps + 1. */
 void sc_compressor_commit(sc_compressor_t *c, sc_ckey_t *k, const void *g, int rank);
 
 
@@ -184,9 +174,7 @@ void sc_compressor_scatter(sc_compressor_t *c, sc_ckey_t *k, int p, void *dense,
 /* ---- error feedback (compressor_ef.c) ---------------------------------------------- */
 
 /* The selection's filler (sc_topk_filler_t, ctx an sc_ef_fill_t) of key k's
- * v[begin, end) = residual + g (or + m u + g, m the momentum), with the residual settled
- * where the last step sent (computed again there while the block is in cache; the
- * residual is not written), so filling a range again writes the same values. */
+ * v[begin, end) = residual + g (or + m u + g, m the momentum). */
 typedef struct {
     const sc_ckey_t *k;
     double m;
@@ -194,13 +182,13 @@ typedef struct {
 } sc_ef_fill_t;
 void sc_ef_fill(void *ctx, size_t begin, size_t end);
 
-/* u = m u + g over the key (the gradient widened chunk by chunk), the entries this rank
- * sent cleared: the commit's update of the momentum. */
-void sc_ef_momentum(sc_ckey_t *k, double m, const void *g);
+/* v settled at the k->selected pairs of this step's block (this rank's, indices
+ * ascending): less what goes on the wire, 0 where that is not finite. Only v changes,
+ * so a step that fails leaves the residual as it was. */
+void sc_ef_settle_selected(sc_ckey_t *k, const void *block);
 
-/* Subtracts what was sent from the residual where the key is unsettled (for a
- * checkpoint: the saved residual is the settled one). Under c->lock or on the key's
- * own thread. */
-void sc_ckey_settle(sc_ckey_t *k);
+/* u = m u + g over the key (the gradient widened chunk by chunk), the entries this rank
+ * sent (the k->selected pairs of block) cleared: the commit's update of the momentum. */
+void sc_ef_momentum(sc_ckey_t *k, double m, const void *g, const void *block);
 
 #endif

@@ -1,9 +1,9 @@
 /* The compressor: configuration, per-key state (residual, momentum, steps), and one
  * step on a key: v = residual + g (error feedback, compressor_ef.c) filled block by
  * block as the selection scans it (one pass over memory, on the selector's threads),
- * the top-k selection of v packed into this rank's block, and, once the collective
- * succeeded, the commit (v becomes the residual, less what was sent, which the next
- * fill subtracts; sent entries of u are cleared) and the scatter-add of every rank's
+ * the top-k selection of v packed into this rank's block and v settled there (less
+ * what is sent), and, once the collective succeeded, the commit (v becomes the
+ * residual; sent entries of u are cleared) and the scatter-add of every rank's
  * block. */
 #include <math.h>
 #include <stdlib.h>
@@ -100,7 +100,6 @@ void sc_ckey_free(sc_ckey_t *k)
     free(k->momentum);
     free(k->v);
     free(k->blocks);
-    free(k->sent_pairs);
     free(k->picked);
     free(k);
 }
@@ -211,7 +210,7 @@ out:
 }
 
 /* Whether the key's steps select from v (error feedback or momentum) rather than from
- * the gradient, and so keep the pairs they sent. */
+ * the gradient. */
 static int sc_ckey_shaped(const sc_ckey_t *k)
 {
     return k->residual || k->momentum;
@@ -270,14 +269,6 @@ sc_status_t sc_compressor_plan(sc_compressor_t *c, const char *caller, sc_ckey_t
                         "elements (32-bit indices address fewer than 2^32)", caller, k->key,
                         k->count);
     st = sc_pairs_layout(caller, kk, bits, vdtype, p, &k->lay);
-    /* Room for the commit's copy of this step's pairs (kept for the next step's v and
-     * the momentum pass); a copy that must grow drops the last step's pairs, so the
-     * residual is settled with them first. */
-    if (st == SC_SUCCESS && sc_ckey_shaped(k) && k->sent_cap < k->lay.bytes) {
-        sc_ckey_settle(k);
-        st = sc_ckey_reserve(&k->sent_pairs, &k->sent_cap, k->lay.bytes, caller,
-                             "the pairs sent");
-    }
     if (st == SC_SUCCESS)
         st = sc_ckey_reserve(&k->blocks, &k->blocks_cap, k->lay.bytes * (size_t)p, caller,
                              "blocks of pairs");
@@ -328,11 +319,13 @@ sc_status_t sc_compressor_select(sc_compressor_t *c, const char *caller, sc_ckey
     memset(vals + selected * vb, 0, k->lay.bytes - k->lay.values_off - selected * vb);
     if (st != SC_SUCCESS)
         return st;
-    /* Passes over the residual and momentum walk the sent pairs in index order. */
+    /* The settling and the momentum pass walk the sent pairs in index order. */
     if (!sc_pairs_sorted(&k->lay, block))
         return sc_error(SC_ERR_INTERNAL, "%s: the selection of key %d returned indices out "
                         "of ascending order", caller, k->key);
     k->selected = selected;
+    if (k->residual)
+        sc_ef_settle_selected(k, block);
     pthread_mutex_lock(&c->lock);
     c->stats = (sc_compress_stats_t){selected, (size_t)(p - 1) * k->lay.bytes,
                                      sc_clock_now() - t0, 0.0, 0};
@@ -353,18 +346,13 @@ sc_status_t sc_compressor_prepare(sc_compressor_t *c, const char *caller, sc_cke
 void sc_compressor_commit(sc_compressor_t *c, sc_ckey_t *k, const void *g, int rank)
 {
     if (!k->dense) {
-        if (sc_ckey_shaped(k)) /* room made by plan */
-            memcpy(k->sent_pairs, (const char *)k->blocks + (size_t)rank * k->lay.bytes,
-                   k->lay.bytes);
-        k->sent_n = k->selected;
-        k->sent = k->lay;
         if (k->momentum)
-            sc_ef_momentum(k, c->cfg.momentum, g);
+            sc_ef_momentum(k, c->cfg.momentum, g,
+                           (const char *)k->blocks + (size_t)rank * k->lay.bytes);
         if (k->residual) {
             void *t = k->residual;
             k->residual = k->v;
             k->v = t;
-            k->unsettled = 1;
         }
     }
     k->steps++;

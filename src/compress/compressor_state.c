@@ -69,10 +69,8 @@ SC_API sc_status_t sc_compressor_save(const sc_compressor_t *compressor, void *b
         return sc_error(SC_ERR_INVALID_ARG, "sc_compressor_save: %s is NULL",
                         !c ? "compressor" : "len");
     pthread_mutex_lock(&c->lock);
-    for (int i = 0; i < c->nkeys; i++) {
-        sc_ckey_settle(c->keys[i]);
+    for (int i = 0; i < c->nkeys; i++)
         need += sc_state_key_bytes(c->keys[i]);
-    }
     if (!buf || *len < need) {
         pthread_mutex_unlock(&c->lock);
         if (!buf) {
@@ -243,7 +241,6 @@ SC_API sc_status_t sc_compressor_reset(sc_compressor_t *c)
     pthread_mutex_lock(&c->lock);
     for (int i = 0; i < c->nkeys; i++) {
         sc_ckey_clear(c->keys[i]);
-        c->keys[i]->unsettled = 0;
         c->keys[i]->steps = 0;
     }
     pthread_mutex_unlock(&c->lock);
