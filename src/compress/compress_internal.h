@@ -173,14 +173,14 @@ void sc_compressor_scatter(sc_compressor_t *c, sc_ckey_t *k, int p, void *dense,
 
 /* ---- error feedback (compressor_ef.c) ---------------------------------------------- */
 
-/* The selection's filler (sc_topk_filler_t, ctx an sc_ef_fill_t) of key k's
- * v[begin, end) = residual + g (or + m u + g, m the momentum). */
+/* The selection's filler of key k's v = residual + g (or + m u + g, m the momentum),
+ * pointing at *fill, which must outlive the selection. */
 typedef struct {
     const sc_ckey_t *k;
     double m;
     const void *g;
 } sc_ef_fill_t;
-void sc_ef_fill(void *ctx, size_t begin, size_t end);
+sc_topk_filler_t sc_ef_filler(sc_ef_fill_t *fill);
 
 /* v settled at the k->selected pairs of this step's block (this rank's, indices
  * ascending): less what goes on the wire, 0 where that is not finite. Only v changes,

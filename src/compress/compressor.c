@@ -288,7 +288,7 @@ sc_status_t sc_compressor_select(sc_compressor_t *c, const char *caller, sc_ckey
     sc_dtype_t sdtype = shaped ? k->acc : k->dtype; /* what the selection reads */
     size_t ib = (size_t)bits / 8, vb = sc_dtype_size(vdtype);
     sc_ef_fill_t fill = {k, cfg->momentum, g};
-    sc_topk_filler_t filler = {sc_ef_fill, &fill};
+    sc_topk_filler_t filler = sc_ef_filler(&fill);
     char *block = (char *)k->blocks + (size_t)rank * k->lay.bytes;
     char *vals = block + k->lay.values_off;
     void *out_vals = sdtype == vdtype ? (void *)vals : k->picked;

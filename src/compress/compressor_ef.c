@@ -4,6 +4,9 @@
  * update at the commit. */
 #include <math.h>
 #include <string.h>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 
 #include "compress/compress_internal.h"
 #include "shardcomm/kernels.h"
@@ -59,13 +62,50 @@ static void sc_ef_v(const sc_ckey_t *k, double m, const void *g, size_t off, siz
         sc_ef_f32_v(vc, r, uc, (float)m, gc, n);
 }
 
-void sc_ef_fill(void *ctx, size_t begin, size_t end)
+static void sc_ef_fill(void *ctx, size_t begin, size_t end)
 {
     const sc_ef_fill_t *f = ctx;
     const sc_ckey_t *k = f->k;
 
     for (size_t off = begin; off < end; off += SC_EF_CHUNK)
         sc_ef_v(k, f->m, f->g, off, end - off < SC_EF_CHUNK ? end - off : SC_EF_CHUNK);
+}
+
+#ifdef __SSE2__
+/* sc_ef_fill for a float32 key with error feedback and no momentum (the common step),
+ * the same arithmetic: v = r + g streamed past the cache (nothing reads v again before
+ * the settling's few stores; plain stores would read every line of v first), and the
+ * same values into copy for the scan. */
+static void sc_ef_fill_copy_f32(void *ctx, size_t begin, size_t end, void *copy)
+{
+    const sc_ef_fill_t *f = ctx;
+    const float *r = f->k->residual, *g = f->g;
+    float *v = f->k->v, *c = copy;
+    size_t i = begin;
+
+    for (; i < end && ((uintptr_t)(v + i) & 15); i++)
+        c[i - begin] = v[i] = r[i] + g[i];
+    for (; i + 4 <= end; i += 4) {
+        __m128 x = _mm_add_ps(_mm_loadu_ps(r + i), _mm_loadu_ps(g + i));
+        _mm_storeu_ps(c + (i - begin), x);
+        _mm_stream_ps(v + i, x);
+    }
+    for (; i < end; i++)
+        c[i - begin] = v[i] = r[i] + g[i];
+    _mm_sfence();
+}
+#endif
+
+sc_topk_filler_t sc_ef_filler(sc_ef_fill_t *fill)
+{
+    sc_topk_filler_t f = {sc_ef_fill, NULL, fill};
+#ifdef __SSE2__
+    const sc_ckey_t *k = fill->k;
+
+    if (k->acc == SC_FLOAT32 && k->dtype == SC_FLOAT32 && k->residual && !k->momentum)
+        f.fill_copy = sc_ef_fill_copy_f32;
+#endif
+    return f;
 }
 
 void sc_ef_momentum(sc_ckey_t *k, double m, const void *g, const void *block)

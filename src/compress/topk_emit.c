@@ -19,12 +19,13 @@ typedef struct {
 } topk_emit_ctx_t;
 
 /* Scans x[i, end) of one chunk into its lists, growing them as needed; 0, or the
- * chunk's failure (1: a list passed the limit, 2: out of memory). */
+ * chunk's failure (1: a list passed the limit, 2: out of memory). base: the index in
+ * x of the chunk's first element, modulo 2^64 (a copy of one block numbers its
+ * elements from the block's first). */
 static int topk_scan_range(const topk_emit_ctx_t *c, sc_topk_scan_fn scan, sc_topk_chunk_t *ch,
-                           size_t i, size_t end)
+                           const void *x, size_t base, size_t i, size_t end)
 {
-    while ((i = scan(c->job->x, ch->begin, i, end, c->lo, c->hi, &ch->above, &ch->cand)) <
-           end) {
+    while ((i = scan(x, base, i, end, c->lo, c->hi, &ch->above, &ch->cand)) < end) {
         if (ch->above.n > c->limit || ch->cand.n > c->limit)
             return 1;
         if (sc_topk_list_reserve(&ch->above, ch->above.n + SC_TOPK_SCAN_SLACK) ||
@@ -46,20 +47,28 @@ static void topk_scan_task(void *arg, int tid)
     const sc_topk_job_t *job = c->job;
     const sc_topk_filler_t *f = job->filler;
     sc_topk_scan_fn scan = sc_topk_scan_for(c->topk->kernels, job->fmt.width);
+    _Alignas(64) uint64_t copy[SC_TOPK_FILL_BLOCK]; /* one block of any width */
 
     for (size_t k = (size_t)tid; k < c->nchunks; k += (size_t)c->threads) {
         sc_topk_chunk_t *ch = &c->topk->chunks[k];
 
         if (!f) {
-            ch->failed = topk_scan_range(c, scan, ch, ch->begin, ch->end);
+            ch->failed = topk_scan_range(c, scan, ch, job->x, ch->begin, ch->begin, ch->end);
             continue;
         }
-        /* Each block scanned while its fill is still in cache; after a failure the
-         * rest is only filled. */
-        for (size_t b = ch->begin; b < ch->end; b = topk_block_end(b, ch->end)) {
-            f->fill(f->ctx, b, topk_block_end(b, ch->end));
-            if (!ch->failed)
-                ch->failed = topk_scan_range(c, scan, ch, b, topk_block_end(b, ch->end));
+        /* Each block scanned while its fill is still in cache (in copy where the filler
+         * makes one); after a failure the rest is only filled. */
+        for (size_t b = ch->begin, e; b < ch->end; b = e) {
+            e = topk_block_end(b, ch->end);
+            if (ch->failed) {
+                f->fill(f->ctx, b, e);
+            } else if (f->fill_copy) {
+                f->fill_copy(f->ctx, b, e, copy);
+                ch->failed = topk_scan_range(c, scan, ch, copy, ch->begin - b, 0, e - b);
+            } else {
+                f->fill(f->ctx, b, e);
+                ch->failed = topk_scan_range(c, scan, ch, job->x, ch->begin, b, e);
+            }
         }
     }
 }

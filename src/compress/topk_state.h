@@ -26,9 +26,13 @@ void sc_topk_approx_swap(sc_topk_t *topk, sc_topk_approx_state_t *state);
 /* Writes x[begin, end) of an array filled on the fly, from the selector's threads
  * (blocks of different threads disjoint). A range may be filled more than once (a
  * sample looks ahead, the scan fills it again): each call writes the same values and
- * changes nothing else. */
+ * changes nothing else. fill_copy (optional) writes what fill writes and the same
+ * values into copy[0, end - begin) (one block of the scan, in cache), which the scan
+ * then reads instead of x, so that x's stores may bypass the cache (fenced before
+ * fill_copy returns). */
 typedef struct {
     void (*fill)(void *ctx, size_t begin, size_t end);
+    void (*fill_copy)(void *ctx, size_t begin, size_t end, void *copy);
     void *ctx;
 } sc_topk_filler_t;
 
