@@ -44,10 +44,14 @@ static size_t sc_grad_bytes(const sc_rgrad_t *g)
     return g->count * sc_dtype_size(g->dtype);
 }
 
-/* Keeps the first failure of a start or finish for finalize. Under lock. */
+/* Keeps the first failure of a start or finish for finalize. A failure that aborts the
+ * communicator (a hook that could not start a bucket) makes the buckets in flight fail
+ * with SC_ERR_ABORTED, and a finisher may note one of those first: the abort gives way
+ * to the failure that caused it. Under lock. */
 static void sc_reducer_note_failure(sc_reducer_t *r, sc_status_t st)
 {
-    if (r->async_status != SC_SUCCESS)
+    if (r->async_status != SC_SUCCESS &&
+        (r->async_status != SC_ERR_ABORTED || st == SC_ERR_ABORTED))
         return;
     r->async_status = st;
     snprintf(r->async_text, sizeof(r->async_text), "%s", sc_last_error());
