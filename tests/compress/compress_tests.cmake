@@ -36,6 +36,7 @@ set(SC_COMPRESS_TESTS
   "test_compressor momentum_correction_matches_reference 150001 0.9 2 2"
   "test_compressor error_feedback_conserves_the_sum float32 0 200003 exact 2"
   "test_compressor error_feedback_conserves_the_sum float16 1 131101 approx 2"
+  "test_compressor error_feedback_conserves_the_sum float32 0 524309 approx jump 2"
   "test_compressor error_feedback_conserves_the_sum float32 0 131101 random 2"
   "test_compressor warmup_steps_are_dense 2"
   "test_compressor density_one_is_dense 3"

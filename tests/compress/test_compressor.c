@@ -5,11 +5,15 @@
  *                                     to the wire's dtype, avg divided by the ranks;
  *                                     in place and out of place; bit for bit the same
  *                                     on every rank; the stats
- *   error_feedback_conserves_the_sum DTYPE FP16 [N MODE]   over many steps and then
- *                                     steps of zero gradients that drain the residual,
- *                                     the sum of the results equals the sum of every
- *                                     gradient (N above 2^16: the selection's sampled,
- *                                     block-filled path; MODE exact, approx or random)
+ *   error_feedback_conserves_the_sum DTYPE FP16 [N MODE [jump]]   over many steps and
+ *                                     then steps of zero gradients that drain the
+ *                                     residual, the sum of the results equals the sum of
+ *                                     every gradient (N above 2^16: the selection's
+ *                                     sampled, block-filled path; MODE exact, approx or
+ *                                     random; jump: gradients 4096 times larger from the
+ *                                     middle step on, past an approximate threshold kept
+ *                                     from the step before, whose scan then overflows
+ *                                     part way and gives way to the exact selection)
  *   momentum_correction_matches_reference [N M THREADS]   DGC: u = m u + g, v = r + u,
  *                                     sent entries cleared from r and u, simulated here
  *                                     per rank (M 0: error feedback alone)
@@ -125,6 +129,7 @@ static int test_error_feedback_conserves_the_sum(int argc, char **argv)
     int fp16 = argc > 1 && atoi(argv[1]);
     const size_t n = argc > 2 ? (size_t)atol(argv[2]) : 1000;
     const int random = argc > 3 && !strcmp(argv[3], "random");
+    const int jump = argc > 4 && !strcmp(argv[4], "jump");
     /* Enough drain steps to send every element left (random-k: each is missed with
      * probability 0.9 per step). */
     const double density = n > 65536 ? 0.1 : 0.05;
@@ -141,21 +146,28 @@ static int test_error_feedback_conserves_the_sum(int argc, char **argv)
         g_mode = !strcmp(argv[3], "approx") ? SC_TOPK_APPROX : !strcmp(argv[3], "random")
                                                                    ? SC_TOPK_RANDOM
                                                                    : SC_TOPK_EXACT;
-    g_threads = 3; /* several fill blocks and chunks, whatever the cores */
+    /* Several fill blocks and chunks, whatever the cores; after a jump, one chunk, so
+     * that its list passes the approximate pass's limit before its end and the rest of
+     * v is filled without a scan. */
+    g_threads = jump ? 1 : 3;
     if (rt_world(&w))
         return 1;
     c = make(density, fp16, 0, 1, 0.0, 0);
     CHECK(c, "no compressor");
     for (int t = 0; t < steps + drain; t++) {
+        /* A power of two: the scaled gradients are exact. */
+        double scale = jump && t >= steps / 2 ? 4096.0 : 1.0;
         for (size_t e = 0; e < n; e++) {
             for (int r = 0; r < w.size && t < steps; r++)
-                given[e] += ct_round(d, grad_value(r, t, 0, e));
+                given[e] += scale * ct_round(d, grad_value(r, t, 0, e));
             mag = fmax(mag, fabs(given[e]));
         }
         if (t < steps)
             fill(d, g, n, w.rank, t, 0);
         else
             memset(g, 0, n * rt_size(d));
+        for (size_t e = 0; e < n && scale != 1.0 && t < steps; e++)
+            ct_store(d, g, e, scale * rt_load(d, g, e));
         CHECK_OK(sc_compressed_allreduce(c, w.comm, 0, g, out, n, d, SC_SUM));
         for (size_t e = 0; e < n; e++) {
             sent[e] += rt_load(d, out, e);
