@@ -29,6 +29,7 @@ set(SC_COMPRESS_TESTS
   "test_compressor error_feedback_conserves_the_sum float32 0 2"
   "test_compressor error_feedback_conserves_the_sum float32 1 3"
   "test_compressor error_feedback_conserves_the_sum float64 0 2"
+  "test_compressor error_feedback_conserves_the_sum float64 1 2"
   "test_compressor error_feedback_conserves_the_sum float16 0 2"
   "test_compressor momentum_correction_matches_reference 2"
   "test_compressor momentum_correction_matches_reference 3"
