@@ -4,8 +4,14 @@
  * never silent, which must not fail). Every surviving rank
  * gets an error naming the cause, within SC_TIMEOUT (plus what the spec allows), never
  * a hang; later calls on the failed communicator repeat the error at once. */
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <signal.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include "fault_util.h"
 
@@ -256,6 +262,53 @@ static int test_missing_rank_0_times_out_the_rendezvous_naming_its_store(int arg
     snprintf(store, sizeof(store), "the store of rank 0 at 127.0.0.1:%d could not be reached",
              fault_env_int("SC_MASTER_PORT"));
     return check_init_times_out(timeout + 3.0 - 0.05, timeout + 3.5, what);
+}
+
+/* 2 ranks; the rendezvous port is taken (rank 0 listens on it itself first). Rank 0's
+ * sc_comm_init fails at once with SC_ERR_SYSTEM naming the port and the process that
+ * listens on it (its own pid and name); rank 1 gets SC_ERR_TIMEOUT about the store. */
+static int test_busy_port_names_the_process_on_it(int argc, char **argv)
+{
+    double timeout = fault_timeout();
+    char holder[128];
+    const char *what[] = {"the store of rank 0", NULL};
+    struct sockaddr_in sa;
+    sc_comm_t *comm = (sc_comm_t *)(uintptr_t)0x1;
+    sc_status_t st;
+    int fd;
+
+    (void)argc;
+    (void)argv;
+    if (fault_rank != 0)
+        return check_init_times_out(timeout + 3.0 - 0.05, timeout + 3.5, what);
+    fd = socket(AF_INET, SOCK_STREAM, 0);
+    memset(&sa, 0, sizeof(sa));
+    sa.sin_family = AF_INET;
+    sa.sin_addr.s_addr = htonl(INADDR_ANY);
+    sa.sin_port = htons((uint16_t)fault_env_int("SC_MASTER_PORT"));
+    CHECK(fd >= 0 && bind(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0 && listen(fd, 4) == 0,
+          "could not take the port first");
+    st = sc_comm_init_from_env(&comm);
+    CHECK(st == SC_ERR_SYSTEM, "sc_comm_init returned %s: %s", sc_status_string(st),
+          sc_last_error());
+    CHECK(comm == (sc_comm_t *)(uintptr_t)0x1, "sc_comm_init wrote its output on failure");
+    {
+        char name[64] = "";
+        FILE *f = fopen("/proc/self/comm", "r");
+        if (f) {
+            if (fgets(name, sizeof(name), f))
+                name[strcspn(name, "\n")] = '\0';
+            fclose(f);
+        }
+        snprintf(holder, sizeof(holder), "pid %ld (%s) listens on it", (long)getpid(), name);
+    }
+    if (check_sentence_has(sc_last_error(), "could not serve the rendezvous on port") ||
+        check_sentence_has(sc_last_error(), holder))
+        return TEST_FAIL;
+    /* Held until rank 1 gave up, so that it hears nothing either way. */
+    fault_sleep(timeout + 3.5);
+    close(fd);
+    return TEST_PASS;
 }
 
 /* ---- sc_comm_abort ---- */
@@ -635,6 +688,7 @@ int main(int argc, char **argv)
          test_missing_rank_times_out_the_rendezvous_naming_it},
         {"missing_rank_0_times_out_the_rendezvous_naming_its_store",
          test_missing_rank_0_times_out_the_rendezvous_naming_its_store},
+        {"busy_port_names_the_process_on_it", test_busy_port_names_the_process_on_it},
         {"abort_fails_the_allreduce_others_wait_in", test_abort_fails_the_allreduce_others_wait_in},
         {"abort_fails_own_pending_request", test_abort_fails_own_pending_request},
         {"rank_skipping_a_barrier_then_exiting_fails_the_others",
