@@ -59,6 +59,13 @@ int sc_pairs_sorted(const sc_pairs_layout_t *l, const void *block);
 void sc_pairs_convert(const void *src, sc_dtype_t sdtype, void *dst, sc_dtype_t ddtype,
                       size_t k);
 
+/* Index j of a block's index section (index_bits 32 or 64). Inline: the scatter-add
+ * and the settling of v call it per pair. */
+static inline uint64_t sc_pairs_index(const void *ix, int index_bits, size_t j)
+{
+    return index_bits == 32 ? ((const uint32_t *)ix)[j] : ((const uint64_t *)ix)[j];
+}
+
 /* Element j of a float buffer of dtype, as double. Inline: the settling of v calls it
  * per sent pair. */
 static inline double sc_pairs_load(const void *buf, sc_dtype_t dtype, size_t j)

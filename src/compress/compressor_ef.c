@@ -36,11 +36,6 @@
 SC_EF_DEFINE(sc_ef_f32, float)
 SC_EF_DEFINE(sc_ef_f64, double)
 
-static uint64_t sc_block_index(const sc_pairs_layout_t *l, const void *block, size_t j)
-{
-    return l->index_bits == 32 ? ((const uint32_t *)block)[j] : ((const uint64_t *)block)[j];
-}
-
 /* v[off, off + n) = r + g (or + m u + g) with r as it stands, n <= SC_EF_CHUNK, the
  * gradient widened to float32 first when it is float16/bfloat16. */
 static void sc_ef_v(const sc_ckey_t *k, double m, const void *g, size_t off, size_t n)
@@ -126,8 +121,12 @@ void sc_ef_momentum(sc_ckey_t *k, double m, const void *g, const void *block)
             sc_ef_f64_u((double *)(u + off * es), m, gc, n);
         else
             sc_ef_f32_u((float *)(u + off * es), (float)m, gc, n);
-        for (; j < k->selected && sc_block_index(&k->lay, block, j) < off + n; j++)
-            memset(u + sc_block_index(&k->lay, block, j) * es, 0, es);
+        for (; j < k->selected; j++) {
+            uint64_t i = sc_pairs_index(block, k->lay.index_bits, j);
+            if (i >= off + n)
+                break;
+            memset(u + i * es, 0, es);
+        }
     }
 }
 
@@ -141,11 +140,11 @@ void sc_ef_settle_selected(sc_ckey_t *k, const void *block)
 
     if (l->vdtype == SC_FLOAT32 && k->acc == SC_FLOAT32) {
         for (size_t j = 0; j < k->selected; j++)
-            ((float *)k->v)[sc_block_index(l, block, j)] = 0.0f;
+            ((float *)k->v)[sc_pairs_index(block, l->index_bits, j)] = 0.0f;
         return;
     }
     for (size_t j = 0; j < k->selected; j++) {
-        uint64_t i = sc_block_index(l, block, j);
+        uint64_t i = sc_pairs_index(block, l->index_bits, j);
         double sent = sc_pairs_load(vals, l->vdtype, j);
 
         if (k->acc == SC_FLOAT64) {

@@ -82,11 +82,6 @@ void sc_pairs_convert(const void *src, sc_dtype_t sdtype, void *dst, sc_dtype_t 
     }
 }
 
-static uint64_t sc_pairs_index(const void *ix, int index_bits, size_t j)
-{
-    return index_bits == 32 ? ((const uint32_t *)ix)[j] : ((const uint64_t *)ix)[j];
-}
-
 /* Adds a block's pairs from *pos on into the accumulator d (float32, or float64 when
  * wide), which holds the elements from base on: in a sorted block up to the first index
  * >= hi (then *pos is there), else every pair below hi, pads and the rest skipped. */

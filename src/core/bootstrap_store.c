@@ -204,14 +204,12 @@ static sc_status_t sc_store_listen(sc_store_server_t *s, int port)
     if (bind(s->listen_fd, (struct sockaddr *)&sa, sizeof(sa)) != 0 ||
         listen(s->listen_fd, s->size < 128 ? 128 : s->size) != 0) {
         int e = errno;
-        char holder[128];
+        char holder[128], who[160] = "";
         close(s->listen_fd);
         if (e == EADDRINUSE && sc_port_holder(port, holder, sizeof(holder)) == 0)
-            return sc_error(SC_ERR_SYSTEM, "rank 0 could not serve the rendezvous on port %d: "
-                            "%s: %s listens on it (set SC_MASTER_PORT to a free port)", port,
-                            strerror(e), holder);
-        return sc_error(SC_ERR_SYSTEM, "rank 0 could not serve the rendezvous on port %d: %s "
-                        "(set SC_MASTER_PORT to a free port)", port, strerror(e));
+            snprintf(who, sizeof(who), ": %s listens on it", holder);
+        return sc_error(SC_ERR_SYSTEM, "rank 0 could not serve the rendezvous on port %d: "
+                        "%s%s (set SC_MASTER_PORT to a free port)", port, strerror(e), who);
     }
     return SC_SUCCESS;
 }

@@ -1,7 +1,6 @@
 /* Who listens on a TCP port: for the error of a rank that cannot serve the rendezvous on
  * its port, so that the sentence names the process in the way (Linux /proc only). */
 #include <dirent.h>
-#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
