@@ -10,9 +10,11 @@
 #include <signal.h>
 #include <stdarg.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/socket.h>
 #include <sys/types.h>
 #include <sys/wait.h>
@@ -75,6 +77,7 @@ typedef struct {
     long world_size;
     const char *master_addr;
     char master_port[16];
+    int port_fd; /* the reservation of a port scrun chose (scrun_reserve_port), or -1 */
     const char *bind;
     bool stdin_to_rank0;
     scrun_rank_t *ranks;
@@ -621,37 +624,61 @@ err_close_out:
     return -1;
 }
 
-/* Binds port on every interface, as the rank serving the store will; 0 on success. */
-static int scrun_try_port(long port)
+/* A socket bound to port on every interface (SO_REUSEADDR as given), or -1. Without
+ * SO_REUSEADDR the bind fails while any other socket holds the port. */
+static int scrun_bind_port(long port, int reuse)
 {
     struct sockaddr_in addr;
     int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    int rc;
 
     if (fd < 0)
         return -1;
+    if (reuse && setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &reuse, sizeof reuse) != 0) {
+        close(fd);
+        return -1;
+    }
     memset(&addr, 0, sizeof addr);
     addr.sin_family = AF_INET;
     addr.sin_addr.s_addr = htonl(INADDR_ANY);
     addr.sin_port = htons((uint16_t)port);
-    rc = bind(fd, (struct sockaddr *)&addr, sizeof addr);
-    close(fd);
-    return rc;
+    if (bind(fd, (struct sockaddr *)&addr, sizeof addr) != 0) {
+        int err = errno;
+        close(fd);
+        errno = err;
+        return -1;
+    }
+    return fd;
 }
 
-/* A port that is free now; the rank that serves the store binds it later. It is drawn
- * below Linux's ephemeral range (32768 and up), where the kernel hands out ports for
- * outgoing connections and UCX's listeners, so that nothing takes it in between. */
-static int scrun_free_port(long *port)
+/* A port that nothing holds, reserved for this run: *held is a socket bound to it with
+ * SO_REUSEADDR and never listening, which scrun keeps until it exits (closed on exec,
+ * so no rank inherits it). The rank serving the store binds the port with SO_REUSEADDR
+ * too, which a bound socket that does not listen allows; another scrun's probe, which
+ * binds without it, fails for as long as the reservation stands, so no two runs share
+ * a port even between the probe and rank 0's bind, or when a program initializes its
+ * communicator more than once. Drawn below Linux's ephemeral range (32768 and up),
+ * where the kernel hands out ports for outgoing connections and UCX's listeners, from
+ * the kernel's random source (a seed from the pid and the time repeats across runs
+ * started together). */
+static int scrun_reserve_port(long *port, int *held)
 {
-    unsigned seed = (unsigned)getpid() ^ (unsigned)time(NULL);
-
     for (int i = 0; i < 200; i++) {
-        long p = 20000 + (long)(rand_r(&seed) % 12000);
-        if (scrun_try_port(p) == 0) {
-            *port = p;
-            return 0;
-        }
+        uint32_t draw;
+        long p;
+        int fd;
+        if (getrandom(&draw, sizeof draw, 0) != (ssize_t)sizeof draw)
+            draw = (uint32_t)getpid() * 2654435761u + (uint32_t)i * 40503u;
+        p = 20000 + (long)(draw % 12000);
+        fd = scrun_bind_port(p, 0);
+        if (fd < 0)
+            continue;
+        close(fd);
+        fd = scrun_bind_port(p, 1);
+        if (fd < 0)
+            continue;
+        *port = p;
+        *held = fd;
+        return 0;
     }
     errno = EADDRINUSE;
     return -1;
@@ -685,7 +712,7 @@ static int scrun_resolve_env(scrun_run_t *run)
                                      env_port);
     } else if (o->nnodes > 1) {
         port = SCRUN_DEFAULT_PORT;
-    } else if (scrun_free_port(&port) != 0) {
+    } else if (scrun_reserve_port(&port, &run->port_fd) != 0) {
         fprintf(stderr, "scrun: cannot find a free port: %s\n", strerror(errno));
         return SCRUN_EXIT_FAILED;
     }
@@ -789,6 +816,7 @@ int main(int argc, char **argv)
     }
     run->opts = opts;
     run->first_failed = -1;
+    run->port_fd = -1;
     rc = scrun_resolve_env(run);
     if (rc != 0)
         goto out_free_run;
@@ -846,6 +874,8 @@ int main(int argc, char **argv)
 out_free_ranks:
     free(run->ranks);
 out_free_run:
+    if (run->port_fd >= 0)
+        close(run->port_fd);
     free(run);
     return rc;
 }

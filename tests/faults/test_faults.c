@@ -282,11 +282,15 @@ static int test_busy_port_names_the_process_on_it(int argc, char **argv)
     if (fault_rank != 0)
         return check_init_times_out(timeout + 3.0 - 0.05, timeout + 3.5, what);
     fd = socket(AF_INET, SOCK_STREAM, 0);
+    /* As a store server does: scrun reserves the port with a socket that never listens,
+     * which SO_REUSEADDR binds beside. */
+    CHECK(fd >= 0 && setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &(int){1}, sizeof(int)) == 0,
+          "could not set SO_REUSEADDR");
     memset(&sa, 0, sizeof(sa));
     sa.sin_family = AF_INET;
     sa.sin_addr.s_addr = htonl(INADDR_ANY);
     sa.sin_port = htons((uint16_t)fault_env_int("SC_MASTER_PORT"));
-    CHECK(fd >= 0 && bind(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0 && listen(fd, 4) == 0,
+    CHECK(bind(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0 && listen(fd, 4) == 0,
           "could not take the port first");
     st = sc_comm_init_from_env(&comm);
     CHECK(st == SC_ERR_SYSTEM, "sc_comm_init returned %s: %s", sc_status_string(st),

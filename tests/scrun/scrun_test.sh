@@ -84,6 +84,15 @@ test_free_port_is_bindable() {
     "$BIND_PORT" "$port" || fail "port $port picked by scrun cannot be bound on 127.0.0.1"
 }
 
+# While the run lasts, the port scrun chose is reserved: another scrun's probe (a bind
+# without SO_REUSEADDR) fails, the rank serving the store binds and listens on it.
+test_chosen_port_is_reserved_for_the_run() {
+    run -n 1 bash -c '"$1" "$SC_MASTER_PORT" 2>/dev/null && echo "probe bound $SC_MASTER_PORT"
+                      "$1" --as-rank-0 "$SC_MASTER_PORT" && echo "rank 0 listened"' _ "$BIND_PORT"
+    expect_rc 0
+    expect_file "$OUT" "[0] rank 0 listened"
+}
+
 test_multi_node_ranks_are_offset_by_node() {
     run -n 2 --nnodes 3 --node-rank 2 --master-addr 10.1.2.3 bash "$RANK" env
     expect_rc 0
