@@ -13,6 +13,8 @@
 #include <cuda_runtime_api.h>
 
 #include "collectives/cast_kernels.h"
+#include "../common/cast_inputs.h"
+#include "../common/sc_test_runner.h"
 #include "gpu_check.h"
 #include "shardcomm/shardcomm.h"
 
@@ -44,65 +46,6 @@ static const sc_dtype_t formats[] = {SC_FLOAT32, SC_FLOAT16, SC_BFLOAT16};
 static const float scales[] = {1.0f, 0.5f, 1024.0f, 3.0e-5f, 0x1p-130f, -2.0f, 0.0f,
                                INFINITY, NAN};
 static cudaStream_t g_stream;
-
-static size_t esize(sc_dtype_t t)
-{
-    return t == SC_FLOAT32 ? 4 : 2;
-}
-
-static void put(sc_dtype_t t, void *p, size_t i, uint32_t v)
-{
-    if (t == SC_FLOAT32)
-        ((uint32_t *)p)[i] = v;
-    else
-        ((uint16_t *)p)[i] = (uint16_t)v;
-}
-
-static uint64_t rng_next(uint64_t *s)
-{
-    *s ^= *s >> 12;
-    *s ^= *s << 25;
-    *s ^= *s >> 27;
-    return *s * UINT64_C(2685821657736338717);
-}
-
-static const uint32_t special_f32[] = {
-    0x00000000, 0x80000000, 0x7f800000, 0xff800000, 0x7fc00000, 0xffc00000, 0x7f800001,
-    0x7fa12345, 0xff812345, 0x7fffffff, 0x00000001, 0x80000001, 0x007fffff, 0x00800000,
-    0x7f7fffff, 0xff7fffff, 0x3f800000, 0x477fe000, 0x477fefff, 0x477ff000, 0x33800000,
-    0x33000000, 0x33000001, 0x387fe000, 0x7f7f8000, 0x7f7f7fff, 0x3f808000, 0x3f801000};
-static const uint16_t special_f16[] = {0x0000, 0x8000, 0x7c00, 0xfc00, 0x7e00, 0xfe00,
-                                       0x7c01, 0x7d23, 0xfd23, 0x7fff, 0x0001, 0x8001,
-                                       0x03ff, 0x0400, 0x7bff, 0xfbff, 0x3c00, 0x3c01};
-static const uint16_t special_bf16[] = {0x0000, 0x8000, 0x7f80, 0xff80, 0x7fc0, 0xffc0,
-                                        0x7f81, 0x7fa5, 0xffa5, 0x7fff, 0x0001, 0x8001,
-                                        0x007f, 0x0080, 0x7f7f, 0xff7f, 0x3f80, 0x3f81};
-
-/* Specials, random bit patterns, and mostly values with exponents near one. */
-static void fill_random(sc_dtype_t t, void *buf, size_t count, uint64_t seed)
-{
-    uint64_t s = seed * UINT64_C(0x9e3779b97f4a7c15) + 1;
-
-    for (size_t i = 0; i < count; i++) {
-        uint64_t r = rng_next(&s);
-        unsigned kind = r % 8;
-        uint32_t b = (uint32_t)(r >> 16), v;
-
-        if (t == SC_FLOAT32)
-            v = kind == 0   ? special_f32[b % NELEM(special_f32)]
-                : kind == 1 ? b
-                            : (b & 0x807fffffu) | ((112u + (b >> 23) % 32) << 23);
-        else if (t == SC_FLOAT16)
-            v = kind == 0   ? special_f16[b % NELEM(special_f16)]
-                : kind == 1 ? b & 0xffff
-                            : (b & 0x83ff) | ((6u + (b >> 10) % 18) << 10);
-        else
-            v = kind == 0   ? special_bf16[b % NELEM(special_bf16)]
-                : kind == 1 ? b & 0xffff
-                            : (b & 0x807f) | ((112u + (b >> 7) % 32) << 7);
-        put(t, buf, i, v);
-    }
-}
 
 /* Host data and device buffers for one comparison: src and dst of up to n + 8
  * elements of 4 bytes each, on both sides. */
@@ -581,31 +524,26 @@ static int test_device_count_zero_does_nothing(void)
 
 /* ---- runner ------------------------------------------------------------------------------------ */
 
-#define TEST(name) {#name, test_##name}
-
-static const struct {
-    const char *name;
-    int (*fn)(void);
-} tests[] = {
-    TEST(device_cast_matches_twin_for_every_pair_count_and_offset),
-    TEST(device_cast_matches_twin_for_every_scale),
-    TEST(device_cast_of_every_16bit_pattern_matches_twin),
-    TEST(device_narrowing_of_every_float32_matches_twin),
-    TEST(device_check_finite_sets_the_flag_and_never_clears_it),
-    TEST(device_check_finite_finds_the_last_element_of_a_large_buffer),
-    TEST(device_unscale_check_matches_twin),
-    TEST(device_unscale_check_flags_a_result_that_overflows),
-    TEST(device_calls_follow_stream_order),
-    TEST(device_flag_in_pageable_memory_is_invalid_arg),
-    TEST(device_and_host_buffers_mixed_are_invalid_arg),
-    TEST(device_count_zero_does_nothing),
+static const sc_test_t tests[] = {
+    SC_TEST(device_cast_matches_twin_for_every_pair_count_and_offset),
+    SC_TEST(device_cast_matches_twin_for_every_scale),
+    SC_TEST(device_cast_of_every_16bit_pattern_matches_twin),
+    SC_TEST(device_narrowing_of_every_float32_matches_twin),
+    SC_TEST(device_check_finite_sets_the_flag_and_never_clears_it),
+    SC_TEST(device_check_finite_finds_the_last_element_of_a_large_buffer),
+    SC_TEST(device_unscale_check_matches_twin),
+    SC_TEST(device_unscale_check_flags_a_result_that_overflows),
+    SC_TEST(device_calls_follow_stream_order),
+    SC_TEST(device_flag_in_pageable_memory_is_invalid_arg),
+    SC_TEST(device_and_host_buffers_mixed_are_invalid_arg),
+    SC_TEST(device_count_zero_does_nothing),
 };
 
 /* Runs every test, or only those whose name contains argv[1]. */
 int main(int argc, char **argv)
 {
     char reason[512];
-    int failed = 0, ran = 0;
+    int rc;
 
     if (!gpu_usable(reason, sizeof(reason))) {
         printf("SKIP: %s\n", reason);
@@ -617,16 +555,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "cudaStreamCreate failed\n");
         return 1;
     }
-    for (size_t i = 0; i < NELEM(tests); i++) {
-        if (argc > 1 && !strstr(tests[i].name, argv[1]))
-            continue;
-        int bad = tests[i].fn();
-        printf("%s %s\n", bad ? "FAIL" : "ok  ", tests[i].name);
-        fflush(stdout);
-        failed += bad;
-        ran++;
-    }
+    rc = sc_run_tests(tests, NELEM(tests), argc > 1 ? argv[1] : NULL);
     cudaStreamDestroy(g_stream);
-    printf("%d of %d tests failed\n", failed, ran);
-    return failed || ran == 0;
+    return rc;
 }

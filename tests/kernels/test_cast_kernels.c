@@ -12,6 +12,8 @@
 #include <string.h>
 
 #define SC_CHECK_RANK 0
+#include "../common/cast_inputs.h"
+#include "../common/sc_test_runner.h"
 #include "../common/sc_check.h"
 #include "collectives/cast_kernels.h"
 #include "collectives/cast_spec.h"
@@ -35,32 +37,6 @@ static uint32_t bits(float f)
     uint32_t u;
     memcpy(&u, &f, 4);
     return u;
-}
-
-static size_t esize(sc_dtype_t t)
-{
-    return t == SC_FLOAT32 ? 4 : 2;
-}
-
-static uint32_t get(sc_dtype_t t, const void *p, size_t i)
-{
-    return t == SC_FLOAT32 ? ((const uint32_t *)p)[i] : ((const uint16_t *)p)[i];
-}
-
-static void put(sc_dtype_t t, void *p, size_t i, uint32_t v)
-{
-    if (t == SC_FLOAT32)
-        ((uint32_t *)p)[i] = v;
-    else
-        ((uint16_t *)p)[i] = (uint16_t)v;
-}
-
-static uint64_t rng_next(uint64_t *s)
-{
-    *s ^= *s >> 12;
-    *s ^= *s << 25;
-    *s ^= *s >> 27;
-    return *s * UINT64_C(2685821657736338717);
 }
 
 /* ---- references ----------------------------------------------------------------------- */
@@ -174,46 +150,6 @@ static int ref_nonfinite(sc_dtype_t t, uint32_t v)
 }
 
 /* ---- inputs ----------------------------------------------------------------------------- */
-
-static const uint32_t special_f32[] = {
-    0x00000000, 0x80000000, 0x7f800000, 0xff800000, 0x7fc00000, 0xffc00000, 0x7f800001,
-    0x7fa12345, 0xff812345, 0x7fffffff, 0x00000001, 0x80000001, 0x007fffff, 0x00800000,
-    0x7f7fffff, 0xff7fffff, 0x3f800000, 0xbf800000, 0x477fe000, 0x477fefff, 0x477ff000,
-    0xc77ff000, 0x33800000, 0x33000000, 0x33000001, 0x387fc000, 0x7f7f8000, 0x7f7f7fff,
-    0x3f808000, 0x3f818000, 0x3f801000, 0x3f803000};
-static const uint16_t special_f16[] = {0x0000, 0x8000, 0x7c00, 0xfc00, 0x7e00, 0xfe00,
-                                       0x7c01, 0x7d23, 0xfd23, 0x7fff, 0x0001, 0x8001,
-                                       0x03ff, 0x0400, 0x7bff, 0xfbff, 0x3c00, 0x3c01};
-static const uint16_t special_bf16[] = {0x0000, 0x8000, 0x7f80, 0xff80, 0x7fc0, 0xffc0,
-                                        0x7f81, 0x7fa5, 0xffa5, 0x7fff, 0x0001, 0x8001,
-                                        0x007f, 0x0080, 0x7f7f, 0xff7f, 0x3f80, 0x3f81};
-
-/* count elements of type t: specials, random bit patterns, and mostly ordinary values
- * with exponents near one (so that scaling and rounding have work to do). */
-static void fill_random(sc_dtype_t t, void *buf, size_t count, uint64_t seed)
-{
-    uint64_t s = seed * UINT64_C(0x9e3779b97f4a7c15) + 1;
-
-    for (size_t i = 0; i < count; i++) {
-        uint64_t r = rng_next(&s);
-        unsigned kind = r % 8;
-        uint32_t b = (uint32_t)(r >> 16), v;
-
-        if (t == SC_FLOAT32)
-            v = kind == 0   ? special_f32[b % NELEM(special_f32)]
-                : kind == 1 ? b
-                            : (b & 0x807fffffu) | ((112u + (b >> 23) % 32) << 23);
-        else if (t == SC_FLOAT16)
-            v = kind == 0   ? special_f16[b % NELEM(special_f16)]
-                : kind == 1 ? b & 0xffff
-                            : (b & 0x83ff) | ((6u + (b >> 10) % 18) << 10);
-        else
-            v = kind == 0   ? special_bf16[b % NELEM(special_bf16)]
-                : kind == 1 ? b & 0xffff
-                            : (b & 0x807f) | ((112u + (b >> 7) % 32) << 7);
-        put(t, buf, i, v);
-    }
-}
 
 /* Float32 bit patterns at every exponent and sign, with mantissas around the rounding
  * points: for each cut (13 bits dropped for a normal float16, 16 for bfloat16, more for
@@ -982,67 +918,50 @@ static int test_api_stream_with_host_buffers_is_invalid_arg(void)
 
 /* ---- runner -------------------------------------------------------------------------------------- */
 
-#define TEST(name) {#name, test_##name}
-
-static const struct {
-    const char *name;
-    int (*fn)(void);
-} tests[] = {
-    TEST(half_to_float_is_exact_for_every_half),
-    TEST(bfloat16_to_float_is_exact_for_every_bfloat16),
-    TEST(half_and_bfloat16_nans_widen_quiet_with_sign_and_payload),
-    TEST(float_to_half_matches_reference_at_every_exponent_and_tie),
-    TEST(float_to_bfloat16_matches_reference_at_every_exponent_and_tie),
-    TEST(float_to_half_rounds_ties_to_even),
-    TEST(float_to_half_overflows_to_inf_past_65520),
-    TEST(float_to_half_rounds_subnormal_results_and_keeps_the_sign_of_zero),
-    TEST(float_to_half_keeps_nan_quiet_with_sign_and_top_payload),
-    TEST(float_to_bfloat16_rounds_ties_to_even),
-    TEST(float_to_bfloat16_overflows_to_inf_past_the_largest),
-    TEST(float_to_bfloat16_keeps_nan_quiet_with_sign_and_top_payload),
-    TEST(twin_matches_spec_for_every_float32),
-    TEST(cast_with_scale_is_the_reference_cast_of_the_float32_product),
-    TEST(cast_with_scale_one_changes_no_number),
-    TEST(nan_input_is_not_scaled_and_keeps_sign_and_payload),
-    TEST(nan_made_by_scaling_is_the_canonical_quiet_nan),
-    TEST(scaled_cast_overflows_to_inf_and_underflows_to_signed_zero),
-    TEST(twin_handles_every_count_and_offset),
-    TEST(in_place_cast_equals_out_of_place),
-    TEST(check_finite_flags_inf_or_nan_at_any_position),
-    TEST(check_finite_does_not_flag_finite_extremes),
-    TEST(check_finite_finds_an_inf_at_the_end_of_a_long_buffer),
-    TEST(unscale_check_values_are_the_scaled_cast),
-    TEST(unscale_check_flags_inf_and_nan_inputs_at_any_position),
-    TEST(unscale_check_does_not_flag_finite_results),
-    TEST(unscale_check_flags_results_that_overflow),
-    TEST(unscale_check_flags_nan_made_by_scaling),
-    TEST(api_cast_on_host_buffers_is_the_reference_cast),
-    TEST(api_check_finite_sets_the_flag_and_never_clears_it),
-    TEST(api_unscale_check_scales_in_place_and_never_clears_the_flag),
-    TEST(api_count_zero_does_nothing_and_succeeds),
-    TEST(api_null_buffers_are_invalid_arg_naming_them),
-    TEST(api_dtypes_other_than_the_three_floats_are_invalid_arg),
-    TEST(api_count_overflow_is_invalid_arg),
-    TEST(api_misaligned_buffers_are_invalid_arg),
-    TEST(api_overlap_other_than_in_place_is_invalid_arg),
-    TEST(api_in_place_cast_is_allowed),
-    TEST(api_stream_with_host_buffers_is_invalid_arg),
+static const sc_test_t tests[] = {
+    SC_TEST(half_to_float_is_exact_for_every_half),
+    SC_TEST(bfloat16_to_float_is_exact_for_every_bfloat16),
+    SC_TEST(half_and_bfloat16_nans_widen_quiet_with_sign_and_payload),
+    SC_TEST(float_to_half_matches_reference_at_every_exponent_and_tie),
+    SC_TEST(float_to_bfloat16_matches_reference_at_every_exponent_and_tie),
+    SC_TEST(float_to_half_rounds_ties_to_even),
+    SC_TEST(float_to_half_overflows_to_inf_past_65520),
+    SC_TEST(float_to_half_rounds_subnormal_results_and_keeps_the_sign_of_zero),
+    SC_TEST(float_to_half_keeps_nan_quiet_with_sign_and_top_payload),
+    SC_TEST(float_to_bfloat16_rounds_ties_to_even),
+    SC_TEST(float_to_bfloat16_overflows_to_inf_past_the_largest),
+    SC_TEST(float_to_bfloat16_keeps_nan_quiet_with_sign_and_top_payload),
+    SC_TEST(twin_matches_spec_for_every_float32),
+    SC_TEST(cast_with_scale_is_the_reference_cast_of_the_float32_product),
+    SC_TEST(cast_with_scale_one_changes_no_number),
+    SC_TEST(nan_input_is_not_scaled_and_keeps_sign_and_payload),
+    SC_TEST(nan_made_by_scaling_is_the_canonical_quiet_nan),
+    SC_TEST(scaled_cast_overflows_to_inf_and_underflows_to_signed_zero),
+    SC_TEST(twin_handles_every_count_and_offset),
+    SC_TEST(in_place_cast_equals_out_of_place),
+    SC_TEST(check_finite_flags_inf_or_nan_at_any_position),
+    SC_TEST(check_finite_does_not_flag_finite_extremes),
+    SC_TEST(check_finite_finds_an_inf_at_the_end_of_a_long_buffer),
+    SC_TEST(unscale_check_values_are_the_scaled_cast),
+    SC_TEST(unscale_check_flags_inf_and_nan_inputs_at_any_position),
+    SC_TEST(unscale_check_does_not_flag_finite_results),
+    SC_TEST(unscale_check_flags_results_that_overflow),
+    SC_TEST(unscale_check_flags_nan_made_by_scaling),
+    SC_TEST(api_cast_on_host_buffers_is_the_reference_cast),
+    SC_TEST(api_check_finite_sets_the_flag_and_never_clears_it),
+    SC_TEST(api_unscale_check_scales_in_place_and_never_clears_the_flag),
+    SC_TEST(api_count_zero_does_nothing_and_succeeds),
+    SC_TEST(api_null_buffers_are_invalid_arg_naming_them),
+    SC_TEST(api_dtypes_other_than_the_three_floats_are_invalid_arg),
+    SC_TEST(api_count_overflow_is_invalid_arg),
+    SC_TEST(api_misaligned_buffers_are_invalid_arg),
+    SC_TEST(api_overlap_other_than_in_place_is_invalid_arg),
+    SC_TEST(api_in_place_cast_is_allowed),
+    SC_TEST(api_stream_with_host_buffers_is_invalid_arg),
 };
 
 /* Runs every test, or only those whose name contains argv[1]. */
 int main(int argc, char **argv)
 {
-    int failed = 0, ran = 0;
-
-    for (size_t i = 0; i < NELEM(tests); i++) {
-        if (argc > 1 && !strstr(tests[i].name, argv[1]))
-            continue;
-        int bad = tests[i].fn();
-        printf("%s %s\n", bad ? "FAIL" : "ok  ", tests[i].name);
-        fflush(stdout);
-        failed += bad;
-        ran++;
-    }
-    printf("%d of %d tests failed\n", failed, ran);
-    return failed || ran == 0;
+    return sc_run_tests(tests, NELEM(tests), argc > 1 ? argv[1] : NULL);
 }

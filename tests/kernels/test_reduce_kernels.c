@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../common/sc_test_runner.h"
 #include "collectives/reduce_kernels.h"
 
 #define CHECK(cond, ...)                                                                 \
@@ -1211,67 +1212,51 @@ static int test_finish_avg_truncates_integers_toward_zero(void)
 
 /* ---- runner ---------------------------------------------------------------------- */
 
-#define TEST(name) {#name, test_##name}
-
-static const struct {
-    const char *name;
-    int (*fn)(void);
-} tests[] = {
-    TEST(half_to_float_is_exact_for_every_half),
-    TEST(half_to_float_keeps_nan_quiet_sign_and_payload),
-    TEST(float_to_half_roundtrips_every_half),
-    TEST(float_to_half_rounds_midpoints_to_even),
-    TEST(float_to_half_matches_reference_on_random_floats),
-    TEST(float_to_half_overflows_to_inf),
-    TEST(float_to_half_rounds_subnormals_and_underflows_to_signed_zero),
-    TEST(float_to_half_keeps_nan_quiet_with_sign),
-    TEST(bfloat16_to_float_is_exact_for_every_bfloat16),
-    TEST(bfloat16_to_float_keeps_nan_quiet_sign_and_payload),
-    TEST(float_to_bfloat16_roundtrips_every_bfloat16),
-    TEST(float_to_bfloat16_rounds_midpoints_to_even),
-    TEST(float_to_bfloat16_matches_reference_on_random_floats),
-    TEST(float_to_bfloat16_overflows_to_inf),
-    TEST(float_to_bfloat16_keeps_nan_a_quiet_nan),
-    TEST(reduce_matches_reference_for_every_dtype_op_and_count),
-    TEST(reduce_of_zero_elements_writes_nothing),
-    TEST(reduce_into_a_matches_out_of_place),
-    TEST(reduce_into_b_matches_out_of_place),
-    TEST(reduce_is_commutative_bitwise),
-    TEST(avg_reduces_as_sum),
-    TEST(scaled_reduce_equals_scale_then_reduce),
-    TEST(streamed_reduce_equals_plain_reduce),
-    TEST(float_nan_results_are_the_canonical_quiet_nan),
-    TEST(float_min_max_order_signed_zeros),
-    TEST(float_min_max_order_infinities_and_negatives),
-    TEST(float_sum_and_prod_keep_signs_of_zeros_and_infinities),
-    TEST(half_sum_and_prod_round_once_to_nearest_even),
-    TEST(half_sum_and_prod_overflow_to_inf),
-    TEST(half_subnormal_results_are_exact_or_round_to_even),
-    TEST(bfloat16_sum_rounds_once_to_nearest_even),
-    TEST(bfloat16_sum_overflows_to_inf),
-    TEST(integer_sum_wraps_around),
-    TEST(integer_prod_wraps_around),
-    TEST(integer_min_max_respect_signedness),
-    TEST(finish_avg_divides_float32_like_division),
-    TEST(finish_avg_divides_float64_like_division),
-    TEST(finish_avg_rounds_float16_once),
-    TEST(finish_avg_rounds_bfloat16_once),
-    TEST(finish_avg_truncates_integers_toward_zero),
+static const sc_test_t tests[] = {
+    SC_TEST(half_to_float_is_exact_for_every_half),
+    SC_TEST(half_to_float_keeps_nan_quiet_sign_and_payload),
+    SC_TEST(float_to_half_roundtrips_every_half),
+    SC_TEST(float_to_half_rounds_midpoints_to_even),
+    SC_TEST(float_to_half_matches_reference_on_random_floats),
+    SC_TEST(float_to_half_overflows_to_inf),
+    SC_TEST(float_to_half_rounds_subnormals_and_underflows_to_signed_zero),
+    SC_TEST(float_to_half_keeps_nan_quiet_with_sign),
+    SC_TEST(bfloat16_to_float_is_exact_for_every_bfloat16),
+    SC_TEST(bfloat16_to_float_keeps_nan_quiet_sign_and_payload),
+    SC_TEST(float_to_bfloat16_roundtrips_every_bfloat16),
+    SC_TEST(float_to_bfloat16_rounds_midpoints_to_even),
+    SC_TEST(float_to_bfloat16_matches_reference_on_random_floats),
+    SC_TEST(float_to_bfloat16_overflows_to_inf),
+    SC_TEST(float_to_bfloat16_keeps_nan_a_quiet_nan),
+    SC_TEST(reduce_matches_reference_for_every_dtype_op_and_count),
+    SC_TEST(reduce_of_zero_elements_writes_nothing),
+    SC_TEST(reduce_into_a_matches_out_of_place),
+    SC_TEST(reduce_into_b_matches_out_of_place),
+    SC_TEST(reduce_is_commutative_bitwise),
+    SC_TEST(avg_reduces_as_sum),
+    SC_TEST(scaled_reduce_equals_scale_then_reduce),
+    SC_TEST(streamed_reduce_equals_plain_reduce),
+    SC_TEST(float_nan_results_are_the_canonical_quiet_nan),
+    SC_TEST(float_min_max_order_signed_zeros),
+    SC_TEST(float_min_max_order_infinities_and_negatives),
+    SC_TEST(float_sum_and_prod_keep_signs_of_zeros_and_infinities),
+    SC_TEST(half_sum_and_prod_round_once_to_nearest_even),
+    SC_TEST(half_sum_and_prod_overflow_to_inf),
+    SC_TEST(half_subnormal_results_are_exact_or_round_to_even),
+    SC_TEST(bfloat16_sum_rounds_once_to_nearest_even),
+    SC_TEST(bfloat16_sum_overflows_to_inf),
+    SC_TEST(integer_sum_wraps_around),
+    SC_TEST(integer_prod_wraps_around),
+    SC_TEST(integer_min_max_respect_signedness),
+    SC_TEST(finish_avg_divides_float32_like_division),
+    SC_TEST(finish_avg_divides_float64_like_division),
+    SC_TEST(finish_avg_rounds_float16_once),
+    SC_TEST(finish_avg_rounds_bfloat16_once),
+    SC_TEST(finish_avg_truncates_integers_toward_zero),
 };
 
 /* Runs every test, or only those whose name contains argv[1]. */
 int main(int argc, char **argv)
 {
-    int failed = 0, ran = 0;
-
-    for (size_t i = 0; i < NELEM(tests); i++) {
-        if (argc > 1 && !strstr(tests[i].name, argv[1]))
-            continue;
-        int bad = tests[i].fn();
-        printf("%s %s\n", bad ? "FAIL" : "ok  ", tests[i].name);
-        failed += bad;
-        ran++;
-    }
-    printf("%d of %d tests failed\n", failed, ran);
-    return failed || ran == 0;
+    return sc_run_tests(tests, NELEM(tests), argc > 1 ? argv[1] : NULL);
 }
