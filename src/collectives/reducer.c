@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "collectives/agree.h"
 #include "collectives/device.h"
 #include "collectives/reducer_internal.h"
 #include "core/comm_internal.h"
@@ -111,9 +112,10 @@ static sc_status_t sc_reducer_setup(sc_reducer_t *r, const sc_grad_desc_t *grads
                             "autotuning is off", r->cap);
     else if (cfg->autotune)
         sc_reducer_tune_init(&r->tune, total);
-    /* In plain memory: registered memory takes a collective, which waits for every
-     * rank's agreement on the gradients. */
-    st = sc_reducer_layout(r, NULL, r->cap, 0);
+    /* In plain memory, here; registered memory takes a collective, which waits for
+     * every rank's agreement on the gradients (sc_reducer_create lays the buckets out
+     * there, once: not in plain memory first, zeroed and then freed). */
+    st = sc_reducer_wants_registered(r) ? SC_SUCCESS : sc_reducer_layout(r, NULL, r->cap, 0);
     /* Host buckets whose finish has work (a copy back, the hook's): a thread does it as
      * soon as each bucket is reduced. With the plain all-reduce hook the all-reduce
      * itself delivers the copies back, and nothing is left to do after it. */
@@ -185,10 +187,14 @@ SC_API sc_status_t sc_reducer_create(sc_comm_t *comm, const sc_grad_desc_t *grad
     if (st == SC_SUCCESS)
         st = sc_reducer_setup(r, grads, n, &cfg, reducer);
     st = sc_reducer_agree(comm, grads, n, r, st);
-    /* Only once every rank agreed on the gradients, and so on the layout: the same
-     * layout again, in registered memory where it can be. */
-    if (st == SC_SUCCESS && r->nbuckets > 0 && sc_reducer_wants_registered(r))
+    /* Only once every rank agreed on the gradients, and so on the layout: in registered
+     * memory where it can be (or plain memory where the registration fails on some
+     * rank, on every rank). A rank that gets no memory at all tells the others, so
+     * that none returns a reducer whose first bucket would wait for it. */
+    if (st == SC_SUCCESS && sc_reducer_wants_registered(r)) {
         st = sc_reducer_layout(r, NULL, r->cap, 1);
+        st = sc_comm_agree(comm, "sc_reducer_create", st, SC_ERR_PEER_FAILED, NULL, 0, NULL);
+    }
     if (st != SC_SUCCESS) {
         sc_reducer_free(r);
         return st;
