@@ -17,7 +17,8 @@
  * it is, in the caller's memory, since copying it into a bucket and back costs more
  * than fusing saves there. Buckets start (are reduced) in the order of their last
  * gradient. After the first synced iteration they are rebuilt once in the order in
- * which rank 0 marked its gradients.
+ * which rank 0 marked its gradients (unless that order puts every gradient where it
+ * already is: then nothing moves, and the views and the hooks' layout stay).
  *
  * Buckets are host memory, or with config.stream set (the compute stream on which the
  * framework produces its gradients, a cudaStream_t) device memory of that stream's GPU,
@@ -70,7 +71,8 @@ typedef struct {
 /* One bucket as a comm hook sees it: data holds count elements of dtype, already
  * multiplied by the pre-division factor; stream is the reducer's communication stream
  * (NULL for host buckets). layout changes whenever the buckets are laid out anew (the
- * rebuild after the first iteration, each cap autotuning tries): a hook that keeps
+ * rebuild after the first iteration where it moves a gradient, each cap autotuning
+ * tries that changes the buckets): a hook that keeps
  * state per bucket index knows that index now holds other gradients. */
 typedef struct {
     int index;

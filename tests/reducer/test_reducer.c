@@ -8,6 +8,7 @@
  *     doubling hook; with finish_into too, which views never use)
  *   find_unused_gradients_count_as_zero MODE   (view | copy)
  *   rebuild_follows_rank_0_ready_order
+ *   views_stay_put_when_the_ready_order_is_the_layout
  *   no_sync_iterations_accumulate MODE  (copy | view)
  *   hook_casts_to_narrow_type KIND      (fp16 | bf16)
  *   custom_hook_reduces_every_bucket [into]
@@ -396,6 +397,40 @@ static int test_rebuild_follows_rank_0_ready_order(int argc, char **argv)
                       (pos - first[want_b]) * 100);
             }
         }
+    }
+    return fixture_finish(&fx);
+}
+
+/* Every rank marks in reverse registration order, the order of the layout made at
+ * creation: the rebuild after the first iteration finds nothing to move, so the views
+ * stay where they were (no second block of bucket memory, nothing copied), and the
+ * results stay right. The layout counter the hooks see is unchanged too. */
+static int test_views_stay_put_when_the_ready_order_is_the_layout(int argc, char **argv)
+{
+    sc_reducer_config_t cfg = small_buckets();
+    void *first[MODEL_N];
+    fixture_t fx;
+
+    (void)argc, (void)argv;
+    model_of(&fx.m, SC_FLOAT32);
+    cfg.gradient_as_bucket_view = 1;
+    if (fixture_start(&fx, &cfg))
+        return 1;
+    for (int g = 0; g < fx.m.n; g++)
+        first[g] = sc_reducer_grad_view(fx.r, g);
+    for (int it = 0; it < 3; it++) {
+        void *views[MODEL_N];
+        for (int g = 0; g < fx.m.n; g++) {
+            views[g] = sc_reducer_grad_view(fx.r, g);
+            CHECK(views[g] == first[g], "iteration %d: gradient %d's view moved from %p to "
+                  "%p", it, g, first[g], views[g]);
+            rt_fill(&fx.m, views[g], SEED, fx.w.rank, it, g);
+        }
+        for (int g = fx.m.n - 1; g >= 0; g--)
+            CHECK_OK(sc_reducer_mark_ready(fx.r, g, NULL));
+        CHECK_OK(sc_reducer_finalize(fx.r));
+        if (check_results(&fx, views, it, fx.w.size, SC_FLOAT32))
+            return 1;
     }
     return fixture_finish(&fx);
 }
@@ -1033,6 +1068,8 @@ int main(int argc, char **argv)
          test_gradient_as_bucket_view_leaves_results_in_views},
         {"find_unused_gradients_count_as_zero", test_find_unused_gradients_count_as_zero},
         {"rebuild_follows_rank_0_ready_order", test_rebuild_follows_rank_0_ready_order},
+        {"views_stay_put_when_the_ready_order_is_the_layout",
+         test_views_stay_put_when_the_ready_order_is_the_layout},
         {"no_sync_iterations_accumulate", test_no_sync_iterations_accumulate},
         {"gradients_alone_in_their_bucket_are_reduced_in_place",
          test_gradients_alone_in_their_bucket_are_reduced_in_place},
