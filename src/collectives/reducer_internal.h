@@ -144,6 +144,9 @@ struct sc_reducer {
 
     /* Across iterations (finalize's thread). */
     long synced;             /* synced iterations finished successfully */
+    sc_status_t unbuilt;     /* a rebuild released the buckets' memory and then failed:
+                                no iteration can run (SC_SUCCESS while it has buckets) */
+    char unbuilt_text[SC_ERROR_MAX];
     int *fill;               /* fill order since the rebuild (rank 0's ready order);
                                 NULL before it: reverse registration order */
     sc_reducer_tune_t tune;

@@ -412,6 +412,14 @@ void sc_reducer_finisher_stop(sc_reducer_t *r)
     r->finisher_on = 0;
 }
 
+/* The refusal of every call after a rebuild that failed having released the buckets'
+ * memory (r->unbuilt). */
+static sc_status_t sc_reducer_unbuilt(const sc_reducer_t *r, const char *fn)
+{
+    return sc_error(r->unbuilt, "%s: the reducer has no buckets since their rebuild failed "
+                    "(%s); destroy it", fn, r->unbuilt_text);
+}
+
 SC_API sc_status_t sc_reducer_mark_ready(sc_reducer_t *r, int i, void *grad)
 {
     sc_rgrad_t *g;
@@ -422,6 +430,8 @@ SC_API sc_status_t sc_reducer_mark_ready(sc_reducer_t *r, int i, void *grad)
 
     if (!r)
         return sc_error(SC_ERR_INVALID_ARG, "sc_reducer_mark_ready: reducer is NULL");
+    if (r->unbuilt != SC_SUCCESS)
+        return sc_reducer_unbuilt(r, "sc_reducer_mark_ready");
     if (i < 0 || i >= r->n)
         return sc_error(SC_ERR_INVALID_ARG, "sc_reducer_mark_ready: gradient index %d is "
                         "outside [0, %d), the %d registered gradients", i, r->n, r->n);
@@ -678,6 +688,8 @@ SC_API sc_status_t sc_reducer_finalize(sc_reducer_t *r)
 
     if (!r)
         return sc_error(SC_ERR_INVALID_ARG, "sc_reducer_finalize: reducer is NULL");
+    if (r->unbuilt != SC_SUCCESS)
+        return sc_reducer_unbuilt(r, "sc_reducer_finalize");
     pthread_mutex_lock(&r->lock);
     if (r->marking > 0) {
         pthread_mutex_unlock(&r->lock);

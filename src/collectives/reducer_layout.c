@@ -1,5 +1,6 @@
 /* The reducer's buckets: which gradients share a bucket and where each one sits, the
  * bucket memory, and the move of the views' contents when the layout changes. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -212,6 +213,19 @@ static int sc_layout_same(const sc_reducer_t *r, const int *order, const sc_draf
     return 1;
 }
 
+/* Frees the memory of the buckets in place, keeping their descriptions. */
+static void sc_layout_release_memory(sc_reducer_t *r)
+{
+    if (r->registered)
+        sc_mem_free(r->comm, r->registered);
+    for (int b = 0; b < r->nbuckets; b++) {
+        if (!r->registered)
+            sc_mem_free_on(r->mem.device, r->buckets[b].hb.data);
+        r->buckets[b].hb.data = NULL;
+    }
+    r->registered = NULL;
+}
+
 sc_status_t sc_reducer_layout(sc_reducer_t *r, const int *order, size_t cap, int collective)
 {
     sc_drafts_t d = {0};
@@ -219,6 +233,7 @@ sc_status_t sc_reducer_layout(sc_reducer_t *r, const int *order, size_t cap, int
     int *rev = NULL, *gb = NULL;
     size_t *goff = NULL, block_off = 0;
     uint8_t *block = NULL;
+    int released = 0;
     sc_status_t st = SC_SUCCESS;
 
     if (!order) {
@@ -238,6 +253,15 @@ sc_status_t sc_reducer_layout(sc_reducer_t *r, const int *order, size_t cap, int
         sc_drafts_free(&d);
         free(rev);
         return SC_SUCCESS;
+    }
+    /* Without views the buckets hold nothing a later iteration reads (the results went
+     * to the gradients, and a rebuild follows a synced iteration, which consumed what
+     * was accumulated): their memory goes before the new layout's comes, so that a
+     * rebuild holds one layout's memory, not two. From here a failure leaves the
+     * reducer without bucket memory (r->unbuilt). */
+    if (!r->view && r->buckets) {
+        sc_layout_release_memory(r);
+        released = 1;
     }
     if (collective) {
         st = sc_layout_register(r, &d, &block);
@@ -325,6 +349,10 @@ err:
         sc_reducer_free_buckets(r, nb, d.n, block); /* calloc'd: the unbuilt ones are empty */
     else if (block)
         sc_mem_free(r->comm, block);
+    if (released) {
+        r->unbuilt = st;
+        snprintf(r->unbuilt_text, sizeof(r->unbuilt_text), "%s", sc_last_error());
+    }
     sc_drafts_free(&d);
     free(gb);
     free(goff);

@@ -7,7 +7,12 @@
  *   layout_takes_the_cap_from_SC_BUCKET_CAP_MB        (SC_BUCKET_CAP_MB=0.001)
  *   layout_places_zero_element_gradients
  *   layout_reduces_large_copied_gradients_alone_on_one_node   (2 ranks; with and
- *                                                              without SC_STAGE_BYTES=0) */
+ *                                                              without SC_STAGE_BYTES=0)
+ *   rebuild_in_copy_mode_holds_one_layouts_memory   (an address-space limit that fits
+ *                                                    one layout's buckets, not two)
+ *   rebuild_without_memory_refuses_later_calls      (a limit that fits no layout) */
+#include <sys/resource.h>
+
 #include "reducer_test.h"
 
 /* Expected (bucket, offset) of each gradient, and the bucket count. */
@@ -263,6 +268,123 @@ static int test_layout_reduces_large_copied_gradients_alone_on_one_node(int argc
     return done(&w, &m, r);
 }
 
+/* The address space this process has mapped, in bytes (/proc/self/statm), or 0. */
+static size_t mapped_bytes(void)
+{
+    unsigned long pages = 0;
+    FILE *f = fopen("/proc/self/statm", "r");
+
+    if (f) {
+        if (fscanf(f, "%lu", &pages) != 1)
+            pages = 0;
+        fclose(f);
+    }
+    return (size_t)pages * 4096;
+}
+
+/* Copy mode, one rank, four float32 gradients of 32 MiB in buckets of 64 MiB ({3, 2}
+ * and {1, 0} from creation), then an address-space limit delta bytes from what is
+ * mapped; *old gets the limit to restore. */
+static int start_limited(rt_world_t *w, rt_model_t *m, sc_reducer_t **r, long delta,
+                         struct rlimit *old)
+{
+    static const size_t counts[] = {8 << 20, 8 << 20, 8 << 20, 8 << 20};
+    static const int bucket[] = {1, 1, 0, 0};
+    static const size_t offset[] = {8 << 20, 0, 8 << 20, 0};
+    struct rlimit lim;
+    size_t mapped;
+
+    if (make(w, m, 4, counts, NULL, 64 << 20, 64 << 20, r) ||
+        check_layout(*r, 4, bucket, offset, 2))
+        return 1;
+    mapped = mapped_bytes();
+    CHECK(mapped > ((size_t)64 << 20) && getrlimit(RLIMIT_AS, old) == 0, "getrlimit");
+    lim = *old;
+    lim.rlim_cur = (rlim_t)((long)mapped + delta);
+    CHECK(setrlimit(RLIMIT_AS, &lim) == 0, "setrlimit");
+    return 0;
+}
+
+/* A sanitizer's shadow memory leaves no room under such a limit. */
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define SKIP_UNDER_A_SANITIZER()                                                         \
+    do {                                                                                 \
+        printf("SKIP: an address-space limit leaves a sanitizer no room for its shadow "  \
+               "memory\n");                                                              \
+        return 0;                                                                        \
+    } while (0)
+#else
+#define SKIP_UNDER_A_SANITIZER() ((void)0)
+#endif
+
+/* Marked 0, 1, 2, 3, the rebuild after the first iteration makes {0, 1} and {2, 3}.
+ * Under a limit 48 MiB above what is mapped once the gradients exist, it fits only if
+ * the old buckets' memory goes before the new one comes (it holds nothing the next
+ * iteration reads); the next iteration's results are right. */
+static int test_rebuild_in_copy_mode_holds_one_layouts_memory(int argc, char **argv)
+{
+    static const int bucket[] = {0, 0, 1, 1};
+    static const size_t offset[] = {0, 8 << 20, 0, 8 << 20};
+    struct rlimit old;
+    rt_world_t w;
+    rt_model_t m;
+    sc_reducer_t *r;
+    sc_status_t st = SC_SUCCESS;
+    int rc = 0;
+
+    (void)argc, (void)argv;
+    SKIP_UNDER_A_SANITIZER();
+    if (start_limited(&w, &m, &r, (long)48 << 20, &old))
+        return 1;
+    for (int it = 0; it < 2 && st == SC_SUCCESS; it++) {
+        for (int g = 0; g < m.n && st == SC_SUCCESS; g++) {
+            rt_fill(&m, m.buf[g], 11, w.rank, it, g);
+            st = sc_reducer_mark_ready(r, g, m.buf[g]);
+        }
+        if (st == SC_SUCCESS)
+            st = sc_reducer_finalize(r);
+        for (int g = 0; g < m.n && st == SC_SUCCESS && !rc; g++)
+            rc = rt_check_grad(&m, m.buf[g], g, 11, w.size, w.size, &it, 1, NULL);
+    }
+    setrlimit(RLIMIT_AS, &old);
+    CHECK(st == SC_SUCCESS, "an iteration failed under the limit: %s: %s",
+          sc_status_string(st), sc_last_error());
+    if (rc || check_layout(r, 4, bucket, offset, 2))
+        return 1;
+    return done(&w, &m, r);
+}
+
+/* As above under a limit 64 MiB below what is mapped: the rebuild releases the old
+ * buckets (128 MiB) and cannot make the second new one, so the first finalize fails
+ * with SC_ERR_NO_MEMORY; every later mark_ready and finalize is refused with that
+ * cause, and destroy still frees everything. */
+static int test_rebuild_without_memory_refuses_later_calls(int argc, char **argv)
+{
+    struct rlimit old;
+    rt_world_t w;
+    rt_model_t m;
+    sc_reducer_t *r;
+    sc_status_t st = SC_SUCCESS;
+
+    (void)argc, (void)argv;
+    SKIP_UNDER_A_SANITIZER();
+    if (start_limited(&w, &m, &r, -((long)64 << 20), &old))
+        return 1;
+    for (int g = 0; g < m.n && st == SC_SUCCESS; g++)
+        st = sc_reducer_mark_ready(r, g, m.buf[g]);
+    if (st == SC_SUCCESS)
+        st = sc_reducer_finalize(r);
+    setrlimit(RLIMIT_AS, &old);
+    CHECK(st == SC_ERR_NO_MEMORY, "the rebuild's finalize returned %s: %s",
+          sc_status_string(st), sc_last_error());
+    CHECK_REFUSED(sc_reducer_mark_ready(r, 0, m.buf[0]), SC_ERR_NO_MEMORY,
+                  "sc_reducer_mark_ready: the reducer has no buckets since their rebuild "
+                  "failed (");
+    CHECK(strstr(sc_last_error(), "out of memory") != NULL, "no cause in '%s'", sc_last_error());
+    CHECK_REFUSED(sc_reducer_finalize(r), SC_ERR_NO_MEMORY, "; destroy it");
+    return done(&w, &m, r);
+}
+
 int main(int argc, char **argv)
 {
     static const rt_test_t tests[] = {
@@ -278,6 +400,10 @@ int main(int argc, char **argv)
         {"layout_takes_the_cap_from_SC_BUCKET_CAP_MB",
          test_layout_takes_the_cap_from_SC_BUCKET_CAP_MB},
         {"layout_places_zero_element_gradients", test_layout_places_zero_element_gradients},
+        {"rebuild_in_copy_mode_holds_one_layouts_memory",
+         test_rebuild_in_copy_mode_holds_one_layouts_memory},
+        {"rebuild_without_memory_refuses_later_calls",
+         test_rebuild_without_memory_refuses_later_calls},
         {NULL, NULL}};
     return rt_main(tests, argc, argv);
 }
