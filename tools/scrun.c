@@ -624,38 +624,13 @@ err_close_out:
     return -1;
 }
 
-/* A socket bound to port on every interface (SO_REUSEADDR as given), or -1. Without
- * SO_REUSEADDR the bind fails while any other socket holds the port. */
-static int scrun_bind_port(long port, int reuse)
-{
-    struct sockaddr_in addr;
-    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-
-    if (fd < 0)
-        return -1;
-    if (reuse && setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &reuse, sizeof reuse) != 0) {
-        close(fd);
-        return -1;
-    }
-    memset(&addr, 0, sizeof addr);
-    addr.sin_family = AF_INET;
-    addr.sin_addr.s_addr = htonl(INADDR_ANY);
-    addr.sin_port = htons((uint16_t)port);
-    if (bind(fd, (struct sockaddr *)&addr, sizeof addr) != 0) {
-        int err = errno;
-        close(fd);
-        errno = err;
-        return -1;
-    }
-    return fd;
-}
-
-/* A port that nothing holds, reserved for this run: *held is a socket bound to it with
- * SO_REUSEADDR and never listening, which scrun keeps until it exits (closed on exec,
- * so no rank inherits it). The rank serving the store binds the port with SO_REUSEADDR
- * too, which a bound socket that does not listen allows; another scrun's probe, which
- * binds without it, fails for as long as the reservation stands, so no two runs share
- * a port even between the probe and rank 0's bind, or when a program initializes its
+/* A port that nothing holds, reserved for this run: *held is a socket bound to it,
+ * alone (no SO_REUSEADDR at the bind, so that it fails while any other socket holds
+ * the port), then given SO_REUSEADDR and never listening; scrun keeps it until it
+ * exits (closed on exec, so no rank inherits it). The rank serving the store binds the
+ * port with SO_REUSEADDR, which such a socket allows; another scrun's bind, made
+ * alone, fails for as long as the reservation stands, so no two runs share a port,
+ * even between the choice and rank 0's bind, or when a program initializes its
  * communicator more than once. Drawn below Linux's ephemeral range (32768 and up),
  * where the kernel hands out ports for outgoing connections and UCX's listeners, from
  * the kernel's random source (a seed from the pid and the time repeats across runs
@@ -663,22 +638,25 @@ static int scrun_bind_port(long port, int reuse)
 static int scrun_reserve_port(long *port, int *held)
 {
     for (int i = 0; i < 200; i++) {
+        struct sockaddr_in addr;
         uint32_t draw;
-        long p;
-        int fd;
+        int one = 1, fd;
         if (getrandom(&draw, sizeof draw, 0) != (ssize_t)sizeof draw)
             draw = (uint32_t)getpid() * 2654435761u + (uint32_t)i * 40503u;
-        p = 20000 + (long)(draw % 12000);
-        fd = scrun_bind_port(p, 0);
+        fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
         if (fd < 0)
-            continue;
+            return -1;
+        memset(&addr, 0, sizeof addr);
+        addr.sin_family = AF_INET;
+        addr.sin_addr.s_addr = htonl(INADDR_ANY);
+        addr.sin_port = htons((uint16_t)(20000 + draw % 12000));
+        if (bind(fd, (struct sockaddr *)&addr, sizeof addr) == 0 &&
+            setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) == 0) {
+            *port = 20000 + (long)(draw % 12000);
+            *held = fd;
+            return 0;
+        }
         close(fd);
-        fd = scrun_bind_port(p, 1);
-        if (fd < 0)
-            continue;
-        *port = p;
-        *held = fd;
-        return 0;
     }
     errno = EADDRINUSE;
     return -1;
