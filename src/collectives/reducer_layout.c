@@ -138,14 +138,24 @@ err:
     return -1;
 }
 
-void sc_reducer_free_buckets(sc_reducer_t *r, sc_rbucket_t *buckets, int nbuckets,
-                             void *registered)
+/* Frees the buckets' memory (registered: the one block), keeping their descriptions. */
+static void sc_buckets_free_memory(sc_reducer_t *r, sc_rbucket_t *buckets, int nbuckets,
+                                   void *registered)
 {
     if (registered)
         sc_mem_free(r->comm, registered);
     for (int b = 0; b < nbuckets; b++) {
         if (!registered)
             sc_mem_free_on(r->mem.device, buckets[b].hb.data);
+        buckets[b].hb.data = NULL;
+    }
+}
+
+void sc_reducer_free_buckets(sc_reducer_t *r, sc_rbucket_t *buckets, int nbuckets,
+                             void *registered)
+{
+    sc_buckets_free_memory(r, buckets, nbuckets, registered);
+    for (int b = 0; b < nbuckets; b++) {
         free(buckets[b].grads);
         free(buckets[b].deliver);
         free(buckets[b].source);
@@ -213,19 +223,6 @@ static int sc_layout_same(const sc_reducer_t *r, const int *order, const sc_draf
     return 1;
 }
 
-/* Frees the memory of the buckets in place, keeping their descriptions. */
-static void sc_layout_release_memory(sc_reducer_t *r)
-{
-    if (r->registered)
-        sc_mem_free(r->comm, r->registered);
-    for (int b = 0; b < r->nbuckets; b++) {
-        if (!r->registered)
-            sc_mem_free_on(r->mem.device, r->buckets[b].hb.data);
-        r->buckets[b].hb.data = NULL;
-    }
-    r->registered = NULL;
-}
-
 sc_status_t sc_reducer_layout(sc_reducer_t *r, const int *order, size_t cap, int collective)
 {
     sc_drafts_t d = {0};
@@ -260,7 +257,8 @@ sc_status_t sc_reducer_layout(sc_reducer_t *r, const int *order, size_t cap, int
      * rebuild holds one layout's memory, not two. From here a failure leaves the
      * reducer without bucket memory (r->unbuilt). */
     if (!r->view && r->buckets) {
-        sc_layout_release_memory(r);
+        sc_buckets_free_memory(r, r->buckets, r->nbuckets, r->registered);
+        r->registered = NULL;
         released = 1;
     }
     if (collective) {

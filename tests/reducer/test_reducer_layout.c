@@ -12,6 +12,7 @@
  *                                                    one layout's buckets, not two)
  *   rebuild_without_memory_refuses_later_calls      (a limit that fits no layout) */
 #include <sys/resource.h>
+#include <unistd.h>
 
 #include "reducer_test.h"
 
@@ -279,7 +280,7 @@ static size_t mapped_bytes(void)
             pages = 0;
         fclose(f);
     }
-    return (size_t)pages * 4096;
+    return (size_t)pages * (size_t)sysconf(_SC_PAGESIZE);
 }
 
 /* Copy mode, one rank, four float32 gradients of 32 MiB in buckets of 64 MiB ({3, 2}
