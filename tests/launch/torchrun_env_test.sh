@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # A program started the way torchrun starts it (RANK, WORLD_SIZE, LOCAL_RANK,
 # LOCAL_WORLD_SIZE, MASTER_ADDR, MASTER_PORT; no SC_* variable, no scrun) forms its
-# communicator from those variables: sc-bench checks its results on 2 ranks.
+# communicator from those variables: sc-bench checks its results on 2 ranks. The port
+# comes from MASTER_PORT, set by with_reserved_port.py (tests/launch/CMakeLists.txt).
 set -u
 bench=$1
-port=$((20000 + RANDOM % 12000))
+port=${MASTER_PORT:?run under with_reserved_port.py MASTER_PORT}
 pids=()
 for r in 0 1; do
   env -u SC_RANK -u SC_WORLD_SIZE -u SC_LOCAL_RANK -u SC_LOCAL_SIZE -u SC_MASTER_ADDR \
