@@ -243,10 +243,11 @@ static sc_status_t sc_shm_allreduce(sc_coll_op_t *op, sc_shm_plan_t *g_in, const
      * delivered ranges): each rank copies the peers' chunks straight into the
      * caller's ranges, which only it can reach, and a closing round tells the owners
      * their rbuf is no longer read. */
-    int push = op->ndeliver == 0;
+    int push = op->deliver == NULL;
 
     /* Streamed on 2 ranks, where the one peer's copy is written in the same pass. */
     g.stream = push && g.p == 2 && sc_shm_streams(op, count * g.es, sbuf == rbuf);
+    op->hdr.pulled = (uint8_t)!push;
     last_from = malloc((size_t)g.p * sizeof(int));
     if (!last_from)
         return sc_error(SC_ERR_NO_MEMORY, "allreduce: out of memory for the schedule");

@@ -466,8 +466,15 @@ static sc_status_t sc_allreduce_delivered_as(void *buf, size_t count, sc_dtype_t
                                              const sc_range_t *deliver, int ndeliver,
                                              int plain, sc_request_t **req)
 {
+    /* A delivered call with no ranges still pulls (sc_coll_op_t.deliver): a reducer's
+     * bucket none of whose gradients this rank marked meets ranks that have ranges. */
+    static const sc_range_t no_ranges[1];
     sc_call_t call = {SC_COLL_ALLREDUCE, buf, buf, count, dtype, op, 0, 0.0, plain};
 
+    if (!deliver || ndeliver == 0) {
+        deliver = no_ranges;
+        ndeliver = 0;
+    }
     return sc_call_issue_host_only(&call, comm, "a delivered result", NULL, deliver,
                                    ndeliver, req);
 }

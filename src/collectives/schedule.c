@@ -329,8 +329,9 @@ static void sc_op_describe(const sc_op_header_t *h, char *buf, size_t len)
         snprintf(buf + n, len - (size_t)n, ")");
     else if (h->sseg || h->rseg)
         snprintf(buf + n, len - (size_t)n, ", registered memory: send segment %u offset %llu, "
-                 "receive segment %u offset %llu)", h->sseg, (unsigned long long)h->soff,
-                 h->rseg, (unsigned long long)h->roff);
+                 "receive segment %u offset %llu, results %s)", h->sseg,
+                 (unsigned long long)h->soff, h->rseg, (unsigned long long)h->roff,
+                 h->pulled ? "pulled" : "pushed");
     else
         snprintf(buf + n, len - (size_t)n, ")");
 }
@@ -346,6 +347,7 @@ static int sc_op_header_equal(const sc_op_header_t *mine, const sc_op_header_t *
         return theirs->kind == SC_COLL_SEND;
     return mine->kind == theirs->kind && mine->op == theirs->op &&
            mine->root == theirs->root && mine->algo == theirs->algo &&
+           mine->pulled == theirs->pulled &&
            mine->sseg == theirs->sseg && mine->rseg == theirs->rseg &&
            mine->soff == theirs->soff && mine->roff == theirs->roff;
 }

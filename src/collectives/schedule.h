@@ -50,6 +50,11 @@ typedef struct {
     int32_t root;
     int32_t algo;
     int32_t rank;         /* the sender's comm rank */
+    /* An allreduce on registered memory (algorithm shm) whose ranks copy their results
+     * from the owners' buffers (1: pulled, the delivered calls) instead of having them
+     * written into theirs (0: pushed); the two end differently, so ranks must agree. */
+    uint8_t pulled;
+    uint8_t pad[3];
     uint64_t count;
     uint64_t seq;
     /* Registered memory (sc_mem_alloc) the call reads in place: the segments of the
@@ -137,7 +142,9 @@ typedef struct sc_op {
      * is made in dst directly where the algorithm can (a chunk inside one range), else
      * copied to dst as soon as those bytes are final, while the rest of the op still
      * runs (the reducer's copy back to a bucket's gradients). The caller's list, sorted
-     * by off, its ranges disjoint. */
+     * by off, its ranges disjoint. Not NULL (even with ndeliver 0) for every delivered
+     * call: on registered memory such an op pulls its results (algo_shm.c), so that the
+     * ranks of one bucket, some with ranges and some with none, take one protocol. */
     const sc_range_t *deliver;
     int ndeliver;
     int deliver_streamed;      /* the copies to delivered ranges (sc_op_deliver, and an
