@@ -108,14 +108,16 @@ out:
 
 /* The facts every rank must share, in sc_comm_agree's order: the first two say
  * whether the gradient lists agree. */
-enum { SC_RFACT_N, SC_RFACT_LIST, SC_RFACT_HOOK = 7, SC_RFACT_COUNT };
+enum { SC_RFACT_N, SC_RFACT_LIST, SC_RFACT_HOOK = 7, SC_RFACT_COUNT = 10 };
 
 sc_status_t sc_reducer_agree(sc_comm_t *comm, const sc_grad_desc_t *grads, int n,
                              const sc_reducer_t *r, sc_status_t local)
 {
     uint64_t h = SC_FNV_INIT;
     int64_t prediv_bits = 0;
-    sc_agree_diff_t diff;
+    /* Set only where the facts differ: a mismatch of the agreement's own collective
+     * (a rank calling something else meanwhile) leaves it so. */
+    sc_agree_diff_t diff = {-1, -1, 0, 0};
     sc_status_t st;
 
     if (local == SC_SUCCESS) {
@@ -137,7 +139,9 @@ sc_status_t sc_reducer_agree(sc_comm_t *comm, const sc_grad_desc_t *grads, int n
             {"find_unused", SC_FACT_NUMBER, r->find_unused},
             {"autotune", SC_FACT_NUMBER, r->tune.active},
             {"prediv", SC_FACT_DOUBLE, prediv_bits},
-            {"the comm hook's name", SC_FACT_HASH, (int64_t)sc_name_hash(r->hook.name)}};
+            {"the comm hook's name", SC_FACT_HASH, (int64_t)sc_name_hash(r->hook.name)},
+            {"gradient_as_bucket_view", SC_FACT_NUMBER, r->view},
+            {"device buckets (1: config.stream set)", SC_FACT_NUMBER, r->mem.device >= 0}};
         st = sc_comm_agree(comm, "sc_reducer_create", local, SC_SUCCESS, facts,
                            SC_RFACT_COUNT, &diff);
     }

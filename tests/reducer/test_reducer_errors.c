@@ -314,11 +314,47 @@ static int test_different_registration_fails_create_on_every_rank(int argc, char
     return 0;
 }
 
+/* The last rank's configuration differs in one field (argv[0]: cap, the bucket cap;
+ * view, gradient_as_bucket_view, which changes which collective each bucket issues, so
+ * that without the check the ranks' collectives no longer line up): SC_ERR_MISMATCH
+ * on every rank at create, naming the field and both values. */
 static int test_different_config_fails_create_on_every_rank(int argc, char **argv)
 {
     sc_reducer_config_t cfg = SC_REDUCER_CONFIG_INIT;
+    int view = argc > 0 && strcmp(argv[0], "view") == 0;
     sc_reducer_t *r = NULL;
     char says[128];
+    rt_world_t w;
+    rt_model_t m;
+
+    if (rt_world(&w))
+        return 1;
+    rt_model_init(&m, MODEL_N, model_counts, NULL);
+    if (view)
+        cfg.gradient_as_bucket_view = w.rank == w.size - 1;
+    else
+        cfg.bucket_cap_bytes = w.rank == w.size - 1 ? 8192 : 4096;
+    CHECK_STATUS(sc_reducer_create(w.comm, m.desc, m.n, &cfg, &r), SC_ERR_MISMATCH);
+    if (view)
+        snprintf(says, sizeof(says), "gradient_as_bucket_view is 0 on rank 0 but 1 on rank %d",
+                 w.size - 1);
+    else
+        snprintf(says, sizeof(says), "bucket_cap_bytes is 4096 on rank 0 but 8192 on rank %d",
+                 w.size - 1);
+    CHECK_SAYS("ranks disagree", says);
+    CHECK_OK(sc_comm_destroy(w.comm));
+    rt_model_free(&m);
+    return 0;
+}
+
+/* The last rank calls an allreduce while the others create a reducer: the agreement's
+ * own collective meets another call. SC_ERR_MISMATCH on every rank naming both calls
+ * (the creating ranks used to read an unset difference and report running out of
+ * memory). */
+static int test_create_meeting_another_collective_is_a_mismatch(int argc, char **argv)
+{
+    sc_reducer_t *r = NULL;
+    float x[64] = {0};
     rt_world_t w;
     rt_model_t m;
 
@@ -326,12 +362,15 @@ static int test_different_config_fails_create_on_every_rank(int argc, char **arg
     if (rt_world(&w))
         return 1;
     rt_model_init(&m, MODEL_N, model_counts, NULL);
-    cfg.bucket_cap_bytes = w.rank == w.size - 1 ? 8192 : 4096;
-    CHECK_STATUS(sc_reducer_create(w.comm, m.desc, m.n, &cfg, &r), SC_ERR_MISMATCH);
-    snprintf(says, sizeof(says), "bucket_cap_bytes is 4096 on rank 0 but 8192 on rank %d",
-             w.size - 1);
-    CHECK_SAYS("ranks disagree", says);
-    CHECK_OK(sc_comm_destroy(w.comm));
+    if (w.rank == w.size - 1) {
+        CHECK_STATUS(sc_allreduce(x, x, 64, SC_FLOAT32, SC_SUM, w.comm, NULL, NULL),
+                     SC_ERR_MISMATCH);
+    } else {
+        CHECK_STATUS(sc_reducer_create(w.comm, m.desc, m.n, NULL, &r), SC_ERR_MISMATCH);
+        CHECK(r == NULL, "the reducer was set on failure");
+    }
+    CHECK_SAYS("ranks disagree", "called allreduce");
+    sc_comm_destroy(w.comm);
     rt_model_free(&m);
     return 0;
 }
@@ -518,6 +557,8 @@ int main(int argc, char **argv)
          test_different_registration_fails_create_on_every_rank},
         {"different_config_fails_create_on_every_rank",
          test_different_config_fails_create_on_every_rank},
+        {"create_meeting_another_collective_is_a_mismatch",
+         test_create_meeting_another_collective_is_a_mismatch},
         {"integer_gradients_need_prediv_1", test_integer_gradients_need_prediv_1},
         {"narrow_hook_refuses_non_float32_buckets", test_narrow_hook_refuses_non_float32_buckets},
         {"failing_hook_start_fails_every_rank", test_failing_hook_start_fails_every_rank},
