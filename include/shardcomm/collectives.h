@@ -53,7 +53,8 @@ typedef struct sc_request sc_request_t;
  * peer passes plain memory (or another offset) to the same call get SC_ERR_MISMATCH on
  * every rank. Collective: every rank calls it in the same order with the same bytes;
  * a rank's failure, or sizes that differ, is an error on every rank and allocates
- * nothing. *ptr (64-byte aligned) is written on success only and stays valid until
+ * nothing. bytes 0 is SC_ERR_INVALID_ARG; more bytes than the machine's physical memory
+ * is SC_ERR_NO_MEMORY, refused before anything is mapped. *ptr (64-byte aligned) is written on success only and stays valid until
  * sc_mem_free or sc_comm_destroy. */
 SC_API sc_status_t sc_mem_alloc(sc_comm_t *comm, size_t bytes, void **ptr);
 

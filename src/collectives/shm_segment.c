@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include "collectives/agree.h"
 #include "collectives/shm_prefault.h"
@@ -116,10 +117,21 @@ static int sc_shm_map_peers(sc_comm_t *comm, struct sc_shm_seg *s, const sc_shm_
     return 1;
 }
 
+/* This machine's physical memory in bytes (SIZE_MAX where it cannot be known). */
+static size_t sc_shm_phys_bytes(void)
+{
+    long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+
+    if (pages <= 0 || page <= 0 || (size_t)pages > SIZE_MAX / (size_t)page)
+        return SIZE_MAX;
+    return (size_t)pages * (size_t)page;
+}
+
 sc_status_t sc_shm_seg_local(sc_comm_t *comm, size_t bytes, const char *caller,
                              struct sc_shm_seg **seg, sc_shm_record_t *rec)
 {
     struct sc_shm_seg *s = calloc(1, sizeof(*s));
+    size_t phys = sc_shm_phys_bytes();
     sc_status_t st;
 
     memset(rec, 0, sizeof(*rec));
@@ -130,6 +142,12 @@ sc_status_t sc_shm_seg_local(sc_comm_t *comm, size_t bytes, const char *caller,
     }
     if (bytes == 0)
         st = sc_error(SC_ERR_INVALID_ARG, "%s: bytes is 0 on rank %d", caller, comm->rank);
+    else if (bytes > phys)
+        /* Refused before anything is mapped: a shared file that large would be filled
+         * page by page by the prefault until the system killed the process, and left
+         * behind. */
+        st = sc_error(SC_ERR_NO_MEMORY, "%s: %zu bytes on rank %d is more than this "
+                      "machine's memory (%zu bytes)", caller, bytes, comm->rank, phys);
     else if (!s || !s->peer || !s->rkeys)
         st = sc_error(SC_ERR_NO_MEMORY, "%s: out of memory on rank %d", caller, comm->rank);
     else

@@ -35,6 +35,13 @@ static int test_alloc_errors(void)
     CHECK_REFUSED(sc_mem_alloc(comm, 64, NULL), SC_ERR_INVALID_ARG, "ptr is NULL");
     /* Local refusals take no part, so every rank refuses alike and nothing hangs. */
     CHECK(p == (void *)&check_rank, "*ptr written by a refused call");
+    /* More than the machine holds, on every rank: refused before anything is mapped
+     * (it used to fill shared memory until the process was killed). */
+    CHECK_REFUSED(sc_mem_alloc(comm, SIZE_MAX, &p), SC_ERR_NO_MEMORY,
+                  "is more than this machine's memory");
+    CHECK_REFUSED(sc_mem_alloc(comm, (size_t)1 << 50, &p), SC_ERR_NO_MEMORY,
+                  "is more than this machine's memory");
+    CHECK(p == (void *)&check_rank, "*ptr written by a failed call");
     if (size > 1) {
         CHECK_REFUSED(sc_mem_alloc(comm, 4096 * (size_t)(check_rank + 1), &p),
                       SC_ERR_MISMATCH, "bytes is 4096 on rank 0 but 8192 on rank 1");
