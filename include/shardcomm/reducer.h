@@ -219,7 +219,12 @@ SC_API sc_status_t sc_reducer_finalize(sc_reducer_t *reducer);
  * next iteration with sync 1 reduces the sum. In copy mode the reducer accumulates
  * the scaled gradients in its buckets; with gradient_as_bucket_view the framework
  * accumulates in the views (as autograd does) and the synced iteration divides them
- * once. Called between iterations (SC_ERR_INVALID_ARG once a gradient is marked). */
+ * once. Called between iterations (SC_ERR_INVALID_ARG once a gradient is marked).
+ * Every rank runs as many iterations without sync before each synced one (as with a
+ * fixed number of accumulation steps): where the counts differ, a rank's synced
+ * iteration has met another rank's later one, and the synced finalize fails with
+ * SC_ERR_MISMATCH on every rank (each when it reaches it), its gradients holding sums of
+ * different iterations. */
 SC_API sc_status_t sc_reducer_set_sync(sc_reducer_t *reducer, int sync);
 
 /* What the last finished iteration did, for benchmarks and tuning. Autotuning (with

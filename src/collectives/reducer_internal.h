@@ -144,6 +144,7 @@ struct sc_reducer {
 
     /* Across iterations (finalize's thread). */
     long synced;             /* synced iterations finished successfully */
+    long unsynced;           /* iterations without sync since the last synced one */
     sc_status_t unbuilt;     /* a rebuild released the buckets' memory and then failed:
                                 no iteration can run (SC_SUCCESS while it has buckets) */
     char unbuilt_text[SC_ERROR_MAX];

@@ -621,6 +621,7 @@ static sc_status_t sc_reducer_finalize_local(sc_reducer_t *r)
                       "every gradient must be marked (nothing was accumulated for them)",
                       list, nmiss, r->n);
     }
+    r->unsynced++;
     sc_reducer_stats_update(r);
     sc_reducer_reset(r, 0);
     return st;
@@ -683,7 +684,7 @@ SC_API sc_status_t sc_reducer_finalize(sc_reducer_t *r)
     char list[512], local_text[SC_ERROR_MAX] = "";
     sc_status_t local = SC_SUCCESS, st;
     int nmiss = 0, first_miss = -1;
-    int64_t v[3];
+    int64_t v[5];
     double t_done;
 
     if (!r)
@@ -749,12 +750,25 @@ SC_API sc_status_t sc_reducer_finalize(sc_reducer_t *r)
     v[0] = nmiss && !r->find_unused ? ((int64_t)r->rank << 32) | first_miss : INT64_MAX;
     v[1] = local != SC_SUCCESS ? r->rank : INT64_MAX;
     v[2] = -(int64_t)((t_done - r->t_first) * 1e9);
-    st = r->n > 0 ? sc_allreduce(v, v, 3, SC_INT64, SC_MIN, r->comm, NULL, NULL) : SC_SUCCESS;
+    /* The iterations each rank accumulated without sync before this one, least and
+     * most: where they differ, a rank's synced iteration met another's later one (one
+     * rank called set_sync(r, 0) where the others did not), and the sums are not the
+     * iteration's. */
+    v[3] = r->unsynced;
+    v[4] = -r->unsynced;
+    st = r->n > 0 ? sc_allreduce(v, v, 5, SC_INT64, SC_MIN, r->comm, NULL, NULL) : SC_SUCCESS;
     if (local != SC_SUCCESS) {
         sc_error_set_text(local_text);
         st = local;
     } else if (st != SC_SUCCESS) {
         /* the all-reduce's sentence stands */
+    } else if (v[3] != -v[4]) {
+        st = sc_error(SC_ERR_MISMATCH, "sc_reducer_finalize: ranks disagree: between %lld and "
+                      "%lld iterations without sync (set_sync(r, 0)) came before this synced "
+                      "one on different ranks (%ld on this rank), so the ranks' collectives "
+                      "met other iterations' and the results are not this iteration's; every "
+                      "rank must run as many iterations without sync before each synced one",
+                      (long long)v[3], (long long)-v[4], r->unsynced);
     } else if (v[0] != INT64_MAX) {
         int q = (int)(v[0] >> 32), i = (int)(v[0] & 0xffffffff);
         st = sc_error(SC_ERR_INVALID_ARG, "sc_reducer_finalize: rank %d never marked "
@@ -769,6 +783,7 @@ SC_API sc_status_t sc_reducer_finalize(sc_reducer_t *r)
         if (st == SC_SUCCESS)
             r->synced++;
     }
+    r->unsynced = 0;
     sc_reducer_stats_update(r);
     sc_reducer_reset(r, 1);
     return st;

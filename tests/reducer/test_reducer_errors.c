@@ -234,6 +234,52 @@ static int test_missing_gradients_fail_finalize_on_every_rank(int argc, char **a
     return teardown(&w, &m, r);
 }
 
+/* After a synced iteration the last rank alone runs one without sync: the others'
+ * next synced iteration meets the last rank's one after, and their finalize (and then
+ * the last rank's) fails with SC_ERR_MISMATCH saying that the ranks accumulated a
+ * different number of iterations, instead of returning sums of different iterations as
+ * a success. The reducer works again afterwards: an iteration synced on every rank
+ * after that gives the right averages. */
+static int test_one_rank_without_sync_is_a_mismatch(int argc, char **argv)
+{
+    int last, it_ok = 3;
+    rt_world_t w;
+    rt_model_t m;
+    sc_reducer_t *r;
+
+    (void)argc, (void)argv;
+    if (setup(&w, &m, &r, 0))
+        return 1;
+    last = w.rank == w.size - 1;
+    for (int it = 0; it < 3; it++) {
+        /* The others: it 0 and 1 synced; the last rank: 0 synced, 1 without, 2 synced. */
+        if (it == 2 && !last)
+            break;
+        CHECK_OK(sc_reducer_set_sync(r, !(last && it == 1)));
+        for (int g = m.n - 1; g >= 0; g--) {
+            rt_fill(&m, m.buf[g], SEED, w.rank, it, g);
+            CHECK_OK(sc_reducer_mark_ready(r, g, m.buf[g]));
+        }
+        if (it == 0 || (last && it == 1)) {
+            CHECK_OK(sc_reducer_finalize(r));
+            continue;
+        }
+        CHECK_STATUS(sc_reducer_finalize(r), SC_ERR_MISMATCH);
+        CHECK_SAYS("ranks disagree: between 0 and 1 iterations without sync",
+                   last ? "(1 on this rank)" : "(0 on this rank)");
+    }
+    CHECK_OK(sc_reducer_set_sync(r, 1));
+    for (int g = m.n - 1; g >= 0; g--) {
+        rt_fill(&m, m.buf[g], SEED, w.rank, it_ok, g);
+        CHECK_OK(sc_reducer_mark_ready(r, g, m.buf[g]));
+    }
+    CHECK_OK(sc_reducer_finalize(r));
+    for (int g = 0; g < m.n; g++)
+        if (rt_check_grad(&m, m.buf[g], g, SEED, w.size, w.size, &it_ok, 1, NULL))
+            return 1;
+    return teardown(&w, &m, r);
+}
+
 /* Without sync nothing is communicated: rank 1 skipping gradient 4 is rank 1's error
  * alone; the synced iteration after it works on every rank. */
 static int test_missing_gradients_without_sync_fail_locally(int argc, char **argv)
@@ -557,6 +603,7 @@ int main(int argc, char **argv)
          test_different_registration_fails_create_on_every_rank},
         {"different_config_fails_create_on_every_rank",
          test_different_config_fails_create_on_every_rank},
+        {"one_rank_without_sync_is_a_mismatch", test_one_rank_without_sync_is_a_mismatch},
         {"create_meeting_another_collective_is_a_mismatch",
          test_create_meeting_another_collective_is_a_mismatch},
         {"integer_gradients_need_prediv_1", test_integer_gradients_need_prediv_1},
