@@ -102,7 +102,10 @@ SC_API sc_status_t sc_alltoall(const void *sendbuf, void *recvbuf, size_t count,
 SC_API sc_status_t sc_barrier(sc_comm_t *comm, sc_request_t **req);
 
 /* Point-to-point: matched in order per (sender, receiver) pair; count and dtype must
- * agree on both sides (a mismatch is an error on both). */
+ * agree on both sides. A mismatch is SC_ERR_MISMATCH on the receiver, naming both
+ * sides; the send may already have completed with SC_SUCCESS (its data was handed
+ * over, as with MPI's eager sends), and the sender's later calls fail with the same
+ * sentence, since the mismatch breaks the communicator on every rank. */
 SC_API sc_status_t sc_send(const void *buf, size_t count, sc_dtype_t dtype, int peer,
                            sc_comm_t *comm, sc_stream_t stream, sc_request_t **req);
 SC_API sc_status_t sc_recv(void *buf, size_t count, sc_dtype_t dtype, int peer,
