@@ -133,6 +133,11 @@ static sc_status_t sc_kernel_check_flagged(const char *fn, const void *buf, sc_d
         (st = sc_kernel_check_buf(fn, "buf", buf, sc_dtype_size(dtype), count)) != SC_SUCCESS ||
         (st = sc_kernel_check_buf(fn, "flag", flag, sizeof(*flag), count)) != SC_SUCCESS)
         return st;
+    /* A flag inside buf would be written between the elements read. */
+    if ((uintptr_t)flag < (uintptr_t)buf + count * sc_dtype_size(dtype) &&
+        (uintptr_t)buf < (uintptr_t)(flag + 1))
+        return sc_error(SC_ERR_INVALID_ARG, "%s: flag lies inside buf (%zu elements of %s at "
+                        "%p)", fn, count, sc_dtype_name(dtype), buf);
     return SC_SUCCESS;
 }
 

@@ -828,7 +828,13 @@ static int test_api_null_buffers_are_invalid_arg_naming_them(void)
                   "sc_check_finite: flag is NULL");
     CHECK_REFUSED(sc_unscale_check(buf, SC_FLOAT32, 4, 2.0f, NULL, NULL), SC_ERR_INVALID_ARG,
                   "sc_unscale_check: flag is NULL");
-    CHECK(out[0] == 7 && buf[0] == 1 && flag == 0, "an output was written");
+    /* A flag inside the buffer it checks (it used to be written over an element). */
+    CHECK_REFUSED(sc_unscale_check(buf, SC_FLOAT32, 4, 0.5f, (int32_t *)(void *)&buf[1], NULL),
+                  SC_ERR_INVALID_ARG, "sc_unscale_check: flag lies inside buf");
+    CHECK_REFUSED(sc_check_finite(buf, SC_FLOAT32, 4, (int32_t *)(void *)&buf[3], NULL),
+                  SC_ERR_INVALID_ARG, "sc_check_finite: flag lies inside buf");
+    CHECK(out[0] == 7 && buf[0] == 1 && buf[1] == 2 && buf[3] == 4 && flag == 0,
+          "an output was written");
     return 0;
 }
 
