@@ -112,6 +112,13 @@ static int test_killed_rank_fails_the_reducer_on_the_others(int argc, char **arg
     if (check_first_error(&err, fault_timeout() + SETTLE_S + 1.0, "the iteration") !=
         TEST_PASS)
         return TEST_FAIL;
+    /* Every later mark fails at once with the communicator's failure, also one that
+     * fills no bucket (the last gradient of the fill order, marked first, does not). */
+    t0 = fault_now();
+    sc_status_t st = sc_reducer_mark_ready(red, 0, grads[0]);
+    CHECK(st == err.status, "a later mark_ready returned %s: %s", sc_status_string(st),
+          sc_last_error());
+    CHECK(fault_now() - t0 < 0.5, "a later mark_ready took %.3f s to fail", fault_now() - t0);
     t0 = fault_now();
     sc_reducer_destroy(red);
     CHECK(fault_now() - t0 < 3.0, "sc_reducer_destroy took %.3f s", fault_now() - t0);

@@ -407,8 +407,14 @@ static int test_create_meeting_another_collective_is_a_mismatch(int argc, char *
     (void)argc, (void)argv;
     if (rt_world(&w))
         return 1;
+    /* Every rank out of sc_comm_init and the barrier first (the last one waits a
+     * little more): the mismatch breaks the communicator, and a rank whose barrier had
+     * not yet seen its last message would report it there (noted, not changed: an
+     * abort notice can overtake an earlier op's last message). */
+    CHECK_OK(sc_barrier(w.comm, NULL));
     rt_model_init(&m, MODEL_N, model_counts, NULL);
     if (w.rank == w.size - 1) {
+        nanosleep(&(struct timespec){0, 300000000L}, NULL);
         CHECK_STATUS(sc_allreduce(x, x, 64, SC_FLOAT32, SC_SUM, w.comm, NULL, NULL),
                      SC_ERR_MISMATCH);
     } else {
