@@ -19,7 +19,9 @@ typedef enum {
 
 /* Configuration of a communicator. Start from SC_COMM_CONFIG_INIT so that fields
  * added later keep their defaults. A field left at its "unset" value (-1, NULL, 0.0)
- * is read from the environment, then from the built-in default. */
+ * is read from the environment, then from the built-in default. Any other negative
+ * value (a negative or NaN timeout_s too) is SC_ERR_INVALID_ARG naming the field, as
+ * is a local_size larger than world_size. */
 typedef struct {
     size_t size;                /* sizeof(sc_comm_config_t), set by the macro */
     int rank;                   /* -1: SC_RANK, RANK, OMPI_COMM_WORLD_RANK, SLURM_PROCID */

@@ -58,7 +58,9 @@ SC_API sc_status_t sc_topk_create(const sc_topk_config_t *config, sc_topk_t **to
  * Writes the indices (uint32_t when index_bits is 32, uint64_t when 64; 32 needs
  * n <= 2^32) in ascending order and the signed values (x's dtype) to indices[0..*selected)
  * and values[0..*selected); *selected is k (exact, random) or at most k (approximate).
- * k > n is SC_ERR_INVALID_ARG; k == 0 selects nothing.
+ * indices and values must be aligned to their elements (host and device alike). Errors
+ * (SC_ERR_INVALID_ARG, nothing written): k > n, n elements of dtype whose bytes overflow,
+ * a NULL or misaligned buffer when k > 0. k == 0 selects nothing.
  *
  * SC_TOPK_APPROX: one scan returns the elements whose magnitude key is at or above a
  * threshold the selector keeps across calls for tensors of the same dtype and n; when
@@ -76,8 +78,8 @@ SC_API sc_status_t sc_topk_create(const sc_topk_config_t *config, sc_topk_t **to
  * are host memory too. x on a device (device or managed memory, with stream the caller's
  * CUDA stream or NULL): SC_TOPK_EXACT only (the other modes are SC_ERR_UNSUPPORTED); a
  * CUDA radix select selects the same elements as the CPU, bit for bit; indices and values
- * must be device memory on the same GPU (else SC_ERR_INVALID_ARG), aligned to their
- * elements; *selected is valid once the stream reaches the call's end (the call
+ * must be device memory on the same GPU (else SC_ERR_INVALID_ARG), and x aligned
+ * to its elements as well; *selected is valid once the stream reaches the call's end (the call
  * synchronizes the stream in this version); scratch comes from the stream's memory pool.
  * A host-only build refuses device buffers with SC_ERR_UNSUPPORTED. x is never read
  * before every check has passed. One thread at a time per selector. */
@@ -96,7 +98,8 @@ SC_API void sc_topk_destroy(sc_topk_t *topk);
  * all-gathered and added in rank order into dense, which is first zeroed; dense is
  * written only on success. Indices >= n (other than the pad) are SC_ERR_INVALID_ARG on
  * the rank that sent them and SC_ERR_MISMATCH naming that rank on the others; ranks that
- * disagree on n, k, dtype or widths get SC_ERR_MISMATCH. Host buffers. */
+ * disagree on n, k, dtype or widths get SC_ERR_MISMATCH. k whose pairs' bytes overflow
+ * is SC_ERR_INVALID_ARG, found before any pair is read. Host buffers. */
 SC_API sc_status_t sc_sparse_allreduce(sc_comm_t *comm, const void *indices, int index_bits,
                                        const void *values, sc_dtype_t value_dtype, size_t k,
                                        void *dense, sc_dtype_t dtype, size_t n);
@@ -123,7 +126,8 @@ typedef struct {
 
 /* A compressor holds one residual (and one momentum buffer) per key: a tensor or a
  * bucket, created by the first call with that key and the count it gives. config NULL:
- * SC_COMPRESS_CONFIG_INIT. SC_ERR_INVALID_ARG names a field out of range.
+ * SC_COMPRESS_CONFIG_INIT. SC_ERR_INVALID_ARG names a field out of range, config.size
+ * other than sizeof(sc_compress_config_t) included.
  * Memory per key, in elements of its accumulation type (float32; float64 for float64
  * keys): count for the step's working copy (v = residual + g, which becomes the next
  * residual at the commit, so that a failed step changes nothing), count more for the
@@ -190,7 +194,7 @@ SC_API void sc_compressor_destroy(sc_compressor_t *compressor);
  * adopted by the first layout whose bucket of that index has the same count and dtype.
  * Float buckets only (validate says so otherwise); host buckets only (a reducer with
  * config.stream gets SC_ERR_UNSUPPORTED when a bucket starts). save/load carry the compressor's
- * state. config NULL: defaults. */
+ * state. config NULL: defaults; a config is checked as by sc_compressor_create. */
 SC_API sc_status_t sc_comm_hook_topk(const sc_compress_config_t *config,
                                      sc_comm_hook_t *hook);
 

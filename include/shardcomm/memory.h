@@ -22,7 +22,8 @@ typedef enum {
  * build too, so that a device pointer gets a clear error rather than a crash); every
  * pointer is SC_MEM_HOST on a machine without a GPU. *device is the GPU ordinal for
  * device, managed and pinned memory, -1 for pageable host memory. device may be NULL.
- * Never creates a CUDA context. Thread-safe. */
+ * kind NULL is SC_ERR_INVALID_ARG, and then nothing is written. Never creates a CUDA
+ * context. Thread-safe. */
 SC_API sc_status_t sc_memory_kind(const void *ptr, sc_mem_kind_t *kind, int *device);
 
 /* "host", "host-pinned", "device", "managed"; "unknown" otherwise. */

@@ -71,7 +71,8 @@ SC_API sc_status_t sc_compressed_allreduce(sc_compressor_t *compressor, sc_comm_
         if (st != SC_SUCCESS)
             return st;
         sc_compressor_commit(compressor, k, sendbuf, rank);
-        memcpy(recvbuf, k->v, count * sc_dtype_size(dtype));
+        if (count > 0) /* recvbuf and v may be NULL with count 0 */
+            memcpy(recvbuf, k->v, count * sc_dtype_size(dtype));
         return SC_SUCCESS;
     }
     st = sc_allgather((char *)k->blocks + (size_t)rank * k->lay.bytes, k->blocks, k->lay.bytes,

@@ -20,11 +20,12 @@ static sc_status_t sc_compress_config_resolve(const char *caller,
     sc_compress_config_t c = SC_COMPRESS_CONFIG_INIT;
 
     if (in) {
-        if (in->size == 0 || in->size > sizeof(c))
+        /* Exactly this version's size: a part of the struct could end inside a field. */
+        if (in->size != sizeof(c))
             return sc_error(SC_ERR_INVALID_ARG, "%s: config.size is %zu, not %zu: start the "
                             "configuration from SC_COMPRESS_CONFIG_INIT", caller, in->size,
                             sizeof(c));
-        memcpy(&c, in, in->size);
+        c = *in;
     }
     if (c.density == 0.0)
         c.density = 0.01;

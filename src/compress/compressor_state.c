@@ -110,11 +110,14 @@ SC_API sc_status_t sc_compressor_save(const sc_compressor_t *compressor, void *b
     return SC_SUCCESS;
 }
 
+/* key: the record where the problem is, or -1 for the buffer as a whole. */
 static sc_status_t sc_state_bad(const char *why, long key)
 {
+    if (key < 0)
+        return sc_error(SC_ERR_INVALID_ARG, "sc_compressor_load: the buffer is not a "
+                        "compressor state saved by sc_compressor_save (%s)", why);
     return sc_error(SC_ERR_INVALID_ARG, "sc_compressor_load: the buffer is not a compressor "
-                    "state saved by sc_compressor_save (%s%s%ld)", why,
-                    key >= 0 ? " at record " : "", key >= 0 ? key : 0L);
+                    "state saved by sc_compressor_save (%s at record %ld)", why, key);
 }
 
 /* Builds the state of record i from p (which has `left` bytes); *used is its size. The

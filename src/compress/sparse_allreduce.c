@@ -9,11 +9,13 @@
 
 #define SC_SPARSE_FN "sc_sparse_allreduce"
 
-/* The checks that need no other rank. */
+/* The checks that need no other rank, and the layout of p ranks' pairs (*l); every
+ * size is checked before any index is read. */
 static sc_status_t sc_sparse_check(const void *indices, int index_bits, const void *values,
                                    sc_dtype_t value_dtype, size_t k, const void *dense,
-                                   sc_dtype_t dtype, size_t n)
+                                   sc_dtype_t dtype, size_t n, int p, sc_pairs_layout_t *l)
 {
+    sc_status_t st;
     size_t bad;
 
     if (!sc_pairs_dtype_ok(dtype))
@@ -34,6 +36,9 @@ static sc_status_t sc_sparse_check(const void *indices, int index_bits, const vo
     if (n > SIZE_MAX / sizeof(double))
         return sc_error(SC_ERR_INVALID_ARG, SC_SPARSE_FN ": n %zu overflows the buffer size",
                         n);
+    st = sc_pairs_layout(SC_SPARSE_FN, k, index_bits, value_dtype, p, l);
+    if (st != SC_SUCCESS)
+        return st;
     bad = sc_pairs_find_bad(indices, index_bits, k, n);
     if (bad < k)
         return sc_error(SC_ERR_INVALID_ARG, SC_SPARSE_FN ": pair %zu has index %llu, outside "
@@ -59,9 +64,7 @@ SC_API sc_status_t sc_sparse_allreduce(sc_comm_t *comm, const void *indices, int
         return st; /* no communicator to agree over */
     rank = sc_comm_rank(comm);
     p = sc_comm_size(comm);
-    st = sc_sparse_check(indices, index_bits, values, value_dtype, k, dense, dtype, n);
-    if (st == SC_SUCCESS)
-        st = sc_pairs_layout(SC_SPARSE_FN, k, index_bits, value_dtype, p, &l);
+    st = sc_sparse_check(indices, index_bits, values, value_dtype, k, dense, dtype, n, p, &l);
     if (st == SC_SUCCESS) {
         blocks = malloc(l.bytes * (size_t)p + 8);
         acc = narrow ? malloc(n * sizeof(float) + 8) : NULL;
@@ -83,9 +86,11 @@ SC_API sc_status_t sc_sparse_allreduce(sc_comm_t *comm, const void *indices, int
     if (st != SC_SUCCESS)
         goto out;
     memset(blocks + (size_t)rank * l.bytes, 0, l.bytes);
-    memcpy(blocks + (size_t)rank * l.bytes, indices, k * (size_t)(index_bits / 8));
-    memcpy(blocks + (size_t)rank * l.bytes + l.values_off, values,
-           k * sc_dtype_size(value_dtype));
+    if (k > 0) { /* indices and values may be NULL with k 0 */
+        memcpy(blocks + (size_t)rank * l.bytes, indices, k * (size_t)(index_bits / 8));
+        memcpy(blocks + (size_t)rank * l.bytes + l.values_off, values,
+               k * sc_dtype_size(value_dtype));
+    }
     st = sc_allgather(blocks + (size_t)rank * l.bytes, blocks, l.bytes, SC_UINT8, comm, NULL,
                       NULL);
     if (st != SC_SUCCESS)

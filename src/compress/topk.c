@@ -127,6 +127,9 @@ static sc_status_t topk_check(const char *caller, sc_topk_t *topk, const void *x
     if (index_bits != 32 && index_bits != 64)
         return sc_error(SC_ERR_INVALID_ARG, "%s: index_bits is %d, allowed: 32 or 64",
                         caller, index_bits);
+    if (n > (size_t)INT64_MAX / sc_topk_format(dtype).width)
+        return sc_error(SC_ERR_INVALID_ARG, "%s: count n = %zu of %s overflows the buffer "
+                        "size", caller, n, sc_dtype_name(dtype));
     if (k > n)
         return sc_error(SC_ERR_INVALID_ARG, "%s: k = %zu is larger than n = %zu", caller, k,
                         n);
@@ -143,6 +146,13 @@ static sc_status_t topk_check(const char *caller, sc_topk_t *topk, const void *x
     if (!x || !indices || !values)
         return sc_error(SC_ERR_INVALID_ARG, "%s: %s is NULL", caller,
                         !x ? "x" : !indices ? "indices" : "values");
+    /* As the kernels: outputs aligned to their elements, refused otherwise. */
+    if ((uintptr_t)indices % (size_t)(index_bits / 8))
+        return sc_error(SC_ERR_INVALID_ARG, "%s: indices (%p) is not aligned to its %d-byte "
+                        "elements", caller, indices, index_bits / 8);
+    if ((uintptr_t)values % job->fmt.width)
+        return sc_error(SC_ERR_INVALID_ARG, "%s: values (%p) is not aligned to its %u-byte "
+                        "elements", caller, values, job->fmt.width);
     return SC_SUCCESS;
 }
 

@@ -8,12 +8,17 @@
 #include "core/env_names.h"
 #include "core/error.h"
 
-static sc_status_t sc_bootstrap_int(int from_cfg, const char *const *names, long def,
-                                    int *out)
+/* field: the configuration field's name; from_cfg -1 (unset) reads the environment,
+ * any other negative value is refused. */
+static sc_status_t sc_bootstrap_int(const char *field, int from_cfg, const char *const *names,
+                                    long def, int *out)
 {
     long v;
     sc_status_t st;
 
+    if (from_cfg < -1)
+        return sc_error(SC_ERR_INVALID_ARG, "sc_comm_init: config.%s is %d; it must be >= 0, "
+                        "or -1 (unset) to read it from the environment", field, from_cfg);
     if (from_cfg >= 0) {
         *out = from_cfg;
         return SC_SUCCESS;
@@ -40,14 +45,22 @@ sc_status_t sc_bootstrap_resolve(const sc_comm_config_t *cfg, sc_bootstrap_param
                         "sc_comm_init: config.size is %zu, expected %zu: initialize the "
                         "config with SC_COMM_CONFIG_INIT", cfg->size, sizeof(sc_comm_config_t));
     memset(&p, 0, sizeof(p));
-    if ((st = sc_bootstrap_int(cfg->rank, sc_env_rank_names, SC_DEFAULT_RANK, &p.rank)) ||
-        (st = sc_bootstrap_int(cfg->world_size, sc_env_world_size_names,
+    /* 0 is the unset timeout; negative and NaN are refused before anything is read. */
+    if (!(cfg->timeout_s >= 0.0))
+        return sc_error(SC_ERR_INVALID_ARG, "sc_comm_init: config.timeout_s is %g; it must "
+                        "be positive seconds, or 0 (unset) to read SC_TIMEOUT",
+                        cfg->timeout_s);
+    if ((st = sc_bootstrap_int("rank", cfg->rank, sc_env_rank_names, SC_DEFAULT_RANK,
+                               &p.rank)) ||
+        (st = sc_bootstrap_int("world_size", cfg->world_size, sc_env_world_size_names,
                                SC_DEFAULT_WORLD_SIZE, &p.world_size)) ||
-        (st = sc_bootstrap_int(cfg->local_rank, sc_env_local_rank_names, -1, &p.local_rank)) ||
-        (st = sc_bootstrap_int(cfg->local_size, sc_env_local_size_names, -1, &p.local_size)) ||
-        (st = sc_bootstrap_int(cfg->master_port, sc_env_master_port_names,
+        (st = sc_bootstrap_int("local_rank", cfg->local_rank, sc_env_local_rank_names, -1,
+                               &p.local_rank)) ||
+        (st = sc_bootstrap_int("local_size", cfg->local_size, sc_env_local_size_names, -1,
+                               &p.local_size)) ||
+        (st = sc_bootstrap_int("master_port", cfg->master_port, sc_env_master_port_names,
                                SC_DEFAULT_MASTER_PORT, &p.master_port)) ||
-        (st = sc_bootstrap_int(cfg->device, sc_env_device_names, -1, &p.device)))
+        (st = sc_bootstrap_int("device", cfg->device, sc_env_device_names, -1, &p.device)))
         return st;
     if (p.world_size < 1)
         return sc_error(SC_ERR_INVALID_ARG, "world size %d must be at least 1", p.world_size);
@@ -57,6 +70,9 @@ sc_status_t sc_bootstrap_resolve(const sc_comm_config_t *cfg, sc_bootstrap_param
     if (p.local_size == 0 || (p.local_size > 0 && p.local_rank >= p.local_size))
         return sc_error(SC_ERR_INVALID_ARG, "local rank %d is outside the local size %d",
                         p.local_rank, p.local_size);
+    if (p.local_size > p.world_size)
+        return sc_error(SC_ERR_INVALID_ARG, "local size %d is larger than the world size %d",
+                        p.local_size, p.world_size);
     if (p.master_port <= 0 || p.master_port > 65535)
         return sc_error(SC_ERR_INVALID_ARG, "master port %d is not a TCP port", p.master_port);
     addr = cfg->master_addr ? cfg->master_addr : sc_env_first(sc_env_master_addr_names, NULL);

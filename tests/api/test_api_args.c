@@ -2,6 +2,7 @@
  * sc_last_error() naming the call and the bad argument, and leaves every output (buffer,
  * *req, *sub) as it was. Run through scrun (1 or 2 ranks): test_api_args NAME. */
 #include <limits.h>
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -170,6 +171,21 @@ static int test_null_recvbuf_with_count_is_invalid_arg(void)
             continue;
         c.recv = NULL;
         RUN(expect_rejected(&c, SC_ERR_INVALID_ARG, "recvbuf"));
+    }
+    return 0;
+}
+
+/* Buffers that overlap other than in place (sendbuf one element past recvbuf) are
+ * refused by every call that takes both, naming the overlap. */
+static int test_overlapping_buffers_are_invalid_arg(void)
+{
+    for (kind_t k = 0; k < K_COUNT; k++) {
+        call_t c = call_valid(k, g_world);
+        if (k == K_SEND || k == K_RECV || k == K_BARRIER)
+            continue;
+        c.send = g_out + sizeof(float);
+        c.recv = g_out;
+        RUN(expect_rejected(&c, SC_ERR_INVALID_ARG, "overlap other than in place"));
     }
     return 0;
 }
@@ -490,6 +506,77 @@ static int test_comm_init_rejects_bad_arguments(void)
     return 0;
 }
 
+/* A field below its "unset" value is refused naming the field and the value, before any
+ * rendezvous (timeout_s 1: a rendezvous would not take long to fail). */
+static int comm_init_refuses(const sc_comm_config_t *cfg, const char *field,
+                             const char *value)
+{
+    sc_comm_t *const sentinel = (sc_comm_t *)(uintptr_t)0x5c5c5c50;
+    sc_comm_t *comm = sentinel;
+    sc_status_t st;
+
+    prime_last_error();
+    st = sc_comm_init(cfg, &comm);
+    if (st == SC_SUCCESS && comm != sentinel)
+        sc_comm_destroy(comm);
+    CHECK(st == SC_ERR_INVALID_ARG, "init with %s %s: %s (%s)", field, value,
+          sc_status_string(st), sc_last_error());
+    CHECK(comm == sentinel, "a failed init wrote *comm");
+    CHECK(strstr(sc_last_error(), field) && strstr(sc_last_error(), value),
+          "sentence '%s' lacks '%s' or '%s'", sc_last_error(), field, value);
+    return 0;
+}
+
+static int test_comm_init_rejects_out_of_range_fields(void)
+{
+    sc_comm_config_t cfg = SC_COMM_CONFIG_INIT;
+
+    cfg.timeout_s = 1.0;
+    cfg.rank = -2;
+    RUN(comm_init_refuses(&cfg, "config.rank", "-2"));
+    cfg.rank = -1;
+    cfg.world_size = -5;
+    RUN(comm_init_refuses(&cfg, "config.world_size", "-5"));
+    cfg.world_size = -1;
+    cfg.local_rank = -3;
+    RUN(comm_init_refuses(&cfg, "config.local_rank", "-3"));
+    cfg.local_rank = -1;
+    cfg.local_size = -4;
+    RUN(comm_init_refuses(&cfg, "config.local_size", "-4"));
+    cfg.local_size = -1;
+    cfg.master_port = -29500;
+    RUN(comm_init_refuses(&cfg, "config.master_port", "-29500"));
+    cfg.master_port = -1;
+    cfg.device = -2;
+    RUN(comm_init_refuses(&cfg, "config.device", "-2"));
+    cfg.device = -1;
+    cfg.timeout_s = -1.0;
+    RUN(comm_init_refuses(&cfg, "config.timeout_s", "-1"));
+    cfg.timeout_s = (double)NAN;
+    RUN(comm_init_refuses(&cfg, "config.timeout_s", "nan"));
+    cfg.timeout_s = 1.0;
+    cfg.rank = 0;
+    cfg.world_size = 1;
+    cfg.local_rank = 0;
+    cfg.local_size = 2;
+    RUN(comm_init_refuses(&cfg, "local size 2", "world size 1"));
+    return 0;
+}
+
+/* ---- memory kinds ---------------------------------------------------------------------- */
+
+static int test_memory_kind_without_kind_writes_nothing(void)
+{
+    int x = 0, device = 12345;
+
+    prime_last_error();
+    CHECK(sc_memory_kind(&x, NULL, &device) == SC_ERR_INVALID_ARG, "kind NULL accepted");
+    CHECK(strstr(sc_last_error(), "sc_memory_kind") && strstr(sc_last_error(), "kind"),
+          "sentence: %s", sc_last_error());
+    CHECK(device == 12345, "*device was written (%d) on an error", device);
+    return 0;
+}
+
 /* ---- requests ------------------------------------------------------------------------- */
 
 static int test_wait_and_test_reject_a_null_request(void)
@@ -699,6 +786,7 @@ typedef struct {
 static const test_t tests[] = {
     T(null_sendbuf_with_count_is_invalid_arg),
     T(null_recvbuf_with_count_is_invalid_arg),
+    T(overlapping_buffers_are_invalid_arg),
     T(zero_count_with_null_buffers_succeeds),
     T(count_overflow_is_invalid_arg),
     T(unknown_dtype_is_invalid_arg),
@@ -713,6 +801,8 @@ static const test_t tests[] = {
     T(abort_fails_pending_requests_on_every_rank),
     T(split_without_output_is_invalid_arg),
     T(comm_init_rejects_bad_arguments),
+    T(comm_init_rejects_out_of_range_fields),
+    T(memory_kind_without_kind_writes_nothing),
     T(wait_and_test_reject_a_null_request),
     T(broadcast_null_sendbuf_is_an_error_on_the_root_only),
     T(reduce_null_recvbuf_is_an_error_on_the_root_only),

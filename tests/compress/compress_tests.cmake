@@ -62,6 +62,7 @@ foreach(spec ${SC_COMPRESS_TESTS})
 endforeach()
 
 # Bad input. SC_TIMEOUT=5: a hang would fail the test within seconds instead of passing.
+# UBSAN_OPTIONS: undefined behaviour fails the test in a build whose sanitizer recovers.
 set(SC_COMPRESS_FAULTS
   "bad_index_fails_every_rank 2"
   "bad_index_fails_every_rank 3"
@@ -73,12 +74,15 @@ set(SC_COMPRESS_FAULTS
   "key_reused_with_another_count 2"
   "key_reused_with_another_count 3"
   "hook_refuses_integer_buckets 2"
-  "refused_step_changes_nothing 2")
+  "refused_step_changes_nothing 2"
+  "sparse_k_overflow_is_refused 2"
+  "zero_count_with_null_buffers 2"
+  "foreign_state_is_refused 1")
 foreach(spec ${SC_COMPRESS_FAULTS})
   separate_arguments(f UNIX_COMMAND "${spec}")
   list(POP_BACK f n)
   string(REPLACE ";" "." name "${f}")
   sc_add_rank_test(NAME compress.${name}.np${n} RANKS ${n}
                    COMMAND $<TARGET_FILE:test_compress_errors> ${f}
-                   LABELS fault ENV SC_TIMEOUT=5 TIMEOUT 30)
+                   LABELS fault ENV SC_TIMEOUT=5 UBSAN_OPTIONS=halt_on_error=1 TIMEOUT 30)
 endforeach()

@@ -6,7 +6,10 @@
  *   bad_config_is_refused            density, momentum, index_bits out of range
  *   key_reused_with_another_count    on every rank, and on rank 0 only
  *   hook_refuses_integer_buckets
- *   refused_step_changes_nothing     a step refused after the selection keeps the state */
+ *   refused_step_changes_nothing     a step refused after the selection keeps the state
+ *   sparse_k_overflow_is_refused     k pairs whose bytes overflow, before any is read
+ *   zero_count_with_null_buffers     k 0 / count 0 with NULL buffers succeeds
+ *   foreign_state_is_refused         the load's sentence says why, nothing more */
 #include "compress_test.h"
 
 static int test_bad_index_fails_every_rank(int argc, char **argv)
@@ -117,6 +120,13 @@ static int test_bad_config_is_refused(int argc, char **argv)
         return 1;
     cfg = (sc_compress_config_t)SC_COMPRESS_CONFIG_INIT;
     cfg.size = sizeof(cfg) + 8; /* a newer caller's configuration */
+    if (refused(&cfg, "config.size"))
+        return 1;
+    cfg = (sc_compress_config_t)SC_COMPRESS_CONFIG_INIT;
+    cfg.size = 12; /* ends inside density */
+    if (refused(&cfg, "config.size"))
+        return 1;
+    cfg.size = sizeof(cfg) - 8; /* an older caller's configuration */
     return refused(&cfg, "config.size");
 }
 
@@ -224,6 +234,85 @@ static int test_hook_refuses_integer_buckets(int argc, char **argv)
     return 0;
 }
 
+/* k = SIZE_MAX / 2 pairs: refused for their size on every rank, before the three
+ * indices there are are read past (ASan would stop the test). */
+static int test_sparse_k_overflow_is_refused(int argc, char **argv)
+{
+    uint32_t ix[3] = {0, 1, 2};
+    float vals[3] = {1, 2, 3}, dense[8];
+    rt_world_t w;
+
+    (void)argc, (void)argv;
+    if (rt_world(&w))
+        return 1;
+    memset(dense, 0x55, sizeof(dense));
+    CHECK_STATUS(sc_sparse_allreduce(w.comm, ix, 32, vals, SC_FLOAT32, SIZE_MAX / 2, dense,
+                                     SC_FLOAT32, 8), SC_ERR_INVALID_ARG);
+    CHECK_SAYS("sc_sparse_allreduce", "overflow the buffer size");
+    for (int i = 0; i < 8; i++) {
+        uint32_t u;
+        memcpy(&u, &dense[i], 4);
+        CHECK(u == 0x55555555u, "dense was written on an error");
+    }
+    if (ct_check_comm_works(&w))
+        return 1;
+    CHECK_OK(sc_comm_destroy(w.comm));
+    return 0;
+}
+
+/* No pairs (k 0) and no elements (count 0) with NULL buffers are no errors and copy
+ * nothing (UBSan stops a memcpy with NULL). */
+static int test_zero_count_with_null_buffers(int argc, char **argv)
+{
+    float dense[4] = {1, 2, 3, 4};
+    sc_compressor_t *c;
+    rt_world_t w;
+
+    (void)argc, (void)argv;
+    if (rt_world(&w))
+        return 1;
+    CHECK_OK(sc_sparse_allreduce(w.comm, NULL, 32, NULL, SC_FLOAT32, 0, dense, SC_FLOAT32, 4));
+    for (int i = 0; i < 4; i++)
+        CHECK(dense[i] == 0.0f, "dense[%d] is %g, not 0", i, dense[i]);
+    CHECK_OK(sc_sparse_allreduce(w.comm, NULL, 64, NULL, SC_FLOAT32, 0, NULL, SC_FLOAT32, 0));
+    CHECK_OK(sc_compressor_create(NULL, &c));
+    CHECK_OK(sc_compressed_allreduce(c, w.comm, 0, NULL, NULL, 0, SC_FLOAT32, SC_SUM));
+    CHECK_OK(sc_compressed_allreduce(c, w.comm, 0, NULL, NULL, 0, SC_FLOAT32, SC_AVG));
+    sc_compressor_destroy(c);
+    CHECK_OK(sc_comm_destroy(w.comm));
+    return 0;
+}
+
+/* The last error ends with suffix. */
+static int says_last(const char *suffix)
+{
+    const char *e = sc_last_error();
+    size_t len = strlen(e), n = strlen(suffix);
+
+    CHECK(len >= n && strcmp(e + len - n, suffix) == 0,
+          "the sentence \"%s\" does not end with \"%s\"", e, suffix);
+    return 0;
+}
+
+/* A buffer that is no saved state: the sentence ends with the reason in parentheses. */
+static int test_foreign_state_is_refused(int argc, char **argv)
+{
+    unsigned char bad[256];
+    sc_compressor_t *c;
+
+    (void)argc, (void)argv;
+    memset(bad, 'x', sizeof(bad));
+    CHECK_OK(sc_compressor_create(NULL, &c));
+    CHECK_STATUS(sc_compressor_load(c, bad, sizeof(bad)), SC_ERR_INVALID_ARG);
+    if (says_last("(another magic)"))
+        return 1;
+    CHECK_STATUS(sc_compressor_load(c, bad, 3), SC_ERR_INVALID_ARG);
+    if (says_last("(shorter than the header)"))
+        return 1;
+    sc_compressor_destroy(c);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     static const rt_test_t tests[] = {
@@ -233,6 +322,9 @@ int main(int argc, char **argv)
         {"key_reused_with_another_count", test_key_reused_with_another_count},
         {"hook_refuses_integer_buckets", test_hook_refuses_integer_buckets},
         {"refused_step_changes_nothing", test_refused_step_changes_nothing},
+        {"sparse_k_overflow_is_refused", test_sparse_k_overflow_is_refused},
+        {"zero_count_with_null_buffers", test_zero_count_with_null_buffers},
+        {"foreign_state_is_refused", test_foreign_state_is_refused},
         {NULL, NULL}};
     return rt_main(tests, argc, argv);
 }

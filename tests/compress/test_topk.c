@@ -594,6 +594,66 @@ static int test_argument_errors_are_refused(int argc, char **argv)
     return 0;
 }
 
+/* n whose bytes overflow (SIZE_MAX float32 elements) is refused before x is read (x
+ * holds 16), for every dtype, and nothing is written. */
+static int test_count_overflow_is_refused(int argc, char **argv)
+{
+    static const sc_dtype_t dtypes[] = {SC_FLOAT32, SC_FLOAT64, SC_FLOAT16, SC_BFLOAT16};
+    double x[16] = {1.0};
+    uint64_t indices[4] = {0};
+    double values[4] = {0};
+    size_t selected = 99;
+    sc_topk_t *topk;
+
+    (void)argc, (void)argv;
+    CHECK_OK(make_topk(SC_TOPK_EXACT, 1, 0, 0.0, &topk));
+    for (size_t d = 0; d < NELEM(dtypes); d++) {
+        CHECK_REFUSED(sc_topk_select(topk, x, dtypes[d], SIZE_MAX, 4, 64, indices, values,
+                                     &selected, NULL),
+                      SC_ERR_INVALID_ARG, "overflows the buffer size");
+        CHECK_REFUSED(sc_topk_select(topk, x, dtypes[d], SIZE_MAX / 2 + 1, 4, 64, indices,
+                                     values, &selected, NULL),
+                      SC_ERR_INVALID_ARG, "overflows the buffer size");
+    }
+    CHECK(selected == 99 && indices[0] == 0 && values[0] == 0.0,
+          "a refused call wrote an output");
+    sc_topk_destroy(topk);
+    return 0;
+}
+
+/* Host indices and values not aligned to their elements are refused, as the kernels
+ * refuse them, and nothing is written. */
+static int test_misaligned_outputs_are_refused(int argc, char **argv)
+{
+    float x[16] = {1, 9, 3, 7};
+    _Alignas(8) unsigned char ib[8 * 17], vb[4 * 17];
+    unsigned char ib0[sizeof(ib)], vb0[sizeof(vb)];
+    size_t selected = 99;
+    sc_topk_t *topk;
+
+    (void)argc, (void)argv;
+    memset(ib, 0x5a, sizeof(ib));
+    memset(vb, 0x5a, sizeof(vb));
+    memcpy(ib0, ib, sizeof(ib));
+    memcpy(vb0, vb, sizeof(vb));
+    CHECK_OK(make_topk(SC_TOPK_EXACT, 1, 0, 0.0, &topk));
+    CHECK_REFUSED(sc_topk_select(topk, x, SC_FLOAT32, 16, 4, 32, ib + 1, vb, &selected, NULL),
+                  SC_ERR_INVALID_ARG, "indices");
+    CHECK_REFUSED(sc_topk_select(topk, x, SC_FLOAT32, 16, 4, 32, ib + 1, vb, &selected, NULL),
+                  SC_ERR_INVALID_ARG, "not aligned to its 4-byte elements");
+    CHECK_REFUSED(sc_topk_select(topk, x, SC_FLOAT32, 16, 4, 64, ib + 4, vb, &selected, NULL),
+                  SC_ERR_INVALID_ARG, "not aligned to its 8-byte elements");
+    CHECK_REFUSED(sc_topk_select(topk, x, SC_FLOAT32, 16, 4, 32, ib, vb + 2, &selected, NULL),
+                  SC_ERR_INVALID_ARG, "values");
+    CHECK(selected == 99 && memcmp(ib, ib0, sizeof(ib)) == 0 &&
+          memcmp(vb, vb0, sizeof(vb)) == 0, "a refused call wrote an output");
+    /* Aligned, the same call selects. */
+    CHECK_OK(sc_topk_select(topk, x, SC_FLOAT32, 16, 4, 32, ib, vb, &selected, NULL));
+    CHECK(selected == 4, "selected %zu of 4", selected);
+    sc_topk_destroy(topk);
+    return 0;
+}
+
 typedef struct {
     const char *name;
     int (*fn)(int argc, char **argv);
@@ -610,6 +670,8 @@ static const test_t tests[] = {
     {"random_is_uniform", test_random_is_uniform},
     {"device_pointer_is_refused", test_device_pointer_is_refused},
     {"argument_errors_are_refused", test_argument_errors_are_refused},
+    {"count_overflow_is_refused", test_count_overflow_is_refused},
+    {"misaligned_outputs_are_refused", test_misaligned_outputs_are_refused},
 };
 
 int main(int argc, char **argv)
