@@ -148,7 +148,8 @@ SC_API sc_status_t sc_compressor_create(const sc_compress_config_t *config,
  * key reused with another count or dtype is SC_ERR_INVALID_ARG; recvbuf is written only
  * on success, the residual is updated only on success. An argument error on one rank fails every rank (the others
  * with SC_ERR_MISMATCH naming it), as do ranks that disagree on count, dtype, op, the
- * step kind (warm-up or not), k, the values' dtype or the index width. One thread at a
+ * step kind (dense or sparse), k, the values' dtype, the index width, mode,
+ * error_feedback or momentum. One thread at a
  * time per compressor. */
 SC_API sc_status_t sc_compressed_allreduce(sc_compressor_t *compressor, sc_comm_t *comm,
                                            int key, const void *sendbuf, void *recvbuf,

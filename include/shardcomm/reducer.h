@@ -148,9 +148,11 @@ typedef struct {
 /* Registers n gradients (collective: every rank registers the same list; a mismatch
  * is SC_ERR_MISMATCH on every rank naming the first differing gradient and both
  * ranks) and lays out the buckets in reverse registration order. The caps, find_unused,
- * autotune, prediv and the hook's name must agree across ranks too (SC_ERR_MISMATCH
- * naming the field). An argument error on one rank (SC_ERR_INVALID_ARG: a dtype the
- * reducer does not take, prediv not 1 with integer gradients, a hook that refuses a
+ * autotune, prediv, gradient_as_bucket_view, whether config.stream is set and the
+ * hook's name must agree across ranks too (SC_ERR_MISMATCH naming the field). An
+ * argument error on one rank (SC_ERR_INVALID_ARG: config.size other than
+ * sizeof(sc_reducer_config_t) (the config is then not read, its hook not destroyed), a
+ * dtype the reducer does not take, prediv not 1 with integer gradients, a hook that refuses a
  * bucket dtype or a stream that is invalid or of another GPU than the communicator's;
  * SC_ERR_DEVICE: config.stream set but the communicator has no GPU; SC_ERR_UNSUPPORTED:
  * config.stream set in a host-only build) fails every rank: that rank

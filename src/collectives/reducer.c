@@ -155,12 +155,13 @@ SC_API sc_status_t sc_reducer_create(sc_comm_t *comm, const sc_grad_desc_t *grad
     sc_status_t st = SC_SUCCESS, comm_st;
 
     if (config) {
-        if (config->size == 0 || config->size > sizeof(cfg))
+        /* Exactly this version's size: a part of the struct could end inside a field. */
+        if (config->size != sizeof(cfg))
             st = sc_error(SC_ERR_INVALID_ARG, "sc_reducer_create: config.size is %zu, not "
                           "%zu: start the configuration from SC_REDUCER_CONFIG_INIT",
                           config->size, sizeof(cfg));
         else
-            memcpy(&cfg, config, config->size);
+            cfg = *config;
     }
     r = calloc(1, sizeof(*r));
     if (!r) {

@@ -52,14 +52,25 @@ SC_API sc_status_t sc_compressed_allreduce(sc_compressor_t *compressor, sc_comm_
     {
         /* A rank that failed above still takes part, so that no rank waits. */
         int ok = st == SC_SUCCESS;
+        /* The defaults where this rank failed (the compressor may be NULL). */
+        sc_compress_config_t cfg = ok ? compressor->cfg
+                                      : (sc_compress_config_t)SC_COMPRESS_CONFIG_INIT;
+        int64_t momentum_bits;
+        memcpy(&momentum_bits, &cfg.momentum, sizeof(momentum_bits));
         const sc_fact_t facts[] = {
             {"count", SC_FACT_NUMBER, (int64_t)count},
             {"dtype", SC_FACT_DTYPE, dtype},
             {"op", SC_FACT_NUMBER, op},
-            {"warm-up (1: a dense step)", SC_FACT_NUMBER, ok ? k->dense : 0},
+            {"the step's kind (1: dense, in warm-up or at density 1 without values_fp16 or "
+             "momentum)", SC_FACT_NUMBER, ok ? k->dense : 0},
             {"k (density * count)", SC_FACT_NUMBER, ok && !k->dense ? (int64_t)k->lay.k : 0},
             {"value dtype (values_fp16)", SC_FACT_DTYPE, ok && !k->dense ? k->lay.vdtype : 0},
-            {"index_bits", SC_FACT_NUMBER, ok && !k->dense ? k->lay.index_bits : 0}};
+            {"index_bits", SC_FACT_NUMBER, ok && !k->dense ? k->lay.index_bits : 0},
+            /* How each rank selects and what it keeps: not the wire's shape, but ranks
+             * that differ here do not train as one. */
+            {"mode", SC_FACT_NUMBER, (int64_t)cfg.mode},
+            {"error_feedback", SC_FACT_NUMBER, cfg.error_feedback},
+            {"momentum", SC_FACT_DOUBLE, momentum_bits}};
         st = sc_comm_agree(comm, SC_CAR_FN, st, SC_ERR_MISMATCH, facts,
                            (int)(sizeof(facts) / sizeof(facts[0])), NULL);
     }

@@ -170,6 +170,42 @@ static int test_key_reused_with_another_count(int argc, char **argv)
     return 0;
 }
 
+/* The last rank's compressor differs in argv[0] (error_feedback: off; momentum: 0.9):
+ * the compressed all-reduce fails with SC_ERR_MISMATCH on every rank naming the field,
+ * writes nothing, and the communicator still works. */
+static int test_config_disagreement_is_a_mismatch(int argc, char **argv)
+{
+    sc_compress_config_t cfg = SC_COMPRESS_CONFIG_INIT;
+    const char *field = argc > 0 ? argv[0] : "error_feedback";
+    float g[1000], out[1000];
+    sc_compressor_t *c;
+    rt_world_t w;
+
+    if (rt_world(&w))
+        return 1;
+    if (w.rank == w.size - 1 && strcmp(field, "momentum") == 0)
+        cfg.momentum = 0.9;
+    else if (w.rank == w.size - 1)
+        cfg.error_feedback = 0;
+    CHECK_OK(sc_compressor_create(&cfg, &c));
+    for (int i = 0; i < 1000; i++)
+        g[i] = (float)(i % 17) - 8.0f;
+    memset(out, 0x55, sizeof(out));
+    CHECK_STATUS(sc_compressed_allreduce(c, w.comm, 0, g, out, 1000, SC_FLOAT32, SC_SUM),
+                 SC_ERR_MISMATCH);
+    CHECK_SAYS("sc_compressed_allreduce", "ranks disagree", field);
+    for (int i = 0; i < 1000; i++) {
+        uint32_t u;
+        memcpy(&u, &out[i], 4);
+        CHECK(u == 0x55555555u, "out was written on an error");
+    }
+    sc_compressor_destroy(c);
+    if (ct_check_comm_works(&w))
+        return 1;
+    CHECK_OK(sc_comm_destroy(w.comm));
+    return 0;
+}
+
 /* Step 2 is refused after every rank selected (the ranks disagree on the op): the state
  * stays as step 1 left it, so the next step and the saved state are bit for bit those
  * of a compressor that never saw step 2. Above 2^16 elements: the selection's sampled,
@@ -320,6 +356,7 @@ int main(int argc, char **argv)
         {"bad_config_is_refused", test_bad_config_is_refused},
         {"key_reused_with_another_count", test_key_reused_with_another_count},
         {"hook_refuses_integer_buckets", test_hook_refuses_integer_buckets},
+        {"config_disagreement_is_a_mismatch", test_config_disagreement_is_a_mismatch},
         {"refused_step_changes_nothing", test_refused_step_changes_nothing},
         {"sparse_k_overflow_is_refused", test_sparse_k_overflow_is_refused},
         {"zero_count_with_null_buffers", test_zero_count_with_null_buffers},

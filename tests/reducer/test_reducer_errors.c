@@ -427,6 +427,28 @@ static int test_create_meeting_another_collective_is_a_mismatch(int argc, char *
     return 0;
 }
 
+/* A configuration whose size is not this version's (here 8 bytes: it would end inside
+ * a field) is refused on every rank, naming both sizes. */
+static int test_config_size_other_than_sizeof_is_refused(int argc, char **argv)
+{
+    sc_reducer_config_t cfg = SC_REDUCER_CONFIG_INIT;
+    sc_reducer_t *r = NULL;
+    rt_world_t w;
+    rt_model_t m;
+
+    (void)argc, (void)argv;
+    if (rt_world(&w))
+        return 1;
+    rt_model_init(&m, MODEL_N, model_counts, NULL);
+    cfg.size = 8;
+    CHECK_STATUS(sc_reducer_create(w.comm, m.desc, m.n, &cfg, &r), SC_ERR_INVALID_ARG);
+    CHECK_SAYS("config.size is 8, not", "SC_REDUCER_CONFIG_INIT");
+    CHECK(r == NULL, "the reducer was set on failure");
+    CHECK_OK(sc_comm_destroy(w.comm));
+    rt_model_free(&m);
+    return 0;
+}
+
 static int test_integer_gradients_need_prediv_1(int argc, char **argv)
 {
     static const size_t counts[] = {10, 10};
@@ -612,6 +634,8 @@ int main(int argc, char **argv)
         {"one_rank_without_sync_is_a_mismatch", test_one_rank_without_sync_is_a_mismatch},
         {"create_meeting_another_collective_is_a_mismatch",
          test_create_meeting_another_collective_is_a_mismatch},
+        {"config_size_other_than_sizeof_is_refused",
+         test_config_size_other_than_sizeof_is_refused},
         {"integer_gradients_need_prediv_1", test_integer_gradients_need_prediv_1},
         {"narrow_hook_refuses_non_float32_buckets", test_narrow_hook_refuses_non_float32_buckets},
         {"failing_hook_start_fails_every_rank", test_failing_hook_start_fails_every_rank},
