@@ -81,7 +81,8 @@ def report(runs):
     caps = sorted({r["bucket_mb"] for rr in runs.values() for rows in rr for r in rows
                    if not r["autotune"]})
     print("| profile | mode | " + " | ".join("%g MiB" % c for c in caps) +
-          " | auto (cap: ms, / best) | per-tensor | per-tensor / best cap |")
+          " | auto (cap: ms, / best (its cap's sweep row / best)) | per-tensor |"
+          " per-tensor / best cap |")
     print("| --- | --- | " + " | ".join("---:" for _ in caps) + " | --- | ---: | ---: |")
     for (prof, mode), rr in runs.items():
         cells, autos, pts, ratios = [], [], [], []
@@ -94,8 +95,12 @@ def report(runs):
             for r in rows:
                 bad += r["wrong"] != 0 or not r["identical"]
                 if r["autotune"]:
-                    autos.append("%.4g: %s, %.2f" % (r["bucket_mb"], fmt(r["iter_ms"]),
-                                                   r["iter_ms"] / best))
+                    # The chosen cap's own sweep row against the best, beside the
+                    # autotuned row (timed later, so in another state of a noisy VM).
+                    row = [x["iter_ms"] for x in sweep if x["bucket_bytes"] == r["bucket_bytes"]]
+                    autos.append("%.4g: %s, %.2f (row %s)" % (
+                        r["bucket_mb"], fmt(r["iter_ms"]), r["iter_ms"] / best,
+                        "%.2f" % (row[0] / best) if row else "-"))
             pts.append(fmt(rows[0]["per_tensor_iter_ms"]))
             ratios.append("%.2f" % (rows[0]["per_tensor_iter_ms"] / best))
         print("| %s | %s | %s | %s | %s | %s |" % (prof, mode, " | ".join(cells),
