@@ -41,38 +41,28 @@ void sc_call_bytes(const sc_call_t *call, int rank, int size, size_t *send_bytes
     }
 }
 
-/* Elements each buffer holds, per the call's semantics, checked against overflow. */
 /* The send and the receive buffer overlap only in the call's in-place form (the same
  * buffer; for reduce_scatter and allgather the rank's own block of the larger one):
- * any other overlap would have the operation read what it already wrote. */
-static sc_status_t sc_call_check_overlap(const sc_call_t *call, sc_comm_t *comm, size_t es)
+ * any other overlap would have the operation read what it already wrote. Buffers the
+ * call does not use on this rank (sc_call_bytes: 0 bytes) overlap nothing. */
+static sc_status_t sc_call_check_overlap(const sc_call_t *call, sc_comm_t *comm)
 {
-    uintptr_t s = (uintptr_t)call->sbuf, r = (uintptr_t)call->rbuf;
-    size_t sbytes = call->count * es, rbytes = sbytes;
-    uintptr_t in_place = r; /* where sbuf is in the in-place form */
+    uintptr_t s = (uintptr_t)call->sbuf, r = (uintptr_t)call->rbuf, in_place = r;
+    size_t sb, rb;
 
-    switch (call->kind) {
-    case SC_COLL_REDUCE_SCATTER:
-        sbytes *= (size_t)comm->size;
-        in_place = r - (size_t)comm->rank * rbytes; /* recvbuf is sendbuf's block */
-        break;
-    case SC_COLL_ALLGATHER:
-        rbytes *= (size_t)comm->size;
-        in_place = r + (size_t)comm->rank * sbytes;
-        break;
-    case SC_COLL_ALLTOALL:
-        sbytes = rbytes = sbytes * (size_t)comm->size;
-        break;
-    default:
-        break;
-    }
-    if (s == in_place || s >= r + rbytes || r >= s + sbytes)
+    sc_call_bytes(call, comm->rank, comm->size, &sb, &rb);
+    if (call->kind == SC_COLL_REDUCE_SCATTER)
+        in_place = r - (size_t)comm->rank * rb; /* recvbuf is sendbuf's block */
+    else if (call->kind == SC_COLL_ALLGATHER)
+        in_place = r + (size_t)comm->rank * sb; /* sendbuf is recvbuf's block */
+    if (sb == 0 || rb == 0 || s == in_place || s >= r + rb || r >= s + sb)
         return SC_SUCCESS;
     return sc_error(SC_ERR_INVALID_ARG, "%s: sendbuf (%p, %zu bytes) and recvbuf (%p, %zu "
-                    "bytes) overlap other than in place", sc_call_name(call), call->sbuf,
-                    sbytes, (void *)call->rbuf, rbytes);
+                    "bytes) overlap other than in place", sc_call_name(call), call->sbuf, sb,
+                    (void *)call->rbuf, rb);
 }
 
+/* Elements each buffer holds, per the call's semantics, checked against overflow. */
 static sc_status_t sc_call_check(const sc_call_t *call, sc_comm_t *comm)
 {
     const char *fn = sc_call_name(call);
@@ -126,10 +116,7 @@ static sc_status_t sc_call_check(const sc_call_t *call, sc_comm_t *comm)
             return sc_error(SC_ERR_INVALID_ARG, "%s: recvbuf is NULL with count %zu", fn,
                             call->count);
     }
-    if (call->count > 0 && needs_send && needs_recv && call->kind != SC_COLL_SEND &&
-        call->kind != SC_COLL_RECV)
-        return sc_call_check_overlap(call, comm, es);
-    return SC_SUCCESS;
+    return sc_call_check_overlap(call, comm);
 }
 
 /* Where the buffers live: device and managed memory go to the device backend, host
@@ -505,10 +492,8 @@ static sc_status_t sc_allreduce_delivered_as(void *buf, size_t count, sc_dtype_t
     static const sc_range_t no_ranges[1];
     sc_call_t call = {SC_COLL_ALLREDUCE, buf, buf, count, dtype, op, 0, 0.0, plain};
 
-    if (!deliver || ndeliver == 0) {
+    if (!deliver)
         deliver = no_ranges;
-        ndeliver = 0;
-    }
     return sc_call_issue_host_only(&call, comm, "a delivered result", NULL, deliver,
                                    ndeliver, req);
 }

@@ -436,10 +436,10 @@ SC_API sc_status_t sc_reducer_mark_ready(sc_reducer_t *r, int i, void *grad)
         return sc_error(SC_ERR_INVALID_ARG, "sc_reducer_mark_ready: gradient index %d is "
                         "outside [0, %d), the %d registered gradients", i, r->n, r->n);
     /* A communicator that failed fails every mark at once, not only the one that fills
-     * a bucket (whose collective would be refused). */
-    st = sc_comm_check(r->comm, "sc_reducer_mark_ready");
-    if (st != SC_SUCCESS)
-        return st;
+     * a bucket (whose collective would be refused); the flag alone on this hot path, the
+     * sentence only then. */
+    if (__atomic_load_n(&r->comm->broken, __ATOMIC_ACQUIRE) != SC_SUCCESS)
+        return sc_comm_check(r->comm, "sc_reducer_mark_ready");
     g = &r->grads[i];
     if (grad) {
         st = sc_reducer_grad_kind_check(r, i, grad);

@@ -3,6 +3,7 @@
  * *req, *sub) as it was. Run through scrun (1 or 2 ranks): test_api_args NAME. */
 #include <limits.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -529,27 +530,26 @@ static int comm_init_refuses(const sc_comm_config_t *cfg, const char *field,
 
 static int test_comm_init_rejects_out_of_range_fields(void)
 {
+    /* Each int field below its unset value (-1), one at a time. */
+    static const struct {
+        const char *field, *value;
+        size_t off;
+        int bad;
+    } ints[] = {
+        {"config.rank", "-2", offsetof(sc_comm_config_t, rank), -2},
+        {"config.world_size", "-5", offsetof(sc_comm_config_t, world_size), -5},
+        {"config.local_rank", "-3", offsetof(sc_comm_config_t, local_rank), -3},
+        {"config.local_size", "-4", offsetof(sc_comm_config_t, local_size), -4},
+        {"config.master_port", "-29500", offsetof(sc_comm_config_t, master_port), -29500},
+        {"config.device", "-2", offsetof(sc_comm_config_t, device), -2}};
     sc_comm_config_t cfg = SC_COMM_CONFIG_INIT;
 
     cfg.timeout_s = 1.0;
-    cfg.rank = -2;
-    RUN(comm_init_refuses(&cfg, "config.rank", "-2"));
-    cfg.rank = -1;
-    cfg.world_size = -5;
-    RUN(comm_init_refuses(&cfg, "config.world_size", "-5"));
-    cfg.world_size = -1;
-    cfg.local_rank = -3;
-    RUN(comm_init_refuses(&cfg, "config.local_rank", "-3"));
-    cfg.local_rank = -1;
-    cfg.local_size = -4;
-    RUN(comm_init_refuses(&cfg, "config.local_size", "-4"));
-    cfg.local_size = -1;
-    cfg.master_port = -29500;
-    RUN(comm_init_refuses(&cfg, "config.master_port", "-29500"));
-    cfg.master_port = -1;
-    cfg.device = -2;
-    RUN(comm_init_refuses(&cfg, "config.device", "-2"));
-    cfg.device = -1;
+    for (size_t i = 0; i < NELEM(ints); i++) {
+        sc_comm_config_t c = cfg;
+        memcpy((char *)&c + ints[i].off, &ints[i].bad, sizeof(int));
+        RUN(comm_init_refuses(&c, ints[i].field, ints[i].value));
+    }
     cfg.timeout_s = -1.0;
     RUN(comm_init_refuses(&cfg, "config.timeout_s", "-1"));
     cfg.timeout_s = (double)NAN;
