@@ -7,8 +7,10 @@
  * it returns when the operation has completed. Buffers must stay valid and
  * untouched until the request completes. In-place: sendbuf == recvbuf (for
  * reduce_scatter and allgather, as in NCCL, the rank's own slice of the larger
- * buffer). A call rejected when issued (bad argument, failed communicator) writes
- * nothing. An operation that fails while running (mismatch, dead peer, timeout,
+ * buffer). Buffers start at a multiple of their element size, as C requires of a
+ * pointer to the type (a float32 buffer at an odd address is SC_ERR_INVALID_ARG); the
+ * 1-byte types have no such rule. A call rejected when issued (bad argument, failed
+ * communicator) writes nothing. An operation that fails while running (mismatch, dead peer, timeout,
  * abort) may have written part of recvbuf, as in NCCL and MPI: data arrives in place
  * as it is received; it never reports SC_SUCCESS with wrong data.
  *

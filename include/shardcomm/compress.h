@@ -99,7 +99,8 @@ SC_API void sc_topk_destroy(sc_topk_t *topk);
  * written only on success. Indices >= n (other than the pad) are SC_ERR_INVALID_ARG on
  * the rank that sent them and SC_ERR_MISMATCH naming that rank on the others; ranks that
  * disagree on n, k, dtype or widths get SC_ERR_MISMATCH. k whose pairs' bytes overflow
- * is SC_ERR_INVALID_ARG, found before any pair is read. Host buffers. */
+ * is SC_ERR_INVALID_ARG, found before any pair is read, and so are buffers not aligned
+ * to their elements. Host buffers. */
 SC_API sc_status_t sc_sparse_allreduce(sc_comm_t *comm, const void *indices, int index_bits,
                                        const void *values, sc_dtype_t value_dtype, size_t k,
                                        void *dense, sc_dtype_t dtype, size_t n);
@@ -145,7 +146,8 @@ SC_API sc_status_t sc_compressor_create(const sc_compress_config_t *config,
  * result is the sparse aggregation of every rank's selection, bitwise the same on every
  * rank. During warm-up, and when every element would be sent in the gradient's dtype
  * (density 1 without values_fp16 or momentum), the reduction is a dense all-reduce. A
- * key reused with another count or dtype is SC_ERR_INVALID_ARG; recvbuf is written only
+ * key reused with another count or dtype, and buffers not aligned to their elements,
+ * are SC_ERR_INVALID_ARG; recvbuf is written only
  * on success, the residual is updated only on success. An argument error on one rank fails every rank (the others
  * with SC_ERR_MISMATCH naming it), as do ranks that disagree on count, dtype, op, the
  * step kind (dense or sparse), k, the values' dtype, the index width, mode,
@@ -195,7 +197,10 @@ SC_API void sc_compressor_destroy(sc_compressor_t *compressor);
  * adopted by the first layout whose bucket of that index has the same count and dtype.
  * Float buckets only (validate says so otherwise); host buckets only (a reducer with
  * config.stream gets SC_ERR_UNSUPPORTED when a bucket starts). save/load carry the compressor's
- * state. config NULL: defaults; a config is checked as by sc_compressor_create. */
+ * state. config NULL: defaults; a config is checked as by sc_compressor_create. The
+ * hook's config text holds density, mode, error_feedback, momentum, values_fp16,
+ * index_bits and warmup_steps, so that ranks whose settings differ fail
+ * sc_reducer_create (threads and seed may differ). */
 SC_API sc_status_t sc_comm_hook_topk(const sc_compress_config_t *config,
                                      sc_comm_hook_t *hook);
 

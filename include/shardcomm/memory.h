@@ -21,7 +21,8 @@ typedef enum {
 /* Where ptr lives, read from the CUDA driver when one is installed (in a host-only
  * build too, so that a device pointer gets a clear error rather than a crash); every
  * pointer is SC_MEM_HOST on a machine without a GPU. *device is the GPU ordinal for
- * device, managed and pinned memory, -1 for pageable host memory. device may be NULL.
+ * device, managed and pinned memory, -1 for pageable host memory (and for ptr NULL,
+ * which is SC_MEM_HOST). device may be NULL.
  * kind NULL is SC_ERR_INVALID_ARG, and then nothing is written. Never creates a CUDA
  * context. Thread-safe. */
 SC_API sc_status_t sc_memory_kind(const void *ptr, sc_mem_kind_t *kind, int *device);
@@ -40,7 +41,8 @@ SC_API int sc_device_count(void);
  * *ptr is written only on success. */
 SC_API sc_status_t sc_host_alloc_pinned(size_t bytes, void **ptr);
 
-/* Frees memory from sc_host_alloc_pinned; NULL is a no-op. */
+/* Frees memory from sc_host_alloc_pinned; NULL is a no-op. A pointer it did not hand
+ * out, or one freed already, is SC_ERR_INVALID_ARG and is left alone. */
 SC_API sc_status_t sc_host_free_pinned(void *ptr);
 
 #ifdef __cplusplus

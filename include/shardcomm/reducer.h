@@ -104,7 +104,12 @@ typedef struct {
  * gradient each goes to, and bytes outside them are no one's; bucket->data may be used
  * as scratch. The reducer calls it instead of finish for host buckets of copies (not
  * with views, where the results stay in the bucket), and copies nothing back then; the
- * built-in float16/bfloat16 hooks and the top-k hook have one. */
+ * built-in float16/bfloat16 hooks and the top-k hook have one.
+ * config (optional; NULL: nothing) is the hook's settings as text, which every rank's
+ * must equal: sc_reducer_create compares it (SC_ERR_MISMATCH naming the hook and this
+ * rank's text otherwise), so that ranks whose hooks differ fail there and not in a
+ * bucket's collective. It is not part of a checkpoint (save/load), so a run may resume
+ * with other settings. Owned by the state: valid until destroy. */
 typedef struct sc_comm_hook {
     const char *name;
     void *state;
@@ -117,6 +122,7 @@ typedef struct sc_comm_hook {
     void (*destroy)(void *state);
     sc_status_t (*finish_into)(void *state, const sc_hook_bucket_t *bucket, sc_comm_t *comm,
                                const sc_range_t *ranges, int n);
+    const char *config;
 } sc_comm_hook_t;
 
 typedef enum {
@@ -149,9 +155,10 @@ typedef struct {
  * is SC_ERR_MISMATCH on every rank naming the first differing gradient and both
  * ranks) and lays out the buckets in reverse registration order. The caps, find_unused,
  * autotune, prediv, gradient_as_bucket_view, whether config.stream is set and the
- * hook's name must agree across ranks too (SC_ERR_MISMATCH naming the field). An
- * argument error on one rank (SC_ERR_INVALID_ARG: config.size other than
+ * hook's name and config must agree across ranks too (SC_ERR_MISMATCH naming the
+ * field). An argument error on one rank (SC_ERR_INVALID_ARG: config.size other than
  * sizeof(sc_reducer_config_t) (the config is then not read, its hook not destroyed), a
+ * switch (gradient_as_bucket_view, find_unused, autotune) other than 0 or 1, a
  * dtype the reducer does not take, prediv not 1 with integer gradients, a hook that refuses a
  * bucket dtype or a stream that is invalid or of another GPU than the communicator's;
  * SC_ERR_DEVICE: config.stream set but the communicator has no GPU; SC_ERR_UNSUPPORTED:
@@ -183,7 +190,8 @@ SC_API sc_status_t sc_reducer_create(sc_comm_t *comm, const sc_grad_desc_t *grad
  * so that the view holds the unscaled gradient until its bucket starts);
  * grad must then be NULL or the view. Errors, with nothing changed: SC_ERR_INVALID_ARG
  * for an index outside [0, n), a gradient already marked in this iteration, a NULL
- * grad (copy mode, count > 0), one outside its view, or one of the wrong memory kind
+ * grad (copy mode, count > 0), one not aligned to its elements, one outside its view,
+ * or one of the wrong memory kind
  * (device memory for host buckets; anything but device or managed memory of the
  * buckets' GPU for device buckets). A failure to start a bucket (the hook, a broken communicator) is
  * returned by the call that started it and by finalize, and aborts the communicator:
@@ -226,7 +234,7 @@ SC_API sc_status_t sc_reducer_finalize(sc_reducer_t *reducer);
  * fixed number of accumulation steps): where the counts differ, a rank's synced
  * iteration has met another rank's later one, and the synced finalize fails with
  * SC_ERR_MISMATCH on every rank (each when it reaches it), its gradients holding sums of
- * different iterations. */
+ * different iterations. sync other than 0 or 1 is SC_ERR_INVALID_ARG (nothing changed). */
 SC_API sc_status_t sc_reducer_set_sync(sc_reducer_t *reducer, int sync);
 
 /* What the last finished iteration did, for benchmarks and tuning. Autotuning (with

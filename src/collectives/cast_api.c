@@ -34,10 +34,7 @@ static sc_status_t sc_kernel_check_buf(const char *fn, const char *name, const v
 {
     if (!p)
         return sc_error(SC_ERR_INVALID_ARG, "%s: %s is NULL with count %zu", fn, name, count);
-    if ((uintptr_t)p % elem)
-        return sc_error(SC_ERR_INVALID_ARG, "%s: %s (%p) is not aligned to its %zu-byte "
-                        "elements", fn, name, p, elem);
-    return SC_SUCCESS;
+    return sc_check_aligned(fn, name, p, elem);
 }
 
 /* Runs a checked job: on the GPU when its buffers are device or managed memory,

@@ -115,6 +115,9 @@ static sc_status_t sc_call_check(const sc_call_t *call, sc_comm_t *comm)
         if (needs_recv && !call->rbuf)
             return sc_error(SC_ERR_INVALID_ARG, "%s: recvbuf is NULL with count %zu", fn,
                             call->count);
+        if ((needs_send && sc_check_aligned(fn, "sendbuf", call->sbuf, es) != SC_SUCCESS) ||
+            (needs_recv && sc_check_aligned(fn, "recvbuf", call->rbuf, es) != SC_SUCCESS))
+            return SC_ERR_INVALID_ARG;
     }
     return sc_call_check_overlap(call, comm);
 }

@@ -55,6 +55,13 @@ static sc_status_t sc_reducer_setup(sc_reducer_t *r, const sc_grad_desc_t *grads
         return sc_error(SC_ERR_INVALID_ARG, "sc_reducer_create: config.prediv is %g; it "
                         "must be a finite number > 0, or 0 for the communicator size",
                         cfg->prediv);
+    if ((st = sc_check_switch("sc_reducer_create", "config.gradient_as_bucket_view",
+                              cfg->gradient_as_bucket_view)) != SC_SUCCESS ||
+        (st = sc_check_switch("sc_reducer_create", "config.find_unused", cfg->find_unused)) !=
+            SC_SUCCESS ||
+        (st = sc_check_switch("sc_reducer_create", "config.autotune", cfg->autotune)) !=
+            SC_SUCCESS)
+        return st;
     if (!r->hook.start)
         return sc_error(SC_ERR_INVALID_ARG, "sc_reducer_create: config.hook->start is NULL; "
                         "a comm hook must have a start function");
@@ -68,8 +75,8 @@ static sc_status_t sc_reducer_setup(sc_reducer_t *r, const sc_grad_desc_t *grads
     }
     r->first_cap = cfg->first_bucket_bytes ? cfg->first_bucket_bytes
                                            : SC_DEFAULT_FIRST_BUCKET_BYTES;
-    r->view = cfg->gradient_as_bucket_view != 0;
-    r->find_unused = cfg->find_unused != 0;
+    r->view = cfg->gradient_as_bucket_view;
+    r->find_unused = cfg->find_unused;
     r->prediv = cfg->prediv > 0.0 ? cfg->prediv : (double)r->size;
     r->grads = calloc((size_t)(n ? n : 1), sizeof(*r->grads));
     r->order = malloc((size_t)(n ? n : 1) * sizeof(*r->order));

@@ -108,7 +108,8 @@ out:
 
 /* The facts every rank must share, in sc_comm_agree's order: the first two say
  * whether the gradient lists agree. */
-enum { SC_RFACT_N, SC_RFACT_LIST, SC_RFACT_HOOK = 7, SC_RFACT_COUNT = 10 };
+enum { SC_RFACT_N, SC_RFACT_LIST, SC_RFACT_HOOK = 7, SC_RFACT_HOOK_CONFIG = 10,
+       SC_RFACT_COUNT };
 
 sc_status_t sc_reducer_agree(sc_comm_t *comm, const sc_grad_desc_t *grads, int n,
                              const sc_reducer_t *r, sc_status_t local)
@@ -141,7 +142,8 @@ sc_status_t sc_reducer_agree(sc_comm_t *comm, const sc_grad_desc_t *grads, int n
             {"prediv", SC_FACT_DOUBLE, prediv_bits},
             {"the comm hook's name", SC_FACT_HASH, (int64_t)sc_name_hash(r->hook.name)},
             {"gradient_as_bucket_view", SC_FACT_NUMBER, r->view},
-            {"device buckets (1: config.stream set)", SC_FACT_NUMBER, r->mem.device >= 0}};
+            {"device buckets (1: config.stream set)", SC_FACT_NUMBER, r->mem.device >= 0},
+            {"the comm hook's config", SC_FACT_HASH, (int64_t)sc_name_hash(r->hook.config)}};
         st = sc_comm_agree(comm, "sc_reducer_create", local, SC_SUCCESS, facts,
                            SC_RFACT_COUNT, &diff);
     }
@@ -155,5 +157,10 @@ sc_status_t sc_reducer_agree(sc_comm_t *comm, const sc_grad_desc_t *grads, int n
         return sc_error(SC_ERR_MISMATCH, "sc_reducer_create: ranks disagree: the comm hook's "
                         "name differs between rank 0 and rank %d (this rank's is \"%s\")",
                         diff.rank, r->hook.name ? r->hook.name : "");
+    if (diff.fact == SC_RFACT_HOOK_CONFIG)
+        return sc_error(SC_ERR_MISMATCH, "sc_reducer_create: ranks disagree: the settings of "
+                        "the comm hook \"%s\" differ between rank 0 and rank %d (this rank's: "
+                        "%s)", r->hook.name ? r->hook.name : "", diff.rank,
+                        r->hook.config ? r->hook.config : "none");
     return st;
 }

@@ -57,13 +57,20 @@ static void sc_reducer_note_failure(sc_reducer_t *r, sc_status_t st)
     snprintf(r->async_text, sizeof(r->async_text), "%s", sc_last_error());
 }
 
-/* A gradient pointer of the buckets' memory kind: host memory for host buckets,
- * device (or managed) memory of the buckets' GPU for device buckets. */
-static sc_status_t sc_reducer_grad_kind_check(const sc_reducer_t *r, int i, const void *grad)
+/* A gradient pointer aligned to its elements, of the buckets' memory kind: host memory
+ * for host buckets, device (or managed) memory of the buckets' GPU for device buckets. */
+static sc_status_t sc_reducer_grad_check(const sc_reducer_t *r, int i, const void *grad)
 {
+    size_t es = sc_dtype_size(r->grads[i].dtype);
     sc_mem_kind_t kind;
     int dev;
 
+    if ((uintptr_t)grad & (es - 1)) { /* the sentence only then: this runs on every mark */
+        char what[96];
+
+        snprintf(what, sizeof(what), "gradient %d (\"%s\")", i, r->grads[i].name);
+        return sc_check_aligned("sc_reducer_mark_ready", what, grad, es);
+    }
     sc_mem_query(grad, &kind, &dev);
     if (r->mem.device < 0 && sc_mem_is_device(kind))
         return sc_error(SC_ERR_INVALID_ARG, "sc_reducer_mark_ready: gradient %d (\"%s\") is %s "
@@ -442,7 +449,7 @@ SC_API sc_status_t sc_reducer_mark_ready(sc_reducer_t *r, int i, void *grad)
         return sc_comm_check(r->comm, "sc_reducer_mark_ready");
     g = &r->grads[i];
     if (grad) {
-        st = sc_reducer_grad_kind_check(r, i, grad);
+        st = sc_reducer_grad_check(r, i, grad);
         if (st != SC_SUCCESS)
             return st;
     }
@@ -521,13 +528,15 @@ SC_API sc_status_t sc_reducer_set_sync(sc_reducer_t *r, int sync)
 
     if (!r)
         return sc_error(SC_ERR_INVALID_ARG, "sc_reducer_set_sync: reducer is NULL");
+    if (sc_check_switch("sc_reducer_set_sync", "sync", sync) != SC_SUCCESS)
+        return SC_ERR_INVALID_ARG;
     pthread_mutex_lock(&r->lock);
     if (r->nready > 0)
         st = sc_error(SC_ERR_INVALID_ARG, "sc_reducer_set_sync: %d gradients are already "
                       "marked in this iteration; change sync between iterations (after "
                       "finalize)", r->nready);
     else
-        r->sync = sync != 0;
+        r->sync = sync;
     pthread_mutex_unlock(&r->lock);
     return st;
 }

@@ -165,6 +165,7 @@ static void sc_hook_topk_destroy(void *state)
 SC_API sc_status_t sc_comm_hook_topk(const sc_compress_config_t *config,
                                      sc_comm_hook_t *hook)
 {
+    static const char *const modes[] = {"exact", "approx", "random"};
     sc_compressor_t *c;
     sc_status_t st;
 
@@ -173,8 +174,14 @@ SC_API sc_status_t sc_comm_hook_topk(const sc_compress_config_t *config,
     st = sc_compressor_new("sc_comm_hook_topk", config, &c);
     if (st != SC_SUCCESS)
         return st;
+    /* What every rank must share; threads and seed may differ (each rank's own). */
+    snprintf(c->hook_config, sizeof(c->hook_config), "density %g, mode %s, error_feedback "
+             "%d, momentum %g, values_fp16 %d, index_bits %d, warmup_steps %d", c->cfg.density,
+             modes[c->cfg.mode], c->cfg.error_feedback, c->cfg.momentum, c->cfg.values_fp16,
+             c->cfg.index_bits, c->cfg.warmup_steps);
     memset(hook, 0, sizeof(*hook));
     hook->name = "topk";
+    hook->config = c->hook_config;
     hook->state = c;
     hook->validate = sc_hook_topk_validate;
     hook->start = sc_hook_topk_start;

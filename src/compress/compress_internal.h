@@ -125,6 +125,7 @@ struct sc_compressor {
     int nkeys, keys_cap;
     sc_compress_stats_t stats;
     sc_worker_t *worker;      /* the comm hook's selections, started by its first one */
+    char hook_config[192];    /* the comm hook's settings that ranks must share */
 };
 
 /* sc_compressor_create, with caller naming the public call in error sentences (which

@@ -28,6 +28,9 @@ static sc_status_t sc_car_check(const sc_compressor_t *c, const void *sendbuf,
     if (count > SIZE_MAX / sizeof(double) / 4)
         return sc_error(SC_ERR_INVALID_ARG, SC_CAR_FN ": count %zu overflows the buffer size",
                         count);
+    if (count > 0 && (sc_check_aligned(SC_CAR_FN, "sendbuf", sendbuf, sc_dtype_size(dtype)) ||
+                      sc_check_aligned(SC_CAR_FN, "recvbuf", recvbuf, sc_dtype_size(dtype))))
+        return SC_ERR_INVALID_ARG;
     return SC_SUCCESS;
 }
 

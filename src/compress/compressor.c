@@ -35,15 +35,13 @@ static sc_status_t sc_compress_config_resolve(const char *caller,
     if ((unsigned)c.mode > SC_TOPK_RANDOM)
         return sc_error(SC_ERR_INVALID_ARG, "%s: config.mode is %d, not SC_TOPK_EXACT (0), "
                         "SC_TOPK_APPROX (1) or SC_TOPK_RANDOM (2)", caller, (int)c.mode);
-    if (c.error_feedback != 0 && c.error_feedback != 1)
-        return sc_error(SC_ERR_INVALID_ARG, "%s: config.error_feedback is %d, not 0 or 1",
-                        caller, c.error_feedback);
+    if (sc_check_switch(caller, "config.error_feedback", c.error_feedback) != SC_SUCCESS)
+        return SC_ERR_INVALID_ARG;
     if (!(c.momentum >= 0.0 && c.momentum < 1.0))
         return sc_error(SC_ERR_INVALID_ARG, "%s: config.momentum is %g; it must be in [0, 1) "
                         "(0: no momentum correction)", caller, c.momentum);
-    if (c.values_fp16 != 0 && c.values_fp16 != 1)
-        return sc_error(SC_ERR_INVALID_ARG, "%s: config.values_fp16 is %d, not 0 or 1",
-                        caller, c.values_fp16);
+    if (sc_check_switch(caller, "config.values_fp16", c.values_fp16) != SC_SUCCESS)
+        return SC_ERR_INVALID_ARG;
     if (c.index_bits != 0 && c.index_bits != 32 && c.index_bits != 64)
         return sc_error(SC_ERR_INVALID_ARG, "%s: config.index_bits is %d, not 0 (by size), 32 "
                         "or 64", caller, c.index_bits);

@@ -33,6 +33,10 @@ static sc_status_t sc_sparse_check(const void *indices, int index_bits, const vo
                         "k %zu", k);
     if (n > 0 && !dense)
         return sc_error(SC_ERR_INVALID_ARG, SC_SPARSE_FN ": dense is NULL with n %zu", n);
+    if (sc_check_aligned(SC_SPARSE_FN, "indices", indices, (size_t)index_bits / 8) ||
+        sc_check_aligned(SC_SPARSE_FN, "values", values, sc_dtype_size(value_dtype)) ||
+        sc_check_aligned(SC_SPARSE_FN, "dense", dense, sc_dtype_size(dtype)))
+        return SC_ERR_INVALID_ARG;
     if (n > SIZE_MAX / sizeof(double))
         return sc_error(SC_ERR_INVALID_ARG, SC_SPARSE_FN ": n %zu overflows the buffer size",
                         n);

@@ -146,13 +146,11 @@ static sc_status_t topk_check(const char *caller, sc_topk_t *topk, const void *x
     if (!x || !indices || !values)
         return sc_error(SC_ERR_INVALID_ARG, "%s: %s is NULL", caller,
                         !x ? "x" : !indices ? "indices" : "values");
-    /* As the kernels: outputs aligned to their elements, refused otherwise. */
-    if ((uintptr_t)indices % (size_t)(index_bits / 8))
-        return sc_error(SC_ERR_INVALID_ARG, "%s: indices (%p) is not aligned to its %d-byte "
-                        "elements", caller, indices, index_bits / 8);
-    if ((uintptr_t)values % job->fmt.width)
-        return sc_error(SC_ERR_INVALID_ARG, "%s: values (%p) is not aligned to its %u-byte "
-                        "elements", caller, values, job->fmt.width);
+    /* As the kernels: buffers aligned to their elements, refused otherwise. */
+    if (sc_check_aligned(caller, "x", x, job->fmt.width) != SC_SUCCESS ||
+        sc_check_aligned(caller, "indices", indices, (size_t)(index_bits / 8)) != SC_SUCCESS ||
+        sc_check_aligned(caller, "values", values, job->fmt.width) != SC_SUCCESS)
+        return SC_ERR_INVALID_ARG;
     return SC_SUCCESS;
 }
 

@@ -87,6 +87,10 @@ sc_status_t sc_bootstrap_resolve(const sc_comm_config_t *cfg, sc_bootstrap_param
             return sc_error(SC_ERR_INVALID_ARG, "SC_TIMEOUT=%g must be positive seconds",
                             p.timeout_s);
     }
+    if ((unsigned)cfg->bind > SC_BIND_NONE)
+        return sc_error(SC_ERR_INVALID_ARG, "sc_comm_init: config.bind is %d, not "
+                        "SC_BIND_DEFAULT (0), SC_BIND_CORE (1) or SC_BIND_NONE (2)",
+                        (int)cfg->bind);
     p.bind = cfg->bind;
     if (p.bind == SC_BIND_DEFAULT) {
         st = sc_env_bind_mode(&p.bind);

@@ -2,6 +2,8 @@
 #ifndef SC_CORE_ERROR_H
 #define SC_CORE_ERROR_H
 
+#include <stddef.h>
+
 #include "shardcomm/status.h"
 
 #define SC_ERROR_MAX 1024
@@ -13,6 +15,15 @@ sc_status_t sc_error(sc_status_t status, const char *fmt, ...)
 
 /* Stores text verbatim as the calling thread's last error. */
 void sc_error_set_text(const char *text);
+
+/* A switch (an on/off field or argument) is 0 or 1; anything else, most likely a field
+ * never initialized, is SC_ERR_INVALID_ARG "fn: what is value, not 0 or 1". */
+sc_status_t sc_check_switch(const char *fn, const char *what, int value);
+
+/* A buffer of elem-byte elements (a power of two) starts at a multiple of elem, as C
+ * requires of a pointer to them; else SC_ERR_INVALID_ARG "fn: name (p) is not aligned
+ * to its elem-byte elements". NULL passes (the callers check it first). */
+sc_status_t sc_check_aligned(const char *fn, const char *name, const void *p, size_t elem);
 
 /* Clears the calling thread's last error. */
 void sc_error_clear(void);

@@ -4,11 +4,9 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "core/cuda_driver.h"
 #include "core/error.h"
-#include "core/log.h"
 
 SC_API const char *sc_mem_kind_name(sc_mem_kind_t kind)
 {
@@ -45,21 +43,6 @@ void sc_mem_query(const void *ptr, sc_mem_kind_t *kind, int *device)
     else
         return;
     *device = ordinal;
-}
-
-sc_status_t sc_mem_alloc_pageable(size_t bytes, void **ptr, const char *why)
-{
-    static int logged;
-    void *p = NULL;
-
-    if (posix_memalign(&p, (size_t)sysconf(_SC_PAGESIZE), bytes ? bytes : 1) != 0)
-        return sc_error(SC_ERR_NO_MEMORY, "sc_host_alloc_pinned: %zu bytes: out of memory",
-                        bytes);
-    if (!__atomic_exchange_n(&logged, 1, __ATOMIC_RELAXED))
-        sc_log(SC_LOG_INFO, "sc_host_alloc_pinned: %s, so staging memory is page-aligned "
-                            "pageable memory", why);
-    *ptr = p;
-    return SC_SUCCESS;
 }
 
 SC_API sc_status_t sc_memory_kind(const void *ptr, sc_mem_kind_t *kind, int *device)

@@ -30,8 +30,4 @@ void sc_mem_free_on(int device, void *ptr);
 /* The host half of sc_mem_alloc_on, shared by both builds. */
 sc_status_t sc_mem_alloc_host_zeroed(size_t bytes, void **ptr, const char *fn);
 
-/* The stand-in for pinned memory: page-aligned pageable memory, the reason (why)
- * logged once. */
-sc_status_t sc_mem_alloc_pageable(size_t bytes, void **ptr, const char *why);
-
 #endif

@@ -3,6 +3,7 @@
 
 #include "core/cuda_util.h"
 #include "core/memory.h"
+#include "core/memory_pinned.h"
 
 SC_API sc_status_t sc_host_alloc_pinned(size_t bytes, void **ptr)
 {
@@ -14,6 +15,10 @@ SC_API sc_status_t sc_host_alloc_pinned(size_t bytes, void **ptr)
     if (sc_device_count() > 0) {
         err = cudaHostAlloc(&p, bytes ? bytes : 1, cudaHostAllocPortable);
         if (err == cudaSuccess) {
+            if (sc_pinned_track(p) != SC_SUCCESS) {
+                (void)cudaFreeHost(p);
+                return SC_ERR_NO_MEMORY;
+            }
             *ptr = p;
             return SC_SUCCESS;
         }
@@ -22,7 +27,7 @@ SC_API sc_status_t sc_host_alloc_pinned(size_t bytes, void **ptr)
             return sc_error(SC_ERR_NO_MEMORY, "sc_host_alloc_pinned: %zu bytes: %s", bytes,
                             cudaGetErrorString(err));
     }
-    return sc_mem_alloc_pageable(bytes, ptr, "no usable GPU");
+    return sc_host_alloc_pinned_standin(bytes, ptr, "no usable GPU");
 }
 
 SC_API sc_status_t sc_host_free_pinned(void *ptr)
@@ -32,6 +37,8 @@ SC_API sc_status_t sc_host_free_pinned(void *ptr)
 
     if (!ptr)
         return SC_SUCCESS;
+    if (!sc_pinned_untrack(ptr))
+        return sc_host_free_pinned_unknown(ptr);
     sc_mem_query(ptr, &kind, &device);
     if (kind != SC_MEM_HOST_PINNED) {
         free(ptr);

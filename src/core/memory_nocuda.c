@@ -3,16 +3,21 @@
 
 #include "core/error.h"
 #include "core/memory.h"
+#include "core/memory_pinned.h"
 
 SC_API sc_status_t sc_host_alloc_pinned(size_t bytes, void **ptr)
 {
     if (!ptr)
         return sc_error(SC_ERR_INVALID_ARG, "sc_host_alloc_pinned: ptr is NULL");
-    return sc_mem_alloc_pageable(bytes, ptr, "host-only build");
+    return sc_host_alloc_pinned_standin(bytes, ptr, "host-only build");
 }
 
 SC_API sc_status_t sc_host_free_pinned(void *ptr)
 {
+    if (!ptr)
+        return SC_SUCCESS;
+    if (!sc_pinned_untrack(ptr))
+        return sc_host_free_pinned_unknown(ptr);
     free(ptr);
     return SC_SUCCESS;
 }

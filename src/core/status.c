@@ -1,5 +1,6 @@
 /* sc_status_string and the thread-local error sentence. */
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -53,6 +54,21 @@ sc_status_t sc_error(sc_status_t status, const char *fmt, ...)
 void sc_error_set_text(const char *text)
 {
     snprintf(sc_error_text, sizeof(sc_error_text), "%s", text);
+}
+
+sc_status_t sc_check_switch(const char *fn, const char *what, int value)
+{
+    if (value == 0 || value == 1)
+        return SC_SUCCESS;
+    return sc_error(SC_ERR_INVALID_ARG, "%s: %s is %d, not 0 or 1", fn, what, value);
+}
+
+sc_status_t sc_check_aligned(const char *fn, const char *name, const void *p, size_t elem)
+{
+    if (((uintptr_t)p & (elem - 1)) == 0)
+        return SC_SUCCESS;
+    return sc_error(SC_ERR_INVALID_ARG, "%s: %s (%p) is not aligned to its %zu-byte elements",
+                    fn, name, p, elem);
 }
 
 void sc_error_clear(void)

@@ -17,8 +17,8 @@
 
 static sc_comm_t *g_world;
 static int g_rank, g_size;
-static uint8_t g_in[OUT_BYTES];   /* a valid input buffer */
-static uint8_t g_out[OUT_BYTES];  /* an output buffer that errors must not touch */
+static _Alignas(64) uint8_t g_in[OUT_BYTES];  /* a valid input buffer */
+static _Alignas(64) uint8_t g_out[OUT_BYTES]; /* an output buffer errors must not touch */
 
 #define SC_CHECK_RANK g_rank
 #include "../common/sc_check.h"
@@ -187,6 +187,48 @@ static int test_overlapping_buffers_are_invalid_arg(void)
         c.send = g_out + sizeof(float);
         c.recv = g_out;
         RUN(expect_rejected(&c, SC_ERR_INVALID_ARG, "overlap other than in place"));
+    }
+    return 0;
+}
+
+/* A buffer that does not start at a multiple of its element size (a float32 at an odd
+ * address, a float64 at a multiple of 4, a float16 at an odd one) is refused, naming
+ * it; one-byte elements have no such rule. */
+static int test_misaligned_buffers_are_invalid_arg(void)
+{
+    static const struct {
+        sc_dtype_t dtype;
+        size_t off;
+        const char *says;
+    } cases[] = {{SC_FLOAT32, 1, "4-byte"}, {SC_FLOAT64, 4, "8-byte"}, {SC_FLOAT16, 3, "2-byte"}};
+
+    for (kind_t k = 0; k < K_COUNT; k++) {
+        if (k == K_BARRIER)
+            continue;
+        for (size_t i = 0; i < NELEM(cases); i++) {
+            call_t c = call_valid(k, g_world);
+            char word[64];
+
+            c.dtype = cases[i].dtype;
+            if (c.send) {
+                c.send = g_in + cases[i].off;
+                snprintf(word, sizeof(word), "sendbuf (%p) is not aligned to its %s",
+                         (const void *)c.send, cases[i].says);
+                RUN(expect_rejected(&c, SC_ERR_INVALID_ARG, word));
+                c.send = g_in;
+            }
+            if (c.recv) {
+                c.recv = g_out + cases[i].off;
+                snprintf(word, sizeof(word), "recvbuf (%p) is not aligned to its %s",
+                         (void *)c.recv, cases[i].says);
+                RUN(expect_rejected(&c, SC_ERR_INVALID_ARG, word));
+            }
+        }
+    }
+    {
+        uint8_t in[7] = {1, 2, 3, 4, 5, 6, 7}, out[8];
+        CHECK_OK(sc_allreduce(in + 1, out + 1, 5, SC_INT8, SC_MAX, g_world, NULL, NULL));
+        CHECK(out[1] == 2 && out[5] == 6, "int8 at odd addresses: %d %d", out[1], out[5]);
     }
     return 0;
 }
@@ -555,6 +597,11 @@ static int test_comm_init_rejects_out_of_range_fields(void)
     cfg.timeout_s = (double)NAN;
     RUN(comm_init_refuses(&cfg, "config.timeout_s", "nan"));
     cfg.timeout_s = 1.0;
+    cfg.bind = (sc_bind_t)3;
+    RUN(comm_init_refuses(&cfg, "config.bind", "3"));
+    cfg.bind = (sc_bind_t)-1;
+    RUN(comm_init_refuses(&cfg, "config.bind", "-1"));
+    cfg.bind = SC_BIND_DEFAULT;
     cfg.rank = 0;
     cfg.world_size = 1;
     cfg.local_rank = 0;
@@ -574,6 +621,59 @@ static int test_memory_kind_without_kind_writes_nothing(void)
     CHECK(strstr(sc_last_error(), "sc_memory_kind") && strstr(sc_last_error(), "kind"),
           "sentence: %s", sc_last_error());
     CHECK(device == 12345, "*device was written (%d) on an error", device);
+    return 0;
+}
+
+static int test_memory_kind_of_null_is_host(void)
+{
+    sc_mem_kind_t kind = SC_MEM_DEVICE;
+    int device = 12345;
+
+    CHECK_OK(sc_memory_kind(NULL, &kind, &device));
+    CHECK(kind == SC_MEM_HOST && device == -1, "NULL is %s on %d", sc_mem_kind_name(kind),
+          device);
+    return 0;
+}
+
+/* Only what sc_host_alloc_pinned handed out, once: a stack pointer, a malloc'd one, a
+ * pointer inside an allocation and a second free are refused and left alone. */
+static int test_free_pinned_refuses_pointers_it_did_not_hand_out(void)
+{
+    void *pinned[3], *heap = malloc(64);
+    int local = 0;
+    void *bad[3] = {&local, heap, NULL};
+
+    CHECK(heap, "malloc");
+    for (int i = 0; i < 3; i++)
+        CHECK_OK(sc_host_alloc_pinned(64u << i, &pinned[i]));
+    bad[2] = (char *)pinned[1] + 8;
+    for (int i = 0; i < 3; i++) {
+        prime_last_error();
+        CHECK(sc_host_free_pinned(bad[i]) == SC_ERR_INVALID_ARG, "pointer %d accepted", i);
+        CHECK(strstr(sc_last_error(), "sc_host_free_pinned") &&
+                  strstr(sc_last_error(), "sc_host_alloc_pinned"), "sentence: %s",
+              sc_last_error());
+    }
+    memset(pinned[1], 1, 128); /* still ours after the refusal inside it */
+    CHECK_OK(sc_host_free_pinned(pinned[1]));
+    CHECK(sc_host_free_pinned(pinned[1]) == SC_ERR_INVALID_ARG, "a second free accepted");
+    CHECK_OK(sc_host_free_pinned(pinned[0]));
+    CHECK_OK(sc_host_free_pinned(pinned[2]));
+    CHECK_OK(sc_host_free_pinned(NULL));
+    free(heap);
+    /* Many at once, freed out of order: the record grows and shrinks. */
+    {
+        enum { N = 300 };
+        void *p[N];
+        for (int i = 0; i < N; i++)
+            CHECK_OK(sc_host_alloc_pinned(16, &p[i]));
+        for (int i = 0; i < N; i += 2)
+            CHECK_OK(sc_host_free_pinned(p[i]));
+        for (int i = N - 1; i > 0; i -= 2)
+            CHECK_OK(sc_host_free_pinned(p[i]));
+        for (int i = 0; i < N; i++)
+            CHECK(sc_host_free_pinned(p[i]) == SC_ERR_INVALID_ARG, "%d freed twice", i);
+    }
     return 0;
 }
 
@@ -787,6 +887,7 @@ static const test_t tests[] = {
     T(null_sendbuf_with_count_is_invalid_arg),
     T(null_recvbuf_with_count_is_invalid_arg),
     T(overlapping_buffers_are_invalid_arg),
+    T(misaligned_buffers_are_invalid_arg),
     T(zero_count_with_null_buffers_succeeds),
     T(count_overflow_is_invalid_arg),
     T(unknown_dtype_is_invalid_arg),
@@ -803,6 +904,8 @@ static const test_t tests[] = {
     T(comm_init_rejects_bad_arguments),
     T(comm_init_rejects_out_of_range_fields),
     T(memory_kind_without_kind_writes_nothing),
+    T(memory_kind_of_null_is_host),
+    T(free_pinned_refuses_pointers_it_did_not_hand_out),
     T(wait_and_test_reject_a_null_request),
     T(broadcast_null_sendbuf_is_an_error_on_the_root_only),
     T(reduce_null_recvbuf_is_an_error_on_the_root_only),

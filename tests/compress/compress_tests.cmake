@@ -79,6 +79,10 @@ set(SC_COMPRESS_FAULTS
   "config_disagreement_is_a_mismatch momentum 3"
   "sparse_k_overflow_is_refused 2"
   "zero_count_with_null_buffers 2"
+  "misaligned_buffers_are_refused 2"
+  "hook_config_disagreement_fails_create density 2"
+  "hook_config_disagreement_fails_create warmup_steps 3"
+  "hook_config_disagreement_fails_create mode 2"
   "foreign_state_is_refused 1")
 foreach(spec ${SC_COMPRESS_FAULTS})
   separate_arguments(f UNIX_COMMAND "${spec}")

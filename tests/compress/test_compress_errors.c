@@ -9,6 +9,8 @@
  *   refused_step_changes_nothing     a step refused after the selection keeps the state
  *   sparse_k_overflow_is_refused     k pairs whose bytes overflow, before any is read
  *   zero_count_with_null_buffers     k 0 / count 0 with NULL buffers succeeds
+ *   misaligned_buffers_are_refused   pairs, dense, sendbuf and recvbuf
+ *   hook_config_disagreement_fails_create FIELD  density | warmup_steps | mode
  *   foreign_state_is_refused         the load's sentence says why, nothing more */
 #include "compress_test.h"
 
@@ -277,6 +279,48 @@ static int test_hook_refuses_integer_buckets(int argc, char **argv)
     return 0;
 }
 
+/* Top-k hooks whose settings differ on the last rank (FIELD: density, warmup_steps or
+ * mode) fail sc_reducer_create on every rank, naming the hook's settings, before any
+ * bucket's collective; threads may differ. */
+static int test_hook_config_disagreement_fails_create(int argc, char **argv)
+{
+    sc_grad_desc_t grads[2] = {{100, SC_FLOAT32, "w"}, {10, SC_FLOAT32, "b"}};
+    sc_reducer_config_t cfg = SC_REDUCER_CONFIG_INIT;
+    sc_compress_config_t ccfg = SC_COMPRESS_CONFIG_INIT;
+    const char *field = argc > 0 ? argv[0] : "density";
+    int last;
+    sc_comm_hook_t hook;
+    sc_reducer_t *r = NULL;
+    rt_world_t w;
+
+    if (rt_world(&w))
+        return 1;
+    last = w.rank == w.size - 1;
+    ccfg.threads = 1 + w.rank; /* a local setting: never compared */
+    if (last && strcmp(field, "density") == 0)
+        ccfg.density = 0.05;
+    else if (last && strcmp(field, "warmup_steps") == 0)
+        ccfg.warmup_steps = 3;
+    else if (last)
+        ccfg.mode = SC_TOPK_APPROX;
+    CHECK_OK(sc_comm_hook_topk(&ccfg, &hook));
+    cfg.hook = &hook;
+    CHECK_STATUS(sc_reducer_create(w.comm, grads, 2, &cfg, &r), SC_ERR_MISMATCH);
+    CHECK_SAYS("sc_reducer_create", "the settings of the comm hook \"topk\" differ",
+               last ? (strcmp(field, "density") == 0 ? "density 0.05"
+                       : strcmp(field, "warmup_steps") == 0 ? "warmup_steps 3" : "mode approx")
+                    : "density 0.01, mode exact");
+    CHECK(r == NULL, "the reducer was set on failure");
+    /* Equal settings (threads still differing) create. */
+    ccfg = (sc_compress_config_t)SC_COMPRESS_CONFIG_INIT;
+    ccfg.threads = 1 + w.rank;
+    CHECK_OK(sc_comm_hook_topk(&ccfg, &hook));
+    CHECK_OK(sc_reducer_create(w.comm, grads, 2, &cfg, &r));
+    CHECK_OK(sc_reducer_destroy(r));
+    CHECK_OK(sc_comm_destroy(w.comm));
+    return 0;
+}
+
 /* k = SIZE_MAX / 2 pairs: refused for their size on every rank, before the three
  * indices there are are read past (ASan would stop the test). */
 static int test_sparse_k_overflow_is_refused(int argc, char **argv)
@@ -293,6 +337,47 @@ static int test_sparse_k_overflow_is_refused(int argc, char **argv)
                                      SC_FLOAT32, 8), SC_ERR_INVALID_ARG);
     CHECK_SAYS("sc_sparse_allreduce", "overflow the buffer size");
     return dense_untouched_then_finish(&w, dense, 8);
+}
+
+/* Buffers not aligned to their elements are refused before anything is sent, naming
+ * the buffer, and the compressor's state is unchanged: the next step is right. */
+static int test_misaligned_buffers_are_refused(int argc, char **argv)
+{
+    _Alignas(8) unsigned char raw[4 * 9], out[4 * 9];
+    _Alignas(8) uint32_t ix[2] = {1, 5};
+    _Alignas(8) float vals[2] = {1, 2}, g[8], dense[8];
+    sc_compressor_t *c;
+    rt_world_t w;
+
+    (void)argc, (void)argv;
+    if (rt_world(&w))
+        return 1;
+    memset(out, 0x55, sizeof(out));
+    CHECK_STATUS(sc_sparse_allreduce(w.comm, ix, 32, vals, SC_FLOAT32, 2, out + 2, SC_FLOAT32,
+                                     8), SC_ERR_INVALID_ARG);
+    CHECK_SAYS("sc_sparse_allreduce", "dense", "not aligned to its 4-byte elements");
+    CHECK_STATUS(sc_sparse_allreduce(w.comm, (char *)ix + 1, 32, vals, SC_FLOAT32, 2, dense,
+                                     SC_FLOAT32, 8), SC_ERR_INVALID_ARG);
+    CHECK_SAYS("indices", "not aligned");
+    CHECK_STATUS(sc_sparse_allreduce(w.comm, ix, 32, (char *)vals + 2, SC_FLOAT32, 2, dense,
+                                     SC_FLOAT32, 8), SC_ERR_INVALID_ARG);
+    CHECK_SAYS("values", "not aligned");
+    CHECK_OK(sc_compressor_create(NULL, &c));
+    memset(raw, 0, sizeof(raw));
+    CHECK_STATUS(sc_compressed_allreduce(c, w.comm, 0, raw + 1, out, 8, SC_FLOAT32, SC_SUM),
+                 SC_ERR_INVALID_ARG);
+    CHECK_SAYS("sc_compressed_allreduce", "sendbuf", "not aligned to its 4-byte elements");
+    CHECK_STATUS(sc_compressed_allreduce(c, w.comm, 0, raw, out + 1, 8, SC_FLOAT32, SC_SUM),
+                 SC_ERR_INVALID_ARG);
+    CHECK_SAYS("sc_compressed_allreduce", "recvbuf", "not aligned");
+    for (int i = 0; i < 8; i++)
+        g[i] = i == 3 + w.rank ? 100.0f : 0.0f;
+    CHECK_OK(sc_compressed_allreduce(c, w.comm, 0, g, dense, 8, SC_FLOAT32, SC_SUM));
+    for (int i = 0; i < 8; i++)
+        CHECK(dense[i] == (i >= 3 && i < 3 + w.size ? 100.0f : 0.0f), "dense[%d] = %g", i,
+              dense[i]);
+    sc_compressor_destroy(c);
+    return dense_untouched_then_finish(&w, (const float *)(out + 4), 8);
 }
 
 /* No pairs (k 0) and no elements (count 0) with NULL buffers are no errors and copy
@@ -360,6 +445,8 @@ int main(int argc, char **argv)
         {"refused_step_changes_nothing", test_refused_step_changes_nothing},
         {"sparse_k_overflow_is_refused", test_sparse_k_overflow_is_refused},
         {"zero_count_with_null_buffers", test_zero_count_with_null_buffers},
+        {"misaligned_buffers_are_refused", test_misaligned_buffers_are_refused},
+        {"hook_config_disagreement_fails_create", test_hook_config_disagreement_fails_create},
         {"foreign_state_is_refused", test_foreign_state_is_refused},
         {NULL, NULL}};
     return rt_main(tests, argc, argv);

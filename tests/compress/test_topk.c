@@ -621,9 +621,9 @@ static int test_count_overflow_is_refused(int argc, char **argv)
     return 0;
 }
 
-/* Host indices and values not aligned to their elements are refused, as the kernels
+/* Host x, indices and values not aligned to their elements are refused, as the kernels
  * refuse them, and nothing is written. */
-static int test_misaligned_outputs_are_refused(int argc, char **argv)
+static int test_misaligned_buffers_are_refused(int argc, char **argv)
 {
     float x[16] = {1, 9, 3, 7};
     _Alignas(8) unsigned char ib[8 * 17], vb[4 * 17];
@@ -645,6 +645,8 @@ static int test_misaligned_outputs_are_refused(int argc, char **argv)
                   SC_ERR_INVALID_ARG, "not aligned to its 8-byte elements");
     CHECK_REFUSED(sc_topk_select(topk, x, SC_FLOAT32, 16, 4, 32, ib, vb + 2, &selected, NULL),
                   SC_ERR_INVALID_ARG, "values");
+    CHECK_REFUSED(sc_topk_select(topk, (char *)x + 1, SC_FLOAT32, 15, 4, 32, ib, vb, &selected,
+                                 NULL), SC_ERR_INVALID_ARG, "x (");
     CHECK(selected == 99 && memcmp(ib, ib0, sizeof(ib)) == 0 &&
           memcmp(vb, vb0, sizeof(vb)) == 0, "a refused call wrote an output");
     /* Aligned, the same call selects. */
@@ -671,7 +673,7 @@ static const test_t tests[] = {
     {"device_pointer_is_refused", test_device_pointer_is_refused},
     {"argument_errors_are_refused", test_argument_errors_are_refused},
     {"count_overflow_is_refused", test_count_overflow_is_refused},
-    {"misaligned_outputs_are_refused", test_misaligned_outputs_are_refused},
+    {"misaligned_buffers_are_refused", test_misaligned_buffers_are_refused},
 };
 
 int main(int argc, char **argv)

@@ -10,6 +10,7 @@
  *   missing_gradients_without_sync_fail_locally
  *   different_registration_fails_create_on_every_rank WHAT  (count|dtype|name|number)
  *   different_config_fails_create_on_every_rank
+ *   config_out_of_range_is_refused       (config.size, switches; set_sync's too)
  *   integer_gradients_need_prediv_1
  *   narrow_hook_refuses_non_float32_buckets
  *   failing_hook_start_fails_every_rank   (a caller's hook fails on the last rank)
@@ -149,6 +150,8 @@ static int test_null_or_foreign_gradient_pointer_is_refused(int argc, char **arg
         return 1;
     CHECK_STATUS(sc_reducer_mark_ready(r, 1, NULL), SC_ERR_INVALID_ARG);
     CHECK_SAYS("gradient 1 (\"layer1.weight\") of 2000 elements is NULL");
+    CHECK_STATUS(sc_reducer_mark_ready(r, 1, (char *)m.buf[1] + 2), SC_ERR_INVALID_ARG);
+    CHECK_SAYS("gradient 1 (\"layer1.weight\")", "is not aligned to its 4-byte elements");
     if (good_iteration(&w, &m, r, 0))
         return 1;
     rt_model_init(&mv, MODEL_N, model_counts, NULL);
@@ -427,11 +430,14 @@ static int test_create_meeting_another_collective_is_a_mismatch(int argc, char *
     return 0;
 }
 
-/* A configuration whose size is not this version's (here 8 bytes: it would end inside
- * a field) is refused on every rank, naming both sizes. */
-static int test_config_size_other_than_sizeof_is_refused(int argc, char **argv)
+/* A configuration not of this version's size (here 8 bytes: it would end inside a
+ * field) is refused on every rank, naming both sizes; a switch other than 0 or 1 (most
+ * likely a field never initialized) too, naming the field, and in set_sync, where the
+ * refused call changes nothing. */
+static int test_config_out_of_range_is_refused(int argc, char **argv)
 {
-    sc_reducer_config_t cfg = SC_REDUCER_CONFIG_INIT;
+    static const char *const fields[] = {"gradient_as_bucket_view", "find_unused",
+                                         "autotune"};
     sc_reducer_t *r = NULL;
     rt_world_t w;
     rt_model_t m;
@@ -440,13 +446,41 @@ static int test_config_size_other_than_sizeof_is_refused(int argc, char **argv)
     if (rt_world(&w))
         return 1;
     rt_model_init(&m, MODEL_N, model_counts, NULL);
-    cfg.size = 8;
-    CHECK_STATUS(sc_reducer_create(w.comm, m.desc, m.n, &cfg, &r), SC_ERR_INVALID_ARG);
-    CHECK_SAYS("config.size is 8, not", "SC_REDUCER_CONFIG_INIT");
-    CHECK(r == NULL, "the reducer was set on failure");
+    {
+        sc_reducer_config_t cfg = SC_REDUCER_CONFIG_INIT;
+        cfg.size = 8;
+        CHECK_STATUS(sc_reducer_create(w.comm, m.desc, m.n, &cfg, &r), SC_ERR_INVALID_ARG);
+        CHECK_SAYS("config.size is 8, not", "SC_REDUCER_CONFIG_INIT");
+        CHECK(r == NULL, "the reducer was set on failure");
+    }
+    for (int f = 0; f < 3; f++) {
+        sc_reducer_config_t cfg = SC_REDUCER_CONFIG_INIT;
+        char want[64];
+
+        cfg.gradient_as_bucket_view = f == 0 ? 2 : 0;
+        cfg.find_unused = f == 1 ? 2 : 0;
+        cfg.autotune = f == 2 ? -1 : 0;
+        snprintf(want, sizeof(want), "config.%s is %d, not 0 or 1", fields[f], f == 2 ? -1 : 2);
+        CHECK_STATUS(sc_reducer_create(w.comm, m.desc, m.n, &cfg, &r), SC_ERR_INVALID_ARG);
+        CHECK_SAYS("sc_reducer_create", want);
+        CHECK(r == NULL, "the reducer was set on failure");
+    }
     CHECK_OK(sc_comm_destroy(w.comm));
     rt_model_free(&m);
-    return 0;
+    if (setup(&w, &m, &r, 0))
+        return 1;
+    CHECK_STATUS(sc_reducer_set_sync(r, 2), SC_ERR_INVALID_ARG);
+    CHECK_SAYS("sc_reducer_set_sync", "sync is 2, not 0 or 1");
+    if (good_iteration(&w, &m, r, 0)) /* still synced: the sum of every rank */
+        return 1;
+    CHECK_OK(sc_reducer_set_sync(r, 0));
+    CHECK_STATUS(sc_reducer_set_sync(r, -1), SC_ERR_INVALID_ARG);
+    for (int g = m.n - 1; g >= 0; g--) { /* still without sync: nothing is communicated */
+        rt_fill(&m, m.buf[g], SEED, w.rank, 1, g);
+        CHECK_OK(sc_reducer_mark_ready(r, g, m.buf[g]));
+    }
+    CHECK_OK(sc_reducer_finalize(r));
+    return teardown(&w, &m, r);
 }
 
 static int test_integer_gradients_need_prediv_1(int argc, char **argv)
@@ -634,8 +668,7 @@ int main(int argc, char **argv)
         {"one_rank_without_sync_is_a_mismatch", test_one_rank_without_sync_is_a_mismatch},
         {"create_meeting_another_collective_is_a_mismatch",
          test_create_meeting_another_collective_is_a_mismatch},
-        {"config_size_other_than_sizeof_is_refused",
-         test_config_size_other_than_sizeof_is_refused},
+        {"config_out_of_range_is_refused", test_config_out_of_range_is_refused},
         {"integer_gradients_need_prediv_1", test_integer_gradients_need_prediv_1},
         {"narrow_hook_refuses_non_float32_buckets", test_narrow_hook_refuses_non_float32_buckets},
         {"failing_hook_start_fails_every_rank", test_failing_hook_start_fails_every_rank},
