@@ -8,7 +8,6 @@
  * expected results of both methods are known here: the dense sum, and the sum of the
  * planted values for the compressor's first call (zero residual). Every value and sum
  * is exact in float32, so both are checked element by element. */
-#include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <limits.h>
@@ -90,15 +89,12 @@ static const struct option sc_bc_long_options[] = {
 static int sc_bc_option_apply(int letter, const char *arg, sc_bc_options_t *o)
 {
     long long v;
-    char *end;
 
     switch (letter) {
     case 'n':
         return sc_bench_size_parse(arg, &o->count) != SC_SUCCESS;
     case SC_BC_OPT_RATIO:
-        errno = 0;
-        o->ratio = strtod(arg, &end);
-        return errno || end == arg || *end != '\0' || !(o->ratio > 0 && o->ratio <= 1);
+        return sc_bench_ratio_parse(arg, &o->ratio) != SC_SUCCESS;
     case SC_BC_OPT_ITERS:
     case SC_BC_OPT_WARMUP:
     case SC_BC_OPT_THREADS:

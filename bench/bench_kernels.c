@@ -132,17 +132,6 @@ static double sc_bk_now(void)
 
 /* ---- the command line ----------------------------------------------------------------- */
 
-static int sc_bk_int_parse(const char *text, int min, int *out)
-{
-    char *end;
-    long v = strtol(text, &end, 10);
-
-    if (*text == '\0' || *end != '\0' || v < min || v > INT_MAX)
-        return 1;
-    *out = (int)v;
-    return 0;
-}
-
 static int sc_bk_options_parse(int argc, char **argv, sc_bk_options_t *o)
 {
     static const struct option longs[] = {
@@ -151,6 +140,7 @@ static int sc_bk_options_parse(int argc, char **argv, sc_bk_options_t *o)
         {"json", required_argument, NULL, 'J'},     {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0}};
     sc_bk_options_t r = {(size_t)256 << 20, 20, 5, 0, NULL, 0};
+    long long v;
     int c;
 
     optind = 1;
@@ -161,12 +151,14 @@ static int sc_bk_options_parse(int argc, char **argv, sc_bk_options_t *o)
                 goto err_value;
             break;
         case 'n':
-            if (sc_bk_int_parse(optarg, 1, &r.iters))
+            if (sc_bench_int_parse(optarg, 1, INT_MAX, &v) != SC_SUCCESS)
                 goto err_value;
+            r.iters = (int)v;
             break;
         case 'w':
-            if (sc_bk_int_parse(optarg, 0, &r.warmup))
+            if (sc_bench_int_parse(optarg, 0, INT_MAX, &v) != SC_SUCCESS)
                 goto err_value;
+            r.warmup = (int)v;
             break;
         case 'D':
             r.device = 1;

@@ -76,6 +76,32 @@ sc_status_t sc_bench_int_parse(const char *text, long long min, long long max,
     return SC_SUCCESS;
 }
 
+sc_status_t sc_bench_double_parse(const char *text, double min, double max, double *out,
+                                  char **end)
+{
+    char *e;
+    double value;
+
+    errno = 0;
+    value = strtod(text, &e);
+    if (errno || e == text || (!end && *e != '\0') || !(value >= min && value <= max))
+        return SC_ERR_INVALID_ARG;
+    if (end)
+        *end = e;
+    *out = value;
+    return SC_SUCCESS;
+}
+
+sc_status_t sc_bench_ratio_parse(const char *text, double *out)
+{
+    double value;
+
+    if (sc_bench_double_parse(text, 0.0, 1.0, &value, NULL) != SC_SUCCESS || value == 0.0)
+        return SC_ERR_INVALID_ARG;
+    *out = value;
+    return SC_SUCCESS;
+}
+
 enum {
     SC_BENCH_OPT_INPLACE = 256,
     SC_BENCH_OPT_JSON,

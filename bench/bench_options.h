@@ -36,6 +36,15 @@ sc_status_t sc_bench_size_parse(const char *text, size_t *bytes);
 sc_status_t sc_bench_int_parse(const char *text, long long min, long long max,
                                long long *out);
 
+/* A decimal number in [min, max] (NaN never is). With end NULL the whole text; else
+ * *end is set past the number, which may be followed by anything (a list).
+ * SC_ERR_INVALID_ARG otherwise; *out and *end written only on success. */
+sc_status_t sc_bench_double_parse(const char *text, double min, double max, double *out,
+                                  char **end);
+
+/* A fraction in (0, 1], as top-k's --ratio. */
+sc_status_t sc_bench_ratio_parse(const char *text, double *out);
+
 /* Parses argv. On an error prints a sentence naming the bad argument to err and
  * returns SC_ERR_INVALID_ARG; *opts is written only on success. -h prints the usage
  * to out and sets opts->help. */

@@ -190,35 +190,6 @@ static const struct option sc_br_long_options[] = {
 };
 
 /* A number in [min, max] (MiB or ms); up to *end when end is given. */
-static int sc_br_double_parse(const char *text, double min, double max, double *out,
-                              char **end)
-{
-    char *e;
-    double v;
-
-    errno = 0;
-    v = strtod(text, &e);
-    if (errno || e == text || (!end && *e != '\0') || !(v >= min && v <= max))
-        return 1;
-    if (end)
-        *end = e;
-    *out = v;
-    return 0;
-}
-
-static int sc_br_int_parse(const char *text, long long min, long long max, long long *out)
-{
-    char *end;
-    long long v;
-
-    errno = 0;
-    v = strtoll(text, &end, 10);
-    if (errno || end == text || *end != '\0' || v < min || v > max)
-        return 1;
-    *out = v;
-    return 0;
-}
-
 /* Caps in MiB, comma-separated, each above 0. */
 static int sc_br_sweep_parse(const char *text, sc_br_options_t *o)
 {
@@ -228,7 +199,7 @@ static int sc_br_sweep_parse(const char *text, sc_br_options_t *o)
     o->ncaps = 0;
     for (;;) {
         if (o->ncaps == SC_BR_MAX_CAPS ||
-            sc_br_double_parse(s, 1e-6, 1e6, &o->caps_mb[o->ncaps], &end))
+            sc_bench_double_parse(s, 1e-6, 1e6, &o->caps_mb[o->ncaps], &end))
             return 1;
         o->ncaps++;
         if (*end == '\0')
@@ -251,14 +222,14 @@ static int sc_br_option_apply(int letter, const char *arg, sc_br_options_t *o,
     case SC_BR_OPT_BUCKET_MB:
         *fixed = 1;
         o->ncaps = 1;
-        return sc_br_double_parse(arg, 1e-6, 1e6, &o->caps_mb[0], NULL);
+        return sc_bench_double_parse(arg, 1e-6, 1e6, &o->caps_mb[0], NULL) != SC_SUCCESS;
     case SC_BR_OPT_SWEEP:
         return sc_br_sweep_parse(arg, o);
     case SC_BR_OPT_AUTOTUNE:
         o->autotune = 1;
         return 0;
     case SC_BR_OPT_COMPUTE_MS:
-        return sc_br_double_parse(arg, 0, 1e7, &o->compute_ms, NULL);
+        return sc_bench_double_parse(arg, 0, 1e7, &o->compute_ms, NULL) != SC_SUCCESS;
     case SC_BR_OPT_COMPUTE_MODE:
         if (strcmp(arg, "sleep") != 0 && strcmp(arg, "spin") != 0)
             return 1;
@@ -266,7 +237,7 @@ static int sc_br_option_apply(int letter, const char *arg, sc_br_options_t *o,
         return 0;
     case SC_BR_OPT_ITERS:
     case SC_BR_OPT_WARMUP:
-        if (sc_br_int_parse(arg, letter == SC_BR_OPT_ITERS ? 1 : 0, INT_MAX, &v))
+        if (sc_bench_int_parse(arg, letter == SC_BR_OPT_ITERS ? 1 : 0, INT_MAX, &v))
             return 1;
         *(letter == SC_BR_OPT_ITERS ? &o->iters : &o->warmup) = (int)v;
         return 0;
@@ -289,12 +260,12 @@ static int sc_br_option_apply(int letter, const char *arg, sc_br_options_t *o,
             return 1;
         return 0;
     case SC_BR_OPT_DENSITY:
-        return sc_br_double_parse(arg, 1e-9, 1.0, &o->density, NULL);
+        return sc_bench_double_parse(arg, 1e-9, 1.0, &o->density, NULL) != SC_SUCCESS;
     case SC_BR_OPT_JSON:
         o->json_path = arg;
         return 0;
     case SC_BR_OPT_SEED:
-        if (sc_br_int_parse(arg, 0, LLONG_MAX, &v))
+        if (sc_bench_int_parse(arg, 0, LLONG_MAX, &v))
             return 1;
         o->seed = (uint64_t)v;
         return 0;

@@ -88,7 +88,6 @@ static const char *const sc_bt_mode_names[] = {"exact", "approx", "random"};
 static int sc_bt_option_apply(int letter, const char *arg, sc_bt_options_t *o)
 {
     long long v;
-    char *end;
 
     switch (letter) {
     case 'n':
@@ -99,9 +98,7 @@ static int sc_bt_option_apply(int letter, const char *arg, sc_bt_options_t *o)
                !(o->dtype == SC_FLOAT32 || o->dtype == SC_FLOAT64 || o->dtype == SC_FLOAT16 ||
                  o->dtype == SC_BFLOAT16);
     case SC_BT_OPT_RATIO:
-        errno = 0;
-        o->ratio = strtod(arg, &end);
-        return errno || end == arg || *end != '\0' || !(o->ratio > 0 && o->ratio <= 1);
+        return sc_bench_ratio_parse(arg, &o->ratio) != SC_SUCCESS;
     case SC_BT_OPT_MODE:
         if (strcmp(arg, "all") == 0) {
             o->modes = 7;
