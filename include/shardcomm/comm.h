@@ -45,7 +45,9 @@ typedef struct {
  * Collective over all world_size processes. Errors: SC_ERR_INVALID_ARG (config or
  * environment inconsistent), SC_ERR_TIMEOUT (ranks that never arrived are listed),
  * SC_ERR_TRANSPORT. *comm is set only on success; the caller owns it and releases it
- * with sc_comm_destroy. */
+ * with sc_comm_destroy. A child process forked afterwards (a data loader's worker)
+ * cannot use or destroy it: every call on it there is SC_ERR_INVALID_COMM, and the
+ * parent's communicator is untouched; the child may create its own. */
 SC_API sc_status_t sc_comm_init(const sc_comm_config_t *config, sc_comm_t **comm);
 
 /* sc_comm_init with every field taken from the environment. */
@@ -58,7 +60,9 @@ SC_API sc_status_t sc_comm_init_from_env(sc_comm_t **comm);
 SC_API sc_status_t sc_comm_split(sc_comm_t *comm, int color, int key, sc_comm_t **sub);
 
 /* Waits for pending requests, then frees the communicator. Requests created on it
- * must be freed before or after; they keep their final status. Local call. */
+ * must be freed before or after; they keep their final status. A communicator that a
+ * reducer still uses is refused with SC_ERR_INVALID_ARG (destroy the reducer first) and
+ * stays as it was. Local call. */
 SC_API sc_status_t sc_comm_destroy(sc_comm_t *comm);
 
 /* Marks the communicator aborted: pending and later calls fail with SC_ERR_ABORTED,

@@ -185,7 +185,8 @@ SC_API sc_status_t sc_compressor_save(const sc_compressor_t *compressor, void *b
 SC_API sc_status_t sc_compressor_load(sc_compressor_t *compressor, const void *buf,
                                       size_t len);
 
-/* Frees the compressor. NULL is a no-op. */
+/* Frees the compressor. NULL is a no-op. Not while a call on it runs on another thread
+ * (one thread at a time per compressor). */
 SC_API void sc_compressor_destroy(sc_compressor_t *compressor);
 
 /* Fills *hook with a top-k comm hook for sc_reducer_create: each bucket is reduced with

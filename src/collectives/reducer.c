@@ -148,6 +148,8 @@ static void sc_reducer_free(sc_reducer_t *r)
         r->hook.destroy(r->hook.state);
     sc_reducer_free_buckets(r, r->buckets, r->nbuckets, r->registered);
     r->mem.close(&r->mem);
+    if (r->held)
+        sc_comm_release(r->comm);
     pthread_cond_destroy(&r->changed);
     pthread_mutex_destroy(&r->lock);
     free(r);
@@ -207,6 +209,8 @@ SC_API sc_status_t sc_reducer_create(sc_comm_t *comm, const sc_grad_desc_t *grad
         sc_reducer_free(r);
         return st;
     }
+    sc_comm_hold(comm); /* until sc_reducer_destroy: its buckets may be comm's memory */
+    r->held = 1;
     r->stats.buckets = r->nbuckets;
     r->stats.bucket_cap_bytes = r->cap;
     sc_log(SC_LOG_DEBUG, "reducer: %d gradients in %d buckets (cap %zu bytes, first %zu)",

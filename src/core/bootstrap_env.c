@@ -1,5 +1,6 @@
 /* Rank, size and rendezvous settings: the configuration first, then the environment
- * (first variable of each list in env_names.c), then defaults. */
+ * (first variable of each list in env_names.c; rank, size and local values from one
+ * launcher), then defaults. */
 #include <stdio.h>
 #include <string.h>
 
@@ -26,8 +27,10 @@ static sc_status_t sc_bootstrap_int(const char *field, int from_cfg, const char 
     st = sc_env_int_leading(names, def, &v);
     if (st != SC_SUCCESS)
         return st;
-    if (v < -1 || v > 0x7fffffff)
-        return sc_error(SC_ERR_INVALID_ARG, "%s=%ld is out of range", names[0], v);
+    if (v < -1 || v > 0x7fffffff) {
+        const char *which = NULL, *raw = sc_env_first(names, &which);
+        return sc_error(SC_ERR_INVALID_ARG, "%s=%s is out of range", which, raw);
+    }
     *out = (int)v;
     return SC_SUCCESS;
 }
@@ -50,13 +53,17 @@ sc_status_t sc_bootstrap_resolve(const sc_comm_config_t *cfg, sc_bootstrap_param
         return sc_error(SC_ERR_INVALID_ARG, "sc_comm_init: config.timeout_s is %g; it must "
                         "be positive seconds, or 0 (unset) to read SC_TIMEOUT",
                         cfg->timeout_s);
-    if ((st = sc_bootstrap_int("rank", cfg->rank, sc_env_rank_names, SC_DEFAULT_RANK,
+    if ((st = sc_bootstrap_int("rank", cfg->rank,
+                               sc_env_launch_names(SC_LAUNCH_RANK, NULL), SC_DEFAULT_RANK,
                                &p.rank)) ||
-        (st = sc_bootstrap_int("world_size", cfg->world_size, sc_env_world_size_names,
+        (st = sc_bootstrap_int("world_size", cfg->world_size,
+                               sc_env_launch_names(SC_LAUNCH_WORLD_SIZE, NULL),
                                SC_DEFAULT_WORLD_SIZE, &p.world_size)) ||
-        (st = sc_bootstrap_int("local_rank", cfg->local_rank, sc_env_local_rank_names, -1,
+        (st = sc_bootstrap_int("local_rank", cfg->local_rank,
+                               sc_env_launch_names(SC_LAUNCH_LOCAL_RANK, NULL), -1,
                                &p.local_rank)) ||
-        (st = sc_bootstrap_int("local_size", cfg->local_size, sc_env_local_size_names, -1,
+        (st = sc_bootstrap_int("local_size", cfg->local_size,
+                               sc_env_launch_names(SC_LAUNCH_LOCAL_SIZE, NULL), -1,
                                &p.local_size)) ||
         (st = sc_bootstrap_int("master_port", cfg->master_port, sc_env_master_port_names,
                                SC_DEFAULT_MASTER_PORT, &p.master_port)) ||
@@ -83,7 +90,7 @@ sc_status_t sc_bootstrap_resolve(const sc_comm_config_t *cfg, sc_bootstrap_param
         st = sc_env_double(sc_env_timeout_names, SC_DEFAULT_TIMEOUT_S, &p.timeout_s);
         if (st != SC_SUCCESS)
             return st;
-        if (p.timeout_s <= 0.0)
+        if (!(p.timeout_s > 0.0)) /* NaN too */
             return sc_error(SC_ERR_INVALID_ARG, "SC_TIMEOUT=%g must be positive seconds",
                             p.timeout_s);
     }

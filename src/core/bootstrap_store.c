@@ -40,6 +40,9 @@ typedef struct {
     double deadline;
     char where[300];
     pthread_t thread;
+    int done;                      /* set (atomically) when the server has answered */
+    sc_status_t verdict;           /* its outcome, for rank 0's own client */
+    char verdict_text[SC_ERROR_MAX];
 } sc_store_server_t;
 
 /* Writes/reads exactly len bytes before deadline; -1 on error or timeout. */
@@ -49,7 +52,7 @@ static int sc_store_io(int fd, void *buf, size_t len, double deadline, int writi
 
     while (len > 0) {
         struct pollfd pfd = {fd, writing ? POLLOUT : POLLIN, 0};
-        int ms = (int)((deadline - sc_clock_now()) * 1000.0);
+        int ms = sc_clock_ms_until(deadline);
         ssize_t n;
 
         if (ms <= 0 || poll(&pfd, 1, ms) <= 0)
@@ -111,7 +114,7 @@ static void *sc_store_serve(void *arg)
         fds[r] = -1;
     while (arrived < s->size && st == SC_SUCCESS) {
         struct pollfd pfd = {s->listen_fd, POLLIN, 0};
-        int ms = (int)((s->deadline - sc_clock_now()) * 1000.0);
+        int ms = sc_clock_ms_until(s->deadline);
         sc_store_hello_t h;
         int fd;
 
@@ -135,11 +138,17 @@ static void *sc_store_serve(void *arg)
             continue;
         }
         if (h.size != (uint32_t)s->size || h.rank >= (uint32_t)s->size || fds[h.rank] >= 0) {
-            snprintf(err, sizeof(err),
-                     "rendezvous at %s: a process claimed rank %u of world size %u, but rank 0 "
-                     "expects world size %d%s", s->where, h.rank, h.size, s->size,
-                     (h.rank < (uint32_t)s->size && fds[h.rank] >= 0) ? " and that rank "
-                                                                         "already arrived" : "");
+            if (h.size != (uint32_t)s->size)
+                snprintf(err, sizeof(err), "rendezvous at %s: a process claimed rank %u of "
+                         "world size %u, but rank 0 has world size %d", s->where, h.rank,
+                         h.size, s->size);
+            else if (h.rank >= (uint32_t)s->size)
+                snprintf(err, sizeof(err), "rendezvous at %s: a process claimed rank %u, "
+                         "outside the world of size %d", s->where, h.rank, s->size);
+            else
+                snprintf(err, sizeof(err), "rendezvous at %s: two processes claimed rank %u "
+                         "of world size %d (each process needs a rank of its own: check the "
+                         "launcher's rank variables)", s->where, h.rank, s->size);
             st = SC_ERR_INVALID_ARG;
             sc_store_reply_error(fd, st, err, sc_clock_now() + 2.0);
             close(fd);
@@ -185,6 +194,9 @@ static void *sc_store_serve(void *arg)
     free(blobs);
     free(lens);
     free(fds);
+    s->verdict = st;
+    snprintf(s->verdict_text, sizeof(s->verdict_text), "%s", err);
+    __atomic_store_n(&s->done, 1, __ATOMIC_RELEASE);
     return NULL;
 }
 
@@ -214,21 +226,28 @@ static sc_status_t sc_store_listen(sc_store_server_t *s, int port)
     return SC_SUCCESS;
 }
 
-static int sc_store_connect(const char *addr, int port, double deadline)
+/* A connected socket, or -1 at the deadline or once *stop is set (stop may be NULL);
+ * *why then says what failed last. */
+static int sc_store_connect(const char *addr, int port, double deadline, const int *stop,
+                            char *why, size_t why_len)
 {
     char portstr[16];
     struct addrinfo hints, *res = NULL;
+    int gai;
 
     snprintf(portstr, sizeof(portstr), "%d", port);
     memset(&hints, 0, sizeof(hints));
     hints.ai_family = AF_INET;
     hints.ai_socktype = SOCK_STREAM;
-    while (sc_clock_now() < deadline) {
-        if (!res && getaddrinfo(addr, portstr, &hints, &res) != 0) {
+    while (sc_clock_now() < deadline && !(stop && __atomic_load_n(stop, __ATOMIC_ACQUIRE))) {
+        if (!res && (gai = getaddrinfo(addr, portstr, &hints, &res)) != 0) {
+            snprintf(why, why_len, "could not be reached: the address %s does not resolve "
+                     "(%s)", addr, gai_strerror(gai));
             res = NULL;
             usleep(100000);
             continue;
         }
+        snprintf(why, why_len, "could not be reached");
         for (struct addrinfo *ai = res; ai; ai = ai->ai_next) {
             int fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC, ai->ai_protocol);
             int one = 1;
@@ -303,7 +322,7 @@ sc_status_t sc_store_allgather(const char *addr, int port, int rank, int size,
     /* Clients wait a little longer than the server so they hear its verdict. */
     double client_deadline = deadline + 3.0;
     sc_status_t st = SC_IN_PROGRESS;
-    int connected = 0;
+    char why[256] = "could not be reached";
 
     if (rank == 0) {
         memset(&server, 0, sizeof(server));
@@ -320,21 +339,27 @@ sc_status_t sc_store_allgather(const char *addr, int port, int rank, int size,
         st = SC_IN_PROGRESS;
     }
     while (st == SC_IN_PROGRESS && sc_clock_now() < client_deadline) {
-        int fd = sc_store_connect(rank == 0 ? "127.0.0.1" : addr, port, client_deadline);
+        /* Rank 0's client stops once its own server has answered: a verdict reached
+         * before it connected (two processes claiming one rank) is read below. */
+        int fd = sc_store_connect(rank == 0 ? "127.0.0.1" : addr, port, client_deadline,
+                                  rank == 0 ? &server.done : NULL, why, sizeof(why));
         if (fd < 0)
             break;
-        connected = 1;
+        snprintf(why, sizeof(why), "never answered");
         st = sc_store_exchange(fd, rank, size, blob, len, client_deadline, result);
         close(fd);
         if (st == SC_IN_PROGRESS)
             usleep(50000);
     }
-    if (rank == 0)
+    if (rank == 0) {
         pthread_join(server.thread, NULL);
+        if (st == SC_IN_PROGRESS && server.verdict != SC_SUCCESS)
+            st = sc_error(server.verdict, "%s", server.verdict_text);
+    }
     if (st == SC_IN_PROGRESS)
         st = sc_error(SC_ERR_TIMEOUT,
-                      "rendezvous timed out after %.1f s: the store of rank 0 at %s:%d %s",
-                      timeout_s, addr, port, connected ? "never answered" : "could not be reached");
+                      "rendezvous timed out after %g s: the store of rank 0 at %s:%d %s",
+                      timeout_s, addr, port, why);
     return st;
 }
 

@@ -2,6 +2,7 @@
 #ifndef SC_CORE_CLOCK_H
 #define SC_CORE_CLOCK_H
 
+#include <limits.h>
 #include <time.h>
 
 static inline double sc_clock_now(void)
@@ -19,6 +20,18 @@ static inline double sc_clock_coarse(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* Milliseconds from now until deadline (an sc_clock_now time) for poll(): 0 once it has
+ * passed, at most INT_MAX (24.8 days) for a later or infinite one, so that a long
+ * timeout is never an overflowed, negative interval. */
+static inline int sc_clock_ms_until(double deadline)
+{
+    double ms = (deadline - sc_clock_now()) * 1000.0;
+
+    if (!(ms > 0.0))
+        return 0;
+    return ms >= (double)INT_MAX ? INT_MAX : (int)ms;
 }
 
 /* The CLOCK_REALTIME instant ns nanoseconds from now (pthread_cond_timedwait's clock). */

@@ -24,11 +24,30 @@
 static pthread_mutex_t sc_registry_lock = PTHREAD_MUTEX_INITIALIZER;
 static const sc_comm_t **sc_registry;
 static size_t sc_registry_len, sc_registry_cap;
+/* Set in a forked child: the communicators it inherited are the parent's (their
+ * threads and UCX state are not in the child) and are refused there. */
+static int sc_registry_forked;
+static pthread_once_t sc_registry_once = PTHREAD_ONCE_INIT;
+
+/* The registry's lock is held across fork(), so that the child gets it unlocked. */
+static void sc_registry_fork_prepare(void) { pthread_mutex_lock(&sc_registry_lock); }
+static void sc_registry_fork_parent(void) { pthread_mutex_unlock(&sc_registry_lock); }
+static void sc_registry_fork_child(void)
+{
+    pthread_mutex_unlock(&sc_registry_lock);
+    __atomic_store_n(&sc_registry_forked, 1, __ATOMIC_RELAXED);
+}
+
+static void sc_registry_watch_fork(void)
+{
+    pthread_atfork(sc_registry_fork_prepare, sc_registry_fork_parent, sc_registry_fork_child);
+}
 
 static sc_status_t sc_registry_add(const sc_comm_t *c)
 {
     sc_status_t st = SC_SUCCESS;
 
+    pthread_once(&sc_registry_once, sc_registry_watch_fork);
     pthread_mutex_lock(&sc_registry_lock);
     if (sc_registry_len == sc_registry_cap) {
         size_t cap = sc_registry_cap ? 2 * sc_registry_cap : 16;
@@ -82,6 +101,11 @@ sc_status_t sc_comm_check(const sc_comm_t *c, const char *caller)
         return sc_error(SC_ERR_INVALID_COMM,
                         "%s: communicator %p was destroyed or never created", caller,
                         (const void *)c);
+    if (__atomic_load_n(&sc_registry_forked, __ATOMIC_RELAXED) && c->owner_pid != getpid())
+        return sc_error(SC_ERR_INVALID_COMM, "%s: communicator %p belongs to process %d; "
+                        "this process (%d) is a fork of it and can neither use nor destroy "
+                        "it (create a communicator of its own)", caller, (const void *)c,
+                        (int)c->owner_pid, (int)getpid());
     if (__atomic_load_n(&c->broken, __ATOMIC_ACQUIRE) != SC_SUCCESS) {
         char text[SC_ERROR_MAX];
         snprintf(text, sizeof(text), "%s refused, the communicator failed earlier: %.900s",
@@ -102,6 +126,7 @@ static sc_comm_t *sc_comm_alloc(sc_transport_t *tp, int size)
         return NULL;
     c->tp = tp;
     c->size = size;
+    c->owner_pid = getpid();
     c->world_of = calloc((size_t)size, sizeof(int));
     c->send_seq = calloc((size_t)size, sizeof(uint64_t));
     c->recv_seq = calloc((size_t)size, sizeof(uint64_t));
@@ -176,10 +201,64 @@ static sc_transport_t *sc_transport_alloc(int world_size, int world_rank)
     return tp;
 }
 
-/* Rendezvous blob: host name, process id, the device path's contribution, then the
- * UCX worker address. */
-#define SC_BLOB_DEV (SC_HOSTNAME_MAX + sizeof(int32_t))
+/* Rendezvous blob: host name, process id, the local size the launcher gave (-1: none),
+ * the device path's contribution, then the UCX worker address. */
+#define SC_BLOB_PID SC_HOSTNAME_MAX
+#define SC_BLOB_LOCAL (SC_BLOB_PID + sizeof(int32_t))
+#define SC_BLOB_DEV (SC_BLOB_LOCAL + sizeof(int32_t))
 #define SC_BLOB_ADDR (SC_BLOB_DEV + SC_DEVICE_BLOB)
+
+/* Rank r's local size: the launcher's (from its blob), else the ranks of its node. */
+static int32_t sc_comm_blob_local_size(const sc_store_result_t *res, const int *node, int size,
+                                       int r)
+{
+    int32_t given, count = 0;
+
+    memcpy(&given, res->blobs[r] + SC_BLOB_LOCAL, sizeof(given));
+    if (given > 0)
+        return given;
+    for (int q = 0; q < size; q++)
+        count += node[q] == node[r];
+    return count;
+}
+
+/* Ranks that share a host name must agree on the local size, whether a launcher gave it
+ * or it is counted: a rank that takes itself for the only node's opens other transports
+ * than one that does not, and the two would hang. Every rank reaches the same verdict
+ * from the same blobs. (Two launches on one host, as torchrun --nnodes 2 there, have
+ * equal local sizes and pass.) */
+static sc_status_t sc_comm_check_local(const sc_store_result_t *res, int size)
+{
+    int *node = malloc((size_t)size * sizeof(int)); /* the first rank of its host name */
+    sc_status_t st = SC_SUCCESS;
+
+    if (!node)
+        return sc_error(SC_ERR_NO_MEMORY, "sc_comm_init: out of memory");
+    for (int r = 0; r < size; r++) {
+        node[r] = r;
+        for (int q = 0; q < r; q++)
+            if (strncmp((char *)res->blobs[q], (char *)res->blobs[r], SC_HOSTNAME_MAX) == 0) {
+                node[r] = node[q];
+                break;
+            }
+    }
+    for (int r = 0; r < size && st == SC_SUCCESS; r++) {
+        int32_t mine, first;
+
+        if (node[r] == r)
+            continue;
+        mine = sc_comm_blob_local_size(res, node, size, r);
+        first = sc_comm_blob_local_size(res, node, size, node[r]);
+        if (mine != first)
+            st = sc_error(SC_ERR_INVALID_ARG, "sc_comm_init: ranks %d and %d share the host "
+                          "%.64s but have local sizes %d and %d; the ranks of one node must "
+                          "agree (check the launcher's local size variables)", node[r], r,
+                          (char *)res->blobs[r], first, mine);
+    }
+    free(node);
+    return st;
+}
+
 static sc_status_t sc_comm_exchange(sc_transport_t *tp, const sc_bootstrap_params_t *p,
                                     uint8_t *dev_blobs)
 {
@@ -203,8 +282,9 @@ static sc_status_t sc_comm_exchange(sc_transport_t *tp, const sc_bootstrap_param
     }
     gethostname((char *)blob, SC_HOSTNAME_MAX - 1);
     {
-        int32_t pid = (int32_t)getpid();
-        memcpy(blob + SC_HOSTNAME_MAX, &pid, sizeof(pid));
+        int32_t pid = (int32_t)getpid(), local_size = p->local_size;
+        memcpy(blob + SC_BLOB_PID, &pid, sizeof(pid));
+        memcpy(blob + SC_BLOB_LOCAL, &local_size, sizeof(local_size));
     }
     sc_device_blob_fill(p, blob + SC_BLOB_DEV);
     memcpy(blob + SC_BLOB_ADDR, addr, addr_len);
@@ -214,6 +294,11 @@ static sc_status_t sc_comm_exchange(sc_transport_t *tp, const sc_bootstrap_param
     free(blob);
     if (st != SC_SUCCESS)
         return st;
+    st = sc_comm_check_local(&res, p->world_size);
+    if (st != SC_SUCCESS) {
+        sc_store_result_free(&res);
+        return st;
+    }
     addrs = calloc((size_t)p->world_size, sizeof(void *));
     if (!addrs) {
         sc_store_result_free(&res);
@@ -224,7 +309,7 @@ static sc_status_t sc_comm_exchange(sc_transport_t *tp, const sc_bootstrap_param
         addrs[r] = res.blobs[r] + SC_BLOB_ADDR;
         memcpy(dev_blobs + (size_t)r * SC_DEVICE_BLOB, res.blobs[r] + SC_BLOB_DEV,
                SC_DEVICE_BLOB);
-        memcpy(&pid, res.blobs[r] + SC_HOSTNAME_MAX, sizeof(pid));
+        memcpy(&pid, res.blobs[r] + SC_BLOB_PID, sizeof(pid));
         tp->peer_pid[r] = pid;
         tp->node_of[r] = r;
         for (int q = 0; q < r; q++) {
@@ -512,10 +597,32 @@ out:
     return st;
 }
 
+void sc_comm_hold(sc_comm_t *comm)
+{
+    __atomic_add_fetch(&comm->holders, 1, __ATOMIC_RELAXED);
+}
+
+void sc_comm_release(sc_comm_t *comm)
+{
+    __atomic_sub_fetch(&comm->holders, 1, __ATOMIC_RELAXED);
+}
+
 SC_API sc_status_t sc_comm_destroy(sc_comm_t *comm)
 {
+    sc_status_t st;
+    int holders;
+
     if (!comm)
         return sc_error(SC_ERR_INVALID_COMM, "sc_comm_destroy: communicator is NULL");
+    st = sc_comm_check(comm, "sc_comm_destroy");
+    if (st == SC_ERR_INVALID_COMM)
+        return st;
+    holders = __atomic_load_n(&comm->holders, __ATOMIC_RELAXED);
+    if (holders > 0)
+        return sc_error(SC_ERR_INVALID_ARG, "sc_comm_destroy: %d reducer%s still use%s this "
+                        "communicator (and its registered memory): destroy %s first "
+                        "(sc_reducer_destroy)", holders, holders == 1 ? "" : "s",
+                        holders == 1 ? "s" : "", holders == 1 ? "it" : "them");
     if (!sc_registry_remove(comm))
         return sc_error(SC_ERR_INVALID_COMM,
                         "sc_comm_destroy: communicator %p was destroyed or never created",

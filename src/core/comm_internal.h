@@ -4,6 +4,7 @@
 
 #include <pthread.h>
 #include <stdint.h>
+#include <sys/types.h>
 #include <ucp/api/ucp.h>
 
 #include "collectives/schedule.h"
@@ -83,6 +84,8 @@ struct sc_comm {
     struct sc_mbox *mbox;       /* collective headers through shared memory; NULL: UCX */
     struct sc_shm_seg *stage;   /* staging segment (stage.h); NULL: none */
     size_t stage_bytes;         /* the size of each of its two areas */
+    int holders;                /* objects that use it (reducers): destroy refuses */
+    pid_t owner_pid;            /* the process that created it (a fork's child may not use it) */
     struct sc_comm *next;       /* in tp->comms */
 };
 
@@ -104,6 +107,12 @@ struct sc_request {
     const sc_request_ops_t *ops; /* NULL: completed by the progress engine */
     void *impl;                 /* the ops' state */
 };
+
+/* An object that keeps using comm (a reducer) holds it from its creation to its
+ * destruction; sc_comm_destroy refuses a held communicator, naming the holders, instead
+ * of freeing memory they still read. */
+void sc_comm_hold(sc_comm_t *comm);
+void sc_comm_release(sc_comm_t *comm);
 
 /* The registry of live communicators: a destroyed or unknown handle is refused
  * without being dereferenced. */

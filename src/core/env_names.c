@@ -6,15 +6,49 @@
 #include "core/env_names.h"
 #include "core/error.h"
 
+/* Position i > 0 of the four launch lists is launcher i's (sc_env_launcher_names). */
 const char *const sc_env_rank_names[] = {
     "SC_RANK", "RANK", "OMPI_COMM_WORLD_RANK", "PMI_RANK", "SLURM_PROCID", NULL};
 const char *const sc_env_world_size_names[] = {
     "SC_WORLD_SIZE", "WORLD_SIZE", "OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "SLURM_NTASKS", NULL};
 const char *const sc_env_local_rank_names[] = {
-    "SC_LOCAL_RANK", "LOCAL_RANK", "OMPI_COMM_WORLD_LOCAL_RANK", "SLURM_LOCALID", NULL};
+    "SC_LOCAL_RANK", "LOCAL_RANK", "OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID",
+    "SLURM_LOCALID", NULL};
 const char *const sc_env_local_size_names[] = {
-    "SC_LOCAL_SIZE", "LOCAL_WORLD_SIZE", "OMPI_COMM_WORLD_LOCAL_SIZE",
+    "SC_LOCAL_SIZE", "LOCAL_WORLD_SIZE", "OMPI_COMM_WORLD_LOCAL_SIZE", "MPI_LOCALNRANKS",
     "SLURM_NTASKS_PER_NODE", NULL};
+static const char *const sc_env_launcher_names[] = {NULL, "torchrun", "Open MPI",
+                                                    "MPICH (PMI)", "Slurm"};
+#define SC_ENV_LAUNCHERS 5
+
+static const char *const *const sc_env_launch_all[SC_LAUNCH_COUNT] = {
+    sc_env_rank_names, sc_env_world_size_names, sc_env_local_rank_names,
+    sc_env_local_size_names};
+
+/* The first launcher whose rank variable is set, else whose world size is; 0: none. */
+static int sc_env_launcher(void)
+{
+    for (int list = SC_LAUNCH_RANK; list <= SC_LAUNCH_WORLD_SIZE; list++)
+        for (int l = 1; l < SC_ENV_LAUNCHERS; l++)
+            if (getenv(sc_env_launch_all[list][l]))
+                return l;
+    return 0;
+}
+
+const char *const *sc_env_launch_names(sc_launch_var_t what, const char **launcher)
+{
+    static _Thread_local const char *list[SC_LAUNCH_COUNT][3];
+    int l = sc_env_launcher();
+
+    if (launcher)
+        *launcher = sc_env_launcher_names[l];
+    if (!l) /* no launcher's rank or size: each setting from the first variable set */
+        return sc_env_launch_all[what];
+    list[what][0] = sc_env_launch_all[what][0];
+    list[what][1] = sc_env_launch_all[what][l];
+    list[what][2] = NULL;
+    return list[what];
+}
 const char *const sc_env_master_addr_names[] = {"SC_MASTER_ADDR", "MASTER_ADDR", NULL};
 const char *const sc_env_master_port_names[] = {"SC_MASTER_PORT", "MASTER_PORT", NULL};
 const char *const sc_env_timeout_names[] = {"SC_TIMEOUT", NULL};

@@ -6,8 +6,10 @@
 #include "shardcomm/comm.h"
 #include "shardcomm/status.h"
 
-/* NULL-terminated lists for sc_env_first / sc_env_int, most specific name first:
- * shardcomm's own, then torchrun's, Open MPI's, PMI's and Slurm's. */
+/* NULL-terminated lists for sc_env_first / sc_env_int, most specific name first. The
+ * four launch settings list shardcomm's own variable, then torchrun's, Open MPI's,
+ * MPICH's (PMI) and Slurm's: every variable that may hold them (sc_env_launch_names
+ * gives the two that are read). */
 extern const char *const sc_env_rank_names[];        /* SC_RANK RANK ... SLURM_PROCID */
 extern const char *const sc_env_world_size_names[];  /* SC_WORLD_SIZE ... SLURM_NTASKS */
 extern const char *const sc_env_local_rank_names[];  /* SC_LOCAL_RANK ... SLURM_LOCALID */
@@ -31,6 +33,25 @@ extern const char *const sc_env_stage_bytes_names[];       /* SC_STAGE_BYTES */
 extern const char *const sc_env_bucket_cap_mb_names[];     /* SC_BUCKET_CAP_MB */
 extern const char *const sc_env_threads_names[];           /* SC_THREADS */
 extern const char *const sc_env_cpu_isa_names[];           /* SC_CPU_ISA */
+
+/* The launch settings, read together from one launcher. */
+typedef enum {
+    SC_LAUNCH_RANK,
+    SC_LAUNCH_WORLD_SIZE,
+    SC_LAUNCH_LOCAL_RANK,
+    SC_LAUNCH_LOCAL_SIZE,
+    SC_LAUNCH_COUNT
+} sc_launch_var_t;
+
+/* The variables a launch setting is read from, first set wins: its own SC_ variable,
+ * then that of the launcher that started this process: the first of torchrun, Open
+ * MPI, MPICH (PMI) and Slurm whose rank variable is set, else whose world size is. So
+ * rank, size and local values never come from two launchers (a stale WORLD_SIZE in the
+ * shell beside mpirun's variables). Where no launcher sets either, every variable of the
+ * setting in that order. *launcher (may be NULL) is set to the launcher's name, NULL
+ * when there is none. NULL-terminated; valid until the thread's next call for the same
+ * setting. */
+const char *const *sc_env_launch_names(sc_launch_var_t what, const char **launcher);
 
 /* Defaults when no variable of a list is set. The local rank and size have none:
  * sc_comm_init counts the ranks that share a host name. */

@@ -214,6 +214,7 @@ enum {
 
 typedef struct {
     const char *const *names;  /* names[0] is the setting's own SC_* name */
+    int launch;                /* 1 + an sc_launch_var_t: names from the launcher */
     sc_info_kind_t kind;
     long min, max, def;        /* integers */
     double def_number;
@@ -236,13 +237,13 @@ static const char *const sc_info_cpu_isa_choices[] = {"scalar", "avx2", "avx512"
 #define SC_INFO_BY_HOST "counted at start-up among the ranks with this host name"
 
 static const sc_info_setting_t sc_info_settings[SC_INFO_SETTING_COUNT] = {
-    [SC_INFO_RANK] = {.names = sc_env_rank_names, .kind = SC_INFO_INT_LEADING, .min = 0,
+    [SC_INFO_RANK] = {.launch = 1 + SC_LAUNCH_RANK, .kind = SC_INFO_INT_LEADING, .min = 0,
                       .max = INT_MAX, .def = SC_DEFAULT_RANK},
-    [SC_INFO_WORLD_SIZE] = {.names = sc_env_world_size_names, .kind = SC_INFO_INT_LEADING,
+    [SC_INFO_WORLD_SIZE] = {.launch = 1 + SC_LAUNCH_WORLD_SIZE, .kind = SC_INFO_INT_LEADING,
                             .min = 1, .max = INT_MAX, .def = SC_DEFAULT_WORLD_SIZE},
-    [SC_INFO_LOCAL_RANK] = {.names = sc_env_local_rank_names, .kind = SC_INFO_INT_LEADING,
+    [SC_INFO_LOCAL_RANK] = {.launch = 1 + SC_LAUNCH_LOCAL_RANK, .kind = SC_INFO_INT_LEADING,
                             .min = 0, .max = INT_MAX, .default_note = SC_INFO_BY_HOST},
-    [SC_INFO_LOCAL_SIZE] = {.names = sc_env_local_size_names, .kind = SC_INFO_INT_LEADING,
+    [SC_INFO_LOCAL_SIZE] = {.launch = 1 + SC_LAUNCH_LOCAL_SIZE, .kind = SC_INFO_INT_LEADING,
                             .min = 1, .max = INT_MAX, .default_note = SC_INFO_BY_HOST},
     [SC_INFO_MASTER_ADDR] = {.names = sc_env_master_addr_names, .kind = SC_INFO_STRING,
                              .def_text = SC_DEFAULT_MASTER_ADDR},
@@ -367,7 +368,7 @@ static void sc_info_evaluate(const sc_info_setting_t *s, const char *raw,
 
 static void sc_info_print_setting(FILE *out, const sc_info_setting_t *s,
                                   const sc_info_value_t *v, const char *raw,
-                                  const char *which)
+                                  const char *which, const char *launcher)
 {
     char source[SC_ERROR_MAX + 64];
 
@@ -387,7 +388,7 @@ static void sc_info_print_setting(FILE *out, const sc_info_setting_t *s,
         fprintf(out, " (reads");
         for (const char *const *name = s->names; *name; name++)
             fprintf(out, " %s", *name);
-        fprintf(out, ")");
+        fprintf(out, "%s%s)", launcher ? ": launched by " : "", launcher ? launcher : "");
     }
     fprintf(out, "\n");
 }
@@ -403,12 +404,14 @@ SC_API sc_status_t sc_info_print_config(FILE *out)
     fprintf(out, "Configuration (value, then where it came from; the first variable set "
                  "wins)\n");
     for (int i = 0; i < SC_INFO_SETTING_COUNT; i++) {
-        const sc_info_setting_t *s = &sc_info_settings[i];
-        const char *which = NULL;
-        const char *raw = sc_env_first(s->names, &which);
+        sc_info_setting_t s = sc_info_settings[i];
+        const char *which = NULL, *launcher = NULL, *raw;
 
-        sc_info_evaluate(s, raw, which, &v);
-        sc_info_print_setting(out, s, &v, raw, which);
+        if (s.launch) /* rank, size and local values: the launcher's variables */
+            s.names = sc_env_launch_names((sc_launch_var_t)(s.launch - 1), &launcher);
+        raw = sc_env_first(s.names, &which);
+        sc_info_evaluate(&s, raw, which, &v);
+        sc_info_print_setting(out, &s, &v, raw, which, launcher);
         if (v.invalid && status == SC_SUCCESS) {
             status = SC_ERR_INVALID_ARG;
             snprintf(first_error, sizeof(first_error), "%s", v.error);

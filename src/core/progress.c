@@ -281,11 +281,14 @@ void sc_progress_enqueue(sc_comm_t *c, sc_coll_op_t *op, struct sc_request *req,
     int first, big = op->hdr.count * sc_dtype_size(op->dtype) > SC_PROGRESS_WAKE_BYTES;
 
     op->req = req;
+    __atomic_add_fetch(&tp->active, 1, __ATOMIC_SEQ_CST);
+    pthread_mutex_lock(&tp->lock);
+    /* Numbered under the lock that queues it: calls from two threads (which the API
+     * forbids on one communicator) then at least queue in the order of their numbers,
+     * instead of an op waiting behind a later one until the timeout. */
     op->hdr.seq = op->hdr.kind == SC_COLL_SEND   ? c->send_seq[op->hdr.root]++
                   : op->hdr.kind == SC_COLL_RECV ? c->recv_seq[op->hdr.root]++
                                                  : c->seq++;
-    __atomic_add_fetch(&tp->active, 1, __ATOMIC_SEQ_CST);
-    pthread_mutex_lock(&tp->lock);
     if (c->broken != SC_SUCCESS) {
         char text[SC_ERROR_MAX];
         snprintf(text, sizeof(text), "%s", c->broken_text);
@@ -530,6 +533,10 @@ SC_API sc_status_t sc_wait(sc_request_t *req)
         return sc_error(SC_ERR_INVALID_ARG, "sc_wait: request is NULL");
     if (req->ops)
         return req->ops->wait(req);
+    /* A finished request touches nothing else: its communicator, and the transport,
+     * may be gone (comm.h: requests keep their final status after sc_comm_destroy). */
+    if (__atomic_load_n(&req->done, __ATOMIC_ACQUIRE))
+        return sc_request_result(req);
     tp = req->tp;
     sc_spin_reset(&spin);
     __atomic_add_fetch(&tp->waiters, 1, __ATOMIC_SEQ_CST);

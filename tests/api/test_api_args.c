@@ -8,6 +8,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "shardcomm/shardcomm.h"
 
@@ -677,7 +679,64 @@ static int test_free_pinned_refuses_pointers_it_did_not_hand_out(void)
     return 0;
 }
 
+/* ---- fork -------------------------------------------------------------------------------- */
+
+/* A child forked after init (a data loader's worker) is refused every call on the
+ * parent's communicator, destroy included, without touching it; the parent's
+ * communicator goes on working. */
+static int test_forked_child_cannot_use_the_communicator(void)
+{
+    int32_t x = g_rank + 1, y = 0;
+    int status = 0;
+    pid_t pid;
+
+    if (g_rank == 0) {
+        fflush(stdout);
+        pid = fork();
+        CHECK(pid >= 0, "fork failed");
+        if (pid == 0) {
+            int ok = sc_allreduce(&x, &y, 1, SC_INT32, SC_SUM, g_world, NULL, NULL) ==
+                         SC_ERR_INVALID_COMM &&
+                     strstr(sc_last_error(), "is a fork of it") &&
+                     sc_comm_destroy(g_world) == SC_ERR_INVALID_COMM &&
+                     sc_barrier(g_world, NULL) == SC_ERR_INVALID_COMM && y == 0;
+            if (!ok)
+                fprintf(stderr, "child: %s\n", sc_last_error());
+            _exit(ok ? 0 : 1);
+        }
+        CHECK(waitpid(pid, &status, 0) == pid, "waitpid");
+        CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "the child was not refused");
+    }
+    CHECK_OK(sc_allreduce(&x, &y, 1, SC_INT32, SC_SUM, g_world, NULL, NULL));
+    CHECK(y == g_size * (g_size + 1) / 2, "sum %d", (int)y);
+    return 0;
+}
+
 /* ---- requests ------------------------------------------------------------------------- */
+
+/* A request keeps its final status after its communicator (the process's last, so the
+ * transport goes with it) is destroyed: wait, test and free read only the request
+ * (ASan saw sc_wait write the freed transport). Destroys g_world. */
+static int test_wait_after_destroy_returns_the_final_status(void)
+{
+    float x[4] = {1, 2, 3, 4}, y[4];
+    sc_request_t *done = NULL, *pending = NULL;
+
+    CHECK_OK(sc_allreduce(x, y, 4, SC_FLOAT32, SC_SUM, g_world, NULL, &done));
+    CHECK_OK(sc_wait(done));
+    CHECK_OK(sc_allreduce(x, x, 4, SC_FLOAT32, SC_MAX, g_world, NULL, &pending));
+    CHECK_OK(sc_comm_destroy(g_world)); /* waits for the pending one */
+    g_world = NULL;
+    for (int i = 0; i < 2; i++) {
+        sc_request_t *req = i ? pending : done;
+        CHECK(sc_wait(req) == SC_SUCCESS, "sc_wait after destroy: %s", sc_last_error());
+        CHECK(sc_test(req) == SC_SUCCESS, "sc_test after destroy: %s", sc_last_error());
+        CHECK(sc_wait(req) == SC_SUCCESS, "a second sc_wait: %s", sc_last_error());
+        sc_request_free(req);
+    }
+    CHECK(y[3] == 4.0f * (float)g_size && x[3] == 4.0f, "results %g %g", y[3], x[3]);
+    return 0;
+}
 
 static int test_wait_and_test_reject_a_null_request(void)
 {
@@ -907,6 +966,8 @@ static const test_t tests[] = {
     T(memory_kind_of_null_is_host),
     T(free_pinned_refuses_pointers_it_did_not_hand_out),
     T(wait_and_test_reject_a_null_request),
+    T(wait_after_destroy_returns_the_final_status),
+    T(forked_child_cannot_use_the_communicator),
     T(broadcast_null_sendbuf_is_an_error_on_the_root_only),
     T(reduce_null_recvbuf_is_an_error_on_the_root_only),
     T(status_string_names_every_status),
@@ -944,7 +1005,7 @@ int main(int argc, char **argv)
         failed |= rc;
         printf("%s: %s (%d ranks)\n", rc ? "FAIL" : "PASS", tests[i].name, g_size);
     }
-    st = sc_comm_destroy(g_world);
+    st = g_world ? sc_comm_destroy(g_world) : SC_SUCCESS; /* NULL: a test destroyed it */
     if (st != SC_SUCCESS) {
         fprintf(stderr, "sc_comm_destroy: %s\n", sc_last_error());
         failed = 1;

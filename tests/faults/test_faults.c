@@ -201,25 +201,113 @@ static void stay_away(double timeout)
     fault_sleep(timeout + 3.5);
 }
 
-/* sc_comm_init fails with SC_ERR_TIMEOUT, leaves its output alone, within [at_least,
- * below) seconds, and its sentence says each of what[] (NULL-terminated). */
-static int check_init_times_out(double at_least, double below, const char *const *what)
+/* sc_comm_init fails with want, leaves its output alone, within [at_least, below)
+ * seconds, and its sentence says each of what[] (NULL-terminated). */
+static int check_init_fails(sc_status_t want, double at_least, double below,
+                            const char *const *what)
 {
     sc_comm_t *comm = (sc_comm_t *)(uintptr_t)0x1; /* must stay as it is */
     double t0 = fault_now(), elapsed;
     sc_status_t st = sc_comm_init_from_env(&comm);
 
     elapsed = fault_now() - t0;
-    CHECK(st == SC_ERR_TIMEOUT, "sc_comm_init returned %s: %s", sc_status_string(st),
-          sc_last_error());
+    CHECK(st == want, "sc_comm_init returned %s, not %s: %s", sc_status_string(st),
+          sc_status_string(want), sc_last_error());
     CHECK(comm == (sc_comm_t *)(uintptr_t)0x1, "sc_comm_init wrote its output on failure");
     for (; *what; what++)
         if (check_sentence_has(sc_last_error(), *what) != TEST_PASS)
             return TEST_FAIL;
     CHECK(elapsed >= at_least && elapsed < below,
           "sc_comm_init failed after %.3f s, expected [%g, %g) s", elapsed, at_least, below);
-    printf("rank %d: sc_comm_init got SC_ERR_TIMEOUT after %.3f s: %s\n", fault_rank, elapsed,
-           sc_last_error());
+    printf("rank %d: sc_comm_init got %s after %.3f s: %s\n", fault_rank,
+           sc_status_string(st), elapsed, sc_last_error());
+    return TEST_PASS;
+}
+
+static int check_init_times_out(double at_least, double below, const char *const *what)
+{
+    return check_init_fails(SC_ERR_TIMEOUT, at_least, below, what);
+}
+
+/* 3 ranks; the last process claims rank 1 as well (a launcher's mistake). Every process
+ * gets SC_ERR_INVALID_ARG saying two processes claimed rank 1, at once (rank 0 too,
+ * also when both claimants reach its store before its own client does). */
+static int test_two_processes_claiming_one_rank_fail_init_naming_it(int argc, char **argv)
+{
+    const char *what[] = {"two processes claimed rank 1 of world size 3", NULL};
+
+    (void)argc, (void)argv;
+    if (fault_rank == 2)
+        setenv("SC_RANK", "1", 1);
+    return check_init_fails(SC_ERR_INVALID_ARG, 0.0, fault_timeout() - 0.5, what);
+}
+
+/* 2 ranks on one host; the launcher gives rank 1 local rank 0 of 1 where rank 0 has 0 of
+ * 2 (as scrun sets): both fail init at once, naming both sizes, instead of opening different
+ * transports and hanging. */
+static int test_local_sizes_that_differ_fail_init_at_once(int argc, char **argv)
+{
+    const char *what[] = {"ranks 0 and 1 share the host", "local sizes 2 and 1", NULL};
+
+    (void)argc, (void)argv;
+    if (fault_rank == 1) {
+        setenv("SC_LOCAL_RANK", "0", 1);
+        setenv("SC_LOCAL_SIZE", "1", 1);
+    }
+    return check_init_fails(SC_ERR_INVALID_ARG, 0.0, fault_timeout() - 0.5, what);
+}
+
+/* 1 rank, launched as by mpirun with a stale torchrun WORLD_SIZE=2 in the environment:
+ * the size is Open MPI's, as the rank is, and init succeeds at once (it waited for a
+ * second rank). Values out of range name the variable they came from; SC_TIMEOUT=nan is
+ * refused. */
+static int test_launch_variables_come_from_one_launcher(int argc, char **argv)
+{
+    static const char *const own[] = {"SC_RANK", "SC_WORLD_SIZE", "SC_LOCAL_RANK",
+                                      "SC_LOCAL_SIZE"};
+    sc_comm_t *comm = NULL;
+
+    (void)argc, (void)argv;
+    for (int i = 0; i < 4; i++)
+        unsetenv(own[i]);
+    setenv("OMPI_COMM_WORLD_RANK", "0", 1);
+    setenv("OMPI_COMM_WORLD_SIZE", "1", 1);
+    setenv("WORLD_SIZE", "2", 1);
+    CHECK(sc_comm_init_from_env(&comm) == SC_SUCCESS, "init: %s", sc_last_error());
+    CHECK(sc_comm_size(comm) == 1, "size %d", sc_comm_size(comm));
+    CHECK(sc_comm_destroy(comm) == SC_SUCCESS, "destroy: %s", sc_last_error());
+    setenv("OMPI_COMM_WORLD_SIZE", "-4", 1);
+    CHECK(sc_comm_init_from_env(&comm) == SC_ERR_INVALID_ARG, "size -4 accepted");
+    if (check_sentence_has(sc_last_error(), "OMPI_COMM_WORLD_SIZE=-4 is out of range"))
+        return TEST_FAIL;
+    setenv("OMPI_COMM_WORLD_SIZE", "1", 1);
+    setenv("SC_TIMEOUT", "nan", 1);
+    CHECK(sc_comm_init_from_env(&comm) == SC_ERR_INVALID_ARG, "SC_TIMEOUT=nan accepted");
+    return check_sentence_has(sc_last_error(), "SC_TIMEOUT=nan must be positive seconds");
+}
+
+/* A timeout of a month, and an infinite one, are honoured: init and a collective succeed
+ * at once (the rendezvous's wait in milliseconds once overflowed an int and hung). */
+static int test_timeout_of_a_month_or_infinite_works(int argc, char **argv)
+{
+    static const char *const values[] = {"2678400", "inf"};
+
+    (void)argc, (void)argv;
+    for (int i = 0; i < 2; i++) {
+        sc_comm_t *comm = NULL;
+        int32_t x = fault_rank + 1, y = 0;
+        double t0 = fault_now();
+
+        setenv("SC_TIMEOUT", values[i], 1);
+        CHECK(sc_comm_init_from_env(&comm) == SC_SUCCESS, "init with SC_TIMEOUT=%s: %s",
+              values[i], sc_last_error());
+        CHECK(sc_allreduce(&x, &y, 1, SC_INT32, SC_SUM, comm, NULL, NULL) == SC_SUCCESS,
+              "allreduce: %s", sc_last_error());
+        CHECK(y == 3, "sum %d", (int)y);
+        CHECK(sc_comm_destroy(comm) == SC_SUCCESS, "destroy: %s", sc_last_error());
+        CHECK(fault_now() - t0 < 20.0, "SC_TIMEOUT=%s took %.1f s", values[i],
+              fault_now() - t0);
+    }
     return TEST_PASS;
 }
 
@@ -693,6 +781,13 @@ int main(int argc, char **argv)
         {"missing_rank_0_times_out_the_rendezvous_naming_its_store",
          test_missing_rank_0_times_out_the_rendezvous_naming_its_store},
         {"busy_port_names_the_process_on_it", test_busy_port_names_the_process_on_it},
+        {"two_processes_claiming_one_rank_fail_init_naming_it",
+         test_two_processes_claiming_one_rank_fail_init_naming_it},
+        {"local_sizes_that_differ_fail_init_at_once",
+         test_local_sizes_that_differ_fail_init_at_once},
+        {"timeout_of_a_month_or_infinite_works", test_timeout_of_a_month_or_infinite_works},
+        {"launch_variables_come_from_one_launcher",
+         test_launch_variables_come_from_one_launcher},
         {"abort_fails_the_allreduce_others_wait_in", test_abort_fails_the_allreduce_others_wait_in},
         {"abort_fails_own_pending_request", test_abort_fails_own_pending_request},
         {"rank_skipping_a_barrier_then_exiting_fails_the_others",

@@ -164,6 +164,35 @@ static int test_null_or_foreign_gradient_pointer_is_refused(int argc, char **arg
     return teardown(&w, &m, r);
 }
 
+/* sc_comm_destroy refuses a communicator a reducer still uses (its buckets are the
+ * communicator's registered memory), saying so, and both stay usable; once the reducer
+ * is destroyed the communicator is destroyed. */
+static int test_comm_destroy_refused_while_a_reducer_uses_it(int argc, char **argv)
+{
+    rt_world_t w;
+    rt_model_t m;
+    sc_reducer_t *r;
+
+    (void)argc, (void)argv;
+    if (setup(&w, &m, &r, 1))
+        return 1;
+    CHECK_STATUS(sc_comm_destroy(w.comm), SC_ERR_INVALID_ARG);
+    CHECK_SAYS("sc_comm_destroy: 1 reducer still uses this communicator",
+               "sc_reducer_destroy");
+    for (int it = 0; it < 2; it++) {
+        for (int g = m.n - 1; g >= 0; g--) {
+            rt_fill(&m, sc_reducer_grad_view(r, g), SEED, w.rank, it, g);
+            CHECK_OK(sc_reducer_mark_ready(r, g, NULL));
+        }
+        CHECK_OK(sc_reducer_finalize(r));
+        for (int g = 0; g < m.n; g++)
+            if (rt_check_grad(&m, sc_reducer_grad_view(r, g), g, SEED, w.size, w.size, &it, 1,
+                              NULL))
+                return 1;
+    }
+    return teardown(&w, &m, r);
+}
+
 /* Rank 1 asks for device gradients (a stream) where there is no GPU (host-only build:
  * unsupported; CUDA build: the communicator has no GPU), and the other ranks fail too,
  * naming it. tests/gpu covers device buckets where a GPU is present. */
@@ -669,6 +698,8 @@ int main(int argc, char **argv)
         {"create_meeting_another_collective_is_a_mismatch",
          test_create_meeting_another_collective_is_a_mismatch},
         {"config_out_of_range_is_refused", test_config_out_of_range_is_refused},
+        {"comm_destroy_refused_while_a_reducer_uses_it",
+         test_comm_destroy_refused_while_a_reducer_uses_it},
         {"integer_gradients_need_prediv_1", test_integer_gradients_need_prediv_1},
         {"narrow_hook_refuses_non_float32_buckets", test_narrow_hook_refuses_non_float32_buckets},
         {"failing_hook_start_fails_every_rank", test_failing_hook_start_fails_every_rank},

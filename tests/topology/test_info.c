@@ -117,18 +117,27 @@ static int setting(const report_t *r, const char *name, char *value, char *sourc
     return -1;
 }
 
+/* sc-info --config in env succeeds, and shows setting name with want_value from
+ * want_source; r keeps the report. */
+static int config_shows(const char *const *env, const char *name, const char *want_value,
+                        const char *want_source, report_t *r)
+{
+    char value[256], source[1024];
+
+    CHECK(run_report(config_body, env, NULL, r) == 0);
+    CHECK(r->status == SC_SUCCESS);
+    CHECK(setting(r, name, value, source) == 0);
+    CHECK(strcmp(value, want_value) == 0);
+    CHECK(strcmp(source, want_source) == 0);
+    return TEST_PASS;
+}
+
 static int config_shows_a_value_set_through_a_fallback_variable(void)
 {
     static const char *const env[] = {"RANK", "3", NULL};
-    char value[256], source[1024];
     report_t r;
 
-    CHECK(run_report(config_body, env, NULL, &r) == 0);
-    CHECK(r.status == SC_SUCCESS);
-    CHECK(setting(&r, "SC_RANK", value, source) == 0);
-    CHECK(strcmp(value, "3") == 0);
-    CHECK(strcmp(source, "RANK") == 0);
-    return TEST_PASS;
+    return config_shows(env, "SC_RANK", "3", "RANK", &r);
 }
 
 static int config_prefers_the_SC_variable_over_its_fallbacks(void)
@@ -182,6 +191,19 @@ static int config_shows_the_documented_defaults_when_nothing_is_set(void)
     return TEST_PASS;
 }
 
+/* mpirun's variables beside a stale torchrun WORLD_SIZE: the size is Open MPI's, as the
+ * rank is, and the reads list says so. */
+static int config_takes_rank_and_size_from_one_launcher(void)
+{
+    static const char *const env[] = {"OMPI_COMM_WORLD_RANK", "0", "OMPI_COMM_WORLD_SIZE", "1",
+                                      "WORLD_SIZE", "2", NULL};
+    report_t r;
+
+    CHECK(config_shows(env, "SC_WORLD_SIZE", "1", "OMPI_COMM_WORLD_SIZE", &r) == TEST_PASS);
+    CHECK(strstr(r.text, "(reads SC_WORLD_SIZE OMPI_COMM_WORLD_SIZE: launched by Open MPI)"));
+    return TEST_PASS;
+}
+
 static int config_local_rank_and_size_are_auto_when_unset(void)
 {
     static const char *const env[] = {"RANK", "3", "WORLD_SIZE", "8", NULL};
@@ -201,15 +223,9 @@ static int config_local_rank_and_size_are_auto_when_unset(void)
 static int config_takes_the_leading_number_of_slurm_tasks_per_node(void)
 {
     static const char *const env[] = {"SLURM_NTASKS_PER_NODE", "4(x2)", NULL};
-    char value[256], source[1024];
     report_t r;
 
-    CHECK(run_report(config_body, env, NULL, &r) == 0);
-    CHECK(r.status == SC_SUCCESS);
-    CHECK(setting(&r, "SC_LOCAL_SIZE", value, source) == 0);
-    CHECK(strcmp(value, "4") == 0);
-    CHECK(strcmp(source, "SLURM_NTASKS_PER_NODE=4(x2)") == 0);
-    return TEST_PASS;
+    return config_shows(env, "SC_LOCAL_SIZE", "4", "SLURM_NTASKS_PER_NODE=4(x2)", &r);
 }
 
 static int config_marks_an_invalid_value_and_returns_invalid_arg(void)
@@ -388,6 +404,8 @@ static const test_entry_t tests[] = {
      config_local_rank_and_size_are_auto_when_unset},
     {"config_takes_the_leading_number_of_slurm_tasks_per_node",
      config_takes_the_leading_number_of_slurm_tasks_per_node},
+    {"config_takes_rank_and_size_from_one_launcher",
+     config_takes_rank_and_size_from_one_launcher},
     {"config_marks_an_invalid_value_and_returns_invalid_arg",
      config_marks_an_invalid_value_and_returns_invalid_arg},
     {"config_error_names_the_first_invalid_setting",
