@@ -37,6 +37,12 @@ int sc_bench_coll_rooted(sc_bench_coll_t coll)
     return coll == SC_BENCH_BROADCAST || coll == SC_BENCH_REDUCE;
 }
 
+int sc_bench_dtype_is_float(sc_dtype_t dtype)
+{
+    return dtype == SC_FLOAT32 || dtype == SC_FLOAT64 || dtype == SC_FLOAT16 ||
+           dtype == SC_BFLOAT16 || dtype == SC_FLOAT8_E4M3 || dtype == SC_FLOAT8_E5M2;
+}
+
 double sc_bench_coll_busbw_factor(sc_bench_coll_t coll, int nranks)
 {
     double n = nranks;

@@ -46,6 +46,9 @@ sc_status_t sc_bench_coll_from_name(const char *name, sc_bench_coll_t *coll);
 int sc_bench_coll_reduces(sc_bench_coll_t coll);
 int sc_bench_coll_rooted(sc_bench_coll_t coll);
 
+/* Whether dtype is one of the float types, the only ones op avg is defined on. */
+int sc_bench_dtype_is_float(sc_dtype_t dtype);
+
 /* busbw / algbw as nccl-tests defines it for nranks ranks. */
 double sc_bench_coll_busbw_factor(sc_bench_coll_t coll, int nranks);
 

@@ -11,7 +11,6 @@
 #include <getopt.h>
 #include <inttypes.h>
 #include <limits.h>
-#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,14 +20,15 @@
 #include "bench_compressed.h"
 #include "bench_data.h"
 #include "bench_options.h"
+#include "bench_output.h"
 #include "shardcomm/shardcomm.h"
 
 static const char sc_bc_usage_text[] =
     "usage: sc-bench compressed -n COUNT --ratio R [options]   (run under scrun -n N)\n"
     "  -n, --count COUNT        float32 elements of the gradient; K/M/G suffixes, 1M =\n"
     "                           2^20 (default 25M)\n"
-    "      --ratio R            density: fraction of elements each rank sends, (0, 1]\n"
-    "                           (default 0.01)\n"
+    "      --ratio R            density: fraction of elements each rank sends, (0, 1],\n"
+    "                           k = round(R * COUNT) >= 1 (default 0.01)\n"
     "      --iters N            timed calls per method (default 10)\n"
     "      --warmup W           untimed calls before (default 2)\n"
     "      --mode MODE          exact (default) or approx selection\n"
@@ -50,6 +50,7 @@ static const char sc_bc_usage_text[] =
 typedef struct {
     size_t count;
     double ratio;
+    size_t k;             /* round(ratio * count), at least 1 */
     int iters, warmup;
     sc_topk_mode_t mode;
     int values_fp16;
@@ -162,6 +163,8 @@ static int sc_bc_options_parse(int argc, char **argv, sc_bc_options_t *opts)
                         "compressed --help)\n", argv[optind]);
         return 1;
     }
+    if (sc_bench_ratio_k("sc-bench compressed", o.ratio, o.count, stderr, &o.k) != SC_SUCCESS)
+        return 1;
     *opts = o;
     return 0;
 }
@@ -358,15 +361,10 @@ static void sc_bc_print(const sc_bc_options_t *o, const sc_bc_data_t *d, int p,
     fflush(stdout);
 }
 
-static int sc_bc_json_write(const sc_bc_options_t *o, const sc_bc_data_t *d, int p,
-                            const sc_bc_row_t *rows)
+/* The rows as JSON into f, opened before the run (sc_bench_output_open_root). */
+static void sc_bc_json_write(FILE *f, const sc_bc_options_t *o, const sc_bc_data_t *d, int p,
+                             const sc_bc_row_t *rows)
 {
-    FILE *f = fopen(o->json_path, "w");
-
-    if (!f) {
-        fprintf(stderr, "sc-bench compressed: cannot open %s: %m\n", o->json_path);
-        return 1;
-    }
     fputs("[\n", f);
     for (int i = 0; i < 2; i++)
         fprintf(f, "  {\"method\": \"%s\", \"nranks\": %d, \"count\": %zu, \"density\": %g, "
@@ -381,11 +379,6 @@ static int sc_bc_json_write(const sc_bc_options_t *o, const sc_bc_data_t *d, int
                 rows[i].scatter_ms, rows[i].sent_mb, rows[0].time_ms / rows[i].time_ms,
                 rows[i].wrong, i ? "" : ",");
     fputs("]\n", f);
-    if (fclose(f) != 0) {
-        fprintf(stderr, "sc-bench compressed: cannot write %s: %m\n", o->json_path);
-        return 1;
-    }
-    return 0;
 }
 
 int sc_bench_compressed_main(int argc, char **argv)
@@ -396,6 +389,7 @@ int sc_bench_compressed_main(int argc, char **argv)
     sc_bc_options_t o;
     sc_bc_data_t d;
     sc_comm_t *comm;
+    FILE *json = NULL;
     float *g = NULL, *out = NULL;
     int rank, p, exit_code = 1;
     sc_status_t st;
@@ -412,9 +406,13 @@ int sc_bench_compressed_main(int argc, char **argv)
     }
     rank = sc_comm_rank(comm);
     p = sc_comm_size(comm);
+    /* Before anything is measured: an unwritable --json fails every rank at once. */
+    exit_code = sc_bench_output_open_root(comm, o.json_path, &json);
+    if (exit_code != 0)
+        goto out;
+    exit_code = 1;
     d.n = o.count;
-    d.k = (size_t)floor(o.ratio * (double)o.count + 0.5);
-    d.k = d.k ? d.k : 1;
+    d.k = o.k;
     d.stride = d.n / d.k;
     d.seed = o.seed;
     cfg.density = o.ratio;
@@ -447,12 +445,16 @@ int sc_bench_compressed_main(int argc, char **argv)
         goto out;
     }
     exit_code = rows[0].wrong || rows[1].wrong;
-    if (rank == 0) {
+    if (rank == 0)
         sc_bc_print(&o, &d, p, rows, argc, argv);
-        if (o.json_path && sc_bc_json_write(&o, &d, p, rows))
-            exit_code = 1;
+    if (json) {
+        sc_bc_json_write(json, &o, &d, p, rows);
+        exit_code |= sc_bench_output_close(json, o.json_path);
+        json = NULL;
     }
 out:
+    if (json)
+        fclose(json); /* a failed run: the file stays empty */
     sc_compressor_destroy(c);
     free(g);
     free(out);

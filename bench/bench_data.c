@@ -81,12 +81,6 @@ static int64_t sc_bench_fold(const sc_bench_pattern_t *p, size_t index)
     return (int64_t)acc;
 }
 
-static int sc_bench_dtype_is_float(sc_dtype_t dtype)
-{
-    return dtype == SC_FLOAT32 || dtype == SC_FLOAT64 || dtype == SC_FLOAT16 ||
-           dtype == SC_BFLOAT16 || dtype == SC_FLOAT8_E4M3 || dtype == SC_FLOAT8_E5M2;
-}
-
 /* float8 (E4M3FN: 3 mantissa bits, bias 7; E5M2: 2 and 15) of an integer the format
  * holds exactly, and any code back to a double; written here again so that the check
  * does not share code with the library. */

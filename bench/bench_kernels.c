@@ -16,6 +16,7 @@
 
 #include "bench_kernels.h"
 #include "bench_options.h"
+#include "bench_output.h"
 #include "shardcomm/shardcomm.h"
 
 static const char sc_bk_usage_text[] =
@@ -491,15 +492,9 @@ static void sc_bk_print_row(const sc_bk_row_t *r)
     fflush(stdout);
 }
 
-static int sc_bk_json_write(const char *path, const sc_bk_row_t *rows, int nrows,
-                            const sc_bk_mem_t *m)
+/* The rows as JSON into f, opened before the run (sc_bench_output_open). */
+static void sc_bk_json_write(FILE *f, const sc_bk_row_t *rows, int nrows, const sc_bk_mem_t *m)
 {
-    FILE *f = fopen(path, "w");
-
-    if (!f) {
-        snprintf(sc_bk_error, sizeof(sc_bk_error), "cannot open %s: %m", path);
-        return 1;
-    }
     fputs("[\n", f);
     for (int i = 0; i < nrows; i++) {
         const sc_bk_row_t *r = &rows[i];
@@ -513,11 +508,6 @@ static int sc_bk_json_write(const char *path, const sc_bk_row_t *rows, int nrows
                 r->copy_gbps > 0 ? r->gbps / r->copy_gbps : 0.0, i + 1 < nrows ? "," : "");
     }
     fputs("]\n", f);
-    if (fclose(f) != 0) {
-        snprintf(sc_bk_error, sizeof(sc_bk_error), "cannot write %s: %m", path);
-        return 1;
-    }
-    return 0;
 }
 
 int sc_bench_kernels_main(int argc, char **argv)
@@ -526,12 +516,16 @@ int sc_bench_kernels_main(int argc, char **argv)
     sc_bk_mem_t m;
     sc_bk_row_t rows[SC_BK_NCASES];
     void *host[3] = {NULL, NULL, NULL};
+    FILE *json = NULL;
     int nrows = 0, exit_code = 1;
 
     if (sc_bk_options_parse(argc, argv, &o))
         return 2;
     if (o.help)
         return 0;
+    /* Before anything is measured: an unwritable --json is a usage error. */
+    if (o.json_path && !(json = sc_bench_output_open(o.json_path)))
+        return 2;
     if (sc_bk_mem_open(&o, &m, host)) {
         fprintf(stderr, "sc-bench kernels: %s\n", sc_bk_error);
         exit_code = o.device ? 2 : 1;
@@ -547,13 +541,16 @@ int sc_bench_kernels_main(int argc, char **argv)
         }
         sc_bk_print_row(&rows[nrows++]);
     }
-    if (o.json_path && sc_bk_json_write(o.json_path, rows, nrows, &m)) {
-        fprintf(stderr, "sc-bench kernels: %s\n", sc_bk_error);
-        goto err_close;
-    }
     exit_code = 0;
+    if (json) {
+        sc_bk_json_write(json, rows, nrows, &m);
+        exit_code = sc_bench_output_close(json, o.json_path);
+        json = NULL;
+    }
 
 err_close:
+    if (json)
+        fclose(json); /* a failed run: the file stays empty */
     sc_bk_mem_close(&m, host);
     return exit_code;
 }

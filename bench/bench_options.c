@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -102,6 +103,20 @@ sc_status_t sc_bench_ratio_parse(const char *text, double *out)
     return SC_SUCCESS;
 }
 
+sc_status_t sc_bench_ratio_k(const char *prog, double ratio, size_t n, FILE *err,
+                             size_t *k)
+{
+    double x = floor(ratio * (double)n + 0.5);
+
+    if (x < 1.0) {
+        fprintf(err, "%s: --ratio %g selects no element of %zu (k rounds to 0)\n", prog,
+                ratio, n);
+        return SC_ERR_INVALID_ARG;
+    }
+    *k = (size_t)x;
+    return SC_SUCCESS;
+}
+
 enum {
     SC_BENCH_OPT_INPLACE = 256,
     SC_BENCH_OPT_JSON,
@@ -148,18 +163,17 @@ static sc_status_t sc_bench_option_apply(int letter, const char *arg, FILE *err,
         o->factor = (size_t)v;
         return SC_SUCCESS;
     case 'R':
+    case 'c': /* switches: 0 or 1 */
         if (sc_bench_int_parse(arg, 0, 1, &v))
             goto err_value;
-        o->registered = (int)v;
+        *(letter == 'R' ? &o->registered : &o->check) = (int)v;
         return SC_SUCCESS;
     case 'n':
     case 'w':
-    case 'c':
     case 'r':
         if (sc_bench_int_parse(arg, letter == 'n' ? 1 : 0, INT_MAX, &v))
             goto err_value;
-        *(letter == 'n' ? &o->iters : letter == 'w' ? &o->warmup
-                                    : letter == 'c' ? &o->check : &o->root) = (int)v;
+        *(letter == 'n' ? &o->iters : letter == 'w' ? &o->warmup : &o->root) = (int)v;
         return SC_SUCCESS;
     case 'd':
         if (sc_dtype_from_name(arg, &o->dtype) != SC_SUCCESS) {
@@ -266,6 +280,16 @@ sc_status_t sc_bench_options_parse(int argc, char **argv, FILE *out, FILE *err,
     if (o.registered && o.device) {
         fprintf(err, "sc-bench: -R 1 registers host memory; it does not go with --device\n");
         return SC_ERR_INVALID_ARG;
+    }
+    /* The library's own check, before sc_comm_init rather than at every rank's first
+     * call. */
+    for (int i = 0; i < o.ncolls; i++) {
+        if (o.op == SC_AVG && sc_bench_coll_reduces(o.colls[i]) &&
+            !sc_bench_dtype_is_float(o.dtype)) {
+            fprintf(err, "sc-bench: %s: op avg is defined on float types only, not on %s\n",
+                    sc_bench_coll_name(o.colls[i]), sc_dtype_name(o.dtype));
+            return SC_ERR_INVALID_ARG;
+        }
     }
     if (o.min_bytes > o.max_bytes) {
         fprintf(err, "sc-bench: -b %zu is larger than -e %zu\n", o.min_bytes,

@@ -45,6 +45,13 @@ sc_status_t sc_bench_double_parse(const char *text, double min, double max, doub
 /* A fraction in (0, 1], as top-k's --ratio. */
 sc_status_t sc_bench_ratio_parse(const char *text, double *out);
 
+/* The k that --ratio selects of n elements: round(ratio * n), halves up, as the
+ * library's compressor rounds its density. When that is 0 prints "PROG: --ratio R
+ * selects no element of N (k rounds to 0)" to err and returns SC_ERR_INVALID_ARG; *k
+ * is written only on success. */
+sc_status_t sc_bench_ratio_k(const char *prog, double ratio, size_t n, FILE *err,
+                             size_t *k);
+
 /* Parses argv. On an error prints a sentence naming the bad argument to err and
  * returns SC_ERR_INVALID_ARG; *opts is written only on success. -h prints the usage
  * to out and sets opts->help. */

@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "bench_options.h"
+#include "bench_output.h"
 #include "bench_profile.h"
 #include "bench_reducer.h"
 #include "shardcomm/reducer.h"
@@ -1087,16 +1088,12 @@ static void sc_br_json_string(FILE *f, const char *s)
     }
 }
 
-static int sc_br_json_write(const sc_br_ctx_t *c, const sc_br_row_t *rows, int nrows)
+/* The rows as JSON into f, opened before the run (sc_bench_output_open_root). */
+static void sc_br_json_write(FILE *f, const sc_br_ctx_t *c, const sc_br_row_t *rows,
+                             int nrows)
 {
     const sc_br_options_t *o = c->o;
-    FILE *f = fopen(o->json_path, "w");
 
-    if (!f) {
-        snprintf(sc_br_error, sizeof(sc_br_error), "cannot open %s: %s", o->json_path,
-                 strerror(errno));
-        return 1;
-    }
     fputs("[\n", f);
     for (int i = 0; i < nrows; i++) {
         const sc_br_row_t *w = &rows[i];
@@ -1127,12 +1124,6 @@ static int sc_br_json_write(const sc_br_ctx_t *c, const sc_br_row_t *rows, int n
                 w->identical ? "true" : "false", w->copy_bytes, i + 1 < nrows ? "," : "");
     }
     fputs("]\n", f);
-    if (fclose(f) != 0) {
-        snprintf(sc_br_error, sizeof(sc_br_error), "cannot write %s: %s", o->json_path,
-                 strerror(errno));
-        return 1;
-    }
-    return 0;
 }
 
 /* ---- the run --------------------------------------------------------------------- */
@@ -1238,6 +1229,7 @@ int sc_bench_reducer_main(int argc, char **argv)
     sc_bench_profile_t p;
     sc_br_ctx_t c;
     sc_br_row_t *rows = NULL;
+    FILE *json = NULL;
     char err[1024];
     int nrows = 0, exit_code = 1;
     sc_status_t status;
@@ -1280,6 +1272,11 @@ int sc_bench_reducer_main(int argc, char **argv)
         fprintf(stderr, "sc-bench reducer: out of memory\n");
         goto err_destroy;
     }
+    /* Before anything is measured: an unwritable --json fails every rank at once. */
+    exit_code = sc_bench_output_open_root(c.comm, o.json_path, &json);
+    if (exit_code != 0)
+        goto err_destroy;
+    exit_code = 1;
     if (c.rank == 0)
         sc_br_print_header(&c, argc, argv);
     status = sc_br_run(&c, rows, &nrows);
@@ -1287,7 +1284,7 @@ int sc_bench_reducer_main(int argc, char **argv)
         fprintf(stderr, "sc-bench reducer: rank %d: %s\n", c.rank, sc_br_error);
         /* Peers still inside a collective learn of the failure at once. */
         sc_comm_abort(c.comm);
-        goto err_destroy;
+        goto err_close_json;
     }
     exit_code = 0;
     for (int i = 0; i < nrows; i++)
@@ -1296,12 +1293,16 @@ int sc_bench_reducer_main(int argc, char **argv)
         sc_br_print_summary(rows, nrows);
         if (exit_code)
             fprintf(stderr, "sc-bench reducer: wrong results (see the check column)\n");
-        if (o.json_path && sc_br_json_write(&c, rows, nrows)) {
-            fprintf(stderr, "sc-bench reducer: %s\n", sc_br_error);
-            exit_code = 1;
-        }
+    }
+    if (json) {
+        sc_br_json_write(json, &c, rows, nrows);
+        exit_code |= sc_bench_output_close(json, o.json_path);
+        json = NULL;
     }
 
+err_close_json:
+    if (json)
+        fclose(json); /* a failed run: the file stays empty */
 err_destroy:
     sc_comm_destroy(c.comm);
 err_free:

@@ -7,28 +7,30 @@
 #include <getopt.h>
 #include <inttypes.h>
 #include <limits.h>
-#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 
 #include "bench_data.h"
 #include "bench_device.h"
 #include "bench_options.h"
+#include "bench_output.h"
 #include "bench_topk.h"
 #include "shardcomm/shardcomm.h"
 
 static const char sc_bt_usage_text[] =
     "usage: sc-bench topk -n COUNT --ratio R [options]   (one process, no scrun)\n"
     "  -n, --count COUNT   elements; K/M/G suffixes, 1M = 2^20 (default 25M)\n"
-    "      --ratio R       k = round(R * COUNT), (0, 1] (default 0.01)\n"
+    "      --ratio R       k = round(R * COUNT), (0, 1], k >= 1 (default 0.01)\n"
     "      --mode MODE     exact, approx, random or all (default all)\n"
     "      --threads T     selection threads (default: SC_THREADS or the bound cores)\n"
     "  -d, --dtype TYPE    float32 (default), float64, float16, bfloat16\n"
-    "      --input FILE    raw float32 values to select from (COUNT taken from its size\n"
-    "                      unless -n is given); default: generated, seed --seed\n"
+    "      --input FILE    raw float32 values to select from, a regular file of whole\n"
+    "                      values (COUNT taken from its size unless -n is given);\n"
+    "                      default: generated, seed --seed\n"
     "      --device        the input on the GPU, the selection on a CUDA stream\n"
     "      --iters N       timed selections per mode (default 10)\n"
     "      --warmup W      untimed selections first (default 2)\n"
@@ -43,6 +45,7 @@ typedef struct {
     size_t count;
     int count_given;
     double ratio;
+    size_t k;             /* round(ratio * count), set once count is known */
     int modes;            /* bit per sc_topk_mode_t */
     int threads;
     sc_dtype_t dtype;
@@ -206,31 +209,71 @@ static void sc_bt_generate(void *x, sc_dtype_t dtype, size_t n, uint64_t seed)
     }
 }
 
+/* Whether path, opened as f, can hold the input: a regular file of whole float32
+ * values, at least count of them when -n was given; else says why. */
+static int sc_bt_input_usable(const char *path, FILE *f, const sc_bt_options_t *o,
+                              size_t *bytes)
+{
+    struct stat st;
+
+    if (fstat(fileno(f), &st) != 0) {
+        fprintf(stderr, "sc-bench topk: cannot stat --input %s: %s\n", path, strerror(errno));
+        return 0;
+    }
+    if (S_ISDIR(st.st_mode))
+        fprintf(stderr, "sc-bench topk: --input %s is a directory\n", path);
+    else if (!S_ISREG(st.st_mode))
+        fprintf(stderr, "sc-bench topk: --input %s is not a regular file\n", path);
+    else if (st.st_size == 0)
+        fprintf(stderr, "sc-bench topk: --input %s is empty\n", path);
+    else if (st.st_size % (off_t)sizeof(float) != 0)
+        fprintf(stderr, "sc-bench topk: --input %s holds %lld bytes, not a multiple of %zu\n",
+                path, (long long)st.st_size, sizeof(float));
+    else if (o->count_given && o->count > (size_t)st.st_size / sizeof(float))
+        fprintf(stderr, "sc-bench topk: --input %s holds %lld bytes, %zu float32 were asked "
+                "for\n", path, (long long)st.st_size, o->count);
+    else {
+        *bytes = (size_t)st.st_size;
+        return 1;
+    }
+    return 0;
+}
+
+/* Reads the --input values (all of them unless -n was given) into *x. Returns 0; 2
+ * when the file cannot be the input (said why); 1 when reading it fails. */
 static int sc_bt_read_input(const char *path, sc_bt_options_t *o, void **x)
 {
     FILE *f = fopen(path, "rb");
-    long len;
-    size_t want;
+    size_t bytes, want;
+    void *buf = NULL;
+    int rc = 2;
 
     if (!f) {
-        fprintf(stderr, "sc-bench topk: cannot open %s: %s\n", path, strerror(errno));
-        return 1;
+        fprintf(stderr, "sc-bench topk: cannot open --input %s: %s\n", path, strerror(errno));
+        return 2;
     }
-    fseek(f, 0, SEEK_END);
-    len = ftell(f);
-    fseek(f, 0, SEEK_SET);
+    if (!sc_bt_input_usable(path, f, o, &bytes))
+        goto out;
     if (!o->count_given)
-        o->count = (size_t)len / sizeof(float);
+        o->count = bytes / sizeof(float);
     want = o->count * sizeof(float);
-    *x = malloc(want ? want : 1);
-    if (!*x || len < 0 || (size_t)len < want || fread(*x, 1, want, f) != want) {
-        fprintf(stderr, "sc-bench topk: %s holds %ld bytes, %zu float32 were asked for\n",
-                path, len, o->count);
-        fclose(f);
-        return 1;
+    rc = 1;
+    buf = malloc(want);
+    if (!buf) {
+        fprintf(stderr, "sc-bench topk: out of memory for %zu elements\n", o->count);
+        goto out;
     }
+    if (fread(buf, 1, want, f) != want) {
+        fprintf(stderr, "sc-bench topk: cannot read --input %s: %s\n", path,
+                ferror(f) ? strerror(errno) : "the file got shorter");
+        free(buf);
+        goto out;
+    }
+    *x = buf;
+    rc = 0;
+out:
     fclose(f);
-    return 0;
+    return rc;
 }
 
 /* The magnitude key the selection orders by: the absolute value's bits, all NaNs one key
@@ -308,13 +351,13 @@ static int sc_bt_cmp_double(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-/* One mode: warm-up, timed selections, then the check of the last one. */
+/* One mode: warm-up, timed selections, then the check of the last one, whose indices
+ * go to indices when given (its write errors are found when it is closed). */
 static int sc_bt_run_mode(const sc_bt_options_t *o, sc_topk_mode_t mode, const void *x,
-                          sc_bench_device_t *dev, sc_bt_row_t *row)
+                          sc_bench_device_t *dev, FILE *indices, sc_bt_row_t *row)
 {
     sc_topk_config_t cfg = SC_TOPK_CONFIG_INIT;
-    size_t n = o->count, es = sc_dtype_size(o->dtype);
-    size_t k = (size_t)llround(o->ratio * (double)n);
+    size_t n = o->count, es = sc_dtype_size(o->dtype), k = o->k;
     const void *in = dev ? sc_bench_device_buffer(dev, 0) : x;
     uint32_t *idx = malloc((k ? k : 1) * sizeof(uint32_t));
     void *vals = malloc((k ? k : 1) * es);
@@ -357,15 +400,8 @@ static int sc_bt_run_mode(const sc_bt_options_t *o, sc_topk_mode_t mode, const v
     row->median_ms = t[o->iters / 2] * 1e3;
     row->gbps = (double)(n * es) / t[o->iters / 2] * 1e-9;
     row->ok = sc_bt_check(mode, x, o->dtype, n, k, idx, vals, sel);
-    if (o->indices_out) {
-        FILE *f = fopen(o->indices_out, "wb");
-        if (!f || fwrite(idx, sizeof(uint32_t), sel, f) != sel) {
-            fprintf(stderr, "sc-bench topk: cannot write %s\n", o->indices_out);
-            row->ok = 0;
-        }
-        if (f)
-            fclose(f);
-    }
+    if (indices)
+        fwrite(idx, sizeof(uint32_t), sel, indices);
 out:
     if (st != SC_SUCCESS)
         fprintf(stderr, "sc-bench topk: %s mode: %s: %s\n", sc_bt_mode_names[mode],
@@ -377,17 +413,12 @@ out:
     return st == SC_SUCCESS ? 0 : 1;
 }
 
-static void sc_bt_json(const sc_bt_options_t *o, const sc_bt_row_t *rows, int nrows)
+/* The rows as JSON into f, opened before the run (sc_bench_output_open). */
+static void sc_bt_json(FILE *f, const sc_bt_options_t *o, const sc_bt_row_t *rows, int nrows)
 {
-    FILE *f = fopen(o->json_path, "w");
-
-    if (!f) {
-        fprintf(stderr, "sc-bench topk: cannot write %s: %s\n", o->json_path, strerror(errno));
-        return;
-    }
-    fprintf(f, "{\"count\": %zu, \"ratio\": %g, \"k\": %lld, \"dtype\": \"%s\", \"threads\": "
+    fprintf(f, "{\"count\": %zu, \"ratio\": %g, \"k\": %zu, \"dtype\": \"%s\", \"threads\": "
                "%d, \"device\": %s, \"rows\": [",
-            o->count, o->ratio, llround(o->ratio * (double)o->count), sc_dtype_name(o->dtype),
+            o->count, o->ratio, o->k, sc_dtype_name(o->dtype),
             o->threads, o->device ? "true" : "false");
     for (int r = 0; r < nrows; r++)
         fprintf(f, "%s{\"mode\": \"%s\", \"selected\": %zu, \"min_ms\": %.6g, \"median_ms\": "
@@ -395,7 +426,6 @@ static void sc_bt_json(const sc_bt_options_t *o, const sc_bt_row_t *rows, int nr
                 r ? ", " : "", sc_bt_mode_names[rows[r].mode], rows[r].selected,
                 rows[r].min_ms, rows[r].median_ms, rows[r].gbps, rows[r].ok ? "true" : "false");
     fprintf(f, "]}\n");
-    fclose(f);
 }
 
 int sc_bench_topk_main(int argc, char **argv)
@@ -403,40 +433,46 @@ int sc_bench_topk_main(int argc, char **argv)
     sc_bt_options_t o;
     sc_bt_row_t rows[3];
     sc_bench_device_t *dev = NULL;
+    FILE *json = NULL, *indices = NULL;
     void *x = NULL;
     int rc = sc_bt_parse(argc, argv, &o), nrows = 0, failed = 0;
-    size_t k;
 
     if (rc || o.help) {
         if (o.help)
             fputs(sc_bt_usage_text, stdout);
         return rc;
     }
-    if (o.input ? sc_bt_read_input(o.input, &o, &x) : 0)
-        return 1;
+    if (o.input && (rc = sc_bt_read_input(o.input, &o, &x)) != 0)
+        return rc;
+    rc = 2;
+    if (sc_bench_ratio_k("sc-bench topk", o.ratio, o.count, stderr, &o.k) != SC_SUCCESS)
+        goto err_free_x;
+    /* Before anything is measured: an output that cannot be written is a usage error. */
+    if (o.json_path && !(json = sc_bench_output_open(o.json_path)))
+        goto err_free_x;
+    if (o.indices_out && !(indices = sc_bench_output_open(o.indices_out)))
+        goto err_close_json;
+    rc = 1;
     if (!x) {
         x = malloc(o.count * sc_dtype_size(o.dtype) + 1);
         if (!x) {
             fprintf(stderr, "sc-bench topk: out of memory for %zu elements\n", o.count);
-            return 1;
+            goto err_close_indices;
         }
         sc_bt_generate(x, o.dtype, o.count, o.seed);
     }
-    k = (size_t)llround(o.ratio * (double)o.count);
     if (o.device) {
         size_t in = o.count * sc_dtype_size(o.dtype);
-        size_t out = k * (sizeof(uint32_t) + sc_dtype_size(o.dtype));
+        size_t out = o.k * (sizeof(uint32_t) + sc_dtype_size(o.dtype));
         if (sc_bench_device_open(0, in > out ? in : out, &dev) != SC_SUCCESS ||
             sc_bench_device_copy(dev, sc_bench_device_buffer(dev, 0), x, in) != SC_SUCCESS) {
             fprintf(stderr, "sc-bench topk: %s\n", sc_bench_device_error());
-            sc_bench_device_close(dev);
-            free(x);
-            return 1;
+            goto err_close_device;
         }
     }
     printf("# sc-bench topk: %zu %s elements%s, k = %zu (ratio %g), threads %d (0: the "
            "library's), %d timed selections after %d\n",
-           o.count, sc_dtype_name(o.dtype), o.input ? " from the input file" : "", k, o.ratio,
+           o.count, sc_dtype_name(o.dtype), o.input ? " from the input file" : "", o.k, o.ratio,
            o.threads, o.iters, o.warmup);
     if (dev)
         printf("# on %s\n", sc_bench_device_name(dev));
@@ -444,7 +480,7 @@ int sc_bench_topk_main(int argc, char **argv)
     for (int m = 0; m < 3; m++) {
         if (!(o.modes & (1 << m)))
             continue;
-        if (sc_bt_run_mode(&o, (sc_topk_mode_t)m, x, dev, &rows[nrows])) {
+        if (sc_bt_run_mode(&o, (sc_topk_mode_t)m, x, dev, indices, &rows[nrows])) {
             failed = 1;
             continue;
         }
@@ -454,9 +490,24 @@ int sc_bench_topk_main(int argc, char **argv)
         failed |= !rows[nrows].ok;
         nrows++;
     }
-    if (o.json_path)
-        sc_bt_json(&o, rows, nrows);
+    fflush(stdout); /* the rows before any message about the files */
+    if (json)
+        sc_bt_json(json, &o, rows, nrows);
+    /* A write error is a failure of its own; the check column stays the selection's. */
+    failed |= sc_bench_output_close(json, o.json_path);
+    failed |= sc_bench_output_close(indices, o.indices_out);
+    json = indices = NULL;
+    rc = failed;
+
+err_close_device:
     sc_bench_device_close(dev);
+err_close_indices:
+    if (indices)
+        fclose(indices);
+err_close_json:
+    if (json)
+        fclose(json);
+err_free_x:
     free(x);
-    return failed;
+    return rc;
 }

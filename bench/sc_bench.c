@@ -13,6 +13,7 @@
 #include "bench_device.h"
 #include "bench_kernels.h"
 #include "bench_options.h"
+#include "bench_output.h"
 #include "bench_reducer.h"
 #include "bench_topk.h"
 
@@ -322,17 +323,10 @@ static void sc_bench_print_row(FILE *out, const sc_bench_row_t *row,
     fflush(out);
 }
 
-static sc_status_t sc_bench_json_write(const char *path, const sc_bench_row_t *rows,
-                                       int nrows, const sc_bench_options_t *opts,
-                                       int nranks)
+/* The rows as JSON into f, opened before the run (sc_bench_output_open_root). */
+static void sc_bench_json_write(FILE *f, const sc_bench_row_t *rows, int nrows,
+                                const sc_bench_options_t *opts, int nranks)
 {
-    FILE *f = fopen(path, "w");
-
-    if (!f) {
-        snprintf(sc_bench_error_text, sizeof(sc_bench_error_text), "cannot open %s: %m",
-                 path);
-        return SC_ERR_SYSTEM;
-    }
     fputs("[\n", f);
     for (int i = 0; i < nrows; i++) {
         const sc_bench_row_t *r = &rows[i];
@@ -352,12 +346,6 @@ static sc_status_t sc_bench_json_write(const char *path, const sc_bench_row_t *r
                 r->time_us, r->algbw, r->busbw, wrong, i + 1 < nrows ? "," : "");
     }
     fputs("]\n", f);
-    if (fclose(f) != 0) {
-        snprintf(sc_bench_error_text, sizeof(sc_bench_error_text), "cannot write %s: %m",
-                 path);
-        return SC_ERR_SYSTEM;
-    }
-    return SC_SUCCESS;
 }
 
 static void sc_bench_print_summary(FILE *out, const sc_bench_row_t *rows, int nrows,
@@ -453,6 +441,7 @@ int main(int argc, char **argv)
     sc_comm_t *comm;
     sc_bench_row_t *rows;
     sc_bench_bufs_t bufs = {NULL, NULL, NULL, NULL, NULL};
+    FILE *json = NULL;
     void *a = NULL, *b = NULL;
     size_t max_bytes;
     int rank, nranks, nrows = 0, exit_code = 1;
@@ -486,6 +475,11 @@ int main(int argc, char **argv)
         exit_code = 2;
         goto err_destroy;
     }
+    /* Before anything is measured: an unwritable --json fails every rank at once. */
+    exit_code = sc_bench_output_open_root(comm, opts.json_path, &json);
+    if (exit_code != 0)
+        goto err_destroy;
+    exit_code = 1;
     max_bytes = sc_bench_max_bytes(&opts, nranks);
     rows = calloc((size_t)sc_bench_row_capacity(&opts), sizeof(*rows));
     if (opts.registered) {
@@ -526,17 +520,16 @@ int main(int argc, char **argv)
         sc_comm_abort(comm);
         goto err_close_device;
     }
-    if (rank == 0) {
-        sc_bench_print_summary(stdout, rows, nrows, opts.check);
-        if (opts.json_path &&
-            sc_bench_json_write(opts.json_path, rows, nrows, &opts, nranks) != SC_SUCCESS) {
-            fprintf(stderr, "sc-bench: %s\n", sc_bench_error_text);
-            goto err_close_device;
-        }
-    }
     exit_code = 0;
     for (int i = 0; i < nrows; i++)
         exit_code |= rows[i].wrong > 0;
+    if (rank == 0)
+        sc_bench_print_summary(stdout, rows, nrows, opts.check);
+    if (json) {
+        sc_bench_json_write(json, rows, nrows, &opts, nranks);
+        exit_code |= sc_bench_output_close(json, opts.json_path);
+        json = NULL;
+    }
 
 err_close_device:
     sc_bench_device_close(bufs.dev);
@@ -549,6 +542,8 @@ err_free:
         free(a);
     }
     free(rows);
+    if (json)
+        fclose(json); /* a failed run: the file stays empty */
 err_destroy:
     sc_comm_destroy(comm);
 err_free_command:

@@ -48,7 +48,8 @@ typedef struct scrun_stream scrun_stream_t;
  * there, so that another rank's output first ends that line instead of joining it. */
 typedef struct {
     int fd;
-    bool broken; /* write failed (reader gone): drop further output */
+    bool broken; /* write failed: drop further output */
+    int error;   /* errno of that write; EPIPE: the reader is gone */
     scrun_stream_t *open_line;
 } scrun_sink_t;
 
@@ -85,9 +86,12 @@ typedef struct {
     long nrunning;
     scrun_sink_t sinks[2];
     long first_failed; /* global rank, -1 while none */
-    bool self_failed; /* scrun could not start a rank or watch them */
-    bool stopping;     /* SIGTERM sent to all ranks after a failure */
-    bool killed;       /* SIGKILL sent after the grace period */
+    bool self_failed; /* scrun could not start a rank or watch them, or lost its output */
+    bool output_lost;  /* a reader of scrun's stdout or stderr went away */
+    int interrupted;   /* the first signal scrun received and forwarded, 0 while none */
+    bool stopping;     /* the ranks were sent stop_signal; SIGKILL follows at kill_deadline */
+    int stop_signal;   /* SIGTERM after a failure, else the signal forwarded */
+    bool killed;       /* SIGKILL sent */
     double kill_deadline;
     char scratch[2 * SCRUN_LINE_BUF];
     size_t scratch_used;
@@ -115,12 +119,16 @@ static void scrun_usage(FILE *f)
             "                          127.0.0.1; required on nodes other than 0 when K > 1)\n"
             "      --master-port P     rendezvous port (default: SC_MASTER_PORT if set, else a\n"
             "                          free port when K = 1, else %d)\n"
-            "      --grace S           seconds from SIGTERM to SIGKILL when stopping ranks\n"
-            "                          after a failure (default 3)\n"
+            "      --grace S           seconds from SIGTERM (or a forwarded signal) to SIGKILL\n"
+            "                          when stopping ranks (default 3); a second SIGINT kills\n"
+            "                          at once\n"
             "  -h, --help              print this text\n"
             "\n"
+            "The ranks are stopped when one fails, when scrun receives a signal it forwards,\n"
+            "and when the reader of scrun's stdout or stderr goes away.\n"
             "Exit status: 0 when every rank exits 0, 1 when a rank fails or cannot be\n"
-            "started, 2 on a usage error.\n",
+            "started or scrun's output is closed, 2 on a usage error, 128+S after scrun\n"
+            "received signal S (130 for SIGINT), whatever the ranks did.\n",
             SCRUN_DEFAULT_PORT);
 }
 
@@ -231,6 +239,8 @@ static int scrun_parse_args(int argc, char **argv, scrun_opts_t *opts, bool *don
         return scrun_usage_error("the number of ranks (-n N) is missing");
     if (optind >= argc)
         return scrun_usage_error("the program to run is missing");
+    if (argv[optind][0] == '\0')
+        return scrun_usage_error("the program to run is an empty name");
     if (o.node_rank >= o.nnodes)
         return scrun_usage_error("--node-rank %ld is not below --nnodes %ld", o.node_rank,
                                  o.nnodes);
@@ -274,6 +284,7 @@ static void scrun_sink_write(scrun_sink_t *sink, const char *data, size_t len)
                 continue;
             }
             sink->broken = true;
+            sink->error = errno;
             return;
         }
         data += n;
@@ -425,21 +436,33 @@ static void scrun_signal_ranks(scrun_run_t *run, int sig)
             kill(-run->ranks[i].pid, sig); /* the group: the rank's own children too */
 }
 
-/* After a failure: SIGTERM to every rank now, SIGKILL once the grace period is over. */
-static void scrun_stop(scrun_run_t *run)
+/* Arms the SIGKILL that follows sig, sent to the ranks, once the grace period is over.
+ * A run is stopped once: false when it was being stopped already. */
+static bool scrun_stop_arm(scrun_run_t *run, int sig)
 {
     if (run->stopping)
-        return;
+        return false;
     run->stopping = true;
+    run->stop_signal = sig;
     run->kill_deadline = scrun_now() + run->opts.grace;
-    if (run->nrunning > 0) {
-        scrun_msg(run, "stopping the other %ld rank%s (SIGTERM, SIGKILL after %g s)",
-                  run->nrunning, run->nrunning == 1 ? "" : "s", run->opts.grace);
-        scrun_signal_ranks(run, SIGTERM);
-    }
+    return true;
 }
 
-static void scrun_kill_remaining(scrun_run_t *run)
+/* After a failure or a lost output: SIGTERM to every running rank now, SIGKILL once the
+ * grace period is over. others: a rank failed or could not start, so the message says
+ * "the other N ranks". */
+static void scrun_stop(scrun_run_t *run, bool others)
+{
+    if (!scrun_stop_arm(run, SIGTERM) || run->nrunning == 0)
+        return;
+    scrun_msg(run, "stopping the %s%ld rank%s (SIGTERM, SIGKILL after %g s)",
+              others ? "other " : "", run->nrunning, run->nrunning == 1 ? "" : "s",
+              run->opts.grace);
+    scrun_signal_ranks(run, SIGTERM);
+}
+
+/* SIGKILL to every rank still running; why ends "ranks still running ..." */
+static void scrun_kill_remaining(scrun_run_t *run, const char *why)
 {
     char list[256];
     size_t n = 0;
@@ -447,10 +470,52 @@ static void scrun_kill_remaining(scrun_run_t *run)
     for (long i = 0; i < run->nstarted && n < sizeof list - 16; i++)
         if (run->ranks[i].running)
             n += (size_t)snprintf(list + n, sizeof list - n, " %ld", run->ranks[i].rank);
-    scrun_msg(run, "ranks still running %g s after SIGTERM, sending SIGKILL:%s", run->opts.grace,
-              list);
+    scrun_msg(run, "ranks still running %s, sending SIGKILL:%s", why, list);
     scrun_signal_ranks(run, SIGKILL);
+    run->stopping = true;
     run->killed = true;
+}
+
+/* A signal scrun received is forwarded to the ranks. The first one stops the run (SIGKILL
+ * after the grace period, as torchrun does) and is scrun's exit status; a SIGINT after it
+ * kills the ranks at once, as a second Ctrl-C does under mpirun. */
+static void scrun_on_signal(scrun_run_t *run, int sig)
+{
+    const char *name = scrun_signal_name(sig);
+
+    if (sig == SIGINT && run->interrupted != 0) {
+        char why[64] = "at a second SIGINT";
+        if (run->interrupted != SIGINT)
+            snprintf(why, sizeof why, "at SIGINT after %s", scrun_signal_name(run->interrupted));
+        if (!run->killed)
+            scrun_kill_remaining(run, why);
+        return;
+    }
+    if (run->interrupted == 0)
+        run->interrupted = sig;
+    if (scrun_stop_arm(run, sig))
+        scrun_msg(run, "received %s, forwarding it to the ranks (SIGKILL after %g s, or at "
+                  "the next SIGINT)", name, run->opts.grace);
+    else
+        scrun_msg(run, "received %s, forwarding it to the ranks", name);
+    scrun_signal_ranks(run, sig);
+}
+
+/* A reader of scrun's stdout or stderr that went away (EPIPE) ends the run as SIGPIPE
+ * ends a program run directly: the ranks are stopped and scrun fails. Other write
+ * errors (a full disk) only drop the output, as a program's failed writes would. */
+static void scrun_check_sinks(scrun_run_t *run)
+{
+    static const char *const names[2] = {"stdout", "stderr"};
+
+    for (int i = 0; i < 2 && !run->output_lost; i++) {
+        if (run->sinks[i].error != EPIPE)
+            continue;
+        run->output_lost = true;
+        run->self_failed = true;
+        scrun_msg(run, "cannot write to %s: %s", names[i], strerror(EPIPE));
+        scrun_stop(run, false);
+    }
 }
 
 static void scrun_describe_status(int status, char *buf, size_t len)
@@ -478,7 +543,7 @@ static void scrun_on_exit(scrun_run_t *run, scrun_rank_t *r, int status)
         scrun_describe_status(status, how, sizeof how);
         run->first_failed = r->rank;
         scrun_msg(run, "rank %ld %s", r->rank, how);
-        scrun_stop(run);
+        scrun_stop(run, true);
     }
 }
 
@@ -502,12 +567,10 @@ static void scrun_handle_signals(scrun_run_t *run)
     bool child = false;
     while ((n = read(scrun_sigpipe[0], sigs, sizeof sigs)) > 0) {
         for (ssize_t i = 0; i < n; i++) {
-            if (sigs[i] == SIGCHLD) {
+            if (sigs[i] == SIGCHLD)
                 child = true;
-                continue;
-            }
-            scrun_msg(run, "received %s, forwarding it to the ranks", scrun_signal_name(sigs[i]));
-            scrun_signal_ranks(run, sigs[i]);
+            else
+                scrun_on_signal(run, sigs[i]);
         }
     }
     if (child)
@@ -768,9 +831,14 @@ static void scrun_loop(scrun_run_t *run)
             if (fds[0].revents != 0)
                 scrun_handle_signals(run);
         }
+        scrun_check_sinks(run);
         if (run->stopping && !run->killed && run->nrunning > 0 &&
-            scrun_now() >= run->kill_deadline)
-            scrun_kill_remaining(run);
+            scrun_now() >= run->kill_deadline) {
+            char why[64];
+            snprintf(why, sizeof why, "%g s after %s", run->opts.grace,
+                     scrun_signal_name(run->stop_signal));
+            scrun_kill_remaining(run, why);
+        }
     }
 out:
     free(owners);
@@ -819,7 +887,7 @@ int main(int argc, char **argv)
         run->ranks[i].rank = opts.node_rank * opts.nlocal + i;
         if (scrun_spawn(run, i) != 0) {
             run->self_failed = true;
-            scrun_stop(run);
+            scrun_stop(run, true);
             break;
         }
     }
@@ -847,7 +915,13 @@ int main(int argc, char **argv)
             scrun_msg(run, "rank %ld failed first; ranks stopped by scrun (or failing after it):%s",
                       run->first_failed, list);
     }
+    scrun_check_sinks(run); /* the last lines may have found the reader gone */
     rc = run->first_failed >= 0 || run->self_failed ? SCRUN_EXIT_FAILED : 0;
+    if (run->interrupted != 0) {
+        rc = 128 + run->interrupted;
+        scrun_msg(run, "interrupted by %s (exit status %d)", scrun_signal_name(run->interrupted),
+                  rc);
+    }
 
 out_free_ranks:
     free(run->ranks);

@@ -50,6 +50,12 @@ sleep) # records its pid, then sleeps as the rank process itself
     mark_ready
     exec sleep 1000
     ;;
+ignore) # ignore SIGNAL: records its pid, then sleeps as the rank process, ignoring SIGNAL
+    trap '' "$1"
+    echo $$ > "$SCRUN_TEST_DIR/pid.$rank"
+    mark_ready
+    exec sleep 1000
+    ;;
 fail) # fail R CODE: rank R exits with CODE once the others are ready; they sleep
     if [[ $rank == "$1" ]]; then
         wait_for_others

@@ -28,12 +28,45 @@ fail() {
     exit 1
 }
 
+# Seconds from T0 (an $EPOCHREALTIME) until now.
+seconds_since() { awk -v a="$1" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.3f", b - a }'; }
+
 # run ARGS...: runs scrun with stdin from /dev/null; sets $rc and $elapsed (seconds).
 run() {
     local t0=$EPOCHREALTIME
     "$SCRUN" "$@" </dev/null >"$OUT" 2>"$ERR"
     rc=$?
-    elapsed=$(awk -v a="$t0" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.3f", b - a }')
+    elapsed=$(seconds_since "$t0")
+}
+
+# start_bg ARGS...: runs scrun in the background with stdin from /dev/null ($BG_PID).
+start_bg() {
+    "$SCRUN" "$@" </dev/null >"$OUT" 2>"$ERR" &
+    BG_PID=$!
+}
+
+# wait_bg LIMIT T0: waits up to LIMIT s until the scrun of start_bg has ended; sets $rc,
+# and $elapsed from T0 (an $EPOCHREALTIME) to its end.
+wait_bg() {
+    local deadline=$((SECONDS + $1))
+    while kill -0 $BG_PID 2>/dev/null &&
+          [[ $(awk '{ print $3 }' /proc/$BG_PID/stat 2>/dev/null) != Z ]]; do
+        ((SECONDS < deadline)) || fail "scrun still runs after $1 s"
+        sleep 0.02
+    done
+    elapsed=$(seconds_since "$2")
+    wait $BG_PID
+    rc=$?
+    BG_PID=
+}
+
+# wait_for_match FILE REGEX: waits up to 10 s until a line of FILE matches REGEX.
+wait_for_match() {
+    local deadline=$((SECONDS + 10))
+    until grep -qE -- "$2" "$1"; do
+        ((SECONDS < deadline)) || fail "no line of $1 matches '$2' after 10 s"
+        sleep 0.02
+    done
 }
 
 expect_rc() { [[ $rc == "$1" ]] || fail "exit status $rc, expected $1"; }
@@ -228,23 +261,16 @@ test_ranks_end_when_scrun_is_killed() {
     expect_gone "$(cat "$SCRUN_TEST_DIR/pid.1")"
 }
 
-# forwarding SIGNAL: a signal sent to scrun reaches every rank.
+# forwarding SIGNAL: a signal sent to scrun reaches every rank; the ranks exit 0 on it,
+# and scrun, interrupted, exits with 128 + the signal's number all the same.
 expect_signal_forwarded() {
-    local sig=$1 deadline
-    "$SCRUN" -n 3 bash "$RANK" trap "$sig" </dev/null >"$OUT" 2>"$ERR" &
-    BG_PID=$!
+    local sig=$1 status=$((128 + $(kill -l "$1")))
+    start_bg -n 3 bash "$RANK" trap "$sig"
     wait_ready 3
     kill -s "$sig" $BG_PID
-    deadline=$((SECONDS + 5))
-    while kill -0 $BG_PID 2>/dev/null &&
-          [[ $(awk '{ print $3 }' /proc/$BG_PID/stat 2>/dev/null) != Z ]]; do
-        ((SECONDS < deadline)) || fail "scrun still runs 5 s after SIG$sig"
-        sleep 0.02
-    done
-    wait $BG_PID
-    rc=$?
-    BG_PID=
-    expect_rc 0
+    wait_bg 5 "$EPOCHREALTIME"
+    expect_rc $status
+    expect_line "$ERR" "scrun: interrupted by SIG$sig (exit status $status)"
     sort "$OUT" > "$SCRUN_TEST_DIR/sorted"
     expect_file "$SCRUN_TEST_DIR/sorted" \
         "[0] rank 0 got $sig" "[1] rank 1 got $sig" "[2] rank 2 got $sig"
@@ -252,6 +278,48 @@ expect_signal_forwarded() {
 
 test_sigterm_is_forwarded_to_every_rank() { expect_signal_forwarded TERM; }
 test_sigint_is_forwarded_to_every_rank() { expect_signal_forwarded INT; }
+test_sighup_is_forwarded_to_every_rank() { expect_signal_forwarded HUP; }
+
+# Ranks that ignore the forwarded SIGINT are killed once the grace period is over.
+test_sigint_escalates_to_sigkill_after_grace() {
+    local t0
+    start_bg -n 2 --grace 1 bash "$RANK" ignore INT
+    wait_ready 2
+    t0=$EPOCHREALTIME
+    kill -INT $BG_PID
+    wait_bg 20 "$t0"
+    expect_rc 130
+    expect_line "$ERR" "scrun: ranks still running 1 s after SIGINT, sending SIGKILL: 0 1"
+    expect_line "$ERR" "scrun: interrupted by SIGINT (exit status 130)"
+    expect_elapsed_at_least 1
+    expect_gone "$(cat "$SCRUN_TEST_DIR/pid.0")"
+    expect_gone "$(cat "$SCRUN_TEST_DIR/pid.1")"
+}
+
+# A second SIGINT kills the ranks at once, long before the grace period is over.
+test_second_sigint_kills_at_once() {
+    local t0
+    start_bg -n 2 --grace 60 bash "$RANK" ignore INT
+    wait_ready 2
+    kill -INT $BG_PID
+    wait_for_match "$ERR" "^scrun: received SIGINT" # the first one was handled
+    t0=$EPOCHREALTIME
+    kill -INT $BG_PID
+    wait_bg 20 "$t0"
+    expect_rc 130
+    expect_line "$ERR" "scrun: ranks still running at a second SIGINT, sending SIGKILL: 0 1"
+}
+
+# With the reader of its stdout gone, scrun stops the ranks (which would otherwise write
+# forever) and fails, as SIGPIPE ends a program run directly.
+test_closed_stdout_stops_the_ranks() {
+    timeout 20 "$SCRUN" -n 2 --grace 1 yes </dev/null 2>"$ERR" | head -n 1 >"$OUT"
+    rc=${PIPESTATUS[0]}
+    expect_rc 1
+    expect_line "$ERR" "scrun: cannot write to stdout: Broken pipe"
+    expect_line "$ERR" "scrun: stopping the 2 ranks (SIGTERM, SIGKILL after 1 s)"
+    grep -qxE '\[[01]\] y' "$OUT" || fail "the line head read is not a rank's 'y'"
+}
 
 test_all_ranks_succeeding_exits_zero_quietly() {
     run -n 4 true
@@ -291,6 +359,7 @@ expect_usage_error() {
 
 test_usage_without_arguments() { expect_usage_error; }
 test_usage_without_program() { expect_usage_error -n 2; }
+test_usage_empty_program_name() { expect_usage_error -n 2 ""; }
 test_usage_without_rank_count() { expect_usage_error bash "$RANK" touch "$SCRUN_TEST_DIR/started"; }
 test_usage_zero_ranks() { expect_usage_error -n 0 bash "$RANK" touch "$SCRUN_TEST_DIR/started"; }
 test_usage_rank_count_not_a_number() {
