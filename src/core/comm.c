@@ -542,7 +542,9 @@ SC_API sc_status_t sc_comm_split(sc_comm_t *comm, int color, int key, sc_comm_t 
     if (st != SC_SUCCESS)
         goto out;
     if (ctx > 0xfff) {
-        st = sc_error(SC_ERR_UNSUPPORTED, "sc_comm_split: more than 4095 communicators");
+        st = sc_error(SC_ERR_UNSUPPORTED, "sc_comm_split: the ranks of this communicator "
+                      "have made 4095 communicators since they started, the most a process "
+                      "can (context ids are not reused after sc_comm_destroy)");
         goto out;
     }
     pthread_mutex_lock(&comm->tp->lock);

@@ -679,6 +679,25 @@ static int test_free_pinned_refuses_pointers_it_did_not_hand_out(void)
     return 0;
 }
 
+/* A process makes at most 4095 communicators by split (a negative color uses an id too):
+ * the next split fails on every rank, saying why, and the parent still works. */
+static int test_split_beyond_the_id_limit_fails_on_every_rank(void)
+{
+    sc_comm_t *sub = NULL;
+    int32_t x = 1, y = 0;
+    int made = 0;
+
+    while (made < 5000 && sc_comm_split(g_world, -1, 0, &sub) == SC_SUCCESS)
+        made++;
+    CHECK(made == 4095, "%d splits succeeded, not 4095: %s", made, sc_last_error());
+    CHECK(strstr(sc_last_error(), "4095 communicators") &&
+              strstr(sc_last_error(), "not reused"), "sentence: %s", sc_last_error());
+    CHECK(sub == NULL, "a failed split wrote *sub");
+    CHECK_OK(sc_allreduce(&x, &y, 1, SC_INT32, SC_SUM, g_world, NULL, NULL));
+    CHECK(y == g_size, "sum %d", (int)y);
+    return 0;
+}
+
 /* ---- fork -------------------------------------------------------------------------------- */
 
 /* A child forked after init (a data loader's worker) is refused every call on the
@@ -968,6 +987,7 @@ static const test_t tests[] = {
     T(wait_and_test_reject_a_null_request),
     T(wait_after_destroy_returns_the_final_status),
     T(forked_child_cannot_use_the_communicator),
+    T(split_beyond_the_id_limit_fails_on_every_rank),
     T(broadcast_null_sendbuf_is_an_error_on_the_root_only),
     T(reduce_null_recvbuf_is_an_error_on_the_root_only),
     T(status_string_names_every_status),
