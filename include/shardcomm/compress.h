@@ -170,7 +170,9 @@ typedef struct {
 SC_API sc_status_t sc_compressor_stats(const sc_compressor_t *compressor,
                                        sc_compress_stats_t *stats);
 
-/* Zeroes every residual and momentum buffer and restarts warm-up. */
+/* Drops every key's state (residual, momentum, warm-up steps done): the compressor is as
+ * new, and a key may come back with another count or dtype (as after loading another
+ * compressor's state). One thread at a time, as every call on a compressor. */
 SC_API sc_status_t sc_compressor_reset(sc_compressor_t *compressor);
 
 /* Exports the state (per key: count, dtype, residual, momentum, steps done) into buf of

@@ -1,5 +1,5 @@
 /* The compressor's state for checkpoints (sc_compressor_save / _load) and its reset
- * (sc_compressor_reset).
+ * (sc_compressor_reset, which drops every key).
  * Format, in this machine's byte order: a header (magic "SCEFSTAT", version, number of
  * keys, payload bytes, a hash of the payload), then per key a record (key,
  * gradient dtype, accumulation dtype, which buffers follow, count, steps) followed by
@@ -227,25 +227,16 @@ err_free:
     return st;
 }
 
-static void sc_ckey_clear(sc_ckey_t *k)
-{
-    size_t bytes = k->count * sc_dtype_size(k->acc);
-
-    if (k->residual)
-        memset(k->residual, 0, bytes);
-    if (k->momentum)
-        memset(k->momentum, 0, bytes);
-}
-
 SC_API sc_status_t sc_compressor_reset(sc_compressor_t *c)
 {
     if (!c)
         return sc_error(SC_ERR_INVALID_ARG, "sc_compressor_reset: compressor is NULL");
+    /* Every key dropped, not only zeroed: a key loaded from another compressor's state
+     * (another count or dtype) would otherwise refuse every later call. */
     pthread_mutex_lock(&c->lock);
-    for (int i = 0; i < c->nkeys; i++) {
-        sc_ckey_clear(c->keys[i]);
-        c->keys[i]->steps = 0;
-    }
+    for (int i = 0; i < c->nkeys; i++)
+        sc_ckey_free(c->keys[i]);
+    c->nkeys = 0;
     pthread_mutex_unlock(&c->lock);
     return SC_SUCCESS;
 }

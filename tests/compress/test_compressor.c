@@ -319,6 +319,35 @@ static int test_warmup_steps_are_dense(int argc, char **argv)
     return 0;
 }
 
+/* After a reset a key is new: it may come back with another count and dtype, also one
+ * that a state loaded from another compressor bound to its own count. */
+static int reset_frees_keys_for_other_counts(rt_world_t *w, sc_compressor_t *c, float *g,
+                                            float *out, size_t n)
+{
+    sc_compressor_t *other = make(0.1, 0, 0, 1, 0.0, 0);
+    double g64[7] = {0, 0, 5, 0, 0, 0, 0}, out64[7];
+    void *state;
+    size_t len = 0;
+
+    CHECK(other, "no compressor");
+    fill(SC_FLOAT32, g, n / 2, w->rank, 0, 3);
+    CHECK_OK(sc_compressed_allreduce(other, w->comm, 0, g, out, n / 2, SC_FLOAT32, SC_SUM));
+    CHECK_OK(sc_compressor_save(other, NULL, &len));
+    CHECK((state = malloc(len)) != NULL, "malloc");
+    CHECK_OK(sc_compressor_save(other, state, &len));
+    CHECK_OK(sc_compressor_load(c, state, len)); /* key 0 now holds n / 2 elements */
+    CHECK_STATUS(sc_compressed_allreduce(c, w->comm, 0, g, out, n, SC_FLOAT32, SC_SUM),
+                 SC_ERR_INVALID_ARG);
+    CHECK_OK(sc_compressor_reset(c));
+    CHECK_OK(sc_compressed_allreduce(c, w->comm, 0, g, out, n, SC_FLOAT32, SC_SUM));
+    CHECK_OK(sc_compressor_reset(c));
+    CHECK_OK(sc_compressed_allreduce(c, w->comm, 0, g64, out64, 7, SC_FLOAT64, SC_SUM));
+    CHECK(out64[2] == 5.0 * w->size, "float64 key after the reset: %g", out64[2]);
+    free(state);
+    sc_compressor_destroy(other);
+    return 0;
+}
+
 static int test_reset_clears_residuals_and_restarts_warmup(int argc, char **argv)
 {
     const size_t n = 500;
@@ -350,6 +379,8 @@ static int test_reset_clears_residuals_and_restarts_warmup(int argc, char **argv
     CHECK_OK(sc_compressor_stats(cw, &s));
     CHECK(s.dense == 1, "the step after the reset is not a warm-up step");
     if (check_dense(&w, out, n, 7, 3))
+        return 1;
+    if (reset_frees_keys_for_other_counts(&w, c, g, out, n))
         return 1;
     sc_compressor_destroy(c);
     sc_compressor_destroy(cw);
