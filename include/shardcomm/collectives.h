@@ -10,9 +10,14 @@
  * buffer). Buffers start at a multiple of their element size, as C requires of a
  * pointer to the type (a float32 buffer at an odd address is SC_ERR_INVALID_ARG); the
  * 1-byte types have no such rule. A call rejected when issued (bad argument, failed
- * communicator) writes nothing. An operation that fails while running (mismatch, dead peer, timeout,
- * abort) may have written part of recvbuf, as in NCCL and MPI: data arrives in place
- * as it is received; it never reports SC_SUCCESS with wrong data.
+ * communicator) writes nothing. An operation that fails while running (mismatch, dead
+ * peer, timeout, abort) may have written part of recvbuf, as in NCCL and MPI: data
+ * arrives in place as it is received; it never reports SC_SUCCESS with wrong data.
+ * Such a failure breaks the communicator on every rank: its operations from the
+ * failed one on fail with the failure's sentence and later calls are refused, while
+ * collectives issued before the failed one still complete (a rank running behind
+ * finishes the calls its peers finished, so that the error lands on the call that
+ * failed, on every rank); sc_comm_abort fails them all.
  *
  * Device buffers (CUDA builds): the same calls take GPU memory (cudaMalloc, managed)
  * and a cudaStream_t as stream (NULL: the legacy default stream). They are

@@ -394,12 +394,23 @@ sc_status_t sc_call_enqueue_host(const sc_call_t *call, sc_comm_t *comm,
 static sc_status_t sc_call_admit(const sc_call_t *call, sc_comm_t *comm, sc_stream_t stream,
                                  int *device)
 {
-    sc_status_t st = sc_comm_check(comm, sc_call_name(call));
+    sc_status_t st = sc_comm_check(comm, sc_call_name(call)), broken = SC_SUCCESS;
 
+    /* Broken by a peer at a later collective than this one, which the peers finished
+     * (a rank running behind): it still runs on the host path (sc_progress_fail_comm),
+     * so that the error lands on the call that failed. */
+    if (st != SC_SUCCESS && st != SC_ERR_INVALID_COMM && call->kind != SC_COLL_SEND &&
+        call->kind != SC_COLL_RECV &&
+        comm->seq < __atomic_load_n(&comm->broken_seq, __ATOMIC_RELAXED)) {
+        broken = st;
+        st = SC_SUCCESS;
+    }
     if (st == SC_SUCCESS)
         st = sc_call_check(call, comm);
     if (st == SC_SUCCESS)
         st = sc_call_route(call, comm, stream, device);
+    if (broken != SC_SUCCESS && st == SC_IN_PROGRESS)
+        return sc_comm_check(comm, sc_call_name(call)); /* the device path: refused */
     return st;
 }
 

@@ -252,7 +252,7 @@ void sc_device_fail(sc_device_t *d, sc_status_t status, const char *text)
     sc_comm_t *c = d->comm;
 
     pthread_mutex_lock(&c->tp->lock);
-    sc_progress_fail_comm(c, status, text, 1);
+    sc_progress_fail_comm(c, status, text, 1, 0);
     pthread_mutex_unlock(&c->tp->lock);
     if (d->backend == &sc_device_backend_nccl)
         sc_nccl_abort(d);

@@ -648,7 +648,7 @@ SC_API sc_status_t sc_comm_abort(sc_comm_t *comm)
     snprintf(text, sizeof(text), "rank %d: the communicator was aborted (sc_comm_abort)",
              comm->rank);
     pthread_mutex_lock(&comm->tp->lock);
-    sc_progress_fail_comm(comm, SC_ERR_ABORTED, text, 1);
+    sc_progress_fail_comm(comm, SC_ERR_ABORTED, text, 1, 0);
     pthread_mutex_unlock(&comm->tp->lock);
     sc_device_abort(comm);
     return SC_SUCCESS;

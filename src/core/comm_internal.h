@@ -54,6 +54,7 @@ typedef struct sc_transport {
 
 typedef struct {
     int32_t status;
+    uint64_t seq;               /* abort notices: the first collective that fails */
     char text[SC_CTL_TEXT];
 } sc_ctl_msg_t;
 
@@ -74,6 +75,7 @@ struct sc_comm {
     uint64_t *recv_seq;
     sc_status_t broken;         /* SC_SUCCESS while usable */
     char broken_text[SC_ERROR_MAX];
+    uint64_t broken_seq;        /* once broken: collectives numbered below it may finish */
     sc_ctl_msg_t ctl_in;        /* abort notices from peers */
     void *ctl_recv_req;
     sc_ctl_msg_t ctl_out;

@@ -73,6 +73,7 @@ static void sc_progress_notify_peers(sc_comm_t *c)
     if (!c->ctl_send_reqs)
         return;
     c->ctl_out.status = c->broken;
+    c->ctl_out.seq = c->broken_seq;
     snprintf(c->ctl_out.text, sizeof(c->ctl_out.text), "%.*s", SC_CTL_TEXT - 1, c->broken_text);
     for (int r = 0; r < c->size; r++) {
         if (r == c->rank || c->tp->peer_error[c->world_of[r]][0])
@@ -83,28 +84,41 @@ static void sc_progress_notify_peers(sc_comm_t *c)
     }
 }
 
-void sc_progress_fail_comm(sc_comm_t *c, sc_status_t st, const char *text, int notify)
+void sc_progress_fail_comm(sc_comm_t *c, sc_status_t st, const char *text, int notify,
+                           uint64_t seq)
 {
+    sc_coll_op_t **pp = &c->head;
+
     if (c->broken == SC_SUCCESS) {
         /* The sentence first: readers that skip tp->lock look at `broken` alone. */
         snprintf(c->broken_text, sizeof(c->broken_text), "%s", text);
+        __atomic_store_n(&c->broken_seq, seq, __ATOMIC_RELAXED);
         __atomic_store_n(&c->broken, st, __ATOMIC_RELEASE);
         sc_log(SC_LOG_INFO, "communicator failed: %s", text);
         if (notify && c->size > 1)
             sc_progress_notify_peers(c);
+    } else if (seq < c->broken_seq) {
+        __atomic_store_n(&c->broken_seq, seq, __ATOMIC_RELAXED); /* an earlier one too */
     }
-    while (c->head) {
-        sc_coll_op_t *op = c->head;
-        c->head = op->next;
+    /* The queue is in issue order: the ops before the first failing one stay. */
+    while (*pp && (*pp)->hdr.seq < c->broken_seq)
+        pp = &(*pp)->next;
+    while (*pp) {
+        sc_coll_op_t *op = *pp;
+        *pp = op->next;
         sc_op_cancel(op);
-        sc_op_finish(c, op, c->broken, c->broken_text);
+        sc_op_finish(c, op, st, text);
     }
-    c->tail = NULL;
+    if (!c->head)
+        c->tail = NULL;
+    else
+        for (c->tail = c->head; c->tail->next;)
+            c->tail = c->tail->next;
     while (c->p2p) {
         sc_coll_op_t *op = c->p2p;
         c->p2p = op->next;
         sc_op_cancel(op);
-        sc_op_finish(c, op, c->broken, c->broken_text);
+        sc_op_finish(c, op, st, text);
     }
 }
 
@@ -137,7 +151,7 @@ static int sc_progress_ctl(sc_comm_t *c)
     c->ctl_in.text[sizeof(c->ctl_in.text) - 1] = '\0';
     snprintf(text, sizeof(text), "%s", c->ctl_in.text);
     st = c->ctl_in.status < 0 ? (sc_status_t)c->ctl_in.status : SC_ERR_PEER_FAILED;
-    sc_progress_fail_comm(c, st, text, 0);
+    sc_progress_fail_comm(c, st, text, 0, c->ctl_in.seq);
     return 1;
 }
 
@@ -154,7 +168,11 @@ static sc_status_t sc_progress_advance(sc_comm_t *c, sc_coll_op_t *op, int *prog
     if (st != SC_SUCCESS && st != SC_IN_PROGRESS) {
         char text[SC_ERROR_MAX];
         snprintf(text, sizeof(text), "%s", sc_last_error());
-        sc_progress_fail_comm(c, st, text, 1);
+        /* A point-to-point op's number is its peer's: it fails every collective. */
+        sc_progress_fail_comm(c, st, text, 1, op->hdr.kind == SC_COLL_SEND ||
+                                                      op->hdr.kind == SC_COLL_RECV
+                                                  ? 0
+                                                  : op->hdr.seq);
     }
     return st;
 }
@@ -289,7 +307,10 @@ void sc_progress_enqueue(sc_comm_t *c, sc_coll_op_t *op, struct sc_request *req,
     op->hdr.seq = op->hdr.kind == SC_COLL_SEND   ? c->send_seq[op->hdr.root]++
                   : op->hdr.kind == SC_COLL_RECV ? c->recv_seq[op->hdr.root]++
                                                  : c->seq++;
-    if (c->broken != SC_SUCCESS) {
+    /* Refused once broken, unless a peer broke it at a later collective than this one. */
+    if (c->broken != SC_SUCCESS &&
+        (op->hdr.kind == SC_COLL_SEND || op->hdr.kind == SC_COLL_RECV ||
+         op->hdr.seq >= c->broken_seq)) {
         char text[SC_ERROR_MAX];
         snprintf(text, sizeof(text), "%s", c->broken_text);
         sc_op_finish(c, op, c->broken, text);

@@ -29,10 +29,13 @@ uint64_t sc_progress_ctl_tag(const sc_comm_t *comm, int world_src);
 /* Posts the receive of abort notices for a new communicator. Caller holds tp->lock. */
 sc_status_t sc_progress_attach(sc_comm_t *comm);
 
-/* Fails every queued op of comm with status and text, tells peers when notify is set,
- * and marks comm broken. Caller holds tp->lock. */
+/* Marks comm broken (new calls are refused) and fails, with status and text, its queued
+ * collectives numbered from seq on and every point-to-point op; tells peers when notify
+ * is set. Collectives numbered below seq, issued before the failing one, go on: a peer
+ * that failed at seq finished them, and its notice must not overtake their last
+ * messages. seq 0 fails everything (an abort). Caller holds tp->lock. */
 void sc_progress_fail_comm(sc_comm_t *comm, sc_status_t status, const char *text,
-                           int notify);
+                           int notify, uint64_t seq);
 
 /* Cancels the abort-notice receive and waits for notices in flight. Caller holds
  * tp->lock. */

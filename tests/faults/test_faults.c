@@ -286,6 +286,46 @@ static int test_launch_variables_come_from_one_launcher(int argc, char **argv)
     return check_sentence_has(sc_last_error(), "SC_TIMEOUT=nan must be positive seconds");
 }
 
+/* 5 ranks: a broadcast from rank 0, then an allreduce whose count differs on rank 1.
+ * Rank 3 runs 0.5 s behind. Ranks 0 and 1 need only their ring neighbours' headers and
+ * the root's data to finish the broadcast, so they reach the allreduce and find the
+ * mismatch while rank 3 has not called the broadcast yet, and tell every rank. The
+ * notice names the allreduce, so the broadcast still runs on the ranks that had not
+ * finished it (2 and 4 wait for 3's header, 3 for 2's forward), with the root's data,
+ * and only the allreduce fails, with SC_ERR_MISMATCH, on every rank. (The notice used
+ * to fail their broadcast too, and rank 3's call was refused.) */
+static int test_rank_behind_finishes_the_collective_before_the_mismatch(int argc, char **argv)
+{
+    int32_t src[8], b[8], x[8] = {0}, y[8];
+    sc_request_t *rb = NULL, *rx = NULL;
+    sc_comm_t *comm = NULL;
+    sc_status_t st;
+
+    (void)argc, (void)argv;
+    CHECK(sc_comm_init_from_env(&comm) == SC_SUCCESS, "init: %s", sc_last_error());
+    if (fault_rank == 3)
+        fault_sleep(0.5);
+    for (int i = 0; i < 8; i++)
+        src[i] = 100 + i, b[i] = -1;
+    CHECK(sc_broadcast(fault_rank == 0 ? src : NULL, b, 8, SC_INT32, 0, comm, NULL, &rb) ==
+              SC_SUCCESS, "broadcast refused: %s", sc_last_error());
+    st = sc_allreduce(x, y, fault_rank == 1 ? 8 : 4, SC_INT32, SC_SUM, comm, NULL, &rx);
+    CHECK(sc_wait(rb) == SC_SUCCESS, "the broadcast failed: %s", sc_last_error());
+    for (int i = 0; i < 8; i++)
+        CHECK(b[i] == 100 + i, "b[%d] = %d", i, (int)b[i]);
+    if (st == SC_SUCCESS)
+        st = sc_wait(rx);
+    CHECK(st == SC_ERR_MISMATCH, "the allreduce returned %s: %s", sc_status_string(st),
+          sc_last_error());
+    if (check_sentence_has(sc_last_error(), "ranks disagree") != TEST_PASS)
+        return TEST_FAIL;
+    sc_request_free(rb);
+    sc_request_free(rx);
+    CHECK(sc_barrier(comm, NULL) == SC_ERR_MISMATCH, "a later barrier was not refused");
+    CHECK(sc_comm_destroy(comm) == SC_SUCCESS, "destroy: %s", sc_last_error());
+    return TEST_PASS;
+}
+
 /* A timeout of a month, and an infinite one, are honoured: init and a collective succeed
  * at once (the rendezvous's wait in milliseconds once overflowed an int and hung). */
 static int test_timeout_of_a_month_or_infinite_works(int argc, char **argv)
@@ -788,6 +828,8 @@ int main(int argc, char **argv)
         {"timeout_of_a_month_or_infinite_works", test_timeout_of_a_month_or_infinite_works},
         {"launch_variables_come_from_one_launcher",
          test_launch_variables_come_from_one_launcher},
+        {"rank_behind_finishes_the_collective_before_the_mismatch",
+         test_rank_behind_finishes_the_collective_before_the_mismatch},
         {"abort_fails_the_allreduce_others_wait_in", test_abort_fails_the_allreduce_others_wait_in},
         {"abort_fails_own_pending_request", test_abort_fails_own_pending_request},
         {"rank_skipping_a_barrier_then_exiting_fails_the_others",
