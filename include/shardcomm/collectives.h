@@ -13,11 +13,11 @@
  * communicator) writes nothing. An operation that fails while running (mismatch, dead
  * peer, timeout, abort) may have written part of recvbuf, as in NCCL and MPI: data
  * arrives in place as it is received; it never reports SC_SUCCESS with wrong data.
- * Such a failure breaks the communicator on every rank: its operations from the
- * failed one on fail with the failure's sentence and later calls are refused, while
- * collectives issued before the failed one still complete (a rank running behind
- * finishes the calls its peers finished, so that the error lands on the call that
- * failed, on every rank); sc_comm_abort fails them all.
+ * Such a failure breaks the communicator on every rank: its pending operations fail
+ * with the failure's sentence and later calls are refused. After a mismatch,
+ * collectives issued before the mismatched one still complete (a rank running behind
+ * finishes the calls its peers finished, so that the error lands on the mismatched
+ * call on every rank).
  *
  * Device buffers (CUDA builds): the same calls take GPU memory (cudaMalloc, managed)
  * and a cudaStream_t as stream (NULL: the legacy default stream). They are

@@ -168,11 +168,13 @@ static sc_status_t sc_progress_advance(sc_comm_t *c, sc_coll_op_t *op, int *prog
     if (st != SC_SUCCESS && st != SC_IN_PROGRESS) {
         char text[SC_ERROR_MAX];
         snprintf(text, sizeof(text), "%s", sc_last_error());
-        /* A point-to-point op's number is its peer's: it fails every collective. */
-        sc_progress_fail_comm(c, st, text, 1, op->hdr.kind == SC_COLL_SEND ||
-                                                      op->hdr.kind == SC_COLL_RECV
-                                                  ? 0
-                                                  : op->hdr.seq);
+        /* A mismatch spares the collectives before it, which every rank can finish.
+         * Any other failure (a dead peer, a timeout) may stall them too: it fails
+         * everything at once, as does a point-to-point op's (its number is its peer's). */
+        int spare = st == SC_ERR_MISMATCH && op->hdr.kind != SC_COLL_SEND &&
+                    op->hdr.kind != SC_COLL_RECV;
+
+        sc_progress_fail_comm(c, st, text, 1, spare ? op->hdr.seq : 0);
     }
     return st;
 }

@@ -32,8 +32,9 @@ sc_status_t sc_progress_attach(sc_comm_t *comm);
 /* Marks comm broken (new calls are refused) and fails, with status and text, its queued
  * collectives numbered from seq on and every point-to-point op; tells peers when notify
  * is set. Collectives numbered below seq, issued before the failing one, go on: a peer
- * that failed at seq finished them, and its notice must not overtake their last
- * messages. seq 0 fails everything (an abort). Caller holds tp->lock. */
+ * that found a mismatch at seq finished them, and its notice must not overtake their
+ * last messages. seq 0 fails everything (an abort, a dead peer, a timeout). Caller
+ * holds tp->lock. */
 void sc_progress_fail_comm(sc_comm_t *comm, sc_status_t status, const char *text,
                            int notify, uint64_t seq);
 
