@@ -683,7 +683,8 @@ static sc_status_t sc_op_timeout(sc_coll_op_t *op)
     for (int i = 0; i < op->nhdr; i++)
         if (!(op->hdr_ok & (1 << i)))
             return sc_error(SC_ERR_TIMEOUT,
-                            "%s timed out after %.1f s: rank %d never issued its matching call",
+                            "%s timed out after %.1f s: nothing came from rank %d: it never "
+                            "issued its matching call, or it or the network to it failed",
                             mine, sc_op_patience(op), op->hdr_peer[i]);
     for (int i = op->first_pending; i < end; i++) {
         const sc_action_t *a = &op->acts[i];
@@ -761,6 +762,20 @@ sc_status_t sc_op_advance(sc_coll_op_t *op, int *moved)
     return SC_IN_PROGRESS;
 }
 
+/* A transfer with peer (a rank of op's communicator) that the cancel left in flight:
+ * the connection to it is closed, so that nothing lands in the op's buffers, which are
+ * freed or reused when the op finishes (a rendezvous on a dead link or a busy one). */
+static void sc_op_abandon(sc_coll_op_t *op, int peer)
+{
+    char why[160];
+
+    snprintf(why, sizeof(why), "the connection to rank %d was closed after %s #%llu failed "
+             "with data in flight to or from it", sc_op_world(op, peer),
+             sc_coll_kind_name((sc_coll_kind_t)op->hdr.kind),
+             (unsigned long long)op->hdr.seq);
+    sc_ucx_abandon(op->comm->tp, sc_op_world(op, peer), why);
+}
+
 void sc_op_cancel(sc_coll_op_t *op)
 {
     sc_transport_t *tp = op->comm->tp;
@@ -775,13 +790,15 @@ void sc_op_cancel(sc_coll_op_t *op)
             sc_ucx_cancel_start(tp, op->acts[i].ucx_req);
     deadline = sc_clock_now() + SC_UCX_CANCEL_WAIT_S;
     for (int i = 0; i < 2; i++) {
-        sc_ucx_cancel_finish(tp, op->hdr_recv_req[i], deadline);
-        sc_ucx_cancel_finish(tp, op->hdr_send_req[i], deadline);
+        if (sc_ucx_cancel_finish(tp, op->hdr_recv_req[i], deadline) |
+            sc_ucx_cancel_finish(tp, op->hdr_send_req[i], deadline))
+            sc_op_abandon(op, op->hdr_peer[i]);
         op->hdr_recv_req[i] = op->hdr_send_req[i] = NULL;
     }
     for (int i = op->first_pending; i < op->nacts; i++) {
         if (op->acts[i].state == SC_ACT_STARTED) {
-            sc_ucx_cancel_finish(tp, op->acts[i].ucx_req, deadline);
+            if (sc_ucx_cancel_finish(tp, op->acts[i].ucx_req, deadline))
+                sc_op_abandon(op, op->acts[i].peer);
             op->acts[i].ucx_req = NULL;
         }
     }

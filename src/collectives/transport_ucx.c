@@ -37,6 +37,11 @@ sc_status_t sc_ucx_open(sc_transport_t *tp, int single_node, void **addr, size_t
     ucp_address_t *a;
     ucs_status_t st;
 
+    /* TCP endpoints connect without blocking, so that a peer behind a link that drops
+     * packets costs SC_TIMEOUT, not the kernel's two minutes of SYN retries. Set in the
+     * environment (unless the user set it): UCX 1.13 applies a transport's setting made
+     * through ucp_config_modify to no transport. */
+    setenv("UCX_TCP_CONN_NB", "y", 0);
     st = ucp_config_read(NULL, NULL, &config);
     if (st != UCS_OK)
         return sc_error(SC_ERR_TRANSPORT, "UCX configuration could not be read: %s",
@@ -48,6 +53,7 @@ sc_status_t sc_ucx_open(sc_transport_t *tp, int single_node, void **addr, size_t
         ucp_config_modify(config, "RNDV_SCHEME", "put_zcopy");
     if (single_node && !getenv("UCX_TLS"))
         ucp_config_modify(config, "TLS", "self,sm");
+
     memset(&params, 0, sizeof(params));
     params.field_mask = UCP_PARAM_FIELD_FEATURES | UCP_PARAM_FIELD_MT_WORKERS_SHARED;
     params.features = UCP_FEATURE_TAG | UCP_FEATURE_WAKEUP;
@@ -226,17 +232,42 @@ void sc_ucx_cancel_start(sc_transport_t *tp, void *req)
         ucp_request_cancel(tp->worker, req);
 }
 
-void sc_ucx_cancel_finish(sc_transport_t *tp, void *req, double deadline)
+int sc_ucx_cancel_finish(sc_transport_t *tp, void *req, double deadline)
 {
+    int in_flight;
+
     if (req == NULL)
-        return;
-    /* A send UCX cannot cancel (already handed to a transport) completes or fails
+        return 0;
+    /* A transfer UCX cannot cancel (already handed to a transport) completes or fails
      * on its own; past the deadline it is released unfinished. */
     while (ucp_request_check_status(req) == UCS_INPROGRESS && sc_clock_now() < deadline)
         ucp_worker_progress(tp->worker);
-    if (ucp_request_check_status(req) == UCS_INPROGRESS)
+    in_flight = ucp_request_check_status(req) == UCS_INPROGRESS;
+    if (in_flight)
         ucp_request_cancel(tp->worker, req);
     ucp_request_free(req);
+    return in_flight;
+}
+
+void sc_ucx_abandon(sc_transport_t *tp, int world, const char *why)
+{
+    ucp_request_param_t param;
+    void *req;
+
+    if (tp->peer_error[world][0] == '\0') {
+        snprintf(tp->peer_error[world], sizeof(tp->peer_error[world]), "%s", why);
+        tp->peer_error_at[world] = sc_clock_coarse();
+        sc_log(SC_LOG_INFO, "%s", why);
+    }
+    if (!tp->eps || !tp->eps[world])
+        return;
+    memset(&param, 0, sizeof(param));
+    param.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
+    param.flags = UCP_EP_CLOSE_FLAG_FORCE;
+    req = ucp_ep_close_nbx(tp->eps[world], &param);
+    tp->eps[world] = NULL;
+    if (!UCS_PTR_IS_ERR(req))
+        sc_ucx_cancel_finish(tp, req, sc_clock_now() + 1.0);
 }
 
 void sc_ucx_cancel(sc_transport_t *tp, void *req)

@@ -56,10 +56,19 @@ sc_status_t sc_ucx_poll_recv(sc_transport_t *tp, void *req, size_t *len);
 /* Cancels a pending request and waits (progressing, at most SC_UCX_CANCEL_WAIT_S)
  * until UCX releases it. For many requests: start every cancel, then finish each
  * against one shared deadline (finish alone also bounds an endpoint close). NULL is
- * a no-op. */
+ * a no-op. finish returns 1 when the request was still in flight at the deadline (a
+ * transfer UCX cannot cancel, already handed to the network): it is released, but
+ * UCX may still read or write its buffer until the endpoint is closed
+ * (sc_ucx_abandon). */
 void sc_ucx_cancel(sc_transport_t *tp, void *req);
 void sc_ucx_cancel_start(sc_transport_t *tp, void *req);
-void sc_ucx_cancel_finish(sc_transport_t *tp, void *req, double deadline);
+int sc_ucx_cancel_finish(sc_transport_t *tp, void *req, double deadline);
+
+/* Closes the endpoint to world rank `world` by force, which ends every transfer still in
+ * flight on it (so that UCX touches none of their buffers afterwards), and marks the
+ * peer failed with why (unless it failed already): the transport's later operations
+ * with it fail. For a transfer left in flight by a failed operation. */
+void sc_ucx_abandon(sc_transport_t *tp, int world, const char *why);
 
 /* Progresses the worker once; nonzero when something happened. */
 int sc_ucx_progress(sc_transport_t *tp);

@@ -1,6 +1,7 @@
 /* The TCP rendezvous store: rank 0 serves, every rank sends its blob and receives all
  * of them, or an error naming the ranks that never arrived. */
 #include <errno.h>
+#include <fcntl.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -226,6 +227,33 @@ static sc_status_t sc_store_listen(sc_store_server_t *s, int port)
     return SC_SUCCESS;
 }
 
+/* One connection attempt, bounded by deadline (a blocking connect() behind a link that
+ * drops packets waits out the kernel's SYN retries, about two minutes): the connected
+ * socket, blocking again, or -1. */
+static int sc_store_connect_one(const struct addrinfo *ai, double deadline)
+{
+    int fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK,
+                    ai->ai_protocol);
+    int one = 1, err = 0;
+    socklen_t len = sizeof(err);
+
+    if (fd < 0)
+        return -1;
+    if (connect(fd, ai->ai_addr, ai->ai_addrlen) != 0) {
+        struct pollfd pfd = {fd, POLLOUT, 0};
+        int ms = sc_clock_ms_until(deadline);
+
+        if (errno != EINPROGRESS || ms <= 0 || poll(&pfd, 1, ms) <= 0 ||
+            getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len) != 0 || err != 0) {
+            close(fd);
+            return -1;
+        }
+    }
+    fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+    return fd;
+}
+
 /* A connected socket, or -1 at the deadline or once *stop is set (stop may be NULL);
  * *why then says what failed last. */
 static int sc_store_connect(const char *addr, int port, double deadline, const int *stop,
@@ -249,16 +277,11 @@ static int sc_store_connect(const char *addr, int port, double deadline, const i
         }
         snprintf(why, why_len, "could not be reached");
         for (struct addrinfo *ai = res; ai; ai = ai->ai_next) {
-            int fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC, ai->ai_protocol);
-            int one = 1;
-            if (fd < 0)
-                continue;
-            if (connect(fd, ai->ai_addr, ai->ai_addrlen) == 0) {
-                setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+            int fd = sc_store_connect_one(ai, deadline);
+            if (fd >= 0) {
                 freeaddrinfo(res);
                 return fd;
             }
-            close(fd);
         }
         usleep(20000);
     }

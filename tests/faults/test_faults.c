@@ -693,7 +693,7 @@ static int test_peer_exiting_right_after_a_barrier_does_not_fail_it(int argc, ch
 static int test_pending_op_times_out_naming_the_silent_rank(int argc, char **argv)
 {
     double timeout = fault_timeout();
-    char what[128];
+    char what[192];
     fault_error_t err;
     sc_comm_t *comm;
     double t0;
@@ -702,8 +702,8 @@ static int test_pending_op_times_out_naming_the_silent_rank(int argc, char **arg
     (void)argv;
     if (start_world(&comm, 2) != TEST_PASS)
         return TEST_FAIL;
-    snprintf(what, sizeof(what), "timed out after %.1f s: rank 1 never issued its matching call",
-             timeout);
+    snprintf(what, sizeof(what), "timed out after %.1f s: nothing came from rank 1: it never "
+             "issued its matching call, or it or the network to it failed", timeout);
     if (fault_rank == 1)
         fault_sleep(timeout + 1.5);
     t0 = fault_now();

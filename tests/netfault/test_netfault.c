@@ -1,0 +1,72 @@
+/* One rank per node, two nodes joined by a shaped veth pair (netfault_test.sh), one
+ * 64 MiB allreduce in flight when the connection fails (argv[1]):
+ *   abort     rank 0 calls sc_comm_abort 1 s into it: both ranks' requests fail with
+ *             SC_ERR_ABORTED, and sc_comm_destroy succeeds
+ *   linkdown  the script takes the link down 1 s into it: both ranks fail with
+ *             SC_ERR_TIMEOUT (SC_TIMEOUT is short) and sc_comm_destroy succeeds
+ * Either way a later call fails at once. Rendezvous transfers left in flight on the
+ * link used to abort the process in sc_comm_destroy (a UCX assertion) or let UCX write
+ * into freed memory; now the connection to that peer is closed first. Exit 0 on pass. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "shardcomm/shardcomm.h"
+
+static double now(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+#define FAIL(...)                                                                        \
+    do {                                                                                 \
+        fprintf(stderr, "FAIL: " __VA_ARGS__);                                           \
+        fprintf(stderr, "\n");                                                           \
+        return 1;                                                                        \
+    } while (0)
+
+int main(int argc, char **argv)
+{
+    const size_t n = (size_t)16 << 20;
+    int abort_mode = argc > 1 && strcmp(argv[1], "abort") == 0;
+    sc_status_t want = abort_mode ? SC_ERR_ABORTED : SC_ERR_TIMEOUT, st;
+    sc_request_t *req;
+    sc_comm_t *comm;
+    float *buf = calloc(n, sizeof(float));
+    double t0;
+    int rank;
+
+    if (argc != 2 || (!abort_mode && strcmp(argv[1], "linkdown") != 0) || !buf)
+        FAIL("usage: test_netfault abort|linkdown");
+    if (sc_comm_init_from_env(&comm) != SC_SUCCESS)
+        FAIL("init: %s", sc_last_error());
+    rank = sc_comm_rank(comm);
+    t0 = now();
+    if (sc_allreduce(buf, buf, n, SC_FLOAT32, SC_SUM, comm, NULL, &req) != SC_SUCCESS)
+        FAIL("issue: %s", sc_last_error());
+    if (abort_mode && rank == 0) {
+        usleep(1000 * 1000);
+        if (sc_comm_abort(comm) != SC_SUCCESS)
+            FAIL("abort: %s", sc_last_error());
+    }
+    st = sc_wait(req);
+    sc_request_free(req);
+    if (st != want)
+        FAIL("rank %d: the allreduce returned %s, not %s: %s", rank, sc_status_string(st),
+             sc_status_string(want), sc_last_error());
+    printf("rank %d: the allreduce failed after %.2f s as it should: %s\n", rank,
+           now() - t0, sc_last_error());
+    if (sc_barrier(comm, NULL) == SC_SUCCESS)
+        FAIL("rank %d: a later barrier succeeded", rank);
+    t0 = now();
+    st = sc_comm_destroy(comm);
+    if (st != SC_SUCCESS)
+        FAIL("rank %d: destroy returned %s: %s", rank, sc_status_string(st), sc_last_error());
+    printf("PASS: %s (rank %d; destroy took %.3f s)\n", argv[1], rank, now() - t0);
+    free(buf);
+    return 0;
+}
