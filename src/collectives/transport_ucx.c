@@ -29,6 +29,17 @@ static void sc_ucx_ep_error_ignored(void *arg, ucp_ep_h ep, ucs_status_t status)
     sc_log(SC_LOG_INFO, "UCX error on a local endpoint ignored: %s", ucs_status_string(status));
 }
 
+/* Whether UCX may pick its TCP transport: not on one node without UCX_TLS (shardcomm
+ * limits it to shared memory there), nor where UCX_TLS lists transports without tcp. */
+static int sc_ucx_may_use_tcp(int single_node)
+{
+    const char *tls = getenv("UCX_TLS");
+
+    if (!tls || !*tls)
+        return !single_node;
+    return strstr(tls, "tcp") || strstr(tls, "all") || tls[0] == '^';
+}
+
 sc_status_t sc_ucx_open(sc_transport_t *tp, int single_node, void **addr, size_t *addr_len)
 {
     ucp_params_t params;
@@ -40,8 +51,10 @@ sc_status_t sc_ucx_open(sc_transport_t *tp, int single_node, void **addr, size_t
     /* TCP endpoints connect without blocking, so that a peer behind a link that drops
      * packets costs SC_TIMEOUT, not the kernel's two minutes of SYN retries. Set in the
      * environment (unless the user set it): UCX 1.13 applies a transport's setting made
-     * through ucp_config_modify to no transport. */
-    setenv("UCX_TCP_CONN_NB", "y", 0);
+     * through ucp_config_modify to no transport. Only where TCP may be used: UCX warns
+     * of a variable no transport reads. */
+    if (sc_ucx_may_use_tcp(single_node))
+        setenv("UCX_TCP_CONN_NB", "y", 0);
     st = ucp_config_read(NULL, NULL, &config);
     if (st != UCS_OK)
         return sc_error(SC_ERR_TRANSPORT, "UCX configuration could not be read: %s",
