@@ -148,7 +148,7 @@ static void sc_reducer_free(sc_reducer_t *r)
         r->hook.destroy(r->hook.state);
     sc_reducer_free_buckets(r, r->buckets, r->nbuckets, r->registered);
     r->mem.close(&r->mem);
-    if (r->held)
+    if (r->comm)
         sc_comm_release(r->comm);
     pthread_cond_destroy(&r->changed);
     pthread_mutex_destroy(&r->lock);
@@ -191,6 +191,7 @@ SC_API sc_status_t sc_reducer_create(sc_comm_t *comm, const sc_grad_desc_t *grad
         return comm_st;
     }
     r->comm = comm;
+    sc_comm_hold(comm); /* until the reducer is freed: its buckets may be comm's memory */
     r->rank = sc_comm_rank(comm);
     r->size = sc_comm_size(comm);
     r->sync = 1;
@@ -209,8 +210,6 @@ SC_API sc_status_t sc_reducer_create(sc_comm_t *comm, const sc_grad_desc_t *grad
         sc_reducer_free(r);
         return st;
     }
-    sc_comm_hold(comm); /* until sc_reducer_destroy: its buckets may be comm's memory */
-    r->held = 1;
     r->stats.buckets = r->nbuckets;
     r->stats.bucket_cap_bytes = r->cap;
     sc_log(SC_LOG_DEBUG, "reducer: %d gradients in %d buckets (cap %zu bytes, first %zu)",

@@ -108,7 +108,6 @@ typedef struct {
 
 struct sc_reducer {
     sc_comm_t *comm;
-    int held;                   /* comm held (sc_comm_hold) until destroy */
     int rank, size;
     int n;
     sc_rgrad_t *grads;

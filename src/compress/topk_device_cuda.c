@@ -16,7 +16,6 @@ sc_status_t sc_topk_select_device(sc_topk_t *topk, const sc_topk_job_t *job, int
                                   sc_stream_t stream, size_t *selected)
 {
     static const char fn[] = "sc_topk_select";
-    size_t ib = (size_t)job->index_bits / 8;
     sc_topk_device_job_t dj = {job->x, job->n, job->k, job->fmt.width, job->fmt.key_bits,
                                job->fmt.nan_key, job->index_bits, job->indices, job->values};
     int saved;
@@ -28,12 +27,6 @@ sc_status_t sc_topk_select_device(sc_topk_t *topk, const sc_topk_job_t *job, int
                         "mode only; this selector's mode is %s (select on a host copy, or "
                         "with an exact selector)", fn, device,
                         topk_mode_name(topk->config.mode));
-    if ((uintptr_t)job->x % job->fmt.width || (uintptr_t)job->values % job->fmt.width ||
-        (uintptr_t)job->indices % ib)
-        return sc_error(SC_ERR_INVALID_ARG,
-                        "%s: on GPU %d x and values must be aligned to their %u-byte "
-                        "elements and indices to %zu bytes (x %p, values %p, indices %p)",
-                        fn, device, job->fmt.width, ib, job->x, job->values, job->indices);
     st = sc_cuda_device_enter(device, &saved, fn);
     if (st != SC_SUCCESS)
         return st;

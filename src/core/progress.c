@@ -87,7 +87,7 @@ static void sc_progress_notify_peers(sc_comm_t *c)
 void sc_progress_fail_comm(sc_comm_t *c, sc_status_t st, const char *text, int notify,
                            uint64_t seq)
 {
-    sc_coll_op_t **pp = &c->head;
+    sc_coll_op_t **pp = &c->head, *kept = NULL;
 
     if (c->broken == SC_SUCCESS) {
         /* The sentence first: readers that skip tp->lock look at `broken` alone. */
@@ -101,19 +101,17 @@ void sc_progress_fail_comm(sc_comm_t *c, sc_status_t st, const char *text, int n
         __atomic_store_n(&c->broken_seq, seq, __ATOMIC_RELAXED); /* an earlier one too */
     }
     /* The queue is in issue order: the ops before the first failing one stay. */
-    while (*pp && (*pp)->hdr.seq < c->broken_seq)
-        pp = &(*pp)->next;
+    while (*pp && (*pp)->hdr.seq < c->broken_seq) {
+        kept = *pp;
+        pp = &kept->next;
+    }
+    c->tail = kept;
     while (*pp) {
         sc_coll_op_t *op = *pp;
         *pp = op->next;
         sc_op_cancel(op);
         sc_op_finish(c, op, st, text);
     }
-    if (!c->head)
-        c->tail = NULL;
-    else
-        for (c->tail = c->head; c->tail->next;)
-            c->tail = c->tail->next;
     while (c->p2p) {
         sc_coll_op_t *op = c->p2p;
         c->p2p = op->next;
