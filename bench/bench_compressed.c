@@ -389,7 +389,7 @@ int sc_bench_compressed_main(int argc, char **argv)
     sc_bc_options_t o;
     sc_bc_data_t d;
     sc_comm_t *comm;
-    FILE *json = NULL;
+    sc_bench_output_t *json = NULL;
     float *g = NULL, *out = NULL;
     int rank, p, exit_code = 1;
     sc_status_t st;
@@ -448,13 +448,12 @@ int sc_bench_compressed_main(int argc, char **argv)
     if (rank == 0)
         sc_bc_print(&o, &d, p, rows, argc, argv);
     if (json) {
-        sc_bc_json_write(json, &o, &d, p, rows);
-        exit_code |= sc_bench_output_close(json, o.json_path);
+        sc_bc_json_write(json->f, &o, &d, p, rows);
+        exit_code |= sc_bench_output_commit(json);
         json = NULL;
     }
 out:
-    if (json)
-        fclose(json); /* a failed run: the file stays empty */
+    sc_bench_output_discard(json); /* a failed run: the file keeps what it held */
     sc_compressor_destroy(c);
     free(g);
     free(out);

@@ -516,7 +516,7 @@ int sc_bench_kernels_main(int argc, char **argv)
     sc_bk_mem_t m;
     sc_bk_row_t rows[SC_BK_NCASES];
     void *host[3] = {NULL, NULL, NULL};
-    FILE *json = NULL;
+    sc_bench_output_t *json = NULL;
     int nrows = 0, exit_code = 1;
 
     if (sc_bk_options_parse(argc, argv, &o))
@@ -543,14 +543,13 @@ int sc_bench_kernels_main(int argc, char **argv)
     }
     exit_code = 0;
     if (json) {
-        sc_bk_json_write(json, rows, nrows, &m);
-        exit_code = sc_bench_output_close(json, o.json_path);
+        sc_bk_json_write(json->f, rows, nrows, &m);
+        exit_code = sc_bench_output_commit(json);
         json = NULL;
     }
 
 err_close:
-    if (json)
-        fclose(json); /* a failed run: the file stays empty */
+    sc_bench_output_discard(json); /* a failed run: the file keeps what it held */
     sc_bk_mem_close(&m, host);
     return exit_code;
 }

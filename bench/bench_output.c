@@ -1,26 +1,91 @@
-/* sc-bench's output files: opened before a run, closed with a check of the writes. */
+/* sc-bench's output files: a temporary file beside the one named, renamed over it when
+ * the run ends well. */
+#define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "bench_output.h"
 
-FILE *sc_bench_output_open(const char *path)
+/* The mode fopen(path, "w") would give a new file: 0666 less the umask. */
+static mode_t sc_bench_output_mode(void)
 {
-    FILE *f = fopen(path, "w");
+    mode_t mask = umask(0);
 
-    if (!f)
-        fprintf(stderr, "sc-bench: cannot write %s: %s\n", path, strerror(errno));
-    return f;
+    umask(mask);
+    return 0666 & ~mask;
 }
 
-int sc_bench_output_open_root(sc_comm_t *comm, const char *path, FILE **f)
+/* Opens out->tmp, "TARGET.XXXXXX" beside out->target, with mode, as out->f. Returns 0,
+ * or errno. */
+static int sc_bench_output_open_tmp(sc_bench_output_t *out, mode_t mode)
 {
-    FILE *mine = NULL;
+    size_t n = strlen(out->target);
+    int fd;
+
+    if (!(out->tmp = malloc(n + 8)))
+        return ENOMEM;
+    memcpy(out->tmp, out->target, n);
+    memcpy(out->tmp + n, ".XXXXXX", 8);
+    if ((fd = mkstemp(out->tmp)) < 0)
+        return errno;
+    if (fchmod(fd, mode) != 0 || !(out->f = fdopen(fd, "w"))) {
+        int err = errno;
+        close(fd);
+        unlink(out->tmp);
+        return err;
+    }
+    return 0;
+}
+
+static void sc_bench_output_free(sc_bench_output_t *out)
+{
+    free(out->tmp);
+    free(out->target);
+    free(out->path);
+    free(out);
+}
+
+sc_bench_output_t *sc_bench_output_open(const char *path)
+{
+    sc_bench_output_t *out = calloc(1, sizeof(*out));
+    struct stat st, link;
+    int err = ENOMEM, there;
+
+    if (out && (out->path = strdup(path))) {
+        there = stat(path, &st) == 0;
+        if (there ? S_ISREG(st.st_mode) : errno == ENOENT) {
+            /* A link: the file it names is replaced, the link stays. */
+            if (lstat(path, &link) == 0 && S_ISLNK(link.st_mode))
+                out->target = realpath(path, NULL); /* NULL when dangling: written through */
+            else
+                out->target = strdup(path);
+        }
+        if (out->target)
+            err = sc_bench_output_open_tmp(out, there ? st.st_mode & 07777
+                                                      : sc_bench_output_mode());
+        else
+            err = (out->f = fopen(path, "w")) ? 0 : errno;
+    }
+    if (err == 0)
+        return out;
+    fprintf(stderr, "sc-bench: cannot write %s: %s\n", path, strerror(err));
+    if (out)
+        sc_bench_output_free(out);
+    return NULL;
+}
+
+int sc_bench_output_open_root(sc_comm_t *comm, const char *path, sc_bench_output_t **out)
+{
+    sc_bench_output_t *mine = NULL;
     int failed = 0, any;
     sc_status_t status;
 
     if (!path) {
-        *f = NULL;
+        *out = NULL;
         return 0;
     }
     if (sc_comm_rank(comm) == 0) {
@@ -31,29 +96,50 @@ int sc_bench_output_open_root(sc_comm_t *comm, const char *path, FILE **f)
     if (status != SC_SUCCESS) {
         fprintf(stderr, "sc-bench: rank %d: cannot learn whether rank 0 can write %s: %s: "
                 "%s\n", sc_comm_rank(comm), path, sc_status_string(status), sc_last_error());
-        if (mine)
-            fclose(mine);
+        sc_bench_output_discard(mine);
         return 1;
     }
     if (any)
         return 2;
-    *f = mine;
+    *out = mine;
     return 0;
 }
 
-int sc_bench_output_close(FILE *f, const char *path)
+int sc_bench_output_commit(sc_bench_output_t *out)
 {
     int failed, err;
 
-    if (!f)
+    if (!out)
         return 0;
-    failed = fflush(f) != 0 || ferror(f);
+    failed = fflush(out->f) != 0 || ferror(out->f);
     err = errno;
-    if (fclose(f) != 0 && !failed) {
+    if (!failed && out->tmp && fsync(fileno(out->f)) != 0) {
         failed = 1;
         err = errno;
     }
-    if (failed)
-        fprintf(stderr, "sc-bench: cannot write %s: %s\n", path, strerror(err));
+    if (fclose(out->f) != 0 && !failed) {
+        failed = 1;
+        err = errno;
+    }
+    if (!failed && out->tmp && rename(out->tmp, out->target) != 0) {
+        failed = 1;
+        err = errno;
+    }
+    if (failed) {
+        fprintf(stderr, "sc-bench: cannot write %s: %s\n", out->path, strerror(err));
+        if (out->tmp)
+            unlink(out->tmp);
+    }
+    sc_bench_output_free(out);
     return failed;
+}
+
+void sc_bench_output_discard(sc_bench_output_t *out)
+{
+    if (!out)
+        return;
+    fclose(out->f);
+    if (out->tmp)
+        unlink(out->tmp);
+    sc_bench_output_free(out);
 }

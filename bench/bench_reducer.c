@@ -1229,7 +1229,7 @@ int sc_bench_reducer_main(int argc, char **argv)
     sc_bench_profile_t p;
     sc_br_ctx_t c;
     sc_br_row_t *rows = NULL;
-    FILE *json = NULL;
+    sc_bench_output_t *json = NULL;
     char err[1024];
     int nrows = 0, exit_code = 1;
     sc_status_t status;
@@ -1295,14 +1295,13 @@ int sc_bench_reducer_main(int argc, char **argv)
             fprintf(stderr, "sc-bench reducer: wrong results (see the check column)\n");
     }
     if (json) {
-        sc_br_json_write(json, &c, rows, nrows);
-        exit_code |= sc_bench_output_close(json, o.json_path);
+        sc_br_json_write(json->f, &c, rows, nrows);
+        exit_code |= sc_bench_output_commit(json);
         json = NULL;
     }
 
 err_close_json:
-    if (json)
-        fclose(json); /* a failed run: the file stays empty */
+    sc_bench_output_discard(json); /* a failed run: the file keeps what it held */
 err_destroy:
     sc_comm_destroy(c.comm);
 err_free:

@@ -433,7 +433,7 @@ int sc_bench_topk_main(int argc, char **argv)
     sc_bt_options_t o;
     sc_bt_row_t rows[3];
     sc_bench_device_t *dev = NULL;
-    FILE *json = NULL, *indices = NULL;
+    sc_bench_output_t *json = NULL, *indices = NULL;
     void *x = NULL;
     int rc = sc_bt_parse(argc, argv, &o), nrows = 0, failed = 0;
 
@@ -480,7 +480,8 @@ int sc_bench_topk_main(int argc, char **argv)
     for (int m = 0; m < 3; m++) {
         if (!(o.modes & (1 << m)))
             continue;
-        if (sc_bt_run_mode(&o, (sc_topk_mode_t)m, x, dev, indices, &rows[nrows])) {
+        if (sc_bt_run_mode(&o, (sc_topk_mode_t)m, x, dev, indices ? indices->f : NULL,
+                           &rows[nrows])) {
             failed = 1;
             continue;
         }
@@ -492,21 +493,19 @@ int sc_bench_topk_main(int argc, char **argv)
     }
     fflush(stdout); /* the rows before any message about the files */
     if (json)
-        sc_bt_json(json, &o, rows, nrows);
+        sc_bt_json(json->f, &o, rows, nrows);
     /* A write error is a failure of its own; the check column stays the selection's. */
-    failed |= sc_bench_output_close(json, o.json_path);
-    failed |= sc_bench_output_close(indices, o.indices_out);
+    failed |= sc_bench_output_commit(json);
+    failed |= sc_bench_output_commit(indices);
     json = indices = NULL;
     rc = failed;
 
 err_close_device:
     sc_bench_device_close(dev);
 err_close_indices:
-    if (indices)
-        fclose(indices);
+    sc_bench_output_discard(indices);
 err_close_json:
-    if (json)
-        fclose(json);
+    sc_bench_output_discard(json);
 err_free_x:
     free(x);
     return rc;

@@ -441,7 +441,7 @@ int main(int argc, char **argv)
     sc_comm_t *comm;
     sc_bench_row_t *rows;
     sc_bench_bufs_t bufs = {NULL, NULL, NULL, NULL, NULL};
-    FILE *json = NULL;
+    sc_bench_output_t *json = NULL;
     void *a = NULL, *b = NULL;
     size_t max_bytes;
     int rank, nranks, nrows = 0, exit_code = 1;
@@ -526,8 +526,8 @@ int main(int argc, char **argv)
     if (rank == 0)
         sc_bench_print_summary(stdout, rows, nrows, opts.check);
     if (json) {
-        sc_bench_json_write(json, rows, nrows, &opts, nranks);
-        exit_code |= sc_bench_output_close(json, opts.json_path);
+        sc_bench_json_write(json->f, rows, nrows, &opts, nranks);
+        exit_code |= sc_bench_output_commit(json);
         json = NULL;
     }
 
@@ -542,8 +542,7 @@ err_free:
         free(a);
     }
     free(rows);
-    if (json)
-        fclose(json); /* a failed run: the file stays empty */
+    sc_bench_output_discard(json); /* a failed run: the file keeps what it held */
 err_destroy:
     sc_comm_destroy(comm);
 err_free_command:
