@@ -229,22 +229,33 @@ static sc_status_t sc_store_listen(sc_store_server_t *s, int port)
 
 /* One connection attempt, bounded by deadline (a blocking connect() behind a link that
  * drops packets waits out the kernel's SYN retries, about two minutes): the connected
- * socket, blocking again, or -1. */
-static int sc_store_connect_one(const struct addrinfo *ai, double deadline)
+ * socket, blocking again, or -1 with *err the reason (ETIMEDOUT: no answer by the
+ * deadline; 0: the deadline had passed before the attempt could learn anything). */
+static int sc_store_connect_one(const struct addrinfo *ai, double deadline, int *err)
 {
     int fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK,
                     ai->ai_protocol);
-    int one = 1, err = 0;
-    socklen_t len = sizeof(err);
+    int one = 1, so_err = 0;
+    socklen_t len = sizeof(so_err);
 
-    if (fd < 0)
+    if (fd < 0) {
+        *err = errno;
         return -1;
+    }
     if (connect(fd, ai->ai_addr, ai->ai_addrlen) != 0) {
         struct pollfd pfd = {fd, POLLOUT, 0};
-        int ms = sc_clock_ms_until(deadline);
+        int ms = sc_clock_ms_until(deadline), ready = 0;
 
-        if (errno != EINPROGRESS || ms <= 0 || poll(&pfd, 1, ms) <= 0 ||
-            getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len) != 0 || err != 0) {
+        *err = errno;
+        if (*err == EINPROGRESS) {
+            *err = ms > 0 ? ETIMEDOUT : 0; /* 0: no time left to learn anything */
+            if (ms > 0 && (ready = poll(&pfd, 1, ms)) > 0)
+                *err = getsockopt(fd, SOL_SOCKET, SO_ERROR, &so_err, &len) != 0 ? errno
+                                                                                 : so_err;
+            else if (ready < 0)
+                *err = errno;
+        }
+        if (*err != 0 || ms <= 0) {
             close(fd);
             return -1;
         }
@@ -252,6 +263,20 @@ static int sc_store_connect_one(const struct addrinfo *ai, double deadline)
     fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
     setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
     return fd;
+}
+
+/* Why the store could not be reached, from a connection attempt's errno. */
+static void sc_store_connect_why(int err, char *why, size_t why_len)
+{
+    if (err == ECONNREFUSED)
+        snprintf(why, why_len, "could not be reached: nothing listens there (rank 0 has "
+                 "not started, or it has finished this rendezvous already with other "
+                 "processes: was this rank launched twice, or with another world size?)");
+    else if (err == ETIMEDOUT)
+        snprintf(why, why_len, "could not be reached: connections to it went unanswered "
+                 "(a host that is down, or a firewall that drops them?)");
+    else
+        snprintf(why, why_len, "could not be reached: %s", strerror(err));
 }
 
 /* A connected socket, or -1 at the deadline or once *stop is set (stop may be NULL);
@@ -275,13 +300,14 @@ static int sc_store_connect(const char *addr, int port, double deadline, const i
             usleep(100000);
             continue;
         }
-        snprintf(why, why_len, "could not be reached");
         for (struct addrinfo *ai = res; ai; ai = ai->ai_next) {
-            int fd = sc_store_connect_one(ai, deadline);
+            int err = 0, fd = sc_store_connect_one(ai, deadline, &err);
             if (fd >= 0) {
                 freeaddrinfo(res);
                 return fd;
             }
+            if (err != 0)
+                sc_store_connect_why(err, why, why_len);
         }
         usleep(20000);
     }
@@ -345,7 +371,7 @@ sc_status_t sc_store_allgather(const char *addr, int port, int rank, int size,
     /* Clients wait a little longer than the server so they hear its verdict. */
     double client_deadline = deadline + 3.0;
     sc_status_t st = SC_IN_PROGRESS;
-    char why[256] = "could not be reached";
+    char why[384] = "could not be reached";
 
     if (rank == 0) {
         memset(&server, 0, sizeof(server));

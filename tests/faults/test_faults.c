@@ -242,6 +242,36 @@ static int test_two_processes_claiming_one_rank_fail_init_naming_it(int argc, ch
     return check_init_fails(SC_ERR_INVALID_ARG, 0.0, fault_timeout() - 0.5, what);
 }
 
+/* 3 processes in a world of 2; the last claims rank 1 too, but comes a second late,
+ * after ranks 0 and 1 finished the rendezvous and rank 0's store closed. Ranks 0 and 1
+ * run an allreduce; the late process gets SC_ERR_TIMEOUT after SC_TIMEOUT + 3 s saying
+ * nothing listens at the store, with the likely reasons (it said only "could not be
+ * reached"). */
+static int test_late_process_claiming_a_rank_is_told_the_store_is_gone(int argc, char **argv)
+{
+    double timeout = fault_timeout();
+    const char *what[] = {"could not be reached: nothing listens there",
+                          "was this rank launched twice", NULL};
+    sc_comm_t *comm = NULL;
+    int32_t x = 1, y = 0;
+
+    (void)argc, (void)argv;
+    setenv("SC_WORLD_SIZE", "2", 1);
+    setenv("SC_LOCAL_SIZE", "2", 1);
+    if (fault_rank == 2) {
+        setenv("SC_RANK", "1", 1);
+        setenv("SC_LOCAL_RANK", "1", 1);
+        fault_sleep(1.0);
+        return check_init_times_out(timeout + 3.0 - 0.05, timeout + 3.5, what);
+    }
+    CHECK(sc_comm_init_from_env(&comm) == SC_SUCCESS, "init: %s", sc_last_error());
+    CHECK(sc_allreduce(&x, &y, 1, SC_INT32, SC_SUM, comm, NULL, NULL) == SC_SUCCESS,
+          "allreduce: %s", sc_last_error());
+    CHECK(y == 2, "sum %d, expected 2", (int)y);
+    CHECK(sc_comm_destroy(comm) == SC_SUCCESS, "destroy: %s", sc_last_error());
+    return TEST_PASS;
+}
+
 /* 2 ranks on one host; the launcher gives rank 1 local rank 0 of 1 where rank 0 has 0 of
  * 2 (as scrun sets): both fail init at once, naming both sizes, instead of opening different
  * transports and hanging. */
@@ -378,7 +408,7 @@ static int test_missing_rank_0_times_out_the_rendezvous_naming_its_store(int arg
                                                                           char **argv)
 {
     double timeout = fault_timeout();
-    char store[128];
+    char store[192];
     const char *what[] = {store, NULL};
 
     (void)argc;
@@ -387,7 +417,8 @@ static int test_missing_rank_0_times_out_the_rendezvous_naming_its_store(int arg
         stay_away(timeout);
         return TEST_PASS;
     }
-    snprintf(store, sizeof(store), "the store of rank 0 at 127.0.0.1:%d could not be reached",
+    snprintf(store, sizeof(store), "the store of rank 0 at 127.0.0.1:%d could not be reached: "
+             "nothing listens there (rank 0 has not started",
              fault_env_int("SC_MASTER_PORT"));
     return check_init_times_out(timeout + 3.0 - 0.05, timeout + 3.5, what);
 }
@@ -823,6 +854,8 @@ int main(int argc, char **argv)
         {"busy_port_names_the_process_on_it", test_busy_port_names_the_process_on_it},
         {"two_processes_claiming_one_rank_fail_init_naming_it",
          test_two_processes_claiming_one_rank_fail_init_naming_it},
+        {"late_process_claiming_a_rank_is_told_the_store_is_gone",
+         test_late_process_claiming_a_rank_is_told_the_store_is_gone},
         {"local_sizes_that_differ_fail_init_at_once",
          test_local_sizes_that_differ_fail_init_at_once},
         {"timeout_of_a_month_or_infinite_works", test_timeout_of_a_month_or_infinite_works},
