@@ -22,6 +22,21 @@ install(FILES ${CMAKE_BINARY_DIR}/shardcommConfig.cmake
 # `cmake --install --prefix P` works wherever P is.
 file(RELATIVE_PATH SC_PC_TO_PREFIX "/root/${CMAKE_INSTALL_LIBDIR}/pkgconfig" "/root")
 set(SC_PC_PREFIX "\${pcfiledir}/${SC_PC_TO_PREFIX}")
+# A static link also takes the device path's libraries (and the C++ runtime its CUDA
+# objects use) where it was built.
+set(SC_PC_LIBS_PRIVATE "-lpthread -lm")
+if(SC_HAVE_CUDA)
+  get_target_property(SC_CUDART_LOCATION CUDA::cudart IMPORTED_LOCATION)
+  get_filename_component(SC_CUDART_DIR "${SC_CUDART_LOCATION}" DIRECTORY)
+  string(APPEND SC_PC_LIBS_PRIVATE " -L${SC_CUDART_DIR} -lcudart")
+endif()
+if(SC_HAVE_NCCL)
+  get_filename_component(SC_NCCL_DIR "${SC_NCCL_LIBRARY}" DIRECTORY)
+  string(APPEND SC_PC_LIBS_PRIVATE " -L${SC_NCCL_DIR} -lnccl")
+endif()
+if(SC_HAVE_CUDA)
+  string(APPEND SC_PC_LIBS_PRIVATE " -lstdc++ -ldl")
+endif()
 configure_file(cmake/shardcomm.pc.in ${CMAKE_BINARY_DIR}/shardcomm.pc @ONLY)
 install(FILES ${CMAKE_BINARY_DIR}/shardcomm.pc
         DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)

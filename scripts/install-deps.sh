@@ -6,7 +6,8 @@ set -euo pipefail
 pkgs=(cmake make gcc g++ pkg-config python3
       libucx-dev ucx-utils libhwloc-dev hwloc
       libopenmpi-dev openmpi-bin
-      iproute2)  # ip and tc for bench/netem/ (a shaped link between namespaces)
+      iproute2   # ip and tc for bench/netem/ (a shaped link between namespaces)
+      libudev-dev)  # hwloc's static link flags name -ludev (pkg-config --static)
 
 missing=()
 for p in "${pkgs[@]}"; do

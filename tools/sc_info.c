@@ -9,11 +9,13 @@
 static void sc_info_usage(FILE *out)
 {
     fprintf(out,
-            "usage: sc-info [--topology] [--config] [--transports]\n"
+            "usage: sc-info [--topology] [--config] [--transports] [--version]\n"
             "  --topology    packages, NUMA nodes, cores, caches and this process's binding\n"
             "  --config      every SC_* setting, its value and where it came from\n"
             "  --transports  the UCX transports to each peer; run under scrun for several\n"
             "                ranks (alone it is a communicator of one rank)\n"
+            "  --version     the version of the library loaded and of the headers\n"
+            "                sc-info was built with, and nothing else\n"
             "With no option, prints all three.\n");
 }
 
@@ -38,6 +40,11 @@ int main(int argc, char **argv)
             config = 1;
         } else if (strcmp(argv[i], "--transports") == 0) {
             transports = 1;
+        } else if (strcmp(argv[i], "--version") == 0) {
+            int v = sc_version();
+            printf("shardcomm %d.%d.%d (headers %d.%d.%d)\n", v / 10000, v / 100 % 100, v % 100,
+                   SC_VERSION_MAJOR, SC_VERSION_MINOR, SC_VERSION_PATCH);
+            return 0;
         } else if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
             sc_info_usage(stdout);
             return 0;

@@ -1,4 +1,5 @@
-/* Export macro and version of the shardcomm public API. */
+/* Export macro and version of the shardcomm public API: the version the headers are
+ * (SC_VERSION_*) and the version of the library loaded (sc_version()). */
 #ifndef SHARDCOMM_API_H
 #define SHARDCOMM_API_H
 
@@ -11,5 +12,19 @@
 #define SC_VERSION_MAJOR 0
 #define SC_VERSION_MINOR 1
 #define SC_VERSION_PATCH 0
+/* One number, as NCCL_VERSION_CODE: 10000 * major + 100 * minor + patch. */
+#define SC_VERSION_CODE (SC_VERSION_MAJOR * 10000 + SC_VERSION_MINOR * 100 + SC_VERSION_PATCH)
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The version of the library loaded, as SC_VERSION_CODE: a program built against other
+ * headers than the library it runs with can tell (compare the major and minor parts). */
+SC_API int sc_version(void);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

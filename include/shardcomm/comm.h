@@ -2,6 +2,8 @@
 #ifndef SHARDCOMM_COMM_H
 #define SHARDCOMM_COMM_H
 
+#include <stddef.h>
+
 #include "shardcomm/api.h"
 #include "shardcomm/status.h"
 

@@ -822,6 +822,18 @@ static int test_reduce_null_recvbuf_is_an_error_on_the_root_only(void)
 
 /* ---- names and sizes -------------------------------------------------------------------- */
 
+/* The library loaded says its version, the headers' one (built from one tree), as one
+ * number 10000 * major + 100 * minor + patch. */
+static int test_version_of_the_library_is_the_headers(void)
+{
+    CHECK(SC_VERSION_CODE == SC_VERSION_MAJOR * 10000 + SC_VERSION_MINOR * 100 +
+                                 SC_VERSION_PATCH,
+          "SC_VERSION_CODE is %d", SC_VERSION_CODE);
+    CHECK(sc_version() == SC_VERSION_CODE, "sc_version() is %d, the headers say %d",
+          sc_version(), SC_VERSION_CODE);
+    return 0;
+}
+
 static int test_status_string_names_every_status(void)
 {
     struct {
@@ -990,6 +1002,7 @@ static const test_t tests[] = {
     T(split_beyond_the_id_limit_fails_on_every_rank),
     T(broadcast_null_sendbuf_is_an_error_on_the_root_only),
     T(reduce_null_recvbuf_is_an_error_on_the_root_only),
+    T(version_of_the_library_is_the_headers),
     T(status_string_names_every_status),
     T(dtype_from_name_accepts_canonical_and_nccl_tests_names),
     T(dtype_from_name_rejects_unknown_names),

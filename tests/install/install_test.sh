@@ -1,18 +1,42 @@
 #!/usr/bin/env bash
 # Installs shardcomm into a temporary prefix, then builds the example the way another
-# project would (find_package and pkg-config) and runs them on 2 ranks: allreduce_overlap,
-# and train_data_parallel (the reducer with views and accumulation, then with the top-k
-# hook: parameters bitwise equal on every rank, the loss falling).
+# project would (find_package and pkg-config, shared and static) and runs them on 2
+# ranks: allreduce_overlap, and train_data_parallel (the reducer with views and
+# accumulation, then with the top-k hook: parameters bitwise equal on every rank, the
+# loss falling). Each public header compiles alone as C11, C99 and C++17 with warnings
+# as errors; the installed tools run without LD_LIBRARY_PATH.
 set -euo pipefail
 src=$1 build=$2
 prefix=$(mktemp -d)
 trap 'rm -rf "$prefix"' EXIT
 cmake --install "$build" --prefix "$prefix" >/dev/null
+unset LD_LIBRARY_PATH
+
+# Each public header on its own.
+for h in "$prefix"/include/shardcomm/*.h; do
+  echo "#include <shardcomm/$(basename "$h")>" > "$prefix/one.c"
+  for std in c11 c99; do
+    cc -std=$std -Wall -Wextra -pedantic -Werror -I"$prefix/include" -c "$prefix/one.c" \
+      -o /dev/null || { echo "FAIL: $(basename "$h") does not compile alone ($std)"; exit 1; }
+  done
+  cp "$prefix/one.c" "$prefix/one.cc"
+  c++ -std=c++17 -Wall -Wextra -pedantic -Werror -I"$prefix/include" -c "$prefix/one.cc" \
+    -o /dev/null || { echo "FAIL: $(basename "$h") does not compile alone (C++17)"; exit 1; }
+done
+
+# The installed tools find the library from any prefix; the library and the headers
+# are one version.
+version=$("$prefix/bin/sc-info" --version)
+echo "installed sc-info: $version"
+[[ "$version" =~ ^shardcomm\ ([0-9.]+)\ \(headers\ ([0-9.]+)\)$ ]] &&
+  [ "${BASH_REMATCH[1]}" = "${BASH_REMATCH[2]}" ] || { echo "FAIL: versions differ"; exit 1; }
+"$prefix/bin/scrun" -n 2 "$prefix/bin/sc-bench" allreduce -b 8 -e 1K -n 2 -w 1 -c 1 >/dev/null
 
 # find_package(shardcomm)
 cmake -S "$src/examples" -B "$prefix/ex" -DCMAKE_PREFIX_PATH="$prefix" >/dev/null
 cmake --build "$prefix/ex" >/dev/null
 LD_LIBRARY_PATH="$prefix/lib:$prefix/lib64" "$prefix/bin/scrun" -n 2 "$prefix/ex/allreduce_overlap"
+"$prefix/bin/scrun" -n 2 "$prefix/ex/allreduce_overlap_static"
 LD_LIBRARY_PATH="$prefix/lib:$prefix/lib64" "$prefix/bin/scrun" -n 2 "$prefix/ex/train_data_parallel"
 LD_LIBRARY_PATH="$prefix/lib:$prefix/lib64" "$prefix/bin/scrun" -n 2 "$prefix/ex/train_data_parallel" \
   --topk 0.05
@@ -22,5 +46,13 @@ pcdir=$(dirname "$(find "$prefix" -name shardcomm.pc | head -n 1)")
 flags=$(PKG_CONFIG_PATH="$pcdir" pkg-config --cflags --libs shardcomm)
 cc -std=c11 "$src/examples/allreduce_overlap.c" $flags -o "$prefix/ex_pc"
 LD_LIBRARY_PATH="$prefix/lib:$prefix/lib64" "$prefix/bin/scrun" -n 2 "$prefix/ex_pc"
+# pkg-config --static: the archive and every library it needs, with every object of the
+# archive linked in (the kernels' CUDA objects too), so that no dependency goes unseen.
 static=$(PKG_CONFIG_PATH="$pcdir" pkg-config --static --libs shardcomm)
-echo "install test: find_package and pkg-config builds ran; static link flags: $static"
+cc -std=c11 "$src/examples/allreduce_overlap.c" \
+  $(PKG_CONFIG_PATH="$pcdir" pkg-config --cflags shardcomm) \
+  -Wl,-Bstatic,--whole-archive -lshardcomm -Wl,--no-whole-archive,-Bdynamic \
+  ${static//-lshardcomm/} -o "$prefix/ex_pc_static"
+"$prefix/bin/scrun" -n 2 "$prefix/ex_pc_static"
+echo "install test: find_package and pkg-config builds ran, shared and static; static" \
+  "link flags: $static"
