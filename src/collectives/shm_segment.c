@@ -28,17 +28,25 @@ struct sc_shm_seg {
 };
 
 /* Segments of every communicator, and the next id per communicator, behind one lock:
- * allocation and lookup are rare next to the copies they save. */
+ * allocation and lookup are rare next to the copies they save. It is never held while
+ * tp->lock is taken.
+ *
+ * The UCX calls here (memory maps, remote keys) take tp->lock: the worker and context
+ * are single-threaded (UCS_THREAD_MODE_SERIALIZED), and the progress thread or a waiter
+ * drives them at the same time (remote keys come from the worker's pool, which the
+ * rendezvous protocols use too). */
 static pthread_mutex_t sc_shm_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static void sc_shm_release(sc_transport_t *tp, struct sc_shm_seg *s, int size)
 {
+    pthread_mutex_lock(&tp->lock);
     if (s->rkeys)
         for (int q = 0; q < size; q++)
             if (s->rkeys[q])
                 ucp_rkey_destroy(s->rkeys[q]);
     if (s->memh)
         ucp_mem_unmap(tp->context, s->memh);
+    pthread_mutex_unlock(&tp->lock);
     free(s->rkeys);
     free(s->peer);
     free(s);
@@ -60,14 +68,17 @@ static sc_status_t sc_shm_map_local(sc_comm_t *comm, struct sc_shm_seg *s,
     mp.address = NULL;
     mp.length = s->bytes;
     mp.flags = UCP_MEM_MAP_ALLOCATE;
+    pthread_mutex_lock(&comm->tp->lock);
     us = ucp_mem_map(comm->tp->context, &mp, &s->memh);
     if (us != UCS_OK) {
+        pthread_mutex_unlock(&comm->tp->lock);
         s->memh = NULL;
         return sc_error(SC_ERR_NO_MEMORY, "%s: rank %d could not allocate %zu bytes (UCX: %s)",
                         caller, comm->rank, s->bytes, ucs_status_string(us));
     }
     attr.field_mask = UCP_MEM_ATTR_FIELD_ADDRESS;
     us = ucp_mem_query(s->memh, &attr);
+    pthread_mutex_unlock(&comm->tp->lock);
     if (us != UCS_OK)
         return sc_error(SC_ERR_INTERNAL, "%s: UCX did not say where it allocated (%s)", caller,
                         ucs_status_string(us));
@@ -83,6 +94,7 @@ static sc_status_t sc_shm_map_local(sc_comm_t *comm, struct sc_shm_seg *s,
     memset(rec, 0, sizeof(*rec));
     rec->base = (uint64_t)(uintptr_t)s->base;
     rec->bytes = s->bytes;
+    pthread_mutex_lock(&comm->tp->lock);
     if (comm->size > 1 && ucp_rkey_pack(comm->tp->context, s->memh, &packed, &plen) == UCS_OK) {
         if (plen <= SC_SHM_RKEY_MAX) {
             memcpy(rec->rkey, packed, plen);
@@ -90,6 +102,7 @@ static sc_status_t sc_shm_map_local(sc_comm_t *comm, struct sc_shm_seg *s,
         }
         ucp_rkey_buffer_release(packed);
     }
+    pthread_mutex_unlock(&comm->tp->lock);
     return SC_SUCCESS;
 }
 
@@ -101,14 +114,17 @@ static int sc_shm_map_peers(sc_comm_t *comm, struct sc_shm_seg *s, const sc_shm_
     s->peer[comm->rank] = s->base;
     for (int q = 0; q < comm->size; q++) {
         void *ptr;
+        int mapped;
         if (q == comm->rank)
             continue;
-        if (!all[q].rkey_len || all[q].bytes != s->bytes ||
-            ucp_ep_rkey_unpack(tp->eps[comm->world_of[q]], all[q].rkey, &s->rkeys[q]) != UCS_OK) {
-            s->rkeys[q] = NULL;
+        if (!all[q].rkey_len || all[q].bytes != s->bytes)
             return 0;
-        }
-        if (ucp_rkey_ptr(s->rkeys[q], all[q].base, &ptr) != UCS_OK)
+        pthread_mutex_lock(&tp->lock);
+        if (ucp_ep_rkey_unpack(tp->eps[comm->world_of[q]], all[q].rkey, &s->rkeys[q]) != UCS_OK)
+            s->rkeys[q] = NULL;
+        mapped = s->rkeys[q] && ucp_rkey_ptr(s->rkeys[q], all[q].base, &ptr) == UCS_OK;
+        pthread_mutex_unlock(&tp->lock);
+        if (!mapped)
             return 0;
         /* Mapped now rather than page by page in the first collectives that read it. */
         sc_shm_prefault(ptr, s->bytes);
@@ -167,15 +183,18 @@ int sc_shm_seg_map(sc_comm_t *comm, struct sc_shm_seg *seg, const sc_shm_record_
     return comm->size > 1 && sc_shm_map_peers(comm, seg, all);
 }
 
-void sc_shm_seg_settle(struct sc_shm_seg *seg, int shared, int size)
+void sc_shm_seg_settle(sc_comm_t *comm, struct sc_shm_seg *seg, int shared)
 {
     seg->shared = shared;
-    if (!shared)
-        for (int q = 0; q < size; q++)
-            if (seg->rkeys[q]) {
-                ucp_rkey_destroy(seg->rkeys[q]);
-                seg->rkeys[q] = NULL;
-            }
+    if (shared)
+        return;
+    pthread_mutex_lock(&comm->tp->lock);
+    for (int q = 0; q < comm->size; q++)
+        if (seg->rkeys[q]) {
+            ucp_rkey_destroy(seg->rkeys[q]);
+            seg->rkeys[q] = NULL;
+        }
+    pthread_mutex_unlock(&comm->tp->lock);
 }
 
 /* Collective over comm (sc_mem_alloc): the steps above with the records exchanged over
@@ -206,7 +225,7 @@ static sc_status_t sc_shm_seg_create(sc_comm_t *comm, size_t bytes, const char *
     st = sc_allreduce(&mapped, &everywhere, 1, SC_INT32, SC_MIN, comm, NULL, NULL);
     if (st != SC_SUCCESS)
         goto fail;
-    sc_shm_seg_settle(s, everywhere, comm->size);
+    sc_shm_seg_settle(comm, s, everywhere);
     free(all);
     *seg = s;
     return SC_SUCCESS;
@@ -263,7 +282,7 @@ sc_status_t sc_shm_seg_open_over(sc_comm_t *via, sc_comm_t *comm, size_t bytes,
     for (int q = 0; shared && q < comm->size; q++)
         shared = via_rank && ok[via_rank[q]];
     if (shared) {
-        sc_shm_seg_settle(s, 1, comm->size);
+        sc_shm_seg_settle(comm, s, 1);
         *seg = s;
         s = NULL;
     }
@@ -369,11 +388,15 @@ void *sc_shm_peer_ptr(const sc_shm_ref_t *ref, int q, uint64_t delta)
 
 void sc_shm_destroy_all(sc_comm_t *comm)
 {
+    struct sc_shm_seg *s;
+
     pthread_mutex_lock(&sc_shm_lock);
-    while (comm->shm_segs) {
-        struct sc_shm_seg *s = comm->shm_segs;
-        comm->shm_segs = s->next;
-        sc_shm_release(comm->tp, s, comm->size);
-    }
+    s = comm->shm_segs;
+    comm->shm_segs = NULL;
     pthread_mutex_unlock(&sc_shm_lock);
+    while (s) {
+        struct sc_shm_seg *next = s->next;
+        sc_shm_release(comm->tp, s, comm->size);
+        s = next;
+    }
 }

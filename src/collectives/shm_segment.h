@@ -48,7 +48,7 @@ typedef struct {
 sc_status_t sc_shm_seg_local(struct sc_comm *comm, size_t bytes, const char *caller,
                              struct sc_shm_seg **seg, sc_shm_record_t *rec);
 int sc_shm_seg_map(struct sc_comm *comm, struct sc_shm_seg *seg, const sc_shm_record_t *all);
-void sc_shm_seg_settle(struct sc_shm_seg *seg, int shared, int size);
+void sc_shm_seg_settle(struct sc_comm *comm, struct sc_shm_seg *seg, int shared);
 
 /* Collective over via, when comm has no collective yet, or none in flight (its
  * creation): the steps above with the records exchanged over via, which is comm itself
