@@ -94,7 +94,8 @@ SC_API void sc_topk_destroy(sc_topk_t *topk);
 
 /* Collective: every rank contributes k (index, value) pairs of a dense tensor of n
  * elements of dtype (k the same on every rank; an index of all ones, UINT32_MAX or
- * UINT64_MAX, pads and is skipped). value_dtype is dtype or float16. The pairs are
+ * UINT64_MAX, pads and is skipped, so 32-bit indices need n < 2^32, else
+ * SC_ERR_INVALID_ARG). value_dtype is dtype or float16. The pairs are
  * all-gathered and added in rank order into dense, which is first zeroed; dense is
  * written only on success. Indices >= n (other than the pad) are SC_ERR_INVALID_ARG on
  * the rank that sent them and SC_ERR_MISMATCH naming that rank on the others; ranks that

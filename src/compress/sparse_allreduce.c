@@ -28,6 +28,10 @@ static sc_status_t sc_sparse_check(const void *indices, int index_bits, const vo
     if (index_bits != 32 && index_bits != 64)
         return sc_error(SC_ERR_INVALID_ARG, SC_SPARSE_FN ": index_bits is %d, not 32 or 64",
                         index_bits);
+    /* The all-ones index pads: with 32 bits it must not also be an element. */
+    if (index_bits == 32 && (uint64_t)n > UINT32_MAX)
+        return sc_error(SC_ERR_INVALID_ARG, SC_SPARSE_FN ": n %zu needs 64-bit indices (with "
+                        "32, index %u would be both an element and the pad)", n, UINT32_MAX);
     if (k > 0 && (!indices || !values))
         return sc_error(SC_ERR_INVALID_ARG, SC_SPARSE_FN ": indices or values is NULL with "
                         "k %zu", k);

@@ -78,9 +78,11 @@ set(SC_COMPRESS_FAULTS
   "config_disagreement_is_a_mismatch error_feedback 2"
   "config_disagreement_is_a_mismatch momentum 3"
   "sparse_k_overflow_is_refused 2"
+  "sparse_32_bit_indices_need_n_below_2_pow_32 2"
   "zero_count_with_null_buffers 2"
   "misaligned_buffers_are_refused 2"
   "hook_config_disagreement_fails_create density 2"
+  "hook_config_disagreement_fails_create density_last_digit 2"
   "hook_config_disagreement_fails_create warmup_steps 3"
   "hook_config_disagreement_fails_create mode 2"
   "foreign_state_is_refused 1")

@@ -8,10 +8,14 @@
  *   hook_refuses_integer_buckets
  *   refused_step_changes_nothing     a step refused after the selection keeps the state
  *   sparse_k_overflow_is_refused     k pairs whose bytes overflow, before any is read
+ *   sparse_32_bit_indices_need_n_below_2_pow_32  the pad is not an element
  *   zero_count_with_null_buffers     k 0 / count 0 with NULL buffers succeeds
  *   misaligned_buffers_are_refused   pairs, dense, sendbuf and recvbuf
- *   hook_config_disagreement_fails_create FIELD  density | warmup_steps | mode
+ *   hook_config_disagreement_fails_create FIELD  density | density_last_digit |
+ *                                                warmup_steps | mode
  *   foreign_state_is_refused         the load's sentence says why, nothing more */
+#include <math.h>
+
 #include "compress_test.h"
 
 /* After a refused call: the n elements of dense still hold the 0x55 fill, and the
@@ -280,8 +284,10 @@ static int test_hook_refuses_integer_buckets(int argc, char **argv)
 }
 
 /* Top-k hooks whose settings differ on the last rank (FIELD: density, warmup_steps or
- * mode) fail sc_reducer_create on every rank, naming the hook's settings, before any
- * bucket's collective; threads may differ. */
+ * mode; density_last_digit: the next double above 0.01, which %g printed as 0.01, so
+ * that the hooks were created and sent each other different k) fail sc_reducer_create
+ * on every rank, naming the hook's settings, before any bucket's collective; threads
+ * may differ. */
 static int test_hook_config_disagreement_fails_create(int argc, char **argv)
 {
     sc_grad_desc_t grads[2] = {{100, SC_FLOAT32, "w"}, {10, SC_FLOAT32, "b"}};
@@ -299,6 +305,8 @@ static int test_hook_config_disagreement_fails_create(int argc, char **argv)
     ccfg.threads = 1 + w.rank; /* a local setting: never compared */
     if (last && strcmp(field, "density") == 0)
         ccfg.density = 0.05;
+    else if (last && strcmp(field, "density_last_digit") == 0)
+        ccfg.density = nextafter(0.01, 1.0);
     else if (last && strcmp(field, "warmup_steps") == 0)
         ccfg.warmup_steps = 3;
     else if (last)
@@ -308,6 +316,7 @@ static int test_hook_config_disagreement_fails_create(int argc, char **argv)
     CHECK_STATUS(sc_reducer_create(w.comm, grads, 2, &cfg, &r), SC_ERR_MISMATCH);
     CHECK_SAYS("sc_reducer_create", "the settings of the comm hook \"topk\" differ",
                last ? (strcmp(field, "density") == 0 ? "density 0.05"
+                       : strcmp(field, "density_last_digit") == 0 ? "density 0.010000000000000002,"
                        : strcmp(field, "warmup_steps") == 0 ? "warmup_steps 3" : "mode approx")
                     : "density 0.01, mode exact");
     CHECK(r == NULL, "the reducer was set on failure");
@@ -336,6 +345,25 @@ static int test_sparse_k_overflow_is_refused(int argc, char **argv)
     CHECK_STATUS(sc_sparse_allreduce(w.comm, ix, 32, vals, SC_FLOAT32, SIZE_MAX / 2, dense,
                                      SC_FLOAT32, 8), SC_ERR_INVALID_ARG);
     CHECK_SAYS("sc_sparse_allreduce", "overflow the buffer size");
+    return dense_untouched_then_finish(&w, dense, 8);
+}
+
+/* n = 2^32 with 32-bit indices: the pad, UINT32_MAX, would also be the last element
+ * (it was added there as a value). Refused on every rank before dense is touched: the
+ * 8 elements here stand for 2^32, and ASan would stop a write past them. */
+static int test_sparse_32_bit_indices_need_n_below_2_pow_32(int argc, char **argv)
+{
+    uint32_t ix[2] = {7, UINT32_MAX};
+    float vals[2] = {5, 123}, dense[8];
+    rt_world_t w;
+
+    (void)argc, (void)argv;
+    if (rt_world(&w))
+        return 1;
+    memset(dense, 0x55, sizeof(dense));
+    CHECK_STATUS(sc_sparse_allreduce(w.comm, ix, 32, vals, SC_FLOAT32, 2, dense, SC_FLOAT32,
+                                     (size_t)1 << 32), SC_ERR_INVALID_ARG);
+    CHECK_SAYS("sc_sparse_allreduce", "n 4294967296 needs 64-bit indices");
     return dense_untouched_then_finish(&w, dense, 8);
 }
 
@@ -447,6 +475,8 @@ int main(int argc, char **argv)
         {"zero_count_with_null_buffers", test_zero_count_with_null_buffers},
         {"misaligned_buffers_are_refused", test_misaligned_buffers_are_refused},
         {"hook_config_disagreement_fails_create", test_hook_config_disagreement_fails_create},
+        {"sparse_32_bit_indices_need_n_below_2_pow_32",
+         test_sparse_32_bit_indices_need_n_below_2_pow_32},
         {"foreign_state_is_refused", test_foreign_state_is_refused},
         {NULL, NULL}};
     return rt_main(tests, argc, argv);
