@@ -104,6 +104,11 @@ typedef struct {
                               the values' dtype on the wire */
     size_t picked_cap;
     sc_topk_approx_state_t approx; /* this key's threshold (SC_TOPK_APPROX) */
+    /* Before the step in flight's selection (undo set): this key's threshold and the
+     * selector's draws, put back by sc_compressor_abandon. */
+    int undo;
+    sc_topk_approx_state_t approx_before;
+    sc_topk_draws_t draws_before;
     /* The comm hook's selection on the compressor's worker (compress_hook.c): the
      * gradient and place it works on, the gate it opens once the block is written (the
      * all-gather, issued in order by the caller, waits for it), and its result. */
@@ -170,6 +175,12 @@ sc_status_t sc_compressor_select(sc_compressor_t *c, const char *caller, sc_ckey
  * the gradient the step was prepared on) with the entries this rank sent cleared, v
  * (settled by the selection) becomes the residual, steps + 1. */
 void sc_compressor_commit(sc_compressor_t *c, sc_ckey_t *k, const void *g, int rank);
+
+/* Drops a prepared step whose collective failed: the key's approximate threshold and
+ * the selector's draws go back to what they were before its selection, so that the
+ * next step selects as if the failed one had not run (the residual is untouched until
+ * a commit anyway). Nothing to do where no selection ran. */
+void sc_compressor_abandon(sc_compressor_t *c, sc_ckey_t *k);
 
 
 /* The gathered blocks of a committed sparse step added into dense (k->count elements of

@@ -77,8 +77,11 @@ SC_API sc_status_t sc_compressed_allreduce(sc_compressor_t *compressor, sc_comm_
         st = sc_comm_agree(comm, SC_CAR_FN, st, SC_ERR_MISMATCH, facts,
                            (int)(sizeof(facts) / sizeof(facts[0])), NULL);
     }
-    if (st != SC_SUCCESS)
+    if (st != SC_SUCCESS) {
+        if (k)
+            sc_compressor_abandon(compressor, k);
         return st;
+    }
     if (k->dense) {
         /* Into v, so that recvbuf is written only on success. */
         st = sc_allreduce(sendbuf, k->v, count, dtype, op, comm, NULL, NULL);
@@ -91,8 +94,10 @@ SC_API sc_status_t sc_compressed_allreduce(sc_compressor_t *compressor, sc_comm_
     }
     st = sc_allgather((char *)k->blocks + (size_t)rank * k->lay.bytes, k->blocks, k->lay.bytes,
                       SC_UINT8, comm, NULL, NULL);
-    if (st != SC_SUCCESS)
+    if (st != SC_SUCCESS) {
+        sc_compressor_abandon(compressor, k);
         return st;
+    }
     sc_compressor_commit(compressor, k, sendbuf, rank);
     sc_compressor_scatter(compressor, k, p, recvbuf, op == SC_AVG ? p : 1, NULL, 0);
     return SC_SUCCESS;

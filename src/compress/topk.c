@@ -174,6 +174,18 @@ static sc_status_t topk_select_host(sc_topk_t *topk, const sc_topk_job_t *job,
     return st;
 }
 
+void sc_topk_draws_get(const sc_topk_t *topk, sc_topk_draws_t *draws)
+{
+    draws->approx_samples = topk->approx_samples;
+    draws->random_calls = topk->random_calls;
+}
+
+void sc_topk_draws_set(sc_topk_t *topk, const sc_topk_draws_t *draws)
+{
+    topk->approx_samples = draws->approx_samples;
+    topk->random_calls = draws->random_calls;
+}
+
 sc_status_t sc_topk_select(sc_topk_t *topk, const void *x, sc_dtype_t dtype, size_t n,
                            size_t k, int index_bits, void *indices, void *values,
                            size_t *selected, sc_stream_t stream)

@@ -23,6 +23,17 @@ typedef struct {
  * per selector, as for sc_topk_select. */
 void sc_topk_approx_swap(sc_topk_t *topk, sc_topk_approx_state_t *state);
 
+/* The selector's draws so far (the approximate mode's samples, random-k's calls), which
+ * with the seed give the next ones: a caller saves them before a step and puts them back
+ * when the step fails, so that a failed step draws nothing (topk.c). */
+typedef struct {
+    uint64_t approx_samples;
+    uint64_t random_calls;
+} sc_topk_draws_t;
+
+void sc_topk_draws_get(const sc_topk_t *topk, sc_topk_draws_t *draws);
+void sc_topk_draws_set(sc_topk_t *topk, const sc_topk_draws_t *draws);
+
 /* Writes x[begin, end) of an array filled on the fly, from the selector's threads
  * (blocks of different threads disjoint). A range may be filled more than once (a
  * sample looks ahead, the scan fills it again): each call writes the same values and

@@ -75,6 +75,8 @@ set(SC_COMPRESS_FAULTS
   "key_reused_with_another_count 3"
   "hook_refuses_integer_buckets 2"
   "refused_step_changes_nothing 2"
+  "refused_step_changes_nothing approx 2"
+  "refused_step_changes_nothing random 2"
   "config_disagreement_is_a_mismatch error_feedback 2"
   "config_disagreement_is_a_mismatch momentum 3"
   "sparse_k_overflow_is_refused 2"

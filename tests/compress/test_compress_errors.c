@@ -6,7 +6,8 @@
  *   bad_config_is_refused            density, momentum, index_bits out of range
  *   key_reused_with_another_count    on every rank, and on rank 0 only
  *   hook_refuses_integer_buckets
- *   refused_step_changes_nothing     a step refused after the selection keeps the state
+ *   refused_step_changes_nothing [MODE]  a step refused after the selection keeps the
+ *                                    state (MODE exact, approx or random)
  *   sparse_k_overflow_is_refused     k pairs whose bytes overflow, before any is read
  *   sparse_32_bit_indices_need_n_below_2_pow_32  the pad is not an element
  *   zero_count_with_null_buffers     k 0 / count 0 with NULL buffers succeeds
@@ -215,9 +216,12 @@ static int test_config_disagreement_is_a_mismatch(int argc, char **argv)
 /* Step 2 is refused after every rank selected (the ranks disagree on the op): the state
  * stays as step 1 left it, so the next step and the saved state are bit for bit those
  * of a compressor that never saw step 2. Above 2^16 elements: the selection's sampled,
- * block-filled path. */
+ * block-filled path. MODE approx and random: the kept threshold and the selector's
+ * draws too (the refused step advanced them, and the next steps selected otherwise). */
 static int test_refused_step_changes_nothing(int argc, char **argv)
 {
+    const char *mode = argc > 0 ? argv[0] : "exact";
+    sc_compress_config_t cfg = SC_COMPRESS_CONFIG_INIT;
     const size_t n = 100003;
     float *g = malloc(n * sizeof(float)), *out_a = malloc(n * sizeof(float));
     float *out_b = malloc(n * sizeof(float));
@@ -226,11 +230,13 @@ static int test_refused_step_changes_nothing(int argc, char **argv)
     void *save_a, *save_b;
     rt_world_t w;
 
-    (void)argc, (void)argv;
     if (rt_world(&w))
         return 1;
-    CHECK_OK(sc_compressor_create(NULL, &a));
-    CHECK_OK(sc_compressor_create(NULL, &b));
+    cfg.mode = strcmp(mode, "approx") == 0   ? SC_TOPK_APPROX
+               : strcmp(mode, "random") == 0 ? SC_TOPK_RANDOM
+                                             : SC_TOPK_EXACT;
+    CHECK_OK(sc_compressor_create(&cfg, &a));
+    CHECK_OK(sc_compressor_create(&cfg, &b));
     for (int t = 0; t < 3; t++) {
         for (size_t e = 0; e < n; e++)
             g[e] = (float)ct_value(rt_mix(((uint64_t)w.rank << 40) ^ ((uint64_t)t << 32) ^ e) %
