@@ -14,7 +14,7 @@ typedef struct {
     uint32_t magic;
     uint32_t version;
     uint32_t name_len;
-    uint32_t reserved;
+    uint32_t reserved;    /* 0; a load refuses anything else (a later format) */
     uint64_t payload_len;
 } sc_hook_state_header_t;
 
@@ -79,10 +79,10 @@ SC_API sc_status_t sc_reducer_hook_load(sc_reducer_t *r, const void *buf, size_t
         return sc_error(SC_ERR_INVALID_ARG, "sc_reducer_hook_load: %zu bytes are shorter than "
                         "a hook state record's %zu-byte header", len, sizeof(h));
     memcpy(&h, buf, sizeof(h));
-    if (h.magic != SC_HOOK_STATE_MAGIC || h.version != SC_HOOK_STATE_VERSION)
+    if (h.magic != SC_HOOK_STATE_MAGIC || h.version != SC_HOOK_STATE_VERSION || h.reserved)
         return sc_error(SC_ERR_INVALID_ARG, "sc_reducer_hook_load: the buffer is not a hook "
-                        "state saved by sc_reducer_hook_save (magic 0x%08x, version %u)",
-                        h.magic, h.version);
+                        "state saved by sc_reducer_hook_save (magic 0x%08x, version %u, "
+                        "reserved %u)", h.magic, h.version, h.reserved);
     if (h.name_len > len - sizeof(h) || h.payload_len != len - sizeof(h) - h.name_len)
         return sc_error(SC_ERR_INVALID_ARG, "sc_reducer_hook_load: the record says %u + %llu "
                         "bytes follow its header, the buffer has %zu: truncated or padded",

@@ -803,6 +803,12 @@ static int test_hook_state_survives_a_checkpoint(int argc, char **argv)
     CHECK(sc_reducer_hook_load(r2, buf, len - 1) == SC_ERR_INVALID_ARG,
           "a truncated record was loaded");
     CHECK(loaded_starts == -1, "a refused load changed the state to %d", loaded_starts);
+    buf[12] ^= 1; /* the header's reserved word */
+    CHECK(sc_reducer_hook_load(r2, buf, len) == SC_ERR_INVALID_ARG,
+          "a record with its reserved word set was loaded");
+    CHECK(strstr(sc_last_error(), "reserved 1") != NULL, "sentence: %s", sc_last_error());
+    buf[12] ^= 1;
+    CHECK(loaded_starts == -1, "a refused load changed the state to %d", loaded_starts);
     CHECK_OK(sc_reducer_hook_load(r2, buf, len));
     CHECK(loaded_starts == saved_starts, "loaded %d starts, saved %d", loaded_starts,
           saved_starts);
