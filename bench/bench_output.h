@@ -11,7 +11,7 @@
 #include "shardcomm/shardcomm.h"
 
 typedef struct sc_bench_output {
-    FILE *f;    /* where the rows go */
+    FILE *f;      /* where the rows go */
     char *path;   /* the name given */
     char *target; /* the file renamed over at the end: path, or the file its link names */
     char *tmp;    /* the temporary file renamed to target; NULL: f is path itself */

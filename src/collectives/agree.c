@@ -20,7 +20,7 @@ static void sc_fact_print(const sc_fact_t *f, int64_t value, char *buf, size_t l
         break;
     case SC_FACT_DOUBLE:
         memcpy(&d, &value, sizeof(d));
-        snprintf(buf, len, "%g", d);
+        sc_error_double(buf, len, d);
         break;
     default:
         snprintf(buf, len, "%" PRId64, value);

@@ -6,7 +6,6 @@
 #include <sched.h>
 #include <stddef.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "collectives/call.h"
@@ -163,18 +162,6 @@ static void sc_hook_topk_destroy(void *state)
     sc_compressor_destroy(state);
 }
 
-/* x in the fewest significant digits that read back as x: settings compared as text
- * must differ as text wherever they differ at all (0.01 and the next double up were
- * both "0.01" in %g). */
-static void sc_hook_topk_number(char *buf, size_t len, double x)
-{
-    for (int digits = 6; digits <= 17; digits++) {
-        snprintf(buf, len, "%.*g", digits, x);
-        if (strtod(buf, NULL) == x)
-            return;
-    }
-}
-
 SC_API sc_status_t sc_comm_hook_topk(const sc_compress_config_t *config,
                                      sc_comm_hook_t *hook)
 {
@@ -189,8 +176,9 @@ SC_API sc_status_t sc_comm_hook_topk(const sc_compress_config_t *config,
     if (st != SC_SUCCESS)
         return st;
     /* What every rank must share; threads and seed may differ (each rank's own). */
-    sc_hook_topk_number(density, sizeof(density), c->cfg.density);
-    sc_hook_topk_number(momentum, sizeof(momentum), c->cfg.momentum);
+    /* Exact: hooks whose settings differ at all must differ as text. */
+    sc_error_double(density, sizeof(density), c->cfg.density);
+    sc_error_double(momentum, sizeof(momentum), c->cfg.momentum);
     snprintf(c->hook_config, sizeof(c->hook_config), "density %s, mode %s, error_feedback "
              "%d, momentum %s, values_fp16 %d, index_bits %d, warmup_steps %d", density,
              modes[c->cfg.mode], c->cfg.error_feedback, momentum, c->cfg.values_fp16,

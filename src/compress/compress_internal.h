@@ -104,9 +104,8 @@ typedef struct {
                               the values' dtype on the wire */
     size_t picked_cap;
     sc_topk_approx_state_t approx; /* this key's threshold (SC_TOPK_APPROX) */
-    /* Before the step in flight's selection (undo set): this key's threshold and the
-     * selector's draws, put back by sc_compressor_abandon. */
-    int undo;
+    /* At the start of the step in flight (sc_compressor_prepare): this key's threshold
+     * and the selector's draws, put back by sc_compressor_abandon. */
     sc_topk_approx_state_t approx_before;
     sc_topk_draws_t draws_before;
     /* The comm hook's selection on the compressor's worker (compress_hook.c): the
@@ -176,10 +175,10 @@ sc_status_t sc_compressor_select(sc_compressor_t *c, const char *caller, sc_ckey
  * (settled by the selection) becomes the residual, steps + 1. */
 void sc_compressor_commit(sc_compressor_t *c, sc_ckey_t *k, const void *g, int rank);
 
-/* Drops a prepared step whose collective failed: the key's approximate threshold and
- * the selector's draws go back to what they were before its selection, so that the
- * next step selects as if the failed one had not run (the residual is untouched until
- * a commit anyway). Nothing to do where no selection ran. */
+/* Drops a step sc_compressor_prepare began whose collective failed: the key's
+ * approximate threshold and the selector's draws go back to what they were when it
+ * began, so that the next step selects as if the failed one had not run (the residual
+ * is untouched until a commit anyway). */
 void sc_compressor_abandon(sc_compressor_t *c, sc_ckey_t *k);
 
 

@@ -295,9 +295,6 @@ sc_status_t sc_compressor_select(sc_compressor_t *c, const char *caller, sc_ckey
     sc_status_t st = SC_SUCCESS;
 
     if (kk > 0) {
-        k->undo = 1;
-        k->approx_before = k->approx;
-        sc_topk_draws_get(c->topk, &k->draws_before);
         /* Each key keeps its own approximate threshold (buckets differ in size and
          * spread); the selector is shared. */
         sc_topk_approx_swap(c->topk, &k->approx);
@@ -340,7 +337,8 @@ sc_status_t sc_compressor_prepare(sc_compressor_t *c, const char *caller, sc_cke
 {
     sc_status_t st;
 
-    k->undo = 0; /* a step begins: nothing of an earlier one to put back */
+    k->approx_before = k->approx;
+    sc_topk_draws_get(c->topk, &k->draws_before);
     st = sc_compressor_plan(c, caller, k, p);
     if (st != SC_SUCCESS || k->dense)
         return st;
@@ -349,16 +347,12 @@ sc_status_t sc_compressor_prepare(sc_compressor_t *c, const char *caller, sc_cke
 
 void sc_compressor_abandon(sc_compressor_t *c, sc_ckey_t *k)
 {
-    if (!k->undo)
-        return;
     k->approx = k->approx_before;
     sc_topk_draws_set(c->topk, &k->draws_before);
-    k->undo = 0;
 }
 
 void sc_compressor_commit(sc_compressor_t *c, sc_ckey_t *k, const void *g, int rank)
 {
-    k->undo = 0;
     if (!k->dense) {
         if (k->momentum)
             sc_ef_momentum(k, c->cfg.momentum, g,

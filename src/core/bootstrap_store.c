@@ -244,17 +244,18 @@ static int sc_store_connect_one(const struct addrinfo *ai, double deadline, int 
     }
     if (connect(fd, ai->ai_addr, ai->ai_addrlen) != 0) {
         struct pollfd pfd = {fd, POLLOUT, 0};
-        int ms = sc_clock_ms_until(deadline), ready = 0;
+        int ms = sc_clock_ms_until(deadline), ready;
 
-        *err = errno;
-        if (*err == EINPROGRESS) {
-            *err = ms > 0 ? ETIMEDOUT : 0; /* 0: no time left to learn anything */
-            if (ms > 0 && (ready = poll(&pfd, 1, ms)) > 0)
-                *err = getsockopt(fd, SOL_SOCKET, SO_ERROR, &so_err, &len) != 0 ? errno
-                                                                                 : so_err;
-            else if (ready < 0)
-                *err = errno;
-        }
+        if (errno != EINPROGRESS)
+            *err = errno;
+        else if (ms <= 0)
+            *err = 0; /* no time left to learn anything */
+        else if ((ready = poll(&pfd, 1, ms)) == 0)
+            *err = ETIMEDOUT;
+        else if (ready < 0 || getsockopt(fd, SOL_SOCKET, SO_ERROR, &so_err, &len) != 0)
+            *err = errno;
+        else
+            *err = so_err;
         if (*err != 0 || ms <= 0) {
             close(fd);
             return -1;

@@ -25,6 +25,11 @@ sc_status_t sc_check_switch(const char *fn, const char *what, int value);
  * to its elem-byte elements". NULL passes (the callers check it first). */
 sc_status_t sc_check_aligned(const char *fn, const char *name, const void *p, size_t elem);
 
+/* x into buf in the fewest significant digits (6 at least, as %g) that read back as x:
+ * numbers that differ at all differ as text, in sentences and in settings compared as
+ * text (0.01 and the next double up are both "0.01" in %g). */
+void sc_error_double(char *buf, size_t len, double x);
+
 /* Clears the calling thread's last error. */
 void sc_error_clear(void);
 

@@ -2,6 +2,7 @@
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "core/error.h"
@@ -69,6 +70,15 @@ sc_status_t sc_check_aligned(const char *fn, const char *name, const void *p, si
         return SC_SUCCESS;
     return sc_error(SC_ERR_INVALID_ARG, "%s: %s (%p) is not aligned to its %zu-byte elements",
                     fn, name, p, elem);
+}
+
+void sc_error_double(char *buf, size_t len, double x)
+{
+    for (int digits = 6; digits <= 17; digits++) {
+        snprintf(buf, len, "%.*g", digits, x);
+        if (strtod(buf, NULL) == x)
+            return;
+    }
 }
 
 void sc_error_clear(void)
