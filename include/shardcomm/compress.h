@@ -176,15 +176,20 @@ SC_API sc_status_t sc_compressor_stats(const sc_compressor_t *compressor,
  * compressor's state). One thread at a time, as every call on a compressor. */
 SC_API sc_status_t sc_compressor_reset(sc_compressor_t *compressor);
 
-/* Exports the state (per key: count, dtype, residual, momentum, steps done) into buf of
- * *len bytes; buf NULL: sets *len to the size needed. SC_ERR_INVALID_ARG when *len is
- * too small (nothing written). */
+/* Exports the state (per key: count, dtype, residual, momentum, steps done, the
+ * approximate mode's kept threshold; the selector's draws so far, from which the seed
+ * gives the approximate samples and random selections that follow) into buf of *len
+ * bytes; buf NULL: sets *len to the size needed. SC_ERR_INVALID_ARG when *len is too
+ * small (nothing written). A compressor of the same configuration that loads it
+ * continues bit for bit as this one would. */
 SC_API sc_status_t sc_compressor_save(const sc_compressor_t *compressor, void *buf,
                                       size_t *len);
 
 /* Imports state saved by sc_compressor_save (the same configuration's density and
- * momentum are not checked; counts are, per key, on the next call). A truncated or
- * foreign buffer is SC_ERR_INVALID_ARG and leaves the state unchanged. */
+ * momentum are not checked; counts are, per key, on the next call), also in the
+ * earlier format without thresholds and draws (the next selections then sample and draw
+ * anew). A truncated or foreign buffer is SC_ERR_INVALID_ARG and leaves the state
+ * unchanged. */
 SC_API sc_status_t sc_compressor_load(sc_compressor_t *compressor, const void *buf,
                                       size_t len);
 

@@ -1,18 +1,23 @@
 /* The compressor's state for checkpoints (sc_compressor_save / _load) and its reset
  * (sc_compressor_reset, which drops every key).
  * Format, in this machine's byte order: a header (magic "SCEFSTAT", version, number of
- * keys, payload bytes, a hash of the payload), then per key a record (key,
- * gradient dtype, accumulation dtype, which buffers follow, count, steps) followed by
- * the residual and the momentum (count elements of the accumulation dtype each) when
- * present. A load parses and checks everything before it replaces any state. */
+ * keys, payload bytes, a hash of the payload); in version 2 the selector's draws so far
+ * (approximate samples, random calls: with the seed they give the next ones); then per
+ * key a record (key, gradient dtype, accumulation dtype, which parts follow, count,
+ * steps) followed by the approximate threshold kept for the key (version 2, when it
+ * keeps one), the residual and the momentum (count elements of the accumulation dtype
+ * each) when present. Version 1 (no draws, no thresholds) still loads: the next
+ * selections then draw and estimate anew. A load parses and checks everything before
+ * it replaces any state. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "compress/compress_internal.h"
 
-#define SC_STATE_VERSION 1u
+#define SC_STATE_VERSION 2u
 #define SC_STATE_HAS_RESIDUAL 1u
 #define SC_STATE_HAS_MOMENTUM 2u
+#define SC_STATE_HAS_THRESHOLD 4u /* version 2 */
 
 static const char sc_state_magic[8] = {'S', 'C', 'E', 'F', 'S', 'T', 'A', 'T'};
 
@@ -25,6 +30,11 @@ typedef struct {
 } sc_state_header_t;
 
 typedef struct {
+    uint64_t approx_samples;
+    uint64_t random_calls;
+} sc_state_draws_t;
+
+typedef struct {
     int32_t key;
     int32_t dtype;
     int32_t acc;
@@ -32,6 +42,14 @@ typedef struct {
     uint64_t count;
     int64_t steps;
 } sc_state_key_t;
+
+/* The approximate selection's threshold: valid for selections of n elements of dtype. */
+typedef struct {
+    int32_t dtype;
+    uint32_t reserved; /* 0 */
+    uint64_t n;
+    uint64_t key;
+} sc_state_threshold_t;
 
 /* FNV-1a over 8-byte words (then the tail bytes): a checksum against truncation and
  * corruption, fast enough for residuals of hundreds of MB. */
@@ -54,7 +72,8 @@ static size_t sc_state_key_bytes(const sc_ckey_t *k)
 {
     size_t b = k->count * sc_dtype_size(k->acc);
 
-    return sizeof(sc_state_key_t) + (k->residual ? b : 0) + (k->momentum ? b : 0);
+    return sizeof(sc_state_key_t) + (k->approx.valid ? sizeof(sc_state_threshold_t) : 0) +
+           (k->residual ? b : 0) + (k->momentum ? b : 0);
 }
 
 SC_API sc_status_t sc_compressor_save(const sc_compressor_t *compressor, void *buf,
@@ -62,7 +81,9 @@ SC_API sc_status_t sc_compressor_save(const sc_compressor_t *compressor, void *b
 {
     sc_compressor_t *c = (sc_compressor_t *)compressor;
     sc_state_header_t h;
-    size_t need = sizeof(h);
+    size_t need = sizeof(h) + sizeof(sc_state_draws_t);
+    sc_topk_draws_t draws;
+    sc_state_draws_t d;
     char *o;
 
     if (!c || !len)
@@ -81,15 +102,26 @@ SC_API sc_status_t sc_compressor_save(const sc_compressor_t *compressor, void *b
                         "the state needs %zu (ask with buf NULL)", *len, need);
     }
     o = (char *)buf + sizeof(h);
+    sc_topk_draws_get(c->topk, &draws);
+    d.approx_samples = draws.approx_samples;
+    d.random_calls = draws.random_calls;
+    memcpy(o, &d, sizeof(d));
+    o += sizeof(d);
     for (int i = 0; i < c->nkeys; i++) {
         const sc_ckey_t *k = c->keys[i];
         size_t b = k->count * sc_dtype_size(k->acc);
         sc_state_key_t r = {k->key, k->dtype, k->acc,
                             (k->residual ? SC_STATE_HAS_RESIDUAL : 0) |
-                                (k->momentum ? SC_STATE_HAS_MOMENTUM : 0),
+                                (k->momentum ? SC_STATE_HAS_MOMENTUM : 0) |
+                                (k->approx.valid ? SC_STATE_HAS_THRESHOLD : 0),
                             k->count, k->steps};
         memcpy(o, &r, sizeof(r));
         o += sizeof(r);
+        if (k->approx.valid) {
+            sc_state_threshold_t t = {k->approx.dtype, 0, k->approx.n, k->approx.key};
+            memcpy(o, &t, sizeof(t));
+            o += sizeof(t);
+        }
         if (k->residual) {
             memcpy(o, k->residual, b);
             o += b;
@@ -123,32 +155,47 @@ static sc_status_t sc_state_bad(const char *why, long key)
 /* Builds the state of record i from p (which has `left` bytes); *used is its size. The
  * buffers this compressor's configuration keeps and the record lacks are zero; those it
  * does not keep are skipped. */
-static sc_status_t sc_state_parse_key(const sc_compressor_t *c, const char *p, size_t left,
-                                      long i, sc_ckey_t **out, size_t *used)
+static sc_status_t sc_state_parse_key(const sc_compressor_t *c, uint32_t version,
+                                      const char *p, size_t left, long i, sc_ckey_t **out,
+                                      size_t *used)
 {
+    const uint32_t known = SC_STATE_HAS_RESIDUAL | SC_STATE_HAS_MOMENTUM |
+                           (version >= 2 ? SC_STATE_HAS_THRESHOLD : 0);
+    sc_state_threshold_t t = {0, 0, 0, 0};
     sc_state_key_t r;
     sc_ckey_t *k;
-    size_t b, need;
+    size_t b, need, tb;
     sc_status_t st;
 
     if (left < sizeof(r))
         return sc_state_bad("truncated", i);
     memcpy(&r, p, sizeof(r));
     if (!sc_pairs_dtype_ok((sc_dtype_t)r.dtype) ||
-        r.acc != (r.dtype == SC_FLOAT64 ? SC_FLOAT64 : SC_FLOAT32) ||
-        (r.flags & ~(SC_STATE_HAS_RESIDUAL | SC_STATE_HAS_MOMENTUM)) || r.steps < 0 ||
-        r.count > SIZE_MAX / 16)
+        r.acc != (r.dtype == SC_FLOAT64 ? SC_FLOAT64 : SC_FLOAT32) || (r.flags & ~known) ||
+        r.steps < 0 || r.count > SIZE_MAX / 16)
         return sc_state_bad("a key record out of range", i);
     b = (size_t)r.count * sc_dtype_size((sc_dtype_t)r.acc);
-    need = sizeof(r) + ((r.flags & SC_STATE_HAS_RESIDUAL) ? b : 0) +
+    tb = (r.flags & SC_STATE_HAS_THRESHOLD) ? sizeof(t) : 0;
+    need = sizeof(r) + tb + ((r.flags & SC_STATE_HAS_RESIDUAL) ? b : 0) +
            ((r.flags & SC_STATE_HAS_MOMENTUM) ? b : 0);
     if (left < need)
         return sc_state_bad("truncated", i);
+    if (tb) {
+        memcpy(&t, p + sizeof(r), sizeof(t));
+        if (!sc_pairs_dtype_ok((sc_dtype_t)t.dtype) || t.reserved != 0 || t.n > r.count)
+            return sc_state_bad("a threshold out of range", i);
+    }
     st = sc_ckey_new(c, "sc_compressor_load", r.key, (size_t)r.count, (sc_dtype_t)r.dtype,
                      &k);
     if (st != SC_SUCCESS)
         return st;
-    p += sizeof(r);
+    if (tb) {
+        k->approx.valid = 1;
+        k->approx.dtype = (sc_dtype_t)t.dtype;
+        k->approx.n = (size_t)t.n;
+        k->approx.key = t.key;
+    }
+    p += sizeof(r) + tb;
     if (r.flags & SC_STATE_HAS_RESIDUAL) {
         if (k->residual)
             memcpy(k->residual, p, b);
@@ -165,6 +212,8 @@ static sc_status_t sc_state_parse_key(const sc_compressor_t *c, const char *p, s
 SC_API sc_status_t sc_compressor_load(sc_compressor_t *c, const void *buf, size_t len)
 {
     sc_state_header_t h;
+    sc_state_draws_t d = {0, 0};
+    sc_topk_draws_t draws;
     sc_ckey_t **keys = NULL, **old;
     const char *p;
     size_t left;
@@ -179,22 +228,29 @@ SC_API sc_status_t sc_compressor_load(sc_compressor_t *c, const void *buf, size_
     memcpy(&h, buf, sizeof(h));
     if (memcmp(h.magic, sc_state_magic, sizeof(h.magic)) != 0)
         return sc_state_bad("another magic", -1);
-    if (h.version != SC_STATE_VERSION)
+    if (h.version != 1 && h.version != SC_STATE_VERSION)
         return sc_state_bad("another version", -1);
     if (h.payload != len - sizeof(h))
         return sc_state_bad("truncated or padded", -1);
     if (h.hash != sc_state_hash((const char *)buf + sizeof(h), len - sizeof(h)))
         return sc_state_bad("its hash does not match its contents", -1);
-    if (h.nkeys > (len - sizeof(h)) / sizeof(sc_state_key_t))
+    p = (const char *)buf + sizeof(h);
+    left = len - sizeof(h);
+    if (h.version >= 2) {
+        if (left < sizeof(d))
+            return sc_state_bad("truncated", -1);
+        memcpy(&d, p, sizeof(d));
+        p += sizeof(d);
+        left -= sizeof(d);
+    }
+    if (h.nkeys > left / sizeof(sc_state_key_t))
         return sc_state_bad("more keys than it holds", -1);
     keys = calloc(h.nkeys ? h.nkeys : 1, sizeof(*keys));
     if (!keys)
         return sc_error(SC_ERR_NO_MEMORY, "sc_compressor_load: out of memory");
-    p = (const char *)buf + sizeof(h);
-    left = len - sizeof(h);
     for (; n < (int)h.nkeys; n++) {
         size_t used = 0;
-        st = sc_state_parse_key(c, p, left, n, &keys[n], &used);
+        st = sc_state_parse_key(c, h.version, p, left, n, &keys[n], &used);
         if (st != SC_SUCCESS)
             goto err_free;
         for (int j = 0; j < n && st == SC_SUCCESS; j++)
@@ -211,12 +267,15 @@ SC_API sc_status_t sc_compressor_load(sc_compressor_t *c, const void *buf, size_
         st = sc_state_bad("bytes after the last record", -1);
         goto err_free;
     }
+    draws.approx_samples = d.approx_samples;
+    draws.random_calls = d.random_calls;
     pthread_mutex_lock(&c->lock);
     old = c->keys;
     oldn = c->nkeys;
     c->keys = keys;
     c->nkeys = n;
     c->keys_cap = n;
+    sc_topk_draws_set(c->topk, &draws);
     pthread_mutex_unlock(&c->lock);
     keys = old;
     n = oldn;

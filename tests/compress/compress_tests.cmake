@@ -43,6 +43,8 @@ set(SC_COMPRESS_TESTS
   "test_compressor density_one_is_dense 3"
   "test_compressor reset_clears_residuals_and_restarts_warmup 2"
   "test_compressor save_load_round_trip 2"
+  "test_compressor save_load_round_trip 100003 approx 2"
+  "test_compressor save_load_round_trip 100003 random 2"
   "test_compress_hook density_one_equals_dense 2"
   "test_compress_hook density_one_equals_dense 3"
   "test_compress_hook density_matches_reference 2"

@@ -20,9 +20,11 @@
  *   warmup_steps_are_dense
  *   density_one_is_dense              a dense all-reduce unless values_fp16
  *   reset_clears_residuals_and_restarts_warmup
- *   save_load_round_trip              a loaded state continues bit for bit as the saved
- *                                     one; truncated, corrupted and foreign buffers are
- *                                     refused and change nothing */
+ *   save_load_round_trip [N MODE]     a loaded state continues bit for bit as the saved
+ *                                     one (MODE approx: the keys' kept thresholds and the
+ *                                     samples drawn; random: the calls drawn; N above
+ *                                     2^16 for a kept threshold); truncated, corrupted
+ *                                     and foreign buffers are refused and change nothing */
 #include "compress_test.h"
 
 #define SEED 0xef0001ull
@@ -404,9 +406,60 @@ static int run_steps(rt_world_t *w, sc_compressor_t *c, int t0, int t1, size_t n
     return 0;
 }
 
+/* FNV-1a over 8-byte words, then the tail bytes: the state's payload hash. */
+static uint64_t state_hash(const unsigned char *p, size_t n)
+{
+    uint64_t h = 0xcbf29ce484222325ull, w;
+    size_t i = 0;
+
+    for (; i + 8 <= n; i += 8) {
+        memcpy(&w, p + i, 8);
+        h = (h ^ w) * 0x100000001b3ull;
+    }
+    for (; i < n; i++)
+        h = (h ^ p[i]) * 0x100000001b3ull;
+    return h;
+}
+
+/* The state an earlier library wrote (version 1: no draws after the 32-byte header, no
+ * thresholds; exact mode keeps none) loads, and continues as version 2 does: v2 is a
+ * state saved before step 4 of a compressor whose step 6 left out_a. */
+static int load_version_1(rt_world_t *w, const unsigned char *v2, size_t len, size_t n,
+                          void *g, const char *out_a)
+{
+    const size_t head = 32, draws = 16, out_bytes = n * 4 + (n / 2 + 1) * 2;
+    unsigned char *v1 = malloc(len - draws);
+    char *out = malloc(out_bytes);
+    sc_compressor_t *c = make(0.03, 0, 0, 1, 0.5, 1);
+    uint32_t version = 1;
+    uint64_t payload = len - draws - head, hash;
+
+    CHECK(c && v1 && out, "no compressor");
+    memcpy(v1, v2, head);
+    memcpy(v1 + head, v2 + head + draws, len - head - draws);
+    memcpy(v1 + 8, &version, 4);
+    memcpy(v1 + 16, &payload, 8);
+    hash = state_hash(v1 + head, payload);
+    memcpy(v1 + 24, &hash, 8);
+    CHECK_OK(sc_compressor_load(c, v1, len - draws));
+    for (int t = 4; t < 7; t++)
+        if (run_steps(w, c, t, t + 1, n, g, out))
+            return 1;
+    CHECK(memcmp(out, out_a, out_bytes) == 0, "the version-1 state continued otherwise");
+    /* A version-1 record that names a threshold is not one. */
+    v1[head + 12] |= 4;
+    hash = state_hash(v1 + head, payload);
+    memcpy(v1 + 24, &hash, 8);
+    CHECK_STATUS(sc_compressor_load(c, v1, len - draws), SC_ERR_INVALID_ARG);
+    CHECK_SAYS("sc_compressor_load", "out of range at record 0");
+    sc_compressor_destroy(c);
+    free(v1), free(out);
+    return 0;
+}
+
 static int test_save_load_round_trip(int argc, char **argv)
 {
-    const size_t n = 1500;
+    const size_t n = argc > 0 ? (size_t)atol(argv[0]) : 1500;
     const size_t out_bytes = n * 4 + (n / 2 + 1) * 2;
     void *g = malloc(n * 4);
     char *out_a = malloc(out_bytes), *out_b = malloc(out_bytes);
@@ -415,7 +468,10 @@ static int test_save_load_round_trip(int argc, char **argv)
     sc_compressor_t *a, *b;
     rt_world_t w;
 
-    (void)argc, (void)argv;
+    if (argc > 1)
+        g_mode = !strcmp(argv[1], "approx") ? SC_TOPK_APPROX : !strcmp(argv[1], "random")
+                                                                   ? SC_TOPK_RANDOM
+                                                                   : SC_TOPK_EXACT;
     if (rt_world(&w))
         return 1;
     a = make(0.03, 0, 0, 1, 0.5, 1);
@@ -438,6 +494,8 @@ static int test_save_load_round_trip(int argc, char **argv)
             return 1;
         CHECK(memcmp(out_a, out_b, out_bytes) == 0, "step %d differs after the load", t);
     }
+    if (g_mode == SC_TOPK_EXACT && load_version_1(&w, saved, len, n, g, out_a))
+        return 1;
     /* Refused buffers leave b's state as it was. */
     len2 = len;
     CHECK_OK(sc_compressor_save(b, saved, &len2));
