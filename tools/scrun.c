@@ -208,11 +208,13 @@ static int scrun_parse_args(int argc, char **argv, scrun_opts_t *opts, bool *don
             break;
         case OPT_NNODES:
             if (!scrun_parse_long(optarg, 1, SCRUN_MAX_RANKS, &o.nnodes))
-                return scrun_usage_error("--nnodes needs a number >= 1, not '%s'", optarg);
+                return scrun_usage_error("--nnodes needs a number of nodes from 1 to %d, "
+                                         "not '%s'", SCRUN_MAX_RANKS, optarg);
             break;
         case OPT_NODE_RANK:
             if (!scrun_parse_long(optarg, 0, SCRUN_MAX_RANKS, &o.node_rank))
-                return scrun_usage_error("--node-rank needs a number >= 0, not '%s'", optarg);
+                return scrun_usage_error("--node-rank needs a number from 0 to %d, not '%s'",
+                                         SCRUN_MAX_RANKS - 1, optarg);
             break;
         case OPT_MASTER_ADDR:
             if (optarg[0] == '\0')

@@ -26,7 +26,8 @@ typedef enum {
  * is a local_size larger than world_size. */
 typedef struct {
     size_t size;                /* sizeof(sc_comm_config_t), set by the macro */
-    int rank;                   /* -1: SC_RANK, RANK, OMPI_COMM_WORLD_RANK, SLURM_PROCID */
+    int rank;                   /* -1: SC_RANK, RANK, OMPI_COMM_WORLD_RANK, PMI_RANK,
+                                   SLURM_PROCID (one launcher's) */
     int world_size;             /* -1: SC_WORLD_SIZE, WORLD_SIZE, ... */
     int local_rank;             /* -1: SC_LOCAL_RANK, LOCAL_RANK, ...; else counted
                                    among the ranks with this host name */

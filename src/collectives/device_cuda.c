@@ -32,11 +32,7 @@ _Static_assert(sizeof(sc_device_blob_t) <= SC_DEVICE_BLOB, "device blob too larg
 
 static int sc_device_nccl_wanted(void)
 {
-    long v = 1;
-
-    if (sc_env_int(sc_env_nccl_names, 1, &v) != SC_SUCCESS)
-        v = 1;
-    return v != 0 && sc_nccl_available();
+    return !sc_env_switched_off(sc_env_nccl_names) && sc_nccl_available();
 }
 
 void sc_device_blob_fill(const sc_bootstrap_params_t *p, uint8_t *blob)

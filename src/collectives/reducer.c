@@ -26,9 +26,10 @@ static sc_status_t sc_reducer_cap(const sc_reducer_config_t *cfg, size_t *cap, i
     if (st != SC_SUCCESS)
         return st;
     *fixed = mb != -1.0;
-    if (*fixed && !(mb > 0.0 && mb <= 1048576.0))
+    if (*fixed && !(mb > 0.0 && mb <= SC_MAX_BUCKET_CAP_MB))
         return sc_error(SC_ERR_INVALID_ARG, "SC_BUCKET_CAP_MB=%s is not a number of MiB in "
-                        "(0, 1048576]", sc_env_first(sc_env_bucket_cap_mb_names, NULL));
+                        "(0, %d]", sc_env_first(sc_env_bucket_cap_mb_names, NULL),
+                        SC_MAX_BUCKET_CAP_MB);
     if (cfg->bucket_cap_bytes)
         *cap = cfg->bucket_cap_bytes;
     else if (*fixed)

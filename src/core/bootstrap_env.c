@@ -10,9 +10,10 @@
 #include "core/error.h"
 
 /* field: the configuration field's name; from_cfg -1 (unset) reads the environment,
- * any other negative value is refused. */
+ * any other negative value is refused; so is a negative value in the environment.
+ * leading: the launchers' counts, which Slurm may write as "4(x2)". */
 static sc_status_t sc_bootstrap_int(const char *field, int from_cfg, const char *const *names,
-                                    long def, int *out)
+                                    int leading, long def, int *out)
 {
     long v;
     sc_status_t st;
@@ -24,10 +25,10 @@ static sc_status_t sc_bootstrap_int(const char *field, int from_cfg, const char 
         *out = from_cfg;
         return SC_SUCCESS;
     }
-    st = sc_env_int_leading(names, def, &v);
+    st = leading ? sc_env_int_leading(names, def, &v) : sc_env_int(names, def, &v);
     if (st != SC_SUCCESS)
         return st;
-    if (v < -1 || v > 0x7fffffff) {
+    if (sc_env_first(names, NULL) && (v < 0 || v > 0x7fffffff)) {
         const char *which = NULL, *raw = sc_env_first(names, &which);
         return sc_error(SC_ERR_INVALID_ARG, "%s=%s is out of range", which, raw);
     }
@@ -54,20 +55,21 @@ sc_status_t sc_bootstrap_resolve(const sc_comm_config_t *cfg, sc_bootstrap_param
                         "be positive seconds, or 0 (unset) to read SC_TIMEOUT",
                         cfg->timeout_s);
     if ((st = sc_bootstrap_int("rank", cfg->rank,
-                               sc_env_launch_names(SC_LAUNCH_RANK, NULL), SC_DEFAULT_RANK,
-                               &p.rank)) ||
+                               sc_env_launch_names(SC_LAUNCH_RANK, NULL), 1,
+                               SC_DEFAULT_RANK, &p.rank)) ||
         (st = sc_bootstrap_int("world_size", cfg->world_size,
-                               sc_env_launch_names(SC_LAUNCH_WORLD_SIZE, NULL),
+                               sc_env_launch_names(SC_LAUNCH_WORLD_SIZE, NULL), 1,
                                SC_DEFAULT_WORLD_SIZE, &p.world_size)) ||
         (st = sc_bootstrap_int("local_rank", cfg->local_rank,
-                               sc_env_launch_names(SC_LAUNCH_LOCAL_RANK, NULL), -1,
+                               sc_env_launch_names(SC_LAUNCH_LOCAL_RANK, NULL), 1, -1,
                                &p.local_rank)) ||
         (st = sc_bootstrap_int("local_size", cfg->local_size,
-                               sc_env_launch_names(SC_LAUNCH_LOCAL_SIZE, NULL), -1,
+                               sc_env_launch_names(SC_LAUNCH_LOCAL_SIZE, NULL), 1, -1,
                                &p.local_size)) ||
-        (st = sc_bootstrap_int("master_port", cfg->master_port, sc_env_master_port_names,
+        (st = sc_bootstrap_int("master_port", cfg->master_port, sc_env_master_port_names, 0,
                                SC_DEFAULT_MASTER_PORT, &p.master_port)) ||
-        (st = sc_bootstrap_int("device", cfg->device, sc_env_device_names, -1, &p.device)))
+        (st = sc_bootstrap_int("device", cfg->device, sc_env_device_names, 0, -1,
+                               &p.device)))
         return st;
     if (p.world_size < 1)
         return sc_error(SC_ERR_INVALID_ARG, "world size %d must be at least 1", p.world_size);

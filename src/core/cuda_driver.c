@@ -15,13 +15,12 @@ static pthread_once_t sc_driver_once = PTHREAD_ONCE_INIT;
 
 static void sc_cuda_driver_load(void)
 {
-    const char *off = sc_env_first(sc_env_cuda_driver_names, NULL);
     int (*init)(unsigned);
     int (*count)(int *);
     void *lib;
     int n = 0;
 
-    if (off && strcmp(off, "0") == 0)
+    if (sc_env_switched_off(sc_env_cuda_driver_names))
         return;
     lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
     if (!lib)

@@ -51,6 +51,13 @@ sc_status_t sc_env_int_leading(const char *const *names, long def, long *value)
     return sc_env_long(names, def, "(,", value);
 }
 
+int sc_env_switched_off(const char *const *names)
+{
+    long v = 1;
+
+    return sc_env_first(names, NULL) && sc_env_int(names, 1, &v) == SC_SUCCESS && v == 0;
+}
+
 sc_status_t sc_env_double(const char *const *names, double def, double *value)
 {
     const char *which = NULL;

@@ -22,4 +22,8 @@ sc_status_t sc_env_double(const char *const *names, double def, double *value);
  * naming the variable. *value is written only on success. */
 sc_status_t sc_env_int_leading(const char *const *names, long def, long *value);
 
+/* A switch that is on unless switched off: 1 when the first set variable of names is
+ * the integer 0 ("0", "00"), 0 otherwise (unset, or any other value: on). */
+int sc_env_switched_off(const char *const *names);
+
 #endif

@@ -74,6 +74,7 @@ const char *const *sc_env_launch_names(sc_launch_var_t what, const char **launch
 /* The reducer's bucket cap (MiB) when neither its configuration nor SC_BUCKET_CAP_MB
  * sets one; SC_BUCKET_CAP_MB also turns autotuning off. */
 #define SC_DEFAULT_BUCKET_CAP_MB 25
+#define SC_MAX_BUCKET_CAP_MB 1048576 /* 1 TiB */
 /* The smallest SC_CHUNK_BYTES the ring accepts. */
 #define SC_MIN_CHUNK_BYTES 64
 

@@ -196,7 +196,9 @@ out_destroy:
 typedef enum {
     SC_INFO_INT,         /* an integer in [min, max] (sc_env_int) */
     SC_INFO_INT_LEADING, /* the same, Slurm's "4(x2)" read as 4 (bootstrap) */
-    SC_INFO_NUMBER,      /* a number >= 0, or > 0 when positive is set */
+    SC_INFO_NUMBER,      /* a number >= 0, or > 0 when positive is set; at most
+                            max_number when that is set */
+    SC_INFO_SWITCH,      /* on (1) unless the integer 0 (sc_env_switched_off) */
     SC_INFO_STRING,
     SC_INFO_CHOICE       /* one of choices; case-insensitive unless exact_case */
 } sc_info_kind_t;
@@ -207,7 +209,7 @@ enum {
     SC_INFO_LOG_LEVEL, SC_INFO_ALGO, SC_INFO_RING_THRESHOLD, SC_INFO_CHUNK_BYTES,
     SC_INFO_PROGRESS_SPIN_US, SC_INFO_LOCAL_REGISTER, SC_INFO_LOCAL_MAILBOX,
     SC_INFO_STREAM_BYTES, SC_INFO_STAGE_BYTES, SC_INFO_DEVICE,
-    SC_INFO_NCCL, SC_INFO_BUCKET_CAP_MB,
+    SC_INFO_NCCL, SC_INFO_CUDA_DRIVER, SC_INFO_BUCKET_CAP_MB,
     SC_INFO_THREADS, SC_INFO_CPU_ISA,
     SC_INFO_SETTING_COUNT
 };
@@ -217,7 +219,7 @@ typedef struct {
     int launch;                /* 1 + an sc_launch_var_t: names from the launcher */
     sc_info_kind_t kind;
     long min, max, def;        /* integers */
-    double def_number;
+    double def_number, max_number;
     int positive;              /* numbers: 0 excluded */
     int exact_case;            /* choices */
     const char *def_text;      /* strings and choices */
@@ -230,7 +232,6 @@ static const char *const sc_info_bind_choices[] = {"core", "none", NULL};
 static const char *const sc_info_log_choices[] = {
     "error", "warn", "info", "debug", "trace", "0", "1", "2", "3", "4", NULL};
 static const char *const sc_info_algo_choices[] = {"auto", "ring", "rd", NULL};
-static const char *const sc_info_nccl_choices[] = {"0", "1", NULL};
 static const char *const sc_info_cpu_isa_choices[] = {"scalar", "avx2", "avx512", NULL};
 
 /* What sc_comm_init does when no local rank or size is given. */
@@ -247,7 +248,7 @@ static const sc_info_setting_t sc_info_settings[SC_INFO_SETTING_COUNT] = {
                             .min = 1, .max = INT_MAX, .default_note = SC_INFO_BY_HOST},
     [SC_INFO_MASTER_ADDR] = {.names = sc_env_master_addr_names, .kind = SC_INFO_STRING,
                              .def_text = SC_DEFAULT_MASTER_ADDR},
-    [SC_INFO_MASTER_PORT] = {.names = sc_env_master_port_names, .kind = SC_INFO_INT_LEADING,
+    [SC_INFO_MASTER_PORT] = {.names = sc_env_master_port_names, .kind = SC_INFO_INT,
                              .min = 1, .max = 65535, .def = SC_DEFAULT_MASTER_PORT},
     [SC_INFO_TIMEOUT] = {.names = sc_env_timeout_names, .kind = SC_INFO_NUMBER,
                          .def_number = SC_DEFAULT_TIMEOUT_S, .positive = 1},
@@ -275,13 +276,14 @@ static const sc_info_setting_t sc_info_settings[SC_INFO_SETTING_COUNT] = {
                               .min = 0, .max = LONG_MAX, .def = SC_DEFAULT_STREAM_BYTES},
     [SC_INFO_STAGE_BYTES] = {.names = sc_env_stage_bytes_names, .kind = SC_INFO_INT,
                              .min = 0, .max = 1L << 30, .def = SC_DEFAULT_STAGE_BYTES},
-    [SC_INFO_DEVICE] = {.names = sc_env_device_names, .kind = SC_INFO_INT_LEADING, .min = 0,
+    [SC_INFO_DEVICE] = {.names = sc_env_device_names, .kind = SC_INFO_INT, .min = 0,
                         .max = INT_MAX,
                         .default_note = "the local rank modulo the number of GPUs"},
-    [SC_INFO_NCCL] = {.names = sc_env_nccl_names, .kind = SC_INFO_CHOICE, .def_text = "1",
-                      .choices = sc_info_nccl_choices, .exact_case = 1, .expected = "0|1"},
+    [SC_INFO_NCCL] = {.names = sc_env_nccl_names, .kind = SC_INFO_SWITCH},
+    [SC_INFO_CUDA_DRIVER] = {.names = sc_env_cuda_driver_names, .kind = SC_INFO_SWITCH},
     [SC_INFO_BUCKET_CAP_MB] = {.names = sc_env_bucket_cap_mb_names, .kind = SC_INFO_NUMBER,
-                               .def_number = SC_DEFAULT_BUCKET_CAP_MB, .positive = 1},
+                               .def_number = SC_DEFAULT_BUCKET_CAP_MB, .positive = 1,
+                               .max_number = SC_MAX_BUCKET_CAP_MB},
     [SC_INFO_THREADS] = {.names = sc_env_threads_names, .kind = SC_INFO_INT, .min = 1,
                          .max = 4096, .default_note = "the CPUs this process is bound to"},
     [SC_INFO_CPU_ISA] = {.names = sc_env_cpu_isa_names, .kind = SC_INFO_CHOICE,
@@ -340,6 +342,9 @@ static void sc_info_evaluate(const sc_info_setting_t *s, const char *raw,
                               raw);
         else if (status == SC_SUCCESS && !(number >= 0.0))
             status = sc_error(SC_ERR_INVALID_ARG, "%s=%s is negative", which, raw);
+        else if (status == SC_SUCCESS && s->max_number > 0.0 && number > s->max_number)
+            status = sc_error(SC_ERR_INVALID_ARG, "%s=%s is above the maximum, %g", which,
+                              raw, s->max_number);
         if (status != SC_SUCCESS) {
             sc_info_invalid(v, raw);
             return;
@@ -348,6 +353,9 @@ static void sc_info_evaluate(const sc_info_setting_t *s, const char *raw,
         return;
     case SC_INFO_STRING:
         snprintf(v->value, sizeof(v->value), "%s", raw ? raw : s->def_text);
+        return;
+    case SC_INFO_SWITCH:
+        snprintf(v->value, sizeof(v->value), "%d", !sc_env_switched_off(s->names));
         return;
     case SC_INFO_CHOICE:
         if (!raw) {

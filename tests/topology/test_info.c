@@ -2,6 +2,7 @@
  * Slurm task count parser, and of sc_info_print_topology's binding and counts. */
 #include "test_util.h"
 
+#include "core/bootstrap_env.h"
 #include "core/env.h"
 #include "core/env_names.h"
 #include "shardcomm/info.h"
@@ -26,7 +27,8 @@ static const char *const *const all_variable_lists[] = {
     sc_env_local_size_names, sc_env_master_addr_names, sc_env_master_port_names,
     sc_env_timeout_names, sc_env_bind_names, sc_env_log_level_names, sc_env_algo_names,
     sc_env_ring_threshold_names, sc_env_chunk_bytes_names, sc_env_progress_spin_us_names,
-    NULL};
+    sc_env_device_names, sc_env_nccl_names, sc_env_cuda_driver_names,
+    sc_env_bucket_cap_mb_names, NULL};
 
 /* Only the test's own variables are set: the environment ctest runs in may carry a
  * launcher's. */
@@ -281,6 +283,90 @@ static int config_error_names_the_first_invalid_setting(void)
     return TEST_PASS;
 }
 
+/* What sc-info calls valid is what the library takes, and it shows what the library
+ * does: SC_BUCKET_CAP_MB above the reducer's maximum, and SC_MASTER_PORT or SC_DEVICE
+ * that are not plain integers >= 0, are invalid (the library read "80(x2)" as 80 and
+ * SC_DEVICE=-1 as unset); SC_NCCL and SC_CUDA_DRIVER are on unless 0, as the device path
+ * reads them (sc-info called SC_NCCL=2 invalid and never showed SC_CUDA_DRIVER). */
+static int config_agrees_with_the_library_on_ranges_and_switches(void)
+{
+    static const char *const invalid[][3] = {
+        {"SC_BUCKET_CAP_MB", "2000000", "SC_BUCKET_CAP_MB=2000000 is above the maximum, "
+                                        "1.04858e+06"},
+        {"SC_MASTER_PORT", "80(x2)", "SC_MASTER_PORT=80(x2) is not an integer"},
+        {"SC_DEVICE", "-1", "SC_DEVICE=-1 is below the minimum, 0"},
+        {"SC_DEVICE", "1,2", "SC_DEVICE=1,2 is not an integer"}};
+    static const char *const shown[][4] = {
+        /* variable, value set (NULL: unset), value shown, source */
+        {"SC_BUCKET_CAP_MB", "1048576", "1.04858e+06", "SC_BUCKET_CAP_MB=1048576"},
+        {"SC_NCCL", NULL, "1", "default"},
+        {"SC_NCCL", "2", "1", "SC_NCCL=2"},
+        {"SC_NCCL", "0", "0", "SC_NCCL"},
+        {"SC_CUDA_DRIVER", NULL, "1", "default"},
+        {"SC_CUDA_DRIVER", "0", "0", "SC_CUDA_DRIVER"},
+        {"SC_CUDA_DRIVER", "no", "1", "SC_CUDA_DRIVER=no"}};
+    char value[256], source[1024];
+    report_t r;
+
+    for (size_t i = 0; i < sizeof(invalid) / sizeof(invalid[0]); i++) {
+        const char *const env[] = {invalid[i][0], invalid[i][1], NULL};
+        CHECK(run_report(config_body, env, NULL, &r) == 0);
+        CHECK(r.status == SC_ERR_INVALID_ARG);
+        if (!strstr(r.error, invalid[i][2])) {
+            fprintf(stderr, "expected '%s' in '%s'\n", invalid[i][2], r.error);
+            return TEST_FAIL;
+        }
+    }
+    for (size_t i = 0; i < sizeof(shown) / sizeof(shown[0]); i++) {
+        const char *const env[] = {shown[i][0], shown[i][1], NULL};
+        CHECK(run_report(config_body, shown[i][1] ? env : NULL, NULL, &r) == 0);
+        CHECK(r.status == SC_SUCCESS);
+        CHECK(setting(&r, shown[i][0], value, source) == 0);
+        if (strcmp(value, shown[i][2]) != 0 || strcmp(source, shown[i][3]) != 0) {
+            fprintf(stderr, "%s=%s: shown as '%s' from '%s', expected '%s' from '%s'\n",
+                    shown[i][0], shown[i][1] ? shown[i][1] : "(unset)", value, source,
+                    shown[i][2], shown[i][3]);
+            return TEST_FAIL;
+        }
+    }
+    return TEST_PASS;
+}
+
+static void resolve_body(void *out, const void *arg)
+{
+    sc_comm_config_t cfg = SC_COMM_CONFIG_INIT;
+    sc_bootstrap_params_t p;
+    report_t *r = out;
+
+    report_setup(arg, r);
+    r->status = sc_bootstrap_resolve(&cfg, &p);
+    snprintf(r->error, sizeof(r->error), "%s", sc_last_error());
+}
+
+/* sc_comm_init refuses what sc-info calls invalid among the rendezvous settings. */
+static int bootstrap_refuses_ports_and_devices_that_are_not_plain_integers(void)
+{
+    static const char *const cases[][3] = {
+        {"SC_MASTER_PORT", "80(x2)", "SC_MASTER_PORT=80(x2) is not an integer"},
+        {"SC_DEVICE", "-1", "SC_DEVICE=-1 is out of range"},
+        {"SC_DEVICE", "1(x2)", "SC_DEVICE=1(x2) is not an integer"},
+        {"SC_LOCAL_RANK", "-1", "SC_LOCAL_RANK=-1 is out of range"}};
+    report_t r;
+
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        const char *const env[] = {cases[i][0], cases[i][1], NULL};
+        report_args_t a = {env, NULL};
+        memset(&r, 0, sizeof(r));
+        CHECK(run_in_child(resolve_body, &a, &r, sizeof(r)) == 0);
+        CHECK(r.status == SC_ERR_INVALID_ARG);
+        if (!strstr(r.error, cases[i][2])) {
+            fprintf(stderr, "expected '%s' in '%s'\n", cases[i][2], r.error);
+            return TEST_FAIL;
+        }
+    }
+    return TEST_PASS;
+}
+
 static void leading_body(void *out, const void *arg)
 {
     static const char *const names[] = {"SC_TEST_COUNT", NULL};
@@ -412,6 +498,10 @@ static const test_entry_t tests[] = {
      config_error_names_the_first_invalid_setting},
     {"config_refuses_local_switches_other_than_0_or_1",
      config_refuses_local_switches_other_than_0_or_1},
+    {"config_agrees_with_the_library_on_ranges_and_switches",
+     config_agrees_with_the_library_on_ranges_and_switches},
+    {"bootstrap_refuses_ports_and_devices_that_are_not_plain_integers",
+     bootstrap_refuses_ports_and_devices_that_are_not_plain_integers},
     {"env_int_leading_reads_slurm_counts_and_rejects_other_text",
      env_int_leading_reads_slurm_counts_and_rejects_other_text},
     {"topology_report_shows_the_binding_as_a_cpu_list",
