@@ -1,5 +1,5 @@
-/* sc-bench's output files: a temporary file beside the one named, renamed over it when
- * the run ends well. */
+/* The benchmarks' output files: a temporary file beside the one named, renamed over it
+ * when the run ends well (sc-bench, and sc-bench-mpi, which links no shardcomm). */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -72,37 +72,11 @@ sc_bench_output_t *sc_bench_output_open(const char *path)
     }
     if (err == 0)
         return out;
-    fprintf(stderr, "sc-bench: cannot write %s: %s\n", path, strerror(err));
+    fprintf(stderr, "%s: cannot write %s: %s\n", program_invocation_short_name, path,
+            strerror(err));
     if (out)
         sc_bench_output_free(out);
     return NULL;
-}
-
-int sc_bench_output_open_root(sc_comm_t *comm, const char *path, sc_bench_output_t **out)
-{
-    sc_bench_output_t *mine = NULL;
-    int failed = 0, any;
-    sc_status_t status;
-
-    if (!path) {
-        *out = NULL;
-        return 0;
-    }
-    if (sc_comm_rank(comm) == 0) {
-        mine = sc_bench_output_open(path);
-        failed = mine == NULL;
-    }
-    status = sc_allreduce(&failed, &any, 1, SC_INT32, SC_MAX, comm, NULL, NULL);
-    if (status != SC_SUCCESS) {
-        fprintf(stderr, "sc-bench: rank %d: cannot learn whether rank 0 can write %s: %s: "
-                "%s\n", sc_comm_rank(comm), path, sc_status_string(status), sc_last_error());
-        sc_bench_output_discard(mine);
-        return 1;
-    }
-    if (any)
-        return 2;
-    *out = mine;
-    return 0;
 }
 
 int sc_bench_output_commit(sc_bench_output_t *out)
@@ -126,7 +100,8 @@ int sc_bench_output_commit(sc_bench_output_t *out)
         err = errno;
     }
     if (failed) {
-        fprintf(stderr, "sc-bench: cannot write %s: %s\n", out->path, strerror(err));
+        fprintf(stderr, "%s: cannot write %s: %s\n", program_invocation_short_name,
+                out->path, strerror(err));
         if (out->tmp)
             unlink(out->tmp);
     }

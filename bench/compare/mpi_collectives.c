@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bench_output.h"
+
 typedef enum { MPIB_ALLREDUCE, MPIB_REDUCE_SCATTER, MPIB_ALLGATHER, MPIB_COLL_COUNT } mpib_coll_t;
 
 static const char *const mpib_names[MPIB_COLL_COUNT] = {"allreduce", "reduce_scatter",
@@ -111,9 +113,10 @@ int main(int argc, char **argv)
     int rank, n, first = 1;
     size_t maxb, count, total;
     float *s, *d;
+    sc_bench_output_t *out = NULL;
     FILE *json = NULL;
     double sum_busbw = 0;
-    int rows = 0;
+    int rows = 0, cannot = 0, status;
 
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -152,12 +155,20 @@ int main(int argc, char **argv)
                "count", "type", "redop", "root", "time", "algbw", "busbw", "#wrong");
         printf("# %14s %12s %12s %9s %7s %5s %11s %9s %9s %7s\n", "", "(B)", "(elements)",
                "", "", "", "(us)", "(GB/s)", "(GB/s)", "");
-        if (o.json_path && !(json = fopen(o.json_path, "w"))) {
-            perror(o.json_path);
-            MPI_Abort(MPI_COMM_WORLD, 1);
-        }
+        /* Written beside the file and put in place at the end: a failed run leaves
+         * what was there. */
+        if (o.json_path && !(out = sc_bench_output_open(o.json_path)))
+            cannot = 1;
+        json = out ? out->f : NULL;
         if (json)
             fputs("[\n", json);
+    }
+    MPI_Bcast(&cannot, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    if (cannot) { /* rank 0 said why */
+        free(s);
+        free(d);
+        MPI_Finalize();
+        return 2;
     }
     for (int c = 0; c < o.ncolls; c++) {
         int coll = o.colls[c];
@@ -199,15 +210,16 @@ int main(int argc, char **argv)
                 break;
         }
     }
+    status = 0;
     if (rank == 0) {
         printf("# avg busbw: %.3f GB/s, wrong: N/A\n", rows ? sum_busbw / rows : 0.0);
-        if (json) {
+        if (json)
             fputs("\n]\n", json);
-            fclose(json);
-        }
+        status = sc_bench_output_commit(out);
     }
+    MPI_Bcast(&status, 1, MPI_INT, 0, MPI_COMM_WORLD);
     free(s);
     free(d);
     MPI_Finalize();
-    return 0;
+    return status;
 }
