@@ -17,14 +17,27 @@ typedef struct {
     int nch;       /* chunks per block */
 } sc_ring_geom_t;
 
-static void sc_ring_geom(sc_ring_geom_t *g, size_t count, int p, size_t es, int even_blocks)
+/* The 16-bit sub of a message's tag numbers the chunks of every step of the op
+ * (sc_ring_sub); it must not wrap within the op, or a receive of one step can take the
+ * neighbour's message of another step that has the same sub (reduce-scatter returned
+ * wrong sums: its first step sends every chunk at once). So a block has at most
+ * 65536 / steps chunks, larger than the configured chunk where it must be. */
+#define SC_RING_SUBS 65536u
+
+static void sc_ring_geom(sc_ring_geom_t *g, size_t count, int p, size_t es, int even_blocks,
+                         int steps)
 {
     size_t max_block = even_blocks ? count / (size_t)p : (count + (size_t)p - 1) / (size_t)p;
+    size_t max_chunks = SC_RING_SUBS / (size_t)(steps > 0 ? steps : 1);
 
     g->count = count;
     g->p = p;
     g->es = es;
     g->ce = sc_chunk_elems(es);
+    if (max_chunks == 0)
+        max_chunks = 1; /* more than 65536 steps (p > 32768): subs repeat every step */
+    if ((max_block + g->ce - 1) / g->ce > max_chunks)
+        g->ce = (max_block + max_chunks - 1) / max_chunks;
     g->nch = (int)((max_block + g->ce - 1) / g->ce);
     if (g->nch == 0)
         g->nch = 1;
@@ -75,7 +88,7 @@ sc_status_t sc_algo_allreduce_ring(sc_coll_op_t *op, const void *sbuf, void *rbu
     sc_status_t st = SC_SUCCESS;
 
     op->hdr.algo = SC_ALGO_RING;
-    sc_ring_geom(&g, count, p, es, 0);
+    sc_ring_geom(&g, count, p, es, 0, 2 * (p - 1));
     tmp = sc_op_scratch(op, SC_RING_SLOTS * g.ce * es);
     red = malloc((size_t)p * (size_t)g.nch * sizeof(int));
     rs_send = malloc((size_t)p * (size_t)g.nch * sizeof(int));
@@ -172,7 +185,7 @@ sc_status_t sc_algo_reduce_scatter_ring(sc_coll_op_t *op, const void *sbuf, void
     int kt = 0, ka = 0;
 
     op->hdr.algo = SC_ALGO_RING;
-    sc_ring_geom(&g, recvcount * (size_t)p, p, es, 1);
+    sc_ring_geom(&g, recvcount * (size_t)p, p, es, 1, p - 1);
     tmp = sc_op_scratch(op, 2 * SC_RING_SLOTS * g.ce * es);
     if (!tmp)
         return sc_error(SC_ERR_NO_MEMORY, "reduce_scatter: out of memory for the ring schedule");
@@ -239,7 +252,7 @@ sc_status_t sc_algo_allgather_ring(sc_coll_op_t *op, const void *sbuf, void *rbu
     int *got;
 
     op->hdr.algo = SC_ALGO_RING;
-    sc_ring_geom(&g, sendcount * (size_t)p, p, es, 1);
+    sc_ring_geom(&g, sendcount * (size_t)p, p, es, 1, p - 1);
     if (p == 2 && sendcount > 0) {
         /* Nothing is forwarded: one message per block. */
         g.ce = sendcount;
