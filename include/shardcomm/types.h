@@ -33,6 +33,16 @@ typedef enum {
     SC_OP_COUNT
 } sc_op_t;
 
+/* How reductions compute. Integers wrap (two's complement). float16, bfloat16 and the
+ * float8 types are widened to float32 for each operation and rounded back to their
+ * type once per step of the algorithm, as NCCL does: a partial sum past the type's
+ * range is Inf (past 65504 in float16; NaN in float8 E4M3, which has no Inf) even
+ * where later terms would bring it back, and the rounding depends on the algorithm's
+ * order; the result is still bitwise the same on every rank. A NaN result (on 2 or more ranks) is the type's canonical quiet NaN;
+ * min and max order -0 below +0. SC_AVG is the sum in the type divided by the size,
+ * rounded once: values whose sum overflows average to Inf, so scale them first (as the
+ * reducer's prediv does) where that can happen. */
+
 /* A CUDA stream (cudaStream_t) for device buffers; NULL for host buffers. */
 typedef void *sc_stream_t;
 
