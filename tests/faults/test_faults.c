@@ -763,12 +763,13 @@ static float long_input(int r, size_t i)
  * small messages. The count grows (the same on both ranks: the slower rank's time
  * decides) until one allreduce takes longer than 1.5 x SC_TIMEOUT. It keeps moving the
  * whole time, so it completes with the right sum: SC_TIMEOUT bounds a wait for a peer,
- * not the length of an op. Building such a schedule (millions of actions) takes each
+ * not the length of an op. Since the ring caps an op at 65536 chunks, the count grows up to
+ * 256M floats (1 GiB per buffer) to outlast 1.5 x SC_TIMEOUT. Building such a schedule (millions of actions) takes each
  * rank 0.3-0.6 s, and the two builds differ by more than the timeout on a loaded
  * machine: the op's build grace (SC_OP_BUILD_GRACE) covers that. */
 static int test_long_op_that_keeps_moving_outlives_the_timeout(int argc, char **argv)
 {
-    const size_t cap = (size_t)64 << 20;
+    const size_t cap = (size_t)256 << 20;
     double timeout = fault_timeout(), took = 0.0;
     size_t count = (size_t)1 << 18;
     float *in = NULL, *out = NULL;
