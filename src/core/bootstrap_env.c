@@ -15,6 +15,7 @@
 static sc_status_t sc_bootstrap_int(const char *field, int from_cfg, const char *const *names,
                                     int leading, long def, int *out)
 {
+    const char *which = NULL, *raw;
     long v;
     sc_status_t st;
 
@@ -28,10 +29,9 @@ static sc_status_t sc_bootstrap_int(const char *field, int from_cfg, const char 
     st = leading ? sc_env_int_leading(names, def, &v) : sc_env_int(names, def, &v);
     if (st != SC_SUCCESS)
         return st;
-    if (sc_env_first(names, NULL) && (v < 0 || v > 0x7fffffff)) {
-        const char *which = NULL, *raw = sc_env_first(names, &which);
+    raw = sc_env_first(names, &which);
+    if (raw && (v < 0 || v > 0x7fffffff))
         return sc_error(SC_ERR_INVALID_ARG, "%s=%s is out of range", which, raw);
-    }
     *out = (int)v;
     return SC_SUCCESS;
 }
