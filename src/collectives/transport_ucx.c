@@ -40,6 +40,30 @@ static int sc_ucx_may_use_tcp(int single_node)
     return strstr(tls, "tcp") || strstr(tls, "all") || tls[0] == '^';
 }
 
+/* Whether UCX may reach a peer on this node through shared memory: yes unless UCX_TLS
+ * lists transports (not a '^' exclusion) of which none is a shared-memory one. */
+static int sc_ucx_may_use_shm(void)
+{
+    static const char *const shm_tls[] = {"all", "sm", "shm", "mm", "posix", "sysv",
+                                          "cma", "knem", "xpmem"};
+    const char *tls = getenv("UCX_TLS");
+
+    if (!tls || !*tls || tls[0] == '^')
+        return 1;
+    while (*tls) {
+        size_t len = strcspn(tls, ",");
+
+        for (size_t i = 0; i < sizeof(shm_tls) / sizeof(shm_tls[0]); i++) {
+            if (len == strlen(shm_tls[i]) && strncmp(tls, shm_tls[i], len) == 0)
+                return 1;
+        }
+        tls += len;
+        if (*tls == ',')
+            tls++;
+    }
+    return 0;
+}
+
 sc_status_t sc_ucx_open(sc_transport_t *tp, int single_node, void **addr, size_t *addr_len)
 {
     ucp_params_t params;
@@ -118,10 +142,12 @@ void sc_ucx_release_address(sc_transport_t *tp, void *addr)
 
 sc_status_t sc_ucx_connect(sc_transport_t *tp, void *const *addrs)
 {
+    int shm = sc_ucx_may_use_shm();
+
     for (int r = 0; r < tp->world_size; r++) {
         ucp_ep_params_t ep_params;
         ucs_status_t st;
-        int local = tp->node_of[r] == tp->node_of[tp->world_rank];
+        int local = shm && tp->node_of[r] == tp->node_of[tp->world_rank];
 
         memset(&ep_params, 0, sizeof(ep_params));
         ep_params.field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS |
@@ -130,7 +156,10 @@ sc_status_t sc_ucx_connect(sc_transport_t *tp, void *const *addrs)
         /* UCX 1.13's shared-memory transports have no peer-failure handling, and asking
          * for it falls back to TCP; a local peer's death is detected from its pid
          * instead (sc_ucx_check_local_peers), and UCX's own verdicts on local
-         * endpoints (a keepalive timeout of a peer that merely finished) are ignored. */
+         * endpoints (a keepalive timeout of a peer that merely finished) are ignored.
+         * Where UCX_TLS leaves no shared memory to use, local peers are reached as
+         * remote ones are (a failed flush of an endpoint without failure handling is an
+         * ERROR line from UCX when a peer closes first). */
         ep_params.err_mode = local ? UCP_ERR_HANDLING_MODE_NONE : UCP_ERR_HANDLING_MODE_PEER;
         ep_params.field_mask |= UCP_EP_PARAM_FIELD_ERR_HANDLER;
         ep_params.err_handler.cb = local ? sc_ucx_ep_error_ignored : sc_ucx_ep_error;
