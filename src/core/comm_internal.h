@@ -69,7 +69,9 @@ struct sc_comm {
     double timeout_s;
     sc_coll_op_t *head;              /* collectives, run one at a time in issue order */
     sc_coll_op_t *tail;
-    sc_coll_op_t *p2p;               /* point-to-point ops, all active at once */
+    sc_coll_op_t *p2p;               /* point-to-point ops, all active at once, a FIFO */
+    sc_coll_op_t *p2p_tail;          /* the scan visits a bounded number per pass */
+    size_t p2p_len;
     uint64_t seq;               /* next collective's sequence number */
     uint64_t *send_seq;         /* next point-to-point sequence number per peer */
     uint64_t *recv_seq;

@@ -118,6 +118,8 @@ void sc_progress_fail_comm(sc_comm_t *c, sc_status_t st, const char *text, int n
         sc_op_cancel(op);
         sc_op_finish(c, op, st, text);
     }
+    c->p2p_tail = NULL;
+    c->p2p_len = 0;
 }
 
 static int sc_progress_ctl(sc_comm_t *c)
@@ -184,6 +186,62 @@ static sc_status_t sc_progress_advance(sc_comm_t *c, sc_coll_op_t *op, int *prog
  * are noticed within this many steps. */
 #define SC_PROGRESS_IDLE_SCAN 128
 
+/* Point-to-point ops advanced per scan, at most: with many in flight, each is
+ * visited every p2p_len / SC_PROGRESS_P2P_VISITS scans, so that posting and waiting
+ * for N of them costs O(N), not O(N^2). */
+#define SC_PROGRESS_P2P_VISITS 64
+
+static void sc_progress_p2p_append(sc_comm_t *c, sc_coll_op_t *op)
+{
+    op->next = NULL;
+    if (c->p2p_tail)
+        c->p2p_tail->next = op;
+    else
+        c->p2p = op;
+    c->p2p_tail = op;
+    c->p2p_len++;
+}
+
+/* Advances op, out of the list: done, it finishes; still moving, it joins the list's
+ * end; failed, the failure (which emptied the list) ends it too. Nonzero on failure.
+ * Caller holds tp->lock. */
+static int sc_progress_p2p_one(sc_comm_t *c, sc_coll_op_t *op, int *progressed)
+{
+    sc_status_t st = sc_progress_advance(c, op, progressed);
+    char text[SC_ERROR_MAX];
+
+    if (st == SC_IN_PROGRESS) {
+        sc_progress_p2p_append(c, op);
+        return 0;
+    }
+    *progressed = 1;
+    if (st == SC_SUCCESS) {
+        sc_op_finish(c, op, SC_SUCCESS, NULL);
+        return 0;
+    }
+    snprintf(text, sizeof(text), "%s", c->broken_text);
+    sc_op_cancel(op);
+    sc_op_finish(c, op, c->broken != SC_SUCCESS ? c->broken : st, text);
+    return 1;
+}
+
+/* Advances the point-to-point ops at the front of the list, each once. */
+static void sc_progress_p2p(sc_comm_t *c, int *progressed)
+{
+    size_t visits = c->p2p_len < SC_PROGRESS_P2P_VISITS ? c->p2p_len : SC_PROGRESS_P2P_VISITS;
+
+    for (size_t i = 0; i < visits && c->p2p; i++) {
+        sc_coll_op_t *op = c->p2p;
+
+        c->p2p = op->next;
+        if (!c->p2p)
+            c->p2p_tail = NULL;
+        c->p2p_len--;
+        if (sc_progress_p2p_one(c, op, progressed))
+            return;
+    }
+}
+
 /* Advances every queued op of every communicator, starting those first in line, and
  * looks for dead local peers; nonzero when something moved (or progressed was set: UCX
  * delivered something just before). Caller holds tp->lock. */
@@ -205,20 +263,7 @@ static int sc_progress_scan(sc_transport_t *tp, int progressed)
             sc_op_finish(c, op, SC_SUCCESS, NULL);
             progressed = 1;
         }
-        for (sc_coll_op_t **pp = &c->p2p; *pp;) {
-            sc_coll_op_t *op = *pp;
-            sc_status_t st = sc_progress_advance(c, op, &progressed);
-
-            if (st == SC_IN_PROGRESS) {
-                pp = &op->next;
-                continue;
-            }
-            if (st != SC_SUCCESS)
-                break;
-            *pp = op->next;
-            sc_op_finish(c, op, SC_SUCCESS, NULL);
-            progressed = 1;
-        }
+        sc_progress_p2p(c, &progressed);
     }
     if (progressed)
         __atomic_store_n(&tp->rescan, 1, __ATOMIC_RELAXED);
@@ -318,9 +363,12 @@ void sc_progress_enqueue(sc_comm_t *c, sc_coll_op_t *op, struct sc_request *req,
         return;
     }
     if (op->hdr.kind == SC_COLL_SEND || op->hdr.kind == SC_COLL_RECV) {
-        op->next = c->p2p;
-        c->p2p = op;
-        first = 1;
+        /* Posted at once, and alone (a full scan per call made posting N of them
+         * cost O(N^2)). */
+        int moved = 0;
+
+        sc_progress_p2p_one(c, op, &moved);
+        first = 0;
     } else {
         op->next = NULL;
         first = (c->head == NULL);

@@ -111,6 +111,62 @@ static void test_sendrecv_same_pair_matches_in_order(cc_ctx_t *c)
     }
 }
 
+/* Thousands of sends and receives in flight at once, every 500th one large (a
+ * rendezvous among the small ones), waited for newest first: each completes with its
+ * own data however deep in the engine's list of point-to-point ops it sits. */
+static void test_sendrecv_many_in_flight(cc_ctx_t *c)
+{
+    enum { NMSG = 5000, SMALL = 1, LARGE = 70001, EVERY = 500 };
+    int right = (c->rank + 1) % c->size, left = (c->rank + c->size - 1) % c->size;
+    size_t total = 0, off;
+    size_t *at = calloc(NMSG, sizeof(*at));
+    int32_t *out, *in;
+    sc_request_t **sreq = calloc(NMSG, sizeof(*sreq)), **rreq = calloc(NMSG, sizeof(*rreq));
+
+    cc_set_case(c, "send/recv, 5000 in flight", SC_INT32, CC_NO_OP, NMSG);
+    for (int m = 0; m < NMSG; m++) {
+        at[m] = total;
+        total += m % EVERY == EVERY - 1 ? LARGE : SMALL;
+    }
+    out = malloc(total * sizeof(*out));
+    in = malloc(total * sizeof(*in));
+    if (!at || !sreq || !rreq || !out || !in) {
+        cc_fail(c, "out of memory");
+        goto done;
+    }
+    memset(in, CC_FILL_BYTE, total * sizeof(*in));
+    for (size_t i = 0; i < total; i++)
+        out[i] = (int32_t)((uint32_t)c->rank * 2654435761u + (uint32_t)i);
+    for (int m = 0; m < NMSG; m++) {
+        size_t n = (m + 1 < NMSG ? at[m + 1] : total) - at[m];
+        cc_check_status(c, sc_recv(in + at[m], n, SC_INT32, left, c->comm, NULL, &rreq[m]),
+                        "sc_recv");
+        cc_check_status(c, sc_send(out + at[m], n, SC_INT32, right, c->comm, NULL, &sreq[m]),
+                        "sc_send");
+    }
+    for (int m = NMSG - 1; m >= 0; m--)
+        cc_wait_free(c, rreq[m], "sc_wait(recv)");
+    for (int m = NMSG - 1; m >= 0; m--)
+        cc_wait_free(c, sreq[m], "sc_wait(send)");
+    off = 0;
+    for (int m = 0; m < NMSG; m++) {
+        for (; off < (m + 1 < NMSG ? at[m + 1] : total); off++) {
+            int32_t want = (int32_t)((uint32_t)left * 2654435761u + (uint32_t)off);
+            if (in[off] != want) {
+                cc_fail(c, "message %d from rank %d: element %zu is %d, expected %d", m, left,
+                        off - at[m], in[off], want);
+                goto done;
+            }
+        }
+    }
+done:
+    free(at);
+    free(sreq);
+    free(rreq);
+    free(out);
+    free(in);
+}
+
 /* ---- several non-blocking operations in flight ----------------------------------------- */
 
 /* Allreduce, broadcast, allgather, reduce_scatter, alltoall, reduce, a send/recv pair,
@@ -545,6 +601,7 @@ typedef struct {
 static const cc_test_t cc_tests[] = {
     {"sendrecv_ring_nonblocking", test_sendrecv_ring_nonblocking},
     {"sendrecv_same_pair_matches_in_order", test_sendrecv_same_pair_matches_in_order},
+    {"sendrecv_many_in_flight", test_sendrecv_many_in_flight},
     {"issue_order_nonblocking_mix", test_issue_order_nonblocking_mix},
     {"issue_order_many_small_allreduces", test_issue_order_many_small_allreduces},
     {"split_even_odd_with_reversed_key", test_split_even_odd_with_reversed_key},
