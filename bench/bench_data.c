@@ -273,7 +273,8 @@ static void sc_bench_fill_input(const sc_bench_pattern_t *p, int rank, void *buf
         sc_bench_store(p->dtype, buf, j, sc_bench_value(p, rank, first + j));
 }
 
-/* Largest accepted |got - want| / max(1, |want|) for avg: about one ulp. */
+/* Largest accepted |got - want| / max(1, |want|) for avg of float32 and float64: about
+ * one ulp; for the narrow floats, their ulp relative to the significand. */
 static double sc_bench_avg_tolerance(sc_dtype_t dtype)
 {
     switch (dtype) {
@@ -286,20 +287,70 @@ static double sc_bench_avg_tolerance(sc_dtype_t dtype)
     }
 }
 
-/* Whether element i of buf holds v, or v / nranks when avg says so (v is then the
- * sum). Integers compare after wrapping v to the dtype. */
-static int sc_bench_matches(const sc_bench_pattern_t *p, int avg, const void *buf,
-                            size_t i, int64_t v)
+/* x rounded to a float8 format, to nearest even (x far below its largest value). */
+static double sc_bench_fp8_round(sc_dtype_t dtype, double x)
 {
-    double got, want;
+    int m_bits = dtype == SC_FLOAT8_E4M3 ? 3 : 2, emin = dtype == SC_FLOAT8_E4M3 ? -6 : -14;
+    int e;
+    double q;
 
+    if (x == 0.0)
+        return x;
+    (void)frexp(x, &e); /* |x| in [2^(e-1), 2^e) */
+    q = ldexp(1.0, (e - 1 < emin ? emin : e - 1) - m_bits);
+    return nearbyint(x / q) * q;
+}
+
+/* The float32 value x rounded to a narrow float dtype. */
+static double sc_bench_round(sc_dtype_t dtype, float x)
+{
+    switch (dtype) {
+    case SC_FLOAT16: return sc_bench_half_to_float(sc_bench_half_from_float(x));
+    case SC_BFLOAT16: return sc_bench_bfloat16_to_float(sc_bench_bfloat16_from_float(x));
+    default: return sc_bench_fp8_round(dtype, x);
+    }
+}
+
+/* avg of the narrow floats multiplies every input by 1 / nranks first (rounded to the
+ * dtype, as NCCL's avg premultiplies); float32 and float64 divide the sum. */
+static int sc_bench_avg_premultiplies(sc_dtype_t dtype)
+{
+    return dtype == SC_FLOAT16 || dtype == SC_BFLOAT16 || dtype == SC_FLOAT8_E4M3 ||
+           dtype == SC_FLOAT8_E5M2;
+}
+
+/* Whether element i of buf holds the average of input element index: premultiplied,
+ * the exact sum of the rounded products within half an ulp of their magnitudes' sum
+ * per each of the nranks - 1 sums; else v / nranks (v the sum) within about an ulp. */
+static int sc_bench_avg_matches(const sc_bench_pattern_t *p, const void *buf, size_t i,
+                                size_t index, int64_t v)
+{
+    double got = sc_bench_load_float(p->dtype, buf, i), want = 0.0, mag = 0.0;
+    double ulp = sc_bench_avg_tolerance(p->dtype);
+
+    if (!sc_bench_avg_premultiplies(p->dtype)) {
+        want = (double)v / p->nranks;
+        return fabs(got - want) <= ulp * fmax(1.0, fabs(want));
+    }
+    for (int r = 0; r < p->nranks; r++) {
+        float product = (float)sc_bench_value(p, r, index) * (float)(1.0 / p->nranks);
+        double q = sc_bench_round(p->dtype, product);
+        want += q;
+        mag += fabs(q);
+    }
+    return fabs(got - want) <= (p->nranks - 1) * ulp / 2 * mag;
+}
+
+/* Whether element i of buf holds v (the reduction of input element index; the sum for
+ * avg). Integers compare after wrapping v to the dtype. */
+static int sc_bench_matches(const sc_bench_pattern_t *p, const void *buf, size_t i,
+                            size_t index, int64_t v)
+{
     if (!sc_bench_dtype_is_float(p->dtype))
         return sc_bench_load_int(p->dtype, buf, i) == sc_bench_int_wrap(p->dtype, v);
-    got = sc_bench_load_float(p->dtype, buf, i);
-    if (!avg)
-        return got == (double)v;
-    want = (double)v / p->nranks;
-    return fabs(got - want) <= sc_bench_avg_tolerance(p->dtype) * fmax(1.0, fabs(want));
+    if (p->op == SC_AVG)
+        return sc_bench_avg_matches(p, buf, i, index, v);
+    return sc_bench_load_float(p->dtype, buf, i) == (double)v;
 }
 
 /* Wrong elements among buf[j], j < count, expected to be the reduction of input
@@ -307,11 +358,10 @@ static int sc_bench_matches(const sc_bench_pattern_t *p, int avg, const void *bu
 static size_t sc_bench_check_reduced(const sc_bench_pattern_t *p, const void *buf,
                                      size_t first, size_t count)
 {
-    int avg = p->op == SC_AVG;
     size_t wrong = 0;
 
     for (size_t j = 0; j < count; j++)
-        wrong += !sc_bench_matches(p, avg, buf, j, sc_bench_fold(p, first + j));
+        wrong += !sc_bench_matches(p, buf, j, first + j, sc_bench_fold(p, first + j));
     return wrong;
 }
 
@@ -323,7 +373,7 @@ static size_t sc_bench_check_copied(const sc_bench_pattern_t *p, int rank,
     size_t wrong = 0;
 
     for (size_t j = 0; j < count; j++)
-        wrong += !sc_bench_matches(p, 0, buf, j, sc_bench_value(p, rank, first + j));
+        wrong += !sc_bench_matches(p, buf, j, first + j, sc_bench_value(p, rank, first + j));
     return wrong;
 }
 

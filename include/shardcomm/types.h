@@ -29,7 +29,7 @@ typedef enum {
     SC_PROD,
     SC_MIN,
     SC_MAX,
-    SC_AVG,       /* sum divided by the communicator size; float types only */
+    SC_AVG,       /* the mean over the communicator; float types only (see below) */
     SC_OP_COUNT
 } sc_op_t;
 
@@ -39,9 +39,11 @@ typedef enum {
  * range is Inf (past 65504 in float16; NaN in float8 E4M3, which has no Inf) even
  * where later terms would bring it back, and the rounding depends on the algorithm's
  * order; the result is still bitwise the same on every rank. A NaN result (on 2 or more ranks) is the type's canonical quiet NaN;
- * min and max order -0 below +0. SC_AVG is the sum in the type divided by the size,
- * rounded once: values whose sum overflows average to Inf, so scale them first (as the
- * reducer's prediv does) where that can happen. */
+ * min and max order -0 below +0. SC_AVG: float32 and float64 divide the sum by the
+ * size, rounded once (values whose sum overflows average to Inf); float16, bfloat16 and
+ * float8 multiply every input by 1 / size first (in float32, rounded to the type, as
+ * NCCL's avg premultiplies), then sum, so that values whose sum passes the type's range
+ * still average (a few more roundings than one division). */
 
 /* A CUDA stream (cudaStream_t) for device buffers; NULL for host buffers. */
 typedef void *sc_stream_t;

@@ -293,42 +293,75 @@ static int sc_call_build_shm(const sc_call_t *call, sc_coll_op_t *op, const sc_t
     return 1;
 }
 
+/* The message-based algorithms reduce what they receive, so a prescaled reduction has
+ * its input scaled when the op starts (sc_op_start) into the buffer the algorithm then
+ * reads, *sbuf: an allreduce's receive buffer (run in place), else a copy the op owns
+ * (a reduce-scatter's or reduce's send buffer stays the caller's). 0 when out of
+ * memory. */
+static int sc_call_prescale_input(const sc_call_t *call, sc_coll_op_t *op, const void **sbuf)
+{
+    size_t sb, rb;
+
+    sc_call_bytes(call, op->comm->rank, op->comm->size, &sb, &rb);
+    op->prescale_src = call->sbuf;
+    op->prescale_count = sb / sc_dtype_size(call->dtype);
+    if (call->kind == SC_COLL_ALLREDUCE) {
+        op->prescale_buf = call->rbuf;
+    } else {
+        op->prescale_own = malloc(sb ? sb : 1);
+        if (!op->prescale_own)
+            return 0;
+        op->prescale_buf = op->prescale_own;
+    }
+    *sbuf = op->prescale_buf;
+    return 1;
+}
+
 static sc_status_t sc_call_build(const sc_call_t *call, sc_coll_op_t *op)
 {
     sc_comm_t *comm = op->comm;
     const sc_tuning_t *t;
+    const void *sbuf = call->sbuf;
     size_t bytes = call->count * sc_dtype_size(call->dtype);
     sc_status_t st = sc_tuning_get(&t);
 
     if (st != SC_SUCCESS)
         return st;
     op->prescale = call->prescale;
+    /* Avg of the narrow floats: the sum of the inputs times 1 / size (the header still
+     * says avg, so ranks that disagree on the op still differ). */
+    if (call->redop == SC_AVG && sc_dtype_avg_premultiplies(call->dtype) && comm->size > 1) {
+        op->redop = SC_SUM;
+        op->prescale = 1.0 / comm->size;
+    }
     /* On one rank every reduction (avg included) is a copy of the input. */
     if (comm->size == 1 && (call->kind == SC_COLL_ALLREDUCE ||
                             call->kind == SC_COLL_REDUCE_SCATTER || call->kind == SC_COLL_REDUCE)) {
         op->hdr.algo = SC_ALGO_DIRECT;
-        if (op->prescale != 0.0)
+        if (op->prescale != 0.0) {
             op->prescale_buf = call->rbuf;
+            op->prescale_count = call->count;
+        }
         sc_op_deliver(op, call->rbuf, 0, bytes,
                       sc_op_copy(op, call->rbuf, call->sbuf, bytes, -1, -1));
         return sc_op_built(op);
     }
     if (sc_call_build_shm(call, op, t, &st))
         return st;
-    /* The other algorithms reduce what they receive: the input is scaled at start. */
-    if (op->prescale != 0.0)
-        op->prescale_buf = call->rbuf;
+    if (op->prescale != 0.0 && !sc_call_prescale_input(call, op, &sbuf))
+        return sc_error(SC_ERR_NO_MEMORY, "%s: out of memory for the scaled input",
+                        sc_call_name(call));
     switch (call->kind) {
     case SC_COLL_ALLREDUCE: {
         int algo = t->allreduce_algo;
         if (algo == SC_ALGO_NONE)
             algo = (bytes <= t->ring_threshold || call->count < (size_t)comm->size)
                        ? SC_ALGO_RD : SC_ALGO_RING;
-        return algo == SC_ALGO_RING ? sc_algo_allreduce_ring(op, call->sbuf, call->rbuf, call->count)
-                                    : sc_algo_allreduce_rd(op, call->sbuf, call->rbuf, call->count);
+        return algo == SC_ALGO_RING ? sc_algo_allreduce_ring(op, sbuf, call->rbuf, call->count)
+                                    : sc_algo_allreduce_rd(op, sbuf, call->rbuf, call->count);
     }
     case SC_COLL_REDUCE_SCATTER:
-        return sc_algo_reduce_scatter_ring(op, call->sbuf, call->rbuf, call->count);
+        return sc_algo_reduce_scatter_ring(op, sbuf, call->rbuf, call->count);
     case SC_COLL_ALLGATHER:
         return sc_algo_allgather_ring(op, call->sbuf, call->rbuf, call->count);
     case SC_COLL_BROADCAST:
@@ -337,8 +370,8 @@ static sc_status_t sc_call_build(const sc_call_t *call, sc_coll_op_t *op)
                    : sc_algo_broadcast_chain(op, call->sbuf, call->rbuf, call->count, call->root);
     case SC_COLL_REDUCE:
         return bytes <= t->ring_threshold
-                   ? sc_algo_reduce_tree(op, call->sbuf, call->rbuf, call->count, call->root)
-                   : sc_algo_reduce_chain(op, call->sbuf, call->rbuf, call->count, call->root);
+                   ? sc_algo_reduce_tree(op, sbuf, call->rbuf, call->count, call->root)
+                   : sc_algo_reduce_chain(op, sbuf, call->rbuf, call->count, call->root);
     case SC_COLL_ALLTOALL:
         return sc_algo_alltoall_pairwise(op, call->sbuf, call->rbuf, call->count);
     case SC_COLL_BARRIER:

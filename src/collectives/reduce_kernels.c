@@ -475,6 +475,20 @@ static void sc_fp8_div(uint8_t *buf, size_t count, float d, sc_fp8_dec_fn dec,
     }
 }
 
+/* dst[i] = src[i] * s, in float32, rounded back once (a NaN made canonical). */
+static void sc_fp8_scale(uint8_t *dst, const uint8_t *src, size_t count, float s,
+                         sc_fp8_dec_fn dec, sc_fp8_enc_fn enc)
+{
+    for (size_t i = 0; i < count; i++) {
+        uint32_t bits = dec(src[i]);
+        float v;
+        memcpy(&v, &bits, sizeof(v));
+        v *= s;
+        memcpy(&bits, &v, sizeof(v));
+        dst[i] = enc(sc_spec_f32_is_nan(bits) ? SC_SPEC_F32_QNAN : bits);
+    }
+}
+
 /* ---- dispatch ---------------------------------------------------------------------- */
 
 /* SC_AVG reduces as SC_SUM. */
@@ -563,6 +577,13 @@ void sc_scale_local(sc_dtype_t dtype, void *dst, const void *src, size_t count, 
             d[i] = s[i] * scale;
         return;
     }
+    if (dtype == SC_FLOAT8_E4M3 || dtype == SC_FLOAT8_E5M2) {
+        int e4m3 = dtype == SC_FLOAT8_E4M3;
+        sc_fp8_scale(dst, src, count, (float)scale,
+                     e4m3 ? sc_fp8_e4m3_to_f32 : sc_fp8_e5m2_to_f32,
+                     e4m3 ? sc_fp8_e4m3_from_f32 : sc_fp8_e5m2_from_f32);
+        return;
+    }
     sc_cast_host(src, dtype, dst, dtype, count, (float)scale);
 }
 
@@ -583,15 +604,86 @@ static void sc_f32_sum_scaled(const float *x, int scale_x, const float *y, float
     }
 }
 
+#ifdef SC_HAVE_X86_PATHS
+/* sc_f32_sum_scaled for float16, eight lanes at a time: each product rounded to
+ * float16 (as sc_scale_local), the sum in float32 rounded once; returns the elements
+ * done (a multiple of 8). */
+SC_F16C static size_t sc_f16_sum_scaled_f16c(const uint16_t *x, int scale_x, const uint16_t *y,
+                                             uint16_t *z, size_t count, float s)
+{
+    __m256 vs = _mm256_set1_ps(s);
+    size_t i = 0;
+
+    for (; i + 8 <= count; i += 8) {
+        __m256 a = sc_f16c_load(x + i), b = _mm256_mul_ps(sc_f16c_load(y + i), vs);
+        if (scale_x)
+            a = _mm256_cvtph_ps(_mm256_cvtps_ph(_mm256_mul_ps(a, vs), _MM_FROUND_TO_NEAREST_INT));
+        b = _mm256_cvtph_ps(_mm256_cvtps_ph(b, _MM_FROUND_TO_NEAREST_INT));
+        sc_f16c_store(z + i, sc_f16c_canonical_nan(_mm256_add_ps(a, b)));
+    }
+    return i;
+}
+
+/* The bfloat16 value of each lane's product, rounded as sc_scale_local rounds. */
+SC_AVX2 static inline __m256 sc_bf16x8_scaled(__m256 v, __m256 s)
+{
+    return _mm256_castsi256_ps(_mm256_slli_epi32(sc_bf16x8_round(_mm256_mul_ps(v, s)), 16));
+}
+
+/* The same for bfloat16, sixteen lanes at a time; returns the elements done. */
+SC_AVX2 static size_t sc_bf16_sum_scaled_avx2(const uint16_t *x, int scale_x, const uint16_t *y,
+                                              uint16_t *z, size_t count, float s)
+{
+    __m256 vs = _mm256_set1_ps(s);
+    size_t i = 0;
+
+    for (; i + 16 <= count; i += 16) {
+        __m256 xlo, xhi, ylo, yhi;
+        sc_bf16x16_load(x + i, &xlo, &xhi);
+        sc_bf16x16_load(y + i, &ylo, &yhi);
+        if (scale_x) {
+            xlo = sc_bf16x8_scaled(xlo, vs);
+            xhi = sc_bf16x8_scaled(xhi, vs);
+        }
+        sc_bf16x16_store(z + i, _mm256_add_ps(xlo, sc_bf16x8_scaled(ylo, vs)),
+                         _mm256_add_ps(xhi, sc_bf16x8_scaled(yhi, vs)));
+    }
+    return i;
+}
+#endif
+
+/* Elements done at once by a fused kernel (a sum of float16 or bfloat16 where the CPU
+ * has one), leaving the rest to the tiles. */
+static size_t sc_sum_scaled_fused(sc_dtype_t dtype, const void *a, int scale_a, const void *b,
+                                  void *out, size_t count, float s)
+{
+#ifdef SC_HAVE_X86_PATHS
+    if (dtype == SC_FLOAT16 && sc_cpu_has_f16c())
+        return sc_f16_sum_scaled_f16c(a, scale_a, b, out, count, s);
+    if (dtype == SC_BFLOAT16 && sc_cpu_has_avx2())
+        return sc_bf16_sum_scaled_avx2(a, scale_a, b, out, count, s);
+#else
+    (void)dtype, (void)a, (void)scale_a, (void)b, (void)out, (void)count, (void)s;
+#endif
+    return 0;
+}
+
 void sc_reduce_local_scaled(sc_op_t op, sc_dtype_t dtype, const void *a, int scale_a,
                             const void *b, void *out, size_t count, double scale)
 {
     _Alignas(64) uint8_t ta[SC_SCALED_TILE * 8], tb[SC_SCALED_TILE * 8];
-    size_t es = sc_dtype_size(dtype);
+    size_t es = sc_dtype_size(dtype), done;
 
     if (dtype == SC_FLOAT32 && (op == SC_SUM || op == SC_AVG)) {
         sc_f32_sum_scaled(a, scale_a, b, out, count, (float)scale);
         return;
+    }
+    if (op == SC_SUM || op == SC_AVG) {
+        done = sc_sum_scaled_fused(dtype, a, scale_a, b, out, count, (float)scale);
+        a = (const uint8_t *)a + done * es;
+        b = (const uint8_t *)b + done * es;
+        out = (uint8_t *)out + done * es;
+        count -= done;
     }
     for (size_t i = 0; i < count; i += SC_SCALED_TILE) {
         size_t n = count - i < SC_SCALED_TILE ? count - i : SC_SCALED_TILE;

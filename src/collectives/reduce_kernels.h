@@ -23,10 +23,11 @@ void sc_reduce_local(sc_op_t op, sc_dtype_t dtype, const void *a, const void *b,
                      void *out, size_t count);
 
 /* dst[i] = src[i] * scale (src == dst allowed) for float dtypes, in the dtype's
- * arithmetic (float32, and the scale as a float, for float32/float16/bfloat16, rounded
- * once); integers are copied (scale applies to floats only). The one definition of
- * a pre-division by the reducer's factor: the scaled copy into a bucket and the scaled
- * reduction below compute the same bits. */
+ * arithmetic (float32, and the scale as a float, for float32, float16, bfloat16 and
+ * float8, rounded once); integers are copied (scale applies to floats only). The one
+ * definition of a pre-division: by the reducer's factor (the scaled copy into a bucket
+ * and the scaled reduction below compute the same bits), and by the size in avg of
+ * the narrow floats (sc_dtype_avg_premultiplies). */
 void sc_scale_local(sc_dtype_t dtype, void *dst, const void *src, size_t count, double scale);
 
 /* out[i] = A op B, where A is a[i] * scale when scale_a (else a[i]) and B is

@@ -93,6 +93,8 @@ void sc_op_destroy(sc_coll_op_t *op)
     if (!op)
         return;
     tp = op->comm->tp;
+    free(op->prescale_own);
+    op->prescale_own = NULL;
     if (op->cap > SC_OP_POOL_ACTS_MAX) {
         free(op->acts);
         op->acts = NULL;
@@ -115,6 +117,7 @@ void sc_op_destroy(sc_coll_op_t *op)
 
 void sc_op_free(sc_coll_op_t *op)
 {
+    free(op->prescale_own);
     free(op->acts);
     free(op->scratch);
     free(op);
@@ -388,8 +391,9 @@ static sc_status_t sc_op_start(sc_coll_op_t *op)
     /* An algorithm that cannot scale in its reductions has the input scaled here,
      * before anything reads it. */
     if (op->prescale_buf)
-        sc_scale_local(op->dtype, op->prescale_buf, op->prescale_buf, op->hdr.count,
-                       op->prescale);
+        sc_scale_local(op->dtype, op->prescale_buf,
+                       op->prescale_src ? op->prescale_src : op->prescale_buf,
+                       op->prescale_count, op->prescale);
     if (kind == SC_COLL_SEND || kind == SC_COLL_RECV) {
         /* The receiver checks the sender's header. */
         op->nhdr = (kind == SC_COLL_RECV) ? 1 : 0;

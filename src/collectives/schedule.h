@@ -149,11 +149,17 @@ typedef struct sc_op {
     int ndeliver;
     int deliver_streamed;      /* the copies to delivered ranges (sc_op_deliver, and an
                                   algorithm's own) stored non-temporally */
-    /* An allreduce of inputs multiplied by prescale (0: none; sc_allreduce_prescaled):
-     * the algorithm scales in its reductions (scaled actions), or, where it cannot,
-     * prescale_buf (the in-place buffer) is scaled when the op starts. */
+    /* A reduction of inputs multiplied by prescale (0: none; sc_allreduce_prescaled, and
+     * avg of the narrow floats, sc_dtype_avg_premultiplies): the algorithm scales in
+     * its reductions (scaled actions), or, where it cannot, the op's start writes
+     * prescale_count elements of prescale_src (NULL: prescale_buf itself) times
+     * prescale into prescale_buf, which the algorithm reads as its input: the in-place
+     * buffer, an allreduce's receive buffer, or prescale_own, a copy the op owns. */
     double prescale;
     void *prescale_buf;
+    const void *prescale_src;
+    size_t prescale_count;
+    void *prescale_own;
     /* The message buffers come last: they are written before they are read, so a
      * reused op clears only the fields above them (SC_OP_CLEARED). */
     /* Header receives have room for an inline payload (see inline_bytes). */

@@ -34,6 +34,11 @@ int sc_dtype_is_float(sc_dtype_t d)
            d == SC_FLOAT8_E4M3 || d == SC_FLOAT8_E5M2;
 }
 
+int sc_dtype_avg_premultiplies(sc_dtype_t d)
+{
+    return d == SC_FLOAT16 || d == SC_BFLOAT16 || d == SC_FLOAT8_E4M3 || d == SC_FLOAT8_E5M2;
+}
+
 SC_API size_t sc_dtype_size(sc_dtype_t dtype)
 {
     return ((unsigned)dtype < SC_DTYPE_COUNT) ? sc_dtypes[dtype].size : 0;

@@ -319,6 +319,43 @@ static inline double cc_avg_tolerance(sc_dtype_t d)
     }
 }
 
+/* avg of float16 and bfloat16 is the sum of every input times 1 / nranks, each product
+ * rounded to the dtype first (as NCCL's premultiplied avg, so that a sum past the
+ * dtype's range still averages); float32 and float64 divide the sum once. */
+static inline int cc_avg_premultiplies(sc_dtype_t d)
+{
+    return d == SC_FLOAT16 || d == SC_BFLOAT16;
+}
+
+/* Whether got (bits) is element idx of avg over nranks of the inputs of seed, with
+ * *exact the value it is compared with and *tol the absolute tolerance. Premultiplied:
+ * the exact sum of the rounded products; each of the nranks - 1 sums rounds by at most
+ * half an ulp of a partial sum, no larger than the sum of the products' magnitudes.
+ * Else the exact average within cc_avg_tolerance. */
+static inline int cc_avg_ok(sc_dtype_t d, uint64_t seed, int nranks, size_t idx,
+                            uint64_t got, double *exact, double *tol)
+{
+    double g = cc_bits_to_double(d, got), sum = 0, mag = 0;
+
+    for (int r = 0; r < nranks; r++) {
+        double x = cc_bits_to_double(d, cc_input(d, SC_AVG, seed, r, idx));
+        if (cc_avg_premultiplies(d)) {
+            float product = (float)x * (float)(1.0 / nranks);
+            x = cc_bits_to_double(d, cc_double_to_bits(d, (double)product));
+        }
+        sum += x;
+        mag += fabs(x);
+    }
+    if (cc_avg_premultiplies(d)) {
+        *exact = sum;
+        *tol = nranks * cc_avg_tolerance(d) * mag;
+    } else {
+        *exact = sum / nranks;
+        *tol = cc_avg_tolerance(d) * fabs(*exact);
+    }
+    return g == *exact || fabs(g - *exact) <= *tol;
+}
+
 /* ---- element access ------------------------------------------------------------ */
 
 static inline uint64_t cc_load(sc_dtype_t d, const void *buf, size_t idx)

@@ -2,9 +2,12 @@
  * sums over up to 4 ranks both formats hold exactly (|sum| <= 16 for e4m3's 4
  * significant bits, <= 8 for e5m2's 3), so sums, minima and maxima are exact whatever
  * the order of reduction; avg is
- * that exact sum divided and rounded once (checked against the encoder, itself tested
- * against an independent reference in tests/kernels/test_fp8.c). Results must also be
- * bitwise equal on every rank. */
+ * the sum of every input times 1 / size, each product rounded to the format first (as
+ * NCCL's premultiplied avg, so that a sum past the format's range still averages),
+ * checked against the exact sum of those products within half an ulp per rounding
+ * (the encoder is tested against an independent reference in tests/kernels/test_fp8.c).
+ * Results must also be bitwise equal on every rank. */
+#include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,6 +23,14 @@ static uint8_t encode(sc_dtype_t t, float x)
     uint32_t u;
     memcpy(&u, &x, 4);
     return t == SC_FLOAT8_E4M3 ? sc_fp8_e4m3_from_f32(u) : sc_fp8_e5m2_from_f32(u);
+}
+
+static float decode(sc_dtype_t t, uint8_t x)
+{
+    uint32_t u = t == SC_FLOAT8_E4M3 ? sc_fp8_e4m3_to_f32(x) : sc_fp8_e5m2_to_f32(x);
+    float f;
+    memcpy(&f, &u, 4);
+    return f;
 }
 
 static sc_dtype_t g_type;
@@ -51,8 +62,22 @@ static int check_reductions(sc_comm_t *comm, sc_dtype_t t, size_t n)
                 lo = v < lo ? v : lo;
                 hi = v > hi ? v : hi;
             }
+            if (ops[k] == SC_AVG) {
+                /* Half an ulp (3 or 2 significant bits after the leading one) of at
+                 * most the magnitudes' sum, per each of the p - 1 sums. */
+                double sum = 0, mag = 0, ulp = t == SC_FLOAT8_E4M3 ? 0x1p-3 : 0x1p-2;
+                for (int r = 0; r < p; r++) {
+                    double q = decode(t, encode(t, (float)value(r, i) * (float)(1.0 / p)));
+                    sum += q;
+                    mag += fabs(q);
+                }
+                CHECK(fabs(decode(t, out[i]) - sum) <= (p - 1) * ulp / 2 * mag,
+                      "%s avg element %zu: %g, expected %g within %g", sc_dtype_name(t), i,
+                      (double)decode(t, out[i]), sum, (p - 1) * ulp / 2 * mag);
+                continue;
+            }
             float want = ops[k] == SC_SUM ? (float)s : ops[k] == SC_MIN ? (float)lo
-                       : ops[k] == SC_MAX ? (float)hi : (float)s / (float)p;
+                                                                       : (float)hi;
             CHECK(out[i] == encode(t, want), "%s %s element %zu: %#x, expected %#x (%g)",
                   sc_dtype_name(t), sc_op_name(ops[k]), i, out[i], encode(t, want),
                   (double)want);

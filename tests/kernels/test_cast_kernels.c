@@ -12,6 +12,7 @@
 #include <string.h>
 
 #define SC_CHECK_RANK 0
+#include "../common/sc_bits.h"
 #include "../common/cast_inputs.h"
 #include "../common/sc_test_runner.h"
 #include "../common/sc_check.h"
@@ -24,20 +25,6 @@
 static const sc_dtype_t formats[] = {SC_FLOAT32, SC_FLOAT16, SC_BFLOAT16};
 
 /* ---- bits, elements, random numbers ------------------------------------------------- */
-
-static float f32(uint32_t u)
-{
-    float f;
-    memcpy(&f, &u, 4);
-    return f;
-}
-
-static uint32_t bits(float f)
-{
-    uint32_t u;
-    memcpy(&u, &f, 4);
-    return u;
-}
 
 /* ---- references ----------------------------------------------------------------------- */
 
@@ -54,7 +41,7 @@ static uint32_t ref_f16_to_f32(uint16_t h)
     if (ref_f16_is_nan(h))
         return ((uint32_t)(h & 0x8000) << 16) | 0x7fc00000u | ((uint32_t)(h & 0x3ff) << 13);
     memcpy(&v, &h, 2);
-    return bits((float)v);
+    return f32_bits((float)v);
 }
 
 /* float32 -> float16 through _Float16 (libgcc, nearest even); a NaN keeps its sign
@@ -85,7 +72,7 @@ static uint32_t ref_bf16_to_f32(uint16_t b)
 {
     if ((b & 0x7f80) == 0x7f80 && (b & 0x7f))
         return ((uint32_t)b << 16) | 0x400000u;
-    return bits((float)ref_bf16_value(b));
+    return f32_bits((float)ref_bf16_value(b));
 }
 
 /* float32 -> bfloat16: of the two bfloat16 neighbours (the truncation and the next one
@@ -135,7 +122,7 @@ static uint32_t ref_scale(uint32_t x, float scale)
     if (isnan(f32(x)))
         return x | 0x400000u;
     p = f32(x) * scale;
-    return isnan(p) ? 0x7fc00000u : bits(p);
+    return isnan(p) ? 0x7fc00000u : f32_bits(p);
 }
 
 static uint32_t ref_cast(sc_dtype_t st, sc_dtype_t dt, uint32_t v, float scale)

@@ -229,6 +229,46 @@ static int test_avg_divides_and_rounds(void)
     return 0;
 }
 
+/* sc_scale_local on every code (avg's premultiplication by 1 / size, the reducer's
+ * pre-division): the product in float32, rounded to the format once, against the
+ * reference; also in place. */
+static int test_scale_matches_the_reference(void)
+{
+    static const double scales[] = {0.5, 1.0 / 3.0, 0.125, 1.0 / 7.0};
+    uint8_t in[256], out[256];
+
+    for (int k = 0; k < 2; k++) {
+        const fmt_t *f = &fmts[k];
+        for (size_t j = 0; j < sizeof(scales) / sizeof(scales[0]); j++) {
+            for (int c = 0; c < 256; c++)
+                in[c] = (uint8_t)c;
+            sc_scale_local(f->dtype, out, in, 256, scales[j]);
+            sc_scale_local(f->dtype, in, in, 256, scales[j]);
+            CHECK(memcmp(in, out, 256) == 0, "%s scale %g: in place differs", f->name,
+                  scales[j]);
+            for (unsigned c = 0; c < 256; c++) {
+                double r;
+                unsigned want;
+                if (ref_is_nan(f, c)) {
+                    CHECK(ref_is_nan(f, out[c]), "%s: NaN %#x scaled to %#x", f->name, c,
+                          out[c]);
+                    continue;
+                }
+                if (ref_is_inf(f, c)) {
+                    CHECK(out[c] == c, "%s: Inf %#x scaled to %#x", f->name, c, out[c]);
+                    continue;
+                }
+                r = (double)((float)ref_decode(f, c) * (float)scales[j]);
+                want = ref_encode(f, r);
+                CHECK(out[c] == want || (r == 0 && (out[c] & 0x7f) == 0),
+                      "%s: %#x (%g) times %g -> %#x, expected %#x", f->name, c,
+                      ref_decode(f, c), scales[j], out[c], want);
+            }
+        }
+    }
+    return 0;
+}
+
 int main(void)
 {
     int failed = 0;
@@ -237,6 +277,7 @@ int main(void)
     failed |= test_encode_specials();
     failed |= test_reductions_match_the_reference();
     failed |= test_avg_divides_and_rounds();
+    failed |= test_scale_matches_the_reference();
     printf("%s: float8 conversions and reductions\n", failed ? "FAIL" : "PASS");
     return failed;
 }

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../common/sc_bits.h"
 #include "../common/sc_test_runner.h"
 #include "collectives/reduce_kernels.h"
 
@@ -46,20 +47,6 @@ static size_t dtype_bytes(sc_dtype_t d)
 }
 
 /* ---- bit helpers and independent references ---------------------------------- */
-
-static float f32(uint32_t u)
-{
-    float f;
-    memcpy(&f, &u, 4);
-    return f;
-}
-
-static uint32_t f32_bits(float f)
-{
-    uint32_t u;
-    memcpy(&u, &f, 4);
-    return u;
-}
 
 static double f64(uint64_t u)
 {

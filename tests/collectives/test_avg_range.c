@@ -1,0 +1,203 @@
+/* avg of the narrow floats where the sum passes the dtype's range: every rank holds
+ * values near the largest finite one (float16 +-40000, bfloat16 +-2e38, float8_e4m3
+ * +-300, float8_e5m2 +-40000), whose sum over two ranks is Inf (NaN in e4m3). avg
+ * multiplies each input by 1 / size first (as NCCL's does), so the averages are
+ * finite, within half an ulp per rounding of the exact sum of the rounded products,
+ * and bitwise equal on every rank. Through every path that reduces: allreduce out of
+ * and in place, reduce_scatter, reduce to the first and the last rank; 7 elements
+ * (recursive doubling, the tree, headers carrying the data) and 2^18 (the ring and the
+ * chain, or the staging segment on one node); plain and registered memory
+ * (sc_mem_alloc, read in place by the peers). */
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "collectives/fp8_spec.h"
+#include "collectives/cast_spec.h"
+
+static int g_rank;
+#define SC_CHECK_RANK g_rank
+#include "../common/sc_check.h"
+#include "../common/sc_bits.h"
+
+typedef struct {
+    sc_dtype_t t;
+    double big;  /* a value whose double is past the largest finite one */
+    double ulp;  /* relative ulp of the significand */
+} avg_type_t;
+
+static const avg_type_t types[] = {
+    {SC_FLOAT16, 40000.0, 0x1p-10},
+    {SC_BFLOAT16, 2e38, 0x1p-7},
+    {SC_FLOAT8_E4M3, 300.0, 0x1p-3},
+    {SC_FLOAT8_E5M2, 40000.0, 0x1p-2},
+};
+
+/* x rounded to t, as its bit pattern (one or two bytes). */
+static uint16_t encode(sc_dtype_t t, float x)
+{
+    switch (t) {
+    case SC_FLOAT16: return sc_spec_f32_to_f16(f32_bits(x));
+    case SC_BFLOAT16: return sc_spec_f32_to_bf16(f32_bits(x));
+    case SC_FLOAT8_E4M3: return sc_fp8_e4m3_from_f32(f32_bits(x));
+    default: return sc_fp8_e5m2_from_f32(f32_bits(x));
+    }
+}
+
+static float decode(sc_dtype_t t, uint16_t x)
+{
+    switch (t) {
+    case SC_FLOAT16: return f32(sc_spec_f16_to_f32(x));
+    case SC_BFLOAT16: return f32(sc_spec_bf16_to_f32(x));
+    case SC_FLOAT8_E4M3: return f32(sc_fp8_e4m3_to_f32((uint8_t)x));
+    default: return f32(sc_fp8_e5m2_to_f32((uint8_t)x));
+    }
+}
+
+static uint16_t load(sc_dtype_t t, const void *buf, size_t i)
+{
+    uint16_t v;
+    if (sc_dtype_size(t) == 1)
+        return ((const uint8_t *)buf)[i];
+    memcpy(&v, (const uint8_t *)buf + 2 * i, 2);
+    return v;
+}
+
+static void store(sc_dtype_t t, void *buf, size_t i, uint16_t v)
+{
+    if (sc_dtype_size(t) == 1)
+        ((uint8_t *)buf)[i] = (uint8_t)v;
+    else
+        memcpy((uint8_t *)buf + 2 * i, &v, 2);
+}
+
+/* Rank r's element i: big, rounded to the dtype's largest finite value below it where
+ * it is not one, times a sign and a factor in {1, 7/8, 3/4} that vary with r and i. */
+static float value(const avg_type_t *k, int r, size_t i)
+{
+    static const float factor[] = {1.0f, 0.875f, 0.75f};
+    float sign = ((i + (size_t)r) % 5 == 0) ? -1.0f : 1.0f;
+    return decode(k->t, encode(k->t, (float)(k->big * factor[(i * 3 + (size_t)r) % 3])))
+           * sign;
+}
+
+/* Element i of the average over p ranks against the exact sum of the rounded products;
+ * 1 (with a message) when it is off. */
+static int check_element(const avg_type_t *k, int p, size_t i, uint16_t got,
+                         const char *what)
+{
+    double sum = 0, mag = 0, tol, g = decode(k->t, got);
+
+    for (int r = 0; r < p; r++) {
+        double q = decode(k->t, encode(k->t, value(k, r, i) * (float)(1.0 / p)));
+        sum += q;
+        mag += fabs(q);
+    }
+    tol = (p - 1) * k->ulp / 2 * mag;
+    CHECK(isfinite(g) && fabs(g - sum) <= tol,
+          "%s %s element %zu over %d ranks: %g, expected %g within %g (the sum of the "
+          "inputs overflows the dtype: avg must scale them first)", sc_dtype_name(k->t),
+          what, i, p, g, sum, tol);
+    return 0;
+}
+
+/* The FNV-1a hash of bytes, to compare results across ranks. */
+static uint64_t hash(const void *buf, size_t bytes)
+{
+    uint64_t h = 1469598103934665603ull;
+    for (size_t i = 0; i < bytes; i++)
+        h = (h ^ ((const uint8_t *)buf)[i]) * 1099511628211ull;
+    return h;
+}
+
+static int same_on_every_rank(sc_comm_t *comm, const void *buf, size_t bytes,
+                              const char *what)
+{
+    int p = sc_comm_size(comm);
+    uint64_t mine = hash(buf, bytes), all[64];
+
+    CHECK_OK(sc_allgather(&mine, all, 1, SC_INT64, comm, NULL, NULL));
+    for (int r = 0; r < p; r++)
+        CHECK(all[r] == all[0], "%s: rank %d's result differs from rank 0's", what, r);
+    return 0;
+}
+
+static void *buffer(sc_comm_t *comm, size_t bytes, int registered)
+{
+    void *b = NULL;
+    if (registered)
+        return sc_mem_alloc(comm, bytes, &b) == SC_SUCCESS ? b : NULL;
+    return malloc(bytes);
+}
+
+static void release(sc_comm_t *comm, void *b, int registered)
+{
+    if (registered)
+        sc_mem_free(comm, b);
+    else
+        free(b);
+}
+
+static int check_type(sc_comm_t *comm, const avg_type_t *k, size_t n, int registered)
+{
+    int p = sc_comm_size(comm), rank = sc_comm_rank(comm);
+    size_t es = sc_dtype_size(k->t), blk = n;
+    uint8_t *in = buffer(comm, n * (size_t)p * es, registered);
+    uint8_t *out = buffer(comm, n * (size_t)p * es, registered);
+    char what[64];
+
+    CHECK(in && out, "out of memory");
+    /* allreduce, out of place and in place. */
+    for (int inplace = 0; inplace < 2; inplace++) {
+        for (size_t i = 0; i < n; i++)
+            store(k->t, in, i, encode(k->t, value(k, rank, i)));
+        if (inplace)
+            memcpy(out, in, n * es);
+        CHECK_OK(sc_allreduce(inplace ? out : in, out, n, k->t, SC_AVG, comm, NULL, NULL));
+        snprintf(what, sizeof(what), "allreduce%s", inplace ? " in place" : "");
+        for (size_t i = 0; i < n; i++)
+            if (check_element(k, p, i, load(k->t, out, i), what))
+                return 1;
+        if (same_on_every_rank(comm, out, n * es, what))
+            return 1;
+    }
+    /* reduce_scatter: blk elements per rank out of n * p. */
+    for (size_t i = 0; i < blk * (size_t)p; i++)
+        store(k->t, in, i, encode(k->t, value(k, rank, i)));
+    CHECK_OK(sc_reduce_scatter(in, out, blk, k->t, SC_AVG, comm, NULL, NULL));
+    for (size_t j = 0; j < blk; j++)
+        if (check_element(k, p, (size_t)rank * blk + j, load(k->t, out, j), "reduce_scatter"))
+            return 1;
+    /* reduce to the first and the last rank; the input must stay as it was. */
+    for (int root = 0; root < p; root += p > 1 ? p - 1 : 1) {
+        uint64_t before = hash(in, n * es);
+        CHECK_OK(sc_reduce(in, out, n, k->t, SC_AVG, root, comm, NULL, NULL));
+        CHECK(hash(in, n * es) == before, "reduce changed its send buffer");
+        if (rank == root)
+            for (size_t i = 0; i < n; i++)
+                if (check_element(k, p, i, load(k->t, out, i), "reduce"))
+                    return 1;
+    }
+    release(comm, in, registered);
+    release(comm, out, registered);
+    return 0;
+}
+
+int main(void)
+{
+    const size_t counts[] = {7, (size_t)1 << 18};
+    sc_comm_t *comm;
+
+    CHECK_OK(sc_comm_init_from_env(&comm));
+    g_rank = sc_comm_rank(comm);
+    CHECK(sc_comm_size(comm) <= 64, "at most 64 ranks");
+    for (size_t t = 0; t < sizeof(types) / sizeof(types[0]); t++)
+        for (size_t c = 0; c < sizeof(counts) / sizeof(counts[0]); c++)
+            for (int registered = 0; registered < 2; registered++)
+                if (check_type(comm, &types[t], counts[c], registered))
+                    return 1;
+    CHECK_OK(sc_comm_destroy(comm));
+    printf("PASS: avg past the range of float16, bfloat16 and float8 (rank %d)\n", g_rank);
+    return 0;
+}
