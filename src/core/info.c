@@ -226,6 +226,8 @@ typedef struct {
     const char *default_note;  /* non-NULL: unset means "auto", decided as this says */
     const char *const *choices;
     const char *expected;      /* the choices as the error message lists them */
+    int lenient;               /* choices: the library takes an unknown value as the
+                                  default, with a warning, instead of refusing it */
 } sc_info_setting_t;
 
 static const char *const sc_info_bind_choices[] = {"core", "none", NULL};
@@ -256,7 +258,8 @@ static const sc_info_setting_t sc_info_settings[SC_INFO_SETTING_COUNT] = {
                       .choices = sc_info_bind_choices, .expected = "core|none"},
     [SC_INFO_LOG_LEVEL] = {.names = sc_env_log_level_names, .kind = SC_INFO_CHOICE,
                            .def_text = "warn", .choices = sc_info_log_choices,
-                           .expected = "error|warn|info|debug|trace or 0-4"},
+                           .expected = "error|warn|info|debug|trace or 0-4",
+                           .lenient = 1},
     [SC_INFO_ALGO] = {.names = sc_env_algo_names, .kind = SC_INFO_CHOICE, .def_text = "auto",
                       .choices = sc_info_algo_choices, .exact_case = 1,
                       .expected = "auto|ring|rd"},
@@ -296,6 +299,7 @@ static const sc_info_setting_t sc_info_settings[SC_INFO_SETTING_COUNT] = {
 typedef struct {
     char value[256];
     int invalid;
+    int ignored;               /* a lenient setting's unknown value: the default used */
     char error[SC_ERROR_MAX];
 } sc_info_value_t;
 
@@ -369,6 +373,12 @@ static void sc_info_evaluate(const sc_info_setting_t *s, const char *raw,
             }
         }
         sc_error(SC_ERR_INVALID_ARG, "%s=%s is not one of %s", which, raw, s->expected);
+        if (s->lenient) {
+            v->ignored = 1;
+            snprintf(v->value, sizeof(v->value), "%s", s->def_text);
+            snprintf(v->error, sizeof(v->error), "%s", sc_last_error());
+            return;
+        }
         sc_info_invalid(v, raw);
         return;
     }
@@ -378,10 +388,13 @@ static void sc_info_print_setting(FILE *out, const sc_info_setting_t *s,
                                   const sc_info_value_t *v, const char *raw,
                                   const char *which, const char *launcher)
 {
-    char source[SC_ERROR_MAX + 64];
+    char source[SC_ERROR_MAX + 320]; /* the sentence, and a value of up to 255 */
 
     if (v->invalid)
         snprintf(source, sizeof(source), "INVALID: %s", v->error);
+    else if (v->ignored)
+        snprintf(source, sizeof(source), "IGNORED: %s (the library warns and uses %s)",
+                 v->error, v->value);
     else if (!which && s->default_note)
         snprintf(source, sizeof(source), "default: %s", s->default_note);
     else if (!which)

@@ -247,6 +247,23 @@ static int config_marks_an_invalid_value_and_returns_invalid_arg(void)
     return TEST_PASS;
 }
 
+/* SC_LOG_LEVEL=bogus: the library warns and logs at warn rather than failing, and
+ * sc-info shows just that (warn, IGNORED with the reason), not an invalid setting. */
+static int config_shows_an_unknown_log_level_as_the_library_takes_it(void)
+{
+    static const char *const env[] = {"SC_LOG_LEVEL", "bogus", NULL};
+    char value[256], source[1024];
+    report_t r;
+
+    CHECK(run_report(config_body, env, NULL, &r) == 0);
+    CHECK(r.status == SC_SUCCESS);
+    CHECK(setting(&r, "SC_LOG_LEVEL", value, source) == 0);
+    CHECK(strcmp(value, "warn") == 0);
+    CHECK(strncmp(source, "IGNORED: SC_LOG_LEVEL=bogus is not one of", 41) == 0);
+    CHECK(strstr(source, "uses warn") != NULL);
+    return TEST_PASS;
+}
+
 /* SC_LOCAL_REGISTER and SC_LOCAL_MAILBOX are switches: 2 is refused, naming the
  * variable. */
 static int config_refuses_local_switches_other_than_0_or_1(void)
@@ -492,6 +509,8 @@ static const test_entry_t tests[] = {
      config_takes_the_leading_number_of_slurm_tasks_per_node},
     {"config_takes_rank_and_size_from_one_launcher",
      config_takes_rank_and_size_from_one_launcher},
+    {"config_shows_an_unknown_log_level_as_the_library_takes_it",
+     config_shows_an_unknown_log_level_as_the_library_takes_it},
     {"config_marks_an_invalid_value_and_returns_invalid_arg",
      config_marks_an_invalid_value_and_returns_invalid_arg},
     {"config_error_names_the_first_invalid_setting",
