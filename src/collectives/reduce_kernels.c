@@ -192,12 +192,6 @@ static void sc_f16_prod_c(const uint16_t *x, const uint16_t *y, uint16_t *z, siz
         z[i] = sc_f16_from_result(sc_half_to_float(x[i]) * sc_half_to_float(y[i]));
 }
 
-static void sc_f16_div_c(uint16_t *buf, size_t count, float d)
-{
-    for (size_t i = 0; i < count; i++)
-        buf[i] = sc_float_to_half(sc_half_to_float(buf[i]) / d);
-}
-
 static void sc_bf16_sum_c(const uint16_t *x, const uint16_t *y, uint16_t *z, size_t count)
 {
     for (size_t i = 0; i < count; i++)
@@ -210,12 +204,6 @@ static void sc_bf16_prod_c(const uint16_t *x, const uint16_t *y, uint16_t *z, si
     for (size_t i = 0; i < count; i++)
         z[i] = sc_bf16_from_result(sc_f32_from_bits((uint32_t)x[i] << 16) *
                                    sc_f32_from_bits((uint32_t)y[i] << 16));
-}
-
-SC_CLONES static void sc_bf16_div(uint16_t *buf, size_t count, float d)
-{
-    for (size_t i = 0; i < count; i++)
-        buf[i] = sc_float_to_bfloat16(sc_f32_from_bits((uint32_t)buf[i] << 16) / d);
 }
 
 #ifdef SC_HAVE_X86_PATHS
@@ -271,16 +259,6 @@ SC_F16C static void sc_f16_prod_f16c(const uint16_t *x, const uint16_t *y, uint1
         sc_f16c_store(z + i, sc_f16c_canonical_nan(r));
     }
     sc_f16_prod_c(x + i, y + i, z + i, count - i);
-}
-
-SC_F16C static void sc_f16_div_f16c(uint16_t *buf, size_t count, float d)
-{
-    __m256 dv = _mm256_set1_ps(d);
-    size_t i = 0;
-
-    for (; i + 8 <= count; i += 8)
-        sc_f16c_store(buf + i, _mm256_div_ps(sc_f16c_load(buf + i), dv));
-    sc_f16_div_c(buf + i, count - i, d);
 }
 
 /* 16 bfloat16 widened in place: interleaving with zeros puts each one in the top
@@ -360,11 +338,6 @@ static void sc_f16_prod(const void *a, const void *b, void *out, size_t count)
     SC_PICK(sc_cpu_has_f16c(), sc_f16_prod_f16c, sc_f16_prod_c)(a, b, out, count);
 }
 
-static void sc_f16_div(uint16_t *buf, size_t count, float d)
-{
-    SC_PICK(sc_cpu_has_f16c(), sc_f16_div_f16c, sc_f16_div_c)(buf, count, d);
-}
-
 static void sc_bf16_sum(const void *a, const void *b, void *out, size_t count)
 {
     SC_PICK(sc_cpu_has_avx2(), sc_bf16_sum_avx2, sc_bf16_sum_c)(a, b, out, count);
@@ -409,11 +382,6 @@ static void sc_bf16_prod(const void *a, const void *b, void *out, size_t count)
         T *z = out;                                                                     \
         for (size_t i = 0; i < count; i++)                                              \
             z[i] = x[i] > y[i] ? x[i] : y[i];                                           \
-    }                                                                                   \
-    static void NAME##_div(T *buf, size_t count, int d)                                 \
-    {                                                                                   \
-        for (size_t i = 0; i < count; i++)                                              \
-            buf[i] = (T)(buf[i] / d);                                                   \
     }
 
 /* uint8 * uint8 promotes to int, where 255 * 255 cannot overflow; the 32- and
@@ -461,19 +429,6 @@ SC_DEFINE_FP8_KERNEL(sc_e5m2_sum, sc_f32_sum, sc_fp8_e5m2_to_f32, sc_fp8_e5m2_fr
 SC_DEFINE_FP8_KERNEL(sc_e5m2_prod, sc_f32_prod, sc_fp8_e5m2_to_f32, sc_fp8_e5m2_from_f32)
 SC_DEFINE_FP8_KERNEL(sc_e5m2_min, sc_f32_min, sc_fp8_e5m2_to_f32, sc_fp8_e5m2_from_f32)
 SC_DEFINE_FP8_KERNEL(sc_e5m2_max, sc_f32_max, sc_fp8_e5m2_to_f32, sc_fp8_e5m2_from_f32)
-
-static void sc_fp8_div(uint8_t *buf, size_t count, float d, sc_fp8_dec_fn dec,
-                       sc_fp8_enc_fn enc)
-{
-    for (size_t i = 0; i < count; i++) {
-        uint32_t bits = dec(buf[i]);
-        float v;
-        memcpy(&v, &bits, sizeof(v));
-        v /= d;
-        memcpy(&bits, &v, sizeof(v));
-        buf[i] = enc(sc_spec_f32_is_nan(bits) ? SC_SPEC_F32_QNAN : bits);
-    }
-}
 
 /* dst[i] = src[i] * s, in float32, rounded back once (a NaN made canonical). */
 static void sc_fp8_scale(uint8_t *dst, const uint8_t *src, size_t count, float s,
@@ -525,40 +480,10 @@ SC_CLONES static void sc_f64_div(double *buf, size_t count, double d)
 
 void sc_reduce_finish_avg(sc_dtype_t dtype, void *buf, size_t count, int nranks)
 {
-    switch (dtype) {
-    case SC_FLOAT32:
-        sc_f32_div(buf, count, (float)nranks);
-        break;
-    case SC_FLOAT64:
+    if (dtype == SC_FLOAT64)
         sc_f64_div(buf, count, (double)nranks);
-        break;
-    case SC_FLOAT16:
-        sc_f16_div(buf, count, (float)nranks);
-        break;
-    case SC_BFLOAT16:
-        sc_bf16_div(buf, count, (float)nranks);
-        break;
-    case SC_INT8:
-        sc_i8_div(buf, count, nranks);
-        break;
-    case SC_UINT8:
-        sc_u8_div(buf, count, nranks);
-        break;
-    case SC_INT32:
-        sc_i32_div(buf, count, nranks);
-        break;
-    case SC_INT64:
-        sc_i64_div(buf, count, nranks);
-        break;
-    case SC_FLOAT8_E4M3:
-        sc_fp8_div(buf, count, (float)nranks, sc_fp8_e4m3_to_f32, sc_fp8_e4m3_from_f32);
-        break;
-    case SC_FLOAT8_E5M2:
-        sc_fp8_div(buf, count, (float)nranks, sc_fp8_e5m2_to_f32, sc_fp8_e5m2_from_f32);
-        break;
-    default:
-        break;
-    }
+    else
+        sc_f32_div(buf, count, (float)nranks);
 }
 
 void sc_scale_local(sc_dtype_t dtype, void *dst, const void *src, size_t count, double scale)

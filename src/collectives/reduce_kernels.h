@@ -36,10 +36,10 @@ void sc_scale_local(sc_dtype_t dtype, void *dst, const void *src, size_t count, 
 void sc_reduce_local_scaled(sc_op_t op, sc_dtype_t dtype, const void *a, int scale_a,
                             const void *b, void *out, size_t count, double scale);
 
-/* buf[i] /= nranks (nranks >= 1), a true division, not a multiply by 1/nranks, so
- * that it matches x / n computed anywhere else. float16/bfloat16 go through float32
- * and round once; NaNs stay NaN (made quiet, sign and payload kept). Integer dtypes
- * divide truncating toward zero, as C does. */
+/* buf[i] /= nranks (nranks >= 1) for float32 and float64 buffers (avg of those; the
+ * narrow floats premultiply instead, sc_dtype_avg_premultiplies, and integers have no
+ * avg): a true division, not a multiply by 1/nranks, so that it matches x / n computed
+ * anywhere else; NaNs stay NaN (made quiet, sign and payload kept). */
 void sc_reduce_finish_avg(sc_dtype_t dtype, void *buf, size_t count, int nranks);
 
 /* sc_reduce_local (scale 0) or sc_reduce_local_scaled (scale_a, scale as there), the
