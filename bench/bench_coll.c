@@ -8,6 +8,7 @@ static const char *const sc_bench_coll_names[SC_BENCH_COLL_COUNT] = {
     [SC_BENCH_ALLREDUCE] = "allreduce", [SC_BENCH_REDUCE_SCATTER] = "reduce_scatter",
     [SC_BENCH_ALLGATHER] = "allgather", [SC_BENCH_BROADCAST] = "broadcast",
     [SC_BENCH_REDUCE] = "reduce",       [SC_BENCH_ALLTOALL] = "alltoall",
+    [SC_BENCH_SENDRECV] = "sendrecv",
 };
 
 const char *sc_bench_coll_name(sc_bench_coll_t coll)
@@ -35,6 +36,36 @@ int sc_bench_coll_reduces(sc_bench_coll_t coll)
 int sc_bench_coll_rooted(sc_bench_coll_t coll)
 {
     return coll == SC_BENCH_BROADCAST || coll == SC_BENCH_REDUCE;
+}
+
+int sc_bench_coll_supports(sc_bench_coll_t coll, int inplace, int device)
+{
+    return coll != SC_BENCH_SENDRECV || (!inplace && !device);
+}
+
+/* The send to rank + 1 and the receive from rank - 1, both in flight, then both
+ * waited for; the first error (a failed post still waits for the other). */
+static sc_status_t sc_bench_sendrecv(const sc_bench_call_t *c, sc_comm_t *comm)
+{
+    int right = (c->rank + 1) % c->nranks, left = (c->rank + c->nranks - 1) % c->nranks;
+    sc_request_t *recv = NULL, *send = NULL;
+    sc_status_t st, st2;
+
+    st = sc_recv(c->recvbuf, c->count, c->dtype, left, comm, NULL, &recv);
+    st2 = sc_send(c->sendbuf, c->count, c->dtype, right, comm, NULL, &send);
+    if (st == SC_SUCCESS)
+        st = st2;
+    if (recv) {
+        st2 = sc_wait(recv);
+        st = st == SC_SUCCESS ? st2 : st;
+        sc_request_free(recv);
+    }
+    if (send) {
+        st2 = sc_wait(send);
+        st = st == SC_SUCCESS ? st2 : st;
+        sc_request_free(send);
+    }
+    return st;
 }
 
 int sc_bench_dtype_is_float(sc_dtype_t dtype)
@@ -133,6 +164,8 @@ sc_status_t sc_bench_call_issue(const sc_bench_call_t *c, sc_comm_t *comm,
     case SC_BENCH_ALLTOALL:
         return sc_alltoall(c->sendbuf, c->recvbuf, c->count, c->dtype, comm, c->stream,
                            req);
+    case SC_BENCH_SENDRECV:
+        return req ? SC_ERR_INVALID_ARG : sc_bench_sendrecv(c, comm);
     default:
         return SC_ERR_INVALID_ARG;
     }

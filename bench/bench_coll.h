@@ -13,13 +13,15 @@ typedef enum {
     SC_BENCH_BROADCAST,
     SC_BENCH_REDUCE,
     SC_BENCH_ALLTOALL,
+    SC_BENCH_SENDRECV, /* a send to rank + 1 and a receive from rank - 1 (nccl-tests'
+                          sendrecv), host buffers out of place only */
     SC_BENCH_COLL_COUNT
 } sc_bench_coll_t;
 
 /* One call of one collective at one size, as every rank issues it. Sizes follow
  * nccl-tests: `bytes` is the largest buffer of the call (the allreduce buffer, the
  * reduce_scatter send buffer, the allgather receive buffer, the whole alltoall
- * buffer) and `total` its element count. */
+ * buffer, the sendrecv send buffer) and `total` its element count. */
 typedef struct {
     sc_bench_coll_t coll;
     sc_dtype_t dtype;
@@ -46,6 +48,12 @@ sc_status_t sc_bench_coll_from_name(const char *name, sc_bench_coll_t *coll);
 int sc_bench_coll_reduces(sc_bench_coll_t coll);
 int sc_bench_coll_rooted(sc_bench_coll_t coll);
 
+/* Whether the collective runs with these buffers: sendrecv has no in-place form (its
+ * send would read what its receive writes) and takes host buffers only (the device
+ * path has no grouped send and receive, and one stream would hold each rank's send
+ * behind its receive). */
+int sc_bench_coll_supports(sc_bench_coll_t coll, int inplace, int device);
+
 /* Whether dtype is one of the float types, the only ones op avg is defined on. */
 int sc_bench_dtype_is_float(sc_dtype_t dtype);
 
@@ -67,7 +75,9 @@ void sc_bench_call_init(sc_bench_call_t *call, sc_bench_coll_t coll, size_t size
                         int inplace, void *a, void *b);
 
 /* Issues the call on its stream; *req is set on success. With req NULL on device
- * buffers the call returns once the work is enqueued on the stream. */
+ * buffers the call returns once the work is enqueued on the stream. sendrecv is a
+ * send and a receive in flight together: req must be NULL (it returns once both
+ * completed). */
 sc_status_t sc_bench_call_issue(const sc_bench_call_t *call, sc_comm_t *comm,
                                 sc_request_t **req);
 

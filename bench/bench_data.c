@@ -441,6 +441,9 @@ size_t sc_bench_data_check(const sc_bench_call_t *c, uint64_t seed)
                                                (size_t)k * c->count * elem,
                                            (size_t)c->rank * c->count, c->count);
         return wrong;
+    case SC_BENCH_SENDRECV:
+        return sc_bench_check_copied(&p, (c->rank + c->nranks - 1) % c->nranks, c->recvbuf,
+                                     0, c->count);
     default:
         return c->total;
     }

@@ -10,7 +10,8 @@
 
 static const char sc_bench_usage_text[] =
     "usage: sc-bench COLL [options]   (run under scrun -n N)\n"
-    "  COLL: allreduce reduce_scatter allgather broadcast reduce alltoall all\n"
+    "  COLL: allreduce reduce_scatter allgather broadcast reduce alltoall sendrecv all\n"
+    "        (sendrecv: host buffers out of place; all leaves it out otherwise)\n"
     "  -b, --minbytes SIZE      smallest size (default 8); K/M/G suffixes, 1K = 1024\n"
     "  -e, --maxbytes SIZE      largest size (default 64M)\n"
     "  -f, --stepfactor F       size multiplier between rows (default 2)\n"
@@ -38,7 +39,8 @@ static const char sc_bench_usage_text[] =
     "      --seed S             seed of the checked input values (default 1)\n"
     "  -h, --help               this text\n"
     "Size is the per-rank buffer as in nccl-tests: the allreduce/broadcast/reduce\n"
-    "buffer, the reduce_scatter send and allgather receive buffer, the alltoall buffer.\n";
+    "buffer, the reduce_scatter send and allgather receive buffer, the alltoall buffer,\n"
+    "the sendrecv send buffer (sent to rank + 1 while receiving from rank - 1).\n";
 
 sc_status_t sc_bench_size_parse(const char *text, size_t *bytes)
 {
@@ -235,7 +237,7 @@ static sc_status_t sc_bench_colls_apply(const char *name, FILE *err,
     if (sc_bench_coll_from_name(name, &coll) != SC_SUCCESS) {
         fprintf(err,
                 "sc-bench: unknown collective '%s' (expected allreduce reduce_scatter "
-                "allgather broadcast reduce alltoall all)\n",
+                "allgather broadcast reduce alltoall sendrecv all)\n",
                 name);
         return SC_ERR_INVALID_ARG;
     }
@@ -282,6 +284,18 @@ sc_status_t sc_bench_options_parse(int argc, char **argv, FILE *out, FILE *err,
     if (o.registered && o.device) {
         fprintf(err, "sc-bench: -R 1 registers host memory; it does not go with --device\n");
         return SC_ERR_INVALID_ARG;
+    }
+    /* all runs what the buffers allow; a collective named alone must allow them. */
+    for (int i = 0, kept = 0, all = o.ncolls > 1; i < o.ncolls; i++) {
+        if (sc_bench_coll_supports(o.colls[i], o.inplace, o.device)) {
+            o.colls[kept++] = o.colls[i];
+        } else if (!all) {
+            fprintf(err, "sc-bench: %s runs on host buffers out of place only (no %s)\n",
+                    sc_bench_coll_name(o.colls[i]), o.device ? "--device" : "--inplace");
+            return SC_ERR_INVALID_ARG;
+        }
+        if (i == o.ncolls - 1)
+            o.ncolls = kept;
     }
     /* The library's own check, before sc_comm_init rather than at every rank's first
      * call. */

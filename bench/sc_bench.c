@@ -69,7 +69,7 @@ static sc_status_t sc_bench_call_run(const sc_bench_call_t *call, sc_comm_t *com
     sc_request_t *req;
     sc_status_t status;
 
-    if (blocking) {
+    if (blocking || call->coll == SC_BENCH_SENDRECV) {
         status = sc_bench_call_issue(call, comm, NULL);
         return status == SC_SUCCESS ? status : sc_bench_fail(status);
     }

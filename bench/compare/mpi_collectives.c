@@ -1,7 +1,8 @@
 /* sc-bench-mpi: the Open MPI peer of sc-bench, float32 sum, same sizes, columns and
  * JSON keys. Based on /work/shared/peers/mpi_allreduce.c and mpi_latency.c.
  * Run: mpirun -np N sc-bench-mpi COLL [-b MIN] [-e MAX] [-f F] [-n ITERS] [-w WARMUP]
- *      [--json FILE], COLL = allreduce | reduce_scatter | allgather | latency | all. */
+ *      [--json FILE], COLL = allreduce | reduce_scatter | allgather | sendrecv | latency
+ *      | all. */
 #include <getopt.h>
 #include <mpi.h>
 #include <stdio.h>
@@ -10,10 +11,16 @@
 
 #include "bench_output.h"
 
-typedef enum { MPIB_ALLREDUCE, MPIB_REDUCE_SCATTER, MPIB_ALLGATHER, MPIB_COLL_COUNT } mpib_coll_t;
+typedef enum {
+    MPIB_ALLREDUCE,
+    MPIB_REDUCE_SCATTER,
+    MPIB_ALLGATHER,
+    MPIB_SENDRECV, /* MPI_Sendrecv to rank + 1 from rank - 1, as sc-bench's sendrecv */
+    MPIB_COLL_COUNT
+} mpib_coll_t;
 
 static const char *const mpib_names[MPIB_COLL_COUNT] = {"allreduce", "reduce_scatter",
-                                                         "allgather"};
+                                                         "allgather", "sendrecv"};
 
 typedef struct {
     int colls[MPIB_COLL_COUNT];
@@ -88,7 +95,7 @@ static void mpib_counts(int coll, size_t size, int n, size_t *count, size_t *tot
 {
     size_t elems = size / sizeof(float);
 
-    if (coll == MPIB_ALLREDUCE) {
+    if (coll == MPIB_ALLREDUCE || coll == MPIB_SENDRECV) {
         *count = elems ? elems : 1;
         *total = *count;
         return;
@@ -97,9 +104,12 @@ static void mpib_counts(int coll, size_t size, int n, size_t *count, size_t *tot
     *total = *count * (size_t)n;
 }
 
-static void mpib_call(int coll, float *s, float *d, size_t count)
+static void mpib_call(int coll, float *s, float *d, size_t count, int rank, int n)
 {
-    if (coll == MPIB_ALLREDUCE)
+    if (coll == MPIB_SENDRECV)
+        MPI_Sendrecv(s, (int)count, MPI_FLOAT, (rank + 1) % n, 0, d, (int)count, MPI_FLOAT,
+                     (rank + n - 1) % n, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    else if (coll == MPIB_ALLREDUCE)
         MPI_Allreduce(s, d, (int)count, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
     else if (coll == MPIB_REDUCE_SCATTER)
         MPI_Reduce_scatter_block(s, d, (int)count, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
@@ -124,7 +134,7 @@ int main(int argc, char **argv)
     if (mpib_options_parse(argc, argv, &o) != 0) {
         if (rank == 0)
             fprintf(stderr, "usage: sc-bench-mpi allreduce|reduce_scatter|allgather|"
-                            "latency|all [-b MIN] [-e MAX] [-f F] [-n ITERS] [-w WARMUP] "
+                            "sendrecv|latency|all [-b MIN] [-e MAX] [-f F] [-n ITERS] [-w WARMUP] "
                             "[--json FILE]\n");
         MPI_Finalize();
         return 2;
@@ -178,21 +188,23 @@ int main(int argc, char **argv)
 
             mpib_counts(coll, b, n, &count, &total);
             for (int i = 0; i < o.warmup; i++)
-                mpib_call(coll, s, d, count);
+                mpib_call(coll, s, d, count, rank, n);
             MPI_Barrier(MPI_COMM_WORLD);
             t = MPI_Wtime();
             for (int i = 0; i < o.iters; i++)
-                mpib_call(coll, s, d, count);
+                mpib_call(coll, s, d, count, rank, n);
             t = (MPI_Wtime() - t) / o.iters;
             MPI_Allreduce(&t, &tmax, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
             alg = (double)(total * sizeof(float)) / tmax / 1e9;
-            bus = coll == MPIB_ALLREDUCE ? alg * 2.0 * (n - 1) / n : alg * (n - 1.0) / n;
+            bus = coll == MPIB_ALLREDUCE ? alg * 2.0 * (n - 1) / n
+                  : coll == MPIB_SENDRECV ? alg
+                                          : alg * (n - 1.0) / n;
             sum_busbw += bus;
             rows++;
             if (rank == 0) {
                 printf("  %14s %12zu %12zu %9s %7s %5d %11.2f %9.2f %9.2f %7s\n",
                        mpib_names[coll], total * sizeof(float), total, "float32",
-                       coll == MPIB_ALLGATHER ? "none" : "sum", -1,
+                       coll == MPIB_ALLGATHER || coll == MPIB_SENDRECV ? "none" : "sum", -1,
                        tmax * 1e6, alg, bus, "N/A");
                 fflush(stdout);
                 if (json)
@@ -202,7 +214,9 @@ int main(int argc, char **argv)
                             "\"inplace\": false, \"nranks\": %d, \"time_us\": %.6g, "
                             "\"algbw\": %.6g, \"busbw\": %.6g, \"wrong\": null}",
                             first ? "" : ",\n", mpib_names[coll], total * sizeof(float),
-                            total, coll == MPIB_ALLGATHER ? "none" : "sum", n, tmax * 1e6,
+                            total,
+                            coll == MPIB_ALLGATHER || coll == MPIB_SENDRECV ? "none" : "sum",
+                            n, tmax * 1e6,
                             alg, bus);
                 first = 0;
             }

@@ -2,7 +2,8 @@
 # Side by side, in one run on one machine: shardcomm (sc-bench through scrun; with plain
 # buffers, then with registered ones, -R 1) and
 # Open MPI (sc-bench-mpi through mpirun), 2 ranks, float32 sum, busbw of allreduce,
-# reduce_scatter and allgather over 64K..MAXBYTES, 8-byte allreduce latency, and the
+# reduce_scatter, allgather and sendrecv (MPI_Sendrecv) over 64K..MAXBYTES, 8-byte
+# allreduce latency, and the
 # memory bandwidth ceiling (membw.c from the shared peers).
 #
 # usage: run_compare.sh [-B BUILD_DIR] [MAXBYTES]
@@ -48,7 +49,7 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT INT TERM
 
 mpirun="mpirun --allow-run-as-root --oversubscribe -np 2"
-colls="allreduce reduce_scatter allgather"
+colls="allreduce reduce_scatter allgather sendrecv"
 
 # Small sizes need many iterations to time; large ones few to finish in minutes.
 run_range() { # name lo hi iters warmup
@@ -102,7 +103,7 @@ print("%-15s %12s %10s %10s %10s %7s %7s %7s" % ("collective", "bytes", "shardco
                                                  "registered", "Open MPI", "ratio",
                                                  "ratio_R", "#wrong"))
 wrong = 0
-for key in sorted(sc, key=lambda k: (["allreduce", "reduce_scatter", "allgather"].index(k[0]), k[1])):
+for key in sorted(sc, key=lambda k: (["allreduce", "reduce_scatter", "allgather", "sendrecv"].index(k[0]), k[1])):
     s, g, m = sc[key], reg.get(key), mpi.get(key)
     w = (s["wrong"] or 0) + ((g["wrong"] or 0) if g else 0)
     wrong += w

@@ -1,0 +1,62 @@
+/* Point-to-point calls that disagree: rank 0 sends SEND elements to rank 1, which
+ * receives RECV. Sizes past one chunk (SC_CHUNK_BYTES) travel as several messages, so
+ * a disagreement in size is also one in the number of messages. The receiver fails
+ * with SC_ERR_MISMATCH naming both calls, within SC_TIMEOUT. The sender fails the same
+ * way, notified, unless its send completed first (its messages all taken, as a send
+ * that fits one message always is, MPI-like): then its next call fails. Never a hang,
+ * never a success on the receiver.
+ *
+ * Usage (under scrun -n 2): test_p2p_mismatch sizes SEND RECV */
+#include "fault_util.h"
+
+static int test_sizes(int argc, char **argv)
+{
+    size_t send_n, recv_n, n;
+    sc_comm_t *comm;
+    fault_error_t err;
+    float *buf;
+    sc_status_t st;
+    double t0, timeout = fault_timeout();
+    int rank, must_fail;
+
+    CHECK(argc == 2, "arguments: SEND RECV");
+    send_n = strtoul(argv[0], NULL, 10);
+    recv_n = strtoul(argv[1], NULL, 10);
+    CHECK(send_n != recv_n, "the sizes must differ");
+    CHECK_OK(sc_comm_init_from_env(&comm));
+    rank = sc_comm_rank(comm);
+    CHECK(sc_comm_size(comm) == 2, "needs 2 ranks");
+    n = rank == 0 ? send_n : recv_n;
+    buf = calloc(n ? n : 1, sizeof(float));
+    CHECK(buf, "out of memory");
+    CHECK_OK(sc_barrier(comm, NULL));
+    t0 = fault_now();
+    st = rank == 0 ? sc_send(buf, n, SC_FLOAT32, 1, comm, NULL, NULL)
+                   : sc_recv(buf, n, SC_FLOAT32, 0, comm, NULL, NULL);
+    must_fail = rank == 1;
+    if (st == SC_SUCCESS) {
+        CHECK(!must_fail, "%s of %zu elements succeeded against a %s of %zu",
+              rank == 0 ? "send" : "receive", n, rank == 0 ? "receive" : "send",
+              rank == 0 ? recv_n : send_n);
+        st = sc_barrier(comm, NULL); /* the receiver's notice arrives */
+        CHECK(st != SC_SUCCESS, "the sender's next call succeeded");
+    }
+    fault_error_take(&err, st, t0);
+    CHECK(err.status == SC_ERR_MISMATCH, "returned %s (%s), expected SC_ERR_MISMATCH",
+          sc_status_string(err.status), err.text);
+    CHECK(strstr(err.text, "ranks disagree") && strstr(err.text, "send #") &&
+              strstr(err.text, "recv #"),
+          "the sentence '%s' does not name both calls", err.text);
+    CHECK(err.elapsed < timeout + 1.0, "the error took %.2f s (SC_TIMEOUT %.1f)",
+          err.elapsed, timeout);
+    if (fault_check_later_calls_fail(comm, &err) != TEST_PASS)
+        return TEST_FAIL;
+    free(buf);
+    return fault_check_destroy(comm, timeout + 1.0);
+}
+
+int main(int argc, char **argv)
+{
+    static const fault_test_t tests[] = {{"sizes", test_sizes}, {NULL, NULL}};
+    return fault_main(tests, argc, argv);
+}
