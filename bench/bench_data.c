@@ -370,10 +370,14 @@ static size_t sc_bench_check_reduced(const sc_bench_pattern_t *p, const void *bu
 static size_t sc_bench_check_copied(const sc_bench_pattern_t *p, int rank,
                                     const void *buf, size_t first, size_t count)
 {
+    sc_bench_pattern_t copy = *p;
     size_t wrong = 0;
 
+    /* A copy compares exactly, whatever op the call had (an in-place reduce's input
+     * stays on the ranks that are not its root). */
+    copy.op = SC_OP_COUNT;
     for (size_t j = 0; j < count; j++)
-        wrong += !sc_bench_matches(p, buf, j, first + j, sc_bench_value(p, rank, first + j));
+        wrong += !sc_bench_matches(&copy, buf, j, first + j, sc_bench_value(p, rank, first + j));
     return wrong;
 }
 

@@ -39,6 +39,7 @@ static double run_pairs(sc_comm_t *comm, int rank, int peer, int n)
             sc_send(&out[posted], 1, SC_FLOAT32, peer, comm, NULL, &req[2 * posted + 1])) {
             fprintf(stderr, "p2p_inflight: posting message %d failed: %s\n", posted,
                     sc_last_error());
+            sc_request_free(req[2 * posted]); /* the receive, if it was posted */
             goto done;
         }
     }

@@ -298,7 +298,9 @@ static int sc_call_build_shm(const sc_call_t *call, sc_coll_op_t *op, const sc_t
  * the engine then sees the transfer move chunk by chunk and keeps driving it, where one
  * long rendezvous let a rank whose own send still needed its progress sleep through
  * it (4 MiB sent both ways at once took 4 ms instead of 0.5). Both sides cut the same
- * chunks from the byte count their headers compare. */
+ * chunks from the byte count their headers compare, given the same SC_CHUNK_BYTES (as
+ * the ring needs too); where ranks set it differently, the first chunk that differs
+ * fails the call as a mismatch. */
 static sc_status_t sc_call_build_p2p(const sc_call_t *call, sc_coll_op_t *op, size_t bytes)
 {
     size_t es = sc_dtype_size(call->dtype), chunk = sc_chunk_elems(es) * es, n;

@@ -45,6 +45,8 @@ typedef struct sc_transport {
     double spin_s;
     int rescan;                 /* atomic: the next progress step must scan every op */
     int idle_steps;             /* steps since the last scan */
+    int p2p_visit_all;          /* the next scans visit every point-to-point op (before
+                                   the progress thread sleeps), not at most 64 */
     pthread_mutex_t pool_lock;  /* the pool of finished ops for reuse */
     struct sc_op *op_pool;
     int op_pool_len;

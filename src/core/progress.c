@@ -225,10 +225,13 @@ static int sc_progress_p2p_one(sc_comm_t *c, sc_coll_op_t *op, int *progressed)
     return 1;
 }
 
-/* Advances the point-to-point ops at the front of the list, each once. */
+/* Advances the point-to-point ops at the front of the list, each once (all of them
+ * when the transport asks for it). */
 static void sc_progress_p2p(sc_comm_t *c, int *progressed)
 {
-    size_t visits = c->p2p_len < SC_PROGRESS_P2P_VISITS ? c->p2p_len : SC_PROGRESS_P2P_VISITS;
+    size_t visits = c->p2p_len < SC_PROGRESS_P2P_VISITS || c->tp->p2p_visit_all
+                        ? c->p2p_len
+                        : SC_PROGRESS_P2P_VISITS;
 
     for (size_t i = 0; i < visits && c->p2p; i++) {
         sc_coll_op_t *op = c->p2p;
@@ -487,15 +490,18 @@ static void *sc_progress_thread(void *arg)
         }
         if (sc_progress_spin_step(tp, &spin))
             continue;
-        /* One full scan (a completion UCX did not count as an event is seen there),
-         * then sleep until UCX has an event, an op is queued, or a deadline may
-         * pass; and scan fully again on waking. */
+        /* One full scan (a completion UCX did not count as an event is seen there;
+         * every point-to-point op visited, not the usual 64), then sleep until UCX
+         * has an event, an op is queued, or a deadline may pass; and scan again on
+         * waking. */
         pthread_mutex_lock(&tp->lock);
         __atomic_store_n(&tp->rescan, 1, __ATOMIC_RELAXED);
         /* Neighbours that write into a mailbox from here on send a wake-up too; what
          * they wrote before, the scan sees. */
         sc_progress_mbox_sleeping(tp, 1);
+        tp->p2p_visit_all = 1;
         st = sc_progress_step(tp) ? SC_IN_PROGRESS : sc_ucx_arm(tp);
+        tp->p2p_visit_all = 0;
         pthread_mutex_unlock(&tp->lock);
         if (st != SC_IN_PROGRESS)
             sc_progress_sleep(tp, 1, 20);
