@@ -40,27 +40,41 @@ static int sc_ucx_may_use_tcp(int single_node)
     return strstr(tls, "tcp") || strstr(tls, "all") || tls[0] == '^';
 }
 
-/* Whether UCX may reach a peer on this node through shared memory: yes unless UCX_TLS
- * lists transports (not a '^' exclusion) of which none is a shared-memory one. */
+/* Whether the comma-separated list holds name. */
+static int sc_ucx_tls_has(const char *list, const char *name)
+{
+    size_t n = strlen(name);
+
+    while (*list) {
+        size_t len = strcspn(list, ",");
+
+        if (len == n && strncmp(list, name, len) == 0)
+            return 1;
+        list += len;
+        if (*list == ',')
+            list++;
+    }
+    return 0;
+}
+
+/* Whether UCX may carry messages to a peer on this node through shared memory (the
+ * mm transports; cma, knem and xpmem only copy bulk data beside another transport):
+ * unless UCX_TLS lists transports none of which is one, or excludes them ('^sm',
+ * '^shm', '^mm', or both posix and sysv). */
 static int sc_ucx_may_use_shm(void)
 {
-    static const char *const shm_tls[] = {"all", "sm", "shm", "mm", "posix", "sysv",
-                                          "cma", "knem", "xpmem"};
+    static const char *const shm_tls[] = {"all", "sm", "shm", "mm", "posix", "sysv"};
     const char *tls = getenv("UCX_TLS");
 
-    if (!tls || !*tls || tls[0] == '^')
+    if (!tls || !*tls)
         return 1;
-    while (*tls) {
-        size_t len = strcspn(tls, ",");
-
-        for (size_t i = 0; i < sizeof(shm_tls) / sizeof(shm_tls[0]); i++) {
-            if (len == strlen(shm_tls[i]) && strncmp(tls, shm_tls[i], len) == 0)
-                return 1;
-        }
-        tls += len;
-        if (*tls == ',')
-            tls++;
-    }
+    if (tls[0] == '^')
+        return !(sc_ucx_tls_has(tls + 1, "sm") || sc_ucx_tls_has(tls + 1, "shm") ||
+                 sc_ucx_tls_has(tls + 1, "mm") ||
+                 (sc_ucx_tls_has(tls + 1, "posix") && sc_ucx_tls_has(tls + 1, "sysv")));
+    for (size_t i = 0; i < sizeof(shm_tls) / sizeof(shm_tls[0]); i++)
+        if (sc_ucx_tls_has(tls, shm_tls[i]))
+            return 1;
     return 0;
 }
 
