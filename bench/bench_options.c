@@ -254,7 +254,7 @@ sc_status_t sc_bench_options_parse(int argc, char **argv, FILE *out, FILE *err,
         .warmup = 5, .check = 1, .dtype = SC_FLOAT32, .op = SC_SUM, .root = 0,
         .seed = 1,
     };
-    int letter;
+    int letter, kept;
 
     optind = 1;
     opterr = 0; /* the messages below name the option the same way for every error */
@@ -286,17 +286,17 @@ sc_status_t sc_bench_options_parse(int argc, char **argv, FILE *out, FILE *err,
         return SC_ERR_INVALID_ARG;
     }
     /* all runs what the buffers allow; a collective named alone must allow them. */
-    for (int i = 0, kept = 0, all = o.ncolls > 1; i < o.ncolls; i++) {
+    kept = 0;
+    for (int i = 0; i < o.ncolls; i++) {
         if (sc_bench_coll_supports(o.colls[i], o.inplace, o.device)) {
             o.colls[kept++] = o.colls[i];
-        } else if (!all) {
+        } else if (o.ncolls == 1) {
             fprintf(err, "sc-bench: %s runs on host buffers out of place only (no %s)\n",
                     sc_bench_coll_name(o.colls[i]), o.device ? "--device" : "--inplace");
             return SC_ERR_INVALID_ARG;
         }
-        if (i == o.ncolls - 1)
-            o.ncolls = kept;
     }
+    o.ncolls = kept;
     /* The library's own check, before sc_comm_init rather than at every rank's first
      * call. */
     for (int i = 0; i < o.ncolls; i++) {

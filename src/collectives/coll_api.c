@@ -320,11 +320,11 @@ static sc_status_t sc_call_build_p2p(const sc_call_t *call, sc_coll_op_t *op, si
     return sc_op_built(op);
 }
 
-/* The message-based algorithms reduce what they receive, so a prescaled reduction has
- * its input scaled when the op starts (sc_op_start) into the buffer the algorithm then
- * reads, *sbuf: an allreduce's receive buffer (run in place), else a copy the op owns
- * (a reduce-scatter's or reduce's send buffer stays the caller's). 0 when out of
- * memory. */
+/* The message-based algorithms (and one rank's copy) take what they reduce as it is, so
+ * a prescaled reduction has its input scaled when the op starts (sc_op_start) into the
+ * buffer the algorithm then reads, *sbuf: an allreduce's receive buffer (run in place),
+ * else a copy the op owns (a reduce-scatter's or reduce's send buffer stays the
+ * caller's). 0 when out of memory. */
 static int sc_call_prescale_input(const sc_call_t *call, sc_coll_op_t *op, const void **sbuf)
 {
     size_t sb, rb;
@@ -342,6 +342,12 @@ static int sc_call_prescale_input(const sc_call_t *call, sc_coll_op_t *op, const
     }
     *sbuf = op->prescale_buf;
     return 1;
+}
+
+static sc_status_t sc_call_no_scaled_input(const sc_call_t *call)
+{
+    return sc_error(SC_ERR_NO_MEMORY, "%s: out of memory for the scaled input",
+                    sc_call_name(call));
 }
 
 static sc_status_t sc_call_build(const sc_call_t *call, sc_coll_op_t *op)
@@ -365,19 +371,16 @@ static sc_status_t sc_call_build(const sc_call_t *call, sc_coll_op_t *op)
     if (comm->size == 1 && (call->kind == SC_COLL_ALLREDUCE ||
                             call->kind == SC_COLL_REDUCE_SCATTER || call->kind == SC_COLL_REDUCE)) {
         op->hdr.algo = SC_ALGO_DIRECT;
-        if (op->prescale != 0.0) {
-            op->prescale_buf = call->rbuf;
-            op->prescale_count = call->count;
-        }
+        if (op->prescale != 0.0 && !sc_call_prescale_input(call, op, &sbuf))
+            return sc_call_no_scaled_input(call);
         sc_op_deliver(op, call->rbuf, 0, bytes,
-                      sc_op_copy(op, call->rbuf, call->sbuf, bytes, -1, -1));
+                      sc_op_copy(op, call->rbuf, sbuf, bytes, -1, -1));
         return sc_op_built(op);
     }
     if (sc_call_build_shm(call, op, t, &st))
         return st;
     if (op->prescale != 0.0 && !sc_call_prescale_input(call, op, &sbuf))
-        return sc_error(SC_ERR_NO_MEMORY, "%s: out of memory for the scaled input",
-                        sc_call_name(call));
+        return sc_call_no_scaled_input(call);
     switch (call->kind) {
     case SC_COLL_ALLREDUCE: {
         int algo = t->allreduce_algo;

@@ -391,9 +391,8 @@ static sc_status_t sc_op_start(sc_coll_op_t *op)
     /* An algorithm that cannot scale in its reductions has the input scaled here,
      * before anything reads it. */
     if (op->prescale_buf)
-        sc_scale_local(op->dtype, op->prescale_buf,
-                       op->prescale_src ? op->prescale_src : op->prescale_buf,
-                       op->prescale_count, op->prescale);
+        sc_scale_local(op->dtype, op->prescale_buf, op->prescale_src, op->prescale_count,
+                       op->prescale);
     if (kind == SC_COLL_SEND || kind == SC_COLL_RECV) {
         /* The receiver checks the sender's header. */
         op->nhdr = (kind == SC_COLL_RECV) ? 1 : 0;

@@ -152,9 +152,9 @@ typedef struct sc_op {
     /* A reduction of inputs multiplied by prescale (0: none; sc_allreduce_prescaled, and
      * avg of the narrow floats, sc_dtype_avg_premultiplies): the algorithm scales in
      * its reductions (scaled actions), or, where it cannot, the op's start writes
-     * prescale_count elements of prescale_src (NULL: prescale_buf itself) times
-     * prescale into prescale_buf, which the algorithm reads as its input: the in-place
-     * buffer, an allreduce's receive buffer, or prescale_own, a copy the op owns. */
+     * prescale_count elements of prescale_src (the send buffer) times prescale into
+     * prescale_buf, which the algorithm reads as its input: an allreduce's receive
+     * buffer (the same one in place), or prescale_own, a copy the op owns. */
     double prescale;
     void *prescale_buf;
     const void *prescale_src;

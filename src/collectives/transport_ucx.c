@@ -29,17 +29,6 @@ static void sc_ucx_ep_error_ignored(void *arg, ucp_ep_h ep, ucs_status_t status)
     sc_log(SC_LOG_INFO, "UCX error on a local endpoint ignored: %s", ucs_status_string(status));
 }
 
-/* Whether UCX may pick its TCP transport: not on one node without UCX_TLS (shardcomm
- * limits it to shared memory there), nor where UCX_TLS lists transports without tcp. */
-static int sc_ucx_may_use_tcp(int single_node)
-{
-    const char *tls = getenv("UCX_TLS");
-
-    if (!tls || !*tls)
-        return !single_node;
-    return strstr(tls, "tcp") || strstr(tls, "all") || tls[0] == '^';
-}
-
 /* Whether the comma-separated list holds name. */
 static int sc_ucx_tls_has(const char *list, const char *name)
 {
@@ -55,6 +44,17 @@ static int sc_ucx_tls_has(const char *list, const char *name)
             list++;
     }
     return 0;
+}
+
+/* Whether UCX may pick its TCP transport: not on one node without UCX_TLS (shardcomm
+ * limits it to shared memory there), nor where UCX_TLS lists transports without tcp. */
+static int sc_ucx_may_use_tcp(int single_node)
+{
+    const char *tls = getenv("UCX_TLS");
+
+    if (!tls || !*tls)
+        return !single_node;
+    return tls[0] == '^' || sc_ucx_tls_has(tls, "tcp") || sc_ucx_tls_has(tls, "all");
 }
 
 /* Whether UCX may carry messages to a peer on this node through shared memory (the
