@@ -60,9 +60,10 @@ SC_API sc_status_t sc_comm_init_from_env(sc_comm_t **comm);
  * rank). Collective over comm. A negative color returns *sub = NULL (the caller takes
  * part in no new communicator). The new communicator shares the parent's transport
  * and is destroyed independently. Splits of different communicators may run at once on
- * different threads (as any calls on different communicators). A process makes at most
- * 4095 communicators by split in its life (ids are not reused; splits that ran at once
- * may skip a few): beyond, SC_ERR_UNSUPPORTED on every rank. */
+ * different threads (as any calls on different communicators). At most 4095
+ * communicators made by split live at once on the ranks of comm (the tag's context
+ * ids; those of destroyed communicators are reused once 4095 have been used): beyond,
+ * SC_ERR_UNSUPPORTED on every rank. */
 SC_API sc_status_t sc_comm_split(sc_comm_t *comm, int color, int key, sc_comm_t **sub);
 
 /* Waits for pending requests, then frees the communicator. Requests created on it

@@ -12,6 +12,7 @@
 #include "collectives/transport_ucx.h"
 #include "core/bootstrap_env.h"
 #include "core/bootstrap_store.h"
+#include "core/comm_ctx.h"
 #include "core/comm_internal.h"
 #include "core/log.h"
 #include "core/progress.h"
@@ -514,54 +515,12 @@ static int sc_split_cmp(const void *a, const void *b)
     return x->rank < y->rank ? -1 : (x->rank > y->rank);
 }
 
-/* Collective over comm: a context id for a new communicator that no communicator on
- * this transport has, on any rank of comm. Ids only grow (tp->next_ctx: every id in use
- * is below it), so a proposal (the largest next_ctx among the ranks) is free where it
- * is at least next_ctx, and taking it moves next_ctx past it. A split of another
- * communicator on another thread may take the id between the proposal and the taking
- * (on some ranks and not others); then every rank proposes again, above it, after a
- * pause that grows with the rounds and differs with comm's own id, so that the two
- * splits stop meeting at the same moment. Ids a failed round took are skipped, not
- * reused; the 4095-id limit bounds the rounds. */
-static sc_status_t sc_comm_agree_ctx(sc_comm_t *comm, uint32_t *out)
-{
-    sc_transport_t *tp = comm->tp;
-    int32_t mine, ctx = 0, took, all_took = 0;
-    sc_status_t st;
-
-    for (int round = 0; !all_took; round++) {
-        if (round > 0)
-            usleep((useconds_t)(round < 20 ? round : 20) * 50u * (1u + comm->ctx % 7u));
-        pthread_mutex_lock(&tp->lock);
-        mine = (int32_t)tp->next_ctx;
-        pthread_mutex_unlock(&tp->lock);
-        st = sc_allreduce(&mine, &ctx, 1, SC_INT32, SC_MAX, comm, NULL, NULL);
-        if (st != SC_SUCCESS)
-            return st;
-        if (ctx > 0xfff)
-            return sc_error(SC_ERR_UNSUPPORTED, "sc_comm_split: the ranks of this "
-                            "communicator have made 4095 communicators since they started, "
-                            "the most a process can (context ids are not reused after "
-                            "sc_comm_destroy)");
-        pthread_mutex_lock(&tp->lock);
-        took = (uint32_t)ctx >= tp->next_ctx;
-        if (took)
-            tp->next_ctx = (uint32_t)ctx + 1;
-        pthread_mutex_unlock(&tp->lock);
-        st = sc_allreduce(&took, &all_took, 1, SC_INT32, SC_MIN, comm, NULL, NULL);
-        if (st != SC_SUCCESS)
-            return st;
-    }
-    *out = (uint32_t)ctx;
-    return SC_SUCCESS;
-}
-
 SC_API sc_status_t sc_comm_split(sc_comm_t *comm, int color, int key, sc_comm_t **sub)
 {
     sc_split_entry_t mine = {color < 0 ? -1 : color, key, 0}, *all;
-    uint32_t ctx = 0;
+    uint32_t ctx = 0, gen = 0;
     sc_comm_t *c = NULL;
-    int n = 0;
+    int n = 0, held = 0;
     sc_status_t st;
 
     st = sc_comm_check(comm, "sc_comm_split");
@@ -576,9 +535,10 @@ SC_API sc_status_t sc_comm_split(sc_comm_t *comm, int color, int key, sc_comm_t 
     st = sc_allgather(&mine, all, 3, SC_INT32, comm, NULL, NULL);
     if (st != SC_SUCCESS)
         goto out;
-    st = sc_comm_agree_ctx(comm, &ctx);
+    st = sc_comm_ctx_agree(comm, &ctx, &gen);
     if (st != SC_SUCCESS)
         goto out;
+    held = 1;
     if (color >= 0) {
         for (int r = 0; r < comm->size; r++)
             if (all[r].color == color)
@@ -587,7 +547,7 @@ SC_API sc_status_t sc_comm_split(sc_comm_t *comm, int color, int key, sc_comm_t 
         c = sc_comm_alloc(comm->tp, n);
     }
     if (c) {
-        c->ctx = ctx;
+        sc_comm_ctx_start(c, ctx, gen);
         c->timeout_s = comm->timeout_s;
         for (int i = 0; i < n; i++) {
             c->world_of[i] = comm->world_of[all[i].rank];
@@ -624,6 +584,9 @@ SC_API sc_status_t sc_comm_split(sc_comm_t *comm, int color, int key, sc_comm_t 
     }
     *sub = c;
 out:
+    /* The id stays held by the new communicator only. */
+    if (held && (st != SC_SUCCESS || color < 0))
+        sc_comm_ctx_release(comm->tp, ctx);
     free(all);
     return st;
 }
@@ -662,6 +625,7 @@ SC_API sc_status_t sc_comm_destroy(sc_comm_t *comm)
     sc_progress_drain(comm);
     sc_comm_close_local(comm);
     sc_shm_destroy_all(comm);
+    sc_comm_ctx_release(comm->tp, comm->ctx);
     sc_comm_detach(comm);
     sc_comm_free(comm);
     return SC_SUCCESS;

@@ -41,7 +41,9 @@ typedef struct sc_transport {
     int waiters;                /* atomic: callers driving progress in sc_wait */
     int refs;                   /* communicators using this transport */
     struct sc_comm *comms;
-    uint32_t next_ctx;
+    uint32_t next_ctx;          /* every context id below it has been used (comm_ctx.c) */
+    uint64_t ctx_live[64];      /* context ids that live communicators hold, a bit each */
+    uint32_t ctx_cursor;        /* the context id reused last */
     double spin_s;
     int rescan;                 /* atomic: the next progress step must scan every op */
     int idle_steps;             /* steps since the last scan */
@@ -63,6 +65,7 @@ typedef struct {
 struct sc_comm {
     sc_transport_t *tp;
     uint32_t ctx;               /* tag context id, unique among comms sharing tp */
+    uint32_t gen;               /* the id's generation: 0 unless reused (comm_ctx.h) */
     int rank;
     int size;
     int local_rank;
