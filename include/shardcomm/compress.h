@@ -41,7 +41,7 @@ typedef struct sc_topk sc_topk_t;
 typedef struct {
     size_t size;         /* sizeof(sc_topk_config_t), set by the macro */
     sc_topk_mode_t mode;
-    int threads;         /* CPU threads; 0: SC_THREADS, else the cores this rank is bound to */
+    int threads;         /* CPU threads, up to 4096; 0: SC_THREADS, else this rank's cores */
     double sample_ratio; /* SC_TOPK_APPROX: fraction of elements sampled; 0: 0.01 */
     uint64_t seed;       /* SC_TOPK_RANDOM and the approximate sample */
 } sc_topk_config_t;

@@ -11,6 +11,7 @@
 
 #include "compress/compress_internal.h"
 #include "core/clock.h"
+#include "core/cpu.h"
 #include "shardcomm/kernels.h"
 
 static sc_status_t sc_compress_config_resolve(const char *caller,
@@ -48,10 +49,10 @@ static sc_status_t sc_compress_config_resolve(const char *caller,
     if (c.warmup_steps < 0)
         return sc_error(SC_ERR_INVALID_ARG, "%s: config.warmup_steps is %d; it must be >= 0",
                         caller, c.warmup_steps);
-    if (c.threads < 0)
-        return sc_error(SC_ERR_INVALID_ARG, "%s: config.threads is %d; it must be >= 0 "
-                        "(0: SC_THREADS or the cores this rank is bound to)", caller,
-                        c.threads);
+    if (c.threads < 0 || c.threads > SC_CPU_THREADS_MAX)
+        return sc_error(SC_ERR_INVALID_ARG, "%s: config.threads is %d; it must be from 0 "
+                        "(SC_THREADS or the cores this rank is bound to) to %d", caller,
+                        c.threads, SC_CPU_THREADS_MAX);
     *out = c;
     return SC_SUCCESS;
 }

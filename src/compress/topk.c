@@ -44,10 +44,10 @@ sc_status_t sc_topk_create(const sc_topk_config_t *config, sc_topk_t **topk)
         return sc_error(SC_ERR_INVALID_ARG,
                         "sc_topk_create: config->mode is %d, allowed: SC_TOPK_EXACT, "
                         "SC_TOPK_APPROX or SC_TOPK_RANDOM", (int)cfg.mode);
-    if (cfg.threads < 0)
+    if (cfg.threads < 0 || cfg.threads > SC_CPU_THREADS_MAX)
         return sc_error(SC_ERR_INVALID_ARG,
                         "sc_topk_create: config->threads is %d, allowed: 0 (automatic) or "
-                        "more", cfg.threads);
+                        "1 to %d", cfg.threads, SC_CPU_THREADS_MAX);
     if (!(cfg.sample_ratio >= 0.0 && cfg.sample_ratio <= 1.0))
         return sc_error(SC_ERR_INVALID_ARG,
                         "sc_topk_create: config->sample_ratio is %g, allowed: 0 (default "

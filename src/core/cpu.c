@@ -63,8 +63,9 @@ sc_status_t sc_cpu_threads(int *threads)
     if (st != SC_SUCCESS)
         return st;
     if (sc_env_first(sc_env_threads_names, NULL)) {
-        if (v < 1 || v > 4096)
-            return sc_error(SC_ERR_INVALID_ARG, "SC_THREADS=%ld is outside 1..4096", v);
+        if (v < 1 || v > SC_CPU_THREADS_MAX)
+            return sc_error(SC_ERR_INVALID_ARG, "SC_THREADS=%ld is outside 1..%d", v,
+                            SC_CPU_THREADS_MAX);
         *threads = (int)v;
         return SC_SUCCESS;
     }

@@ -28,4 +28,7 @@ sc_status_t sc_cpu_isa_select(sc_cpu_isa_t *isa);
  * SC_THREADS for a bad value. *threads is written only on success. */
 sc_status_t sc_cpu_threads(int *threads);
 
+/* The most threads SC_THREADS or a configuration's threads field may ask for. */
+#define SC_CPU_THREADS_MAX 4096
+
 #endif

@@ -133,6 +133,13 @@ static int test_bad_config_is_refused(int argc, char **argv)
     if (refused(&cfg, "config.warmup_steps"))
         return 1;
     cfg = (sc_compress_config_t)SC_COMPRESS_CONFIG_INIT;
+    cfg.threads = -1;
+    if (refused(&cfg, "config.threads is -1"))
+        return 1;
+    cfg.threads = 4097; /* SC_THREADS' limit too: not 4097 threads started */
+    if (refused(&cfg, "config.threads is 4097"))
+        return 1;
+    cfg = (sc_compress_config_t)SC_COMPRESS_CONFIG_INIT;
     cfg.size = sizeof(cfg) + 8; /* a newer caller's configuration */
     if (refused(&cfg, "config.size"))
         return 1;

@@ -587,6 +587,13 @@ static int test_argument_errors_are_refused(int argc, char **argv)
     sc_topk_destroy(topk);
     cfg.mode = (sc_topk_mode_t)7;
     CHECK_REFUSED(sc_topk_create(&cfg, &topk), SC_ERR_INVALID_ARG, "config->mode is 7");
+    cfg.mode = SC_TOPK_EXACT;
+    cfg.threads = 100000; /* refused before a thread starts */
+    CHECK_REFUSED(sc_topk_create(&cfg, &topk), SC_ERR_INVALID_ARG,
+                  "config->threads is 100000, allowed: 0 (automatic) or 1 to 4096");
+    cfg.threads = -2;
+    CHECK_REFUSED(sc_topk_create(&cfg, &topk), SC_ERR_INVALID_ARG, "config->threads is -2");
+    cfg.threads = 0;
     cfg.mode = SC_TOPK_APPROX;
     cfg.sample_ratio = 2.0;
     CHECK_REFUSED(sc_topk_create(&cfg, &topk), SC_ERR_INVALID_ARG,
