@@ -201,7 +201,7 @@ void sc_shm_seg_settle(sc_comm_t *comm, struct sc_shm_seg *seg, int shared)
  * comm itself; a rank's failure or differing sizes are an error on every rank, and
  * *seg is shared the same on every rank. */
 static sc_status_t sc_shm_seg_create(sc_comm_t *comm, size_t bytes, const char *caller,
-                                     struct sc_shm_seg **seg)
+                                     sc_status_t refused, struct sc_shm_seg **seg)
 {
     sc_status_t st, local;
     struct sc_shm_seg *s = NULL;
@@ -209,8 +209,12 @@ static sc_status_t sc_shm_seg_create(sc_comm_t *comm, size_t bytes, const char *
     int32_t mapped = 0, everywhere = 0;
     sc_fact_t facts[1];
 
-    local = all ? sc_shm_seg_local(comm, bytes, caller, &s, &mine)
-                : sc_error(SC_ERR_NO_MEMORY, "%s: out of memory on rank %d", caller, comm->rank);
+    /* A rank whose call was refused (refused: its status, the sentence set) takes part
+     * with nothing. */
+    local = refused != SC_SUCCESS ? refused
+            : all ? sc_shm_seg_local(comm, bytes, caller, &s, &mine)
+                  : sc_error(SC_ERR_NO_MEMORY, "%s: out of memory on rank %d", caller,
+                             comm->rank);
     /* Every rank learns of any rank's failure and of differing sizes. */
     facts[0] = (sc_fact_t){"bytes", SC_FACT_NUMBER, (int64_t)bytes};
     st = sc_comm_agree(comm, caller, local, SC_ERR_PEER_FAILED, facts, 1, NULL);
@@ -314,9 +318,10 @@ SC_API sc_status_t sc_mem_alloc(sc_comm_t *comm, size_t bytes, void **ptr)
 
     if (st != SC_SUCCESS)
         return st;
-    if (!ptr)
-        return sc_error(SC_ERR_INVALID_ARG, "sc_mem_alloc: ptr is NULL");
-    st = sc_shm_seg_create(comm, bytes, "sc_mem_alloc", &s);
+    /* A NULL ptr is refused collectively, as a failed allocation is: the other ranks
+     * must not wait for this one. */
+    st = ptr ? SC_SUCCESS : sc_error(SC_ERR_INVALID_ARG, "sc_mem_alloc: ptr is NULL");
+    st = sc_shm_seg_create(comm, bytes, "sc_mem_alloc", st, &s);
     if (st != SC_SUCCESS)
         return st;
     pthread_mutex_lock(&sc_shm_lock);

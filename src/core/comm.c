@@ -505,6 +505,7 @@ typedef struct {
     int32_t color;
     int32_t key;
     int32_t rank;
+    int32_t refused; /* this rank's call was refused (sub NULL): every rank fails */
 } sc_split_entry_t;
 
 static int sc_split_cmp(const void *a, const void *b)
@@ -517,7 +518,7 @@ static int sc_split_cmp(const void *a, const void *b)
 
 SC_API sc_status_t sc_comm_split(sc_comm_t *comm, int color, int key, sc_comm_t **sub)
 {
-    sc_split_entry_t mine = {color < 0 ? -1 : color, key, 0}, *all;
+    sc_split_entry_t mine = {color < 0 ? -1 : color, key, 0, 0}, *all;
     uint32_t ctx = 0, gen = 0;
     sc_comm_t *c = NULL;
     int n = 0, held = 0;
@@ -526,15 +527,32 @@ SC_API sc_status_t sc_comm_split(sc_comm_t *comm, int color, int key, sc_comm_t 
     st = sc_comm_check(comm, "sc_comm_split");
     if (st != SC_SUCCESS)
         return st;
-    if (!sub)
-        return sc_error(SC_ERR_INVALID_ARG, "sc_comm_split: sub (output) is NULL");
     mine.rank = comm->rank;
+    mine.refused = sub == NULL;
     all = calloc((size_t)comm->size, sizeof(*all));
-    if (!all)
-        return sc_error(SC_ERR_NO_MEMORY, "sc_comm_split: out of memory");
-    st = sc_allgather(&mine, all, 3, SC_INT32, comm, NULL, NULL);
+    if (!all) {
+        /* Without room for the exchange this rank cannot take part: the others learn
+         * it from the abort rather than waiting. */
+        sc_comm_abort(comm);
+        return sc_error(SC_ERR_NO_MEMORY, "sc_comm_split: out of memory on rank %d",
+                        comm->rank);
+    }
+    /* A rank whose call is refused still takes part in the exchange, so that every rank
+     * fails at once instead of waiting for it. */
+    st = sc_allgather(&mine, all, 4, SC_INT32, comm, NULL, NULL);
     if (st != SC_SUCCESS)
         goto out;
+    if (!sub) {
+        st = sc_error(SC_ERR_INVALID_ARG, "sc_comm_split: sub (output) is NULL");
+        goto out;
+    }
+    for (int r = 0; r < comm->size; r++) {
+        if (all[r].refused) {
+            st = sc_error(SC_ERR_INVALID_ARG, "sc_comm_split: rank %d's call was refused "
+                          "(its sub, the output, is NULL); no communicator was made", r);
+            goto out;
+        }
+    }
     st = sc_comm_ctx_agree(comm, &ctx, &gen);
     if (st != SC_SUCCESS)
         goto out;

@@ -528,11 +528,30 @@ static int test_abort_fails_pending_requests_on_every_rank(void)
 
 static int test_split_without_output_is_invalid_arg(void)
 {
+    sc_comm_t *const sentinel = (sc_comm_t *)(uintptr_t)0x5c5c5c50;
+    sc_comm_t *sub = sentinel;
+
     prime_last_error();
     CHECK(sc_comm_split(g_world, 0, 0, NULL) == SC_ERR_INVALID_ARG, "split with sub NULL");
     CHECK(strstr(sc_last_error(), "sc_comm_split"), "sentence: %s", sc_last_error());
-    /* Nothing was exchanged: the world is still in step. */
     CHECK(sc_barrier(g_world, NULL) == SC_SUCCESS, "world barrier: %s", sc_last_error());
+    if (g_size > 1) {
+        /* Rank 1 alone passes no sub: every rank fails at once, naming it, and makes
+         * nothing (the others used to go on and fail at their next call). */
+        if (g_rank == 1) {
+            CHECK(sc_comm_split(g_world, 0, 0, NULL) == SC_ERR_INVALID_ARG, "sub NULL");
+            CHECK(strstr(sc_last_error(), "sub (output) is NULL"), "sentence: %s",
+                  sc_last_error());
+        } else {
+            CHECK(sc_comm_split(g_world, 0, 0, &sub) == SC_ERR_INVALID_ARG,
+                  "a split beside a refused one: %s", sc_last_error());
+            CHECK(strstr(sc_last_error(), "rank 1's call was refused"), "sentence: %s",
+                  sc_last_error());
+            CHECK(sub == sentinel, "a failed split wrote *sub");
+        }
+        CHECK(sc_barrier(g_world, NULL) == SC_SUCCESS, "world barrier: %s",
+              sc_last_error());
+    }
     return 0;
 }
 

@@ -33,7 +33,6 @@ static int test_alloc_errors(void)
         return 1;
     CHECK_REFUSED(sc_mem_alloc(NULL, 64, &p), SC_ERR_INVALID_COMM, "communicator");
     CHECK_REFUSED(sc_mem_alloc(comm, 64, NULL), SC_ERR_INVALID_ARG, "ptr is NULL");
-    /* Local refusals take no part, so every rank refuses alike and nothing hangs. */
     CHECK(p == (void *)&check_rank, "*ptr written by a refused call");
     /* More than the machine holds, on every rank: refused before anything is mapped
      * (it used to fill shared memory until the process was killed). */
@@ -49,6 +48,13 @@ static int test_alloc_errors(void)
         /* Rank 1 alone asks for nothing: its own sentence there, the peers name it. */
         if (check_rank == 1)
             CHECK_REFUSED(sc_mem_alloc(comm, 0, &p), SC_ERR_INVALID_ARG, "bytes is 0");
+        else
+            CHECK_REFUSED(sc_mem_alloc(comm, 4096, &p), SC_ERR_PEER_FAILED, "rank 1 failed");
+        CHECK(p == (void *)&check_rank, "*ptr written by a failed call");
+        /* Rank 1 alone passes no ptr: refused there, and the peers fail at once instead
+         * of waiting for it (they used to go on, and their next call failed). */
+        if (check_rank == 1)
+            CHECK_REFUSED(sc_mem_alloc(comm, 4096, NULL), SC_ERR_INVALID_ARG, "ptr is NULL");
         else
             CHECK_REFUSED(sc_mem_alloc(comm, 4096, &p), SC_ERR_PEER_FAILED, "rank 1 failed");
         CHECK(p == (void *)&check_rank, "*ptr written by a failed call");
