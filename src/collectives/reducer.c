@@ -110,9 +110,16 @@ static sc_status_t sc_reducer_setup(sc_reducer_t *r, const sc_grad_desc_t *grads
         if (!r->grads[i].name)
             return sc_error(SC_ERR_NO_MEMORY, "sc_reducer_create: out of memory");
         if (r->hook.validate) {
+            sc_error_clear(); /* a caller's hook may fail without a sentence */
             st = r->hook.validate(r->hook.state, d->dtype);
-            if (st != SC_SUCCESS)
-                return st;
+            if (st != SC_SUCCESS) {
+                char why[SC_ERROR_MAX];
+                sc_reducer_hook_why(why, sizeof(why));
+                return sc_error(st, "sc_reducer_create: comm hook \"%s\" refused gradient %d "
+                                "(\"%s\") of dtype %s (%s): %s",
+                                r->hook.name ? r->hook.name : "", i, name,
+                                sc_dtype_name(d->dtype), sc_status_string(st), why);
+            }
         }
     }
     if (cfg->autotune && fixed)

@@ -1,6 +1,7 @@
 /* The built-in comm hooks: plain all-reduce of a bucket, and float16 / bfloat16
  * compression (cast a float32 bucket to the narrow type, all-reduce that, cast back). */
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -214,4 +215,14 @@ SC_API sc_status_t sc_comm_hook_builtin(sc_hook_kind_t kind, sc_comm_hook_t *hoo
     hook->finish_into = sc_hook_cast_finish_into;
     hook->destroy = sc_hook_cast_destroy;
     return SC_SUCCESS;
+}
+
+/* reducer_internal.h says what it gives. */
+void sc_reducer_hook_why(char *why, size_t len)
+{
+    const char *text = sc_last_error(), *colon = strstr(text, ": ");
+
+    if (strncmp(text, "rank ", 5) == 0 && colon)
+        text = colon + 2;
+    snprintf(why, len, "%s", text[0] ? text : "the hook gave no reason");
 }

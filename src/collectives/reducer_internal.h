@@ -211,6 +211,11 @@ int sc_reducer_dtype_ok(sc_dtype_t dtype);
  * so a bucket may be reduced in its gradient's own memory. */
 int sc_reducer_hook_is_builtin(const sc_comm_hook_t *hook);
 
+/* Why a caller's hook failed, for the sentence that names it: the hook's own sentence
+ * (set on this thread), without its "rank R: " prefix, or that it gave none (the caller
+ * clears the sentence with sc_error_clear before calling the hook). */
+void sc_reducer_hook_why(char *why, size_t len);
+
 /* Whether hook is the float16 or bfloat16 compression. */
 int sc_reducer_hook_is_cast(const sc_comm_hook_t *hook);
 

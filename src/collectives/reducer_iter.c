@@ -97,17 +97,6 @@ static void sc_reducer_fail_element_work(sc_reducer_t *r, sc_status_t st)
     }
 }
 
-/* Why the hook failed: its own sentence (set on this thread), without its "rank R: "
- * prefix, or that it gave none (the caller cleared the sentence before the call). */
-static void sc_hook_why(char *why, size_t len)
-{
-    const char *text = sc_last_error(), *colon = strstr(text, ": ");
-
-    if (strncmp(text, "rank ", 5) == 0 && colon)
-        text = colon + 2;
-    snprintf(why, len, "%s", text[0] ? text : "the hook gave no reason");
-}
-
 /* The bucket as the hook sees it in this iteration: its data is the gradient's own
  * memory when it is reduced in place (built-in hooks use data only inside the call). */
 static sc_hook_bucket_t sc_bucket_seen(const sc_rbucket_t *b)
@@ -250,7 +239,7 @@ static sc_status_t sc_bucket_start(sc_reducer_t *r, sc_rbucket_t *b)
         char why[SC_ERROR_MAX];
 
         b->req = NULL;
-        sc_hook_why(why, sizeof(why));
+        sc_reducer_hook_why(why, sizeof(why));
         /* Peers issued this bucket's collective and will issue the next ones: with one
          * missing here, the sequences of the ranks no longer line up. Aborting the
          * communicator fails every rank's pending and later calls instead. */
@@ -330,7 +319,7 @@ static sc_status_t sc_bucket_finish(sc_reducer_t *r, sc_rbucket_t *b)
             st = r->hook.finish(r->hook.state, &hb, r->comm);
         }
         if (st != SC_SUCCESS) {
-            sc_hook_why(why, sizeof(why));
+            sc_reducer_hook_why(why, sizeof(why));
             return sc_error(st, "sc_reducer: comm hook \"%s\" could not finish bucket %d "
                             "(%s): %s", r->hook.name ? r->hook.name : "", b->hb.index,
                             sc_status_string(st), why);

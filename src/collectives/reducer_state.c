@@ -23,6 +23,17 @@ static const char *sc_hook_name(const sc_reducer_t *r)
     return r->hook.name ? r->hook.name : "";
 }
 
+/* The hook's save or load failed with st: a sentence naming the hook and its reason. */
+static sc_status_t sc_hook_state_failed(const sc_reducer_t *r, sc_status_t st,
+                                        const char *caller, const char *what)
+{
+    char why[SC_ERROR_MAX];
+
+    sc_reducer_hook_why(why, sizeof(why));
+    return sc_error(st, "%s: comm hook \"%s\" could not %s its state (%s): %s", caller,
+                    sc_hook_name(r), what, sc_status_string(st), why);
+}
+
 SC_API sc_status_t sc_reducer_hook_save(const sc_reducer_t *r, void *buf, size_t *len)
 {
     sc_hook_state_header_t h = {SC_HOOK_STATE_MAGIC, SC_HOOK_STATE_VERSION, 0, 0, 0};
@@ -36,9 +47,10 @@ SC_API sc_status_t sc_reducer_hook_save(const sc_reducer_t *r, void *buf, size_t
         return sc_error(SC_ERR_INVALID_ARG, "sc_reducer_hook_save: %d gradients are marked in "
                         "this iteration; save between iterations (after finalize)", r->nready);
     if (r->hook.save) {
+        sc_error_clear(); /* a caller's hook may fail without a sentence */
         st = r->hook.save(r->hook.state, NULL, &payload);
         if (st != SC_SUCCESS)
-            return st;
+            return sc_hook_state_failed(r, st, "sc_reducer_hook_save", "size");
     }
     h.name_len = (uint32_t)strlen(sc_hook_name(r));
     h.payload_len = payload;
@@ -53,9 +65,10 @@ SC_API sc_status_t sc_reducer_hook_save(const sc_reducer_t *r, void *buf, size_t
                         sc_hook_name(r), need);
     if (r->hook.save) {
         size_t got = payload;
+        sc_error_clear();
         st = r->hook.save(r->hook.state, (char *)buf + sizeof(h) + h.name_len, &got);
         if (st != SC_SUCCESS)
-            return st;
+            return sc_hook_state_failed(r, st, "sc_reducer_hook_save", "save");
         h.payload_len = got;
     }
     memcpy(buf, &h, sizeof(h));
@@ -68,6 +81,7 @@ SC_API sc_status_t sc_reducer_hook_load(sc_reducer_t *r, const void *buf, size_t
 {
     sc_hook_state_header_t h;
     const char *name;
+    sc_status_t st;
 
     if (!r || !buf)
         return sc_error(SC_ERR_INVALID_ARG, "sc_reducer_hook_load: %s is NULL",
@@ -98,5 +112,7 @@ SC_API sc_status_t sc_reducer_hook_load(sc_reducer_t *r, const void *buf, size_t
                    : sc_error(SC_ERR_INVALID_ARG, "sc_reducer_hook_load: hook \"%s\" keeps no "
                               "state, but the record carries %llu bytes of it",
                               sc_hook_name(r), (unsigned long long)h.payload_len);
-    return r->hook.load(r->hook.state, name + h.name_len, (size_t)h.payload_len);
+    sc_error_clear(); /* a caller's hook may fail without a sentence */
+    st = r->hook.load(r->hook.state, name + h.name_len, (size_t)h.payload_len);
+    return st == SC_SUCCESS ? st : sc_hook_state_failed(r, st, "sc_reducer_hook_load", "load");
 }

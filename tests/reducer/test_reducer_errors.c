@@ -676,6 +676,107 @@ static int test_failing_hook_finish_fails_every_rank(int argc, char **argv)
     return teardown(&w, &m, r);
 }
 
+static sc_status_t picky_validate(void *state, sc_dtype_t dtype)
+{
+    (void)dtype;
+    return *(int *)state ? SC_ERR_INVALID_ARG : SC_SUCCESS;
+}
+
+/* A caller's hook whose validate refuses on the last rank without a sentence (the last
+ * sentence on that thread is an unrelated one): that rank's create names the hook and
+ * says it gave no reason, the others name that rank; nothing is made. */
+static int test_failing_hook_validate_fails_every_rank(int argc, char **argv)
+{
+    sc_reducer_config_t cfg = SC_REDUCER_CONFIG_INIT;
+    int refuse;
+    sc_comm_hook_t hook = {.name = "picky", .state = &refuse, .validate = picky_validate,
+                           .start = flaky_start};
+    flaky_t unused = {0, 0, 0};
+    sc_reducer_t *r = NULL;
+    sc_dtype_t dt;
+    rt_world_t w;
+    rt_model_t m;
+    char says[64];
+
+    (void)argc, (void)argv, (void)unused;
+    if (rt_world(&w))
+        return 1;
+    rt_model_init(&m, MODEL_N, model_counts, NULL);
+    refuse = w.rank == w.size - 1;
+    cfg.hook = &hook;
+    (void)sc_dtype_from_name("__unrelated__", &dt); /* leaves a sentence behind */
+    if (refuse) {
+        CHECK_STATUS(sc_reducer_create(w.comm, m.desc, m.n, &cfg, &r), SC_ERR_INVALID_ARG);
+        CHECK_SAYS("comm hook \"picky\" refused gradient 0", "(SC_ERR_INVALID_ARG): the "
+                   "hook gave no reason");
+        CHECK(!strstr(sc_last_error(), "__unrelated__"), "an unrelated sentence: %s",
+              sc_last_error());
+    } else {
+        CHECK(sc_reducer_create(w.comm, m.desc, m.n, &cfg, &r) != SC_SUCCESS,
+              "create succeeded beside a rank whose hook refused");
+        snprintf(says, sizeof(says), "rank %d failed its own checks (SC_ERR_INVALID_ARG)",
+                 w.size - 1);
+        CHECK_SAYS(says);
+    }
+    CHECK(r == NULL, "the reducer was set on failure");
+    CHECK_OK(sc_comm_destroy(w.comm));
+    rt_model_free(&m);
+    return 0;
+}
+
+static sc_status_t failing_save(void *state, void *buf, size_t *len)
+{
+    (void)state, (void)buf, (void)len;
+    return SC_ERR_INTERNAL;
+}
+
+static sc_status_t failing_load(void *state, const void *buf, size_t len)
+{
+    (void)state, (void)buf, (void)len;
+    return SC_ERR_INTERNAL;
+}
+
+/* A caller's hook whose save and load fail without a sentence: each call names the hook
+ * and says it gave no reason, not an older sentence; nothing is written. */
+static int test_failing_hook_save_and_load_say_why(int argc, char **argv)
+{
+    flaky_t state = {0, 0, 0};
+    sc_comm_hook_t hook = {.name = "forgetful", .state = &state, .start = flaky_start,
+                           .save = failing_save, .load = failing_load};
+    unsigned char buf[256], record[64];
+    size_t len = 12345;
+    sc_dtype_t dt;
+    sc_reducer_t *r;
+    rt_world_t w;
+    rt_model_t m;
+
+    (void)argc, (void)argv;
+    if (setup_hook(&w, &m, &r, 0, &hook))
+        return 1;
+    (void)sc_dtype_from_name("__unrelated__", &dt);
+    CHECK_STATUS(sc_reducer_hook_save(r, NULL, &len), SC_ERR_INTERNAL);
+    CHECK_SAYS("sc_reducer_hook_save: comm hook \"forgetful\" could not size its state "
+               "(SC_ERR_INTERNAL): the hook gave no reason");
+    CHECK(len == 12345, "a failed save wrote len");
+    (void)sc_dtype_from_name("__unrelated__", &dt);
+    len = sizeof(buf);
+    CHECK_STATUS(sc_reducer_hook_save(r, buf, &len), SC_ERR_INTERNAL);
+    CHECK_SAYS("could not size its state", "the hook gave no reason");
+    /* A record of this hook with an empty payload reaches the hook's load. */
+    {
+        const uint32_t head[4] = {0x48524353u, 1u, 9u, 0u};
+        const uint64_t payload = 0;
+        memcpy(record, head, sizeof(head));
+        memcpy(record + sizeof(head), &payload, sizeof(payload));
+        memcpy(record + sizeof(head) + sizeof(payload), "forgetful", 9);
+    }
+    (void)sc_dtype_from_name("__unrelated__", &dt);
+    CHECK_STATUS(sc_reducer_hook_load(r, record, 16 + 8 + 9), SC_ERR_INTERNAL);
+    CHECK_SAYS("sc_reducer_hook_load: comm hook \"forgetful\" could not load its state "
+               "(SC_ERR_INTERNAL): the hook gave no reason");
+    return teardown(&w, &m, r);
+}
+
 int main(int argc, char **argv)
 {
     static const rt_test_t tests[] = {
@@ -698,6 +799,9 @@ int main(int argc, char **argv)
         {"create_meeting_another_collective_is_a_mismatch",
          test_create_meeting_another_collective_is_a_mismatch},
         {"config_out_of_range_is_refused", test_config_out_of_range_is_refused},
+        {"failing_hook_validate_fails_every_rank",
+         test_failing_hook_validate_fails_every_rank},
+        {"failing_hook_save_and_load_say_why", test_failing_hook_save_and_load_say_why},
         {"comm_destroy_refused_while_a_reducer_uses_it",
          test_comm_destroy_refused_while_a_reducer_uses_it},
         {"integer_gradients_need_prediv_1", test_integer_gradients_need_prediv_1},
