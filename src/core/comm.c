@@ -4,6 +4,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "collectives/agree.h"
 #include "collectives/device.h"
 #include "collectives/mailbox.h"
 #include "collectives/shm_prefault.h"
@@ -398,6 +399,24 @@ static void sc_comm_detach(sc_comm_t *c)
         sc_transport_free(tp);
 }
 
+/* Collective over a new world communicator: the settings that every rank must share
+ * (messages are cut, staged and laid out by them; a difference used to surface as a
+ * timeout or a mismatch of some later call, or a reducer created on one rank only),
+ * compared once, failing init on every rank with the variable's name. */
+static sc_status_t sc_comm_agree_settings(sc_comm_t *c, const sc_tuning_t *t)
+{
+    const sc_fact_t facts[] = {
+        {"SC_CHUNK_BYTES", SC_FACT_NUMBER, (int64_t)t->chunk_bytes},
+        {"SC_STAGE_BYTES", SC_FACT_NUMBER, (int64_t)t->stage_bytes},
+        {"SC_LOCAL_REGISTER", SC_FACT_NUMBER, t->local_register},
+        {"SC_RING_THRESHOLD", SC_FACT_NUMBER, (int64_t)t->ring_threshold},
+        {"SC_ALGO (0 auto, 1 ring, 2 rd)", SC_FACT_NUMBER, t->allreduce_algo}};
+
+    return sc_comm_agree(c, "sc_comm_init (settings that must be the same on every rank)",
+                         SC_SUCCESS, SC_ERR_PEER_FAILED, facts,
+                         (int)(sizeof(facts) / sizeof(facts[0])), NULL);
+}
+
 SC_API sc_status_t sc_comm_init(const sc_comm_config_t *config, sc_comm_t **comm)
 {
     sc_bootstrap_params_t p;
@@ -471,6 +490,8 @@ SC_API sc_status_t sc_comm_init(const sc_comm_config_t *config, sc_comm_t **comm
      * shared-memory transport's pages faulted in, the header mailboxes and the staging
      * segment, where ranks share a node. */
     st = sc_barrier(c, NULL);
+    if (st == SC_SUCCESS)
+        st = sc_comm_agree_settings(c, tuning);
     if (st == SC_SUCCESS)
         st = sc_shm_prefault_transport(c);
     if (st == SC_SUCCESS)

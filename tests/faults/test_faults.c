@@ -287,6 +287,24 @@ static int test_local_sizes_that_differ_fail_init_at_once(int argc, char **argv)
     return check_init_fails(SC_ERR_INVALID_ARG, 0.0, fault_timeout() - 0.5, what);
 }
 
+/* The last rank alone sets VARIABLE to VALUE (argv), a setting every rank must share:
+ * init fails on every rank at once with SC_ERR_MISMATCH naming the variable and both
+ * values (SC_CHUNK_BYTES used to time a staged allreduce out and fail a broadcast on
+ * some ranks only; SC_LOCAL_REGISTER made sc_reducer_create succeed on one rank). */
+static int test_settings_that_differ_fail_init_on_every_rank(int argc, char **argv)
+{
+    char differs[128];
+    const char *what[] = {"settings that must be the same on every rank", differs, NULL};
+    int size = fault_env_int("SC_WORLD_SIZE");
+
+    CHECK(argc == 3, "arguments: VARIABLE VALUE DEFAULT");
+    snprintf(differs, sizeof(differs), "%s is %s on rank 0 but %s on rank %d", argv[0],
+             argv[2], argv[1], size - 1);
+    if (fault_rank == size - 1)
+        setenv(argv[0], argv[1], 1);
+    return check_init_fails(SC_ERR_MISMATCH, 0.0, fault_timeout() - 0.5, what);
+}
+
 /* 1 rank, launched as by mpirun with a stale torchrun WORLD_SIZE=2 in the environment:
  * the size is Open MPI's, as the rank is, and init succeeds at once (it waited for a
  * second rank). Values out of range name the variable they came from; SC_TIMEOUT=nan is
@@ -860,6 +878,8 @@ int main(int argc, char **argv)
         {"local_sizes_that_differ_fail_init_at_once",
          test_local_sizes_that_differ_fail_init_at_once},
         {"timeout_of_a_month_or_infinite_works", test_timeout_of_a_month_or_infinite_works},
+        {"settings_that_differ_fail_init_on_every_rank",
+         test_settings_that_differ_fail_init_on_every_rank},
         {"launch_variables_come_from_one_launcher",
          test_launch_variables_come_from_one_launcher},
         {"rank_behind_finishes_the_collective_before_the_mismatch",
