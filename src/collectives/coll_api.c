@@ -309,6 +309,15 @@ static sc_status_t sc_call_build_p2p(const sc_call_t *call, sc_coll_op_t *op, si
         chunk = (bytes / 65536 / es + 1) * es;
     n = bytes ? (bytes + chunk - 1) / chunk : 1;
     op->hdr.algo = SC_ALGO_DIRECT;
+    if (bytes <= SC_OP_INLINE_MAX) {
+        /* One message: the payload rides with the header, which the receiver takes
+         * (and checks) anyway; both sides decide alike from the count, and counts
+         * that differ are a mismatch whichever way each side sent. */
+        const void *theirs = sc_op_inline(op, call->sbuf, bytes);
+        if (call->kind == SC_COLL_RECV && bytes > 0)
+            sc_op_copy(op, call->rbuf, theirs, bytes, -1, -1);
+        return sc_op_built(op);
+    }
     for (size_t i = 0; i < n; i++) {
         size_t off = i * chunk, len = bytes - off < chunk ? bytes - off : chunk;
         if (call->kind == SC_COLL_SEND)

@@ -378,6 +378,18 @@ static size_t sc_op_header_bytes(const sc_coll_op_t *op)
     return op->inline_bytes ? SC_OP_INLINE_OFF + op->inline_bytes : sizeof(op->hdr);
 }
 
+/* The header, and the inline payload after it, into inline_out. The payload is read
+ * at start, not when the op was built: a gated op's input (host-staged device calls)
+ * arrives in between. */
+static void sc_op_pack_header(sc_coll_op_t *op)
+{
+    memcpy(op->inline_out, &op->hdr, sizeof(op->hdr));
+    if (op->inline_bytes) {
+        memset(op->inline_out + sizeof(op->hdr), 0, SC_OP_INLINE_OFF - sizeof(op->hdr));
+        memcpy(op->inline_out + SC_OP_INLINE_OFF, op->inline_src, op->inline_bytes);
+    }
+}
+
 /* Posts header exchange with the ring neighbours (collectives) or the peer (p2p). */
 static sc_status_t sc_op_start(sc_coll_op_t *op)
 {
@@ -397,11 +409,14 @@ static sc_status_t sc_op_start(sc_coll_op_t *op)
         /* The receiver checks the sender's header. */
         op->nhdr = (kind == SC_COLL_RECV) ? 1 : 0;
         op->hdr_peer[0] = op->hdr.root;
-        /* sub 1 keeps point-to-point headers apart from collective ones. */
-        if (kind == SC_COLL_SEND)
+        /* sub 1 keeps point-to-point headers apart from collective ones; a small
+         * message rides with its header (sc_call_build_p2p). */
+        if (kind == SC_COLL_SEND) {
+            sc_op_pack_header(op);
             return sc_ucx_send(tp, sc_op_world(op, op->hdr.root),
-                               sc_op_tag(op, SC_TAG_KIND_HDR, 1, c->rank), &op->hdr,
-                               sizeof(op->hdr), &op->hdr_send_req[0]);
+                               sc_op_tag(op, SC_TAG_KIND_HDR, 1, c->rank), op->inline_out,
+                               sc_op_header_bytes(op), &op->hdr_send_req[0]);
+        }
         return sc_ucx_recv(tp, sc_op_tag(op, SC_TAG_KIND_HDR, 1, op->hdr.root),
                            SC_TAG_FULL_MASK, op->hdr_in[0], SC_OP_HDR_BUF,
                            &op->hdr_recv_req[0]);
@@ -413,13 +428,7 @@ static sc_status_t sc_op_start(sc_coll_op_t *op)
     op->nhdr = (c->size == 2) ? 1 : 2;
     /* Every header receive has room for an inline payload, so that a neighbour's
      * message is never truncated, whatever call it made. */
-    memcpy(op->inline_out, &op->hdr, sizeof(op->hdr));
-    /* The payload is read at start, not when the op was built: a gated op's input
-     * (host-staged device calls) arrives in between. */
-    if (op->inline_bytes) {
-        memset(op->inline_out + sizeof(op->hdr), 0, SC_OP_INLINE_OFF - sizeof(op->hdr));
-        memcpy(op->inline_out + SC_OP_INLINE_OFF, op->inline_src, op->inline_bytes);
-    }
+    sc_op_pack_header(op);
     if (c->mbox) {
         /* Written (and read) in sc_op_headers, as the first step follows at once. */
         op->mbox = 1;

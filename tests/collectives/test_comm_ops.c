@@ -28,11 +28,12 @@ static void cc_set_case(cc_ctx_t *c, const char *coll, sc_dtype_t d, sc_op_t op,
 /* ---- send / recv ------------------------------------------------------------------- */
 
 /* Rank r sends to r+1 and receives from r-1, both posted before either is waited for;
- * in one size one rank sends to itself. Half the rounds post the receive first. */
+ * in one size one rank sends to itself. Half the rounds post the receive first. The
+ * counts straddle 512 bytes, up to which the payload rides with the header. */
 static void test_sendrecv_ring_nonblocking(cc_ctx_t *c)
 {
     static const sc_dtype_t dts[] = {SC_FLOAT64, SC_INT8, SC_BFLOAT16};
-    size_t counts[] = {0, 1, (size_t)c->size + 1, 1000003};
+    size_t counts[] = {0, 1, (size_t)c->size + 1, 64, 65, 256, 257, 512, 513, 1000003};
     int right = (c->rank + 1) % c->size, left = (c->rank + c->size - 1) % c->size;
     int round = 0;
 
