@@ -66,8 +66,9 @@ typedef struct sc_request sc_request_t;
 SC_API sc_status_t sc_mem_alloc(sc_comm_t *comm, size_t bytes, void **ptr);
 
 /* Releases memory from sc_mem_alloc on comm (NULL is a no-op); local, but no call
- * that uses ptr may still be pending on any rank. SC_ERR_INVALID_ARG for a pointer
- * that sc_mem_alloc did not return on comm. */
+ * that uses ptr may still be pending on any rank. Works on a communicator that failed
+ * or was aborted too. SC_ERR_INVALID_ARG for a pointer that sc_mem_alloc did not return
+ * on comm. */
 SC_API sc_status_t sc_mem_free(sc_comm_t *comm, void *ptr);
 
 /* recvbuf[i] = op over ranks of sendbuf[i], for i < count. Bitwise the same on

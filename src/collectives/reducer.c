@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/error.h"
 #include "collectives/agree.h"
 #include "collectives/device.h"
 #include "collectives/reducer_internal.h"
@@ -163,9 +164,22 @@ static void sc_reducer_free(sc_reducer_t *r)
     free(r);
 }
 
+static sc_status_t sc_reducer_create_call(sc_comm_t *comm, const sc_grad_desc_t *grads, int n,
+                                          const sc_reducer_config_t *config,
+                                          sc_reducer_t **reducer);
+
+/* Failures inside say which public call they ended (sc_error_in). */
 SC_API sc_status_t sc_reducer_create(sc_comm_t *comm, const sc_grad_desc_t *grads, int n,
                                      const sc_reducer_config_t *config,
                                      sc_reducer_t **reducer)
+{
+    return sc_error_in(sc_reducer_create_call(comm, grads, n, config, reducer),
+                       "sc_reducer_create");
+}
+
+static sc_status_t sc_reducer_create_call(sc_comm_t *comm, const sc_grad_desc_t *grads, int n,
+                                          const sc_reducer_config_t *config,
+                                          sc_reducer_t **reducer)
 {
     sc_reducer_config_t cfg = SC_REDUCER_CONFIG_INIT;
     sc_reducer_t *r;

@@ -25,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/error.h"
 #include "collectives/call.h"
 #include "collectives/reducer_internal.h"
 #include "core/clock.h"
@@ -416,7 +417,15 @@ static sc_status_t sc_reducer_unbuilt(const sc_reducer_t *r, const char *fn)
                     "(%s); destroy it", fn, r->unbuilt_text);
 }
 
+static sc_status_t sc_reducer_mark_ready_call(sc_reducer_t *r, int i, void *grad);
+
+/* Failures inside say which public call they ended (sc_error_in). */
 SC_API sc_status_t sc_reducer_mark_ready(sc_reducer_t *r, int i, void *grad)
+{
+    return sc_error_in(sc_reducer_mark_ready_call(r, i, grad), "sc_reducer_mark_ready");
+}
+
+static sc_status_t sc_reducer_mark_ready_call(sc_reducer_t *r, int i, void *grad)
 {
     sc_rgrad_t *g;
     sc_rbucket_t *b;
@@ -682,7 +691,15 @@ err_abort:
     return st;
 }
 
+static sc_status_t sc_reducer_finalize_call(sc_reducer_t *r);
+
+/* Failures inside say which public call they ended (sc_error_in). */
 SC_API sc_status_t sc_reducer_finalize(sc_reducer_t *r)
+{
+    return sc_error_in(sc_reducer_finalize_call(r), "sc_reducer_finalize");
+}
+
+static sc_status_t sc_reducer_finalize_call(sc_reducer_t *r)
 {
     char list[512], local_text[SC_ERROR_MAX] = "";
     sc_status_t local = SC_SUCCESS, st;

@@ -9,6 +9,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "core/error.h"
 #include "collectives/agree.h"
 #include "collectives/shm_prefault.h"
 #include "collectives/shm_segment.h"
@@ -311,7 +312,15 @@ void sc_shm_seg_release(sc_comm_t *comm, struct sc_shm_seg *seg)
         sc_shm_release(comm->tp, seg, comm->size);
 }
 
+static sc_status_t sc_mem_alloc_call(sc_comm_t *comm, size_t bytes, void **ptr);
+
+/* Failures inside say which public call they ended (sc_error_in). */
 SC_API sc_status_t sc_mem_alloc(sc_comm_t *comm, size_t bytes, void **ptr)
+{
+    return sc_error_in(sc_mem_alloc_call(comm, bytes, ptr), "sc_mem_alloc");
+}
+
+static sc_status_t sc_mem_alloc_call(sc_comm_t *comm, size_t bytes, void **ptr)
 {
     sc_status_t st = sc_comm_check(comm, "sc_mem_alloc");
     struct sc_shm_seg *s;
@@ -342,7 +351,8 @@ SC_API sc_status_t sc_mem_free(sc_comm_t *comm, void *ptr)
 
     if (!ptr)
         return SC_SUCCESS;
-    st = sc_comm_check(comm, "sc_mem_free");
+    /* Local: memory is given back on a communicator that failed too. */
+    st = sc_comm_check_handle(comm, "sc_mem_free");
     if (st != SC_SUCCESS)
         return st;
     pthread_mutex_lock(&sc_shm_lock);

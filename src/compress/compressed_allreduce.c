@@ -4,6 +4,7 @@
  * during warm-up, a dense all-reduce), the residual committed only on success. */
 #include <string.h>
 
+#include "core/error.h"
 #include "collectives/agree.h"
 #include "compress/compress_internal.h"
 #include "core/comm_internal.h"
@@ -34,9 +35,23 @@ static sc_status_t sc_car_check(const sc_compressor_t *c, const void *sendbuf,
     return SC_SUCCESS;
 }
 
+static sc_status_t sc_compressed_allreduce_call(sc_compressor_t *compressor, sc_comm_t *comm,
+                                                int key, const void *sendbuf, void *recvbuf,
+                                                size_t count, sc_dtype_t dtype, sc_op_t op);
+
+/* Failures inside say which public call they ended (sc_error_in). */
 SC_API sc_status_t sc_compressed_allreduce(sc_compressor_t *compressor, sc_comm_t *comm,
                                            int key, const void *sendbuf, void *recvbuf,
                                            size_t count, sc_dtype_t dtype, sc_op_t op)
+{
+    sc_status_t st = sc_compressed_allreduce_call(compressor, comm, key, sendbuf, recvbuf,
+                                                  count, dtype, op);
+    return sc_error_in(st, "sc_compressed_allreduce");
+}
+
+static sc_status_t sc_compressed_allreduce_call(sc_compressor_t *compressor, sc_comm_t *comm,
+                                                int key, const void *sendbuf, void *recvbuf,
+                                                size_t count, sc_dtype_t dtype, sc_op_t op)
 {
     sc_ckey_t *k = NULL;
     int rank, p;

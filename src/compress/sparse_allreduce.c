@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/error.h"
 #include "collectives/agree.h"
 #include "compress/compress_internal.h"
 #include "core/comm_internal.h"
@@ -57,9 +58,23 @@ static sc_status_t sc_sparse_check(const void *indices, int index_bits, const vo
     return SC_SUCCESS;
 }
 
+static sc_status_t sc_sparse_allreduce_call(sc_comm_t *comm, const void *indices, int index_bits,
+                                            const void *values, sc_dtype_t value_dtype, size_t k,
+                                            void *dense, sc_dtype_t dtype, size_t n);
+
+/* Failures inside say which public call they ended (sc_error_in). */
 SC_API sc_status_t sc_sparse_allreduce(sc_comm_t *comm, const void *indices, int index_bits,
                                        const void *values, sc_dtype_t value_dtype, size_t k,
                                        void *dense, sc_dtype_t dtype, size_t n)
+{
+    sc_status_t st = sc_sparse_allreduce_call(comm, indices, index_bits, values, value_dtype, k,
+                                              dense, dtype, n);
+    return sc_error_in(st, "sc_sparse_allreduce");
+}
+
+static sc_status_t sc_sparse_allreduce_call(sc_comm_t *comm, const void *indices, int index_bits,
+                                            const void *values, sc_dtype_t value_dtype, size_t k,
+                                            void *dense, sc_dtype_t dtype, size_t n)
 {
     int rank, p, narrow = dtype == SC_FLOAT16 || dtype == SC_BFLOAT16;
     sc_pairs_layout_t l;

@@ -4,6 +4,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "core/error.h"
 #include "collectives/agree.h"
 #include "collectives/device.h"
 #include "collectives/mailbox.h"
@@ -89,7 +90,7 @@ static int sc_registry_remove(const sc_comm_t *c)
     return found;
 }
 
-sc_status_t sc_comm_check(const sc_comm_t *c, const char *caller)
+sc_status_t sc_comm_check_handle(const sc_comm_t *c, const char *caller)
 {
     int found = 0;
 
@@ -108,6 +109,15 @@ sc_status_t sc_comm_check(const sc_comm_t *c, const char *caller)
                         "this process (%d) is a fork of it and can neither use nor destroy "
                         "it (create a communicator of its own)", caller, (const void *)c,
                         (int)c->owner_pid, (int)getpid());
+    return SC_SUCCESS;
+}
+
+sc_status_t sc_comm_check(const sc_comm_t *c, const char *caller)
+{
+    sc_status_t st = sc_comm_check_handle(c, caller);
+
+    if (st != SC_SUCCESS)
+        return st;
     if (__atomic_load_n(&c->broken, __ATOMIC_ACQUIRE) != SC_SUCCESS) {
         char text[SC_ERROR_MAX];
         snprintf(text, sizeof(text), "%s refused, the communicator failed earlier: %.900s",
@@ -537,7 +547,15 @@ static int sc_split_cmp(const void *a, const void *b)
     return x->rank < y->rank ? -1 : (x->rank > y->rank);
 }
 
+static sc_status_t sc_comm_split_call(sc_comm_t *comm, int color, int key, sc_comm_t **sub);
+
+/* Failures inside say which public call they ended (sc_error_in). */
 SC_API sc_status_t sc_comm_split(sc_comm_t *comm, int color, int key, sc_comm_t **sub)
+{
+    return sc_error_in(sc_comm_split_call(comm, color, key, sub), "sc_comm_split");
+}
+
+static sc_status_t sc_comm_split_call(sc_comm_t *comm, int color, int key, sc_comm_t **sub)
 {
     sc_split_entry_t mine = {color < 0 ? -1 : color, key, 0, 0}, *all;
     uint32_t ctx = 0, gen = 0;
@@ -647,8 +665,9 @@ SC_API sc_status_t sc_comm_destroy(sc_comm_t *comm)
 
     if (!comm)
         return sc_error(SC_ERR_INVALID_COMM, "sc_comm_destroy: communicator is NULL");
-    st = sc_comm_check(comm, "sc_comm_destroy");
-    if (st == SC_ERR_INVALID_COMM)
+    /* A broken communicator is destroyed too, without a sentence saying it was refused. */
+    st = sc_comm_check_handle(comm, "sc_comm_destroy");
+    if (st != SC_SUCCESS)
         return st;
     holders = __atomic_load_n(&comm->holders, __ATOMIC_RELAXED);
     if (holders > 0)
@@ -672,10 +691,10 @@ SC_API sc_status_t sc_comm_destroy(sc_comm_t *comm)
 
 SC_API sc_status_t sc_comm_abort(sc_comm_t *comm)
 {
-    sc_status_t st = sc_comm_check(comm, "sc_comm_abort");
+    sc_status_t st = sc_comm_check_handle(comm, "sc_comm_abort");
     char text[SC_ERROR_MAX];
 
-    if (st == SC_ERR_INVALID_COMM)
+    if (st != SC_SUCCESS)
         return st;
     snprintf(text, sizeof(text), "rank %d: the communicator was aborted (sc_comm_abort)",
              comm->rank);

@@ -127,4 +127,8 @@ void sc_comm_release(sc_comm_t *comm);
  * without being dereferenced. */
 sc_status_t sc_comm_check(const sc_comm_t *comm, const char *caller);
 
+/* As sc_comm_check, but a communicator that failed passes: for the local calls that
+ * still work on it (destroy, abort, sc_mem_free). */
+sc_status_t sc_comm_check_handle(const sc_comm_t *comm, const char *caller);
+
 #endif

@@ -13,6 +13,11 @@
 sc_status_t sc_error(sc_status_t status, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
+/* A public call's failure that an inner call's sentence describes ("sc_allgather
+ * refused, ..."): the sentence starts with the public call's name unless it does
+ * already. Returns status; SC_SUCCESS leaves the sentence alone. */
+sc_status_t sc_error_in(sc_status_t status, const char *caller);
+
 /* Stores text verbatim as the calling thread's last error. */
 void sc_error_set_text(const char *text);
 

@@ -52,6 +52,22 @@ sc_status_t sc_error(sc_status_t status, const char *fmt, ...)
     return status;
 }
 
+sc_status_t sc_error_in(sc_status_t status, const char *caller)
+{
+    const char *inner = sc_error_text;
+    char copy[SC_ERROR_MAX];
+    size_t n = strlen(caller);
+
+    if (status == SC_SUCCESS)
+        return status;
+    if (strncmp(inner, "rank ", 5) == 0 && strstr(inner, ": "))
+        inner = strstr(inner, ": ") + 2;
+    if (strncmp(inner, caller, n) == 0 && (inner[n] == ':' || inner[n] == ' '))
+        return status;
+    snprintf(copy, sizeof(copy), "%s", inner);
+    return sc_error(status, "%s: %s", caller, copy);
+}
+
 void sc_error_set_text(const char *text)
 {
     snprintf(sc_error_text, sizeof(sc_error_text), "%s", text);

@@ -476,9 +476,20 @@ static int test_aborted_comm_calls_fail_with_aborted(void)
     sc_comm_t *sub = NULL, *sub2 = sentinel;
     sc_status_t st;
 
+    void *mem = NULL;
+
     st = sc_comm_split(g_world, 0, g_rank, &sub);
     CHECK(st == SC_SUCCESS && sub, "split: %s", sc_last_error());
+    CHECK(sc_mem_alloc(sub, 4096, &mem) == SC_SUCCESS, "sc_mem_alloc: %s", sc_last_error());
     CHECK(sc_comm_abort(sub) == SC_SUCCESS, "abort: %s", sc_last_error());
+    /* Local calls that still work: memory is given back (it was refused and kept until
+     * the destroy), destroy and abort succeed, none leaving a sentence of refusal. */
+    prime_last_error();
+    CHECK(sc_mem_free(sub, mem) == SC_SUCCESS, "sc_mem_free on an aborted comm: %s",
+          sc_last_error());
+    CHECK(!strstr(sc_last_error(), "refused"), "sentence after sc_mem_free: %s",
+          sc_last_error());
+    CHECK(sc_mem_free(sub, mem) == SC_ERR_INVALID_ARG, "the block was not given back");
     for (kind_t k = 0; k < K_COUNT; k++) {
         call_t c = call_valid(k, sub);
         RUN(expect_rejected(&c, SC_ERR_ABORTED, "abort"));
@@ -486,7 +497,9 @@ static int test_aborted_comm_calls_fail_with_aborted(void)
     CHECK(sc_comm_split(sub, 0, 0, &sub2) == SC_ERR_ABORTED, "split of an aborted comm");
     CHECK(sub2 == sentinel, "split of an aborted comm wrote *sub");
     CHECK(sc_comm_abort(sub) == SC_SUCCESS, "a second abort: %s", sc_last_error());
+    prime_last_error();
     CHECK(sc_comm_destroy(sub) == SC_SUCCESS, "destroy of an aborted comm: %s", sc_last_error());
+    CHECK(!strstr(sc_last_error(), "refused"), "sentence after destroy: %s", sc_last_error());
     CHECK(sc_barrier(g_world, NULL) == SC_SUCCESS, "world barrier: %s", sc_last_error());
     return 0;
 }

@@ -34,11 +34,19 @@ static int start_world(sc_comm_t **comm, int *rank)
 }
 
 /* The first error of the survivor: its status, sentence and time since t0 within the
- * limit, naming the dead rank. */
-static int check_first_error(const fault_error_t *err, double limit_s, const char *what)
+ * limit, naming the dead rank and one of the public calls in calls (NULL-terminated;
+ * not an inner call such as sc_allgather alone). */
+static int check_first_error(const fault_error_t *err, double limit_s, const char *what,
+                             const char *const *calls)
 {
+    int named = 0;
+
     CHECK(err->status == SC_ERR_PEER_FAILED, "%s returned %s: %s", what,
           sc_status_string(err->status), err->text);
+    for (; *calls; calls++)
+        named |= strstr(err->text, *calls) != NULL;
+    CHECK(named, "%s: the sentence names no public call the test made: %s", what,
+          err->text);
     if (fault_check_names_dead_rank(err->text, DEAD_RANK) != TEST_PASS)
         return TEST_FAIL;
     CHECK(err->elapsed < limit_s, "%s took %.3f s to fail (limit %.3f s)", what,
@@ -109,9 +117,13 @@ static int test_killed_rank_fails_the_reducer_on_the_others(int argc, char **arg
     }
     CHECK(it == KILL_ITERATION, "the first failing iteration is %d, expected %d", it,
           KILL_ITERATION);
-    if (check_first_error(&err, fault_timeout() + SETTLE_S + 1.0, "the iteration") !=
-        TEST_PASS)
-        return TEST_FAIL;
+    {
+        static const char *const calls[] = {"sc_reducer_mark_ready", "sc_reducer_finalize",
+                                            NULL};
+        if (check_first_error(&err, fault_timeout() + SETTLE_S + 1.0, "the iteration",
+                              calls) != TEST_PASS)
+            return TEST_FAIL;
+    }
     /* Every later mark fails at once with the communicator's failure, also one that
      * fills no bucket (the last gradient of the fill order, marked first, does not). */
     t0 = fault_now();
@@ -120,8 +132,16 @@ static int test_killed_rank_fails_the_reducer_on_the_others(int argc, char **arg
           sc_last_error());
     CHECK(fault_now() - t0 < 0.5, "a later mark_ready took %.3f s to fail", fault_now() - t0);
     t0 = fault_now();
+    {
+        sc_dtype_t unused;
+        (void)sc_dtype_from_name("__primed__", &unused); /* a sentence without "refused" */
+    }
     sc_reducer_destroy(red);
     CHECK(fault_now() - t0 < 3.0, "sc_reducer_destroy took %.3f s", fault_now() - t0);
+    /* Its registered buckets were given back on the failed communicator, without a
+     * sentence saying sc_mem_free was refused. */
+    CHECK(!strstr(sc_last_error(), "refused"), "after sc_reducer_destroy: %s",
+          sc_last_error());
     for (int g = 0; g < NGRADS; g++)
         free(grads[g]);
     return fault_check_destroy(comm, 3.0);
@@ -171,9 +191,12 @@ static int test_killed_rank_fails_the_compressed_allreduce_on_the_others(int arg
     }
     CHECK(it == KILL_ITERATION, "the first failing call is iteration %d, expected %d", it,
           KILL_ITERATION);
-    if (check_first_error(&err, fault_timeout() + SETTLE_S + 1.0,
-                          "the compressed all-reduce") != TEST_PASS)
-        return TEST_FAIL;
+    {
+        static const char *const calls[] = {"sc_compressed_allreduce", NULL};
+        if (check_first_error(&err, fault_timeout() + SETTLE_S + 1.0,
+                              "the compressed all-reduce", calls) != TEST_PASS)
+            return TEST_FAIL;
+    }
     t0 = fault_now();
     st = sc_compressed_allreduce(cmp, comm, 0, in, out, CA_COUNT, SC_FLOAT32, SC_SUM);
     CHECK(st == err.status, "a later compressed all-reduce returned %s: %s",
