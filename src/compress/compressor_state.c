@@ -8,13 +8,14 @@
  * keeps one), the residual and the momentum (count elements of the accumulation dtype
  * each) when present. Version 1 (no draws, no thresholds) still loads: the next
  * selections then draw and estimate anew. A load parses and checks everything before
- * it replaces any state. */
+ * it replaces any state. Version 3 is version 2 with a hash that mixes each word
+ * (sc_state_hash); 1 and 2, hashed by plain FNV-1a, still load. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "compress/compress_internal.h"
 
-#define SC_STATE_VERSION 2u
+#define SC_STATE_VERSION 3u
 #define SC_STATE_HAS_RESIDUAL 1u
 #define SC_STATE_HAS_MOMENTUM 2u
 #define SC_STATE_HAS_THRESHOLD 4u /* version 2 */
@@ -51,9 +52,12 @@ typedef struct {
     uint64_t key;
 } sc_state_threshold_t;
 
-/* FNV-1a over 8-byte words (then the tail bytes): a checksum against truncation and
- * corruption, fast enough for residuals of hundreds of MB. */
-static uint64_t sc_state_hash(const void *p, size_t n)
+/* A checksum against truncation and corruption over 8-byte words (then the tail
+ * bytes), fast enough for residuals of hundreds of MB. Version 3: each step folds the
+ * high half down (h ^= h >> 29) after FNV-1a's multiply, which carries changes only
+ * upward: without it two flips of the same high bit (two sign bits of a residual)
+ * cancelled. Versions 1 and 2: plain FNV-1a (mix 0). */
+static uint64_t sc_state_hash_mixed(const void *p, size_t n, int mix)
 {
     const unsigned char *q = p;
     uint64_t h = 0xcbf29ce484222325ull, w;
@@ -62,10 +66,20 @@ static uint64_t sc_state_hash(const void *p, size_t n)
     for (; i + 8 <= n; i += 8) {
         memcpy(&w, q + i, 8);
         h = (h ^ w) * 0x100000001b3ull;
+        if (mix)
+            h ^= h >> 29;
     }
-    for (; i < n; i++)
+    for (; i < n; i++) {
         h = (h ^ q[i]) * 0x100000001b3ull;
+        if (mix)
+            h ^= h >> 29;
+    }
     return h;
+}
+
+static uint64_t sc_state_hash(const void *p, size_t n, uint32_t version)
+{
+    return sc_state_hash_mixed(p, n, version >= 3);
 }
 
 static size_t sc_state_key_bytes(const sc_ckey_t *k)
@@ -135,7 +149,7 @@ SC_API sc_status_t sc_compressor_save(const sc_compressor_t *compressor, void *b
     h.version = SC_STATE_VERSION;
     h.nkeys = (uint32_t)c->nkeys;
     h.payload = need - sizeof(h);
-    h.hash = sc_state_hash((char *)buf + sizeof(h), need - sizeof(h));
+    h.hash = sc_state_hash((char *)buf + sizeof(h), need - sizeof(h), SC_STATE_VERSION);
     memcpy(buf, &h, sizeof(h));
     pthread_mutex_unlock(&c->lock);
     *len = need;
@@ -228,11 +242,11 @@ SC_API sc_status_t sc_compressor_load(sc_compressor_t *c, const void *buf, size_
     memcpy(&h, buf, sizeof(h));
     if (memcmp(h.magic, sc_state_magic, sizeof(h.magic)) != 0)
         return sc_state_bad("another magic", -1);
-    if (h.version != 1 && h.version != SC_STATE_VERSION)
+    if (h.version < 1 || h.version > SC_STATE_VERSION)
         return sc_state_bad("another version", -1);
     if (h.payload != len - sizeof(h))
         return sc_state_bad("truncated or padded", -1);
-    if (h.hash != sc_state_hash((const char *)buf + sizeof(h), len - sizeof(h)))
+    if (h.hash != sc_state_hash((const char *)buf + sizeof(h), len - sizeof(h), h.version))
         return sc_state_bad("its hash does not match its contents", -1);
     p = (const char *)buf + sizeof(h);
     left = len - sizeof(h);
