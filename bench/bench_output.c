@@ -3,6 +3,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -19,6 +20,56 @@ static mode_t sc_bench_output_mode(void)
     return 0666 & ~mask;
 }
 
+/* The temporary files in existence, removed by a signal that ends the process (scrun
+ * sends SIGTERM to every rank when one fails, and a user presses Ctrl-C): a stopped run
+ * leaves no "TARGET.XXXXXX" behind, as a failed one does not. */
+#define SC_BENCH_OUTPUT_TMPS 4
+static char *volatile sc_bench_output_tmps[SC_BENCH_OUTPUT_TMPS];
+static const int sc_bench_output_signals[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE};
+
+static void sc_bench_output_on_signal(int sig)
+{
+    for (int i = 0; i < SC_BENCH_OUTPUT_TMPS; i++)
+        if (sc_bench_output_tmps[i])
+            unlink(sc_bench_output_tmps[i]); /* async-signal-safe */
+    signal(sig, SIG_DFL);
+    raise(sig);
+}
+
+/* Records tmp for the handler (installed with the first one, where the signal is not
+ * ignored). */
+static void sc_bench_output_track(char *tmp)
+{
+    static int installed;
+
+    if (!installed) {
+        for (size_t i = 0; i < sizeof(sc_bench_output_signals) / sizeof(int); i++) {
+            struct sigaction old, sa;
+            if (sigaction(sc_bench_output_signals[i], NULL, &old) != 0 ||
+                old.sa_handler == SIG_IGN)
+                continue;
+            memset(&sa, 0, sizeof(sa));
+            sa.sa_handler = sc_bench_output_on_signal;
+            sigemptyset(&sa.sa_mask);
+            sigaction(sc_bench_output_signals[i], &sa, NULL);
+        }
+        installed = 1;
+    }
+    for (int i = 0; i < SC_BENCH_OUTPUT_TMPS; i++) {
+        if (!sc_bench_output_tmps[i]) {
+            sc_bench_output_tmps[i] = tmp;
+            return;
+        }
+    }
+}
+
+static void sc_bench_output_untrack(const char *tmp)
+{
+    for (int i = 0; i < SC_BENCH_OUTPUT_TMPS; i++)
+        if (sc_bench_output_tmps[i] == tmp)
+            sc_bench_output_tmps[i] = NULL;
+}
+
 /* Opens out->tmp, "TARGET.XXXXXX" beside out->target, with mode, as out->f. Returns 0,
  * or errno. */
 static int sc_bench_output_open_tmp(sc_bench_output_t *out, mode_t mode)
@@ -32,6 +83,7 @@ static int sc_bench_output_open_tmp(sc_bench_output_t *out, mode_t mode)
     memcpy(out->tmp + n, ".XXXXXX", 8);
     if ((fd = mkstemp(out->tmp)) < 0)
         return errno;
+    sc_bench_output_track(out->tmp);
     if (fchmod(fd, mode) != 0 || !(out->f = fdopen(fd, "w"))) {
         int err = errno;
         close(fd);
@@ -43,6 +95,8 @@ static int sc_bench_output_open_tmp(sc_bench_output_t *out, mode_t mode)
 
 static void sc_bench_output_free(sc_bench_output_t *out)
 {
+    if (out->tmp)
+        sc_bench_output_untrack(out->tmp);
     free(out->tmp);
     free(out->target);
     free(out->path);
@@ -55,7 +109,9 @@ sc_bench_output_t *sc_bench_output_open(const char *path)
     struct stat st, link;
     int err = ENOMEM, there;
 
-    if (out && (out->path = strdup(path))) {
+    if (out && !path[0]) {
+        err = ENOENT; /* "" names no file: refused before anything runs */
+    } else if (out && (out->path = strdup(path))) {
         there = stat(path, &st) == 0;
         if (there ? S_ISREG(st.st_mode) : errno == ENOENT) {
             /* A link: the file it names is replaced, the link stays. */
@@ -72,8 +128,12 @@ sc_bench_output_t *sc_bench_output_open(const char *path)
     }
     if (err == 0)
         return out;
-    fprintf(stderr, "%s: cannot write %s: %s\n", program_invocation_short_name, path,
-            strerror(err));
+    if (!path[0])
+        fprintf(stderr, "%s: cannot write '': the file name is empty\n",
+                program_invocation_short_name);
+    else
+        fprintf(stderr, "%s: cannot write %s: %s\n", program_invocation_short_name, path,
+                strerror(err));
     if (out)
         sc_bench_output_free(out);
     return NULL;

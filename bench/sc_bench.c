@@ -16,6 +16,7 @@
 #include "bench_output.h"
 #include "bench_reducer.h"
 #include "bench_topk.h"
+#include "../tools/tool_stdout.h"
 
 /* One printed row: a collective at one size, over all ranks. */
 typedef struct {
@@ -420,7 +421,15 @@ static int sc_bench_has_rooted(const sc_bench_options_t *opts)
     return 0;
 }
 
+static int sc_bench_main(int argc, char **argv);
+
+/* Every mode's exit status also says whether stdout could be written. */
 int main(int argc, char **argv)
+{
+    return sc_tool_stdout_checked("sc-bench", sc_bench_main(argc, argv));
+}
+
+static int sc_bench_main(int argc, char **argv)
 {
     /* `sc-bench kernels ...`: a single-process mode of its own (bench_kernels.c). */
     if (argc > 1 && strcmp(argv[1], "kernels") == 0)

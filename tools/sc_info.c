@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "shardcomm/shardcomm.h"
+#include "tool_stdout.h"
 
 static void sc_info_usage(FILE *out)
 {
@@ -26,7 +27,15 @@ static int sc_info_failed(const char *what, sc_status_t status)
     return 1;
 }
 
+static int sc_info_main(int argc, char **argv);
+
+/* The exit status also says whether stdout could be written. */
 int main(int argc, char **argv)
+{
+    return sc_tool_stdout_checked("sc-info", sc_info_main(argc, argv));
+}
+
+static int sc_info_main(int argc, char **argv)
 {
     int topology = 0, config = 0, transports = 0;
     int rc = 0;

@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # sc-bench's --json and --indices-out are put in place only when the run ends well: a
 # run that fails after opening them (here: memory it cannot allocate, under ulimit -v)
-# leaves the file as it was and no temporary file beside it; a run that ends well
+# leaves the file as it was and no temporary file beside it, as does a run stopped by
+# a signal (SIGTERM or SIGINT to scrun, which sends SIGTERM to the ranks; rank 0's
+# sc-bench removes its temporary file before it dies); an empty file name is refused
+# before anything runs; a run that ends well
 # replaces the file, keeps its mode, and writes through a symbolic link to the file it
 # names. Usage: output_kept_test.sh SC_BENCH SCRUN
 set -uo pipefail
@@ -36,6 +39,39 @@ expect_kept topk "$bench" topk -n 1000M --iters 1 --mode exact --json out.json \
   --indices-out out.bin
 expect_kept compressed "$bench" compressed -n 1000M --iters 1 --json out.json
 expect_kept kernels "$bench" kernels -b 1G -n 1 --json out.json
+
+# expect_stopped SIGNAL: a long run under scrun, stopped by SIGNAL sent to scrun once
+# the temporary file exists: out.json holds "old" and nothing else is left.
+expect_stopped() {
+  local sig=$1 t
+  echo old > out.json
+  "$scrun" -n 2 "$bench" allreduce -b 8 -e 64M -n 200 -w 0 -c 0 --json out.json \
+    > "stopped_$sig.log" 2>&1 &
+  local pid=$!
+  for t in $(seq 100); do
+    ls out.json.* > /dev/null 2>&1 && break
+    sleep 0.1
+  done
+  ls out.json.* > /dev/null 2>&1 || fail "$sig: no temporary file appeared"
+  sleep 0.3
+  kill -s "$sig" "$pid"
+  wait "$pid"
+  [ "$(cat out.json)" = old ] || fail "$sig: out.json was changed"
+  local left
+  left=$(ls -A | grep -v -x -e out.json -e out.bin -e '.*\.log')
+  [ -z "$left" ] || fail "stopped by $sig: left behind: $left"
+}
+expect_stopped TERM
+expect_stopped INT
+
+# An empty name is refused at once (it made a temporary file ".XXXXXX" here and failed
+# only after the whole run).
+"$bench" allreduce -b 8 -e 8 -n 1 -w 0 --json "" > empty.log 2>&1
+status=$?
+[ "$status" = 2 ] || fail "--json '': exit status $status, expected 2"
+grep -q "^sc-bench: cannot write '': the file name is empty$" empty.log ||
+  fail "--json '': $(tail -2 empty.log)"
+! grep -q '^#' empty.log || fail "--json '': measured before refusing"
 
 # A run that ends well replaces the file, keeping its mode.
 echo old > out.json

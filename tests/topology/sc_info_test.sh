@@ -45,6 +45,17 @@ transports_alone_use_a_communicator_of_one_rank)
     SC_TIMEOUT=10 "$sc_info" --transports >"$out" 2>"$err" || fail "exit status $?"
     [ -s "$out" ] || fail "nothing printed"
     ;;
+stdout_that_cannot_be_written_exits_1)
+    # Every report lost on a full device was an exit status of 0.
+    for args in "" --config --version; do
+        # shellcheck disable=SC2086
+        SC_TIMEOUT=10 "$sc_info" $args >/dev/full 2>"$err"
+        rc=$?
+        [ "$rc" -eq 1 ] || fail "sc-info $args: exit status $rc, expected 1"
+        grep -q '^sc-info: cannot write stdout: No space left on device$' "$err" ||
+            fail "sc-info $args: $(cat "$err")"
+    done
+    ;;
 *)
     echo "unknown test $name"
     exit 1
