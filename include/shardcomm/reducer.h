@@ -268,7 +268,10 @@ SC_API sc_status_t sc_reducer_stats(const sc_reducer_t *reducer, sc_reducer_stat
 SC_API sc_status_t sc_reducer_hook_save(const sc_reducer_t *reducer, void *buf, size_t *len);
 SC_API sc_status_t sc_reducer_hook_load(sc_reducer_t *reducer, const void *buf, size_t len);
 
-/* Waits for pending buckets and frees the reducer (and its hook). NULL is a no-op. */
+/* Waits for pending buckets and frees the reducer (and its hook). NULL is a no-op.
+ * Destroyed in the middle of a synced iteration (gradients marked, finalize not
+ * reached), it aborts the communicator (sc_comm_abort): the peers wait for buckets this
+ * rank will never start, and fail at once instead of after SC_TIMEOUT. */
 SC_API sc_status_t sc_reducer_destroy(sc_reducer_t *reducer);
 
 #ifdef __cplusplus

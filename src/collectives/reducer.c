@@ -244,15 +244,26 @@ SC_API sc_status_t sc_reducer_destroy(sc_reducer_t *reducer)
 {
     sc_status_t st = SC_SUCCESS;
 
+    int aborted = 0;
+
     if (!reducer)
         return SC_SUCCESS;
     sc_reducer_finisher_stop(reducer);
+    if (reducer->nready > 0 && reducer->sync) {
+        /* Mid-iteration: the peers wait for buckets this rank will never start. The
+         * abort tells them at once (they waited SC_TIMEOUT), and fails what is in
+         * flight here. */
+        sc_log(SC_LOG_INFO, "reducer destroyed with %d gradients marked and the iteration "
+                            "not finalized: the communicator is aborted", reducer->nready);
+        sc_comm_abort(reducer->comm);
+        aborted = 1;
+    }
     /* Buckets started in an iteration that never finalized. */
     for (int b = 0; b < reducer->nbuckets; b++) {
         sc_rbucket_t *bk = &reducer->buckets[b];
         if (bk->req) {
             sc_status_t s = sc_wait(bk->req);
-            if (s != SC_SUCCESS && st == SC_SUCCESS)
+            if (s != SC_SUCCESS && st == SC_SUCCESS && !aborted)
                 st = s;
             sc_request_free(bk->req);
             bk->req = NULL;

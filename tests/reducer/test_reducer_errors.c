@@ -14,7 +14,11 @@
  *   integer_gradients_need_prediv_1
  *   narrow_hook_refuses_non_float32_buckets
  *   failing_hook_start_fails_every_rank   (a caller's hook fails on the last rank)
- *   failing_hook_finish_fails_every_rank  (the same for its finish) */
+ *   failing_hook_finish_fails_every_rank  (the same for its finish)
+ *   failing_hook_validate_fails_every_rank, failing_hook_save_and_load_say_why
+ *   destroy_mid_iteration_fails_peers_at_once */
+#include <unistd.h>
+
 #include "../common/sc_fake_device.h"
 #include "reducer_test.h"
 
@@ -676,6 +680,48 @@ static int test_failing_hook_finish_fails_every_rank(int argc, char **argv)
     return teardown(&w, &m, r);
 }
 
+/* The last rank destroys its reducer in the middle of an iteration (half its gradients
+ * marked): the others, which marked all and wait in finalize for buckets it will never
+ * start, fail at once with the abort it sent (they waited SC_TIMEOUT, 5 s here). */
+static int test_destroy_mid_iteration_fails_peers_at_once(int argc, char **argv)
+{
+    sc_reducer_t *r;
+    rt_world_t w;
+    rt_model_t m;
+    double t0;
+
+    (void)argc, (void)argv;
+    if (setup(&w, &m, &r, 0))
+        return 1;
+    /* Every rank out of create (its last collective) before the abort can reach it. */
+    CHECK_OK(sc_barrier(w.comm, NULL));
+    t0 = rt_now();
+    if (w.rank == w.size - 1) {
+        usleep(200000);
+        for (int g = m.n - 1; g >= m.n / 2; g--) {
+            rt_fill(&m, m.buf[g], SEED, w.rank, 0, g);
+            CHECK_OK(sc_reducer_mark_ready(r, g, m.buf[g]));
+        }
+        CHECK_OK(sc_reducer_destroy(r));
+        CHECK_STATUS(sc_barrier(w.comm, NULL), SC_ERR_ABORTED);
+    } else {
+        sc_status_t st = SC_SUCCESS;
+        for (int g = m.n - 1; g >= 0 && st == SC_SUCCESS; g--) {
+            rt_fill(&m, m.buf[g], SEED, w.rank, 0, g);
+            st = sc_reducer_mark_ready(r, g, m.buf[g]);
+        }
+        if (st == SC_SUCCESS)
+            st = sc_reducer_finalize(r);
+        CHECK(st == SC_ERR_ABORTED, "the iteration ended with %s: %s", sc_status_string(st),
+              sc_last_error());
+        CHECK(rt_now() - t0 < 2.5, "the abort took %.1f s to arrive", rt_now() - t0);
+        sc_reducer_destroy(r);
+    }
+    sc_comm_destroy(w.comm);
+    rt_model_free(&m);
+    return 0;
+}
+
 static sc_status_t picky_validate(void *state, sc_dtype_t dtype)
 {
     (void)dtype;
@@ -799,6 +845,8 @@ int main(int argc, char **argv)
         {"create_meeting_another_collective_is_a_mismatch",
          test_create_meeting_another_collective_is_a_mismatch},
         {"config_out_of_range_is_refused", test_config_out_of_range_is_refused},
+        {"destroy_mid_iteration_fails_peers_at_once",
+         test_destroy_mid_iteration_fails_peers_at_once},
         {"failing_hook_validate_fails_every_rank",
          test_failing_hook_validate_fails_every_rank},
         {"failing_hook_save_and_load_say_why", test_failing_hook_save_and_load_say_why},
