@@ -18,6 +18,7 @@
 #include <time.h>
 
 #include "bench_compressed.h"
+#include "bench_memory.h"
 #include "bench_data.h"
 #include "bench_options.h"
 #include "bench_output.h"
@@ -420,6 +421,10 @@ int sc_bench_compressed_main(int argc, char **argv)
     cfg.values_fp16 = o.values_fp16;
     cfg.error_feedback = o.error_feedback;
     cfg.threads = o.threads;
+    /* The gradient and the result here; the compressor's residual and its scratch v. */
+    if (!sc_bench_memory_fits("sc-bench compressed", rank, "-n", 4 * d.n * sizeof(float),
+                              sc_comm_local_size(comm)))
+        goto out;
     g = malloc(d.n * sizeof(float));
     out = malloc(d.n * sizeof(float));
     if (!g || !out) {

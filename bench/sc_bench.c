@@ -12,6 +12,7 @@
 #include "bench_data.h"
 #include "bench_device.h"
 #include "bench_kernels.h"
+#include "bench_memory.h"
 #include "bench_options.h"
 #include "bench_output.h"
 #include "bench_reducer.h"
@@ -499,6 +500,9 @@ static int sc_bench_main(int argc, char **argv)
                     rows ? sc_last_error() : "out of memory");
             goto err_free;
         }
+    } else if (rows && !sc_bench_memory_fits("sc-bench", rank, "2 buffers of the largest size",
+                                             2 * max_bytes, sc_comm_local_size(comm))) {
+        goto err_free;
     } else if (!rows || posix_memalign(&a, 4096, max_bytes) != 0 ||
                posix_memalign(&b, 4096, max_bytes) != 0) {
         fprintf(stderr, "sc-bench: rank %d: cannot allocate 2 x %zu B\n", rank, max_bytes);
