@@ -123,9 +123,14 @@ struct sc_request {
 void sc_comm_hold(sc_comm_t *comm);
 void sc_comm_release(sc_comm_t *comm);
 
-/* The registry of live communicators: a destroyed or unknown handle is refused
- * without being dereferenced. */
+/* The registry of live communicators (comm_registry.c): a destroyed or unknown handle
+ * is refused without being dereferenced. */
 sc_status_t sc_comm_check(const sc_comm_t *comm, const char *caller);
+
+/* Adds a communicator to the registry (SC_ERR_NO_MEMORY with a sentence); removes one,
+ * nonzero when it was there. */
+sc_status_t sc_registry_add(const sc_comm_t *comm);
+int sc_registry_remove(const sc_comm_t *comm);
 
 /* As sc_comm_check, but a communicator that failed passes: for the local calls that
  * still work on it (destroy, abort, sc_mem_free). */
