@@ -4,7 +4,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/error.h"
 #include "collectives/agree.h"
 #include "collectives/device.h"
 #include "collectives/reducer_internal.h"
@@ -12,6 +11,7 @@
 #include "core/dtype.h"
 #include "core/env.h"
 #include "core/env_names.h"
+#include "core/error.h"
 #include "core/log.h"
 
 #define SC_MIB ((size_t)1 << 20)
@@ -243,7 +243,6 @@ static sc_status_t sc_reducer_create_call(sc_comm_t *comm, const sc_grad_desc_t 
 SC_API sc_status_t sc_reducer_destroy(sc_reducer_t *reducer)
 {
     sc_status_t st = SC_SUCCESS;
-
     int aborted = 0;
 
     if (!reducer)

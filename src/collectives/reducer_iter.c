@@ -25,12 +25,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/error.h"
 #include "collectives/call.h"
 #include "collectives/reducer_internal.h"
 #include "core/clock.h"
 #include "core/comm_internal.h"
 #include "core/dtype.h"
+#include "core/error.h"
 #include "core/memory.h"
 
 /* NULL in a bucket of zero bytes (gradients of zero elements only). */

@@ -9,11 +9,11 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "core/error.h"
 #include "collectives/agree.h"
 #include "collectives/shm_prefault.h"
 #include "collectives/shm_segment.h"
 #include "collectives/transport_ucx.h"
+#include "core/error.h"
 #include "core/log.h"
 #include "shardcomm/collectives.h"
 

@@ -4,10 +4,10 @@
  * during warm-up, a dense all-reduce), the residual committed only on success. */
 #include <string.h>
 
-#include "core/error.h"
 #include "collectives/agree.h"
 #include "compress/compress_internal.h"
 #include "core/comm_internal.h"
+#include "core/error.h"
 
 #define SC_CAR_FN "sc_compressed_allreduce"
 

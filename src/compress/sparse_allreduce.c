@@ -3,10 +3,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/error.h"
 #include "collectives/agree.h"
 #include "compress/compress_internal.h"
 #include "core/comm_internal.h"
+#include "core/error.h"
 
 #define SC_SPARSE_FN "sc_sparse_allreduce"
 

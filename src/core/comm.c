@@ -5,7 +5,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "core/error.h"
 #include "collectives/agree.h"
 #include "collectives/device.h"
 #include "collectives/mailbox.h"
@@ -17,6 +16,7 @@
 #include "core/bootstrap_store.h"
 #include "core/comm_ctx.h"
 #include "core/comm_internal.h"
+#include "core/error.h"
 #include "core/log.h"
 #include "core/progress.h"
 #include "core/topology.h"
