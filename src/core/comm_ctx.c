@@ -104,7 +104,7 @@ static uint32_t sc_ctx_pick_reused(const int32_t *view)
 sc_status_t sc_comm_ctx_agree(sc_comm_t *comm, uint32_t *out_ctx, uint32_t *out_gen)
 {
     sc_transport_t *tp = comm->tp;
-    int32_t mine[SC_CTX_IDS + 2], view[SC_CTX_IDS + 2]; /* 16 KiB each */
+    int32_t *mine = NULL, *view = NULL; /* 16 KiB each, once the ids are all used */
     int32_t took, all_took = 0;
     uint32_t ctx = 0, gen = 0;
     sc_status_t st = SC_SUCCESS;
@@ -131,6 +131,18 @@ sc_status_t sc_comm_ctx_agree(sc_comm_t *comm, uint32_t *out_ctx, uint32_t *out_
             gen = 0;
         } else {
             /* Every id has been used on some rank: one that none holds now. */
+            if (!mine) {
+                mine = malloc(2 * (SC_CTX_IDS + 2) * sizeof(int32_t));
+                view = mine + SC_CTX_IDS + 2;
+            }
+            if (!mine) {
+                /* This rank cannot take part: the others learn it from the abort
+                 * rather than waiting. */
+                sc_comm_abort(comm);
+                st = sc_error(SC_ERR_NO_MEMORY, "sc_comm_split: out of memory on rank %d",
+                              comm->rank);
+                break;
+            }
             pthread_mutex_lock(&tp->lock);
             for (uint32_t id = 0; id < SC_CTX_IDS; id++)
                 mine[id] = sc_ctx_held(tp, id);
@@ -161,6 +173,7 @@ sc_status_t sc_comm_ctx_agree(sc_comm_t *comm, uint32_t *out_ctx, uint32_t *out_
                 break;
         }
     }
+    free(mine);
     if (st != SC_SUCCESS)
         return st;
     *out_ctx = ctx;
