@@ -399,6 +399,16 @@ SC_DEFINE_INT_KERNELS(sc_i64, int64_t, uint64_t)
 typedef uint32_t (*sc_fp8_dec_fn)(uint8_t);
 typedef uint8_t (*sc_fp8_enc_fn)(uint32_t);
 
+/* E4M3 has no Inf: a finite float32 result past 448 encodes as NaN, which the cast keeps
+ * signed (0xff); a reduction's NaN is the canonical 0x7f (types.h), as its NaN inputs
+ * already give through the float32 kernels. */
+static uint8_t sc_fp8_e4m3_from_f32_result(uint32_t x)
+{
+    uint8_t b = sc_fp8_e4m3_from_f32(x);
+
+    return (b & 0x7fu) == SC_FP8_E4M3_NAN ? (uint8_t)SC_FP8_E4M3_NAN : b;
+}
+
 static void sc_fp8_apply(sc_kernel_fn f32_kernel, sc_fp8_dec_fn dec, sc_fp8_enc_fn enc,
                          const uint8_t *a, const uint8_t *b, uint8_t *out, size_t count)
 {
@@ -421,10 +431,10 @@ static void sc_fp8_apply(sc_kernel_fn f32_kernel, sc_fp8_dec_fn dec, sc_fp8_enc_
     {                                                                                   \
         sc_fp8_apply(OP, DEC, ENC, a, b, out, count);                                   \
     }
-SC_DEFINE_FP8_KERNEL(sc_e4m3_sum, sc_f32_sum, sc_fp8_e4m3_to_f32, sc_fp8_e4m3_from_f32)
-SC_DEFINE_FP8_KERNEL(sc_e4m3_prod, sc_f32_prod, sc_fp8_e4m3_to_f32, sc_fp8_e4m3_from_f32)
-SC_DEFINE_FP8_KERNEL(sc_e4m3_min, sc_f32_min, sc_fp8_e4m3_to_f32, sc_fp8_e4m3_from_f32)
-SC_DEFINE_FP8_KERNEL(sc_e4m3_max, sc_f32_max, sc_fp8_e4m3_to_f32, sc_fp8_e4m3_from_f32)
+SC_DEFINE_FP8_KERNEL(sc_e4m3_sum, sc_f32_sum, sc_fp8_e4m3_to_f32, sc_fp8_e4m3_from_f32_result)
+SC_DEFINE_FP8_KERNEL(sc_e4m3_prod, sc_f32_prod, sc_fp8_e4m3_to_f32, sc_fp8_e4m3_from_f32_result)
+SC_DEFINE_FP8_KERNEL(sc_e4m3_min, sc_f32_min, sc_fp8_e4m3_to_f32, sc_fp8_e4m3_from_f32_result)
+SC_DEFINE_FP8_KERNEL(sc_e4m3_max, sc_f32_max, sc_fp8_e4m3_to_f32, sc_fp8_e4m3_from_f32_result)
 SC_DEFINE_FP8_KERNEL(sc_e5m2_sum, sc_f32_sum, sc_fp8_e5m2_to_f32, sc_fp8_e5m2_from_f32)
 SC_DEFINE_FP8_KERNEL(sc_e5m2_prod, sc_f32_prod, sc_fp8_e5m2_to_f32, sc_fp8_e5m2_from_f32)
 SC_DEFINE_FP8_KERNEL(sc_e5m2_min, sc_f32_min, sc_fp8_e5m2_to_f32, sc_fp8_e5m2_from_f32)
@@ -506,7 +516,7 @@ void sc_scale_local(sc_dtype_t dtype, void *dst, const void *src, size_t count, 
         int e4m3 = dtype == SC_FLOAT8_E4M3;
         sc_fp8_scale(dst, src, count, (float)scale,
                      e4m3 ? sc_fp8_e4m3_to_f32 : sc_fp8_e5m2_to_f32,
-                     e4m3 ? sc_fp8_e4m3_from_f32 : sc_fp8_e5m2_from_f32);
+                     e4m3 ? sc_fp8_e4m3_from_f32_result : sc_fp8_e5m2_from_f32);
         return;
     }
     sc_cast_host(src, dtype, dst, dtype, count, (float)scale);

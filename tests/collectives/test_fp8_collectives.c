@@ -6,7 +6,9 @@
  * NCCL's premultiplied avg, so that a sum past the format's range still averages),
  * checked against the exact sum of those products within half an ulp per rounding
  * (the encoder is tested against an independent reference in tests/kernels/test_fp8.c).
- * Results must also be bitwise equal on every rank. */
+ * Results must also be bitwise equal on every rank. On 2 or more ranks, negative sums
+ * and products past e4m3's range are its canonical NaN 0x7f in every reducing
+ * collective (they were 0xff where the last step overflowed), and past e5m2's -Inf. */
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -100,6 +102,46 @@ static int check_reductions(sc_comm_t *comm, sc_dtype_t t, size_t n)
     return 0;
 }
 
+/* Every element of the n-element result res (of an op named what) is want. */
+static int all_are(const uint8_t *res, size_t n, uint8_t want, const char *what)
+{
+    for (size_t i = 0; i < n; i++)
+        CHECK(res[i] == want, "%s element %zu: %#x, expected %#x", what, i, res[i], want);
+    return 0;
+}
+
+static int check_negative_overflow(sc_comm_t *comm, size_t n)
+{
+    int p = sc_comm_size(comm);
+    size_t blk = n / (size_t)p;
+    uint8_t *in = malloc(n + 1), *out = malloc(n + 1);
+
+    CHECK(in && out, "out of memory");
+    /* sum: -256 on every rank (-512 and beyond); prod: -32 on rank 0, 32 elsewhere. */
+    memset(in, encode(SC_FLOAT8_E4M3, -256.0f), n);
+    CHECK_OK(sc_allreduce(in, out, n, SC_FLOAT8_E4M3, SC_SUM, comm, NULL, NULL));
+    if (all_are(out, n, 0x7f, "e4m3 allreduce sum of -256 each"))
+        return 1;
+    memset(out, 0, n);
+    CHECK_OK(sc_reduce(in, out, n, SC_FLOAT8_E4M3, SC_SUM, 0, comm, NULL, NULL));
+    if (g_rank == 0 && all_are(out, n, 0x7f, "e4m3 reduce sum of -256 each"))
+        return 1;
+    CHECK_OK(sc_reduce_scatter(in, out, blk, SC_FLOAT8_E4M3, SC_SUM, comm, NULL, NULL));
+    if (all_are(out, blk, 0x7f, "e4m3 reduce_scatter sum of -256 each"))
+        return 1;
+    memset(in, encode(SC_FLOAT8_E4M3, g_rank == 0 ? -32.0f : 32.0f), n);
+    CHECK_OK(sc_allreduce(in, out, n, SC_FLOAT8_E4M3, SC_PROD, comm, NULL, NULL));
+    if (all_are(out, n, 0x7f, "e4m3 allreduce prod of -32 and 32s"))
+        return 1;
+    memset(in, encode(SC_FLOAT8_E5M2, -40960.0f), n);
+    CHECK_OK(sc_allreduce(in, out, n, SC_FLOAT8_E5M2, SC_SUM, comm, NULL, NULL));
+    if (all_are(out, n, 0xfc, "e5m2 allreduce sum of -40960 each"))
+        return 1;
+    free(in);
+    free(out);
+    return 0;
+}
+
 int main(void)
 {
     const size_t counts[] = {0, 1, 7, 4096, 1000003};
@@ -111,6 +153,9 @@ int main(void)
         for (size_t c = 0; c < sizeof(counts) / sizeof(counts[0]); c++)
             if (check_reductions(comm, (sc_dtype_t)t, counts[c]))
                 return 1;
+    for (size_t c = 1; sc_comm_size(comm) > 1 && c < sizeof(counts) / sizeof(counts[0]); c++)
+        if (check_negative_overflow(comm, counts[c]))
+            return 1;
     CHECK_OK(sc_comm_destroy(comm));
     printf("PASS: float8 collectives (rank %d)\n", g_rank);
     return 0;
