@@ -220,9 +220,7 @@ SC_API sc_status_t sc_comm_hook_builtin(sc_hook_kind_t kind, sc_comm_hook_t *hoo
 /* reducer_internal.h says what it gives. */
 void sc_reducer_hook_why(char *why, size_t len)
 {
-    const char *text = sc_last_error(), *colon = strstr(text, ": ");
+    const char *text = sc_error_text_unprefixed();
 
-    if (strncmp(text, "rank ", 5) == 0 && colon)
-        text = colon + 2;
     snprintf(why, len, "%s", text[0] ? text : "the hook gave no reason");
 }

@@ -56,9 +56,10 @@ typedef struct {
  * bytes), fast enough for residuals of hundreds of MB. Version 3: each step folds the
  * high half down (h ^= h >> 29) after FNV-1a's multiply, which carries changes only
  * upward: without it two flips of the same high bit (two sign bits of a residual)
- * cancelled. Versions 1 and 2: plain FNV-1a (mix 0). */
-static uint64_t sc_state_hash_mixed(const void *p, size_t n, int mix)
+ * cancelled. Versions 1 and 2: plain FNV-1a. */
+static uint64_t sc_state_hash(const void *p, size_t n, uint32_t version)
 {
+    const int mix = version >= 3;
     const unsigned char *q = p;
     uint64_t h = 0xcbf29ce484222325ull, w;
     size_t i = 0;
@@ -75,11 +76,6 @@ static uint64_t sc_state_hash_mixed(const void *p, size_t n, int mix)
             h ^= h >> 29;
     }
     return h;
-}
-
-static uint64_t sc_state_hash(const void *p, size_t n, uint32_t version)
-{
-    return sc_state_hash_mixed(p, n, version >= 3);
 }
 
 static size_t sc_state_key_bytes(const sc_ckey_t *k)

@@ -26,13 +26,6 @@ static int sc_ctx_held(const sc_transport_t *tp, uint32_t ctx)
     return (int)((tp->ctx_live[ctx / 64] >> (ctx % 64)) & 1u);
 }
 
-void sc_comm_ctx_hold(sc_transport_t *tp, uint32_t ctx)
-{
-    pthread_mutex_lock(&tp->lock);
-    tp->ctx_live[ctx / 64] |= 1ull << (ctx % 64);
-    pthread_mutex_unlock(&tp->lock);
-}
-
 void sc_comm_ctx_release(sc_transport_t *tp, uint32_t ctx)
 {
     pthread_mutex_lock(&tp->lock);

@@ -18,9 +18,6 @@
  * sc_comm_ctx_release where no communicator takes it. */
 sc_status_t sc_comm_ctx_agree(sc_comm_t *comm, uint32_t *ctx, uint32_t *gen);
 
-/* Marks ctx held by a communicator of tp (the world's at init). */
-void sc_comm_ctx_hold(sc_transport_t *tp, uint32_t ctx);
-
 /* Gives ctx back: no communicator of tp holds it any more. */
 void sc_comm_ctx_release(sc_transport_t *tp, uint32_t ctx);
 

@@ -13,6 +13,9 @@
 sc_status_t sc_error(sc_status_t status, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
+/* The calling thread's last sentence without its "rank R: " prefix. */
+const char *sc_error_text_unprefixed(void);
+
 /* A public call's failure that an inner call's sentence describes ("sc_allgather
  * refused, ..."): the sentence starts with the public call's name unless it does
  * already. Returns status; SC_SUCCESS leaves the sentence alone. */

@@ -45,8 +45,7 @@ uint64_t sc_progress_ctl_tag(const sc_comm_t *c, int world_src)
 {
     /* The generation in the sequence and sub-index fields: a notice for an earlier
      * communicator with this context id does not match (comm_ctx.c). */
-    return sc_tag_make(c->ctx, SC_TAG_KIND_CTL, c->gen & 0x3ffffu, c->gen >> 18,
-                       (uint32_t)world_src);
+    return sc_tag_make(c->ctx, SC_TAG_KIND_CTL, c->gen, c->gen >> 18, (uint32_t)world_src);
 }
 
 sc_status_t sc_progress_attach(sc_comm_t *c)

@@ -52,16 +52,21 @@ sc_status_t sc_error(sc_status_t status, const char *fmt, ...)
     return status;
 }
 
+const char *sc_error_text_unprefixed(void)
+{
+    const char *colon = strstr(sc_error_text, ": ");
+
+    return strncmp(sc_error_text, "rank ", 5) == 0 && colon ? colon + 2 : sc_error_text;
+}
+
 sc_status_t sc_error_in(sc_status_t status, const char *caller)
 {
-    const char *inner = sc_error_text;
+    const char *inner = sc_error_text_unprefixed();
     char copy[SC_ERROR_MAX];
     size_t n = strlen(caller);
 
     if (status == SC_SUCCESS)
         return status;
-    if (strncmp(inner, "rank ", 5) == 0 && strstr(inner, ": "))
-        inner = strstr(inner, ": ") + 2;
     if (strncmp(inner, caller, n) == 0 && (inner[n] == ':' || inner[n] == ' '))
         return status;
     snprintf(copy, sizeof(copy), "%s", inner);
