@@ -481,6 +481,8 @@ static int test_aborted_comm_calls_fail_with_aborted(void)
     st = sc_comm_split(g_world, 0, g_rank, &sub);
     CHECK(st == SC_SUCCESS && sub, "split: %s", sc_last_error());
     CHECK(sc_mem_alloc(sub, 4096, &mem) == SC_SUCCESS, "sc_mem_alloc: %s", sc_last_error());
+    /* Every rank out of sc_mem_alloc's last collective before an abort can reach it. */
+    CHECK(sc_barrier(g_world, NULL) == SC_SUCCESS, "world barrier: %s", sc_last_error());
     CHECK(sc_comm_abort(sub) == SC_SUCCESS, "abort: %s", sc_last_error());
     /* Local calls that still work: memory is given back (it was refused and kept until
      * the destroy), destroy and abort succeed, none leaving a sentence of refusal. */
