@@ -56,7 +56,8 @@ typedef struct sc_request sc_request_t;
  * allreduce with both buffers registered, reduce_scatter, allgather, reduce and
  * alltoall with the send buffer (allgather in place: the receive buffer), broadcast
  * with the receive buffer. Send/recv, and every call on a communicator whose ranks do
- * not all share one node, treat it as plain memory. Ranks that pass registered memory while a
+ * not all share one node or where UCX_TLS leaves UCX no shared-memory transport (tcp
+ * alone, for example), treat it as plain memory (sc_mem_is_shared tells which). Ranks that pass registered memory while a
  * peer passes plain memory (or another offset) to the same call get SC_ERR_MISMATCH on
  * every rank. Collective: every rank calls it in the same order with the same bytes;
  * a rank's failure, or sizes that differ, is an error on every rank and allocates
@@ -70,6 +71,13 @@ SC_API sc_status_t sc_mem_alloc(sc_comm_t *comm, size_t bytes, void **ptr);
  * or was aborted too. SC_ERR_INVALID_ARG for a pointer that sc_mem_alloc did not return
  * on comm. */
 SC_API sc_status_t sc_mem_free(sc_comm_t *comm, void *ptr);
+
+/* *shared = 1 where ptr lies in memory from sc_mem_alloc on comm that every rank of
+ * comm maps, so that collectives read it in place; 0 for any other pointer (NULL too)
+ * and for registered memory that serves as plain memory (see sc_mem_alloc). Local;
+ * works on a communicator that failed or was aborted. SC_ERR_INVALID_ARG for shared
+ * NULL; *shared is written on success only. */
+SC_API sc_status_t sc_mem_is_shared(sc_comm_t *comm, const void *ptr, int *shared);
 
 /* recvbuf[i] = op over ranks of sendbuf[i], for i < count. Bitwise the same on
  * every rank. */

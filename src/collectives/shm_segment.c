@@ -371,6 +371,21 @@ SC_API sc_status_t sc_mem_free(sc_comm_t *comm, void *ptr)
     return SC_SUCCESS;
 }
 
+SC_API sc_status_t sc_mem_is_shared(sc_comm_t *comm, const void *ptr, int *shared)
+{
+    sc_shm_ref_t ref;
+    sc_status_t st;
+
+    if (!shared)
+        return sc_error(SC_ERR_INVALID_ARG, "sc_mem_is_shared: shared is NULL");
+    st = sc_comm_check_handle(comm, "sc_mem_is_shared");
+    if (st != SC_SUCCESS)
+        return st;
+    sc_shm_lookup(comm, ptr, 1, &ref);
+    *shared = ref.seg != NULL;
+    return SC_SUCCESS;
+}
+
 void sc_shm_lookup(sc_comm_t *comm, const void *p, size_t bytes, sc_shm_ref_t *ref)
 {
     const uint8_t *b = p;

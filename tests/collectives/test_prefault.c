@@ -51,9 +51,13 @@ static int registered(sc_comm_t *world)
     size_t count = REGISTERED_BYTES / sizeof(float);
     float *in = NULL, *out = NULL;
     long before, faults;
+    int shared = 0;
 
     CHECK_OK(sc_mem_alloc(world, REGISTERED_BYTES, (void **)&in));
     CHECK_OK(sc_mem_alloc(world, REGISTERED_BYTES, (void **)&out));
+    CHECK_OK(sc_mem_is_shared(world, in, &shared));
+    CHECK(shared || sc_comm_size(world) == 1 || getenv("UCX_TLS"), "registered memory is "
+          "not shared on one node with UCX's default transports");
     for (size_t i = 0; i < count; i++)
         in[i] = (float)(g_rank + 1);
     memset(out, 0, REGISTERED_BYTES);
@@ -67,7 +71,12 @@ static int registered(sc_comm_t *world)
         CHECK(out[0] == want && out[count - 1] == want, "sum %g and %g, expected %g",
               (double)out[0], (double)out[count - 1], (double)want);
     }
-    CHECK(faults <= REGISTERED_FAULTS_MAX, "the first allreduce of 8 MiB on registered "
+    /* Registered memory that serves as plain memory (one rank, or UCX_TLS without a
+     * shared-memory transport) maps nothing ahead: its faults are the transfer's. */
+    if (!shared)
+        printf("registered memory is plain memory here (UCX_TLS=%s): page faults not "
+               "counted (%ld)\n", getenv("UCX_TLS") ? getenv("UCX_TLS") : "", faults);
+    CHECK(!shared || faults <= REGISTERED_FAULTS_MAX, "the first allreduce of 8 MiB on registered "
           "memory took %ld page faults (at most %d expected)", faults, REGISTERED_FAULTS_MAX);
     printf("first registered allreduce: %ld page faults (rank %d)\n", faults, g_rank);
     CHECK_OK(sc_barrier(world, NULL));

@@ -67,7 +67,31 @@ static int test_alloc_errors(void)
     CHECK_OK(sc_mem_alloc(comm, 1 << 20, &p));
     CHECK(((uintptr_t)p & 63) == 0, "registered memory at %p is not 64-byte aligned", p);
     memset(p, 1, 1 << 20);
-    CHECK_OK(sc_mem_free(comm, p));
+    {
+        /* sc_mem_is_shared: 1 anywhere inside a shared segment (not for one rank or
+         * where UCX_TLS leaves no shared memory); 0 for other pointers and once freed;
+         * refusals write nothing. */
+        int shared = -1, inside = -1, other = -1;
+        int expect = size > 1 && !getenv("UCX_TLS");
+
+        CHECK_OK(sc_mem_is_shared(comm, p, &shared));
+        CHECK_OK(sc_mem_is_shared(comm, (char *)p + (1 << 20) - 1, &inside));
+        CHECK(shared == inside && (shared == expect || getenv("UCX_TLS")),
+              "sc_mem_is_shared gave %d (start) and %d (last byte), expected %d", shared,
+              inside, expect);
+        CHECK_OK(sc_mem_is_shared(comm, &other, &other));
+        CHECK(other == 0, "a stack address is shared memory (%d)", other);
+        other = -1;
+        CHECK_OK(sc_mem_is_shared(comm, NULL, &other));
+        CHECK(other == 0, "NULL is shared memory (%d)", other);
+        other = -1;
+        CHECK_REFUSED(sc_mem_is_shared(comm, p, NULL), SC_ERR_INVALID_ARG, "shared is NULL");
+        CHECK_REFUSED(sc_mem_is_shared(NULL, p, &other), SC_ERR_INVALID_COMM, "communicator");
+        CHECK(other == -1, "*shared written by a refused call");
+        CHECK_OK(sc_mem_free(comm, p));
+        CHECK_OK(sc_mem_is_shared(comm, p, &other));
+        CHECK(other == 0, "freed memory is still shared memory (%d)", other);
+    }
     CHECK_REFUSED(sc_mem_free(comm, p), SC_ERR_INVALID_ARG, "freed already");
     CHECK_OK(sc_allreduce(&one, &sum, 1, SC_INT32, SC_SUM, comm, NULL, NULL));
     CHECK(sum == size, "allreduce after the errors gave %d, expected %d", sum, size);
@@ -85,8 +109,8 @@ static int test_alloc_errors(void)
 static int run_mismatch(int other_offset)
 {
     sc_comm_t *comm;
-    float *seg, *buf, *plain = NULL;
-    int size;
+    float *seg, *buf = NULL, *plain = NULL;
+    int size, shared = 1; /* sc_mem_alloc fails here only where the memory is shared */
     sc_status_t st;
 
     if (init(&comm, &size))
@@ -98,6 +122,9 @@ static int run_mismatch(int other_offset)
         goto check;
     /* Rank 1 at offset 0, the others at 64 elements: a peer that wrote rank 1's
      * segment at its own offset would write past the end of rank 1's buffer. */
+    CHECK_OK(sc_mem_is_shared(comm, seg, &shared));
+    CHECK(shared || size == 1 || getenv("UCX_TLS"), "registered memory is not shared on "
+          "one node with UCX's default transports");
     buf = seg + 64;
     for (size_t i = 0; i < COUNT + 64; i++)
         seg[i] = -7.0f; /* the sentinel */
@@ -114,6 +141,14 @@ static int run_mismatch(int other_offset)
 check:
     if (size == 1) {
         CHECK(st == SC_SUCCESS, "one rank: %s", sc_last_error());
+    } else if (!shared) {
+        /* Registered memory that serves as plain memory (UCX_TLS without a
+         * shared-memory transport): nothing differs, the call reduces. */
+        printf("registered memory is plain memory here (UCX_TLS=%s): the call must "
+               "succeed\n", getenv("UCX_TLS") ? getenv("UCX_TLS") : "");
+        CHECK(st == SC_SUCCESS, "allreduce on plain registered memory: %s", sc_last_error());
+        for (size_t i = 0; i < COUNT; i++)
+            CHECK(buf[i] == (float)size, "element %zu is %g, expected %d", i, buf[i], size);
     } else {
         CHECK(st == SC_ERR_MISMATCH, "allreduce returned %s (%s)", sc_status_string(st),
               sc_last_error());
