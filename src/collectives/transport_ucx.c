@@ -219,6 +219,47 @@ static void sc_ucx_drain_unexpected(sc_transport_t *tp, double deadline)
     }
 }
 
+static void sc_ucx_purged(void *req, ucs_status_t status, const ucp_tag_recv_info_t *info,
+                          void *scratch)
+{
+    (void)status, (void)info;
+    free(scratch);
+    ucp_request_free(req);
+}
+
+/* An eager message lands at once; a rendezvous' data goes to scratch that its
+ * completion frees (never, where its sender died: the connection's failure or the
+ * worker's end takes it then). */
+void sc_ucx_purge_ctx(sc_transport_t *tp, uint32_t ctx)
+{
+    uint64_t tag = sc_tag_make(ctx, 0, 0, 0, 0), mask = sc_tag_make(~0u, 0, 0, 0, 0);
+
+    for (;;) {
+        ucp_request_param_t param;
+        ucp_tag_recv_info_t info;
+        ucp_tag_message_h msg;
+        void *scratch, *req;
+
+        ucp_worker_progress(tp->worker);
+        msg = ucp_tag_probe_nb(tp->worker, tag, mask, 1, &info);
+        if (!msg)
+            return;
+        scratch = malloc(info.length ? info.length : 1);
+        if (!scratch)
+            return; /* left in the queue: its sequence number still tells it apart */
+        memset(&param, 0, sizeof(param));
+        param.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
+        param.cb.recv = sc_ucx_purged;
+        param.user_data = scratch;
+        req = ucp_tag_msg_recv_nbx(tp->worker, scratch, info.length, msg, &param);
+        if (!UCS_PTR_IS_PTR(req))
+            free(scratch);
+        sc_log(SC_LOG_DEBUG, "dropped a message of %zu bytes that an earlier communicator "
+               "with context id %u left unreceived (tag 0x%016llx)", info.length, ctx,
+               (unsigned long long)info.sender_tag);
+    }
+}
+
 void sc_ucx_close(sc_transport_t *tp, double timeout_s)
 {
     double deadline = sc_clock_now() + (timeout_s < 2.0 ? timeout_s : 2.0);

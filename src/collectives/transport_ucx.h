@@ -38,6 +38,11 @@ sc_status_t sc_ucx_connect(sc_transport_t *tp, void *const *addrs);
 /* Closes endpoints (flushing, bounded by timeout_s), worker and context. */
 void sc_ucx_close(sc_transport_t *tp, double timeout_s);
 
+/* Drops every message in UCX's queue of unexpected messages whose tag carries context
+ * id ctx (what an earlier communicator with the id left unreceived). Caller holds
+ * tp->lock. */
+void sc_ucx_purge_ctx(sc_transport_t *tp, uint32_t ctx);
+
 /* Posts a tagged send/receive. *req is NULL when the operation completed at once.
  * Errors carry a sentence. Caller holds tp->lock. */
 sc_status_t sc_ucx_send(sc_transport_t *tp, int world_dst, uint64_t tag, const void *buf,

@@ -8,12 +8,16 @@
  * largest of a random number each rank draws. The new communicator's control tag
  * carries the generation and its sequence numbers start from it, so that an abort
  * notice or a wake-up that an earlier holder of the id left in flight, or in UCX's queue
- * of unexpected messages, never matches its receives (its data tags differ unless 2^18
- * sequence numbers happen to meet). */
+ * of unexpected messages, never matches its receives. Data messages carry the sequence
+ * number, not the generation: those an earlier holder left in the queue are dropped when
+ * the id is taken again (sc_ucx_purge_ctx), before the ranks agree that all took it, so
+ * that none can meet the new communicator's receives once 2^18 sequence numbers come
+ * round. */
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "collectives/transport_ucx.h"
 #include "core/clock.h"
 #include "core/comm_ctx.h"
 #include "shardcomm/collectives.h"
@@ -70,10 +74,13 @@ static int sc_ctx_take(sc_transport_t *tp, uint32_t ctx, int fresh)
     took = !sc_ctx_held(tp, ctx) && (!fresh || ctx >= tp->next_ctx);
     if (took) {
         tp->ctx_live[ctx / 64] |= 1ull << (ctx % 64);
-        if (fresh)
+        if (fresh) {
             tp->next_ctx = ctx + 1;
-        else
+        } else {
             tp->ctx_cursor = ctx;
+            /* Before any rank can use it: the ranks' agreement that all took it follows. */
+            sc_ucx_purge_ctx(tp, ctx);
+        }
     }
     pthread_mutex_unlock(&tp->lock);
     return took;

@@ -9,7 +9,13 @@
  *     the next communicator with that id: rank 0 aborts communicator A after the other
  *     ranks destroyed theirs, so its notices arrive with nobody to receive them; splits
  *     that make no communicator then move the ids round until the next split gets A's id
- *     again, and an all-reduce on it must succeed with the right sum. */
+ *     again, and an all-reduce on it must succeed with the right sum.
+ *  4. Data an earlier holder of an id left unreceived never reaches the next holder's
+ *     receives: rank 0 sends on communicator A a message rank 1 never receives; once A's
+ *     id is reused, the new communicator's point-to-point sequence from rank 0 to rank 1
+ *     is moved (on both ranks alike) to where the tag's 18 bits come round to the stale
+ *     message's, as 2^18 messages would move it, and the messages sent there, each with
+ *     its own values, must arrive as sent. */
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -84,11 +90,82 @@ static int live_ids_stay_distinct(sc_comm_t *world)
     return 0;
 }
 
+/* Splits that make no communicator until the next split gets id ctx again, then that
+ * split (every rank of world, in rank order) into *c. */
+static int split_reusing(sc_comm_t *world, uint32_t ctx, sc_comm_t **c)
+{
+    uint32_t cursor;
+    int moves = 0;
+
+    for (;;) {
+        pthread_mutex_lock(&world->tp->lock);
+        cursor = world->tp->ctx_cursor;
+        pthread_mutex_unlock(&world->tp->lock);
+        if ((cursor + 1) % (SC_CTX_MAX + 1) == ctx)
+            break;
+        CHECK(moves++ <= (int)SC_CTX_MAX, "the reused ids never came round to %u", ctx);
+        CHECK(split_nothing(world, 1) == 0, "a split with color -1");
+    }
+    CHECK_OK(sc_comm_split(world, 0, rank_of_test, c));
+    CHECK((*c)->ctx == ctx, "the split after the ids came round got id %u, not %u",
+          (*c)->ctx, ctx);
+    return 0;
+}
+
+static int stale_data_is_dropped(sc_comm_t *world)
+{
+    enum { N = 16 };
+    sc_comm_t *a = NULL, *b = NULL;
+    int32_t msg[N], got[N];
+    uint32_t a_ctx, a_seq;
+    uint64_t next;
+    sc_request_t *req = NULL;
+
+    CHECK_OK(sc_comm_split(world, 0, rank_of_test, &a));
+    a_ctx = a->ctx;
+    a_seq = (uint32_t)a->send_seq[1]; /* rank 0's first send to rank 1, on every rank */
+    if (rank_of_test == 0) {
+        for (int i = 0; i < N; i++)
+            msg[i] = -1 - i; /* the stale values */
+        CHECK_OK(sc_send(msg, N, SC_INT32, 1, a, NULL, &req));
+        CHECK_OK(sc_wait(req)); /* handed over: small sends complete unreceived */
+        sc_request_free(req);
+    }
+    CHECK_OK(sc_barrier(world, NULL)); /* rank 0's message is at rank 1 */
+    CHECK_OK(sc_comm_destroy(a));
+    CHECK_OK(sc_barrier(world, NULL));
+    if (split_reusing(world, a_ctx, &b))
+        return 1;
+    /* The second message below has the stale message's tag: its sequence number 2^18
+     * further on (so a header that still arrived would fail as a mismatch). */
+    next = (uint64_t)a_seq + 0x40000u - 1u;
+    if (rank_of_test == 0)
+        b->send_seq[1] = next;
+    else if (rank_of_test == 1)
+        b->recv_seq[0] = next;
+    for (uint32_t k = 0; k < 3; k++) {
+        if (rank_of_test == 0) {
+            for (int i = 0; i < N; i++)
+                msg[i] = (int32_t)(k * N + (uint32_t)i);
+            CHECK_OK(sc_send(msg, N, SC_INT32, 1, b, NULL, NULL));
+        } else if (rank_of_test == 1) {
+            CHECK_OK(sc_recv(got, N, SC_INT32, 0, b, NULL, NULL));
+            for (int i = 0; i < N; i++)
+                CHECK(got[i] == (int32_t)(k * N + (uint32_t)i), "message %u on the "
+                      "communicator that reused id %u: element %d is %d, expected %d (a "
+                      "stale message of the id's earlier holder)", k, a_ctx, i, got[i],
+                      (int32_t)(k * N + (uint32_t)i));
+        }
+    }
+    CHECK_OK(sc_barrier(b, NULL));
+    CHECK_OK(sc_comm_destroy(b));
+    return 0;
+}
+
 static int stale_notice_is_ignored(sc_comm_t *world)
 {
     sc_comm_t *a = NULL, *b = NULL;
-    uint32_t a_ctx, a_gen, cursor;
-    int moves = 0;
+    uint32_t a_ctx, a_gen;
 
     CHECK_OK(sc_comm_split(world, 0, rank_of_test, &a));
     a_ctx = a->ctx;
@@ -104,17 +181,8 @@ static int stale_notice_is_ignored(sc_comm_t *world)
     /* Rank 0's messages to each rank arrive in order: after the barrier the notices are
      * there. */
     CHECK_OK(sc_barrier(world, NULL));
-    for (;;) {
-        pthread_mutex_lock(&world->tp->lock);
-        cursor = world->tp->ctx_cursor;
-        pthread_mutex_unlock(&world->tp->lock);
-        if ((cursor + 1) % (SC_CTX_MAX + 1) == a_ctx)
-            break;
-        CHECK(moves++ <= (int)SC_CTX_MAX, "the reused ids never came round to %u", a_ctx);
-        CHECK(split_nothing(world, 1) == 0, "a split with color -1");
-    }
-    CHECK_OK(sc_comm_split(world, 0, rank_of_test, &b));
-    CHECK(b->ctx == a_ctx, "the split after the cursor reached %u got id %u", cursor, b->ctx);
+    if (split_reusing(world, a_ctx, &b))
+        return 1;
     CHECK(b->gen != a_gen, "id %u reused with the same generation %u", b->ctx, b->gen);
     CHECK(sum_of_ranks_is_right(b, "the communicator that reused A's id") == 0,
           "the sum on the communicator with A's id");
@@ -131,10 +199,11 @@ int main(void)
     rank_of_test = sc_comm_rank(world);
     CHECK(sc_comm_size(world) >= 2, "run with 2 or more ranks");
     if (split_nothing(world, BURN) || sum_of_ranks_is_right(world, "world") ||
-        live_ids_stay_distinct(world) || stale_notice_is_ignored(world))
+        live_ids_stay_distinct(world) || stale_notice_is_ignored(world) ||
+        stale_data_is_dropped(world))
         return 1;
     printf("rank %d: %d splits past the 4095 context ids, live ids distinct, a stale abort "
-           "notice ignored\n", rank_of_test, BURN);
+           "notice ignored, stale data dropped\n", rank_of_test, BURN);
     CHECK_OK(sc_comm_destroy(world));
     return 0;
 }
