@@ -59,10 +59,20 @@ static int get(sc_comm_t *sub, uint64_t seq, int want)
 static int run(sc_comm_t *world)
 {
     const char *env = getenv("SC_LOCAL_MAILBOX");
-    int off = env && strcmp(env, "0") == 0;
+    int off = env && strcmp(env, "0") == 0, shared = 0;
     sc_comm_t *sub;
+    void *probe;
 
     CHECK(sc_comm_size(world) == 2, "runs with 2 ranks");
+    /* Mailboxes are shared memory mapped as sc_mem_alloc's is: none where UCX_TLS
+     * leaves no shared-memory transport (with UCX's defaults, there must be some). */
+    CHECK_OK(sc_mem_alloc(world, 4096, &probe));
+    CHECK_OK(sc_mem_is_shared(world, probe, &shared));
+    CHECK_OK(sc_mem_free(world, probe));
+    CHECK(shared || getenv("UCX_TLS"), "no shared memory on one node with UCX's defaults");
+    if (!shared)
+        printf("no shared memory here (UCX_TLS=%s): no mailboxes\n", getenv("UCX_TLS"));
+    off = off || !shared;
     CHECK_OK(sc_comm_split(world, 0, g_rank, &sub));
     CHECK((world->mbox != NULL) == !off && (sub->mbox != NULL) == !off,
           "mailboxes world %p, split %p with SC_LOCAL_MAILBOX=%s", (void *)world->mbox,
