@@ -463,6 +463,11 @@ void sc_ucx_check_local_peers(sc_transport_t *tp)
         if (r == tp->world_rank || tp->peer_pid[r] <= 0 || tp->peer_error[r][0])
             continue;
         if (tp->node_of[r] == tp->node_of[tp->world_rank] && sc_ucx_pid_gone(tp->peer_pid[r])) {
+            /* What the peer sent before it went (an abort notice, a header) is taken in
+             * first: the scan that follows reads it before it fails anything for the
+             * death, so that the peer's own reason wins. */
+            for (int i = 0; i < 64 && ucp_worker_progress(tp->worker) > 0; i++)
+                ;
             snprintf(tp->peer_error[r], sizeof(tp->peer_error[r]),
                      "rank %d (pid %d) exited or was killed", r, tp->peer_pid[r]);
             tp->peer_error_at[r] = now;
