@@ -93,6 +93,13 @@ void sc_op_destroy(sc_coll_op_t *op)
     if (!op)
         return;
     tp = op->comm->tp;
+    if (op->stuck) {
+        pthread_mutex_lock(&tp->pool_lock);
+        op->next = tp->op_stuck;
+        tp->op_stuck = op;
+        pthread_mutex_unlock(&tp->pool_lock);
+        return;
+    }
     free(op->prescale_own);
     op->prescale_own = NULL;
     if (op->cap > SC_OP_POOL_ACTS_MAX) {
@@ -803,14 +810,21 @@ void sc_op_cancel(sc_coll_op_t *op)
     deadline = sc_clock_now() + SC_UCX_CANCEL_WAIT_S;
     for (int i = 0; i < 2; i++) {
         if (sc_ucx_cancel_finish(tp, op->hdr_recv_req[i], deadline) |
-            sc_ucx_cancel_finish(tp, op->hdr_send_req[i], deadline))
+            sc_ucx_cancel_finish(tp, op->hdr_send_req[i], deadline)) {
             sc_op_abandon(op, op->hdr_peer[i]);
+            op->stuck = 1;
+        }
         op->hdr_recv_req[i] = op->hdr_send_req[i] = NULL;
     }
+    /* A transfer in flight past the deadline (a matched rendezvous, which UCX cannot
+     * cancel) may go on after its peer's connection was closed: over TCP, data the peer
+     * already sent still arrives. Its memory stays until the worker is gone. */
     for (int i = op->first_pending; i < op->nacts; i++) {
         if (op->acts[i].state == SC_ACT_STARTED) {
-            if (sc_ucx_cancel_finish(tp, op->acts[i].ucx_req, deadline))
+            if (sc_ucx_cancel_finish(tp, op->acts[i].ucx_req, deadline)) {
                 sc_op_abandon(op, op->acts[i].peer);
+                op->stuck = 1;
+            }
             op->acts[i].ucx_req = NULL;
         }
     }

@@ -111,6 +111,10 @@ typedef struct sc_op {
     int cap;
     int first_pending;         /* every action before it is done */
     int oom;                   /* an append or the scratch allocation failed */
+    /* A transfer UCX could not cancel still reads or writes the op's memory (its
+     * scratch, its header buffers): the op is never reused nor freed before the worker
+     * is gone (sc_op_destroy keeps it on the transport's list of stuck ops). */
+    int stuck;
     void *scratch;             /* owned; freed with the op */
     size_t scratch_bytes;
     int started;               /* headers posted, deadline set */

@@ -65,6 +65,11 @@ static void sc_transport_free(sc_transport_t *tp)
         tp->op_pool = op->next;
         sc_op_free(op);
     }
+    while (tp->op_stuck) { /* the worker is gone: nothing touches them any more */
+        sc_coll_op_t *op = tp->op_stuck;
+        tp->op_stuck = op->next;
+        sc_op_free(op);
+    }
     pthread_mutex_destroy(&tp->pool_lock);
     pthread_mutex_destroy(&tp->lock);
     pthread_mutex_destroy(&tp->done_mutex);

@@ -52,6 +52,7 @@ typedef struct sc_transport {
     pthread_mutex_t pool_lock;  /* the pool of finished ops for reuse */
     struct sc_op *op_pool;
     int op_pool_len;
+    struct sc_op *op_stuck;     /* ops a transfer may still touch: freed after the worker */
 } sc_transport_t;
 
 #define SC_CTL_TEXT 512
