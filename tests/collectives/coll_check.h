@@ -30,7 +30,8 @@ static const sc_op_t cc_ops[] = {SC_SUM, SC_PROD, SC_MIN, SC_MAX, SC_AVG};
 static inline const char *cc_dtype_str(sc_dtype_t d)
 {
     static const char *const names[] = {"float32", "float64", "float16", "bfloat16",
-                                        "int8",    "uint8",   "int32",   "int64"};
+                                        "int8",    "uint8",   "int32",   "int64",
+                                        "f8e4m3",  "f8e5m2"};
     return (unsigned)d < CC_NELEM(names) ? names[d] : "?";
 }
 
@@ -42,8 +43,8 @@ static inline const char *cc_op_str(sc_op_t op)
 
 static inline size_t cc_size(sc_dtype_t d)
 {
-    static const size_t sizes[] = {4, 8, 2, 2, 1, 1, 4, 8};
-    return sizes[d];
+    static const size_t sizes[] = {4, 8, 2, 2, 1, 1, 4, 8, 1, 1};
+    return (unsigned)d < CC_NELEM(sizes) ? sizes[d] : 0;
 }
 
 static inline int cc_is_float(sc_dtype_t d)
