@@ -15,7 +15,7 @@ sc_status_t sc_algo_allreduce_rd(sc_coll_op_t *op, const void *sbuf, void *rbuf,
     uint8_t *tmp;
 
     op->hdr.algo = SC_ALGO_RD;
-    if (p == 2 && bytes <= SC_OP_INLINE_MAX) {
+    if (p == 2 && bytes <= SC_OP_PAIR_INLINE_MAX) {
         /* One message each way: the payload rides with the header exchange. */
         const void *theirs = sc_op_inline(op, sbuf, bytes);
         last = sc_op_reduce(op, rbuf, sbuf, theirs, count, -1, -1);

@@ -32,7 +32,7 @@
 typedef struct {
     _Alignas(64) uint64_t stamp;
     uint64_t len;
-    _Alignas(16) uint8_t data[SC_OP_HDR_BUF];
+    _Alignas(16) uint8_t data[SC_OP_PAIR_HDR_BUF];
 } sc_mbox_slot_t;
 
 /* The head of every rank's segment, before its two rings. */

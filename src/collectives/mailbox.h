@@ -29,7 +29,7 @@ sc_status_t sc_mbox_open(struct sc_comm *via, struct sc_comm *comm);
  * comm->tp->lock. */
 void sc_mbox_close(struct sc_comm *comm);
 
-/* Writes the len bytes at buf (at most SC_OP_HDR_BUF) as collective seq's message to
+/* Writes the len bytes at buf (at most SC_OP_PAIR_HDR_BUF) as collective seq's message to
  * ring neighbour q. 0 while q has not read the message that used the slot before (the
  * caller tries again), 1 once written. */
 int sc_mbox_put(struct sc_comm *comm, int q, uint64_t seq, const void *buf, size_t len);

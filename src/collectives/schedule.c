@@ -379,6 +379,26 @@ static uint32_t sc_op_data_kind(const sc_coll_op_t *op)
     return (k == SC_COLL_SEND || k == SC_COLL_RECV) ? SC_TAG_KIND_P2P : SC_TAG_KIND_COLL;
 }
 
+/* Header buffers: a collective of a 2-rank communicator's are the communicator's (room
+ * for SC_OP_PAIR_INLINE_MAX), every other op's its own. */
+static int sc_op_uses_pair_hdr(const sc_coll_op_t *op)
+{
+    return op->comm->pair_hdr && op->hdr.kind != SC_COLL_SEND && op->hdr.kind != SC_COLL_RECV;
+}
+
+/* Neighbour i's header, received into *cap bytes at most. */
+static uint8_t *sc_op_hdr_in(sc_coll_op_t *op, int i, size_t *cap)
+{
+    *cap = sc_op_uses_pair_hdr(op) ? SC_OP_PAIR_HDR_BUF : SC_OP_HDR_BUF;
+    return sc_op_uses_pair_hdr(op) ? op->comm->pair_hdr : op->hdr_in[i];
+}
+
+/* This op's header and inline payload, as sent. */
+static uint8_t *sc_op_hdr_out(sc_coll_op_t *op)
+{
+    return sc_op_uses_pair_hdr(op) ? op->comm->pair_hdr + SC_OP_PAIR_HDR_BUF : op->inline_out;
+}
+
 /* The header length this op sends (and expects): the header, plus its inline payload. */
 static size_t sc_op_header_bytes(const sc_coll_op_t *op)
 {
@@ -390,10 +410,12 @@ static size_t sc_op_header_bytes(const sc_coll_op_t *op)
  * arrives in between. */
 static void sc_op_pack_header(sc_coll_op_t *op)
 {
-    memcpy(op->inline_out, &op->hdr, sizeof(op->hdr));
+    uint8_t *out = sc_op_hdr_out(op);
+
+    memcpy(out, &op->hdr, sizeof(op->hdr));
     if (op->inline_bytes) {
-        memset(op->inline_out + sizeof(op->hdr), 0, SC_OP_INLINE_OFF - sizeof(op->hdr));
-        memcpy(op->inline_out + SC_OP_INLINE_OFF, op->inline_src, op->inline_bytes);
+        memset(out + sizeof(op->hdr), 0, SC_OP_INLINE_OFF - sizeof(op->hdr));
+        memcpy(out + SC_OP_INLINE_OFF, op->inline_src, op->inline_bytes);
     }
 }
 
@@ -403,6 +425,8 @@ static sc_status_t sc_op_start(sc_coll_op_t *op)
     sc_comm_t *c = op->comm;
     sc_transport_t *tp = c->tp;
     sc_coll_kind_t kind = (sc_coll_kind_t)op->hdr.kind;
+    uint8_t *in;
+    size_t cap;
     sc_status_t st;
 
     op->started = 1;
@@ -421,12 +445,12 @@ static sc_status_t sc_op_start(sc_coll_op_t *op)
         if (kind == SC_COLL_SEND) {
             sc_op_pack_header(op);
             return sc_ucx_send(tp, sc_op_world(op, op->hdr.root),
-                               sc_op_tag(op, SC_TAG_KIND_HDR, 1, c->rank), op->inline_out,
+                               sc_op_tag(op, SC_TAG_KIND_HDR, 1, c->rank), sc_op_hdr_out(op),
                                sc_op_header_bytes(op), &op->hdr_send_req[0]);
         }
+        in = sc_op_hdr_in(op, 0, &cap);
         return sc_ucx_recv(tp, sc_op_tag(op, SC_TAG_KIND_HDR, 1, op->hdr.root),
-                           SC_TAG_FULL_MASK, op->hdr_in[0], SC_OP_HDR_BUF,
-                           &op->hdr_recv_req[0]);
+                           SC_TAG_FULL_MASK, in, cap, &op->hdr_recv_req[0]);
     }
     if (c->size == 1)
         return SC_SUCCESS;
@@ -447,11 +471,12 @@ static sc_status_t sc_op_start(sc_coll_op_t *op)
         /* The send first, so that it leaves sooner (a header that arrives before its
          * receive is posted waits in UCX's unexpected queue). */
         st = sc_ucx_send(tp, sc_op_world(op, peer), sc_op_tag(op, SC_TAG_KIND_HDR, 0, c->rank),
-                         op->inline_out, sc_op_header_bytes(op), &op->hdr_send_req[i]);
+                         sc_op_hdr_out(op), sc_op_header_bytes(op), &op->hdr_send_req[i]);
         if (st != SC_SUCCESS)
             return st;
-        st = sc_ucx_recv(tp, sc_op_tag(op, SC_TAG_KIND_HDR, 0, peer), SC_TAG_FULL_MASK,
-                         op->hdr_in[i], SC_OP_HDR_BUF, &op->hdr_recv_req[i]);
+        in = sc_op_hdr_in(op, i, &cap);
+        st = sc_ucx_recv(tp, sc_op_tag(op, SC_TAG_KIND_HDR, 0, peer), SC_TAG_FULL_MASK, in, cap,
+                         &op->hdr_recv_req[i]);
         if (st != SC_SUCCESS)
             return st;
     }
@@ -465,8 +490,10 @@ static sc_status_t sc_op_check_header(sc_coll_op_t *op, int i, size_t len)
     char mine[320], theirs[320];
     sc_op_header_t in;
 
+    size_t cap;
+
     memset(&in, 0, sizeof(in));
-    memcpy(&in, op->hdr_in[i], len < sizeof(in) ? len : sizeof(in));
+    memcpy(&in, sc_op_hdr_in(op, i, &cap), len < sizeof(in) ? len : sizeof(in));
     if (sc_op_header_equal(&op->hdr, &in)) {
         size_t want = sc_op_header_bytes(op);
         if (len == want)
@@ -486,10 +513,12 @@ static sc_status_t sc_op_check_header(sc_coll_op_t *op, int i, size_t len)
 
 const void *sc_op_inline(sc_coll_op_t *op, const void *src, size_t bytes)
 {
+    size_t cap;
+
     op->inline_hdr = 1;
     op->inline_bytes = bytes;
     op->inline_src = src;
-    return op->hdr_in[0] + SC_OP_INLINE_OFF;
+    return sc_op_hdr_in(op, 0, &cap) + SC_OP_INLINE_OFF;
 }
 
 static int sc_op_headers_done(const sc_coll_op_t *op)
@@ -507,15 +536,16 @@ static sc_status_t sc_op_headers_mbox(sc_coll_op_t *op, int *progressed)
 
     for (int i = 0; i < op->nhdr; i++) {
         if ((op->mbox_put & (1 << i)) &&
-            sc_mbox_put(c, op->hdr_peer[i], op->hdr.seq, op->inline_out, sc_op_header_bytes(op))) {
+            sc_mbox_put(c, op->hdr_peer[i], op->hdr.seq, sc_op_hdr_out(op),
+                        sc_op_header_bytes(op))) {
             op->mbox_put &= ~(1 << i);
             *progressed = 1;
         }
     }
     for (int i = 0; i < op->nhdr; i++) {
-        size_t len = 0;
-        if ((op->hdr_ok & (1 << i)) ||
-            !sc_mbox_get(c, op->hdr_peer[i], op->hdr.seq, op->hdr_in[i], SC_OP_HDR_BUF, &len))
+        size_t len = 0, cap;
+        uint8_t *in = sc_op_hdr_in(op, i, &cap);
+        if ((op->hdr_ok & (1 << i)) || !sc_mbox_get(c, op->hdr_peer[i], op->hdr.seq, in, cap, &len))
             continue;
         *progressed = 1;
         st = sc_op_check_header(op, i, len);

@@ -64,12 +64,20 @@ typedef struct {
     uint64_t soff, roff;
 } sc_op_header_t;
 
-/* Largest payload sent inline with an operation's header. */
+/* Largest payload sent inline with an operation's header (a point-to-point message's,
+ * in the op's own buffers). */
 #define SC_OP_INLINE_MAX 512
+/* Largest payload a collective of a 2-rank communicator sends with its header (a small
+ * allreduce: one message each way). Its header buffers are the communicator's
+ * (sc_comm.pair_hdr), not the op's: collectives run one at a time, so one pair serves
+ * them all, and an op stays small (2 KB: 100,000 point-to-point ops in flight take 200
+ * MB; three 4 KiB buffers in every op would make that 1.3 GB). */
+#define SC_OP_PAIR_INLINE_MAX 4096
 /* The inline payload starts at a 16-byte boundary after the header, so that 8-byte
  * elements are read aligned in place. */
 #define SC_OP_INLINE_OFF ((sizeof(sc_op_header_t) + 15) & ~(size_t)15)
 #define SC_OP_HDR_BUF (SC_OP_INLINE_OFF + SC_OP_INLINE_MAX)
+#define SC_OP_PAIR_HDR_BUF (SC_OP_INLINE_OFF + SC_OP_PAIR_INLINE_MAX)
 
 typedef enum {
     SC_COLL_ALLREDUCE = 0,
@@ -166,7 +174,8 @@ typedef struct sc_op {
     void *prescale_own;
     /* The message buffers come last: they are written before they are read, so a
      * reused op clears only the fields above them (SC_OP_CLEARED). */
-    /* Header receives have room for an inline payload (see inline_bytes). */
+    /* Header receives have room for an inline payload (see inline_bytes). A collective
+     * of a 2-rank communicator uses the communicator's pair_hdr instead. */
     _Alignas(16) uint8_t hdr_in[2][SC_OP_HDR_BUF];
     _Alignas(16) uint8_t inline_out[SC_OP_HDR_BUF];
 } sc_coll_op_t;

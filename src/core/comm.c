@@ -37,7 +37,10 @@ static sc_comm_t *sc_comm_alloc(sc_transport_t *tp, int size)
     c->world_of = calloc((size_t)size, sizeof(int));
     c->send_seq = calloc((size_t)size, sizeof(uint64_t));
     c->recv_seq = calloc((size_t)size, sizeof(uint64_t));
-    if (!c->world_of || !c->send_seq || !c->recv_seq) {
+    if (size == 2)
+        c->pair_hdr = aligned_alloc(64, 2 * SC_OP_PAIR_HDR_BUF);
+    if (!c->world_of || !c->send_seq || !c->recv_seq || (size == 2 && !c->pair_hdr)) {
+        free(c->pair_hdr);
         free(c->world_of);
         free(c->send_seq);
         free(c->recv_seq);
@@ -50,6 +53,7 @@ static sc_comm_t *sc_comm_alloc(sc_transport_t *tp, int size)
 static void sc_comm_free(sc_comm_t *c)
 {
     sc_device_destroy(c);
+    free(c->pair_hdr);
     free(c->world_of);
     free(c->send_seq);
     free(c->recv_seq);

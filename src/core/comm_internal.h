@@ -74,6 +74,8 @@ struct sc_comm {
     int *world_of;              /* comm rank -> world rank */
     double timeout_s;
     sc_coll_op_t *head;              /* collectives, run one at a time in issue order */
+    uint8_t *pair_hdr;          /* 2 ranks: the running collective's header buffers,
+                                   received then sent, SC_OP_PAIR_HDR_BUF each */
     sc_coll_op_t *tail;
     sc_coll_op_t *p2p;               /* point-to-point ops, all active at once, a FIFO */
     sc_coll_op_t *p2p_tail;          /* the scan visits a bounded number per pass */

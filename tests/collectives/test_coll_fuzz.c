@@ -754,7 +754,8 @@ static size_t fz_around(fz_rng_t *r, size_t x)
 }
 
 /* A count biased to the edges the algorithms have: 0, 1, around the rank count, primes,
- * the 512 bytes a header carries inline (and the registered-memory threshold), the
+ * the 512 bytes a header carries inline (and the registered-memory threshold) or the
+ * 4 KiB of a 2-rank collective's, the
  * recursive-doubling/tree threshold, the ring's chunks, the staging windows, pages;
  * sometimes large (1-4 Mi elements, one case in 64). Byte thresholds are met per
  * element and, for the blocked collectives, per block. */
@@ -772,7 +773,7 @@ static size_t fz_draw_count(fz_rng_t *r, const fz_limits_t *lim, fz_kind_t kind,
     case 1: n = 1 + fz_below(r, 3); break;
     case 2: n = fz_around(r, (size_t)p); break;
     case 3: n = primes[fz_below(r, CC_NELEM(primes))]; break;
-    case 4: n = fz_around(r, 512 / per); break;
+    case 4: n = fz_around(r, (fz_chance(r, 50) ? 512 : 4096) / per); break;
     case 5: n = fz_around(r, lim->ring_threshold / per); break;
     case 6: n = fz_around(r, (1 + fz_below(r, 2 * (size_t)p)) * lim->chunk_bytes / per); break;
     case 7:
