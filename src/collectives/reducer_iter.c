@@ -482,8 +482,12 @@ static sc_status_t sc_reducer_mark_ready_call(sc_reducer_t *r, int i, void *grad
      * float16/bfloat16 hooks and nothing accumulated it stays where it is, unscaled:
      * the bucket's start casts it, scaled, straight into the narrow copy. Else, alone in
      * its bucket, with nothing accumulated and a built-in hook, it is reduced where it
-     * is. */
-    fresh = !r->view && sync && !g->has_data && g->count && r->mem.device < 0;
+     * is, divided inside its all-reduce, which every rank must then do alike. "Nothing
+     * accumulated" is therefore no iteration without sync since the last synced one
+     * (a count the ranks agree on), not this gradient's own state: with find_unused,
+     * or after one rank's failed iteration without sync, one rank may have accumulated
+     * it and another not, and their all-reduces would divide differently. */
+    fresh = !r->view && sync && r->unsynced == 0 && g->count && r->mem.device < 0;
     g->direct = fresh && b->ngrads > 1 && sc_reducer_hook_is_cast(&r->hook);
     if (fresh && b->ngrads == 1 && sc_reducer_hook_is_builtin(&r->hook)) {
         b->in_place = grad;

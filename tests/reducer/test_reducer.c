@@ -11,6 +11,15 @@
  *   rebuild_follows_rank_0_ready_order
  *   views_stay_put_when_the_ready_order_is_the_layout
  *   no_sync_iterations_accumulate MODE  (copy | view)
+ *   synced_iteration_after_one_rank_failed_without_sync   rank 0 leaves the odd
+ *                                       gradients unmarked in an iteration without sync
+ *                                       (its finalize fails, the others' succeed), then
+ *                                       every rank marks all in a synced one: each result
+ *                                       counts what each rank accumulated (a gradient
+ *                                       alone in its bucket was reduced in place, divided
+ *                                       inside its all-reduce, on rank 0, which had
+ *                                       accumulated nothing for it, and not on the others:
+ *                                       wrong results on every rank)
  *   hook_casts_to_narrow_type KIND      (fp16 | bf16)
  *   custom_hook_reduces_every_bucket [into]
  *   hook_state_survives_a_checkpoint    sc_reducer_hook_save/_load round trip and refusals
@@ -500,6 +509,54 @@ static int test_no_sync_iterations_accumulate(int argc, char **argv)
                           fx.w.size, fx.w.size, its, 4, NULL))
             return 1;
     free(tmp);
+    return fixture_finish(&fx);
+}
+
+/* Whether rank r marked gradient g in the iteration without sync below. */
+static int marked_without_sync(int r, int g)
+{
+    return r != 0 || g % 2 == 0;
+}
+
+static int test_synced_iteration_after_one_rank_failed_without_sync(int argc, char **argv)
+{
+    sc_reducer_config_t cfg = small_buckets();
+    fixture_t fx;
+
+    (void)argc, (void)argv;
+    model_of(&fx.m, SC_FLOAT32);
+    if (fixture_start(&fx, &cfg))
+        return 1;
+    for (int it = 0; it < 2; it++) {
+        CHECK_OK(sc_reducer_set_sync(fx.r, it == 1));
+        for (int g = fx.m.n - 1; g >= 0; g--) {
+            if (it == 0 && !marked_without_sync(fx.w.rank, g))
+                continue;
+            rt_fill(&fx.m, fx.m.buf[g], SEED, fx.w.rank, it, g);
+            CHECK_OK(sc_reducer_mark_ready(fx.r, g, fx.m.buf[g]));
+        }
+        if (it == 0 && fx.w.rank == 0) {
+            CHECK_STATUS(sc_reducer_finalize(fx.r), SC_ERR_INVALID_ARG);
+            CHECK_SAYS("never marked ready in this iteration without sync");
+        } else {
+            CHECK_OK(sc_reducer_finalize(fx.r));
+        }
+    }
+    for (int g = 0; g < fx.m.n; g++) {
+        double tol = rt_tolerance(SC_FLOAT32, fx.w.size, 2 * fx.w.size, 8.0);
+        for (size_t e = 0; e < fx.m.desc[g].count; e++) {
+            double want = 0.0, v = rt_load(SC_FLOAT32, fx.m.buf[g], e);
+            for (int r = 0; r < fx.w.size; r++)
+                want += (rt_value(SC_FLOAT32, SEED, r, 1, g, e) +
+                         (marked_without_sync(r, g) ? rt_value(SC_FLOAT32, SEED, r, 0, g, e)
+                                                    : 0.0)) /
+                        fx.w.size;
+            CHECK(fabs(v - want) <= tol, "gradient %d element %zu: got %.9g, expected %.9g", g,
+                  e, v, want);
+        }
+    }
+    if (rt_check_same_bits(&fx.w, &fx.m, fx.m.buf))
+        return 1;
     return fixture_finish(&fx);
 }
 
@@ -1097,6 +1154,8 @@ int main(int argc, char **argv)
         {"views_stay_put_when_the_ready_order_is_the_layout",
          test_views_stay_put_when_the_ready_order_is_the_layout},
         {"no_sync_iterations_accumulate", test_no_sync_iterations_accumulate},
+        {"synced_iteration_after_one_rank_failed_without_sync",
+         test_synced_iteration_after_one_rank_failed_without_sync},
         {"gradients_alone_in_their_bucket_are_reduced_in_place",
          test_gradients_alone_in_their_bucket_are_reduced_in_place},
         {"hook_casts_to_narrow_type", test_hook_casts_to_narrow_type},
