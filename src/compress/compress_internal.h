@@ -93,6 +93,8 @@ typedef struct {
     void *momentum;        /* NULL without momentum */
     void *v;               /* allocated by the first sparse step */
     long steps;            /* steps completed */
+    int unborn;            /* made by a step not yet committed (not loaded): a failed
+                              step removes it (sc_compressor_abandon) */
     uint64_t layout;       /* comm hook: the bucket layout the state belongs to */
     /* The step in flight. */
     int dense;
@@ -178,7 +180,9 @@ void sc_compressor_commit(sc_compressor_t *c, sc_ckey_t *k, const void *g, int r
 /* Drops a step sc_compressor_prepare began whose collective failed: the key's
  * approximate threshold and the selector's draws go back to what they were when it
  * began, so that the next step selects as if the failed one had not run (the residual
- * is untouched until a commit anyway). */
+ * is untouched until a commit anyway); a key the step created goes (k is freed), so
+ * that a call refused for its count or dtype leaves no key of that shape behind. Takes
+ * c->lock. */
 void sc_compressor_abandon(sc_compressor_t *c, sc_ckey_t *k);
 
 

@@ -202,6 +202,7 @@ sc_status_t sc_compressor_key(sc_compressor_t *c, const char *caller, int key, s
     if (st != SC_SUCCESS)
         goto out;
     k->layout = layout;
+    k->unborn = 1;
     c->keys[c->nkeys++] = k;
     *out = k;
 out:
@@ -348,8 +349,21 @@ sc_status_t sc_compressor_prepare(sc_compressor_t *c, const char *caller, sc_cke
 
 void sc_compressor_abandon(sc_compressor_t *c, sc_ckey_t *k)
 {
-    k->approx = k->approx_before;
     sc_topk_draws_set(c->topk, &k->draws_before);
+    if (!k->unborn) {
+        k->approx = k->approx_before;
+        return;
+    }
+    pthread_mutex_lock(&c->lock);
+    for (int i = 0; i < c->nkeys; i++) {
+        if (c->keys[i] == k) { /* the others keep their order (saved in it) */
+            memmove(&c->keys[i], &c->keys[i + 1], (size_t)(c->nkeys - i - 1) * sizeof(*c->keys));
+            c->nkeys--;
+            break;
+        }
+    }
+    pthread_mutex_unlock(&c->lock);
+    sc_ckey_free(k);
 }
 
 void sc_compressor_commit(sc_compressor_t *c, sc_ckey_t *k, const void *g, int rank)
@@ -365,6 +379,7 @@ void sc_compressor_commit(sc_compressor_t *c, sc_ckey_t *k, const void *g, int r
         }
     }
     k->steps++;
+    k->unborn = 0;
 }
 
 void sc_compressor_scatter(sc_compressor_t *c, sc_ckey_t *k, int p, void *dense,

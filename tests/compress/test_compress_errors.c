@@ -4,7 +4,8 @@
  *   bad_index_fails_every_rank       the last rank sends index n
  *   ranks_disagree FIELD             n | k | value_dtype | index_bits differs on rank 1
  *   bad_config_is_refused            density, momentum, index_bits out of range
- *   key_reused_with_another_count    on every rank, and on rank 0 only
+ *   key_reused_with_another_count    on every rank, and on rank 0 only; a failed first
+ *                                    call on a key leaves no key behind
  *   hook_refuses_integer_buckets
  *   refused_step_changes_nothing [MODE]  a step refused after the selection keeps the
  *                                    state (MODE exact, approx or random)
@@ -177,6 +178,18 @@ static int test_key_reused_with_another_count(int argc, char **argv)
         CHECK_SAYS("sc_compressed_allreduce", "rank 0");
     }
     CHECK_OK(sc_compressed_allreduce(c, w.comm, 0, g, out, 100, SC_FLOAT32, SC_SUM));
+    /* A failed first call on a key leaves no key behind: key 1 (made by the refused
+     * call above on ranks other than 0) takes another shape, and key 7, whose first
+     * call has the last rank give one element more, the right count afterwards. */
+    CHECK_OK(sc_compressed_allreduce(c, w.comm, 1, g, out, 60, SC_FLOAT32, SC_SUM));
+    if (w.size > 1) {
+        CHECK_STATUS(sc_compressed_allreduce(c, w.comm, 7, g, out,
+                                             w.rank == w.size - 1 ? 91 : 90, SC_FLOAT32,
+                                             SC_SUM),
+                     SC_ERR_MISMATCH);
+        CHECK_SAYS("count");
+    }
+    CHECK_OK(sc_compressed_allreduce(c, w.comm, 7, g, out, 90, SC_FLOAT32, SC_SUM));
     sc_compressor_destroy(c);
     if (ct_check_comm_works(&w))
         return 1;
