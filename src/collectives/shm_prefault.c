@@ -65,11 +65,16 @@ static void sc_prefault_ucx_maps(void)
 sc_status_t sc_shm_prefault_transport(sc_comm_t *comm)
 {
     int node = comm->tp->node_of[comm->world_of[comm->rank]];
-    int n = 0, npeers = comm->local_size - 1;
+    int n = 0, npeers = 0;
     sc_request_t **reqs;
     uint8_t *bufs;
     sc_status_t st = SC_SUCCESS;
 
+    /* The ranks that share this host name, not the launcher's local size: two launches
+     * on one host (torchrun or scrun --nnodes 2 there) give each its own local ranks,
+     * yet every rank of both shares this host's memory, and all of them must pair up. */
+    for (int q = 0; q < comm->size; q++)
+        npeers += q != comm->rank && comm->tp->node_of[comm->world_of[q]] == node;
     if (npeers <= 0)
         return SC_SUCCESS;
     reqs = calloc(2 * (size_t)npeers, sizeof(*reqs));

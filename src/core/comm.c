@@ -381,6 +381,11 @@ SC_API sc_status_t sc_comm_init(const sc_comm_config_t *config, sc_comm_t **comm
     for (int r = 0; r < p.world_size; r++)
         c->world_of[r] = r;
     sc_comm_set_local(c);
+    if (p.local_size > 0 && p.local_size < c->local_size && p.bind != SC_BIND_NONE)
+        sc_log(SC_LOG_WARN, "%d ranks share this host but the launcher's local size "
+               "is %d (several launches on one host?): ranks of different launches with the "
+               "same local rank are bound to the same cores (SC_BIND=none leaves them "
+               "unbound)", c->local_size, p.local_size);
     if (p.local_rank >= 0)
         c->local_rank = p.local_rank;
     if (p.local_size > 0)
