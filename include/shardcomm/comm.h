@@ -74,7 +74,8 @@ SC_API sc_status_t sc_comm_destroy(sc_comm_t *comm);
 
 /* Marks the communicator aborted: pending and later calls fail with SC_ERR_ABORTED,
  * and peers are told so that their calls fail too. Never blocks. The communicator
- * must still be destroyed. */
+ * must still be destroyed. The other communicators of the same sc_comm_init (its
+ * parent, other splits) keep working with the same ranks. */
 SC_API sc_status_t sc_comm_abort(sc_comm_t *comm);
 
 /* Rank, size, local rank and local size; -1 for a null or destroyed communicator. */

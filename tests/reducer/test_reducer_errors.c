@@ -16,7 +16,8 @@
  *   failing_hook_start_fails_every_rank   (a caller's hook fails on the last rank)
  *   failing_hook_finish_fails_every_rank  (the same for its finish)
  *   failing_hook_validate_fails_every_rank, failing_hook_save_and_load_say_why
- *   destroy_mid_iteration_fails_peers_at_once */
+ *   destroy_mid_iteration_fails_peers_at_once
+ *   destroy_mid_iteration_on_split_leaves_world_working */
 #include <unistd.h>
 
 #include "../common/sc_fake_device.h"
@@ -680,6 +681,34 @@ static int test_failing_hook_finish_fails_every_rank(int argc, char **argv)
     return teardown(&w, &m, r);
 }
 
+/* The destroyer, after 0.2 s, marks half its gradients and destroys its reducer; the
+ * others mark all of theirs and finalize, which must fail with the abort (then they
+ * destroy theirs). */
+static int destroy_mid_iteration(rt_world_t *w, rt_model_t *m, sc_reducer_t *r, int destroyer)
+{
+    sc_status_t st = SC_SUCCESS;
+
+    if (destroyer) {
+        usleep(200000);
+        for (int g = m->n - 1; g >= m->n / 2; g--) {
+            rt_fill(m, m->buf[g], SEED, w->rank, 0, g);
+            CHECK_OK(sc_reducer_mark_ready(r, g, m->buf[g]));
+        }
+        CHECK_OK(sc_reducer_destroy(r));
+        return 0;
+    }
+    for (int g = m->n - 1; g >= 0 && st == SC_SUCCESS; g--) {
+        rt_fill(m, m->buf[g], SEED, w->rank, 0, g);
+        st = sc_reducer_mark_ready(r, g, m->buf[g]);
+    }
+    if (st == SC_SUCCESS)
+        st = sc_reducer_finalize(r);
+    CHECK(st == SC_ERR_ABORTED, "the iteration ended with %s: %s", sc_status_string(st),
+          sc_last_error());
+    sc_reducer_destroy(r);
+    return 0;
+}
+
 /* The last rank destroys its reducer in the middle of an iteration (half its gradients
  * marked): the others, which marked all and wait in finalize for buckets it will never
  * start, fail at once with the abort it sent (they waited SC_TIMEOUT, 5 s here). */
@@ -696,28 +725,69 @@ static int test_destroy_mid_iteration_fails_peers_at_once(int argc, char **argv)
     /* Every rank out of create (its last collective) before the abort can reach it. */
     CHECK_OK(sc_barrier(w.comm, NULL));
     t0 = rt_now();
-    if (w.rank == w.size - 1) {
-        usleep(200000);
-        for (int g = m.n - 1; g >= m.n / 2; g--) {
-            rt_fill(&m, m.buf[g], SEED, w.rank, 0, g);
-            CHECK_OK(sc_reducer_mark_ready(r, g, m.buf[g]));
-        }
-        CHECK_OK(sc_reducer_destroy(r));
+    if (destroy_mid_iteration(&w, &m, r, w.rank == w.size - 1))
+        return 1;
+    if (w.rank == w.size - 1)
         CHECK_STATUS(sc_barrier(w.comm, NULL), SC_ERR_ABORTED);
-    } else {
-        sc_status_t st = SC_SUCCESS;
-        for (int g = m.n - 1; g >= 0 && st == SC_SUCCESS; g--) {
-            rt_fill(&m, m.buf[g], SEED, w.rank, 0, g);
-            st = sc_reducer_mark_ready(r, g, m.buf[g]);
-        }
-        if (st == SC_SUCCESS)
-            st = sc_reducer_finalize(r);
-        CHECK(st == SC_ERR_ABORTED, "the iteration ended with %s: %s", sc_status_string(st),
-              sc_last_error());
+    else
         CHECK(rt_now() - t0 < 2.5, "the abort took %.1f s to arrive", rt_now() - t0);
-        sc_reducer_destroy(r);
-    }
     sc_comm_destroy(w.comm);
+    rt_model_free(&m);
+    return 0;
+}
+
+/* The same on a communicator split from the world, with gradients large enough for
+ * rendezvous transfers (the ring, unless SC_ALGO says otherwise: on one node the default
+ * algorithms go through shared memory instead): the abort ends the reducer's
+ * communicator only; once every rank destroyed it, the world's collectives work and are
+ * right. (Until the connections were kept after an abort, the transfers the abort left
+ * in flight closed them, and the world failed with "the connection to rank 1 was
+ * closed".) */
+static int test_destroy_mid_iteration_on_split_leaves_world_working(int argc, char **argv)
+{
+    static const size_t counts[] = {300000, 5, 200000, 70000, 1, 250000};
+    sc_reducer_config_t cfg = SC_REDUCER_CONFIG_INIT;
+    sc_reducer_t *r;
+    sc_comm_t *sub;
+    rt_world_t w;
+    rt_model_t m;
+    float v[4096], want;
+
+    (void)argc, (void)argv;
+    setenv("SC_ALGO", "ring", 0);
+    if (rt_world(&w))
+        return 1;
+    CHECK_OK(sc_comm_split(w.comm, 0, w.size - w.rank, &sub));
+    rt_model_init(&m, 6, counts, NULL);
+    cfg.bucket_cap_bytes = 1 << 20;
+    CHECK_OK(sc_reducer_create(sub, m.desc, m.n, &cfg, &r));
+    CHECK_OK(sc_barrier(sub, NULL));
+    if (destroy_mid_iteration(&w, &m, r, sc_comm_rank(sub) == 0))
+        return 1;
+    CHECK_OK(sc_comm_destroy(sub));
+    for (int round = 0; round < 3; round++) {
+        for (size_t i = 0; i < 4096; i++)
+            v[i] = (float)(w.rank + 1) * (float)(i % 7 + round);
+        CHECK_OK(sc_allreduce(v, v, 4096, SC_FLOAT32, SC_SUM, w.comm, NULL, NULL));
+        for (size_t i = 0; i < 4096; i++) {
+            want = (float)(w.size * (w.size + 1) / 2) * (float)(i % 7 + round);
+            CHECK(v[i] == want, "world allreduce after the split's abort: element %zu is "
+                  "%g, expected %g", i, v[i], want);
+        }
+    }
+    {
+        size_t big = 1 << 20;
+        float *b = malloc(big * sizeof(float));
+        CHECK(b != NULL, "out of memory");
+        for (size_t i = 0; i < big; i++)
+            b[i] = (float)(i % 5);
+        CHECK_OK(sc_allreduce(b, b, big, SC_FLOAT32, SC_SUM, w.comm, NULL, NULL));
+        for (size_t i = 0; i < big; i++)
+            CHECK(b[i] == (float)(w.size * (int)(i % 5)), "large world allreduce after the "
+                  "split's abort: element %zu is %g", i, b[i]);
+        free(b);
+    }
+    CHECK_OK(sc_comm_destroy(w.comm));
     rt_model_free(&m);
     return 0;
 }
@@ -847,6 +917,8 @@ int main(int argc, char **argv)
         {"config_out_of_range_is_refused", test_config_out_of_range_is_refused},
         {"destroy_mid_iteration_fails_peers_at_once",
          test_destroy_mid_iteration_fails_peers_at_once},
+        {"destroy_mid_iteration_on_split_leaves_world_working",
+         test_destroy_mid_iteration_on_split_leaves_world_working},
         {"failing_hook_validate_fails_every_rank",
          test_failing_hook_validate_fails_every_rank},
         {"failing_hook_save_and_load_say_why", test_failing_hook_save_and_load_say_why},
