@@ -7,6 +7,7 @@
 #include "collectives/agree.h"
 #include "collectives/device.h"
 #include "collectives/reducer_internal.h"
+#include "collectives/transport_ucx.h"
 #include "core/comm_internal.h"
 #include "core/dtype.h"
 #include "core/env.h"
@@ -214,6 +215,7 @@ static sc_status_t sc_reducer_create_call(sc_comm_t *comm, const sc_grad_desc_t 
     }
     r->comm = comm;
     sc_comm_hold(comm); /* until the reducer is freed: its buckets may be comm's memory */
+    r->ops_left = sc_ucx_ops_left(comm->tp);
     r->rank = sc_comm_rank(comm);
     r->size = sc_comm_size(comm);
     r->sync = 1;

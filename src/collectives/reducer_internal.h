@@ -115,6 +115,7 @@ struct sc_reducer {
     int nbuckets;
     void *registered;        /* the buckets' registered memory (sc_mem_alloc), or NULL:
                                 each bucket allocated on its own */
+    unsigned long ops_left;  /* sc_ucx_ops_left when the reducer was made */
     sc_reducer_mem_t mem;    /* where the buckets live */
     uint64_t layouts;        /* layouts made so far; the current one's number */
     size_t first_cap, cap;   /* bytes */

@@ -6,6 +6,8 @@
 
 #include "collectives/reducer_internal.h"
 #include "collectives/stage.h"
+#include "collectives/transport_ucx.h"
+#include "core/comm_internal.h"
 #include "core/log.h"
 #include "core/memory.h"
 #include "core/tuning.h"
@@ -138,14 +140,24 @@ err:
     return -1;
 }
 
-/* Frees the buckets' memory (registered: the one block), keeping their descriptions. */
+/* Frees the buckets' memory (registered: the one block), keeping their descriptions.
+ * Plain buckets that a failed collective may still write (an operation on the
+ * transport left a transfer in flight since the reducer was made: collectives.h) go to
+ * the transport instead, which frees them after its worker. */
 static void sc_buckets_free_memory(sc_reducer_t *r, sc_rbucket_t *buckets, int nbuckets,
                                    void *registered)
 {
+    int keep = !registered && r->comm && sc_ucx_ops_left(r->comm->tp) != r->ops_left;
+
     if (registered)
         sc_mem_free(r->comm, registered);
+    if (keep && nbuckets > 0)
+        sc_log(SC_LOG_INFO, "sc_reducer: %d buckets kept until the communicator's last "
+               "sc_comm_destroy: a failed collective may still write them", nbuckets);
     for (int b = 0; b < nbuckets; b++) {
-        if (!registered)
+        if (keep)
+            sc_ucx_keep_block(r->comm->tp, r->mem.device, buckets[b].hb.data);
+        else if (!registered)
             sc_mem_free_on(r->mem.device, buckets[b].hb.data);
         buckets[b].hb.data = NULL;
     }

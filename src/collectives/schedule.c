@@ -97,6 +97,7 @@ void sc_op_destroy(sc_coll_op_t *op)
         pthread_mutex_lock(&tp->pool_lock);
         op->next = tp->op_stuck;
         tp->op_stuck = op;
+        tp->ops_left++;
         pthread_mutex_unlock(&tp->pool_lock);
         return;
     }

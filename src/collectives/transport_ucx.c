@@ -7,6 +7,14 @@
 #include "collectives/transport_ucx.h"
 #include "core/clock.h"
 #include "core/log.h"
+#include "core/memory.h"
+
+/* A block of sc_ucx_keep_block. */
+struct sc_kept_block {
+    struct sc_kept_block *next;
+    void *ptr;
+    int device;
+};
 
 static void sc_ucx_ep_error(void *arg, ucp_ep_h ep, ucs_status_t status)
 {
@@ -289,6 +297,12 @@ void sc_ucx_close(sc_transport_t *tp, double timeout_s)
         ucp_cleanup(tp->context);
     tp->worker = NULL;
     tp->context = NULL;
+    while (tp->kept) { /* nothing writes there any more */
+        struct sc_kept_block *k = tp->kept;
+        tp->kept = k->next;
+        sc_mem_free_on(k->device, k->ptr);
+        free(k);
+    }
 }
 
 sc_status_t sc_ucx_send(sc_transport_t *tp, int world_dst, uint64_t tag, const void *buf,
@@ -403,6 +417,33 @@ void sc_ucx_abandon(sc_transport_t *tp, int world, const char *why)
 void sc_ucx_leave(sc_transport_t *tp, int world)
 {
     tp->peer_left[world] = 1;
+}
+
+unsigned long sc_ucx_ops_left(sc_transport_t *tp)
+{
+    unsigned long n;
+
+    pthread_mutex_lock(&tp->pool_lock);
+    n = tp->ops_left;
+    pthread_mutex_unlock(&tp->pool_lock);
+    return n;
+}
+
+void sc_ucx_keep_block(sc_transport_t *tp, int device, void *ptr)
+{
+    struct sc_kept_block *k;
+
+    if (!ptr)
+        return;
+    k = malloc(sizeof(*k));
+    if (!k)
+        return;
+    k->ptr = ptr;
+    k->device = device;
+    pthread_mutex_lock(&tp->pool_lock);
+    k->next = tp->kept;
+    tp->kept = k;
+    pthread_mutex_unlock(&tp->pool_lock);
 }
 
 void sc_ucx_cancel(sc_transport_t *tp, void *req)

@@ -80,6 +80,17 @@ void sc_ucx_abandon(sc_transport_t *tp, int world, const char *why);
  * since an abandoned rendezvous never completes and the flush would wait for it. */
 void sc_ucx_leave(sc_transport_t *tp, int world);
 
+/* How many operations ever left a transfer in flight when they failed (their memory is
+ * kept until the worker is destroyed). An object that freed memory it handed to
+ * collectives compares the count with the one it saw when it allocated that memory:
+ * where it grew, a transfer of a failed collective may still write there. */
+unsigned long sc_ucx_ops_left(sc_transport_t *tp);
+
+/* Takes memory of sc_mem_alloc_on(device) that a transfer left in flight may still
+ * write: freed (sc_mem_free_on) once the worker is destroyed, never before. Without
+ * memory for the note, the block is leaked rather than freed early. */
+void sc_ucx_keep_block(sc_transport_t *tp, int device, void *ptr);
+
 /* Progresses the worker once; nonzero when something happened. */
 int sc_ucx_progress(sc_transport_t *tp);
 
