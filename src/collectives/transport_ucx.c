@@ -3,6 +3,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/statvfs.h>
 
 #include "collectives/transport_ucx.h"
 #include "core/clock.h"
@@ -15,6 +16,29 @@ struct sc_kept_block {
     void *ptr;
     int device;
 };
+
+/* Below this much free space in /dev/shm, UCX's POSIX shared-memory transport cannot
+ * create its receive FIFO and descriptors (about 4.2 MB per process by default). */
+#define SC_UCX_SHM_NEED ((unsigned long long)16 << 20)
+
+/* A sentence for a worker that could not be created, where /dev/shm is nearly full or
+ * small (a container's default is 64 MB): what to change. Empty otherwise. */
+static void sc_ucx_shm_hint(char *buf, size_t len)
+{
+    struct statvfs vfs;
+    unsigned long long avail;
+
+    buf[0] = '\0';
+    if (statvfs("/dev/shm", &vfs) != 0)
+        return;
+    avail = (unsigned long long)vfs.f_bavail * vfs.f_frsize;
+    if (avail >= SC_UCX_SHM_NEED)
+        return;
+    snprintf(buf, len, " (/dev/shm has %.1f MiB free, and UCX's shared-memory transport "
+             "needs about 4 MiB there for each process on this host: enlarge it, e.g. docker run "
+             "--shm-size=1g, or set UCX_TLS=^posix to use System V shared memory instead)",
+             (double)avail / (1 << 20));
+}
 
 static void sc_ucx_ep_error(void *arg, ucp_ep_h ep, ucs_status_t status)
 {
@@ -129,8 +153,10 @@ sc_status_t sc_ucx_open(sc_transport_t *tp, int single_node, void **addr, size_t
     wparams.thread_mode = UCS_THREAD_MODE_SERIALIZED;
     st = ucp_worker_create(tp->context, &wparams, &tp->worker);
     if (st != UCS_OK) {
-        sc_error(SC_ERR_TRANSPORT, "UCX worker could not be created: %s",
-                 ucs_status_string(st));
+        char hint[256];
+        sc_ucx_shm_hint(hint, sizeof(hint));
+        sc_error(SC_ERR_TRANSPORT, "UCX worker could not be created: %s%s",
+                 ucs_status_string(st), hint);
         goto err_cleanup;
     }
     st = ucp_worker_get_efd(tp->worker, &tp->efd);
