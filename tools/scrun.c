@@ -127,8 +127,9 @@ static void scrun_usage(FILE *f)
             "The ranks are stopped when one fails, when scrun receives a signal it forwards,\n"
             "and when the reader of scrun's stdout or stderr goes away.\n"
             "Exit status: 0 when every rank exits 0, 1 when a rank fails or cannot be\n"
-            "started or scrun's output is closed, 2 on a usage error, 128+S after scrun\n"
-            "received signal S (130 for SIGINT), whatever the ranks did.\n",
+            "started or scrun's output is closed or cannot be written (a full disk), 2 on\n"
+            "a usage error, 128+S after scrun received signal S (130 for SIGINT), whatever\n"
+            "the ranks did.\n",
             SCRUN_DEFAULT_PORT);
 }
 
@@ -505,18 +506,27 @@ static void scrun_on_signal(scrun_run_t *run, int sig)
 
 /* A reader of scrun's stdout or stderr that went away (EPIPE) ends the run as SIGPIPE
  * ends a program run directly: the ranks are stopped and scrun fails. Other write
- * errors (a full disk) only drop the output, as a program's failed writes would. */
-static void scrun_check_sinks(scrun_run_t *run)
+ * errors (a full disk) drop the output from then on but let the ranks finish (a
+ * training run outlives its log); at the end (at_end) scrun says so and fails, as a
+ * program whose writes failed does, instead of exiting 0 with the output lost. */
+static void scrun_check_sinks(scrun_run_t *run, bool at_end)
 {
     static const char *const names[2] = {"stdout", "stderr"};
 
     for (int i = 0; i < 2 && !run->output_lost; i++) {
-        if (run->sinks[i].error != EPIPE)
+        int error = run->sinks[i].error;
+
+        if (error == 0 || (error != EPIPE && !at_end))
             continue;
         run->output_lost = true;
         run->self_failed = true;
-        scrun_msg(run, "cannot write to %s: %s", names[i], strerror(EPIPE));
-        scrun_stop(run, false);
+        if (error == EPIPE) {
+            scrun_msg(run, "cannot write to %s: %s", names[i], strerror(EPIPE));
+            scrun_stop(run, false);
+        } else {
+            scrun_msg(run, "cannot write to %s: %s (the ranks' output from then on was "
+                      "lost)", names[i], strerror(error));
+        }
     }
 }
 
@@ -833,7 +843,7 @@ static void scrun_loop(scrun_run_t *run)
             if (fds[0].revents != 0)
                 scrun_handle_signals(run);
         }
-        scrun_check_sinks(run);
+        scrun_check_sinks(run, false);
         if (run->stopping && !run->killed && run->nrunning > 0 &&
             scrun_now() >= run->kill_deadline) {
             char why[64];
@@ -917,7 +927,7 @@ int main(int argc, char **argv)
             scrun_msg(run, "rank %ld failed first; ranks stopped by scrun (or failing after it):%s",
                       run->first_failed, list);
     }
-    scrun_check_sinks(run); /* the last lines may have found the reader gone */
+    scrun_check_sinks(run, true); /* the last lines may have found the reader gone */
     rc = run->first_failed >= 0 || run->self_failed ? SCRUN_EXIT_FAILED : 0;
     if (run->interrupted != 0) {
         rc = 128 + run->interrupted;

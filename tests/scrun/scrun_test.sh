@@ -321,6 +321,16 @@ test_closed_stdout_stops_the_ranks() {
     grep -qxE '\[[01]\] y' "$OUT" || fail "the line head read is not a rank's 'y'"
 }
 
+test_full_stdout_fails_after_the_ranks_finish() {
+    "$SCRUN" -n 2 bash -c 'echo one; sleep 0.3; echo two; touch "$0.$SC_RANK"' \
+        "$SCRUN_TEST_DIR/done" >/dev/full 2>"$ERR"
+    rc=$?
+    expect_rc 1
+    expect_line "$ERR" "scrun: cannot write to stdout: No space left on device (the ranks' output from then on was lost)"
+    [[ -e $SCRUN_TEST_DIR/done.0 && -e $SCRUN_TEST_DIR/done.1 ]] ||
+        fail "the ranks were stopped before they finished"
+}
+
 test_all_ranks_succeeding_exits_zero_quietly() {
     run -n 4 true
     expect_rc 0
