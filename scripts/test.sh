@@ -3,7 +3,7 @@
 # (unit, multirank, fault, install; gpu tests report themselves skipped without a GPU)
 # in both variants: with the device path (CUDA + NCCL, when the toolkit is installed)
 # and host-only. Then a host-only build with AddressSanitizer + UBSan runs the unit
-# tests, and one with ThreadSanitizer the tests of the threaded parts: the reducer (its
+# tests and the network-fault ones, and one with ThreadSanitizer the tests of the threaded parts: the reducer (its
 # finisher thread, marks from several threads, hooks), the compressed all-reduce and
 # the top-k hook (its selection worker and gated all-gathers) across ranks, the ranks
 # killed in the middle of those, and communicators split at once from two threads.
@@ -25,9 +25,14 @@ BUILD_DIR="$root/build-host" "$root/scripts/build.sh" -DSC_WITH_CUDA=OFF
 
 BUILD_DIR="$root/build-asan" "$root/scripts/build.sh" -DSC_SANITIZE=ON -DSC_BUILD_BENCH=OFF \
   -DSC_WITH_CUDA=OFF
-# UCX's memory hooks and ASan's interceptors must not both patch malloc and mmap.
+# UCX's memory hooks and ASan's interceptors must not both patch malloc and mmap. Then
+# the failures with transfers left in flight across two network namespaces (a few
+# seconds; skipped without root), where UCX may still write into memory the library
+# gave up: under ASan such a write is an error, not silent corruption.
 (cd "$root/build-asan" && UCX_MEM_MALLOC_HOOKS=no UCX_MEM_MMAP_HOOK_MODE=none \
-  ctest --output-on-failure --timeout 300 -L unit)
+  ctest --output-on-failure --timeout 300 -L unit &&
+  UCX_MEM_MALLOC_HOOKS=no UCX_MEM_MMAP_HOOK_MODE=none \
+  ctest --output-on-failure --timeout 300 -R '^fault\.netfault\.')
 
 BUILD_DIR="$root/build-tsan" "$root/scripts/build.sh" -DSC_SANITIZE_THREAD=ON \
   -DSC_BUILD_BENCH=OFF -DSC_WITH_CUDA=OFF

@@ -224,9 +224,10 @@ sc_status_t sc_ucx_connect(sc_transport_t *tp, void *const *addrs)
 
 /* Messages no receive will ever take (a peer's side of an op this rank never ran, after
  * a failure) are received into scratch and dropped, so that UCX does not warn of each
- * as the worker is destroyed. One whose data cannot come (a rendezvous from a dead or
- * cut-off peer) by the deadline has that peer's connection closed (sc_ucx_abandon)
- * before its scratch is freed. At most a few thousand. */
+ * as the worker is destroyed. One whose data does not all come by the deadline (a
+ * rendezvous from a dead or cut-off peer, or a slow link) has that peer's connection
+ * closed (sc_ucx_abandon) and its scratch kept until the worker is gone. At most a few
+ * thousand. */
 static void sc_ucx_drain_unexpected(sc_transport_t *tp, double deadline)
 {
     for (int n = 0; n < 4096; n++) {
@@ -248,6 +249,9 @@ static void sc_ucx_drain_unexpected(sc_transport_t *tp, double deadline)
             int src = (int)(info.sender_tag & SC_TAG_SRC_MASK);
             if (src < tp->world_size)
                 sc_ucx_abandon(tp, src, "its connection was closed at the communicator's end");
+            /* Over TCP what the peer already sent still lands, after the close too. */
+            sc_ucx_keep_block(tp, -1, buf);
+            continue;
         }
         free(buf);
     }
