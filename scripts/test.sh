@@ -3,10 +3,11 @@
 # (unit, multirank, fault, install; gpu tests report themselves skipped without a GPU)
 # in both variants: with the device path (CUDA + NCCL, when the toolkit is installed)
 # and host-only. Then a host-only build with AddressSanitizer + UBSan runs the unit
-# tests and the network-fault ones, and one with ThreadSanitizer the tests of the threaded parts: the reducer (its
-# finisher thread, marks from several threads, hooks), the compressed all-reduce and
-# the top-k hook (its selection worker and gated all-gathers) across ranks, the ranks
-# killed in the middle of those, and communicators split at once from two threads.
+# and the fault tests, and one with ThreadSanitizer the tests of the threaded parts:
+# the reducer (its finisher thread, marks from several threads, hooks), the compressed
+# all-reduce and the top-k hook (its selection worker and gated all-gathers) across
+# ranks, the ranks killed in the middle of those, and communicators split at once from
+# two threads.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 "$root/scripts/install-deps.sh"
@@ -26,13 +27,15 @@ BUILD_DIR="$root/build-host" "$root/scripts/build.sh" -DSC_WITH_CUDA=OFF
 BUILD_DIR="$root/build-asan" "$root/scripts/build.sh" -DSC_SANITIZE=ON -DSC_BUILD_BENCH=OFF \
   -DSC_WITH_CUDA=OFF
 # UCX's memory hooks and ASan's interceptors must not both patch malloc and mmap. Then
-# the failures with transfers left in flight across two network namespaces (a few
-# seconds; skipped without root), where UCX may still write into memory the library
-# gave up: under ASan such a write is an error, not silent corruption.
-(cd "$root/build-asan" && UCX_MEM_MALLOC_HOOKS=no UCX_MEM_MMAP_HOOK_MODE=none \
+# the fault tests (dead, silent and mismatched ranks, aborts, links cut across network
+# namespaces), where transfers are left in flight and UCX may still touch memory the
+# library or the test gave up: under ASan such an access is an error, not silent
+# corruption. Left out: the killed rank on registered memory (64 MiB per rank: past its
+# 20 s limit under ASan).
+(cd "$root/build-asan" && export UCX_MEM_MALLOC_HOOKS=no UCX_MEM_MMAP_HOOK_MODE=none &&
   ctest --output-on-failure --timeout 300 -L unit &&
-  UCX_MEM_MALLOC_HOOKS=no UCX_MEM_MMAP_HOOK_MODE=none \
-  ctest --output-on-failure --timeout 300 -R '^fault\.netfault\.')
+  ctest --output-on-failure --timeout 300 -L fault \
+    -E '^fault\.killed_rank_fails_pending_and_later_calls\.registered$')
 
 BUILD_DIR="$root/build-tsan" "$root/scripts/build.sh" -DSC_SANITIZE_THREAD=ON \
   -DSC_BUILD_BENCH=OFF -DSC_WITH_CUDA=OFF
