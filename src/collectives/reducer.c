@@ -154,6 +154,8 @@ static void sc_reducer_free(sc_reducer_t *r)
     /* The hook first: its work may still read a bucket (the top-k hook's selection
      * runs on a worker, which a failed iteration does not wait for), and its destroy
      * waits for that work. */
+    if (sc_reducer_must_keep(r))
+        sc_reducer_hook_cast_keep(&r->hook, r->comm->tp);
     if (r->hook.destroy)
         r->hook.destroy(r->hook.state);
     sc_reducer_free_buckets(r, r->buckets, r->nbuckets, r->registered);

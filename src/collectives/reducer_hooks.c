@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "collectives/reducer_internal.h"
+#include "collectives/transport_ucx.h"
 #include "core/memory.h"
 #include "shardcomm/kernels.h"
 
@@ -37,6 +38,7 @@ typedef struct {
     size_t *bytes;
     int n;
     int device;     /* -1: host scratch */
+    struct sc_transport *keep; /* set: destroy hands the scratch to it (late writes) */
 } sc_hook_cast_t;
 
 static sc_status_t sc_hook_cast_validate(void *state, sc_dtype_t dtype)
@@ -161,12 +163,22 @@ static void sc_hook_cast_destroy(void *state)
 {
     sc_hook_cast_t *s = state;
 
-    for (int i = 0; i < s->n; i++)
-        sc_mem_free_on(s->device, s->scratch[i]);
+    for (int i = 0; i < s->n; i++) {
+        if (s->keep)
+            sc_ucx_keep_block(s->keep, s->device, s->scratch[i]);
+        else
+            sc_mem_free_on(s->device, s->scratch[i]);
+    }
     free(s->scratch);
     free(s->bytes);
     pthread_mutex_destroy(&s->lock);
     free(s);
+}
+
+void sc_reducer_hook_cast_keep(const sc_comm_hook_t *hook, struct sc_transport *tp)
+{
+    if (sc_reducer_hook_is_cast(hook))
+        ((sc_hook_cast_t *)hook->state)->keep = tp;
 }
 
 int sc_reducer_hook_is_builtin(const sc_comm_hook_t *hook)

@@ -220,6 +220,16 @@ void sc_reducer_hook_why(char *why, size_t len);
 /* Whether hook is the float16 or bfloat16 compression. */
 int sc_reducer_hook_is_cast(const sc_comm_hook_t *hook);
 
+struct sc_transport;
+
+/* The float16/bfloat16 hook's destroy hands its narrow copies to tp (sc_ucx_keep_block)
+ * instead of freeing them: a failed all-reduce of theirs may still write them. */
+void sc_reducer_hook_cast_keep(const sc_comm_hook_t *hook, struct sc_transport *tp);
+
+/* Nonzero when a transfer of a failed collective may still write memory the reducer
+ * handed to collectives: an op on its transport was left stuck since it was made. */
+int sc_reducer_must_keep(const sc_reducer_t *r);
+
 /* The float16/bfloat16 hooks' start, reading each part of the bucket from its source
  * (n parts covering the bucket, in order: a gradient still in the caller's memory and
  * not yet scaled, or the bucket's own slot) straight into the narrow copy, then

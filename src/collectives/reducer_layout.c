@@ -144,10 +144,15 @@ err:
  * Plain buckets that a failed collective may still write (an operation on the
  * transport left a transfer in flight since the reducer was made: collectives.h) go to
  * the transport instead, which frees them after its worker. */
+int sc_reducer_must_keep(const sc_reducer_t *r)
+{
+    return r->comm && sc_ucx_ops_left(r->comm->tp) != r->ops_left;
+}
+
 static void sc_buckets_free_memory(sc_reducer_t *r, sc_rbucket_t *buckets, int nbuckets,
                                    void *registered)
 {
-    int keep = !registered && r->comm && sc_ucx_ops_left(r->comm->tp) != r->ops_left;
+    int keep = !registered && sc_reducer_must_keep(r);
 
     if (registered)
         sc_mem_free(r->comm, registered);
