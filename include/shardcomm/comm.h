@@ -75,7 +75,9 @@ SC_API sc_status_t sc_comm_destroy(sc_comm_t *comm);
 /* Marks the communicator aborted: pending and later calls fail with SC_ERR_ABORTED,
  * and peers are told so that their calls fail too. Never blocks. The communicator
  * must still be destroyed. The other communicators of the same sc_comm_init (its
- * parent, other splits) keep working with the same ranks. */
+ * parent, other splits) are not aborted, but they share its connections: where the
+ * abort left a large transfer in flight, the connection to that peer is closed, and
+ * their later calls with that peer fail with SC_ERR_PEER_FAILED. */
 SC_API sc_status_t sc_comm_abort(sc_comm_t *comm);
 
 /* Rank, size, local rank and local size; -1 for a null or destroyed communicator. */

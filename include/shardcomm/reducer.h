@@ -275,8 +275,9 @@ SC_API sc_status_t sc_reducer_hook_load(sc_reducer_t *reducer, const void *buf, 
  * Destroyed in the middle of a synced iteration (gradients marked, finalize not
  * reached), it aborts the communicator (sc_comm_abort): the peers wait for buckets this
  * rank will never start, and fail at once instead of after SC_TIMEOUT. Only the
- * reducer's communicator is aborted: give the reducer a communicator of its own
- * (sc_comm_split) to keep the one it was split from usable after such a destroy. */
+ * reducer's communicator is aborted, but the others of the same sc_comm_init share its
+ * connections and may fail with the peers it had transfers in flight with (comm.h,
+ * sc_comm_abort). */
 SC_API sc_status_t sc_reducer_destroy(sc_reducer_t *reducer);
 
 #ifdef __cplusplus

@@ -10,10 +10,9 @@
  * SC_ERR_TIMEOUT when nothing of it moved for the communicator's timeout. */
 sc_status_t sc_op_advance(sc_coll_op_t *op, int *moved);
 
-/* Cancels the op's outstanding transfers after a failure (why: its status). A transfer
- * left in flight keeps the op's memory until the worker is destroyed (op->stuck); after
- * a lost peer or a timeout its connection is closed too, while after an abort or a
- * mismatch (peers that answer) the connection stays for the other communicators. */
-void sc_op_cancel(sc_coll_op_t *op, sc_status_t why);
+/* Cancels the op's outstanding transfers after a failure. A transfer left in flight
+ * closes the connection to its peer and keeps the op's memory until the worker is
+ * destroyed (op->stuck, sc_op_abandon). */
+void sc_op_cancel(sc_coll_op_t *op);
 
 #endif

@@ -313,8 +313,8 @@ void sc_ucx_close(sc_transport_t *tp, double timeout_s)
                 continue;
             memset(&param, 0, sizeof(param));
             param.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
-            /* A failed peer cannot answer a flush, nor completes an abandoned transfer. */
-            param.flags = tp->peer_error[r][0] || tp->peer_left[r] ? UCP_EP_CLOSE_FLAG_FORCE : 0;
+            /* A failed peer cannot answer a flush. */
+            param.flags = tp->peer_error[r][0] ? UCP_EP_CLOSE_FLAG_FORCE : 0;
             req = ucp_ep_close_nbx(tp->eps[r], &param);
             if (!UCS_PTR_IS_ERR(req))
                 sc_ucx_cancel_finish(tp, req, deadline);
@@ -442,11 +442,6 @@ void sc_ucx_abandon(sc_transport_t *tp, int world, const char *why)
     tp->eps[world] = NULL;
     if (!UCS_PTR_IS_ERR(req))
         sc_ucx_cancel_finish(tp, req, sc_clock_now() + 1.0);
-}
-
-void sc_ucx_leave(sc_transport_t *tp, int world)
-{
-    tp->peer_left[world] = 1;
 }
 
 unsigned long sc_ucx_ops_left(sc_transport_t *tp)

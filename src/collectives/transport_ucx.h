@@ -75,11 +75,6 @@ int sc_ucx_cancel_finish(sc_transport_t *tp, void *req, double deadline);
  * with it fail. For a transfer left in flight by a failed operation. */
 void sc_ucx_abandon(sc_transport_t *tp, int world, const char *why);
 
-/* Notes that a failed operation left a transfer with world rank `world` in flight on a
- * connection it keeps (the peer answers): the close at the end flushes nothing to it,
- * since an abandoned rendezvous never completes and the flush would wait for it. */
-void sc_ucx_leave(sc_transport_t *tp, int world);
-
 /* How many operations ever left a transfer in flight when they failed (their memory is
  * kept until the worker is destroyed). An object that freed memory it handed to
  * collectives compares the count with the one it saw when it allocated that memory:

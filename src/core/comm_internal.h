@@ -27,8 +27,6 @@ typedef struct sc_transport {
     double last_liveness_check;
     char (*peer_error)[160];    /* non-empty once a world rank's endpoint failed */
     double *peer_error_at;      /* when it failed (sc_clock_now) */
-    unsigned char *peer_left;   /* nonzero once a failed op left a transfer with it in
-                                   flight on a kept connection (sc_ucx_leave) */
     pthread_mutex_t lock;
     pthread_mutex_t done_mutex;
     pthread_cond_t done_cond;   /* broadcast when a request completes and someone sleeps */

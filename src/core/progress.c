@@ -111,13 +111,13 @@ void sc_progress_fail_comm(sc_comm_t *c, sc_status_t st, const char *text, int n
     while (*pp) {
         sc_coll_op_t *op = *pp;
         *pp = op->next;
-        sc_op_cancel(op, st);
+        sc_op_cancel(op);
         sc_op_finish(c, op, st, text);
     }
     while (c->p2p) {
         sc_coll_op_t *op = c->p2p;
         c->p2p = op->next;
-        sc_op_cancel(op, st);
+        sc_op_cancel(op);
         sc_op_finish(c, op, st, text);
     }
     c->p2p_tail = NULL;
@@ -222,7 +222,7 @@ static int sc_progress_p2p_one(sc_comm_t *c, sc_coll_op_t *op, int *progressed)
         return 0;
     }
     snprintf(text, sizeof(text), "%s", c->broken_text);
-    sc_op_cancel(op, c->broken != SC_SUCCESS ? c->broken : st);
+    sc_op_cancel(op);
     sc_op_finish(c, op, c->broken != SC_SUCCESS ? c->broken : st, text);
     return 1;
 }

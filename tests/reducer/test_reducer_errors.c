@@ -16,8 +16,7 @@
  *   failing_hook_start_fails_every_rank   (a caller's hook fails on the last rank)
  *   failing_hook_finish_fails_every_rank  (the same for its finish)
  *   failing_hook_validate_fails_every_rank, failing_hook_save_and_load_say_why
- *   destroy_mid_iteration_fails_peers_at_once
- *   destroy_mid_iteration_on_split_leaves_world_working */
+ *   destroy_mid_iteration_fails_peers_at_once */
 #include <unistd.h>
 
 #include "../common/sc_fake_device.h"
@@ -736,62 +735,6 @@ static int test_destroy_mid_iteration_fails_peers_at_once(int argc, char **argv)
     return 0;
 }
 
-/* The same on a communicator split from the world, with gradients large enough for
- * rendezvous transfers (the ring, unless SC_ALGO says otherwise: on one node the default
- * algorithms go through shared memory instead): the abort ends the reducer's
- * communicator only; once every rank destroyed it, the world's collectives work and are
- * right. (Until the connections were kept after an abort, the transfers the abort left
- * in flight closed them, and the world failed with "the connection to rank 1 was
- * closed".) */
-static int test_destroy_mid_iteration_on_split_leaves_world_working(int argc, char **argv)
-{
-    static const size_t counts[] = {300000, 5, 200000, 70000, 1, 250000};
-    sc_reducer_config_t cfg = SC_REDUCER_CONFIG_INIT;
-    sc_reducer_t *r;
-    sc_comm_t *sub;
-    rt_world_t w;
-    rt_model_t m;
-    float v[4096], want;
-
-    (void)argc, (void)argv;
-    setenv("SC_ALGO", "ring", 0);
-    if (rt_world(&w))
-        return 1;
-    CHECK_OK(sc_comm_split(w.comm, 0, w.size - w.rank, &sub));
-    rt_model_init(&m, 6, counts, NULL);
-    cfg.bucket_cap_bytes = 1 << 20;
-    CHECK_OK(sc_reducer_create(sub, m.desc, m.n, &cfg, &r));
-    CHECK_OK(sc_barrier(sub, NULL));
-    if (destroy_mid_iteration(&w, &m, r, sc_comm_rank(sub) == 0))
-        return 1;
-    CHECK_OK(sc_comm_destroy(sub));
-    for (int round = 0; round < 3; round++) {
-        for (size_t i = 0; i < 4096; i++)
-            v[i] = (float)(w.rank + 1) * (float)(i % 7 + round);
-        CHECK_OK(sc_allreduce(v, v, 4096, SC_FLOAT32, SC_SUM, w.comm, NULL, NULL));
-        for (size_t i = 0; i < 4096; i++) {
-            want = (float)(w.size * (w.size + 1) / 2) * (float)(i % 7 + round);
-            CHECK(v[i] == want, "world allreduce after the split's abort: element %zu is "
-                  "%g, expected %g", i, v[i], want);
-        }
-    }
-    {
-        size_t big = 1 << 20;
-        float *b = malloc(big * sizeof(float));
-        CHECK(b != NULL, "out of memory");
-        for (size_t i = 0; i < big; i++)
-            b[i] = (float)(i % 5);
-        CHECK_OK(sc_allreduce(b, b, big, SC_FLOAT32, SC_SUM, w.comm, NULL, NULL));
-        for (size_t i = 0; i < big; i++)
-            CHECK(b[i] == (float)(w.size * (int)(i % 5)), "large world allreduce after the "
-                  "split's abort: element %zu is %g", i, b[i]);
-        free(b);
-    }
-    CHECK_OK(sc_comm_destroy(w.comm));
-    rt_model_free(&m);
-    return 0;
-}
-
 static sc_status_t picky_validate(void *state, sc_dtype_t dtype)
 {
     (void)dtype;
@@ -917,8 +860,6 @@ int main(int argc, char **argv)
         {"config_out_of_range_is_refused", test_config_out_of_range_is_refused},
         {"destroy_mid_iteration_fails_peers_at_once",
          test_destroy_mid_iteration_fails_peers_at_once},
-        {"destroy_mid_iteration_on_split_leaves_world_working",
-         test_destroy_mid_iteration_on_split_leaves_world_working},
         {"failing_hook_validate_fails_every_rank",
          test_failing_hook_validate_fails_every_rank},
         {"failing_hook_save_and_load_say_why", test_failing_hook_save_and_load_say_why},
