@@ -171,9 +171,12 @@ typedef struct {
 SC_API sc_status_t sc_compressor_stats(const sc_compressor_t *compressor,
                                        sc_compress_stats_t *stats);
 
-/* Drops every key's state (residual, momentum, warm-up steps done): the compressor is as
+/* Drops every key's state (residual, momentum, warm-up steps done): the keys are as
  * new, and a key may come back with another count or dtype (as after loading another
- * compressor's state). One thread at a time, as every call on a compressor. */
+ * compressor's state). The selector's draws go on where they were (random-k and the
+ * sampled selection do not repeat the choices they made before the reset; the state
+ * sc_compressor_save writes carries them). One thread at a time, as every call on a
+ * compressor. */
 SC_API sc_status_t sc_compressor_reset(sc_compressor_t *compressor);
 
 /* Exports the state (per key: count, dtype, residual, momentum, steps done, the

@@ -15,6 +15,7 @@
 #include "collectives/transport_ucx.h"
 #include "core/error.h"
 #include "core/log.h"
+#include "core/memory.h"
 #include "shardcomm/collectives.h"
 
 struct sc_shm_seg {
@@ -134,21 +135,11 @@ static int sc_shm_map_peers(sc_comm_t *comm, struct sc_shm_seg *s, const sc_shm_
     return 1;
 }
 
-/* This machine's physical memory in bytes (SIZE_MAX where it cannot be known). */
-static size_t sc_shm_phys_bytes(void)
-{
-    long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
-
-    if (pages <= 0 || page <= 0 || (size_t)pages > SIZE_MAX / (size_t)page)
-        return SIZE_MAX;
-    return (size_t)pages * (size_t)page;
-}
-
 sc_status_t sc_shm_seg_local(sc_comm_t *comm, size_t bytes, const char *caller,
                              struct sc_shm_seg **seg, sc_shm_record_t *rec)
 {
     struct sc_shm_seg *s = calloc(1, sizeof(*s));
-    size_t phys = sc_shm_phys_bytes();
+    size_t phys = sc_mem_phys_bytes();
     sc_status_t st;
 
     memset(rec, 0, sizeof(*rec));

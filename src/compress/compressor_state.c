@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "compress/compress_internal.h"
+#include "core/memory.h"
 
 #define SC_STATE_VERSION 3u
 #define SC_STATE_HAS_RESIDUAL 1u
@@ -174,7 +175,8 @@ static sc_status_t sc_state_parse_key(const sc_compressor_t *c, uint32_t version
     sc_state_threshold_t t = {0, 0, 0, 0};
     sc_state_key_t r;
     sc_ckey_t *k;
-    size_t b, need, tb;
+    size_t b, need, tb, fixed;
+    int nbuf;
     sc_status_t st;
 
     if (left < sizeof(r))
@@ -185,11 +187,20 @@ static sc_status_t sc_state_parse_key(const sc_compressor_t *c, uint32_t version
         r.steps < 0 || r.count > SIZE_MAX / 16)
         return sc_state_bad("a key record out of range", i);
     b = (size_t)r.count * sc_dtype_size((sc_dtype_t)r.acc);
+    /* The key's working copy and residual take at least 2 b: a count past this
+     * machine's memory is no state sc_compressor_save could have written here. */
+    if (b > sc_mem_phys_bytes() / 2)
+        return sc_error(SC_ERR_INVALID_ARG, "sc_compressor_load: record %ld gives key %d "
+                        "%llu elements, whose working copy and residual (%zu bytes each) "
+                        "are more than this machine's memory", i, (int)r.key,
+                        (unsigned long long)r.count, b);
     tb = (r.flags & SC_STATE_HAS_THRESHOLD) ? sizeof(t) : 0;
-    need = sizeof(r) + tb + ((r.flags & SC_STATE_HAS_RESIDUAL) ? b : 0) +
-           ((r.flags & SC_STATE_HAS_MOMENTUM) ? b : 0);
-    if (left < need)
+    nbuf = !!(r.flags & SC_STATE_HAS_RESIDUAL) + !!(r.flags & SC_STATE_HAS_MOMENTUM);
+    fixed = sizeof(r) + tb;
+    /* Compared buffer by buffer: fixed + nbuf * b may not fit a size_t. */
+    if (left < fixed || (nbuf > 0 && b > (left - fixed) / (size_t)nbuf))
         return sc_state_bad("truncated", i);
+    need = fixed + (size_t)nbuf * b;
     if (tb) {
         memcpy(&t, p + sizeof(r), sizeof(t));
         if (!sc_pairs_dtype_ok((sc_dtype_t)t.dtype) || t.reserved != 0 || t.n > r.count)

@@ -4,6 +4,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "core/cuda_driver.h"
 #include "core/error.h"
@@ -87,6 +88,15 @@ sc_status_t sc_mem_classify(const char *fn, const void *const *bufs, const char 
 }
 
 /* Host working memory: the aligned, zeroed half of sc_mem_alloc_on. */
+size_t sc_mem_phys_bytes(void)
+{
+    long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+
+    if (pages <= 0 || page <= 0 || (size_t)pages > SIZE_MAX / (size_t)page)
+        return SIZE_MAX;
+    return (size_t)pages * (size_t)page;
+}
+
 sc_status_t sc_mem_alloc_host_zeroed(size_t bytes, void **ptr, const char *fn)
 {
     size_t rounded = (bytes + 63) / 64 * 64;

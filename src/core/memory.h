@@ -27,6 +27,9 @@ sc_status_t sc_mem_classify(const char *fn, const void *const *bufs, const char 
 sc_status_t sc_mem_alloc_on(int device, size_t bytes, void **ptr, const char *fn);
 void sc_mem_free_on(int device, void *ptr);
 
+/* This machine's physical memory in bytes (SIZE_MAX where it cannot be known). */
+size_t sc_mem_phys_bytes(void);
+
 /* The host half of sc_mem_alloc_on, shared by both builds. */
 sc_status_t sc_mem_alloc_host_zeroed(size_t bytes, void **ptr, const char *fn);
 

@@ -10,6 +10,7 @@
 #include <sched.h>
 
 #include "coll_check.h"
+#include "../common/sc_parse.h"
 
 #define FZ_DEFAULT_INFLIGHT 5 /* most cases of one batch issued at once, */
 #define FZ_MAX_INFLIGHT 32    /* and what --inflight may raise it to */
@@ -1253,18 +1254,6 @@ static int fz_parse_kinds(const char *s, unsigned *kinds)
     return *kinds != 0;
 }
 
-/* Decimal, or hexadecimal after 0x. */
-static int fz_parse_size(const char *s, size_t *out)
-{
-    char *end;
-    unsigned long long v = strtoull(s, &end, s[0] == '0' && (s[1] == 'x' || s[1] == 'X') ? 16 : 10);
-
-    if (!*s || *end || *s == '-')
-        return 0;
-    *out = (size_t)v;
-    return 1;
-}
-
 int main(int argc, char **argv)
 {
     static const struct option opts[] = {{"seed", required_argument, NULL, 's'},
@@ -1295,13 +1284,13 @@ int main(int argc, char **argv)
         int ok = 1;
 
         switch (opt) {
-        case 's': ok = have_seed = fz_parse_size(optarg, &seed); break;
-        case 'n': ok = fz_parse_size(optarg, &max_cases); break;
-        case 'b': ok = only_one = fz_parse_size(optarg, &one_batch); break;
-        case 'm': ok = fz_parse_size(optarg, &run.lim.max_count); break;
-        case 'r': ok = fz_parse_size(optarg, &run.lim.registered_bytes); break;
+        case 's': ok = have_seed = sc_parse_size(optarg, &seed); break;
+        case 'n': ok = sc_parse_size(optarg, &max_cases); break;
+        case 'b': ok = only_one = sc_parse_size(optarg, &one_batch); break;
+        case 'm': ok = sc_parse_size(optarg, &run.lim.max_count); break;
+        case 'r': ok = sc_parse_size(optarg, &run.lim.registered_bytes); break;
         case 'i':
-            ok = fz_parse_size(optarg, &run.lim.inflight) && run.lim.inflight >= 1 &&
+            ok = sc_parse_size(optarg, &run.lim.inflight) && run.lim.inflight >= 1 &&
                  run.lim.inflight <= FZ_MAX_INFLIGHT;
             break;
         case 't':
