@@ -551,10 +551,12 @@ static void sc_reducer_reset(sc_reducer_t *r, int synced)
     for (int i = 0; i < r->n; i++) {
         r->grads[i].marked = 0;
         r->grads[i].direct = 0;
-        if (synced) {
+        /* The caller's pointer is valid until this iteration's finalize returns only: a
+         * gradient the next iterations do not mark has no pointer to be written to
+         * (what was accumulated from it stays in the bucket, has_data). */
+        r->grads[i].user = NULL;
+        if (synced)
             r->grads[i].has_data = 0;
-            r->grads[i].user = NULL;
-        }
     }
     for (int b = 0; b < r->nbuckets; b++) {
         r->buckets[b].pending = r->buckets[b].ngrads;

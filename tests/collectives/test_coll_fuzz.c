@@ -10,7 +10,7 @@
 #include <sched.h>
 
 #include "coll_check.h"
-#include "../common/sc_parse.h"
+#include "../common/sc_fuzz_args.h"
 
 #define FZ_DEFAULT_INFLIGHT 5 /* most cases of one batch issued at once, */
 #define FZ_MAX_INFLIGHT 32    /* and what --inflight may raise it to */
@@ -941,18 +941,12 @@ static void fz_print_repro(fz_run_t *run)
                                       "SC_STAGE_BYTES",  "SC_STREAM_BYTES",     "SC_LOCAL_MAILBOX",
                                       "SC_CPU_ISA",      "SC_PROGRESS_SPIN_US", "UCX_TLS"};
     char line[1024];
-    size_t used = 0;
+    size_t used;
 
     if (run->repro_printed)
         return;
     run->repro_printed = 1;
-    for (size_t i = 0; i < CC_NELEM(env); i++) {
-        const char *v = getenv(env[i]);
-        if (v && *v && used < sizeof(line))
-            used += (size_t)snprintf(line + used, sizeof(line) - used, "%s=%s ", env[i], v);
-    }
-    if (used >= sizeof(line))
-        used = sizeof(line) - 1;
+    used = sc_fuzz_env_prefix(line, sizeof(line), env, sizeof(env) / sizeof(env[0]));
     snprintf(line + used, sizeof(line) - used,
              "scrun -n %d %s --seed 0x%" PRIx64 " --batch %ld --max-count %zu "
              "--registered-bytes %zu --split %s --inflight %zu --kinds %s",

@@ -13,7 +13,7 @@
 #include <sys/resource.h>
 
 #include "compress_test.h"
-#include "../common/sc_parse.h"
+#include "../common/sc_fuzz_args.h"
 
 #define FZ_MAX_RANKS 8
 #define FZ_MAX_KEYS 4
@@ -48,15 +48,9 @@ static void fz_repro(void)
                                       "SC_RING_THRESHOLD", "SC_LOCAL_MAILBOX", "SC_THREADS",
                                       "SC_CPU_ISA", "UCX_TLS"};
     char line[768];
-    size_t used = 0;
+    size_t used;
 
-    for (size_t i = 0; i < sizeof(env) / sizeof(env[0]); i++) {
-        const char *v = getenv(env[i]);
-        if (v && *v && used < sizeof(line))
-            used += (size_t)snprintf(line + used, sizeof(line) - used, "%s=%s ", env[i], v);
-    }
-    if (used >= sizeof(line))
-        used = sizeof(line) - 1;
+    used = sc_fuzz_env_prefix(line, sizeof(line), env, sizeof(env) / sizeof(env[0]));
     if (R.load_fuzz)
         snprintf(line + used, sizeof(line) - used, "%s --load-fuzz --seed 0x%" PRIx64
                  " --case %ld", R.prog, R.seed, R.case_no);
