@@ -13,7 +13,8 @@
  * the limit gets a bucket of its own. So does, whatever the cap, a host gradient of at
  * least 1 MiB that is copied (no gradient_as_bucket_view) with the plain all-reduce
  * hook on a communicator whose ranks share one node and stage plain memory
- * (SC_STAGE_BYTES not 0), the others laid out as without it: it is then reduced where
+ * (SC_STAGE_BYTES not 0, and a UCX_TLS that keeps a shared-memory transport), the
+ * others laid out as without it: it is then reduced where
  * it is, in the caller's memory, since copying it into a bucket and back costs more
  * than fusing saves there. Buckets start (are reduced) in the order of their last
  * gradient. After the first synced iteration they are rebuilt once in the order in
