@@ -42,9 +42,10 @@ BUILD_DIR="$root/build-tsan" "$root/scripts/build.sh" -DSC_SANITIZE_THREAD=ON \
 # Left out: the selector's own unit tests and the largest multi-rank ones, which take
 # minutes each under ThreadSanitizer (the selector's threads still run in the rest),
 # the killed rank on registered memory (64 MiB per rank: past its 20 s limit there;
-# it has no thread of its own to check), and the differential fuzzers (random cases
-# for a few seconds each: a handful of cases under ThreadSanitizer, not yet run there).
+# it has no thread of its own to check). The reducer's and the compressor's
+# differential fuzzers run here too (a few cases each under ThreadSanitizer, with
+# marks from two threads and selection threads).
 (cd "$root/build-tsan" && UCX_MEM_EVENTS=no UCX_MEM_MALLOC_HOOKS=no \
   UCX_MEM_MMAP_HOOK_MODE=none TSAN_OPTIONS="halt_on_error=1 report_signal_unsafe=0" \
   ctest --output-on-failure --timeout 300 -R '^(reducer|compress)\.|^fault\.killed|^comm\.concurrent' \
-    -E '^compress\.topk\.|large|converges|200003|150001|131101|registered|\.fuzz\.')
+    -E '^compress\.topk\.|large|converges|200003|150001|131101|registered')
