@@ -17,8 +17,9 @@
  * stopped at once (UCX cannot cancel a rendezvous it has started: on one node a peer's
  * cross-memory copy it queued still runs, and over TCP what the peer already sent still
  * arrives): until the last communicator of its sc_comm_init is destroyed, it may still
- * write recvbuf (and read sendbuf), so keep them allocated until then. Such a failure breaks the communicator on every rank: its pending operations fail
- * with the failure's sentence and later calls are refused. After a mismatch,
+ * write recvbuf (and read sendbuf), so keep them allocated until then. Such a failure
+ * breaks the communicator on every rank: its pending operations fail with the
+ * failure's sentence and later calls are refused. After a mismatch,
  * collectives issued before the mismatched one still complete (a rank running behind
  * finishes the calls its peers finished, so that the error lands on the mismatched
  * call on every rank).

@@ -140,15 +140,14 @@ err:
     return -1;
 }
 
-/* Frees the buckets' memory (registered: the one block), keeping their descriptions.
- * Plain buckets that a failed collective may still write (an operation on the
- * transport left a transfer in flight since the reducer was made: collectives.h) go to
- * the transport instead, which frees them after its worker. */
 int sc_reducer_must_keep(const sc_reducer_t *r)
 {
     return r->comm && sc_ucx_ops_left(r->comm->tp) != r->ops_left;
 }
 
+/* Frees the buckets' memory (registered: the one block), keeping their descriptions.
+ * Plain buckets that a failed collective may still write (sc_reducer_must_keep:
+ * collectives.h) go to the transport instead, which frees them after its worker. */
 static void sc_buckets_free_memory(sc_reducer_t *r, sc_rbucket_t *buckets, int nbuckets,
                                    void *registered)
 {

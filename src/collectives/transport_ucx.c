@@ -17,8 +17,9 @@ struct sc_kept_block {
     int device;
 };
 
-/* Below this much free space in /dev/shm, UCX's POSIX shared-memory transport cannot
- * create its receive FIFO and descriptors (about 4.2 MB per process by default). */
+/* Below this much free space in /dev/shm, a worker that could not be created is put
+ * down to it: UCX's POSIX shared-memory transport needs about 4.2 MB there per process
+ * (its receive FIFO and descriptors, by default). */
 #define SC_UCX_SHM_NEED ((unsigned long long)16 << 20)
 
 /* A sentence for a worker that could not be created, where /dev/shm is nearly full or
@@ -35,9 +36,9 @@ static void sc_ucx_shm_hint(char *buf, size_t len)
     if (avail >= SC_UCX_SHM_NEED)
         return;
     snprintf(buf, len, " (/dev/shm has %.1f MiB free, and UCX's shared-memory transport "
-             "needs about 4 MiB there for each process on this host: enlarge it, e.g. docker run "
-             "--shm-size=1g, or set UCX_TLS=^posix to use System V shared memory instead)",
-             (double)avail / (1 << 20));
+             "needs about 4 MiB there for each process on this host: enlarge it, e.g. "
+             "docker run --shm-size=1g, or set UCX_TLS=^posix to use System V shared "
+             "memory instead)", (double)avail / (1 << 20));
 }
 
 static void sc_ucx_ep_error(void *arg, ucp_ep_h ep, ucs_status_t status)

@@ -87,7 +87,6 @@ sc_status_t sc_mem_classify(const char *fn, const void *const *bufs, const char 
     return SC_SUCCESS;
 }
 
-/* Host working memory: the aligned, zeroed half of sc_mem_alloc_on. */
 size_t sc_mem_phys_bytes(void)
 {
     long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
@@ -97,6 +96,7 @@ size_t sc_mem_phys_bytes(void)
     return (size_t)pages * (size_t)page;
 }
 
+/* Host working memory: the aligned, zeroed half of sc_mem_alloc_on. */
 sc_status_t sc_mem_alloc_host_zeroed(size_t bytes, void **ptr, const char *fn)
 {
     size_t rounded = (bytes + 63) / 64 * 64;
