@@ -6,9 +6,6 @@
  * next to one all-reduce of the last bucket alone and to the same step done with one
  * all-reduce per tensor; it checks the averaged gradients once per cap. */
 #include <errno.h>
-#include <getopt.h>
-#include <inttypes.h>
-#include <limits.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -18,103 +15,16 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "bench_options.h"
 #include "bench_output.h"
 #include "bench_profile.h"
 #include "bench_reducer.h"
+#include "bench_reducer_options.h"
+#include "bench_reducer_output.h"
 #include "shardcomm/reducer.h"
 #include "shardcomm/shardcomm.h"
 
-#define SC_BR_MAX_CAPS 32
 #define SC_BR_AUTOTUNE_MAX_ITERS 1000 /* warmup iterations autotune may take */
 #define SC_BR_CHUNK 65536              /* elements converted at a time (float16/bfloat16) */
-
-static const char sc_br_usage_text[] =
-    "usage: sc-bench reducer --profile FILE [options]   (run under scrun -n N)\n"
-    "  --profile FILE           gradients to replay, one line 'name count dtype' each\n"
-    "                           in registration order (bench/profiles/)\n"
-    "  --bucket-mb X            bucket cap in MiB (default: the reducer's, SC_BUCKET_CAP_MB\n"
-    "                           or 25)\n"
-    "  --sweep X,Y,...          one row per bucket cap in MiB\n"
-    "  --autotune               let the reducer choose the cap over its first iterations\n"
-    "                           (with --sweep: one more row after the sweep's)\n"
-    "  --compute-ms T           backward compute per iteration, spread over the gradients\n"
-    "                           in proportion to their sizes (default 0)\n"
-    "  --compute-mode MODE      sleep: nanosleep, the CPU is free, as when a GPU computes\n"
-    "                           (default); spin: a busy loop, as CPU compute\n"
-    "  --iters N                timed iterations per cap (default 20)\n"
-    "  --warmup W               untimed iterations before (default 3)\n"
-    "  --view                   gradient_as_bucket_view: gradients written straight into\n"
-    "                           sc_reducer_grad_view, mark_ready(NULL)\n"
-    "  --registered-grads       the caller's gradients in registered memory (sc_mem_alloc,\n"
-    "                           the same offsets on every rank), so that the per-tensor\n"
-    "                           all-reduces read the peers' tensors in place too\n"
-    "  --hook KIND              allreduce (default), fp16 or bf16 compression, or topk\n"
-    "                           (top-k with error feedback; results are checked for\n"
-    "                           agreement across ranks only, not against the average)\n"
-    "  --density R              topk hook: fraction of each bucket sent (default 0.01)\n"
-    "  --json FILE              rank 0 also writes the rows to FILE as JSON\n"
-    "  --seed S                 seed of the checked gradient values (default 1)\n"
-    "  -h, --help               this text\n"
-    "Times in ms, per iteration, averaged over the timed iterations. iter_ms: iteration\n"
-    "start to finalize returning, compute_ms: to the last gradient ready, each the slowest\n"
-    "rank's. exposed_ms: from the last gradient ready on any rank to finalize returning on\n"
-    "every rank (ranks on one node share a clock; across nodes, rank_exposed_ms).\n"
-    "skew_ms: how far apart the ranks' last gradients were. rank_exposed_ms: from each\n"
-    "rank's own last gradient to its finalize returning, the slowest rank's (it counts a\n"
-    "wait for a later rank's compute too). last_bucket_ms: one all-reduce of the\n"
-    "last bucket's size alone, back to back (its memory in cache); last_bucket_cold_ms:\n"
-    "the same with every rank's caches flushed first, as the reducer's last bucket is\n"
-    "after a backward that went through other memory. per_tensor_iter_ms: the same step\n"
-    "with one non-blocking sc_allreduce (avg, in place) per tensor issued as its gradient\n"
-    "is ready, then waiting for all. copy_MB: what the reducer copied between gradients and buckets in the last\n"
-    "iteration (1 MB = 1e6 B; 0 with --view, and a gradient alone in its bucket is reduced\n"
-    "in place).\n";
-
-typedef struct {
-    const char *profile;
-    double caps_mb[SC_BR_MAX_CAPS]; /* --bucket-mb or --sweep */
-    int ncaps;                      /* 0: one row with the reducer's default cap */
-    int autotune;
-    double compute_ms;
-    int spin;
-    int iters;
-    int warmup;
-    int view;
-    int registered_grads; /* --registered-grads */
-    sc_hook_kind_t hook;
-    int topk;                       /* --hook topk (hook is then unused) */
-    double density;                 /* --density, for topk */
-    const char *json_path;
-    uint64_t seed;
-    int help;
-} sc_br_options_t;
-
-/* What sc_br_time measures, in ms per iteration averaged over the timed iterations. */
-typedef struct {
-    double iter, compute; /* the slowest rank's */
-    /* From the last gradient ready on any rank to finalize returning on every rank:
-     * the communication no rank's compute hid. Where the ranks do not share a clock
-     * (several nodes) it is exposed_rank. */
-    double exposed;
-    double skew;          /* the spread of the ranks' last gradient; NAN without a clock */
-    double exposed_rank;  /* from a rank's own last gradient, the slowest rank's */
-} sc_br_times_t;
-
-/* One printed row: one bucket cap, over all ranks. */
-typedef struct {
-    int autotune;             /* the cap is autotune's choice */
-    size_t cap_bytes;         /* in force, from sc_reducer_stats */
-    int buckets;
-    size_t last_bucket_bytes; /* what last_bucket_ms reduced */
-    size_t copy_bytes;        /* copied to and from buckets in the last timed iteration */
-    sc_br_times_t t;          /* the reducer's step */
-    double last_bucket_ms;      /* back to back, its memory in cache */
-    double last_bucket_cold_ms; /* every rank's caches flushed first */
-    sc_br_times_t per_tensor; /* the step with one all-reduce per tensor */
-    int64_t wrong;            /* elements off the reference, summed over ranks */
-    int identical;            /* the results are bitwise the same on every rank */
-} sc_br_row_t;
 
 /* What every step of a run shares. */
 typedef struct {
@@ -150,178 +60,6 @@ static double sc_br_now(void)
 
     clock_gettime(CLOCK_MONOTONIC, &t);
     return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
-}
-
-/* ---- the command line ------------------------------------------------------------ */
-
-enum {
-    SC_BR_OPT_PROFILE = 256,
-    SC_BR_OPT_BUCKET_MB,
-    SC_BR_OPT_SWEEP,
-    SC_BR_OPT_AUTOTUNE,
-    SC_BR_OPT_COMPUTE_MS,
-    SC_BR_OPT_COMPUTE_MODE,
-    SC_BR_OPT_ITERS,
-    SC_BR_OPT_WARMUP,
-    SC_BR_OPT_VIEW,
-    SC_BR_OPT_REGISTERED_GRADS,
-    SC_BR_OPT_HOOK,
-    SC_BR_OPT_DENSITY,
-    SC_BR_OPT_JSON,
-    SC_BR_OPT_SEED
-};
-
-static const struct option sc_br_long_options[] = {
-    {"profile", required_argument, NULL, SC_BR_OPT_PROFILE},
-    {"bucket-mb", required_argument, NULL, SC_BR_OPT_BUCKET_MB},
-    {"sweep", required_argument, NULL, SC_BR_OPT_SWEEP},
-    {"autotune", no_argument, NULL, SC_BR_OPT_AUTOTUNE},
-    {"compute-ms", required_argument, NULL, SC_BR_OPT_COMPUTE_MS},
-    {"compute-mode", required_argument, NULL, SC_BR_OPT_COMPUTE_MODE},
-    {"iters", required_argument, NULL, SC_BR_OPT_ITERS},
-    {"warmup", required_argument, NULL, SC_BR_OPT_WARMUP},
-    {"view", no_argument, NULL, SC_BR_OPT_VIEW},
-    {"registered-grads", no_argument, NULL, SC_BR_OPT_REGISTERED_GRADS},
-    {"hook", required_argument, NULL, SC_BR_OPT_HOOK},
-    {"density", required_argument, NULL, SC_BR_OPT_DENSITY},
-    {"json", required_argument, NULL, SC_BR_OPT_JSON},
-    {"seed", required_argument, NULL, SC_BR_OPT_SEED},
-    {"help", no_argument, NULL, 'h'},
-    {NULL, 0, NULL, 0},
-};
-
-/* A number in [min, max] (MiB or ms); up to *end when end is given. */
-/* Caps in MiB, comma-separated, each above 0. */
-static int sc_br_sweep_parse(const char *text, sc_br_options_t *o)
-{
-    const char *s = text;
-    char *end;
-
-    o->ncaps = 0;
-    for (;;) {
-        if (o->ncaps == SC_BR_MAX_CAPS ||
-            sc_bench_double_parse(s, 1e-6, 1e6, &o->caps_mb[o->ncaps], &end))
-            return 1;
-        o->ncaps++;
-        if (*end == '\0')
-            return 0;
-        if (*end != ',')
-            return 1;
-        s = end + 1;
-    }
-}
-
-static int sc_br_option_apply(int letter, const char *arg, sc_br_options_t *o,
-                              int *fixed)
-{
-    long long v;
-
-    switch (letter) {
-    case SC_BR_OPT_PROFILE:
-        o->profile = arg;
-        return 0;
-    case SC_BR_OPT_BUCKET_MB:
-        *fixed = 1;
-        o->ncaps = 1;
-        return sc_bench_double_parse(arg, 1e-6, 1e6, &o->caps_mb[0], NULL) != SC_SUCCESS;
-    case SC_BR_OPT_SWEEP:
-        return sc_br_sweep_parse(arg, o);
-    case SC_BR_OPT_AUTOTUNE:
-        o->autotune = 1;
-        return 0;
-    case SC_BR_OPT_COMPUTE_MS:
-        return sc_bench_double_parse(arg, 0, 1e7, &o->compute_ms, NULL) != SC_SUCCESS;
-    case SC_BR_OPT_COMPUTE_MODE:
-        if (strcmp(arg, "sleep") != 0 && strcmp(arg, "spin") != 0)
-            return 1;
-        o->spin = strcmp(arg, "spin") == 0;
-        return 0;
-    case SC_BR_OPT_ITERS:
-    case SC_BR_OPT_WARMUP:
-        if (sc_bench_int_parse(arg, letter == SC_BR_OPT_ITERS ? 1 : 0, INT_MAX, &v))
-            return 1;
-        *(letter == SC_BR_OPT_ITERS ? &o->iters : &o->warmup) = (int)v;
-        return 0;
-    case SC_BR_OPT_VIEW:
-        o->view = 1;
-        return 0;
-    case SC_BR_OPT_REGISTERED_GRADS:
-        o->registered_grads = 1;
-        return 0;
-    case SC_BR_OPT_HOOK:
-        if (strcmp(arg, "allreduce") == 0)
-            o->hook = SC_HOOK_ALLREDUCE;
-        else if (strcmp(arg, "fp16") == 0)
-            o->hook = SC_HOOK_FP16;
-        else if (strcmp(arg, "bf16") == 0)
-            o->hook = SC_HOOK_BF16;
-        else if (strcmp(arg, "topk") == 0)
-            o->topk = 1;
-        else
-            return 1;
-        return 0;
-    case SC_BR_OPT_DENSITY:
-        return sc_bench_double_parse(arg, 1e-9, 1.0, &o->density, NULL) != SC_SUCCESS;
-    case SC_BR_OPT_JSON:
-        o->json_path = arg;
-        return 0;
-    case SC_BR_OPT_SEED:
-        if (sc_bench_int_parse(arg, 0, LLONG_MAX, &v))
-            return 1;
-        o->seed = (uint64_t)v;
-        return 0;
-    default:
-        return 1;
-    }
-}
-
-/* Parses argv (argv[0] is "reducer"); prints what is wrong to stderr. Returns 0 and
- * writes *opts, or 1. */
-static int sc_br_options_parse(int argc, char **argv, sc_br_options_t *opts)
-{
-    sc_br_options_t o = {.iters = 20, .warmup = 3, .hook = SC_HOOK_ALLREDUCE, .density = 0.01,
-                         .seed = 1};
-    int letter, index, fixed = 0, sweep = 0;
-
-    optind = 1;
-    opterr = 0;
-    while ((letter = getopt_long(argc, argv, "h", sc_br_long_options, &index)) != -1) {
-        if (letter == 'h') {
-            fputs(sc_br_usage_text, stdout);
-            o.help = 1;
-            *opts = o;
-            return 0;
-        }
-        if (letter == '?' || letter == ':') {
-            fprintf(stderr, "sc-bench reducer: unknown option or missing value in '%s' "
-                            "(see sc-bench reducer --help)\n", argv[optind - 1]);
-            return 1;
-        }
-        sweep |= letter == SC_BR_OPT_SWEEP;
-        if (sc_br_option_apply(letter, optarg, &o, &fixed)) {
-            fprintf(stderr, "sc-bench reducer: invalid value '%s' for --%s (see sc-bench "
-                            "reducer --help)\n", optarg ? optarg : "",
-                    sc_br_long_options[index].name);
-            return 1;
-        }
-    }
-    if (optind < argc) {
-        fprintf(stderr, "sc-bench reducer: unexpected argument '%s' (see sc-bench reducer "
-                        "--help)\n", argv[optind]);
-        return 1;
-    }
-    if (!o.profile) {
-        fprintf(stderr, "sc-bench reducer: --profile FILE is required (bench/profiles/ "
-                        "holds ResNet-50, BERT-base, GPT-2 124M and a 1.3B GPT)\n");
-        return 1;
-    }
-    if (fixed && (sweep || o.autotune)) {
-        fprintf(stderr, "sc-bench reducer: --bucket-mb fixes one cap: it goes with neither "
-                        "--sweep nor --autotune\n");
-        return 1;
-    }
-    *opts = o;
-    return 0;
 }
 
 /* ---- gradient values and their check --------------------------------------------- */
@@ -967,165 +705,6 @@ err_free_descs:
     return status;
 }
 
-/* ---- output ---------------------------------------------------------------------- */
-
-static const char *sc_br_hook_name(const sc_br_options_t *o)
-{
-    if (o->topk)
-        return "topk";
-    return o->hook == SC_HOOK_FP16 ? "fp16" : o->hook == SC_HOOK_BF16 ? "bf16" : "allreduce";
-}
-
-static void sc_br_print_header(const sc_br_ctx_t *c, int argc, char **argv)
-{
-    const sc_br_options_t *o = c->o;
-
-    printf("# sc-bench");
-    for (int i = 0; i < argc; i++)
-        printf(" %s", argv[i]);
-    printf("\n# profile %s: %d tensors, %zu elements, %.1f MiB of gradients\n", o->profile,
-           c->p->ntensors, c->p->count, (double)c->p->bytes / (1 << 20));
-    printf("# nranks %d, iters %d, warmup %d, hook %s, %s, seed %" PRIu64 "\n", c->nranks,
-           o->iters, o->warmup, sc_br_hook_name(o),
-           o->view ? "gradients written into the bucket views (gradient_as_bucket_view)"
-                   : "gradients copied into the buckets and back",
-           o->seed);
-    if (o->topk)
-        printf("# topk hook: density %g, exact selection, error feedback on; the check "
-               "compares the ranks' results with each other only\n", o->density);
-    if (o->compute_ms > 0)
-        printf("# compute %.3g ms per iteration, %s, spread over the gradients by size\n",
-               o->compute_ms,
-               o->spin ? "spin (a busy loop: CPU compute)"
-                       : "sleep (the CPU is free: GPU compute)");
-    else
-        printf("# no compute: the gradients are ready back to back\n");
-    printf("# times in ms per iteration, averaged over the iterations; per_tensor: one "
-           "sc_allreduce per tensor\n");
-    if (sc_comm_local_size(c->comm) == c->nranks)
-        printf("# exposed_ms from the last gradient ready on any rank (one node, one clock);"
-               " skew_ms: how far apart\n# the ranks' last gradients were; rank_exposed_ms "
-               "from each rank's own last gradient\n");
-    else
-        printf("# exposed_ms = rank_exposed_ms, from each rank's own last gradient (the "
-               "nodes do not share a clock)\n");
-    printf("# last_bucket_ms: back to back, in cache; last_bucket_cold_ms: every rank's "
-           "caches flushed first\n#\n");
-    printf("# %9s %7s %9s %10s %10s %8s %15s %14s %19s %18s %10s %8s %-5s %s\n", "bucket_mb",
-           "buckets", "iter_ms", "compute_ms", "exposed_ms", "skew_ms", "rank_exposed_ms",
-           "last_bucket_ms", "last_bucket_cold_ms", "per_tensor_iter_ms", "per_tensor",
-           "copy_MB", "cap", "check");
-    printf("# %9s %7s %9s %10s %10s %8s %15s %14s %19s %18s %10s %8s %-5s %s\n", "(MiB)", "",
-           "", "", "", "", "", "", "", "", "/iter", "/iter", "", "");
-    fflush(stdout);
-}
-
-static void sc_br_print_row(const sc_br_row_t *w)
-{
-    char check[64], skew[32];
-
-    if (w->wrong)
-        snprintf(check, sizeof(check), "WRONG %" PRId64, w->wrong);
-    else
-        snprintf(check, sizeof(check), "ok");
-    if (!w->identical)
-        strncat(check, w->wrong ? ", ranks differ" : " values, ranks differ",
-                sizeof(check) - strlen(check) - 1);
-    if (isnan(w->t.skew))
-        snprintf(skew, sizeof(skew), "-");
-    else
-        snprintf(skew, sizeof(skew), "%.3f", w->t.skew);
-    printf("  %9.3g %7d %9.3f %10.3f %10.3f %8s %15.3f %14.3f %19.3f %18.3f %10.2f %8.1f %-5s "
-           "%s\n",
-           (double)w->cap_bytes / (1 << 20), w->buckets, w->t.iter, w->t.compute,
-           w->t.exposed, skew, w->t.exposed_rank, w->last_bucket_ms, w->last_bucket_cold_ms,
-           w->per_tensor.iter,
-           w->t.iter > 0 ? w->per_tensor.iter / w->t.iter : 0.0, (double)w->copy_bytes * 1e-6,
-           w->autotune ? "auto" : "fixed", check);
-    fflush(stdout);
-}
-
-static void sc_br_print_summary(const sc_br_row_t *rows, int nrows)
-{
-    int best = -1, tuned = -1;
-
-    for (int i = 0; i < nrows; i++) {
-        if (rows[i].autotune)
-            tuned = i;
-        else if (best < 0 || rows[i].t.iter < rows[best].t.iter)
-            best = i;
-    }
-    if (best >= 0 && nrows - (tuned >= 0) > 1)
-        printf("# best cap: %.3g MiB, iter_ms %.3f\n",
-               (double)rows[best].cap_bytes / (1 << 20), rows[best].t.iter);
-    if (best >= 0 && tuned >= 0) {
-        int same = -1; /* the sweep's row of the cap autotune chose */
-
-        for (int i = 0; i < nrows; i++)
-            if (!rows[i].autotune && rows[i].cap_bytes == rows[tuned].cap_bytes)
-                same = i;
-        printf("# autotune chose %.3g MiB: iter_ms %.3f, %.3f x the best cap's",
-               (double)rows[tuned].cap_bytes / (1 << 20), rows[tuned].t.iter,
-               rows[tuned].t.iter / rows[best].t.iter);
-        /* Rows are timed minutes apart: the choice itself, timed as the sweep timed
-         * the best, says more about the choice than a row timed later. */
-        if (same >= 0)
-            printf("; the sweep's row for that cap: iter_ms %.3f, %.3f x the best cap's",
-                   rows[same].t.iter, rows[same].t.iter / rows[best].t.iter);
-        printf("\n");
-    }
-    fflush(stdout);
-}
-
-/* s as a JSON string body (quotes and backslashes escaped, control bytes dropped). */
-static void sc_br_json_string(FILE *f, const char *s)
-{
-    for (; *s; s++) {
-        if (*s == '"' || *s == '\\')
-            fputc('\\', f);
-        if ((unsigned char)*s >= 0x20)
-            fputc(*s, f);
-    }
-}
-
-/* The rows as JSON into f, opened before the run (sc_bench_output_open_root). */
-static void sc_br_json_write(FILE *f, const sc_br_ctx_t *c, const sc_br_row_t *rows,
-                             int nrows)
-{
-    const sc_br_options_t *o = c->o;
-
-    fputs("[\n", f);
-    for (int i = 0; i < nrows; i++) {
-        const sc_br_row_t *w = &rows[i];
-        char skew[32];
-
-        if (isnan(w->t.skew)) /* JSON has no NaN */
-            snprintf(skew, sizeof(skew), "null");
-        else
-            snprintf(skew, sizeof(skew), "%.6g", w->t.skew);
-
-        fprintf(f, "  {\"profile\": \"");
-        sc_br_json_string(f, o->profile);
-        fprintf(f,
-                "\", \"nranks\": %d, \"bucket_mb\": %.9g, \"bucket_bytes\": %zu, "
-                "\"autotune\": %s, \"buckets\": %d, \"iter_ms\": %.6g, \"compute_ms\": %.6g, "
-                "\"exposed_ms\": %.6g, \"skew_ms\": %s, \"rank_exposed_ms\": %.6g, "
-                "\"last_bucket_ms\": %.6g, \"last_bucket_cold_ms\": %.6g, "
-                "\"last_bucket_bytes\": %zu, "
-                "\"per_tensor_iter_ms\": %.6g, \"per_tensor_exposed_ms\": %.6g, "
-                "\"compute_target_ms\": %.6g, \"compute_mode\": \"%s\", \"view\": %s, "
-                "\"hook\": \"%s\", \"iters\": %d, "
-                "\"wrong\": %" PRId64 ", \"identical\": %s, \"copy_bytes\": %zu}%s\n",
-                c->nranks, (double)w->cap_bytes / (1 << 20), w->cap_bytes,
-                w->autotune ? "true" : "false", w->buckets, w->t.iter, w->t.compute,
-                w->t.exposed, skew, w->t.exposed_rank, w->last_bucket_ms,
-                w->last_bucket_cold_ms, w->last_bucket_bytes, w->per_tensor.iter, w->per_tensor.exposed, o->compute_ms, o->spin ? "spin" : "sleep",
-                o->view ? "true" : "false", sc_br_hook_name(o), o->iters, w->wrong,
-                w->identical ? "true" : "false", w->copy_bytes, i + 1 < nrows ? "," : "");
-    }
-    fputs("]\n", f);
-}
-
 /* ---- the run --------------------------------------------------------------------- */
 
 static void sc_br_grads_free(sc_br_ctx_t *c)
@@ -1278,7 +857,7 @@ int sc_bench_reducer_main(int argc, char **argv)
         goto err_destroy;
     exit_code = 1;
     if (c.rank == 0)
-        sc_br_print_header(&c, argc, argv);
+        sc_br_print_header(&o, &p, c.comm, argc, argv);
     status = sc_br_run(&c, rows, &nrows);
     if (status != SC_SUCCESS) {
         fprintf(stderr, "sc-bench reducer: rank %d: %s\n", c.rank, sc_br_error);
@@ -1295,7 +874,7 @@ int sc_bench_reducer_main(int argc, char **argv)
             fprintf(stderr, "sc-bench reducer: wrong results (see the check column)\n");
     }
     if (json) {
-        sc_br_json_write(json->f, &c, rows, nrows);
+        sc_br_json_write(json->f, &o, c.nranks, rows, nrows);
         exit_code |= sc_bench_output_commit(json);
         json = NULL;
     }
