@@ -222,8 +222,11 @@ SC_API sc_status_t sc_reducer_grad_bucket(const sc_reducer_t *reducer, int i, in
  * it); as with a collective that fails while running, gradients of buckets that were
  * already reduced may have been written, and a gradient reduced in place in the
  * caller's memory may still be written until the last communicator of the reducer's
- * sc_comm_init is destroyed (collectives.h; the reducer's own buckets are then kept
- * until that point too, after sc_reducer_destroy). With find_unused a gradient this rank
+ * sc_comm_init is destroyed (collectives.h; the reducer's own buckets in plain memory
+ * are then kept until that point too, after sc_reducer_destroy; buckets in registered
+ * memory, used where all ranks share a node, are given back at sc_reducer_destroy:
+ * their peers read and write them through their own mappings, and only a message
+ * algorithm forced by SC_ALGO could leave a transfer writing them). With find_unused a gradient this rank
  * never marked gets the other ranks' contributions in its view (gradient_as_bucket_view);
  * in copy mode it has no pointer to be written to. In an iteration without sync
  * nothing is communicated and missing gradients are an error on this rank only. */

@@ -97,7 +97,6 @@ void sc_op_destroy(sc_coll_op_t *op)
         pthread_mutex_lock(&tp->pool_lock);
         op->next = tp->op_stuck;
         tp->op_stuck = op;
-        tp->ops_left++;
         pthread_mutex_unlock(&tp->pool_lock);
         return;
     }
@@ -818,13 +817,20 @@ sc_status_t sc_op_advance(sc_coll_op_t *op, int *moved)
  * the op's memory stays until the worker is destroyed (over TCP, data the peer already
  * sent still arrives after the close). The connection is shared by every communicator
  * of the same sc_comm_init, so an abort of one can fail the others' calls with that
- * peer. Keeping it open after an abort or a mismatch was tried (2026-11-25): the
- * parent of an aborted split then worked in ~60 local runs, but the connection failed
- * later ('Endpoint timeout') in both of CI's runs under heavy load, cause not found. */
+ * peer (kept open instead, the connection failed later with 'Endpoint timeout' under
+ * heavy load, cause not found). */
 static void sc_op_abandon(sc_coll_op_t *op, int peer)
 {
+    sc_transport_t *tp = op->comm->tp;
     char why[160];
 
+    /* Counted here, before the op's request completes: a caller that waited for it
+     * (a reducer's destroy) then sees the count move and keeps its memory too. */
+    if (!op->stuck) {
+        pthread_mutex_lock(&tp->pool_lock);
+        tp->ops_left++;
+        pthread_mutex_unlock(&tp->pool_lock);
+    }
     op->stuck = 1;
     snprintf(why, sizeof(why), "the connection to rank %d was closed after %s #%llu failed "
              "with data in flight to or from it", sc_op_world(op, peer),

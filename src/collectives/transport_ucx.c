@@ -22,15 +22,30 @@ struct sc_kept_block {
  * (its receive FIFO and descriptors, by default). */
 #define SC_UCX_SHM_NEED ((unsigned long long)16 << 20)
 
-/* A sentence for a worker that could not be created, where /dev/shm is nearly full or
- * small (a container's default is 64 MB): what to change. Empty otherwise. */
-static void sc_ucx_shm_hint(char *buf, size_t len)
+/* Whether UCX_TLS leaves UCX's POSIX shared-memory transport on (its default does). */
+static int sc_ucx_posix_enabled(void)
+{
+    const char *tls = getenv("UCX_TLS");
+
+    if (!tls || !*tls)
+        return 1;
+    if (tls[0] == '^')
+        return strstr(tls, "posix") == NULL;
+    return strstr(tls, "posix") || strstr(tls, "shm") || strstr(tls, "sm") ||
+           strstr(tls, "all");
+}
+
+/* A sentence for a worker that could not be created for want of resources, where
+ * /dev/shm is nearly full or small (a container's default is 64 MB) and the POSIX
+ * transport is on: what to change. Empty otherwise. */
+static void sc_ucx_shm_hint(ucs_status_t st, char *buf, size_t len)
 {
     struct statvfs vfs;
     unsigned long long avail;
 
     buf[0] = '\0';
-    if (statvfs("/dev/shm", &vfs) != 0)
+    if ((st != UCS_ERR_NO_RESOURCE && st != UCS_ERR_NO_MEMORY) || !sc_ucx_posix_enabled() ||
+        statvfs("/dev/shm", &vfs) != 0)
         return;
     avail = (unsigned long long)vfs.f_bavail * vfs.f_frsize;
     if (avail >= SC_UCX_SHM_NEED)
@@ -155,7 +170,7 @@ sc_status_t sc_ucx_open(sc_transport_t *tp, int single_node, void **addr, size_t
     st = ucp_worker_create(tp->context, &wparams, &tp->worker);
     if (st != UCS_OK) {
         char hint[256];
-        sc_ucx_shm_hint(hint, sizeof(hint));
+        sc_ucx_shm_hint(st, hint, sizeof(hint));
         sc_error(SC_ERR_TRANSPORT, "UCX worker could not be created: %s%s",
                  ucs_status_string(st), hint);
         goto err_cleanup;

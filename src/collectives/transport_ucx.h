@@ -81,8 +81,9 @@ void sc_ucx_abandon(sc_transport_t *tp, int world, const char *why);
  * where it grew, a transfer of a failed collective may still write there. */
 unsigned long sc_ucx_ops_left(sc_transport_t *tp);
 
-/* Takes memory of sc_mem_alloc_on(device) that a transfer left in flight may still
- * write: freed (sc_mem_free_on) once the worker is destroyed, never before. Without
+/* Takes memory that a transfer left in flight may still write, of
+ * sc_mem_alloc_on(device) or, for device -1, of malloc: freed (sc_mem_free_on) once the
+ * worker is destroyed, never before. Without
  * memory for the note, the block is leaked rather than freed early. */
 void sc_ucx_keep_block(sc_transport_t *tp, int device, void *ptr);
 

@@ -53,7 +53,8 @@ typedef struct sc_transport {
     struct sc_op *op_pool;
     int op_pool_len;
     struct sc_op *op_stuck;     /* ops a transfer may still touch: freed after the worker */
-    unsigned long ops_left;     /* ops ever put on op_stuck (under pool_lock) */
+    unsigned long ops_left;     /* ops ever marked stuck, counted before their request
+                                   completes (under pool_lock) */
     struct sc_kept_block *kept; /* callers' memory a transfer may still touch (under
                                    pool_lock): freed after the worker (sc_ucx_keep_block) */
 } sc_transport_t;

@@ -1558,7 +1558,8 @@ static void usage(void)
             "  case) have passed, whichever comes first. --case C runs only case C (the\n"
             "  reproducer a failure prints). --load-fuzz: no communicator; forged states and\n"
             "  their mutations fed to sc_compressor_load, with the address space capped at\n"
-            "  4 GiB. Exits 1 on a failure, after printing the case and a reproducer.\n",
+            "  4 GiB (not in sanitized builds). Exits 1 on a failure, after printing the case\n"
+            "  and a reproducer.\n",
             FZ_MAX_KEYS);
 }
 

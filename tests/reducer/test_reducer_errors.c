@@ -680,39 +680,12 @@ static int test_failing_hook_finish_fails_every_rank(int argc, char **argv)
     return teardown(&w, &m, r);
 }
 
-/* The destroyer, after 0.2 s, marks half its gradients and destroys its reducer; the
- * others mark all of theirs and finalize, which must fail with the abort (then they
- * destroy theirs). */
-static int destroy_mid_iteration(rt_world_t *w, rt_model_t *m, sc_reducer_t *r, int destroyer)
-{
-    sc_status_t st = SC_SUCCESS;
-
-    if (destroyer) {
-        usleep(200000);
-        for (int g = m->n - 1; g >= m->n / 2; g--) {
-            rt_fill(m, m->buf[g], SEED, w->rank, 0, g);
-            CHECK_OK(sc_reducer_mark_ready(r, g, m->buf[g]));
-        }
-        CHECK_OK(sc_reducer_destroy(r));
-        return 0;
-    }
-    for (int g = m->n - 1; g >= 0 && st == SC_SUCCESS; g--) {
-        rt_fill(m, m->buf[g], SEED, w->rank, 0, g);
-        st = sc_reducer_mark_ready(r, g, m->buf[g]);
-    }
-    if (st == SC_SUCCESS)
-        st = sc_reducer_finalize(r);
-    CHECK(st == SC_ERR_ABORTED, "the iteration ended with %s: %s", sc_status_string(st),
-          sc_last_error());
-    sc_reducer_destroy(r);
-    return 0;
-}
-
 /* The last rank destroys its reducer in the middle of an iteration (half its gradients
  * marked): the others, which marked all and wait in finalize for buckets it will never
  * start, fail at once with the abort it sent (they waited SC_TIMEOUT, 5 s here). */
 static int test_destroy_mid_iteration_fails_peers_at_once(int argc, char **argv)
 {
+    sc_status_t st = SC_SUCCESS;
     sc_reducer_t *r;
     rt_world_t w;
     rt_model_t m;
@@ -724,12 +697,26 @@ static int test_destroy_mid_iteration_fails_peers_at_once(int argc, char **argv)
     /* Every rank out of create (its last collective) before the abort can reach it. */
     CHECK_OK(sc_barrier(w.comm, NULL));
     t0 = rt_now();
-    if (destroy_mid_iteration(&w, &m, r, w.rank == w.size - 1))
-        return 1;
-    if (w.rank == w.size - 1)
+    if (w.rank == w.size - 1) {
+        usleep(200000);
+        for (int g = m.n - 1; g >= m.n / 2; g--) {
+            rt_fill(&m, m.buf[g], SEED, w.rank, 0, g);
+            CHECK_OK(sc_reducer_mark_ready(r, g, m.buf[g]));
+        }
+        CHECK_OK(sc_reducer_destroy(r));
         CHECK_STATUS(sc_barrier(w.comm, NULL), SC_ERR_ABORTED);
-    else
+    } else {
+        for (int g = m.n - 1; g >= 0 && st == SC_SUCCESS; g--) {
+            rt_fill(&m, m.buf[g], SEED, w.rank, 0, g);
+            st = sc_reducer_mark_ready(r, g, m.buf[g]);
+        }
+        if (st == SC_SUCCESS)
+            st = sc_reducer_finalize(r);
+        CHECK(st == SC_ERR_ABORTED, "the iteration ended with %s: %s", sc_status_string(st),
+              sc_last_error());
         CHECK(rt_now() - t0 < 2.5, "the abort took %.1f s to arrive", rt_now() - t0);
+        sc_reducer_destroy(r);
+    }
     sc_comm_destroy(w.comm);
     rt_model_free(&m);
     return 0;
