@@ -1,0 +1,108 @@
+/* scrun's shared pieces: its options, a run's ranks and their output streams, and the
+ * functions that parse the command line (scrun_args.c) and pass the ranks' output on
+ * with their prefixes (scrun_output.c). */
+#ifndef SCRUN_H
+#define SCRUN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+#define SCRUN_EXIT_FAILED 1
+#define SCRUN_EXIT_USAGE  2
+#define SCRUN_MAX_RANKS   4096
+#define SCRUN_LINE_BUF    65536 /* a longer line is passed on in pieces */
+#define SCRUN_PREFIX_MAX  24
+#define SCRUN_DEFAULT_PORT 29500 /* torchrun's default, for multi-node runs */
+
+typedef struct {
+    long nlocal;
+    long nnodes;
+    long node_rank;
+    const char *bind;        /* NULL: SC_BIND from the environment, else "core" */
+    const char *master_addr; /* NULL: SC_MASTER_ADDR from the environment, else default */
+    long master_port;        /* 0: not given */
+    double grace;
+    char **argv;             /* program and its arguments, NULL-terminated */
+} scrun_opts_t;
+
+typedef struct scrun_stream scrun_stream_t;
+
+/* scrun's own stdout or stderr; open_line is the stream whose line was left unfinished
+ * there, so that another rank's output first ends that line instead of joining it. */
+typedef struct {
+    int fd;
+    bool broken; /* write failed: drop further output */
+    int error;   /* errno of that write; EPIPE: the reader is gone */
+    scrun_stream_t *open_line;
+} scrun_sink_t;
+
+/* One rank's stdout or stderr pipe. */
+struct scrun_stream {
+    int fd; /* read end, -1 once closed */
+    scrun_sink_t *sink;
+    char prefix[SCRUN_PREFIX_MAX];
+    size_t prefix_len;
+    bool at_line_start;
+    size_t used;
+    char buf[SCRUN_LINE_BUF];
+};
+
+typedef struct {
+    pid_t pid; /* also the id of the rank's process group */
+    long rank;
+    bool running;
+    int status;
+    scrun_stream_t out;
+    scrun_stream_t err;
+} scrun_rank_t;
+
+typedef struct {
+    scrun_opts_t opts;
+    long world_size;
+    const char *master_addr;
+    char master_port[16];
+    int port_fd; /* the reservation of a port scrun chose (scrun_reserve_port), or -1 */
+    const char *bind;
+    bool stdin_to_rank0;
+    scrun_rank_t *ranks;
+    long nstarted;
+    long nrunning;
+    scrun_sink_t sinks[2];
+    long first_failed; /* global rank, -1 while none */
+    bool self_failed; /* scrun could not start a rank or watch them, or lost its output */
+    bool output_lost;  /* a reader of scrun's stdout or stderr went away */
+    int interrupted;   /* the first signal scrun received and forwarded, 0 while none */
+    bool stopping;     /* the ranks were sent stop_signal; SIGKILL follows at kill_deadline */
+    int stop_signal;   /* SIGTERM after a failure, else the signal forwarded */
+    bool killed;       /* SIGKILL sent */
+    double kill_deadline;
+    char scratch[2 * SCRUN_LINE_BUF];
+    size_t scratch_used;
+} scrun_run_t;
+
+/* Prints "scrun: <message>" and a short usage line to stderr; returns
+ * SCRUN_EXIT_USAGE. */
+int scrun_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* A decimal number in [min, max], the whole of s. */
+bool scrun_parse_long(const char *s, long min, long max, long *value);
+
+/* Parses argv: 0 with *opts filled, or the exit status (0 with *done set after --help,
+ * SCRUN_EXIT_USAGE after saying what is wrong). */
+int scrun_parse_args(int argc, char **argv, scrun_opts_t *opts, bool *done);
+
+/* scrun's own message, "scrun: " first, to stderr through the ranks' sink. */
+void scrun_msg(scrun_run_t *run, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* A rank's stream reading fd, passed on to sink with the prefix "[rank] ". */
+void scrun_stream_init(scrun_stream_t *s, int fd, scrun_sink_t *sink, long rank);
+
+/* Reads once (drain: until the pipe is empty) and passes on the complete lines; a
+ * partial line waits for its end unless it fills the buffer. */
+void scrun_stream_read(scrun_run_t *run, scrun_stream_t *s, bool drain);
+
+/* Passes on what the stream still holds, ends its last line, closes its pipe. */
+void scrun_stream_close(scrun_run_t *run, scrun_stream_t *s);
+
+#endif
