@@ -31,8 +31,9 @@ static int sc_ucx_posix_enabled(void)
         return 1;
     if (tls[0] == '^')
         return strstr(tls, "posix") == NULL;
+    /* posix itself, or an alias that includes it (shm, sm, mm, all). */
     return strstr(tls, "posix") || strstr(tls, "shm") || strstr(tls, "sm") ||
-           strstr(tls, "all");
+           strstr(tls, "mm") || strstr(tls, "all");
 }
 
 /* A sentence for a worker that could not be created for want of resources, where
