@@ -15,6 +15,8 @@
 #                          (default python3)
 #   SC_GPU_FORCE_DEPS=1    use the .deb fallback for UCX and hwloc even where
 #                          pkg-config finds them (to test the fallback)
+#   SC_GPU_FORCE_RUNTIME=1 with it, take the UCX, libnuma and hwloc runtimes from the
+#                          .debs too, even where they are installed
 set -uo pipefail
 
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -81,9 +83,46 @@ add_pkg_config_path() {
   export PKG_CONFIG_PATH
 }
 
-# UCX: headers from libucx-dev, libraries of the installed runtime (libucp.so.0 ...)
-# through libucp.so symlinks, and ucx.pc (with the ucx-uct.pc and ucx-ucs.pc it
-# requires) written for them. Sets deps_note.
+# Makes the shared library with soname $1 loadable: the installed one where there is
+# one, else the one in the .deb $2 (e.g. libucx0), extracted into $prefix/runtime,
+# whose library directory goes first in LD_LIBRARY_PATH (the build, the tests and the
+# benchmarks inherit it). Sets rt_path to the library's path. (Not to be called in a
+# command substitution: LD_LIBRARY_PATH would stay in the subshell.)
+rt_path=""
+runtime_soname() {
+  local rt=$prefix/runtime libdir
+  libdir=$rt/$2/usr/lib/x86_64-linux-gnu
+  if [ "${SC_GPU_FORCE_RUNTIME:-0}" != 1 ] && rt_path=$(find_soname "$1"); then
+    return 0
+  fi
+  if [ ! -e "$libdir/$1" ]; then
+    extract_deb "$2" "$rt/$2" > /dev/null || return 1
+  fi
+  [ -e "$libdir/$1" ] || { echo "run.sh: $2's .deb holds no $1" >&2; return 1; }
+  case ":${LD_LIBRARY_PATH:-}:" in
+    *":$libdir:"*) ;;
+    *) export LD_LIBRARY_PATH=$libdir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} ;;
+  esac
+  echo "run.sh: $1 from $2's .deb (not installed here)" >&2
+  rt_path=$libdir/$1
+}
+
+# pkg-config itself, from the pkgconf .debs where the machine has none.
+deps_pkg_config() {
+  local bin=$prefix/runtime/bin
+  command -v pkg-config > /dev/null && return 0
+  runtime_soname libpkgconf.so.3 libpkgconf3 || return 1
+  extract_deb pkgconf-bin "$prefix/runtime/pkgconf-bin" > /dev/null || return 1
+  mkdir -p "$bin"
+  ln -sfn "$prefix/runtime/pkgconf-bin/usr/bin/pkgconf" "$bin/pkg-config"
+  export PATH=$bin:$PATH
+  echo "run.sh: pkg-config from the pkgconf .debs (not installed here)" >&2
+  command -v pkg-config > /dev/null
+}
+
+# UCX: headers from libucx-dev, libraries of the installed runtime (libucp.so.0 ...),
+# or of libucx0's .deb where none is installed, through libucp.so symlinks, and ucx.pc
+# (with the ucx-uct.pc and ucx-ucs.pc it requires) written for them. Sets deps_note.
 deps_ucx() {
   local dir=$prefix/ucx version lib so
   if [ "${SC_GPU_FORCE_DEPS:-0}" != 1 ] && pkg-config --exists ucx; then
@@ -92,11 +131,13 @@ deps_ucx() {
   fi
   version=$(extract_deb libucx-dev "$dir/root") || return 1
   mkdir -p "$dir/lib/pkgconfig"
+  runtime_soname libnuma.so.1 libnuma1 || return 1
   for lib in ucp uct ucs ucm; do
-    if ! so=$(find_soname "lib$lib.so.0"); then
-      echo "run.sh: lib$lib.so.0 (the UCX runtime) is not installed" >&2
+    if ! runtime_soname "lib$lib.so.0" libucx0; then
+      echo "run.sh: lib$lib.so.0 (the UCX runtime) is neither installed nor in .gpu-deps" >&2
       return 1
     fi
+    so=$rt_path
     ln -sfn "$so" "$dir/lib/lib$lib.so"
   done
   write_pc "$dir/lib/pkgconfig/ucx.pc" ucx "$version" "$dir/root/usr/include" "$dir/lib" \
@@ -119,10 +160,11 @@ deps_hwloc() {
     deps_note="hwloc $(pkg-config --modversion hwloc) (pkg-config)"
     return 0
   fi
-  if ! so=$(find_soname libhwloc.so.15); then
-    echo "run.sh: libhwloc.so.15 (the hwloc runtime) is not installed" >&2
+  if ! runtime_soname libhwloc.so.15 libhwloc15; then
+    echo "run.sh: libhwloc.so.15 (the hwloc runtime) is neither installed nor in .gpu-deps" >&2
     return 1
   fi
+  so=$rt_path
   mkdir -p "$dir/lib/pkgconfig"
   ln -sfn "$so" "$dir/lib/libhwloc.so"
   if [ "${SC_GPU_FORCE_DEPS:-0}" != 1 ] && [ -e /usr/include/hwloc.h ]; then
@@ -161,8 +203,8 @@ deps_note=""
 
 step_deps() {
   local note_ucx
-  if ! command -v pkg-config > /dev/null; then
-    record deps FAIL "pkg-config is not installed"
+  if ! deps_pkg_config 2>> "$out/deps.log"; then
+    record deps FAIL "pkg-config is neither installed nor in .gpu-deps: see $out/deps.log"
     return 1
   fi
   if ! deps_ucx 2>> "$out/deps.log"; then
@@ -174,8 +216,8 @@ step_deps() {
     record deps FAIL "hwloc development files: see $out/deps.log"
     return 1
   fi
-  printf '%s\n%s\nPKG_CONFIG_PATH=%s\n' "$note_ucx" "$deps_note" "${PKG_CONFIG_PATH:-}" \
-    >> "$out/deps.log"
+  printf '%s\n%s\nPKG_CONFIG_PATH=%s\nLD_LIBRARY_PATH=%s\n' "$note_ucx" "$deps_note" \
+    "${PKG_CONFIG_PATH:-}" "${LD_LIBRARY_PATH:-}" >> "$out/deps.log"
   record deps PASS "$note_ucx; $deps_note"
 }
 
