@@ -17,6 +17,12 @@
 #                          pkg-config finds them (to test the fallback)
 #   SC_GPU_FORCE_RUNTIME=1 with it, take the UCX, libnuma and hwloc runtimes from the
 #                          .debs too, even where they are installed
+#   SC_GPU_BUDGET_S        seconds the whole run may take (default: no limit): every
+#                          step's time limit is cut to what is left, less 20 s for the
+#                          summary, and a step with nothing left is skipped, so that
+#                          the summary comes out before a lease ends
+#   SC_GPU_ARCHIVE         a .tar.gz file that receives every log and result at the end
+#                          (one file, for a machine that hands back only a few)
 set -uo pipefail
 
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -29,6 +35,7 @@ jobs=$(nproc 2>/dev/null || echo 4)
 debs=$root/.gpu-deps
 prefix=$build/gpu-deps # private prefix of the .deb fallback; never /
 t_start=$(date +%s)
+budget=${SC_GPU_BUDGET_S:-0}
 
 # ---- results -----------------------------------------------------------------------
 
@@ -36,6 +43,7 @@ check_names=()
 check_results=() # PASS, FAIL or SKIP
 check_notes=()
 failed=0
+cut=0 # checks not run because SC_GPU_BUDGET_S was spent
 
 record() { # NAME RESULT NOTE
   check_names+=("$1")
@@ -46,6 +54,37 @@ record() { # NAME RESULT NOTE
 }
 
 want() { case "$steps" in *" $1 "*) return 0 ;; esac; return 1; }
+
+# Seconds SC_GPU_BUDGET_S leaves, less 20 s for the summary (may be 0 or less).
+seconds_left() { echo $((t_start + budget - 20 - $(date +%s))); }
+
+# A step's time limit: $1 seconds, cut to what SC_GPU_BUDGET_S leaves; at least 1
+# (timeout 0 would mean no limit at all).
+limit() {
+  local left
+  if [ "$budget" -le 0 ]; then
+    echo "$1"
+    return
+  fi
+  left=$(seconds_left)
+  if [ "$left" -lt 1 ]; then
+    echo 1
+  elif [ "$left" -lt "$1" ]; then
+    echo "$left"
+  else
+    echo "$1"
+  fi
+}
+
+# Records NAME as skipped and fails when SC_GPU_BUDGET_S is spent.
+budget_left() {
+  if [ "$budget" -le 0 ] || [ "$(seconds_left)" -ge 1 ]; then
+    return 0
+  fi
+  record "$1" SKIP "not run: SC_GPU_BUDGET_S=$budget is spent"
+  cut=$((cut + 1))
+  return 1
+}
 
 # ---- deps: UCX and hwloc development files -----------------------------------------
 
@@ -231,7 +270,15 @@ step_build() {
     return 1
   fi
   record configure PASS "$(grep -o 'shardcomm device path: .*' "$out/configure.log" | head -n 1)"
-  if ! cmake --build "$build" -j"$jobs" > "$out/build.log" 2>&1; then
+  budget_left build || return 1
+  local lim rc
+  lim=$(limit 1800)
+  timeout "$lim" cmake --build "$build" -j"$jobs" > "$out/build.log" 2>&1
+  rc=$?
+  if [ $rc = 124 ]; then
+    record build FAIL "timed out after $lim s: see $out/build.log"
+    return 1
+  elif [ $rc != 0 ]; then
     record build FAIL "see $out/build.log"
     return 1
   fi
@@ -255,8 +302,9 @@ ctest_rows() {
 
 step_gpu_tests() {
   local log=$out/ctest-gpu.log name result secs rc before=$failed n=0
+  budget_left "gpu tests" || return
   # SC_BIND=none: concurrent scrun runs would otherwise pin their ranks to the same cores.
-  (cd "$build" && SC_BIND=none timeout 1500 ctest -L gpu -j4 --output-on-failure \
+  (cd "$build" && SC_BIND=none timeout "$(limit 1500)" ctest -L gpu -j4 --output-on-failure \
      --output-junit "$out/ctest-gpu.xml") > "$log" 2>&1
   rc=$?
   while read -r name result secs; do
@@ -272,7 +320,8 @@ step_gpu_tests() {
 
 step_unit_tests() {
   local log=$out/ctest-unit.log rows passed skipped total
-  (cd "$build" && timeout 900 ctest -L unit -j"$jobs" --output-on-failure \
+  budget_left "unit tests" || return
+  (cd "$build" && timeout "$(limit 900)" ctest -L unit -j"$jobs" --output-on-failure \
      --output-junit "$out/ctest-unit.xml") > "$log" 2>&1
   rows=$(ctest_rows "$log")
   total=$(printf '%s\n' "$rows" | grep -c .)
@@ -290,18 +339,20 @@ step_unit_tests() {
 
 # bench_run NAME NP NCCL(0|default) ARGS...: sc-bench --device for every collective.
 bench_run() {
-  local name=$1 np=$2 nccl=$3 rc
+  local name=$1 np=$2 nccl=$3 rc lim
   shift 3
+  budget_left "$name" || return
+  lim=$(limit 600)
   (
     if [ "$nccl" = 0 ]; then export SC_NCCL=0; else unset SC_NCCL; fi
-    SC_TIMEOUT=60 timeout 600 "$build/tools/scrun" -n "$np" "$build/bench/sc-bench" all \
+    SC_TIMEOUT=60 timeout "$lim" "$build/tools/scrun" -n "$np" "$build/bench/sc-bench" all \
       "$@" --device --json "$out/$name.json"
   ) > "$out/$name.log" 2>&1
   rc=$?
   if [ $rc = 0 ]; then
     record "$name" PASS "$(grep -o 'avg busbw: .*' "$out/$name.log" | tail -n 1)"
   elif [ $rc = 124 ]; then
-    record "$name" FAIL "timed out after 600 s (see $out/$name.log)"
+    record "$name" FAIL "timed out after $lim s (see $out/$name.log)"
   else
     record "$name" FAIL "exit status $rc: $(grep -m 1 -E 'sc-bench|scrun|wrong: [1-9]' \
       "$out/$name.log" | cut -c 1-160)"
@@ -318,7 +369,8 @@ step_bench() {
 
 step_kernels() {
   local log=$out/kernels.log rc
-  timeout 600 "$build/bench/sc-bench" kernels --device --json "$out/kernels.json" \
+  budget_left kernels || return
+  timeout "$(limit 600)" "$build/bench/sc-bench" kernels --device --json "$out/kernels.json" \
     > "$log" 2>&1
   rc=$?
   if grep -q "unknown collective 'kernels'" "$log"; then
@@ -335,7 +387,8 @@ step_kernels() {
 # through bench/compare, whose index sets must agree (target: shardcomm 3x faster).
 step_topk() {
   local log=$out/topk.log cmp=$out/topk-vs-torch.log py=${PYTHON:-python3} rc
-  timeout 600 "$build/bench/sc-bench" topk --device -n 25M --ratio 0.01 --mode exact \
+  budget_left "topk --device" || return
+  timeout "$(limit 600)" "$build/bench/sc-bench" topk --device -n 25M --ratio 0.01 --mode exact \
     --iters 20 --json "$out/topk.json" > "$log" 2>&1
   rc=$?
   if [ $rc = 0 ]; then
@@ -349,7 +402,8 @@ step_topk() {
     record "topk vs torch.topk" SKIP "$py has no numpy, torch or CUDA: nothing compared"
     return
   fi
-  timeout 900 "$py" "$root/bench/compare/topk_vs_numpy_torch.py" -B "$build" --device \
+  budget_left "topk vs torch.topk" || return
+  timeout "$(limit 900)" "$py" "$root/bench/compare/topk_vs_numpy_torch.py" -B "$build" --device \
     --iters 20 --json "$out/topk-vs-torch.json" > "$cmp" 2>&1
   rc=$?
   if [ $rc = 0 ]; then
@@ -419,7 +473,9 @@ print_summary() {
   fi
   echo
   echo "logs and JSON: $out"
-  if [ "$failed" = 0 ]; then
+  if [ "$failed" = 0 ] && [ "$cut" != 0 ]; then
+    echo "RESULT: INCOMPLETE ($cut checks not run: SC_GPU_BUDGET_S=$budget was spent)"
+  elif [ "$failed" = 0 ]; then
     echo "RESULT: PASS"
   else
     echo "RESULT: FAIL ($failed checks failed)"
@@ -461,4 +517,8 @@ for s in gpu-tests unit-tests bench kernels topk; do
   esac
 done
 print_summary | tee "$out/summary.txt"
-[ "$failed" = 0 ]
+if [ -n "${SC_GPU_ARCHIVE:-}" ]; then
+  tar czf "$SC_GPU_ARCHIVE" -C "$(dirname "$out")" "$(basename "$out")" ||
+    echo "run.sh: could not write $SC_GPU_ARCHIVE" >&2
+fi
+[ "$failed" = 0 ] && [ "$cut" = 0 ]
