@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "bench_output.h"
+#include "compare/size_parse.h"
 
 typedef enum {
     MPIB_ALLREDUCE,
@@ -30,29 +31,6 @@ typedef struct {
     const char *json_path;
 } mpib_options_t;
 
-/* Digits with an optional K/M/G suffix (1K = 1024), as sc-bench reads sizes. */
-static int mpib_size_parse(const char *text, size_t *bytes)
-{
-    char *end;
-    unsigned long long v = strtoull(text, &end, 10);
-    int shift = 0;
-
-    if (end == text)
-        return -1;
-    if (*end == 'K' || *end == 'k')
-        shift = 10;
-    else if (*end == 'M' || *end == 'm')
-        shift = 20;
-    else if (*end == 'G' || *end == 'g')
-        shift = 30;
-    if (shift)
-        end++;
-    if (*end != '\0' || v == 0)
-        return -1;
-    *bytes = (size_t)v << shift;
-    return 0;
-}
-
 static int mpib_options_parse(int argc, char **argv, mpib_options_t *o)
 {
     static const struct option longopts[] = {{"json", required_argument, NULL, 'j'},
@@ -63,8 +41,8 @@ static int mpib_options_parse(int argc, char **argv, mpib_options_t *o)
                           .iters = 20, .warmup = 5};
     while ((c = getopt_long(argc, argv, "b:e:f:n:w:", longopts, NULL)) != -1) {
         switch (c) {
-        case 'b': if (mpib_size_parse(optarg, &o->min_bytes)) return -1; break;
-        case 'e': if (mpib_size_parse(optarg, &o->max_bytes)) return -1; break;
+        case 'b': if (compare_size_parse(optarg, &o->min_bytes)) return -1; break;
+        case 'e': if (compare_size_parse(optarg, &o->max_bytes)) return -1; break;
         case 'f': o->factor = strtoul(optarg, NULL, 10); if (o->factor < 2) return -1; break;
         case 'n': o->iters = atoi(optarg); if (o->iters < 1) return -1; break;
         case 'w': o->warmup = atoi(optarg); if (o->warmup < 0) return -1; break;
