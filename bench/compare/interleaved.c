@@ -201,6 +201,10 @@ static int il_size(il_world_t *w, il_coll_t coll, size_t bytes, int iters)
         rc |= il_call(w, coll, who, n_in, n_out); /* warm-up, and the checked call */
         wrong += il_wrong(w, coll, who, n_in, n_out);
     }
+    /* Every rank times, or none: a rank that skipped the loop would pair its next MPI
+     * call with a peer's barrier. (A shardcomm error in the loop is one on every rank,
+     * at the same call.) */
+    MPI_Allreduce(MPI_IN_PLACE, &rc, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
     for (int it = 0; it < iters && !rc; it++) {
         for (int k = 0; k < IL_WHO && !rc; k++) {
             int who = (it + k) % IL_WHO;
