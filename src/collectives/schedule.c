@@ -40,12 +40,6 @@ const char *sc_algo_name(sc_algo_t algo)
  * hundreds of MB with tiny chunks, is freed with it, not kept for the next call). */
 #define SC_OP_POOL_ACTS_MAX 4096
 
-/* A collective's data messages up to this size are sent with sc_ucx_send_eager. Measured
- * interleaved with Open MPI on 2 ranks (benchmarks.md, "Plain all-gather and UCX's
- * rendezvous"): all-gather blocks of 32-128 KiB 1.3-1.5x faster. Point-to-point ops
- * keep rendezvous: a 4 MiB sendrecv in eager 256 KiB chunks ran at half the speed. */
-#define SC_EAGER_SEND_MAX (128 * 1024)
-
 sc_coll_op_t *sc_op_create(struct sc_comm *comm, sc_coll_kind_t kind, sc_dtype_t dtype,
                       sc_op_t redop, size_t count, int root)
 {
@@ -620,12 +614,8 @@ static sc_status_t sc_op_run_action(sc_coll_op_t *op, sc_action_t *a)
 
     switch ((sc_action_kind_t)a->kind) {
     case SC_ACT_SEND:
-        /* A collective's data messages up to SC_EAGER_SEND_MAX go eagerly; a
-         * point-to-point op's chunks do not (sc_ucx_send_eager). */
-        st = (op->hdr.kind != SC_COLL_SEND && a->len <= SC_EAGER_SEND_MAX ? sc_ucx_send_eager
-                                                                           : sc_ucx_send)(
-            tp, sc_op_world(op, a->peer), sc_op_tag(op, kind, a->sub, c->rank), a->src, a->len,
-            &a->ucx_req);
+        st = sc_ucx_send(tp, sc_op_world(op, a->peer), sc_op_tag(op, kind, a->sub, c->rank),
+                         a->src, a->len, &a->ucx_req);
         if (st != SC_SUCCESS)
             return st;
         a->state = a->ucx_req ? SC_ACT_STARTED : SC_ACT_DONE;
