@@ -8,64 +8,72 @@
 
 #include "allreduce_gap_common.h"
 
+typedef struct {
+    sc_comm_t *comm;
+    const float *in;
+    float *out;
+    size_t count;
+} gap_sc_t;
+
+static int gap_sc_failed(const gap_sc_t *g, const char *what)
+{
+    fprintf(stderr, "allreduce_gap: rank %d: %s: %s\n", sc_comm_rank(g->comm), what,
+            sc_last_error());
+    return 1;
+}
+
+static int gap_sc_barrier(void *ctx)
+{
+    gap_sc_t *g = ctx;
+    return sc_barrier(g->comm, NULL) != SC_SUCCESS ? gap_sc_failed(g, "barrier") : 0;
+}
+
+static int gap_sc_allreduce(void *ctx)
+{
+    gap_sc_t *g = ctx;
+    return sc_allreduce(g->in, g->out, g->count, SC_FLOAT32, SC_SUM, g->comm, NULL, NULL) !=
+                   SC_SUCCESS
+               ? gap_sc_failed(g, "allreduce")
+               : 0;
+}
+
 int main(int argc, char **argv)
 {
     gap_options_t o;
-    sc_comm_t *comm;
+    gap_sc_t g;
+    gap_ops_t ops = {&g, gap_sc_barrier, gap_sc_allreduce};
     float *in, *out;
     double *t;
-    int rank, rc = 1;
+    int rank, size, rc = 1;
 
     if (gap_parse("allreduce_gap", argc, argv, &o))
         return 2;
-    if (sc_comm_init_from_env(&comm) != SC_SUCCESS) {
+    if (sc_comm_init_from_env(&g.comm) != SC_SUCCESS) {
         fprintf(stderr, "allreduce_gap: %s\n", sc_last_error());
         return 1;
     }
-    rank = sc_comm_rank(comm);
+    rank = sc_comm_rank(g.comm);
+    size = sc_comm_size(g.comm);
     in = malloc(o.count * sizeof(float));
     out = malloc(o.count * sizeof(float));
     t = malloc((size_t)GAP_COUNT * (size_t)o.rounds * sizeof(double));
     if (!in || !out || !t) {
         fprintf(stderr, "allreduce_gap: out of memory for %zu floats\n", o.count);
-        goto done;
-    }
-    for (size_t i = 0; i < o.count; i++)
-        in[i] = (float)(rank + 1);
-    for (int i = 0; i < 20; i++)
-        if (sc_allreduce(in, out, o.count, SC_FLOAT32, SC_SUM, comm, NULL, NULL))
-            goto failed;
-    for (int i = 0; i < o.rounds; i++) {
-        for (int g = 0; g < GAP_COUNT; g++) {
-            double t0;
-
-            if (g != GAP_NONE && sc_barrier(comm, NULL) != SC_SUCCESS)
-                goto failed;
-            gap_compute((gap_kind_t)g);
-            t0 = gap_now();
-            if (sc_allreduce(in, out, o.count, SC_FLOAT32, SC_SUM, comm, NULL, NULL))
-                goto failed;
-            t[(size_t)g * o.rounds + i] = gap_now() - t0;
+    } else {
+        gap_fill(in, o.count, rank);
+        g.in = in;
+        g.out = out;
+        g.count = o.count;
+        if (gap_run(&o, &ops, t) == 0 &&
+            gap_check("allreduce_gap", rank, size, out, o.count) == 0) {
+            if (rank == 0)
+                gap_print("shardcomm", &o, size, t);
+            rc = 0;
         }
     }
-    for (size_t i = 0; i < o.count; i++) {
-        int size = sc_comm_size(comm);
-        if (out[i] != (float)size * (float)(size + 1) / 2) {
-            fprintf(stderr, "allreduce_gap: rank %d: element %zu is %g\n", rank, i,
-                    (double)out[i]);
-            goto done;
-        }
-    }
-    if (rank == 0)
-        gap_print("shardcomm", &o, sc_comm_size(comm), t);
-    rc = 0;
-    goto done;
-failed:
-    fprintf(stderr, "allreduce_gap: rank %d: %s\n", rank, sc_last_error());
-done:
     free(in);
     free(out);
     free(t);
-    sc_comm_destroy(comm);
+    sc_comm_destroy(g.comm);
     return rc;
 }

@@ -10,8 +10,9 @@
 
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 #include <time.h>
+
+#include "bench_time.h"
 
 /* What comes before the timed call: nothing, a barrier, a barrier and then compute (a
  * sleep: a GPU computing, the CPU idle; a spin: the CPU computing). */
@@ -32,13 +33,6 @@ typedef struct {
     size_t count; /* float32 elements per rank */
     int rounds;
 } gap_options_t;
-
-static inline double gap_now(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
-}
 
 /* usage: PROG [COUNT [ROUNDS]], defaults 1048576 (4 MiB of float32) and 300. 0 on
  * success; prints the sentence and returns -1 on a bad argument. */
@@ -89,8 +83,8 @@ static inline void gap_compute(gap_kind_t gap)
         nanosleep(&d, NULL);
         break;
     case GAP_SPIN_1MS:
-        until = gap_now() + 1e-3;
-        while (gap_now() < until)
+        until = bench_now_s() + 1e-3;
+        while (bench_now_s() < until)
             ;
         break;
     default:
@@ -98,10 +92,59 @@ static inline void gap_compute(gap_kind_t gap)
     }
 }
 
-static int gap_cmp(const void *a, const void *b)
+/* One library's calls: its barrier and its all-reduce of the program's buffers, each
+ * nonzero on failure (with the sentence printed). */
+typedef struct {
+    void *ctx;
+    int (*barrier)(void *ctx);
+    int (*allreduce)(void *ctx);
+} gap_ops_t;
+
+/* 20 warm-up calls, then o->rounds rounds of every gap, each followed by one timed
+ * all-reduce: t[gap * rounds + round], seconds. Nonzero on a failed call. */
+static inline int gap_run(const gap_options_t *o, const gap_ops_t *ops, double *t)
 {
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
+    for (int i = 0; i < 20; i++)
+        if (ops->allreduce(ops->ctx))
+            return 1;
+    for (int i = 0; i < o->rounds; i++) {
+        for (int g = 0; g < GAP_COUNT; g++) {
+            double t0;
+
+            if (g != GAP_NONE && ops->barrier(ops->ctx))
+                return 1;
+            gap_compute((gap_kind_t)g);
+            t0 = bench_now_s();
+            if (ops->allreduce(ops->ctx))
+                return 1;
+            t[(size_t)g * (size_t)o->rounds + (size_t)i] = bench_now_s() - t0;
+        }
+    }
+    return 0;
+}
+
+/* Input of rank r: every element r + 1, so that the sum over size ranks is exact. */
+static inline void gap_fill(float *in, size_t count, int rank)
+{
+    for (size_t i = 0; i < count; i++)
+        in[i] = (float)(rank + 1);
+}
+
+/* 0 when every element of out is the sum of size ranks' inputs; else prints the first
+ * wrong one (prog, rank) and returns -1. */
+static inline int gap_check(const char *prog, int rank, int size, const float *out,
+                            size_t count)
+{
+    float want = (float)size * (float)(size + 1) / 2;
+
+    for (size_t i = 0; i < count; i++) {
+        if (out[i] != want) {
+            fprintf(stderr, "%s: rank %d: element %zu is %g\n", prog, rank, i,
+                    (double)out[i]);
+            return -1;
+        }
+    }
+    return 0;
 }
 
 /* Sorts each gap's times (t[gap * rounds + i], seconds) and prints one row per gap:
@@ -113,7 +156,7 @@ static inline void gap_print(const char *who, const gap_options_t *o, int nranks
     double base;
 
     for (int g = 0; g < GAP_COUNT; g++)
-        qsort(t + (size_t)g * n, (size_t)n, sizeof(double), gap_cmp);
+        qsort(t + (size_t)g * n, (size_t)n, sizeof(double), bench_cmp_double);
     base = t[n / 2];
     printf("# %s: allreduce of %zu float32 (%zu bytes), sum, %d ranks, %d rounds, rank 0's "
            "times\n", who, o->count, o->count * 4, nranks, n);

@@ -17,10 +17,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include <shardcomm/shardcomm.h>
 
+#include "bench_time.h"
 #include "compare/size_parse.h"
 
 typedef enum { IL_ALLREDUCE, IL_REDUCE_SCATTER, IL_ALLGATHER, IL_COLL_COUNT } il_coll_t;
@@ -42,13 +42,6 @@ typedef struct {
     sc_comm_t *comm;
     float *in[IL_WHO], *out[IL_WHO]; /* IL_SC_REG's from sc_mem_alloc */
 } il_world_t;
-
-static double il_now(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
-}
 
 static int il_usage(void)
 {
@@ -175,12 +168,6 @@ static size_t il_wrong(const il_world_t *w, il_coll_t coll, int who, size_t n_in
     return bad;
 }
 
-static int il_cmp(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
 /* Times coll at bytes: iters rounds of the three calls; prints rank 0's row. Nonzero on
  * an error or a wrong result (on any rank). */
 static int il_size(il_world_t *w, il_coll_t coll, size_t bytes, int iters)
@@ -211,16 +198,16 @@ static int il_size(il_world_t *w, il_coll_t coll, size_t bytes, int iters)
             double t0;
 
             rc |= il_barrier(w, who);
-            t0 = il_now();
+            t0 = bench_now_s();
             rc |= il_call(w, coll, who, n_in, n_out);
-            t[(size_t)who * (size_t)iters + (size_t)it] = il_now() - t0;
+            t[(size_t)who * (size_t)iters + (size_t)it] = bench_now_s() - t0;
         }
     }
     MPI_Allreduce(&wrong, &all_wrong, 1, MPI_UNSIGNED_LONG, MPI_SUM, MPI_COMM_WORLD);
     MPI_Allreduce(MPI_IN_PLACE, &rc, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
     if (!rc) {
         for (int who = 0; who < IL_WHO; who++) {
-            qsort(t + (size_t)who * (size_t)iters, (size_t)iters, sizeof(double), il_cmp);
+            qsort(t + (size_t)who * (size_t)iters, (size_t)iters, sizeof(double), bench_cmp_double);
             med[who] = t[(size_t)who * (size_t)iters + (size_t)iters / 2];
         }
         if (w->rank == 0)
