@@ -87,6 +87,28 @@ static inline void ct_topk(const double *v, size_t n, size_t k, size_t *idx)
     free(all);
 }
 
+/* The saved compressor state's payload hash (compressor_state.c), computed here
+ * independently: FNV-1a over 8-byte words then the tail bytes; version 3 folds
+ * h ^= h >> 29 after each multiply, versions 1 and 2 do not. */
+static inline uint64_t ct_state_hash(const unsigned char *q, size_t n, uint32_t version)
+{
+    uint64_t h = 0xcbf29ce484222325ull, w;
+    size_t i = 0;
+
+    for (; i + 8 <= n; i += 8) {
+        memcpy(&w, q + i, 8);
+        h = (h ^ w) * 0x100000001b3ull;
+        if (version >= 3)
+            h ^= h >> 29;
+    }
+    for (; i < n; i++) {
+        h = (h ^ q[i]) * 0x100000001b3ull;
+        if (version >= 3)
+            h ^= h >> 29;
+    }
+    return h;
+}
+
 /* Every rank's hash of buf gathered: equal, bit for bit. */
 static inline int ct_check_same_bits(rt_world_t *w, const void *buf, size_t bytes)
 {

@@ -89,7 +89,8 @@ set(SC_COMPRESS_FAULTS
   "hook_config_disagreement_fails_create density_last_digit 2"
   "hook_config_disagreement_fails_create warmup_steps 3"
   "hook_config_disagreement_fails_create mode 2"
-  "foreign_state_is_refused 1")
+  "foreign_state_is_refused 1"
+  "state_past_memory_is_refused 1")
 foreach(spec ${SC_COMPRESS_FAULTS})
   separate_arguments(f UNIX_COMMAND "${spec}")
   list(POP_BACK f n)

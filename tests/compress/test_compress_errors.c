@@ -15,8 +15,11 @@
  *   misaligned_buffers_are_refused   pairs, dense, sendbuf and recvbuf
  *   hook_config_disagreement_fails_create FIELD  density | density_last_digit |
  *                                                warmup_steps | mode
- *   foreign_state_is_refused         the load's sentence says why, nothing more */
+ *   foreign_state_is_refused         the load's sentence says why, nothing more
+ *   state_past_memory_is_refused     a record claiming more elements than this machine
+ *                                    holds is refused before anything is allocated */
 #include <math.h>
+#include <unistd.h>
 
 #include "compress_test.h"
 
@@ -487,6 +490,60 @@ static int test_foreign_state_is_refused(int argc, char **argv)
     return 0;
 }
 
+/* A version-2 state of one float32 key of count elements that keeps no buffers (the
+ * state of a compressor without error feedback): the 32-byte header, the 16-byte draws,
+ * one 32-byte record. magic: the 8 bytes a save begins with. */
+static void forge_state(unsigned char st[80], const unsigned char magic[8], uint64_t count)
+{
+    const uint32_t version = 2, nkeys = 1;
+    const uint64_t payload = 48;
+    const int32_t rec[4] = {7, SC_FLOAT32, SC_FLOAT32, 0};
+    const int64_t steps = 3;
+    uint64_t hash;
+
+    memset(st, 0, 80);
+    memcpy(st, magic, 8);
+    memcpy(st + 8, &version, 4);
+    memcpy(st + 12, &nkeys, 4);
+    memcpy(st + 16, &payload, 8);
+    memcpy(st + 48, rec, sizeof(rec));
+    memcpy(st + 64, &count, 8);
+    memcpy(st + 72, &steps, 8);
+    hash = ct_state_hash(st + 32, payload, 2);
+    memcpy(st + 24, &hash, 8);
+}
+
+/* A record of no buffers carries its count alone: one whose elements would take more
+ * than this machine's memory is refused with a sentence that says so, allocates
+ * nothing, and leaves the loaded state as it was. The same record with a small count
+ * loads (the forgery is a state the library accepts). */
+static int test_state_past_memory_is_refused(int argc, char **argv)
+{
+    const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+    const uint64_t past = (uint64_t)pages * (uint64_t)page / 4 + 1; /* float32: > phys */
+    unsigned char empty[64], st[80], before[4096], after[4096];
+    size_t len = sizeof(empty), lb = sizeof(before), la = sizeof(after);
+    sc_compressor_t *c;
+
+    (void)argc, (void)argv;
+    CHECK(pages > 0 && page > 0, "sysconf gives no physical memory");
+    CHECK_OK(sc_compressor_create(NULL, &c));
+    CHECK_OK(sc_compressor_save(c, empty, &len));
+    forge_state(st, empty, 1000);
+    CHECK_OK(sc_compressor_load(c, st, sizeof(st)));
+    CHECK_OK(sc_compressor_save(c, before, &lb));
+    CHECK(lb > len, "the loaded key is not in the saved state (%zu bytes, empty %zu)", lb,
+          len);
+    forge_state(st, empty, past);
+    CHECK_STATUS(sc_compressor_load(c, st, sizeof(st)), SC_ERR_INVALID_ARG);
+    CHECK_SAYS("sc_compressor_load", "record 0 gives key 7",
+               "more than this machine's memory");
+    CHECK_OK(sc_compressor_save(c, after, &la));
+    CHECK(la == lb && memcmp(before, after, lb) == 0, "a refused load changed the state");
+    sc_compressor_destroy(c);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     static const rt_test_t tests[] = {
@@ -504,6 +561,7 @@ int main(int argc, char **argv)
         {"sparse_32_bit_indices_need_n_below_2_pow_32",
          test_sparse_32_bit_indices_need_n_below_2_pow_32},
         {"foreign_state_is_refused", test_foreign_state_is_refused},
+        {"state_past_memory_is_refused", test_state_past_memory_is_refused},
         {NULL, NULL}};
     return rt_main(tests, argc, argv);
 }

@@ -583,27 +583,6 @@ static void fz_model_rank(const fz_case_t *c, fz_mkey_t *mk, int j, int r, int t
 
 /* ---- the saved state, read back ---------------------------------------------------------- */
 
-/* The saved state's hash (compressor_state.c): FNV-1a over 8-byte words then the tail
- * bytes, version 3 folding h ^= h >> 29 after each multiply. */
-static uint64_t fz_state_hash(const unsigned char *q, size_t n, uint32_t version)
-{
-    uint64_t h = 0xcbf29ce484222325ull, w;
-    size_t i = 0;
-
-    for (; i + 8 <= n; i += 8) {
-        memcpy(&w, q + i, 8);
-        h = (h ^ w) * 0x100000001b3ull;
-        if (version >= 3)
-            h ^= h >> 29;
-    }
-    for (; i < n; i++) {
-        h = (h ^ q[i]) * 0x100000001b3ull;
-        if (version >= 3)
-            h ^= h >> 29;
-    }
-    return h;
-}
-
 static void fz_state_rehash(unsigned char *b, size_t len)
 {
     uint32_t version;
@@ -611,7 +590,7 @@ static void fz_state_rehash(unsigned char *b, size_t len)
 
     memcpy(&version, b + 8, 4);
     memcpy(b + 16, &payload, 8);
-    h = fz_state_hash(b + FZ_STATE_HEADER, len - FZ_STATE_HEADER, version);
+    h = ct_state_hash(b + FZ_STATE_HEADER, len - FZ_STATE_HEADER, version);
     memcpy(b + 24, &h, 8);
 }
 
@@ -671,7 +650,7 @@ static void fz_check_state(sc_compressor_t *comp, const fz_case_t *c, const fz_m
     memcpy(&h, b + 24, 8);
     FZ_CHECK(memcmp(b, "SCEFSTAT", 8) == 0 && version == 3, "the saved state's magic or "
              "version (%u)", version);
-    FZ_CHECK(h == fz_state_hash(b + FZ_STATE_HEADER, len - FZ_STATE_HEADER, 3),
+    FZ_CHECK(h == ct_state_hash(b + FZ_STATE_HEADER, len - FZ_STATE_HEADER, 3),
              "the saved state's hash");
     memcpy(draws, b + FZ_STATE_HEADER, 16);
     FZ_CHECK(draws[1] == (c->cfg.mode == SC_TOPK_RANDOM ? m->draws : 0), "the state says %"
