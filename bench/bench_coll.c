@@ -87,26 +87,33 @@ double sc_bench_coll_busbw_factor(sc_bench_coll_t coll, int nranks)
     }
 }
 
-/* Element count of the call's count argument and of its largest buffer. */
+/* Whether the call's count is a block per rank (its largest buffer holds nranks). */
+static int sc_bench_coll_blocked(sc_bench_coll_t coll)
+{
+    return coll == SC_BENCH_REDUCE_SCATTER || coll == SC_BENCH_ALLGATHER ||
+           coll == SC_BENCH_ALLTOALL;
+}
+
+/* Element count of the call's count argument and of its largest buffer: size rounded
+ * down to whole elements (whole blocks of one per rank), as nccl-tests does; 0 where
+ * size holds none. */
 static void sc_bench_coll_counts(sc_bench_coll_t coll, size_t size, sc_dtype_t dtype,
                                  int nranks, size_t *count, size_t *total)
 {
     size_t elems = size / sc_dtype_size(dtype);
 
-    switch (coll) {
-    case SC_BENCH_REDUCE_SCATTER:
-    case SC_BENCH_ALLGATHER:
-    case SC_BENCH_ALLTOALL:
+    if (sc_bench_coll_blocked(coll)) {
         *count = elems / (size_t)nranks;
-        if (*count == 0)
-            *count = 1;
         *total = *count * (size_t)nranks;
-        break;
-    default:
-        *count = elems ? elems : 1;
-        *total = *count;
-        break;
+    } else {
+        *count = elems;
+        *total = elems;
     }
+}
+
+size_t sc_bench_coll_min_bytes(sc_bench_coll_t coll, sc_dtype_t dtype, int nranks)
+{
+    return sc_dtype_size(dtype) * (sc_bench_coll_blocked(coll) ? (size_t)nranks : 1);
 }
 
 size_t sc_bench_coll_bytes(sc_bench_coll_t coll, size_t size, sc_dtype_t dtype,

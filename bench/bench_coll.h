@@ -61,10 +61,14 @@ int sc_bench_dtype_is_float(sc_dtype_t dtype);
 double sc_bench_coll_busbw_factor(sc_bench_coll_t coll, int nranks);
 
 /* Bytes of the largest buffer for a requested size: the element count is rounded
- * down to a multiple of what the collective needs, and up to at least one element
- * per rank where blocks are per rank. */
+ * down to whole elements, and to whole blocks of one per rank where blocks are per
+ * rank (nccl-tests' sizes); 0 where size is below sc_bench_coll_min_bytes(). */
 size_t sc_bench_coll_bytes(sc_bench_coll_t coll, size_t size, sc_dtype_t dtype,
                            int nranks);
+
+/* The smallest size that holds a call: one element, or one per rank where blocks are
+ * per rank. */
+size_t sc_bench_coll_min_bytes(sc_bench_coll_t coll, sc_dtype_t dtype, int nranks);
 
 /* Lays out a call of `size` bytes over two buffers a and b of at least
  * sc_bench_coll_bytes() bytes each: out of place it sends from a and receives in b,

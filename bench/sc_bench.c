@@ -265,6 +265,25 @@ static size_t sc_bench_max_bytes(const sc_bench_options_t *opts, int nranks)
     return max;
 }
 
+/* Whether some collective of the run has a size that holds a call; if none has, every
+ * rank says which sizes would. */
+static int sc_bench_some_size_fits(const sc_bench_options_t *opts, int rank, int nranks)
+{
+    size_t need = SIZE_MAX;
+
+    for (int i = 0; i < opts->ncolls; i++) {
+        size_t m = sc_bench_coll_min_bytes(opts->colls[i], opts->dtype, nranks);
+        need = m < need ? m : need;
+    }
+    if (sc_bench_max_bytes(opts, nranks) > 0)
+        return 1;
+    fprintf(stderr, "sc-bench: rank %d: -e %zu B holds no %s element%s: sizes round down to "
+                    "whole elements; give -e %zu or more\n",
+            rank, opts->max_bytes, sc_dtype_name(opts->dtype),
+            need > sc_dtype_size(opts->dtype) ? " per rank" : "", need);
+    return 0;
+}
+
 /* argv joined by spaces, taken before getopt reorders it. */
 static char *sc_bench_command_line(int argc, char **argv)
 {
@@ -383,6 +402,16 @@ static sc_status_t sc_bench_run(sc_comm_t *comm, const sc_bench_options_t *opts,
         while (sc_bench_size_next(opts, &size)) {
             sc_bench_call_init(&call, opts->colls[i], size, opts->dtype, opts->op,
                                opts->root, rank, nranks, opts->inplace, bufs->a, bufs->b);
+            if (call.count == 0) {
+                /* Sizes round down to whole elements: this one holds none. */
+                size_t need = sc_bench_coll_min_bytes(call.coll, opts->dtype, nranks);
+
+                if (rank == 0)
+                    printf("# %s: %zu B skipped: less than one %s element%s (%zu B)\n",
+                           sc_bench_coll_name(call.coll), size, sc_dtype_name(opts->dtype),
+                           need > sc_dtype_size(opts->dtype) ? " per rank" : "", need);
+                continue;
+            }
             mirror = call;
             if (bufs->dev) {
                 call.stream = sc_bench_device_stream(bufs->dev);
@@ -482,6 +511,10 @@ static int sc_bench_main(int argc, char **argv)
         /* Every rank says it: the launcher may stop the others when one exits. */
         fprintf(stderr, "sc-bench: rank %d: -r %d: the root must be below the number of "
                         "ranks (%d)\n", rank, opts.root, nranks);
+        exit_code = 2;
+        goto err_destroy;
+    }
+    if (!sc_bench_some_size_fits(&opts, rank, nranks)) {
         exit_code = 2;
         goto err_destroy;
     }
