@@ -67,18 +67,18 @@ static int mpib_options_parse(int argc, char **argv, mpib_options_t *o)
     return o->ncolls ? 0 : -1;
 }
 
-/* Element counts as sc-bench lays them out: per-rank blocks for reduce_scatter and
- * allgather, at least one element per rank. */
+/* Element counts as sc-bench lays them out: size rounded down to whole elements, to
+ * whole per-rank blocks for reduce_scatter and allgather; 0 where size holds none. */
 static void mpib_counts(int coll, size_t size, int n, size_t *count, size_t *total)
 {
     size_t elems = size / sizeof(float);
 
     if (coll == MPIB_ALLREDUCE || coll == MPIB_SENDRECV) {
-        *count = elems ? elems : 1;
-        *total = *count;
+        *count = elems;
+        *total = elems;
         return;
     }
-    *count = elems / (size_t)n ? elems / (size_t)n : 1;
+    *count = elems / (size_t)n;
     *total = *count * (size_t)n;
 }
 
@@ -126,6 +126,12 @@ int main(int argc, char **argv)
         if (b > o.max_bytes / o.factor)
             break;
     }
+    if (maxb == 0) {
+        fprintf(stderr, "sc-bench-mpi: rank %d: -e %zu B holds no float32 element: sizes "
+                        "round down to whole elements\n", rank, o.max_bytes);
+        MPI_Finalize();
+        return 2;
+    }
     s = malloc(maxb);
     d = malloc(maxb);
     if (!s || !d) {
@@ -165,6 +171,16 @@ int main(int argc, char **argv)
             double t, tmax, alg, bus;
 
             mpib_counts(coll, b, n, &count, &total);
+            if (count == 0) { /* as sc-bench: a size that holds no element is skipped */
+                if (rank == 0)
+                    printf("# %s: %zu B skipped: less than one float32 element%s\n",
+                           mpib_names[coll], b,
+                           coll == MPIB_ALLREDUCE || coll == MPIB_SENDRECV ? ""
+                                                                           : " per rank");
+                if (b > o.max_bytes / o.factor)
+                    break;
+                continue;
+            }
             for (int i = 0; i < o.warmup; i++)
                 mpib_call(coll, s, d, count, rank, n);
             MPI_Barrier(MPI_COMM_WORLD);
