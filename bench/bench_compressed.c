@@ -15,13 +15,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "bench_compressed.h"
 #include "bench_memory.h"
 #include "bench_data.h"
 #include "bench_options.h"
 #include "bench_output.h"
+#include "bench_time.h"
 #include "shardcomm/shardcomm.h"
 
 static const char sc_bc_usage_text[] =
@@ -250,14 +250,6 @@ static int64_t sc_bc_check(const sc_bc_data_t *d, int p, const float *got,
 
 /* ---- timing ------------------------------------------------------------------------ */
 
-static double sc_bc_now(void)
-{
-    struct timespec t;
-
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
-}
-
 /* A failed call's sentence, kept before later calls replace sc_last_error(). */
 static char sc_bc_error[1024];
 
@@ -312,11 +304,11 @@ static sc_status_t sc_bc_measure(sc_comm_t *comm, const sc_bc_options_t *o,
     if ((st = sc_barrier(comm, NULL)) != SC_SUCCESS)
         return sc_bc_fail(st, "sc_barrier");
     sel = sca = 0;
-    t0 = sc_bc_now();
+    t0 = bench_now_s();
     for (int i = 0; i < o->iters; i++)
         if ((st = sc_bc_call(comm, c, g, out, d->n, &sel, &sca)) != SC_SUCCESS)
             return st;
-    mine[0] = (sc_bc_now() - t0) / o->iters;
+    mine[0] = (bench_now_s() - t0) / o->iters;
     mine[1] = sel / o->iters;
     mine[2] = sca / o->iters;
     if ((st = sc_allreduce(mine, slowest, 3, SC_FLOAT64, SC_MAX, comm, NULL, NULL)) ||

@@ -8,7 +8,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #ifdef SC_HAVE_CUDA
 #include <cuda_runtime_api.h>
@@ -17,6 +16,7 @@
 #include "bench_kernels.h"
 #include "bench_options.h"
 #include "bench_output.h"
+#include "bench_time.h"
 #include "shardcomm/shardcomm.h"
 
 static const char sc_bk_usage_text[] =
@@ -121,14 +121,6 @@ static void sc_bk_label(const sc_bk_case_t *c, char *buf, size_t len)
         snprintf(buf, len, "cast %s->%s", sc_dtype_name(c->src), sc_dtype_name(c->dst));
     else
         snprintf(buf, len, "%s %s", sc_bk_kind_name(c->kind), sc_dtype_name(c->src));
-}
-
-static double sc_bk_now(void)
-{
-    struct timespec t;
-
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
 }
 
 /* ---- the command line ----------------------------------------------------------------- */
@@ -368,7 +360,7 @@ static int sc_bk_clock_start(sc_bk_mem_t *m)
 {
     if (m->device)
         return sc_bk_device_start(m);
-    m->host_start = sc_bk_now();
+    m->host_start = bench_now_s();
     return 0;
 }
 
@@ -376,7 +368,7 @@ static int sc_bk_clock_stop(sc_bk_mem_t *m, double *seconds)
 {
     if (m->device)
         return sc_bk_device_stop(m, seconds);
-    *seconds = sc_bk_now() - m->host_start;
+    *seconds = bench_now_s() - m->host_start;
     return 0;
 }
 

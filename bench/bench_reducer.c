@@ -20,6 +20,7 @@
 #include "bench_reducer.h"
 #include "bench_reducer_options.h"
 #include "bench_reducer_output.h"
+#include "bench_time.h"
 #include "shardcomm/reducer.h"
 #include "shardcomm/shardcomm.h"
 
@@ -52,14 +53,6 @@ static sc_status_t sc_br_fail(sc_status_t status, const char *what)
     snprintf(sc_br_error, sizeof(sc_br_error), "%s: %s: %s", what,
              sc_status_string(status), sc_last_error());
     return status;
-}
-
-static double sc_br_now(void)
-{
-    struct timespec t;
-
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
 }
 
 /* ---- gradient values and their check --------------------------------------------- */
@@ -229,9 +222,9 @@ static void sc_br_compute(const sc_br_ctx_t *c, int k, double t0, double total)
         sc_br_sleep_until(t0 + total * c->backlog[k]);
         return;
     }
-    end = sc_br_now() + total * (c->backlog[k] -
-                                 (k + 1 < c->p->ntensors ? c->backlog[k + 1] : 0));
-    while (sc_br_now() < end)
+    end = bench_now_s() + total * (c->backlog[k] -
+                                   (k + 1 < c->p->ntensors ? c->backlog[k + 1] : 0));
+    while (bench_now_s() < end)
         ;
 }
 
@@ -270,11 +263,11 @@ static sc_status_t sc_br_reducer_step(sc_br_ctx_t *c, sc_reducer_t *r, double co
     double t0, last = 0, end;
     sc_status_t status;
 
-    t0 = sc_br_now();
+    t0 = bench_now_s();
     for (int k = c->p->ntensors - 1; k >= 0; k--) {
         sc_br_compute(c, k, t0, compute);
         if (k == 0)
-            last = sc_br_now();
+            last = bench_now_s();
         status = sc_reducer_mark_ready(r, k, c->o->view ? NULL : c->grads[k]);
         if (status != SC_SUCCESS) {
             char what[300];
@@ -286,7 +279,7 @@ static sc_status_t sc_br_reducer_step(sc_br_ctx_t *c, sc_reducer_t *r, double co
     status = sc_reducer_finalize(r);
     if (status != SC_SUCCESS)
         return sc_br_fail(status, "sc_reducer_finalize");
-    end = sc_br_now();
+    end = bench_now_s();
     t[0] = t0;
     t[1] = last;
     t[2] = end;
@@ -301,14 +294,14 @@ static sc_status_t sc_br_per_tensor_step(sc_br_ctx_t *c, double t[3])
     double t0, last = 0, end;
     int k;
 
-    t0 = sc_br_now();
+    t0 = bench_now_s();
     for (k = c->p->ntensors - 1; k >= 0; k--) {
         const sc_bench_tensor_t *g = &c->p->tensors[k];
 
         c->reqs[k] = NULL;
         sc_br_compute(c, k, t0, c->o->compute_ms * 1e-3);
         if (k == 0)
-            last = sc_br_now();
+            last = bench_now_s();
         if (g->count == 0)
             continue;
         status = sc_allreduce(c->grads[k], c->grads[k], g->count, g->dtype, SC_AVG,
@@ -329,7 +322,7 @@ static sc_status_t sc_br_per_tensor_step(sc_br_ctx_t *c, double t[3])
             status = sc_br_fail(st, "sc_wait of a tensor's all-reduce");
         sc_request_free(c->reqs[i]);
     }
-    end = sc_br_now();
+    end = bench_now_s();
     t[0] = t0;
     t[1] = last;
     t[2] = end;
@@ -342,7 +335,7 @@ static sc_status_t sc_br_bucket_step(sc_br_ctx_t *c, void *buf, size_t count,
 {
     sc_request_t *req;
     sc_status_t status;
-    double t0 = sc_br_now();
+    double t0 = bench_now_s();
 
     status = sc_allreduce(buf, buf, count, dtype, SC_SUM, c->comm, NULL, &req);
     if (status != SC_SUCCESS)
@@ -352,7 +345,7 @@ static sc_status_t sc_br_bucket_step(sc_br_ctx_t *c, void *buf, size_t count,
     if (status != SC_SUCCESS)
         return sc_br_fail(status, "sc_wait of the last bucket's all-reduce");
     t[0] = t0;
-    t[1] = t[2] = sc_br_now();
+    t[1] = t[2] = bench_now_s();
     return SC_SUCCESS;
 }
 

@@ -1,6 +1,7 @@
-/* Timing helpers of the small benchmark programs (allreduce_gap and its MPI peer,
- * sc-interleaved): a monotonic clock in seconds and an ordering of doubles for qsort.
- * Header-only, so that the MPI peers link no shardcomm. */
+/* Timing helpers of every benchmark program (sc-bench and its modes, allreduce_gap and
+ * its MPI peer, sc-interleaved, p2p_inflight, kernels_bench): a monotonic clock in
+ * seconds and an ordering of doubles for qsort. Header-only, so that the MPI peers link
+ * no shardcomm. */
 #ifndef SC_BENCH_TIME_H
 #define SC_BENCH_TIME_H
 

@@ -12,12 +12,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
 
 #include "bench_data.h"
 #include "bench_device.h"
 #include "bench_options.h"
 #include "bench_output.h"
+#include "bench_time.h"
 #include "bench_topk.h"
 #include "shardcomm/shardcomm.h"
 
@@ -176,14 +176,6 @@ static int sc_bt_parse(int argc, char **argv, sc_bt_options_t *o)
         return 2;
     }
     return 0;
-}
-
-static double sc_bt_now(void)
-{
-    struct timespec t;
-
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
 }
 
 /* Gradient-like values: a sum of four uniforms (about normal), scaled. */
@@ -345,12 +337,6 @@ static int sc_bt_check(sc_topk_mode_t mode, const void *x, sc_dtype_t dtype, siz
     return ok;
 }
 
-static int sc_bt_cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 /* One mode: warm-up, timed selections, then the check of the last one, whose indices
  * go to indices when given (its write errors are found when it is closed). */
 static int sc_bt_run_mode(const sc_bt_options_t *o, sc_topk_mode_t mode, const void *x,
@@ -375,7 +361,7 @@ static int sc_bt_run_mode(const sc_bt_options_t *o, sc_topk_mode_t mode, const v
     cfg.seed = o->seed;
     st = sc_topk_create(&cfg, &topk);
     for (int i = 0; st == SC_SUCCESS && i < o->warmup + o->iters; i++) {
-        double t0 = sc_bt_now();
+        double t0 = bench_now_s();
         st = sc_topk_select(topk, in, o->dtype, n, k, 32, didx, dvals, &sel,
                             dev ? sc_bench_device_stream(dev) : NULL);
         if (st == SC_SUCCESS && dev && sc_bench_device_sync(dev) != SC_SUCCESS) {
@@ -383,7 +369,7 @@ static int sc_bt_run_mode(const sc_bt_options_t *o, sc_topk_mode_t mode, const v
             goto out;
         }
         if (i >= o->warmup)
-            t[i - o->warmup] = sc_bt_now() - t0;
+            t[i - o->warmup] = bench_now_s() - t0;
     }
     if (st != SC_SUCCESS)
         goto out;
@@ -393,7 +379,7 @@ static int sc_bt_run_mode(const sc_bt_options_t *o, sc_topk_mode_t mode, const v
         st = SC_ERR_DEVICE;
         goto out;
     }
-    qsort(t, (size_t)o->iters, sizeof(double), sc_bt_cmp_double);
+    qsort(t, (size_t)o->iters, sizeof(double), bench_cmp_double);
     row->mode = mode;
     row->selected = sel;
     row->min_ms = t[0] * 1e3;

@@ -4,8 +4,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
+#include "bench_time.h"
 #include "collectives/reduce_kernels.h"
 
 #define SAMPLES 15
@@ -25,19 +25,6 @@ static const bench_case_t cases[] = {
     {"bfloat16 sum", SC_SUM, SC_BFLOAT16, 2, 0}, {"float64 sum", SC_SUM, SC_FLOAT64, 8, 0},
     {"int32 sum", SC_SUM, SC_INT32, 4, 0},
 };
-
-static double now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
-}
-
-static int cmp_double(const void *x, const void *y)
-{
-    double a = *(const double *)x, b = *(const double *)y;
-    return (a > b) - (a < b);
-}
 
 /* Ordinary values in every dtype (1.0 or 1 and 0.5 or 3): no NaN, no subnormal. */
 static void fill(sc_dtype_t dtype, void *buf, size_t bytes, int which)
@@ -71,26 +58,26 @@ static timing_t time_calls(const bench_case_t *c, void *a, void *b, void *out, s
     int reps = 1;
 
     /* warm up (page faults, caches), then size the batch */
-    double t0 = now_ns();
+    double t0 = bench_now_s() * 1e9;
     if (c)
         sc_reduce_local(c->op, c->dtype, a, b, dst, count);
     else
         memcpy(out, a, bytes);
-    double once = now_ns() - t0;
+    double once = bench_now_s() * 1e9 - t0;
     while (reps * once < MIN_SAMPLE_NS && reps < (1 << 20))
         reps *= 2;
 
     for (int s = 0; s < SAMPLES; s++) {
-        t0 = now_ns();
+        t0 = bench_now_s() * 1e9;
         for (int r = 0; r < reps; r++) {
             if (c)
                 sc_reduce_local(c->op, c->dtype, a, b, dst, count);
             else
                 memcpy(out, a, bytes);
         }
-        samples[s] = (now_ns() - t0) / reps;
+        samples[s] = (bench_now_s() * 1e9 - t0) / reps;
     }
-    qsort(samples, SAMPLES, sizeof(double), cmp_double);
+    qsort(samples, SAMPLES, sizeof(double), bench_cmp_double);
     return (timing_t){samples[SAMPLES / 2], samples[0]};
 }
 

@@ -7,18 +7,11 @@
  * usage: scrun -n 2 build/bench/p2p_inflight [N ...]   (default 1000 10000 100000) */
 #include <stdio.h>
 #include <stdlib.h>
-#include <time.h>
 
 #include <shardcomm/shardcomm.h>
 
+#include "bench_time.h"
 #include "p2p_inflight_common.h"
-
-static double now_s(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
-}
 
 /* Posts, waits for and checks n message pairs with peer; the seconds taken, or -1. */
 static double run_pairs(sc_comm_t *comm, int rank, int peer, int n)
@@ -33,7 +26,7 @@ static double run_pairs(sc_comm_t *comm, int rank, int peer, int n)
         goto done;
     }
     p2p_fill(out, rank, n);
-    t0 = now_s();
+    t0 = bench_now_s();
     for (; posted < n; posted++) {
         if (sc_recv(&in[posted], 1, SC_FLOAT32, peer, comm, NULL, &req[2 * posted]) ||
             sc_send(&out[posted], 1, SC_FLOAT32, peer, comm, NULL, &req[2 * posted + 1])) {
@@ -49,7 +42,7 @@ static double run_pairs(sc_comm_t *comm, int rank, int peer, int n)
             goto done;
         }
     }
-    t = now_s() - t0;
+    t = bench_now_s() - t0;
     if (p2p_count_wrong("p2p_inflight", in, peer, n))
         t = -1.0;
 done:

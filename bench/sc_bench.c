@@ -5,7 +5,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "bench_coll.h"
 #include "bench_compressed.h"
@@ -16,6 +15,7 @@
 #include "bench_options.h"
 #include "bench_output.h"
 #include "bench_reducer.h"
+#include "bench_time.h"
 #include "bench_topk.h"
 #include "../tools/tool_stdout.h"
 
@@ -54,14 +54,6 @@ static sc_status_t sc_bench_fail_device(sc_status_t status)
     snprintf(sc_bench_error_text, sizeof(sc_bench_error_text), "%s: %s",
              sc_status_string(status), sc_bench_device_error());
     return status;
-}
-
-static double sc_bench_now(void)
-{
-    struct timespec t;
-
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
 }
 
 /* Issues the call and waits for it (or makes it blocking). */
@@ -134,7 +126,7 @@ static sc_status_t sc_bench_call_time(const sc_bench_call_t *call, sc_comm_t *co
     status = sc_barrier(comm, NULL);
     if (status != SC_SUCCESS)
         return sc_bench_fail(status);
-    start = sc_bench_now();
+    start = bench_now_s();
     for (int i = 0; i < opts->iters; i++) {
         status = sc_bench_call_step(call, comm, opts, dev);
         if (status != SC_SUCCESS)
@@ -143,7 +135,7 @@ static sc_status_t sc_bench_call_time(const sc_bench_call_t *call, sc_comm_t *co
     status = sc_bench_stream_sync(dev);
     if (status != SC_SUCCESS)
         return status;
-    local = (sc_bench_now() - start) / opts->iters;
+    local = (bench_now_s() - start) / opts->iters;
     status = sc_allreduce(&local, &slowest, 1, SC_FLOAT64, SC_MAX, comm, NULL, NULL);
     if (status != SC_SUCCESS)
         return sc_bench_fail(status);
