@@ -488,6 +488,17 @@ void sc_ucx_keep_block(sc_transport_t *tp, int device, void *ptr)
     pthread_mutex_unlock(&tp->pool_lock);
 }
 
+unsigned long sc_ucx_kept_blocks(sc_transport_t *tp)
+{
+    unsigned long n = 0;
+
+    pthread_mutex_lock(&tp->pool_lock);
+    for (const struct sc_kept_block *k = tp->kept; k; k = k->next)
+        n++;
+    pthread_mutex_unlock(&tp->pool_lock);
+    return n;
+}
+
 void sc_ucx_cancel(sc_transport_t *tp, void *req)
 {
     sc_ucx_cancel_start(tp, req);

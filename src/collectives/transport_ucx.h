@@ -87,6 +87,9 @@ unsigned long sc_ucx_ops_left(sc_transport_t *tp);
  * memory for the note, the block is leaked rather than freed early. */
 void sc_ucx_keep_block(sc_transport_t *tp, int device, void *ptr);
 
+/* How many blocks sc_ucx_keep_block holds now (for the tests and the logs). */
+unsigned long sc_ucx_kept_blocks(sc_transport_t *tp);
+
 /* Progresses the worker once; nonzero when something happened. */
 int sc_ucx_progress(sc_transport_t *tp);
 

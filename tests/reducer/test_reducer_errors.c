@@ -16,10 +16,14 @@
  *   failing_hook_start_fails_every_rank   (a caller's hook fails on the last rank)
  *   failing_hook_finish_fails_every_rank  (the same for its finish)
  *   failing_hook_validate_fails_every_rank, failing_hook_save_and_load_say_why
- *   destroy_mid_iteration_fails_peers_at_once */
+ *   destroy_mid_iteration_fails_peers_at_once
+ *   destroy_after_a_transfer_left_in_flight plain|registered  the buckets kept or given
+ *                                    back */
 #include <unistd.h>
 
 #include "../common/sc_fake_device.h"
+#include "collectives/transport_ucx.h"
+#include "core/comm_internal.h"
 #include "reducer_test.h"
 
 #define SEED 0xbad0ull
@@ -722,6 +726,54 @@ static int test_destroy_mid_iteration_fails_peers_at_once(int argc, char **argv)
     return 0;
 }
 
+/* A transfer of a failed collective left in flight (schedule.c's sc_op_abandon, which
+ * counts it in the transport's ops_left before the op's request completes) may still
+ * write a reducer's plain buckets: sc_reducer_destroy then hands them to the transport,
+ * which frees them after its worker; registered buckets are given back at once
+ * (reducer.h). The count is moved here as sc_op_abandon moves it, after a good
+ * iteration; a reducer made after it keeps nothing. argv[0]: plain | registered. */
+static int test_destroy_after_a_transfer_left_in_flight(int argc, char **argv)
+{
+    const int registered = argc > 0 && !strcmp(argv[0], "registered");
+    sc_reducer_stats_t stats;
+    sc_transport_t *tp;
+    sc_reducer_t *r;
+    unsigned long kept;
+    rt_world_t w;
+    rt_model_t m;
+
+    setenv("SC_LOCAL_REGISTER", registered ? "1" : "0", 1);
+    if (setup(&w, &m, &r, 0))
+        return 1;
+    tp = w.comm->tp;
+    if (good_iteration(&w, &m, r, 0))
+        return 1;
+    CHECK_OK(sc_reducer_stats(r, &stats));
+    CHECK(stats.buckets > 1, "%d buckets: the case is not the one meant", stats.buckets);
+    CHECK(stats.registered == (registered && w.size > 1), "registered buckets: %d",
+          stats.registered);
+    kept = sc_ucx_kept_blocks(tp);
+    pthread_mutex_lock(&tp->pool_lock);
+    tp->ops_left++;
+    pthread_mutex_unlock(&tp->pool_lock);
+    CHECK_OK(sc_reducer_destroy(r));
+    CHECK(sc_ucx_kept_blocks(tp) == kept + (stats.registered ? 0 : (unsigned long)stats.buckets),
+          "%lu blocks kept after the destroy of %d %s buckets, %lu before",
+          sc_ucx_kept_blocks(tp), stats.buckets, stats.registered ? "registered" : "plain",
+          kept);
+    kept = sc_ucx_kept_blocks(tp);
+    CHECK_OK(sc_reducer_create(w.comm, m.desc, m.n, NULL, &r));
+    if (good_iteration(&w, &m, r, 1))
+        return 1;
+    CHECK_OK(sc_reducer_destroy(r));
+    CHECK(sc_ucx_kept_blocks(tp) == kept, "a reducer made after the transfer kept %lu "
+          "blocks", sc_ucx_kept_blocks(tp) - kept);
+    /* The kept buckets are freed after the worker (under ASan: neither early nor twice). */
+    CHECK_OK(sc_comm_destroy(w.comm));
+    rt_model_free(&m);
+    return 0;
+}
+
 static sc_status_t picky_validate(void *state, sc_dtype_t dtype)
 {
     (void)dtype;
@@ -845,6 +897,8 @@ int main(int argc, char **argv)
         {"create_meeting_another_collective_is_a_mismatch",
          test_create_meeting_another_collective_is_a_mismatch},
         {"config_out_of_range_is_refused", test_config_out_of_range_is_refused},
+        {"destroy_after_a_transfer_left_in_flight",
+         test_destroy_after_a_transfer_left_in_flight},
         {"destroy_mid_iteration_fails_peers_at_once",
          test_destroy_mid_iteration_fails_peers_at_once},
         {"failing_hook_validate_fails_every_rank",
