@@ -432,12 +432,7 @@ sc_status_t sc_call_enqueue_host(const sc_call_t *call, sc_comm_t *comm,
     op = sc_op_create(comm, call->kind, call->dtype, call->redop, call->count, call->root);
     if (!op)
         return sc_error(SC_ERR_NO_MEMORY, "%s: out of memory", sc_call_name(call));
-    r->tp = comm->tp;
-    r->done = 0;
-    r->status = SC_SUCCESS;
-    r->text[0] = '\0';
-    r->ops = NULL;
-    r->impl = NULL;
+    sc_request_init(r, comm->tp, NULL, NULL);
     op->deliver = deliver;
     op->ndeliver = ndeliver;
     op->build_s = sc_clock_coarse();

@@ -568,12 +568,7 @@ sc_status_t sc_device_issue(sc_comm_t *c, const sc_call_t *call, int device,
     pthread_cond_signal(&d->cond);
     pthread_mutex_unlock(&d->lock);
     if (req) {
-        r->tp = c->tp;
-        r->done = 0;
-        r->status = SC_SUCCESS;
-        r->text[0] = '\0';
-        r->ops = &sc_dev_request_ops;
-        r->impl = dop;
+        sc_request_init(r, c->tp, &sc_dev_request_ops, dop);
         *req = r;
     }
     return SC_SUCCESS;

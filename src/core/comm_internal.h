@@ -117,12 +117,22 @@ typedef struct {
 
 struct sc_request {
     sc_transport_t *tp;
+    pid_t owner_pid;            /* the process that issued it (a fork's child may not wait) */
     int done;                   /* atomic */
     sc_status_t status;
     char text[SC_ERROR_MAX];
     const sc_request_ops_t *ops; /* NULL: completed by the progress engine */
     void *impl;                 /* the ops' state */
 };
+
+/* A pending request on tp, completed by ops (NULL: by the progress engine), issued by
+ * this process. */
+void sc_request_init(struct sc_request *req, sc_transport_t *tp, const sc_request_ops_t *ops,
+                     void *impl);
+
+/* Nonzero in a process forked from owner: what owner created there (a communicator, a
+ * request) is driven by owner's threads and UCX state, which the child does not have. */
+int sc_process_is_fork_of(pid_t owner);
 
 /* An object that keeps using comm (a reducer) holds it from its creation to its
  * destruction; sc_comm_destroy refuses a held communicator, naming the holders, instead

@@ -75,6 +75,11 @@ int sc_registry_remove(const sc_comm_t *c)
     return found;
 }
 
+int sc_process_is_fork_of(pid_t owner)
+{
+    return __atomic_load_n(&sc_registry_forked, __ATOMIC_RELAXED) && owner != getpid();
+}
+
 sc_status_t sc_comm_check_handle(const sc_comm_t *c, const char *caller)
 {
     int found = 0;
@@ -89,7 +94,7 @@ sc_status_t sc_comm_check_handle(const sc_comm_t *c, const char *caller)
         return sc_error(SC_ERR_INVALID_COMM,
                         "%s: communicator %p was destroyed or never created", caller,
                         (const void *)c);
-    if (__atomic_load_n(&sc_registry_forked, __ATOMIC_RELAXED) && c->owner_pid != getpid())
+    if (sc_process_is_fork_of(c->owner_pid))
         return sc_error(SC_ERR_INVALID_COMM, "%s: communicator %p belongs to process %d; "
                         "this process (%d) is a fork of it and can neither use nor destroy "
                         "it (create a communicator of its own)", caller, (const void *)c,

@@ -557,6 +557,33 @@ void sc_progress_kick(sc_transport_t *tp)
 
 /* ---- requests ---- */
 
+void sc_request_init(struct sc_request *req, sc_transport_t *tp, const sc_request_ops_t *ops,
+                     void *impl)
+{
+    req->tp = tp;
+    req->owner_pid = getpid();
+    req->done = 0;
+    req->status = SC_SUCCESS;
+    req->text[0] = '\0';
+    req->ops = ops;
+    req->impl = impl;
+}
+
+/* A request inherited through fork() and pending there: the parent's engine completes
+ * it, never the child's copy, and driving the parent's transport from the child would
+ * time the op out and tell the peers it failed. Refused without touching anything. */
+static int sc_request_forked_away(struct sc_request *req, const char *caller,
+                                  sc_status_t *st)
+{
+    if (!sc_process_is_fork_of(req->owner_pid) || __atomic_load_n(&req->done, __ATOMIC_ACQUIRE))
+        return 0;
+    *st = sc_error(SC_ERR_INVALID_COMM, "%s: the request belongs to process %d; this "
+                   "process (%d) is a fork of it, made while the request was pending, and "
+                   "cannot complete it (only process %d can)", caller, (int)req->owner_pid,
+                   (int)getpid(), (int)req->owner_pid);
+    return 1;
+}
+
 /* Sleeps until req is done or ms milliseconds passed. A sleeper registers before it
  * checks `done` again under done_mutex, so a completion either is seen here or wakes
  * it (sc_request_complete). */
@@ -587,8 +614,12 @@ static sc_status_t sc_request_result(struct sc_request *req)
 
 SC_API sc_status_t sc_test(sc_request_t *req)
 {
+    sc_status_t st;
+
     if (!req)
         return sc_error(SC_ERR_INVALID_ARG, "sc_test: request is NULL");
+    if (sc_request_forked_away(req, "sc_test", &st))
+        return st;
     if (req->ops)
         return req->ops->test(req);
     if (!__atomic_load_n(&req->done, __ATOMIC_ACQUIRE) &&
@@ -605,9 +636,12 @@ SC_API sc_status_t sc_wait(sc_request_t *req)
 {
     sc_transport_t *tp;
     sc_spin_t spin;
+    sc_status_t st;
 
     if (!req)
         return sc_error(SC_ERR_INVALID_ARG, "sc_wait: request is NULL");
+    if (sc_request_forked_away(req, "sc_wait", &st))
+        return st;
     if (req->ops)
         return req->ops->wait(req);
     /* A finished request touches nothing else: its communicator, and the transport,
@@ -634,8 +668,16 @@ SC_API sc_status_t sc_wait(sc_request_t *req)
 
 SC_API void sc_request_free(sc_request_t *req)
 {
+    sc_status_t st;
+
     if (!req)
         return;
+    /* In a fork's child only the memory is this process's (a device request's state
+     * there is the parent's too, and stays). */
+    if (sc_request_forked_away(req, "sc_request_free", &st)) {
+        free(req);
+        return;
+    }
     if (!__atomic_load_n(&req->done, __ATOMIC_ACQUIRE))
         sc_wait(req);
     if (req->ops)

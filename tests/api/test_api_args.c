@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "shardcomm/shardcomm.h"
@@ -771,6 +772,60 @@ static int test_forked_child_cannot_use_the_communicator(void)
     return 0;
 }
 
+static double now_s(void)
+{
+    struct timespec t;
+
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+/* A request still pending when the process forked: in the child, sc_wait and sc_test
+ * refuse it at once and sc_request_free only frees it, so that the parent's communicator
+ * is untouched on every rank. (The child used to wait for SC_TIMEOUT on a copy that
+ * nothing completes, then tell the peers that the op had failed: rank 1's next call
+ * failed while rank 0's succeeded.) A receive from rank 1, which sends only after the
+ * child exited, keeps the request pending across the fork. */
+static int test_forked_child_cannot_wait_for_a_pending_request(void)
+{
+    int32_t go = 1, got = 0, x = g_rank + 1, y = 0;
+    sc_request_t *req = NULL;
+    int status = 0;
+    pid_t pid;
+
+    if (g_rank == 0) {
+        CHECK_OK(sc_recv(&got, 1, SC_INT32, 1, g_world, NULL, &req));
+        fflush(stdout);
+        fflush(stderr);
+        pid = fork();
+        CHECK(pid >= 0, "fork failed");
+        if (pid == 0) {
+            double t0 = now_s();
+            int ok = sc_wait(req) == SC_ERR_INVALID_COMM &&
+                     strstr(sc_last_error(), "is a fork of it") &&
+                     sc_test(req) == SC_ERR_INVALID_COMM && now_s() - t0 < 2.0;
+            if (!ok)
+                fprintf(stderr, "child: %s after %.1f s\n", sc_last_error(), now_s() - t0);
+            sc_request_free(req);
+            _exit(ok ? 0 : 1);
+        }
+        CHECK(waitpid(pid, &status, 0) == pid, "waitpid");
+        CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "the child was not refused");
+        CHECK_OK(sc_send(&go, 1, SC_INT32, 1, g_world, NULL, NULL));
+        CHECK_OK(sc_wait(req));
+        sc_request_free(req);
+        CHECK(got == 7, "received %d", (int)got);
+    } else if (g_rank == 1) {
+        CHECK_OK(sc_recv(&got, 1, SC_INT32, 0, g_world, NULL, NULL));
+        go = 7;
+        CHECK_OK(sc_send(&go, 1, SC_INT32, 0, g_world, NULL, NULL));
+    }
+    CHECK_OK(sc_barrier(g_world, NULL));
+    CHECK_OK(sc_allreduce(&x, &y, 1, SC_INT32, SC_SUM, g_world, NULL, NULL));
+    CHECK(y == g_size * (g_size + 1) / 2, "sum %d", (int)y);
+    return 0;
+}
+
 /* ---- requests ------------------------------------------------------------------------- */
 
 /* A request keeps its final status after its communicator (the process's last, so the
@@ -1039,6 +1094,7 @@ static const test_t tests[] = {
     T(wait_and_test_reject_a_null_request),
     T(wait_after_destroy_returns_the_final_status),
     T(forked_child_cannot_use_the_communicator),
+    T(forked_child_cannot_wait_for_a_pending_request),
     T(split_past_the_id_count_reuses_ids),
     T(broadcast_null_sendbuf_is_an_error_on_the_root_only),
     T(reduce_null_recvbuf_is_an_error_on_the_root_only),
