@@ -49,8 +49,11 @@ typedef struct {
  * environment inconsistent), SC_ERR_TIMEOUT (ranks that never arrived are listed),
  * SC_ERR_TRANSPORT. *comm is set only on success; the caller owns it and releases it
  * with sc_comm_destroy. A child process forked afterwards (a data loader's worker)
- * cannot use or destroy it: every call on it there is SC_ERR_INVALID_COMM, and the
- * parent's communicator is untouched; the child may create its own. */
+ * cannot use or destroy it: every call on it there is SC_ERR_INVALID_COMM (and so is
+ * waiting for a request the parent had pending: collectives.h), and the parent's
+ * communicator is untouched; the child may create its own. A rank given without a
+ * world size, or a world size above 1 without a rank (configuration or environment),
+ * is SC_ERR_INVALID_ARG. */
 SC_API sc_status_t sc_comm_init(const sc_comm_config_t *config, sc_comm_t **comm);
 
 /* sc_comm_init with every field taken from the environment. */

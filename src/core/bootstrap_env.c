@@ -36,6 +36,42 @@ static sc_status_t sc_bootstrap_int(const char *field, int from_cfg, const char 
     return SC_SUCCESS;
 }
 
+/* Where the rank or the world size comes from (the configuration field, else the
+ * variable read), NULL when neither gives it. */
+static const char *sc_bootstrap_source(int from_cfg, const char *field, sc_launch_var_t what)
+{
+    const char *which = NULL;
+
+    if (from_cfg >= 0)
+        return field;
+    return sc_env_first(sc_env_launch_names(what, NULL), &which) ? which : NULL;
+}
+
+/* A rank without a world size, or a world size above 1 without a rank, is a launch
+ * that lost a variable or a variable left over from another one: refused on every
+ * process, where the defaults made rank 0 run alone as a world of one while the others
+ * failed. */
+static sc_status_t sc_bootstrap_check_pair(const sc_comm_config_t *cfg, int world_size)
+{
+    const char *rank_src = sc_bootstrap_source(cfg->rank, "config.rank", SC_LAUNCH_RANK);
+    const char *size_src =
+        sc_bootstrap_source(cfg->world_size, "config.world_size", SC_LAUNCH_WORLD_SIZE);
+    const char *const *sizes = sc_env_launch_names(SC_LAUNCH_WORLD_SIZE, NULL);
+    const char *const *ranks = sc_env_launch_names(SC_LAUNCH_RANK, NULL);
+
+    if (rank_src && !size_src)
+        return sc_error(SC_ERR_INVALID_ARG, "sc_comm_init: the rank comes from %s but no "
+                        "world size is set (%s%s%s, or config.world_size): a launcher sets "
+                        "both; is %s left over from another launch?", rank_src, sizes[0],
+                        sizes[1] ? " or " : "", sizes[1] ? sizes[1] : "", rank_src);
+    if (size_src && !rank_src && world_size > 1)
+        return sc_error(SC_ERR_INVALID_ARG, "sc_comm_init: the world size %d comes from %s "
+                        "but no rank is set (%s%s%s, or config.rank): a launcher sets both",
+                        world_size, size_src, ranks[0], ranks[1] ? " or " : "",
+                        ranks[1] ? ranks[1] : "");
+    return SC_SUCCESS;
+}
+
 sc_status_t sc_bootstrap_resolve(const sc_comm_config_t *cfg, sc_bootstrap_params_t *out)
 {
     sc_bootstrap_params_t p;
@@ -70,6 +106,8 @@ sc_status_t sc_bootstrap_resolve(const sc_comm_config_t *cfg, sc_bootstrap_param
                                SC_DEFAULT_MASTER_PORT, &p.master_port)) ||
         (st = sc_bootstrap_int("device", cfg->device, sc_env_device_names, 0, -1,
                                &p.device)))
+        return st;
+    if ((st = sc_bootstrap_check_pair(cfg, p.world_size)) != SC_SUCCESS)
         return st;
     if (p.world_size < 1)
         return sc_error(SC_ERR_INVALID_ARG, "world size %d must be at least 1", p.world_size);

@@ -25,13 +25,17 @@ static const char *const *const sc_env_launch_all[SC_LAUNCH_COUNT] = {
     sc_env_rank_names, sc_env_world_size_names, sc_env_local_rank_names,
     sc_env_local_size_names};
 
-/* The first launcher whose rank variable is set, else whose world size is; 0: none. */
+/* The first launcher whose rank variable is set (and not empty, as every variable is
+ * read), else whose world size is; 0: none. An empty RANK left by a shell no longer
+ * hides mpirun's or srun's variables. */
 static int sc_env_launcher(void)
 {
     for (int list = SC_LAUNCH_RANK; list <= SC_LAUNCH_WORLD_SIZE; list++)
-        for (int l = 1; l < SC_ENV_LAUNCHERS; l++)
-            if (getenv(sc_env_launch_all[list][l]))
+        for (int l = 1; l < SC_ENV_LAUNCHERS; l++) {
+            const char *v = getenv(sc_env_launch_all[list][l]);
+            if (v && *v)
                 return l;
+        }
     return 0;
 }
 

@@ -345,7 +345,8 @@ static void sc_info_evaluate(const sc_info_setting_t *s, const char *raw,
             status = sc_error(SC_ERR_INVALID_ARG, "%s=%s is not a positive number", which,
                               raw);
         else if (status == SC_SUCCESS && !(number >= 0.0))
-            status = sc_error(SC_ERR_INVALID_ARG, "%s=%s is negative", which, raw);
+            status = sc_error(SC_ERR_INVALID_ARG, "%s=%s is %s", which, raw,
+                              number < 0.0 ? "negative" : "not a number");
         else if (status == SC_SUCCESS && s->max_number > 0.0 && number > s->max_number)
             status = sc_error(SC_ERR_INVALID_ARG, "%s=%s is above the maximum, %g", which,
                               raw, s->max_number);

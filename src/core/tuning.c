@@ -66,8 +66,9 @@ static sc_status_t sc_tuning_parse(sc_tuning_t *t)
     if (chunk < SC_MIN_CHUNK_BYTES)
         return sc_error(SC_ERR_INVALID_ARG, "SC_CHUNK_BYTES=%ld must be >= %d", chunk,
                         SC_MIN_CHUNK_BYTES);
-    if (spin_us < 0)
-        return sc_error(SC_ERR_INVALID_ARG, "SC_PROGRESS_SPIN_US=%g must be >= 0", spin_us);
+    if (!(spin_us >= 0)) /* NaN too: a spin that never ends would never sleep */
+        return sc_error(SC_ERR_INVALID_ARG, "SC_PROGRESS_SPIN_US=%g must be a number >= 0",
+                        spin_us);
     t->ring_threshold = (size_t)thr;
     t->chunk_bytes = (size_t)chunk;
     t->spin_s = spin_us * 1e-6;

@@ -5,6 +5,7 @@
 #include "core/bootstrap_env.h"
 #include "core/env.h"
 #include "core/env_names.h"
+#include "core/tuning.h"
 #include "shardcomm/info.h"
 #include "shardcomm/status.h"
 
@@ -312,7 +313,8 @@ static int config_agrees_with_the_library_on_ranges_and_switches(void)
                                         "1.04858e+06"},
         {"SC_MASTER_PORT", "80(x2)", "SC_MASTER_PORT=80(x2) is not an integer"},
         {"SC_DEVICE", "-1", "SC_DEVICE=-1 is below the minimum, 0"},
-        {"SC_DEVICE", "1,2", "SC_DEVICE=1,2 is not an integer"}};
+        {"SC_DEVICE", "1,2", "SC_DEVICE=1,2 is not an integer"},
+        {"SC_PROGRESS_SPIN_US", "nan", "SC_PROGRESS_SPIN_US=nan is not a number"}};
     static const char *const shown[][4] = {
         /* variable, value set (NULL: unset), value shown, source */
         {"SC_BUCKET_CAP_MB", "1048576", "1.04858e+06", "SC_BUCKET_CAP_MB=1048576"},
@@ -349,6 +351,7 @@ static int config_agrees_with_the_library_on_ranges_and_switches(void)
     return TEST_PASS;
 }
 
+/* sc_bootstrap_resolve's status and sentence, and on success "rank R size S". */
 static void resolve_body(void *out, const void *arg)
 {
     sc_comm_config_t cfg = SC_COMM_CONFIG_INIT;
@@ -358,6 +361,8 @@ static void resolve_body(void *out, const void *arg)
     report_setup(arg, r);
     r->status = sc_bootstrap_resolve(&cfg, &p);
     snprintf(r->error, sizeof(r->error), "%s", sc_last_error());
+    if (r->status == SC_SUCCESS)
+        snprintf(r->text, sizeof(r->text), "rank %d size %d", p.rank, p.world_size);
 }
 
 /* sc_comm_init refuses what sc-info calls invalid among the rendezvous settings. */
@@ -378,6 +383,80 @@ static int bootstrap_refuses_ports_and_devices_that_are_not_plain_integers(void)
         CHECK(r.status == SC_ERR_INVALID_ARG);
         if (!strstr(r.error, cases[i][2])) {
             fprintf(stderr, "expected '%s' in '%s'\n", cases[i][2], r.error);
+            return TEST_FAIL;
+        }
+    }
+    return TEST_PASS;
+}
+
+/* A rank without a world size (a lost or left-over variable) is refused on every
+ * process instead of rank 0 running alone as a world of one; so is a world size above 1
+ * without a rank. An empty variable counts as unset, also when the launcher is chosen:
+ * an empty RANK left by a shell does not hide mpirun's variables (it made every rank 0
+ * of 1). */
+static int bootstrap_refuses_a_rank_without_a_world_size(void)
+{
+    static const char *const cases[][7] = {
+        /* NAME, VALUE pairs (up to three, NULL-ended), then "ok RESULT" or "error TEXT" */
+        {"RANK", "0", NULL, NULL, NULL, NULL, "error RANK but no world size"},
+        {"RANK", "1", NULL, NULL, NULL, NULL, "error WORLD_SIZE"},
+        {"SC_RANK", "0", NULL, NULL, NULL, NULL, "error SC_WORLD_SIZE"},
+        {"WORLD_SIZE", "4", NULL, NULL, NULL, NULL, "error no rank is set"},
+        {"RANK", "0", "OMPI_COMM_WORLD_RANK", "1", "OMPI_COMM_WORLD_SIZE", "2",
+         "error RANK but no world size"},
+        {"RANK", "", "OMPI_COMM_WORLD_RANK", "1", "OMPI_COMM_WORLD_SIZE", "2", "ok rank 1 size 2"},
+        {"SC_WORLD_SIZE", "1", NULL, NULL, NULL, NULL, "ok rank 0 size 1"},
+        {"RANK", "2", "WORLD_SIZE", "3", NULL, NULL, "ok rank 2 size 3"}};
+    report_t r;
+
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        const char *const env[] = {cases[i][0], cases[i][1], cases[i][2], cases[i][3],
+                                   cases[i][4], cases[i][5], NULL};
+        report_args_t a = {env, NULL};
+        const char *want = cases[i][6];
+        int ok;
+
+        memset(&r, 0, sizeof(r));
+        CHECK(run_in_child(resolve_body, &a, &r, sizeof(r)) == 0);
+        if (strncmp(want, "ok ", 3) == 0)
+            ok = r.status == SC_SUCCESS && strcmp(r.text, want + 3) == 0;
+        else
+            ok = r.status == SC_ERR_INVALID_ARG && strstr(r.error, want + 6) != NULL;
+        if (!ok) {
+            fprintf(stderr, "case %zu (%s=%s): got %s '%s' / '%s', expected %s\n", i,
+                    cases[i][0], cases[i][1], sc_status_string(r.status), r.text, r.error,
+                    want);
+            return TEST_FAIL;
+        }
+    }
+    return TEST_PASS;
+}
+
+static void tuning_body(void *out, const void *arg)
+{
+    const sc_tuning_t *t;
+    report_t *r = out;
+
+    report_setup(arg, r);
+    r->status = sc_tuning_get(&t);
+    snprintf(r->error, sizeof(r->error), "%s", sc_last_error());
+}
+
+/* The library refuses a spin time that is not a number, as sc-info does: NaN passed
+ * the check for negative values, and a waiting rank never went to sleep. */
+static int tuning_refuses_a_spin_time_that_is_not_a_number(void)
+{
+    static const char *const values[] = {"nan", "NAN", "-nan", "-1"};
+    report_t r;
+
+    for (size_t i = 0; i < sizeof(values) / sizeof(values[0]); i++) {
+        const char *const env[] = {"SC_PROGRESS_SPIN_US", values[i], NULL};
+        report_args_t a = {env, NULL};
+        memset(&r, 0, sizeof(r));
+        CHECK(run_in_child(tuning_body, &a, &r, sizeof(r)) == 0);
+        if (r.status != SC_ERR_INVALID_ARG || !strstr(r.error, "SC_PROGRESS_SPIN_US=")) {
+            fprintf(stderr, "SC_PROGRESS_SPIN_US=%s: %s '%s'\n", values[i],
+                    sc_status_string(r.status), r.error);
             return TEST_FAIL;
         }
     }
@@ -521,6 +600,9 @@ static const test_entry_t tests[] = {
      config_agrees_with_the_library_on_ranges_and_switches},
     {"bootstrap_refuses_ports_and_devices_that_are_not_plain_integers",
      bootstrap_refuses_ports_and_devices_that_are_not_plain_integers},
+    {"bootstrap_refuses_a_rank_without_a_world_size", bootstrap_refuses_a_rank_without_a_world_size},
+    {"tuning_refuses_a_spin_time_that_is_not_a_number",
+     tuning_refuses_a_spin_time_that_is_not_a_number},
     {"env_int_leading_reads_slurm_counts_and_rejects_other_text",
      env_int_leading_reads_slurm_counts_and_rejects_other_text},
     {"topology_report_shows_the_binding_as_a_cpu_list",
