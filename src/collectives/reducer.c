@@ -27,7 +27,8 @@ static sc_status_t sc_reducer_cap(const sc_reducer_config_t *cfg, size_t *cap, i
 
     if (st != SC_SUCCESS)
         return st;
-    *fixed = mb != -1.0;
+    /* Set or not by the variable itself: -1 is refused like any value out of range. */
+    *fixed = sc_env_first(sc_env_bucket_cap_mb_names, NULL) != NULL;
     if (*fixed && !(mb > 0.0 && mb <= SC_MAX_BUCKET_CAP_MB))
         return sc_error(SC_ERR_INVALID_ARG, "SC_BUCKET_CAP_MB=%s is not a number of MiB in "
                         "(0, %d]", sc_env_first(sc_env_bucket_cap_mb_names, NULL),

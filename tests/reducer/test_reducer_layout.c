@@ -5,6 +5,7 @@
  *   layout_gives_an_oversize_gradient_its_own_bucket
  *   layout_keeps_one_dtype_per_bucket
  *   layout_takes_the_cap_from_SC_BUCKET_CAP_MB        (SC_BUCKET_CAP_MB=0.001)
+ *   layout_refuses_SC_BUCKET_CAP_MB_out_of_range      (SC_BUCKET_CAP_MB=-1, 0, nan)
  *   layout_places_zero_element_gradients
  *   layout_reduces_large_copied_gradients_alone_on_one_node   (2 ranks; with and
  *                                                              without SC_STAGE_BYTES=0)
@@ -175,6 +176,32 @@ static int test_layout_takes_the_cap_from_SC_BUCKET_CAP_MB(int argc, char **argv
     if (check_layout(r, 3, bucket, offset, 3))
         return 1;
     return done(&w, &m, r);
+}
+
+/* SC_BUCKET_CAP_MB out of range, -1 included (it was taken as unset: autotuning stayed
+ * on): sc_reducer_create refuses it naming the variable, and *r stays as it was. */
+static int test_layout_refuses_SC_BUCKET_CAP_MB_out_of_range(int argc, char **argv)
+{
+    static const size_t counts[] = {200, 200};
+    sc_reducer_config_t cfg = SC_REDUCER_CONFIG_INIT;
+    sc_reducer_t *r = (sc_reducer_t *)&cfg;
+    rt_world_t w;
+    rt_model_t m;
+    sc_status_t s;
+
+    (void)argc, (void)argv;
+    if (rt_world(&w))
+        return 1;
+    rt_model_init(&m, 2, counts, NULL);
+    cfg.autotune = 1;
+    s = sc_reducer_create(w.comm, m.desc, 2, &cfg, &r);
+    CHECK(s == SC_ERR_INVALID_ARG, "SC_BUCKET_CAP_MB=%s: %s", getenv("SC_BUCKET_CAP_MB"),
+          sc_status_string(s));
+    CHECK(strstr(sc_last_error(), "SC_BUCKET_CAP_MB="), "sentence: %s", sc_last_error());
+    CHECK(r == (sc_reducer_t *)&cfg, "*reducer written on failure");
+    CHECK_OK(sc_comm_destroy(w.comm));
+    rt_model_free(&m);
+    return 0;
 }
 
 /* 0, 10, 0, 0 elements, first bucket 16 bytes: {3, 2} holds nothing, then {1, 0}. */
@@ -408,6 +435,8 @@ int main(int argc, char **argv)
          test_layout_reduces_large_copied_gradients_alone_on_one_node},
         {"layout_takes_the_cap_from_SC_BUCKET_CAP_MB",
          test_layout_takes_the_cap_from_SC_BUCKET_CAP_MB},
+        {"layout_refuses_SC_BUCKET_CAP_MB_out_of_range",
+         test_layout_refuses_SC_BUCKET_CAP_MB_out_of_range},
         {"layout_places_zero_element_gradients", test_layout_places_zero_element_gradients},
         {"rebuild_in_copy_mode_holds_one_layouts_memory",
          test_rebuild_in_copy_mode_holds_one_layouts_memory},
