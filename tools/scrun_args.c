@@ -1,4 +1,5 @@
 /* scrun's command line: the usage text and the parsing of its options. */
+#include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
 #include <stdarg.h>
@@ -56,7 +57,9 @@ bool scrun_parse_long(const char *s, long min, long max, long *value)
     char *end;
     errno = 0;
     long v = strtol(s, &end, 10);
-    if (errno != 0 || end == s || *end != '\0' || v < min || v > max)
+    /* Digits (and a minus sign) only: strtol would take leading blanks and a plus. */
+    if ((!isdigit((unsigned char)s[0]) && s[0] != '-') || errno != 0 || end == s ||
+        *end != '\0' || v < min || v > max)
         return false;
     *value = v;
     return true;

@@ -1,4 +1,5 @@
 /* Settings from the environment: the first variable of a list that is set wins. */
+#include <ctype.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +20,16 @@ const char *sc_env_first(const char *const *names, const char **which)
     return NULL;
 }
 
+/* Whether s starts as a number is written: a digit or a minus sign (a number also with a
+ * point or a letter, for inf and nan). strtol and strtod would also take leading
+ * blanks and a plus sign, which the settings' documentation does not allow. */
+static int sc_env_plain_start(const char *s, int number)
+{
+    unsigned char c = (unsigned char)s[0];
+
+    return isdigit(c) || c == '-' || (number && (c == '.' || isalpha(c)));
+}
+
 /* The integer at the start of the first set variable, which may be followed only by
  * the end of the string or, when stops is not empty, one of its characters. */
 static sc_status_t sc_env_long(const char *const *names, long def, const char *stops,
@@ -35,7 +46,8 @@ static sc_status_t sc_env_long(const char *const *names, long def, const char *s
     }
     errno = 0;
     v = strtol(s, &end, 10);
-    if (errno || end == s || (*end != '\0' && !strchr(stops, *end)))
+    if (!sc_env_plain_start(s, 0) || errno || end == s ||
+        (*end != '\0' && !strchr(stops, *end)))
         return sc_error(SC_ERR_INVALID_ARG, "%s=%s is not an integer", which, s);
     *value = v;
     return SC_SUCCESS;
@@ -71,7 +83,11 @@ sc_status_t sc_env_double(const char *const *names, double def, double *value)
     }
     errno = 0;
     v = strtod(s, &end);
-    if (errno || end == s || *end != '\0')
+    /* Out of range is not an error: past the largest double is infinity (SC_TIMEOUT=1e400
+     * waits for ever, as the documentation says any number of seconds does), below the
+     * smallest is about 0. Hexadecimal is not a number here. */
+    if (!sc_env_plain_start(s, 1) || (errno && errno != ERANGE) || end == s || *end != '\0' ||
+        strpbrk(s, "xX"))
         return sc_error(SC_ERR_INVALID_ARG, "%s=%s is not a number", which, s);
     *value = v;
     return SC_SUCCESS;

@@ -375,6 +375,11 @@ test_usage_zero_ranks() { expect_usage_error -n 0 bash "$RANK" touch "$SCRUN_TES
 test_usage_rank_count_not_a_number() {
     expect_usage_error -n 2x bash "$RANK" touch "$SCRUN_TEST_DIR/started"
 }
+# Digits only: strtol took a leading blank or a plus sign (-n " 2" started 2 ranks).
+test_usage_rank_count_with_a_blank_or_a_sign() {
+    expect_usage_error -n " 2" bash "$RANK" touch "$SCRUN_TEST_DIR/started"
+    expect_usage_error -n +2 bash "$RANK" touch "$SCRUN_TEST_DIR/started"
+}
 test_usage_unknown_option() {
     expect_usage_error -n 1 --bogus bash "$RANK" touch "$SCRUN_TEST_DIR/started"
 }

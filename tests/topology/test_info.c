@@ -463,6 +463,55 @@ static int tuning_refuses_a_spin_time_that_is_not_a_number(void)
     return TEST_PASS;
 }
 
+static void plain_body(void *out, const void *arg)
+{
+    static const char *const names[] = {"SC_TEST_NUMBER", NULL};
+    const char *const *c = arg; /* value, "int" or "double" */
+    report_t *r = out;
+    long n = -42;
+    double d = -42.0;
+
+    setenv("SC_TEST_NUMBER", c[0], 1);
+    if (strcmp(c[1], "int") == 0) {
+        r->status = sc_env_int(names, 9, &n);
+        snprintf(r->text, sizeof(r->text), "%ld", n);
+    } else {
+        r->status = sc_env_double(names, 9.0, &d);
+        snprintf(r->text, sizeof(r->text), "%g", d);
+    }
+    snprintf(r->error, sizeof(r->error), "%s", sc_last_error());
+}
+
+/* Settings are plain numbers, as configuration.md says: no leading blank, plus sign or
+ * hexadecimal (strtol and strtod took them: SC_TIMEOUT=0x10 was 16 s); a number past
+ * the largest double is infinity (SC_TIMEOUT=1e400 waits for ever) instead of "not a
+ * number". */
+static int env_reads_plain_numbers_only(void)
+{
+    static const char *const cases[][3] = {
+        /* value, int or double, what is read ("invalid": refused, output untouched) */
+        {"5", "int", "5"},           {"-3", "int", "-3"},        {" 5", "int", "invalid"},
+        {"+1", "int", "invalid"},    {"5 ", "int", "invalid"},   {"1.5", "double", "1.5"},
+        {"-0.5", "double", "-0.5"},  {".5", "double", "0.5"},    {"1e3", "double", "1000"},
+        {"inf", "double", "inf"},    {"1e400", "double", "inf"}, {"0x10", "double", "invalid"},
+        {" 1", "double", "invalid"}, {"+2", "double", "invalid"}, {"1p3", "double", "invalid"}};
+    report_t r;
+
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        int invalid = strcmp(cases[i][2], "invalid") == 0;
+        const char *want = invalid ? "-42" : cases[i][2];
+        memset(&r, 0, sizeof(r));
+        CHECK(run_in_child(plain_body, cases[i], &r, sizeof(r)) == 0);
+        if (r.status != (invalid ? SC_ERR_INVALID_ARG : SC_SUCCESS) ||
+            strcmp(r.text, want) != 0 || (invalid && !strstr(r.error, "SC_TEST_NUMBER="))) {
+            fprintf(stderr, "'%s' as %s: %s, read %s ('%s'), expected %s\n", cases[i][0],
+                    cases[i][1], sc_status_string(r.status), r.text, r.error, cases[i][2]);
+            return TEST_FAIL;
+        }
+    }
+    return TEST_PASS;
+}
+
 static void leading_body(void *out, const void *arg)
 {
     static const char *const names[] = {"SC_TEST_COUNT", NULL};
@@ -603,6 +652,7 @@ static const test_entry_t tests[] = {
     {"bootstrap_refuses_a_rank_without_a_world_size", bootstrap_refuses_a_rank_without_a_world_size},
     {"tuning_refuses_a_spin_time_that_is_not_a_number",
      tuning_refuses_a_spin_time_that_is_not_a_number},
+    {"env_reads_plain_numbers_only", env_reads_plain_numbers_only},
     {"env_int_leading_reads_slurm_counts_and_rejects_other_text",
      env_int_leading_reads_slurm_counts_and_rejects_other_text},
     {"topology_report_shows_the_binding_as_a_cpu_list",
