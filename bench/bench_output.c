@@ -107,7 +107,7 @@ sc_bench_output_t *sc_bench_output_open(const char *path)
 {
     sc_bench_output_t *out = calloc(1, sizeof(*out));
     struct stat st, link;
-    int err = ENOMEM, there;
+    int err = ENOMEM, there = 0;
 
     if (out && !path[0]) {
         err = ENOENT; /* "" names no file: refused before anything runs */
@@ -131,6 +131,11 @@ sc_bench_output_t *sc_bench_output_open(const char *path)
     if (!path[0])
         fprintf(stderr, "%s: cannot write '': the file name is empty\n",
                 program_invocation_short_name);
+    else if (out && out->tmp && there)
+        /* The file exists (and may be writable): the temporary file beside it failed. */
+        fprintf(stderr, "%s: cannot write %s: the temporary file written beside it and "
+                "renamed over it (%s.XXXXXX) cannot be created: %s\n",
+                program_invocation_short_name, path, out->target, strerror(err));
     else
         fprintf(stderr, "%s: cannot write %s: %s\n", program_invocation_short_name, path,
                 strerror(err));
