@@ -11,6 +11,7 @@
 
 #include <hwloc.h>
 
+#include "core/bootstrap_env.h"
 #include "core/env.h"
 #include "core/env_names.h"
 #include "core/error.h"
@@ -437,6 +438,18 @@ SC_API sc_status_t sc_info_print_config(FILE *out)
         if (v.invalid && status == SC_SUCCESS) {
             status = SC_ERR_INVALID_ARG;
             snprintf(first_error, sizeof(first_error), "%s", v.error);
+        }
+    }
+
+    /* Each setting is valid alone: now what sc_comm_init checks of them together (a rank
+     * inside the world, a rank with a world size, a local rank inside the local size). */
+    if (status == SC_SUCCESS) {
+        sc_comm_config_t cfg = SC_COMM_CONFIG_INIT;
+        sc_bootstrap_params_t p;
+        if (sc_bootstrap_resolve(&cfg, &p) != SC_SUCCESS) {
+            status = SC_ERR_INVALID_ARG;
+            snprintf(first_error, sizeof(first_error), "%s", sc_last_error());
+            fprintf(out, "  INVALID together: %s\n", first_error);
         }
     }
 

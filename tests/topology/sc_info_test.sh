@@ -26,7 +26,7 @@ fail() {
 
 case $name in
 topology_and_config_are_printed_and_exit_zero)
-    RANK=3 "$sc_info" --topology --config >"$out" 2>"$err" || fail "exit status $?"
+    RANK=3 WORLD_SIZE=4 "$sc_info" --topology --config >"$out" 2>"$err" || fail "exit status $?"
     grep -q '^  bound to: *PUs ' "$out" || fail "no binding line"
     grep -Eq '^  SC_RANK +=  *3 +RANK( |$)' "$out" || fail "SC_RANK is not 3 from RANK"
     ;;

@@ -137,7 +137,7 @@ static int config_shows(const char *const *env, const char *name, const char *wa
 
 static int config_shows_a_value_set_through_a_fallback_variable(void)
 {
-    static const char *const env[] = {"RANK", "3", NULL};
+    static const char *const env[] = {"RANK", "3", "WORLD_SIZE", "4", NULL};
     report_t r;
 
     return config_shows(env, "SC_RANK", "3", "RANK", &r);
@@ -225,10 +225,34 @@ static int config_local_rank_and_size_are_auto_when_unset(void)
 
 static int config_takes_the_leading_number_of_slurm_tasks_per_node(void)
 {
-    static const char *const env[] = {"SLURM_NTASKS_PER_NODE", "4(x2)", NULL};
+    static const char *const env[] = {"SLURM_PROCID", "0", "SLURM_NTASKS", "8",
+                                      "SLURM_NTASKS_PER_NODE", "4(x2)", NULL};
     report_t r;
 
     return config_shows(env, "SC_LOCAL_SIZE", "4", "SLURM_NTASKS_PER_NODE=4(x2)", &r);
+}
+
+/* What sc_comm_init checks of the launch settings together, sc-info checks too: each
+ * of these is valid alone (sc-info used to exit 0 for them). */
+static int config_checks_the_launch_settings_together(void)
+{
+    static const char *const cases[][5] = {
+        {"SC_RANK", "5", "SC_WORLD_SIZE", "2", "rank 5 is outside the world of size 2"},
+        {"SC_RANK", "1", NULL, NULL, "no world size is set"},
+        {"SC_LOCAL_RANK", "1", "SC_LOCAL_SIZE", "1", "local rank 1 is outside the local size"}};
+    report_t r;
+
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        const char *const env[] = {cases[i][0], cases[i][1], cases[i][2], cases[i][3], NULL};
+        CHECK(run_report(config_body, env, NULL, &r) == 0);
+        if (r.status != SC_ERR_INVALID_ARG || !strstr(r.error, cases[i][4]) ||
+            !strstr(r.text, "INVALID together: ")) {
+            fprintf(stderr, "%s=%s: %s '%s', expected '%s'\n", cases[i][0], cases[i][1],
+                    sc_status_string(r.status), r.error, cases[i][4]);
+            return TEST_FAIL;
+        }
+    }
+    return TEST_PASS;
 }
 
 static int config_marks_an_invalid_value_and_returns_invalid_arg(void)
@@ -650,6 +674,7 @@ static const test_entry_t tests[] = {
     {"bootstrap_refuses_ports_and_devices_that_are_not_plain_integers",
      bootstrap_refuses_ports_and_devices_that_are_not_plain_integers},
     {"bootstrap_refuses_a_rank_without_a_world_size", bootstrap_refuses_a_rank_without_a_world_size},
+    {"config_checks_the_launch_settings_together", config_checks_the_launch_settings_together},
     {"tuning_refuses_a_spin_time_that_is_not_a_number",
      tuning_refuses_a_spin_time_that_is_not_a_number},
     {"env_reads_plain_numbers_only", env_reads_plain_numbers_only},
