@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "collectives/mailbox.h"
+#include "collectives/proto_choice.h"
 #include "collectives/reduce_kernels.h"
 #include "collectives/schedule.h"
 #include "collectives/schedule_exec.h"
@@ -83,6 +84,7 @@ sc_coll_op_t *sc_op_create(struct sc_comm *comm, sc_coll_kind_t kind, sc_dtype_t
     op->hdr.rank = comm->rank;
     op->hdr.count = count;
     op->hdr_peer[0] = op->hdr_peer[1] = -1;
+    op->proto_cls = -1;
     return op;
 }
 
@@ -176,6 +178,9 @@ int sc_op_send(sc_coll_op_t *op, int peer, uint16_t sub, const void *src, size_t
         op->acts[i].sub = sub;
         op->acts[i].src = src;
         op->acts[i].len = bytes;
+        op->send_bytes += bytes;
+        if (bytes > op->send_max)
+            op->send_max = bytes;
     }
     return i;
 }
@@ -454,6 +459,17 @@ static sc_status_t sc_op_start(sc_coll_op_t *op)
     }
     if (c->size == 1)
         return SC_SUCCESS;
+    /* Between the ranks of one node, mid-size data messages go eagerly or not as this
+     * rank's measurements say (proto_choice.h); across nodes UCX decides. */
+    if (c->local_size == c->size) {
+        op->hdr.eager_prefs = sc_proto_prefs(&tp->proto);
+        op->peer_prefs = 0xff;
+        op->proto_cls = sc_proto_class_of(op->send_max);
+        op->proto_eager = op->proto_cls >= 0 &&
+                          sc_proto_choose(&tp->proto, op->proto_cls,
+                                          (c->proto_agreed >> op->proto_cls) & 1);
+        op->proto_t0 = sc_clock_now();
+    }
     op->hdr_peer[0] = (c->rank + c->size - 1) % c->size; /* left */
     op->hdr_peer[1] = (c->rank + 1) % c->size;           /* right */
     op->nhdr = (c->size == 2) ? 1 : 2;
@@ -496,6 +512,7 @@ static sc_status_t sc_op_check_header(sc_coll_op_t *op, int i, size_t len)
     memcpy(&in, sc_op_hdr_in(op, i, &cap), len < sizeof(in) ? len : sizeof(in));
     if (sc_op_header_equal(&op->hdr, &in)) {
         size_t want = sc_op_header_bytes(op);
+        op->peer_prefs &= in.eager_prefs;
         if (len == want)
             return SC_SUCCESS;
         return sc_error(SC_ERR_MISMATCH, "%s #%llu: rank %d sent %zu bytes of header and "
@@ -614,8 +631,11 @@ static sc_status_t sc_op_run_action(sc_coll_op_t *op, sc_action_t *a)
 
     switch ((sc_action_kind_t)a->kind) {
     case SC_ACT_SEND:
-        st = sc_ucx_send(tp, sc_op_world(op, a->peer), sc_op_tag(op, kind, a->sub, c->rank),
-                         a->src, a->len, &a->ucx_req);
+        st = (op->proto_eager && a->len > SC_PROTO_MIN_BYTES && a->len <= SC_PROTO_MAX_BYTES
+                  ? sc_ucx_send_eager
+                  : sc_ucx_send)(tp, sc_op_world(op, a->peer),
+                                 sc_op_tag(op, kind, a->sub, c->rank), a->src, a->len,
+                                 &a->ucx_req);
         if (st != SC_SUCCESS)
             return st;
         a->state = a->ucx_req ? SC_ACT_STARTED : SC_ACT_DONE;
@@ -798,8 +818,17 @@ sc_status_t sc_op_advance(sc_coll_op_t *op, int *moved)
         }
     }
     if (op->first_pending == op->nacts && sc_op_headers_done(op) && !op->hdr_send_req[0] &&
-        !op->hdr_send_req[1] && !op->mbox_put)
+        !op->hdr_send_req[1] && !op->mbox_put) {
+        if (op->proto_cls >= 0)
+            sc_proto_record(&op->comm->tp->proto, op->proto_cls, op->proto_eager,
+                            sc_clock_now() - op->proto_t0, op->send_bytes);
+        op->proto_cls = -1;
+        /* The next op's protocol: what every rank of this one preferred (the same on
+         * both ranks of a pair, which saw the same two headers). */
+        if (op->nhdr > 0 && op->comm->local_size == op->comm->size)
+            op->comm->proto_agreed = op->hdr.eager_prefs & op->peer_prefs;
         return SC_SUCCESS;
+    }
     st = sc_op_check_peers(op);
     if (st != SC_SUCCESS)
         return st;

@@ -54,7 +54,10 @@ typedef struct {
      * from the owners' buffers (1: pulled, the delivered calls) instead of having them
      * written into theirs (0: pushed); the two end differently, so ranks must agree. */
     uint8_t pulled;
-    uint8_t pad[3];
+    /* The sender's preferred protocol for each size class of mid-size messages, a bit
+     * per class set for eager (proto_choice.h); not compared: the ranks combine them. */
+    uint8_t eager_prefs;
+    uint8_t pad[2];
     uint64_t count;
     uint64_t seq;
     /* Registered memory (sc_mem_alloc) the call reads in place: the segments of the
@@ -172,6 +175,15 @@ typedef struct sc_op {
     const void *prescale_src;
     size_t prescale_count;
     void *prescale_own;
+    /* Its data messages, for the choice of protocol (proto_choice.h): the largest and
+     * the total, counted as the schedule is built; the class chosen for (-1: none),
+     * whether it sends eagerly, and when it started. */
+    size_t send_max;
+    size_t send_bytes;
+    int proto_cls;
+    int proto_eager;
+    double proto_t0;
+    uint8_t peer_prefs;        /* the neighbours' eager_prefs, ANDed as their headers pass */
     /* The message buffers come last: they are written before they are read, so a
      * reused op clears only the fields above them (SC_OP_CLEARED). */
     /* Header receives have room for an inline payload (see inline_bytes). A collective

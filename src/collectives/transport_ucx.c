@@ -352,8 +352,8 @@ void sc_ucx_close(sc_transport_t *tp, double timeout_s)
     }
 }
 
-sc_status_t sc_ucx_send(sc_transport_t *tp, int world_dst, uint64_t tag, const void *buf,
-                        size_t len, void **req)
+static sc_status_t sc_ucx_send_with(sc_transport_t *tp, int world_dst, uint64_t tag,
+                                    const void *buf, size_t len, uint32_t attr, void **req)
 {
     ucp_request_param_t param;
     void *r;
@@ -361,12 +361,27 @@ sc_status_t sc_ucx_send(sc_transport_t *tp, int world_dst, uint64_t tag, const v
     if (tp->peer_error[world_dst][0])
         return sc_error(SC_ERR_PEER_FAILED, "%s", tp->peer_error[world_dst]);
     memset(&param, 0, sizeof(param));
+    param.op_attr_mask = attr;
     r = ucp_tag_send_nbx(tp->eps[world_dst], buf, len, tag, &param);
     if (UCS_PTR_IS_ERR(r))
         return sc_error(SC_ERR_PEER_FAILED, "send of %zu bytes to rank %d failed: %s", len,
                         world_dst, ucs_status_string(UCS_PTR_STATUS(r)));
     *req = r;
     return SC_SUCCESS;
+}
+
+sc_status_t sc_ucx_send(sc_transport_t *tp, int world_dst, uint64_t tag, const void *buf,
+                        size_t len, void **req)
+{
+    return sc_ucx_send_with(tp, world_dst, tag, buf, len, 0, req);
+}
+
+/* UCX's fast completion makes it take its local rendezvous threshold, under which a
+ * message of up to 128 KiB on shared memory goes through the FIFO (tag_send.c). */
+sc_status_t sc_ucx_send_eager(sc_transport_t *tp, int world_dst, uint64_t tag,
+                              const void *buf, size_t len, void **req)
+{
+    return sc_ucx_send_with(tp, world_dst, tag, buf, len, UCP_OP_ATTR_FLAG_FAST_CMPL, req);
 }
 
 sc_status_t sc_ucx_recv(sc_transport_t *tp, uint64_t tag, uint64_t mask, void *buf,

@@ -47,6 +47,11 @@ void sc_ucx_purge_ctx(sc_transport_t *tp, uint32_t ctx);
  * Errors carry a sentence. Caller holds tp->lock. */
 sc_status_t sc_ucx_send(sc_transport_t *tp, int world_dst, uint64_t tag, const void *buf,
                         size_t len, void **req);
+/* sc_ucx_send, eagerly where UCX can (up to about 128 KiB on shared memory: through its
+ * FIFO instead of a handshake and a CMA copy). For the collectives' own data messages
+ * when proto_choice.h says so. */
+sc_status_t sc_ucx_send_eager(sc_transport_t *tp, int world_dst, uint64_t tag,
+                              const void *buf, size_t len, void **req);
 sc_status_t sc_ucx_recv(sc_transport_t *tp, uint64_t tag, uint64_t mask, void *buf,
                         size_t len, void **req);
 

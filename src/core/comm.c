@@ -362,6 +362,7 @@ SC_API sc_status_t sc_comm_init(const sc_comm_config_t *config, sc_comm_t **comm
     if (!tp)
         return sc_error(SC_ERR_NO_MEMORY, "sc_comm_init: out of memory");
     tp->spin_s = tuning->spin_s;
+    tp->proto.mode = (sc_proto_mode_t)tuning->eager_sends;
     tp->next_ctx = 1;
     dev_blobs = calloc((size_t)p.world_size, SC_DEVICE_BLOB);
     if (!dev_blobs) {

@@ -7,6 +7,7 @@
 #include <sys/types.h>
 #include <ucp/api/ucp.h>
 
+#include "collectives/proto_choice.h"
 #include "collectives/schedule.h"
 #include "core/error.h"
 #include "shardcomm/collectives.h"
@@ -45,6 +46,7 @@ typedef struct sc_transport {
     uint64_t ctx_live[64];      /* context ids that live communicators hold, a bit each */
     uint32_t ctx_cursor;        /* the context id reused last */
     double spin_s;
+    sc_proto_t proto;           /* eager or rendezvous for collectives' mid-size messages */
     int rescan;                 /* atomic: the next progress step must scan every op */
     int idle_steps;             /* steps since the last scan */
     int p2p_visit_all;          /* the next scans visit every point-to-point op (before
@@ -78,6 +80,11 @@ struct sc_comm {
     int *world_of;              /* comm rank -> world rank */
     double timeout_s;
     sc_coll_op_t *head;              /* collectives, run one at a time in issue order */
+    /* The size classes whose mid-size messages go eagerly: those this rank and its
+     * neighbours all preferred in the last collective's headers, so that both ends of
+     * an exchange use one protocol (mixed, a 2-rank all-gather ran at 0.55-0.6x of
+     * either). Under tp->lock. */
+    uint8_t proto_agreed;
     uint8_t *pair_hdr;          /* 2 ranks: the running collective's header buffers,
                                    received then sent, SC_OP_PAIR_HDR_BUF each */
     sc_coll_op_t *tail;

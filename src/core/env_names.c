@@ -69,6 +69,7 @@ const char *const sc_env_local_register_names[] = {"SC_LOCAL_REGISTER", NULL};
 const char *const sc_env_local_mailbox_names[] = {"SC_LOCAL_MAILBOX", NULL};
 const char *const sc_env_stream_bytes_names[] = {"SC_STREAM_BYTES", NULL};
 const char *const sc_env_stage_bytes_names[] = {"SC_STAGE_BYTES", NULL};
+const char *const sc_env_eager_sends_names[] = {"SC_EAGER_SENDS", NULL};
 const char *const sc_env_bucket_cap_mb_names[] = {"SC_BUCKET_CAP_MB", NULL};
 const char *const sc_env_threads_names[] = {"SC_THREADS", NULL};
 const char *const sc_env_cpu_isa_names[] = {"SC_CPU_ISA", NULL};

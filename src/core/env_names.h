@@ -30,6 +30,7 @@ extern const char *const sc_env_local_register_names[];    /* SC_LOCAL_REGISTER 
 extern const char *const sc_env_local_mailbox_names[];     /* SC_LOCAL_MAILBOX */
 extern const char *const sc_env_stream_bytes_names[];      /* SC_STREAM_BYTES */
 extern const char *const sc_env_stage_bytes_names[];       /* SC_STAGE_BYTES */
+extern const char *const sc_env_eager_sends_names[];       /* SC_EAGER_SENDS */
 extern const char *const sc_env_bucket_cap_mb_names[];     /* SC_BUCKET_CAP_MB */
 extern const char *const sc_env_threads_names[];           /* SC_THREADS */
 extern const char *const sc_env_cpu_isa_names[];           /* SC_CPU_ISA */

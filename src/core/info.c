@@ -209,7 +209,7 @@ enum {
     SC_INFO_MASTER_ADDR, SC_INFO_MASTER_PORT, SC_INFO_TIMEOUT, SC_INFO_BIND,
     SC_INFO_LOG_LEVEL, SC_INFO_ALGO, SC_INFO_RING_THRESHOLD, SC_INFO_CHUNK_BYTES,
     SC_INFO_PROGRESS_SPIN_US, SC_INFO_LOCAL_REGISTER, SC_INFO_LOCAL_MAILBOX,
-    SC_INFO_STREAM_BYTES, SC_INFO_STAGE_BYTES, SC_INFO_DEVICE,
+    SC_INFO_STREAM_BYTES, SC_INFO_STAGE_BYTES, SC_INFO_EAGER_SENDS, SC_INFO_DEVICE,
     SC_INFO_NCCL, SC_INFO_CUDA_DRIVER, SC_INFO_BUCKET_CAP_MB,
     SC_INFO_THREADS, SC_INFO_CPU_ISA,
     SC_INFO_SETTING_COUNT
@@ -236,6 +236,7 @@ static const char *const sc_info_log_choices[] = {
     "error", "warn", "info", "debug", "trace", "0", "1", "2", "3", "4", NULL};
 static const char *const sc_info_algo_choices[] = {"auto", "ring", "rd", NULL};
 static const char *const sc_info_cpu_isa_choices[] = {"scalar", "avx2", "avx512", NULL};
+static const char *const sc_info_eager_choices[] = {"auto", "on", "off", NULL};
 
 /* What sc_comm_init does when no local rank or size is given. */
 #define SC_INFO_BY_HOST "counted at start-up among the ranks with this host name"
@@ -280,6 +281,9 @@ static const sc_info_setting_t sc_info_settings[SC_INFO_SETTING_COUNT] = {
                               .min = 0, .max = LONG_MAX, .def = SC_DEFAULT_STREAM_BYTES},
     [SC_INFO_STAGE_BYTES] = {.names = sc_env_stage_bytes_names, .kind = SC_INFO_INT,
                              .min = 0, .max = 1L << 30, .def = SC_DEFAULT_STAGE_BYTES},
+    [SC_INFO_EAGER_SENDS] = {.names = sc_env_eager_sends_names, .kind = SC_INFO_CHOICE,
+                             .def_text = "auto", .choices = sc_info_eager_choices,
+                             .exact_case = 1, .expected = "auto|on|off"},
     [SC_INFO_DEVICE] = {.names = sc_env_device_names, .kind = SC_INFO_INT, .min = 0,
                         .max = INT_MAX,
                         .default_note = "the local rank modulo the number of GPUs"},

@@ -3,6 +3,7 @@
 #include <string.h>
 #include <stdlib.h>
 
+#include "collectives/proto_choice.h"
 #include "collectives/schedule.h"
 #include "core/env.h"
 #include "core/env_names.h"
@@ -14,23 +15,43 @@ static sc_status_t sc_tuning_status;
 static char sc_tuning_text[SC_ERROR_MAX];
 static pthread_once_t sc_tuning_once = PTHREAD_ONCE_INIT;
 
+/* A setting that names one of choices (exact case): *out gets the matching value, or
+ * values[0] when the variable is unset; another word is an error listing the choices. */
+static sc_status_t sc_tuning_choice(const char *const *names, const char *const *choices,
+                                    const int *values, const char *listed, int *out)
+{
+    const char *which = NULL, *v = sc_env_first(names, &which);
+
+    if (!v) {
+        *out = values[0];
+        return SC_SUCCESS;
+    }
+    for (int i = 0; choices[i]; i++)
+        if (strcmp(v, choices[i]) == 0) {
+            *out = values[i];
+            return SC_SUCCESS;
+        }
+    return sc_error(SC_ERR_INVALID_ARG, "%s=%s is not one of %s", which, v, listed);
+}
+
 static sc_status_t sc_tuning_parse(sc_tuning_t *t)
 {
-    const char *algo = sc_env_first(sc_env_algo_names, NULL);
+    static const char *const algos[] = {"auto", "ring", "rd", NULL};
+    static const int algo_values[] = {SC_ALGO_NONE, SC_ALGO_RING, SC_ALGO_RD};
+    static const char *const eagers[] = {"auto", "on", "off", NULL};
+    static const int eager_values[] = {SC_PROTO_AUTO, SC_PROTO_EAGER_ON, SC_PROTO_EAGER_OFF};
     long thr, chunk, reg, mbox, stream, stage;
     double spin_us;
     sc_status_t st;
 
-    t->allreduce_algo = SC_ALGO_NONE;
-    if (algo && strcmp(algo, "auto") != 0) {
-        if (strcmp(algo, "ring") == 0)
-            t->allreduce_algo = SC_ALGO_RING;
-        else if (strcmp(algo, "rd") == 0)
-            t->allreduce_algo = SC_ALGO_RD;
-        else
-            return sc_error(SC_ERR_INVALID_ARG, "SC_ALGO=%s is not one of auto, ring, rd",
-                            algo);
-    }
+    st = sc_tuning_choice(sc_env_algo_names, algos, algo_values, "auto, ring, rd",
+                          &t->allreduce_algo);
+    if (st != SC_SUCCESS)
+        return st;
+    st = sc_tuning_choice(sc_env_eager_sends_names, eagers, eager_values, "auto, on, off",
+                          &t->eager_sends);
+    if (st != SC_SUCCESS)
+        return st;
     st = sc_env_int(sc_env_ring_threshold_names, SC_DEFAULT_RING_THRESHOLD, &thr);
     if (st != SC_SUCCESS)
         return st;

@@ -16,6 +16,7 @@ typedef struct {
                                  their results non-temporally */
     size_t stage_bytes;       /* SC_STAGE_BYTES: plain-memory allreduces up to this size
                                  go through each communicator's staging segment */
+    int eager_sends;          /* SC_EAGER_SENDS: an sc_proto_mode_t (proto_choice.h) */
 } sc_tuning_t;
 
 /* The process's tuning, parsed on first use. An invalid value is an error naming the

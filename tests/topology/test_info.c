@@ -29,7 +29,7 @@ static const char *const *const all_variable_lists[] = {
     sc_env_timeout_names, sc_env_bind_names, sc_env_log_level_names, sc_env_algo_names,
     sc_env_ring_threshold_names, sc_env_chunk_bytes_names, sc_env_progress_spin_us_names,
     sc_env_device_names, sc_env_nccl_names, sc_env_cuda_driver_names,
-    sc_env_bucket_cap_mb_names, NULL};
+    sc_env_bucket_cap_mb_names, sc_env_eager_sends_names, NULL};
 
 /* Only the test's own variables are set: the environment ctest runs in may carry a
  * launcher's. */
@@ -177,6 +177,7 @@ static int config_shows_the_documented_defaults_when_nothing_is_set(void)
         {"SC_LOCAL_MAILBOX", "1"},
         {"SC_STREAM_BYTES", "16777216"},
         {"SC_STAGE_BYTES", "2097152"},
+        {"SC_EAGER_SENDS", "auto"},
     };
     char value[256], source[1024];
     report_t r;
@@ -536,6 +537,32 @@ static int env_reads_plain_numbers_only(void)
     return TEST_PASS;
 }
 
+/* SC_EAGER_SENDS is auto, on or off, in the library as in sc-info. */
+static int tuning_takes_the_eager_modes_and_refuses_others(void)
+{
+    static const char *const cases[][2] = {
+        {"auto", "ok"}, {"on", "ok"}, {"off", "ok"}, {"yes", "invalid"}, {"ON", "invalid"},
+        {"1", "invalid"}};
+    report_t r;
+
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        const char *const env[] = {"SC_EAGER_SENDS", cases[i][0], NULL};
+        report_args_t a = {env, NULL};
+        int ok = strcmp(cases[i][1], "ok") == 0;
+        memset(&r, 0, sizeof(r));
+        CHECK(run_in_child(tuning_body, &a, &r, sizeof(r)) == 0);
+        if (r.status != (ok ? SC_SUCCESS : SC_ERR_INVALID_ARG) ||
+            (!ok && !strstr(r.error, "SC_EAGER_SENDS="))) {
+            fprintf(stderr, "SC_EAGER_SENDS=%s: %s '%s'\n", cases[i][0],
+                    sc_status_string(r.status), r.error);
+            return TEST_FAIL;
+        }
+        CHECK(run_report(config_body, env, NULL, &r) == 0);
+        CHECK(r.status == (ok ? SC_SUCCESS : SC_ERR_INVALID_ARG));
+    }
+    return TEST_PASS;
+}
+
 static void leading_body(void *out, const void *arg)
 {
     static const char *const names[] = {"SC_TEST_COUNT", NULL};
@@ -678,6 +705,8 @@ static const test_entry_t tests[] = {
     {"tuning_refuses_a_spin_time_that_is_not_a_number",
      tuning_refuses_a_spin_time_that_is_not_a_number},
     {"env_reads_plain_numbers_only", env_reads_plain_numbers_only},
+    {"tuning_takes_the_eager_modes_and_refuses_others",
+     tuning_takes_the_eager_modes_and_refuses_others},
     {"env_int_leading_reads_slurm_counts_and_rejects_other_text",
      env_int_leading_reads_slurm_counts_and_rejects_other_text},
     {"topology_report_shows_the_binding_as_a_cpu_list",
