@@ -276,6 +276,8 @@ SC_API sc_status_t sc_reducer_hook_save(const sc_reducer_t *reducer, void *buf, 
 SC_API sc_status_t sc_reducer_hook_load(sc_reducer_t *reducer, const void *buf, size_t len);
 
 /* Waits for pending buckets and frees the reducer (and its hook). NULL is a no-op.
+ * In a child forked after the reducer's creation: SC_ERR_INVALID_COMM, nothing touched
+ * (the reducer is the parent's, as its communicator is: comm.h, sc_comm_init).
  * Destroyed in the middle of a synced iteration (gradients marked, finalize not
  * reached), it aborts the communicator (sc_comm_abort): the peers wait for buckets this
  * rank will never start, and fail at once instead of after SC_TIMEOUT. Only the

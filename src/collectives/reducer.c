@@ -252,7 +252,11 @@ SC_API sc_status_t sc_reducer_destroy(sc_reducer_t *reducer)
 
     if (!reducer)
         return SC_SUCCESS;
-    sc_reducer_finisher_stop(reducer);
+    /* In a process forked from the reducer's, its threads, communicator and registered
+     * memory are the parent's: nothing is stopped or freed here (the child's copy goes
+     * with the child), as a communicator is refused there. */
+    if (reducer->comm && sc_process_is_fork_of(reducer->comm->owner_pid))
+        return sc_comm_check_handle(reducer->comm, "sc_reducer_destroy");
     if (reducer->nready > 0 && reducer->sync) {
         /* Mid-iteration: the peers wait for buckets this rank will never start. The
          * abort tells them at once (they waited SC_TIMEOUT), and fails what is in

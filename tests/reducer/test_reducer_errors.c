@@ -19,6 +19,7 @@
  *   destroy_mid_iteration_fails_peers_at_once
  *   destroy_after_a_transfer_left_in_flight plain|registered  the buckets kept or given
  *                                    back */
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "../common/sc_fake_device.h"
@@ -198,6 +199,41 @@ static int test_comm_destroy_refused_while_a_reducer_uses_it(int argc, char **ar
                               NULL))
                 return 1;
     }
+    return teardown(&w, &m, r);
+}
+
+/* sc_reducer_destroy in a child forked after an iteration (a data loader's worker): the
+ * reducer's threads, communicator and memory are the parent's, so it is refused, as the
+ * communicator is (it returned SC_SUCCESS after its frees were refused), and the
+ * parent's reducer goes on on every rank. */
+static int test_destroy_in_a_forked_child_is_refused(int argc, char **argv)
+{
+    rt_world_t w;
+    rt_model_t m;
+    sc_reducer_t *r;
+    int status = 0;
+    pid_t pid;
+
+    (void)argc, (void)argv;
+    if (setup(&w, &m, &r, 0) || good_iteration(&w, &m, r, 0))
+        return 1;
+    if (w.rank == 0) {
+        fflush(stdout);
+        fflush(stderr);
+        pid = fork();
+        CHECK(pid >= 0, "fork failed");
+        if (pid == 0) {
+            sc_status_t st = sc_reducer_destroy(r);
+            int ok = st == SC_ERR_INVALID_COMM && strstr(sc_last_error(), "is a fork of it");
+            if (!ok)
+                fprintf(stderr, "child: %s: %s\n", sc_status_string(st), sc_last_error());
+            _exit(ok ? 0 : 1);
+        }
+        CHECK(waitpid(pid, &status, 0) == pid, "waitpid");
+        CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "the child was not refused");
+    }
+    if (good_iteration(&w, &m, r, 1))
+        return 1;
     return teardown(&w, &m, r);
 }
 
@@ -904,6 +940,7 @@ int main(int argc, char **argv)
         {"failing_hook_validate_fails_every_rank",
          test_failing_hook_validate_fails_every_rank},
         {"failing_hook_save_and_load_say_why", test_failing_hook_save_and_load_say_why},
+        {"destroy_in_a_forked_child_is_refused", test_destroy_in_a_forked_child_is_refused},
         {"comm_destroy_refused_while_a_reducer_uses_it",
          test_comm_destroy_refused_while_a_reducer_uses_it},
         {"integer_gradients_need_prediv_1", test_integer_gradients_need_prediv_1},
