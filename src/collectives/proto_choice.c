@@ -4,7 +4,9 @@
  * not (the FIFO's pieces then cross between the dies twice, a CMA copy once), and the
  * state changes while a job runs: so each rank keeps a smoothed cost per protocol and
  * size class, takes the cheaper one, and tries the other now and then. The receiver
- * takes either protocol, so the ranks need not agree. Caller holds the transport's lock. */
+ * takes either protocol, but one end eager and the other not is slower than both, so
+ * the ranks combine their preferences through their headers (schedule.c). Caller
+ * holds the transport's lock. */
 #include "collectives/proto_choice.h"
 #include "core/log.h"
 

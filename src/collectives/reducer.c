@@ -23,16 +23,16 @@
 static sc_status_t sc_reducer_cap(const sc_reducer_config_t *cfg, size_t *cap, int *fixed)
 {
     double mb;
+    const char *raw = sc_env_first(sc_env_bucket_cap_mb_names, NULL);
     sc_status_t st = sc_env_double(sc_env_bucket_cap_mb_names, -1.0, &mb);
 
     if (st != SC_SUCCESS)
         return st;
     /* Set or not by the variable itself: -1 is refused like any value out of range. */
-    *fixed = sc_env_first(sc_env_bucket_cap_mb_names, NULL) != NULL;
+    *fixed = raw != NULL;
     if (*fixed && !(mb > 0.0 && mb <= SC_MAX_BUCKET_CAP_MB))
         return sc_error(SC_ERR_INVALID_ARG, "SC_BUCKET_CAP_MB=%s is not a number of MiB in "
-                        "(0, %d]", sc_env_first(sc_env_bucket_cap_mb_names, NULL),
-                        SC_MAX_BUCKET_CAP_MB);
+                        "(0, %d]", raw, SC_MAX_BUCKET_CAP_MB);
     if (cfg->bucket_cap_bytes)
         *cap = cfg->bucket_cap_bytes;
     else if (*fixed)
@@ -257,6 +257,7 @@ SC_API sc_status_t sc_reducer_destroy(sc_reducer_t *reducer)
      * with the child), as a communicator is refused there. */
     if (reducer->comm && sc_process_is_fork_of(reducer->comm->owner_pid))
         return sc_comm_check_handle(reducer->comm, "sc_reducer_destroy");
+    sc_reducer_finisher_stop(reducer);
     if (reducer->nready > 0 && reducer->sync) {
         /* Mid-iteration: the peers wait for buckets this rank will never start. The
          * abort tells them at once (they waited SC_TIMEOUT), and fails what is in
