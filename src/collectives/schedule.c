@@ -823,9 +823,10 @@ sc_status_t sc_op_advance(sc_coll_op_t *op, int *moved)
             sc_proto_record(&op->comm->tp->proto, op->proto_cls, op->proto_eager,
                             sc_clock_now() - op->proto_t0, op->send_bytes);
         op->proto_cls = -1;
-        /* The next op's protocol: what every rank of this one preferred (the same on
-         * both ranks of a pair, which saw the same two headers). */
-        if (op->nhdr > 0 && op->comm->local_size == op->comm->size)
+        /* The next op's protocol: what every rank of this collective preferred (the
+         * same on both ranks of a pair, which saw the same two headers). A receive's
+         * header, a point-to-point one, carries none: it leaves the agreement alone. */
+        if (op->nhdr > 0 && op->hdr.kind != SC_COLL_RECV)
             op->comm->proto_agreed = op->hdr.eager_prefs & op->peer_prefs;
         return SC_SUCCESS;
     }
