@@ -7,6 +7,7 @@ pkgs=(cmake make gcc g++ pkg-config python3
       libucx-dev ucx-utils libhwloc-dev hwloc
       libopenmpi-dev openmpi-bin
       iproute2   # ip and tc for bench/netem/ (a shaped link between namespaces)
+      valgrind   # a CPU without AVX-512 as its programs see it (sc-info's SC_CPU_ISA test)
       libudev-dev)  # hwloc's static link flags name -ludev (pkg-config --static)
 
 missing=()

@@ -363,6 +363,25 @@ static sc_status_t sc_store_exchange(int fd, int rank, int size, const void *blo
     return SC_SUCCESS;
 }
 
+/* A world of one rank has only its own blob: no store, so that a single process (a
+ * one-rank sc-bench, sc-info, a job beside another) never needs the port, which may
+ * be taken by another job or by a launcher's own store. */
+static sc_status_t sc_store_alone(const void *blob, size_t len, sc_store_result_t *result)
+{
+    result->size = 1;
+    result->lens = calloc(1, sizeof(size_t));
+    result->blobs = calloc(1, sizeof(uint8_t *));
+    result->storage = malloc(len ? len : 1);
+    if (!result->lens || !result->blobs || !result->storage) {
+        sc_store_result_free(result);
+        return sc_error(SC_ERR_NO_MEMORY, "rendezvous: out of memory");
+    }
+    memcpy(result->storage, blob, len);
+    result->lens[0] = len;
+    result->blobs[0] = result->storage;
+    return SC_SUCCESS;
+}
+
 sc_status_t sc_store_allgather(const char *addr, int port, int rank, int size,
                                double timeout_s, const void *blob, size_t len,
                                sc_store_result_t *result)
@@ -374,6 +393,8 @@ sc_status_t sc_store_allgather(const char *addr, int port, int rank, int size,
     sc_status_t st = SC_IN_PROGRESS;
     char why[384] = "could not be reached";
 
+    if (size == 1 && rank == 0)
+        return sc_store_alone(blob, len, result);
     if (rank == 0) {
         memset(&server, 0, sizeof(server));
         server.size = size;

@@ -12,6 +12,7 @@
 #include <hwloc.h>
 
 #include "core/bootstrap_env.h"
+#include "core/cpu.h"
 #include "core/env.h"
 #include "core/env_names.h"
 #include "core/error.h"
@@ -229,6 +230,8 @@ typedef struct {
     const char *expected;      /* the choices as the error message lists them */
     int lenient;               /* choices: the library takes an unknown value as the
                                   default, with a warning, instead of refusing it */
+    sc_status_t (*usable)(void); /* choices: the library's own test of the value, for
+                                    what the text alone does not say (NULL: none) */
 } sc_info_setting_t;
 
 static const char *const sc_info_bind_choices[] = {"core", "none", NULL};
@@ -237,6 +240,15 @@ static const char *const sc_info_log_choices[] = {
 static const char *const sc_info_algo_choices[] = {"auto", "ring", "rd", NULL};
 static const char *const sc_info_cpu_isa_choices[] = {"scalar", "avx2", "avx512", NULL};
 static const char *const sc_info_eager_choices[] = {"auto", "on", "off", NULL};
+
+/* A vector path is a valid name and must also be one this CPU has (sc_cpu_isa_select
+ * refuses the others when the kernels start). */
+static sc_status_t sc_info_cpu_isa_usable(void)
+{
+    sc_cpu_isa_t isa;
+
+    return sc_cpu_isa_select(&isa);
+}
 
 /* What sc_comm_init does when no local rank or size is given. */
 #define SC_INFO_BY_HOST "counted at start-up among the ranks with this host name"
@@ -297,7 +309,8 @@ static const sc_info_setting_t sc_info_settings[SC_INFO_SETTING_COUNT] = {
     [SC_INFO_CPU_ISA] = {.names = sc_env_cpu_isa_names, .kind = SC_INFO_CHOICE,
                          .def_text = "auto", .choices = sc_info_cpu_isa_choices,
                          .default_note = "the widest vector path this CPU has",
-                         .expected = "scalar|avx2|avx512"},
+                         .expected = "scalar|avx2|avx512",
+                         .usable = sc_info_cpu_isa_usable},
 };
 
 /* The effective value of one setting as text, and whether it is valid. */
@@ -374,6 +387,10 @@ static void sc_info_evaluate(const sc_info_setting_t *s, const char *raw,
         }
         for (const char *const *c = s->choices; *c; c++) {
             if ((s->exact_case ? strcmp(raw, *c) : strcasecmp(raw, *c)) == 0) {
+                if (s->usable && s->usable() != SC_SUCCESS) {
+                    sc_info_invalid(v, raw);
+                    return;
+                }
                 snprintf(v->value, sizeof(v->value), "%s", *c);
                 return;
             }

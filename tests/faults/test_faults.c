@@ -447,12 +447,33 @@ static int test_missing_rank_0_times_out_the_rendezvous_naming_its_store(int arg
 /* 2 ranks; the rendezvous port is taken (rank 0 listens on it itself first). Rank 0's
  * sc_comm_init fails at once with SC_ERR_SYSTEM naming the port and the process that
  * listens on it (its own pid and name); rank 1 gets SC_ERR_TIMEOUT about the store. */
+/* A socket of this process listening on SC_MASTER_PORT, as a store server does (scrun
+ * reserves the port with a socket that never listens, which SO_REUSEADDR binds
+ * beside): 0 and *fd, or -1. */
+static int listen_on_master_port(int *fd)
+{
+    struct sockaddr_in sa;
+
+    *fd = socket(AF_INET, SOCK_STREAM, 0);
+    if (*fd < 0)
+        return -1;
+    memset(&sa, 0, sizeof(sa));
+    sa.sin_family = AF_INET;
+    sa.sin_addr.s_addr = htonl(INADDR_ANY);
+    sa.sin_port = htons((uint16_t)fault_env_int("SC_MASTER_PORT"));
+    if (setsockopt(*fd, SOL_SOCKET, SO_REUSEADDR, &(int){1}, sizeof(int)) != 0 ||
+        bind(*fd, (struct sockaddr *)&sa, sizeof(sa)) != 0 || listen(*fd, 4) != 0) {
+        close(*fd);
+        return -1;
+    }
+    return 0;
+}
+
 static int test_busy_port_names_the_process_on_it(int argc, char **argv)
 {
     double timeout = fault_timeout();
     char holder[128];
     const char *what[] = {"the store of rank 0", NULL};
-    struct sockaddr_in sa;
     sc_comm_t *comm = (sc_comm_t *)(uintptr_t)0x1;
     sc_status_t st;
     int fd;
@@ -461,17 +482,7 @@ static int test_busy_port_names_the_process_on_it(int argc, char **argv)
     (void)argv;
     if (fault_rank != 0)
         return check_init_times_out(timeout + 3.0 - 0.05, timeout + 3.5, what);
-    fd = socket(AF_INET, SOCK_STREAM, 0);
-    /* As a store server does: scrun reserves the port with a socket that never listens,
-     * which SO_REUSEADDR binds beside. */
-    CHECK(fd >= 0 && setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &(int){1}, sizeof(int)) == 0,
-          "could not set SO_REUSEADDR");
-    memset(&sa, 0, sizeof(sa));
-    sa.sin_family = AF_INET;
-    sa.sin_addr.s_addr = htonl(INADDR_ANY);
-    sa.sin_port = htons((uint16_t)fault_env_int("SC_MASTER_PORT"));
-    CHECK(bind(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0 && listen(fd, 4) == 0,
-          "could not take the port first");
+    CHECK(listen_on_master_port(&fd) == 0, "could not take the port first");
     st = sc_comm_init_from_env(&comm);
     CHECK(st == SC_ERR_SYSTEM, "sc_comm_init returned %s: %s", sc_status_string(st),
           sc_last_error());
@@ -492,6 +503,29 @@ static int test_busy_port_names_the_process_on_it(int argc, char **argv)
     /* Held until rank 1 gave up, so that it hears nothing either way. */
     fault_sleep(timeout + 3.5);
     close(fd);
+    return TEST_PASS;
+}
+
+/* A world of one rank opens no rendezvous port: with another process's socket
+ * listening on SC_MASTER_PORT (another job, a launcher's own store), sc_comm_init and an
+ * allreduce still succeed. It failed with "could not serve the rendezvous on port". */
+static int test_one_rank_needs_no_rendezvous_port(int argc, char **argv)
+{
+    sc_comm_t *comm = NULL;
+    float in[4] = {1.0f, -2.0f, 3.5f, 0.0f}, out[4] = {0};
+    int fd;
+
+    (void)argc;
+    (void)argv;
+    CHECK(listen_on_master_port(&fd) == 0, "could not take the port first");
+    if (join_world(&comm, 1) != TEST_PASS) {
+        close(fd);
+        return TEST_FAIL;
+    }
+    close(fd);
+    CHECK_OK(sc_allreduce(in, out, 4, SC_FLOAT32, SC_SUM, comm, NULL, NULL));
+    CHECK(memcmp(in, out, sizeof(in)) == 0, "a one-rank sum is not its input");
+    CHECK_OK(sc_comm_destroy(comm));
     return TEST_PASS;
 }
 
@@ -874,6 +908,7 @@ int main(int argc, char **argv)
         {"missing_rank_0_times_out_the_rendezvous_naming_its_store",
          test_missing_rank_0_times_out_the_rendezvous_naming_its_store},
         {"busy_port_names_the_process_on_it", test_busy_port_names_the_process_on_it},
+        {"one_rank_needs_no_rendezvous_port", test_one_rank_needs_no_rendezvous_port},
         {"two_processes_claiming_one_rank_fail_init_naming_it",
          test_two_processes_claiming_one_rank_fail_init_naming_it},
         {"late_process_claiming_a_rank_is_told_the_store_is_gone",

@@ -13,7 +13,8 @@ for v in SC_RANK RANK OMPI_COMM_WORLD_RANK PMI_RANK SLURM_PROCID \
          SC_LOCAL_RANK LOCAL_RANK OMPI_COMM_WORLD_LOCAL_RANK SLURM_LOCALID \
          SC_LOCAL_SIZE LOCAL_WORLD_SIZE OMPI_COMM_WORLD_LOCAL_SIZE SLURM_NTASKS_PER_NODE \
          SC_MASTER_ADDR MASTER_ADDR SC_MASTER_PORT MASTER_PORT SC_BIND SC_LOG_LEVEL \
-         SC_ALGO SC_RING_THRESHOLD SC_CHUNK_BYTES SC_PROGRESS_SPIN_US SC_LOCAL_REGISTER; do
+         SC_ALGO SC_RING_THRESHOLD SC_CHUNK_BYTES SC_PROGRESS_SPIN_US SC_LOCAL_REGISTER \
+         SC_CPU_ISA; do
     unset "$v"
 done
 
@@ -55,6 +56,17 @@ stdout_that_cannot_be_written_exits_1)
         grep -q '^sc-info: cannot write stdout: No space left on device$' "$err" ||
             fail "sc-info $args: $(cat "$err")"
     done
+    ;;
+vector_path_this_cpu_lacks_is_invalid)
+    # Valgrind runs the program on a CPU without AVX-512 (its CPUID says so), as the
+    # library's own check sees it; sc-info called such a setting valid, and the
+    # kernels then refused it.
+    command -v valgrind >/dev/null || { echo "SKIP: valgrind is not installed"; exit 77; }
+    SC_CPU_ISA=avx2 valgrind -q "$sc_info" --config >"$out" 2>"$err" ||
+        fail "SC_CPU_ISA=avx2: exit status $?"
+    SC_CPU_ISA=AVX512 valgrind -q "$sc_info" --config >"$out" 2>"$err" && fail "exit status 0"
+    grep -Eq '^  SC_CPU_ISA +=  *AVX512 +INVALID: SC_CPU_ISA=AVX512 asks for a vector path this CPU lacks \(it has avx2\)$' "$out" ||
+        fail "no INVALID line for the missing vector path"
     ;;
 *)
     echo "unknown test $name"
