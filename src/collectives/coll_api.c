@@ -7,6 +7,7 @@
 #include "collectives/algo_common.h"
 #include "collectives/call.h"
 #include "collectives/device.h"
+#include "collectives/serves.h"
 #include "collectives/stage.h"
 #include "core/clock.h"
 #include "core/dtype.h"
@@ -433,6 +434,7 @@ sc_status_t sc_call_enqueue_host(const sc_call_t *call, sc_comm_t *comm,
     if (!op)
         return sc_error(SC_ERR_NO_MEMORY, "%s: out of memory", sc_call_name(call));
     sc_request_init(r, comm->tp, NULL, NULL);
+    op->hdr.serves = (uint8_t)sc_serves_now();
     op->deliver = deliver;
     op->ndeliver = ndeliver;
     op->build_s = sc_clock_coarse();

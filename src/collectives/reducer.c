@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "collectives/serves.h"
 #include "collectives/agree.h"
 #include "collectives/device.h"
 #include "collectives/reducer_internal.h"
@@ -177,8 +178,10 @@ SC_API sc_status_t sc_reducer_create(sc_comm_t *comm, const sc_grad_desc_t *grad
                                      const sc_reducer_config_t *config,
                                      sc_reducer_t **reducer)
 {
-    return sc_error_in(sc_reducer_create_call(comm, grads, n, config, reducer),
-                       "sc_reducer_create");
+    sc_serves_t was = sc_serves_begin(SC_SERVES_REDUCER_CREATE);
+
+    return sc_serves_return(was, sc_reducer_create_call(comm, grads, n, config, reducer),
+                            "sc_reducer_create");
 }
 
 static sc_status_t sc_reducer_create_call(sc_comm_t *comm, const sc_grad_desc_t *grads, int n,

@@ -25,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "collectives/serves.h"
 #include "collectives/call.h"
 #include "collectives/reducer_internal.h"
 #include "core/clock.h"
@@ -422,7 +423,10 @@ static sc_status_t sc_reducer_mark_ready_call(sc_reducer_t *r, int i, void *grad
 /* Failures inside say which public call they ended (sc_error_in). */
 SC_API sc_status_t sc_reducer_mark_ready(sc_reducer_t *r, int i, void *grad)
 {
-    return sc_error_in(sc_reducer_mark_ready_call(r, i, grad), "sc_reducer_mark_ready");
+    sc_serves_t was = sc_serves_begin(SC_SERVES_REDUCER_STEP);
+
+    return sc_serves_return(was, sc_reducer_mark_ready_call(r, i, grad),
+                            "sc_reducer_mark_ready");
 }
 
 static sc_status_t sc_reducer_mark_ready_call(sc_reducer_t *r, int i, void *grad)
@@ -702,7 +706,9 @@ static sc_status_t sc_reducer_finalize_call(sc_reducer_t *r);
 /* Failures inside say which public call they ended (sc_error_in). */
 SC_API sc_status_t sc_reducer_finalize(sc_reducer_t *r)
 {
-    return sc_error_in(sc_reducer_finalize_call(r), "sc_reducer_finalize");
+    sc_serves_t was = sc_serves_begin(SC_SERVES_REDUCER_STEP);
+
+    return sc_serves_return(was, sc_reducer_finalize_call(r), "sc_reducer_finalize");
 }
 
 static sc_status_t sc_reducer_finalize_call(sc_reducer_t *r)

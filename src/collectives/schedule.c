@@ -7,6 +7,7 @@
 #include "collectives/reduce_kernels.h"
 #include "collectives/schedule.h"
 #include "collectives/schedule_exec.h"
+#include "collectives/serves.h"
 #include "collectives/transport_ucx.h"
 #include "core/clock.h"
 
@@ -318,7 +319,7 @@ sc_status_t sc_op_built(sc_coll_op_t *op)
 
 /* ---- execution ---- */
 
-static void sc_op_describe(const sc_op_header_t *h, char *buf, size_t len)
+static void sc_op_describe_call(const sc_op_header_t *h, char *buf, size_t len)
 {
     sc_coll_kind_t kind = (sc_coll_kind_t)h->kind;
     int n;
@@ -351,12 +352,24 @@ static void sc_op_describe(const sc_op_header_t *h, char *buf, size_t len)
         snprintf(buf + n, len - (size_t)n, ")");
 }
 
+/* The call, and the public call it is part of where it is not the caller's own. */
+static void sc_op_describe(const sc_op_header_t *h, char *buf, size_t len)
+{
+    size_t n;
+
+    sc_op_describe_call(h, buf, len);
+    n = strlen(buf);
+    if (h->magic == SC_OP_HDR_MAGIC && h->serves != SC_SERVES_CALLER && n < len)
+        snprintf(buf + n, len - n, " inside %s", sc_serves_name(h->serves));
+}
+
 /* mine and theirs describe the same call: for point-to-point, a receive matches a
  * send of the same count and dtype. */
 static int sc_op_header_equal(const sc_op_header_t *mine, const sc_op_header_t *theirs)
 {
     if (mine->magic != theirs->magic || mine->dtype != theirs->dtype ||
-        mine->count != theirs->count || mine->seq != theirs->seq)
+        mine->count != theirs->count || mine->seq != theirs->seq ||
+        mine->serves != theirs->serves)
         return 0;
     if (mine->kind == SC_COLL_RECV)
         return theirs->kind == SC_COLL_SEND;
@@ -503,7 +516,7 @@ static sc_status_t sc_op_start(sc_coll_op_t *op)
 /* Checks neighbour i's header, received in len bytes (header plus inline payload). */
 static sc_status_t sc_op_check_header(sc_coll_op_t *op, int i, size_t len)
 {
-    char mine[320], theirs[320];
+    char mine[400], theirs[400];
     sc_op_header_t in;
 
     size_t cap;
@@ -744,7 +757,7 @@ double sc_op_patience(const sc_coll_op_t *op)
 
 static sc_status_t sc_op_timeout(sc_coll_op_t *op)
 {
-    char mine[320];
+    char mine[400];
     int end = op->nacts < op->first_pending + SC_OP_WINDOW ? op->nacts
                                                            : op->first_pending + SC_OP_WINDOW;
 

@@ -57,7 +57,9 @@ typedef struct {
     /* The sender's preferred protocol for each size class of mid-size messages, a bit
      * per class set for eager (proto_choice.h); not compared: the ranks combine them. */
     uint8_t eager_prefs;
-    uint8_t pad[2];
+    /* The public call this collective is part of (serves.h; 0: the caller's own). */
+    uint8_t serves;
+    uint8_t pad;
     uint64_t count;
     uint64_t seq;
     /* Registered memory (sc_mem_alloc) the call reads in place: the segments of the

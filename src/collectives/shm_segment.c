@@ -9,6 +9,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "collectives/serves.h"
 #include "collectives/agree.h"
 #include "collectives/shm_prefault.h"
 #include "collectives/shm_segment.h"
@@ -308,7 +309,9 @@ static sc_status_t sc_mem_alloc_call(sc_comm_t *comm, size_t bytes, void **ptr);
 /* Failures inside say which public call they ended (sc_error_in). */
 SC_API sc_status_t sc_mem_alloc(sc_comm_t *comm, size_t bytes, void **ptr)
 {
-    return sc_error_in(sc_mem_alloc_call(comm, bytes, ptr), "sc_mem_alloc");
+    sc_serves_t was = sc_serves_begin(SC_SERVES_MEM_ALLOC);
+
+    return sc_serves_return(was, sc_mem_alloc_call(comm, bytes, ptr), "sc_mem_alloc");
 }
 
 static sc_status_t sc_mem_alloc_call(sc_comm_t *comm, size_t bytes, void **ptr)

@@ -4,6 +4,7 @@
  * during warm-up, a dense all-reduce), the residual committed only on success. */
 #include <string.h>
 
+#include "collectives/serves.h"
 #include "collectives/agree.h"
 #include "compress/compress_internal.h"
 #include "core/comm_internal.h"
@@ -44,9 +45,11 @@ SC_API sc_status_t sc_compressed_allreduce(sc_compressor_t *compressor, sc_comm_
                                            int key, const void *sendbuf, void *recvbuf,
                                            size_t count, sc_dtype_t dtype, sc_op_t op)
 {
-    sc_status_t st = sc_compressed_allreduce_call(compressor, comm, key, sendbuf, recvbuf,
-                                                  count, dtype, op);
-    return sc_error_in(st, "sc_compressed_allreduce");
+    sc_serves_t was = sc_serves_begin(SC_SERVES_COMPRESSED);
+
+    return sc_serves_return(was, sc_compressed_allreduce_call(compressor, comm, key, sendbuf,
+                                                              recvbuf, count, dtype, op),
+                            "sc_compressed_allreduce");
 }
 
 static sc_status_t sc_compressed_allreduce_call(sc_compressor_t *compressor, sc_comm_t *comm,

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "collectives/serves.h"
 #include "collectives/agree.h"
 #include "compress/compress_internal.h"
 #include "core/comm_internal.h"
@@ -67,9 +68,11 @@ SC_API sc_status_t sc_sparse_allreduce(sc_comm_t *comm, const void *indices, int
                                        const void *values, sc_dtype_t value_dtype, size_t k,
                                        void *dense, sc_dtype_t dtype, size_t n)
 {
-    sc_status_t st = sc_sparse_allreduce_call(comm, indices, index_bits, values, value_dtype, k,
-                                              dense, dtype, n);
-    return sc_error_in(st, "sc_sparse_allreduce");
+    sc_serves_t was = sc_serves_begin(SC_SERVES_SPARSE);
+
+    return sc_serves_return(was, sc_sparse_allreduce_call(comm, indices, index_bits, values,
+                                                          value_dtype, k, dense, dtype, n),
+                            "sc_sparse_allreduce");
 }
 
 static sc_status_t sc_sparse_allreduce_call(sc_comm_t *comm, const void *indices, int index_bits,

@@ -5,6 +5,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "collectives/serves.h"
 #include "collectives/agree.h"
 #include "collectives/device.h"
 #include "collectives/mailbox.h"
@@ -331,7 +332,19 @@ static sc_status_t sc_comm_agree_settings(sc_comm_t *c, const sc_tuning_t *t)
                          (int)(sizeof(facts) / sizeof(facts[0])), NULL);
 }
 
+static sc_status_t sc_comm_init_call(const sc_comm_config_t *config, sc_comm_t **comm);
+
+/* Its own collectives (the barrier, the agreement on settings) are sc_comm_init's. */
 SC_API sc_status_t sc_comm_init(const sc_comm_config_t *config, sc_comm_t **comm)
+{
+    sc_serves_t was = sc_serves_begin(SC_SERVES_COMM_INIT);
+    sc_status_t st = sc_comm_init_call(config, comm);
+
+    sc_serves_end(was);
+    return st;
+}
+
+static sc_status_t sc_comm_init_call(const sc_comm_config_t *config, sc_comm_t **comm)
 {
     sc_bootstrap_params_t p;
     const sc_tuning_t *tuning;
@@ -462,7 +475,9 @@ static sc_status_t sc_comm_split_call(sc_comm_t *comm, int color, int key, sc_co
 /* Failures inside say which public call they ended (sc_error_in). */
 SC_API sc_status_t sc_comm_split(sc_comm_t *comm, int color, int key, sc_comm_t **sub)
 {
-    return sc_error_in(sc_comm_split_call(comm, color, key, sub), "sc_comm_split");
+    sc_serves_t was = sc_serves_begin(SC_SERVES_COMM_SPLIT);
+
+    return sc_serves_return(was, sc_comm_split_call(comm, color, key, sub), "sc_comm_split");
 }
 
 static sc_status_t sc_comm_split_call(sc_comm_t *comm, int color, int key, sc_comm_t **sub)

@@ -16,6 +16,8 @@
  * (a barrier), after the abort notice of a rank that detected the mismatch.
  * A call that succeeds must hold exactly what its own arguments define (no silent
  * wrong data); a failed call may have written part of recvbuf (collectives.h). */
+#include <stdint.h>
+
 #include "fault_util.h"
 
 #define SMALL_COUNT 1000
@@ -292,6 +294,69 @@ static int test_different_root(int argc, char **argv)
     return run_mismatch(&major, &odd, argc, argv);
 }
 
+/* The last rank calls sc_comm_split while the others call sc_allgather of the shape the
+ * split exchanges its records with (4 int32 per rank). The split's own collective says
+ * what it is part of, so every rank gets SC_ERR_MISMATCH naming sc_comm_split. Before,
+ * the allgathers returned SC_SUCCESS holding the split's record, the split failed
+ * saying another rank's sub was NULL, and nothing else noticed. Arguments: ORDER. */
+static int test_split_against_allgather(int argc, char **argv)
+{
+    sc_comm_t *comm, *sub = (sc_comm_t *)(uintptr_t)0x1;
+    int32_t in[4], *out;
+    fault_error_t err;
+    sc_status_t st;
+    int rank, size, odd, completed;
+    double t0, timeout = fault_timeout();
+
+    CHECK(argc == 1 && (!strcmp(argv[0], "odd-first") || !strcmp(argv[0], "odd-last")),
+          "arguments: odd-first|odd-last");
+    CHECK_OK(sc_comm_init_from_env(&comm));
+    rank = sc_comm_rank(comm);
+    size = sc_comm_size(comm);
+    odd = size - 1;
+    out = malloc((size_t)size * sizeof(in));
+    CHECK(out, "out of memory");
+    for (int i = 0; i < 4; i++)
+        in[i] = 100 * (i + 1) + rank;
+    memset(out, SENTINEL, (size_t)size * sizeof(in));
+    CHECK_OK(sc_barrier(comm, NULL));
+    if ((rank == odd) != (strcmp(argv[0], "odd-first") == 0))
+        fault_sleep(STAGGER_S);
+    t0 = fault_now();
+    st = rank == odd ? sc_comm_split(comm, 0, 0, &sub)
+                     : sc_allgather(in, out, 4, SC_INT32, comm, NULL, NULL);
+    completed = st == SC_SUCCESS;
+    if (completed) /* only a rank that checks neither neighbour against the split */
+        st = sc_barrier(comm, NULL);
+    fault_error_take(&err, st, t0);
+    CHECK(err.status == SC_ERR_MISMATCH, "%s returned %s: %s",
+          completed ? "the barrier after the call" : rank == odd ? "sc_comm_split"
+                                                                 : "sc_allgather",
+          sc_status_string(err.status), err.text);
+    CHECK(err.elapsed < timeout, "the mismatch took %.3f s to report", err.elapsed);
+    CHECK(strstr(err.text, "inside sc_comm_split") != NULL,
+          "the sentence does not name sc_comm_split: %s", err.text);
+    if (rank == odd)
+        CHECK(sub == (sc_comm_t *)(uintptr_t)0x1, "sc_comm_split wrote its output on failure");
+    else if (completed)
+        for (int q = 0; q < size; q++)
+            for (int i = 0; i < 4; i++)
+                CHECK(out[q * 4 + i] == 100 * (i + 1) + q,
+                      "completed all-gather holds %d at rank %d's element %d", out[q * 4 + i],
+                      q, i);
+    /* The split's sentence starts "sc_comm_split: ", which later calls do not repeat. */
+    if (rank == odd)
+        CHECK(sc_barrier(comm, NULL) == SC_ERR_MISMATCH, "a later barrier returned %s",
+              sc_last_error());
+    else if (fault_check_later_calls_fail(comm, &err) != TEST_PASS)
+        return TEST_FAIL;
+    printf("rank %d: SC_ERR_MISMATCH after %.3f s: %s\n", rank, err.elapsed, err.text);
+    if (fault_check_destroy(comm, 3.0) != TEST_PASS)
+        return TEST_FAIL;
+    free(out);
+    return TEST_PASS;
+}
+
 int main(int argc, char **argv)
 {
     static const fault_test_t tests[] = {
@@ -300,6 +365,7 @@ int main(int argc, char **argv)
         {"different_dtype", test_different_dtype},
         {"different_op", test_different_op},
         {"different_root", test_different_root},
+        {"split_against_allgather", test_split_against_allgather},
         {NULL, NULL}};
     return fault_main(tests, argc, argv);
 }
