@@ -206,7 +206,9 @@ SC_API void sc_compressor_destroy(sc_compressor_t *compressor);
  * rebuild after the first iteration, each cap autotuning tries: sc_hook_bucket_t.layout
  * changes) a bucket index holds other gradients, so its residual and momentum are
  * dropped (zero; warm-up steps done are kept). A state loaded from a checkpoint is
- * adopted by the first layout whose bucket of that index has the same count and dtype.
+ * adopted by the first layout whose bucket of that index has the same count and dtype;
+ * layouts before it (a new reducer's first one, before its rebuild) start that bucket
+ * from zero and keep the loaded state aside, and a save meanwhile writes the loaded one.
  * Float buckets only (validate says so otherwise); host buckets only (a reducer with
  * config.stream gets SC_ERR_UNSUPPORTED when a bucket starts). save/load carry the compressor's
  * state. config NULL: defaults; a config is checked as by sc_compressor_create. The

@@ -84,7 +84,7 @@ static inline double sc_pairs_load(const void *buf, sc_dtype_t dtype, size_t j)
  * float64 for float64 gradients). A step in flight keeps v = residual + g (or
  * + m u + g) in v, settled where its pairs (in block) are sent; committing it swaps v
  * in as the residual. */
-typedef struct {
+typedef struct sc_ckey {
     int key;
     size_t count;
     sc_dtype_t dtype;      /* the gradient's */
@@ -95,7 +95,13 @@ typedef struct {
     long steps;            /* steps completed */
     int unborn;            /* made by a step not yet committed (not loaded): a failed
                               step removes it (sc_compressor_abandon) */
-    uint64_t layout;       /* comm hook: the bucket layout the state belongs to */
+    uint64_t layout;       /* comm hook: the bucket layout the state belongs to (0:
+                              loaded from a checkpoint, not adopted yet) */
+    /* Comm hook: the state a checkpoint loaded for this key, kept aside (owned) while
+     * the layouts give this bucket index another count or dtype, until one gives it the
+     * checkpoint's (sc_compressor_key adopts it then). sc_compressor_save writes it in
+     * this state's place, with this state's step count. */
+    struct sc_ckey *parked;
     /* The step in flight. */
     int dense;
     size_t selected;

@@ -101,6 +101,7 @@ void sc_ckey_free(sc_ckey_t *k)
     free(k->v);
     free(k->blocks);
     free(k->picked);
+    sc_ckey_free(k->parked);
     free(k);
 }
 
@@ -171,18 +172,32 @@ sc_status_t sc_compressor_key(sc_compressor_t *c, const char *caller, int key, s
                       sc_dtype_name(dtype));
         goto out;
     }
-    if (slot && (*slot)->layout != layout && (*slot)->layout == 0 &&
-        (*slot)->count == count && (*slot)->dtype == dtype) {
-        (*slot)->layout = layout; /* loaded from a checkpoint: adopted */
-    } else if (slot && (*slot)->layout != layout) {
-        /* The buckets were laid out anew: this index holds other gradients. */
-        st = sc_ckey_new(c, caller, key, count, dtype, &fresh);
-        if (st != SC_SUCCESS)
-            goto out;
-        fresh->steps = (*slot)->steps;
-        fresh->layout = layout;
-        sc_ckey_free(*slot);
-        *slot = fresh;
+    if (slot && (*slot)->layout != layout) {
+        /* The buckets were laid out anew: this index holds other gradients, unless they
+         * are those of the checkpoint loaded for it (in the slot, or kept aside while
+         * earlier layouts gave the index another shape), which is adopted then. */
+        sc_ckey_t *loaded = (*slot)->layout == 0 ? *slot : (*slot)->parked;
+        if (loaded && loaded->count == count && loaded->dtype == dtype) {
+            if (loaded != *slot) {
+                loaded->steps = (*slot)->steps;
+                (*slot)->parked = NULL;
+                sc_ckey_free(*slot);
+                *slot = loaded;
+            }
+            loaded->layout = layout;
+        } else {
+            st = sc_ckey_new(c, caller, key, count, dtype, &fresh);
+            if (st != SC_SUCCESS)
+                goto out;
+            fresh->steps = (*slot)->steps;
+            fresh->layout = layout;
+            fresh->parked = loaded;
+            if (loaded != *slot) {
+                (*slot)->parked = NULL;
+                sc_ckey_free(*slot);
+            }
+            *slot = fresh;
+        }
     }
     if (slot) {
         *out = *slot;

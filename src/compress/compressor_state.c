@@ -101,8 +101,9 @@ SC_API sc_status_t sc_compressor_save(const sc_compressor_t *compressor, void *b
         return sc_error(SC_ERR_INVALID_ARG, "sc_compressor_save: %s is NULL",
                         !c ? "compressor" : "len");
     pthread_mutex_lock(&c->lock);
+    /* A checkpoint's state kept aside (sc_ckey_t.parked) is saved in its key's place. */
     for (int i = 0; i < c->nkeys; i++)
-        need += sc_state_key_bytes(c->keys[i]);
+        need += sc_state_key_bytes(c->keys[i]->parked ? c->keys[i]->parked : c->keys[i]);
     if (!buf || *len < need) {
         pthread_mutex_unlock(&c->lock);
         if (!buf) {
@@ -119,13 +120,13 @@ SC_API sc_status_t sc_compressor_save(const sc_compressor_t *compressor, void *b
     memcpy(o, &d, sizeof(d));
     o += sizeof(d);
     for (int i = 0; i < c->nkeys; i++) {
-        const sc_ckey_t *k = c->keys[i];
+        const sc_ckey_t *k = c->keys[i]->parked ? c->keys[i]->parked : c->keys[i];
         size_t b = k->count * sc_dtype_size(k->acc);
         sc_state_key_t r = {k->key, k->dtype, k->acc,
                             (k->residual ? SC_STATE_HAS_RESIDUAL : 0) |
                                 (k->momentum ? SC_STATE_HAS_MOMENTUM : 0) |
                                 (k->approx.valid ? SC_STATE_HAS_THRESHOLD : 0),
-                            k->count, k->steps};
+                            k->count, c->keys[i]->steps};
         memcpy(o, &r, sizeof(r));
         o += sizeof(r);
         if (k->approx.valid) {

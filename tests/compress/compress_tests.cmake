@@ -50,6 +50,7 @@ set(SC_COMPRESS_TESTS
   "test_compress_hook density_matches_reference 2"
   "test_compress_hook density_matches_reference 4"
   "test_compress_hook hook_state_survives_save_and_load 2"
+  "test_compress_hook hook_state_waits_for_its_layout_after_load 2"
   "test_compress_hook density_matches_reference large 2"
   "test_compress_hook density_matches_reference large 4"
   "test_compress_hook accumulation_equals_one_synced_step 2"

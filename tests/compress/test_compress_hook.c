@@ -12,6 +12,9 @@
  *                                   1/p, the reference here divides by p)
  *   hook_state_survives_save_and_load   a reducer loaded from another's checkpoint
  *                                   continues as that one does
+ *   hook_state_waits_for_its_layout_after_load  the same when the loaded reducer's first
+ *                                   layout differs from the saved one's: the loaded
+ *                                   residuals are adopted by the rebuilt layout
  *   accumulation_equals_one_synced_step  gradient accumulation (an iteration without
  *                                   sync, then a synced one) selects and sends, step
  *                                   after step, exactly what one synced iteration of
@@ -26,36 +29,59 @@ static const size_t model_counts[] = {3000, 1000, 5000, 17, 2000};
 static const size_t large_counts[] = {300000, 150000, 70000, 200000, 131072};
 #define MODEL_N ((int)(sizeof(model_counts) / sizeof(model_counts[0])))
 
-static sc_reducer_config_t small_buckets(sc_comm_hook_t *hook)
-{
-    sc_reducer_config_t cfg = SC_REDUCER_CONFIG_INIT;
-    cfg.first_bucket_bytes = 4096;
-    cfg.bucket_cap_bytes = 32768;
-    cfg.hook = hook;
-    return cfg;
-}
-
-static int make_reducer(rt_world_t *w, rt_model_t *m, double density, sc_reducer_t **r)
+/* A reducer with the top-k hook at density and buckets of these sizes. */
+static int make_reducer_with(rt_world_t *w, rt_model_t *m, double density, size_t first_bytes,
+                             size_t cap_bytes, sc_reducer_t **r)
 {
     sc_compress_config_t cc = SC_COMPRESS_CONFIG_INIT;
     sc_comm_hook_t hook;
-    sc_reducer_config_t cfg = small_buckets(&hook);
+    sc_reducer_config_t cfg = SC_REDUCER_CONFIG_INIT;
 
     cc.density = density;
     CHECK_OK(sc_comm_hook_topk(&cc, &hook));
+    cfg.first_bucket_bytes = first_bytes;
+    cfg.bucket_cap_bytes = cap_bytes;
+    cfg.hook = &hook;
     CHECK_OK(sc_reducer_create(w->comm, m->desc, m->n, &cfg, r));
+    return 0;
+}
+
+/* Small buckets: several per model. */
+static int make_reducer(rt_world_t *w, rt_model_t *m, double density, sc_reducer_t **r)
+{
+    return make_reducer_with(w, m, density, 4096, 32768, r);
+}
+
+/* Iteration it: every gradient filled (zero: with zeros), marked in registration order
+ * (forward) or its reverse, finalized. counts (NULL, or one per gradient): each
+ * bucket's element count in the layout the iteration ran in. */
+static int iterate_as(rt_world_t *w, rt_model_t *m, sc_reducer_t *r, int it, int forward,
+                      int zero, size_t *counts)
+{
+    for (int g = 0; counts && g < m->n; g++)
+        counts[g] = 0;
+    for (int i = 0; i < m->n; i++) {
+        int g = forward ? i : m->n - 1 - i, b;
+        size_t off;
+        if (counts) {
+            CHECK_OK(sc_reducer_grad_bucket(r, g, &b, &off));
+            CHECK(b >= 0 && b < m->n, "gradient %d in bucket %d", g, b);
+            counts[b] += m->desc[g].count;
+        }
+        if (zero)
+            memset(m->buf[g], 0, m->desc[g].count * sizeof(float));
+        else
+            rt_fill(m, m->buf[g], SEED, w->rank, it, g);
+        CHECK_OK(sc_reducer_mark_ready(r, g, m->buf[g]));
+    }
+    CHECK_OK(sc_reducer_finalize(r));
     return 0;
 }
 
 /* Iteration it: every gradient filled, marked in reverse registration order, finalized. */
 static int iterate(rt_world_t *w, rt_model_t *m, sc_reducer_t *r, int it)
 {
-    for (int g = m->n - 1; g >= 0; g--) {
-        rt_fill(m, m->buf[g], SEED, w->rank, it, g);
-        CHECK_OK(sc_reducer_mark_ready(r, g, m->buf[g]));
-    }
-    CHECK_OK(sc_reducer_finalize(r));
-    return 0;
+    return iterate_as(w, m, r, it, 0, 0, NULL);
 }
 
 static int test_density_one_equals_dense(int argc, char **argv)
@@ -214,13 +240,42 @@ static int test_density_matches_reference(int argc, char **argv)
     return 0;
 }
 
+/* ra's hook state, saved, loaded into rb. */
+static int copy_hook_state(sc_reducer_t *ra, sc_reducer_t *rb)
+{
+    size_t len = 0;
+    void *state;
+
+    CHECK_OK(sc_reducer_hook_save(ra, NULL, &len));
+    state = malloc(len);
+    CHECK(state, "out of memory");
+    CHECK_OK(sc_reducer_hook_save(ra, state, &len));
+    CHECK_OK(sc_reducer_hook_load(rb, state, len));
+    free(state);
+    return 0;
+}
+
+/* The saved (a) and the loaded reducer's (b) last results are equal bit for bit; then
+ * everything is released. */
+static int check_same_and_release(rt_world_t *w, rt_model_t *a, rt_model_t *b,
+                                  sc_reducer_t *ra, sc_reducer_t *rb)
+{
+    for (int g = 0; g < a->n; g++)
+        CHECK(memcmp(a->buf[g], b->buf[g], a->desc[g].count * sizeof(float)) == 0,
+              "gradient %d differs between the saved and the loaded reducer", g);
+    CHECK_OK(sc_reducer_destroy(ra));
+    CHECK_OK(sc_reducer_destroy(rb));
+    rt_model_free(a);
+    rt_model_free(b);
+    CHECK_OK(sc_comm_destroy(w->comm));
+    return 0;
+}
+
 static int test_hook_state_survives_save_and_load(int argc, char **argv)
 {
     rt_world_t w;
     rt_model_t a, b;
     sc_reducer_t *ra, *rb;
-    size_t len = 0;
-    void *state;
 
     (void)argc, (void)argv;
     if (rt_world(&w))
@@ -232,26 +287,58 @@ static int test_hook_state_survives_save_and_load(int argc, char **argv)
     for (int it = 0; it < 3; it++)
         if (iterate(&w, &a, ra, it))
             return 1;
-    CHECK_OK(sc_reducer_hook_save(ra, NULL, &len));
-    state = malloc(len);
-    CHECK_OK(sc_reducer_hook_save(ra, state, &len));
-    if (make_reducer(&w, &b, DENSITY, &rb))
+    if (make_reducer(&w, &b, DENSITY, &rb) || copy_hook_state(ra, rb))
         return 1;
-    CHECK_OK(sc_reducer_hook_load(rb, state, len));
     /* rb's first layout has the same buckets as ra's rebuilt one (gradients are marked
      * in reverse registration order): it adopts the loaded residuals. */
     if (iterate(&w, &a, ra, 3) || iterate(&w, &b, rb, 3))
         return 1;
-    for (int g = 0; g < MODEL_N; g++)
-        CHECK(memcmp(a.buf[g], b.buf[g], model_counts[g] * sizeof(float)) == 0,
-              "gradient %d differs between the saved and the loaded reducer", g);
-    CHECK_OK(sc_reducer_destroy(ra));
-    CHECK_OK(sc_reducer_destroy(rb));
-    free(state);
-    rt_model_free(&a);
-    rt_model_free(&b);
-    CHECK_OK(sc_comm_destroy(w.comm));
-    return 0;
+    return check_same_and_release(&w, &a, &b, ra, rb);
+}
+
+/* Gradients whose rebuilt layout (marked in registration order) gives no bucket index
+ * the count it has in the first layout (reverse registration order): [7, 23000, 80000]
+ * against [80000, 23007] with these buckets. */
+static const size_t adopt_counts[] = {80000, 3000, 20000, 7};
+#define ADOPT_N ((int)(sizeof(adopt_counts) / sizeof(adopt_counts[0])))
+
+static int make_adopt_reducer(rt_world_t *w, rt_model_t *m, sc_reducer_t **r)
+{
+    return make_reducer_with(w, m, 0.02, 30000, 100000, r);
+}
+
+/* A checkpoint saved after the rebuild, loaded into a new reducer: its first layout
+ * gives the buckets other counts, so the loaded residuals wait (that iteration, of
+ * zeros, starts those buckets from zero and sends nothing); the rebuilt layout, the
+ * saved one's, adopts them, and the next iteration equals the saved reducer's bit for
+ * bit. Before, the first layout threw the loaded residuals away. */
+static int test_hook_state_waits_for_its_layout_after_load(int argc, char **argv)
+{
+    rt_world_t w;
+    rt_model_t a, b;
+    sc_reducer_t *ra, *rb;
+    size_t first[ADOPT_N], rebuilt[ADOPT_N];
+
+    (void)argc, (void)argv;
+    if (rt_world(&w))
+        return 1;
+    rt_model_init(&a, ADOPT_N, adopt_counts, NULL);
+    rt_model_init(&b, ADOPT_N, adopt_counts, NULL);
+    if (make_adopt_reducer(&w, &a, &ra))
+        return 1;
+    for (int it = 0; it < 3; it++)
+        if (iterate_as(&w, &a, ra, it, 1, 0, it == 0 ? first : rebuilt))
+            return 1;
+    for (int i = 0; i < ADOPT_N; i++)
+        CHECK(first[i] != rebuilt[i] || first[i] == 0,
+              "bucket %d holds %zu elements in both layouts: the test needs other counts", i,
+              first[i]);
+    if (make_adopt_reducer(&w, &b, &rb) || copy_hook_state(ra, rb))
+        return 1;
+    if (iterate_as(&w, &b, rb, 0, 1, 1, first) || iterate_as(&w, &a, ra, 3, 1, 0, rebuilt) ||
+        iterate_as(&w, &b, rb, 3, 1, 0, rebuilt))
+        return 1;
+    return check_same_and_release(&w, &a, &b, ra, rb);
 }
 
 /* Small integers, distinct per rank, iteration and element (ties are broken by the
@@ -334,6 +421,8 @@ int main(int argc, char **argv)
         {"density_one_equals_dense", test_density_one_equals_dense},
         {"density_matches_reference", test_density_matches_reference},
         {"hook_state_survives_save_and_load", test_hook_state_survives_save_and_load},
+        {"hook_state_waits_for_its_layout_after_load",
+         test_hook_state_waits_for_its_layout_after_load},
         {"accumulation_equals_one_synced_step", test_accumulation_equals_one_synced_step},
         {NULL, NULL}};
     return rt_main(tests, argc, argv);
