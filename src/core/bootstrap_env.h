@@ -17,6 +17,13 @@ typedef struct {
     int device;       /* -1: local rank modulo the number of GPUs */
 } sc_bootstrap_params_t;
 
+/* torchrun's static rendezvous (its default) keeps its agent's TCP store listening on
+ * MASTER_PORT for the whole run and tells the workers so (TORCHELASTIC_USE_AGENT_STORE
+ * =True): a master port read from MASTER_PORT (SC_MASTER_PORT unset) then moves to the
+ * next port, the same on every worker. 1 when that applies, with the agent's port in
+ * *agent_port. */
+int sc_bootstrap_beside_agent_store(int *agent_port);
+
 /* Fills *params from cfg, then the environment, then defaults; checks ranges.
  * SC_ERR_INVALID_ARG with a sentence naming the setting otherwise. */
 sc_status_t sc_bootstrap_resolve(const sc_comm_config_t *cfg, sc_bootstrap_params_t *params);

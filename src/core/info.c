@@ -319,6 +319,7 @@ typedef struct {
     int invalid;
     int ignored;               /* a lenient setting's unknown value: the default used */
     char error[SC_ERROR_MAX];
+    char moved[256];           /* where the library moved the value from, and why */
 } sc_info_value_t;
 
 static void sc_info_invalid(sc_info_value_t *v, const char *raw)
@@ -415,6 +416,8 @@ static void sc_info_print_setting(FILE *out, const sc_info_setting_t *s,
 
     if (v->invalid)
         snprintf(source, sizeof(source), "INVALID: %s", v->error);
+    else if (v->moved[0])
+        snprintf(source, sizeof(source), "%s", v->moved);
     else if (v->ignored)
         snprintf(source, sizeof(source), "IGNORED: %s (the library warns and uses %s)",
                  v->error, v->value);
@@ -437,6 +440,18 @@ static void sc_info_print_setting(FILE *out, const sc_info_setting_t *s,
     fprintf(out, "\n");
 }
 
+/* The rendezvous beside torchrun's agent store (sc_bootstrap_beside_agent_store). */
+static void sc_info_master_port_moved(sc_info_value_t *v)
+{
+    int agent_port;
+
+    if (!sc_bootstrap_beside_agent_store(&agent_port) || agent_port >= 65535)
+        return;
+    snprintf(v->value, sizeof(v->value), "%d", agent_port + 1);
+    snprintf(v->moved, sizeof(v->moved), "MASTER_PORT=%d plus 1: torchrun's agent store "
+             "listens on MASTER_PORT (TORCHELASTIC_USE_AGENT_STORE=True)", agent_port);
+}
+
 SC_API sc_status_t sc_info_print_config(FILE *out)
 {
     sc_status_t status = SC_SUCCESS;
@@ -455,6 +470,8 @@ SC_API sc_status_t sc_info_print_config(FILE *out)
             s.names = sc_env_launch_names((sc_launch_var_t)(s.launch - 1), &launcher);
         raw = sc_env_first(s.names, &which);
         sc_info_evaluate(&s, raw, which, &v);
+        if (i == SC_INFO_MASTER_PORT && !v.invalid)
+            sc_info_master_port_moved(&v);
         sc_info_print_setting(out, &s, &v, raw, which, launcher);
         if (v.invalid && status == SC_SUCCESS) {
             status = SC_ERR_INVALID_ARG;

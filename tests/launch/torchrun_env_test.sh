@@ -9,7 +9,7 @@ port=${MASTER_PORT:?run under with_reserved_port.py MASTER_PORT}
 pids=()
 for r in 0 1; do
   env -u SC_RANK -u SC_WORLD_SIZE -u SC_LOCAL_RANK -u SC_LOCAL_SIZE -u SC_MASTER_ADDR \
-      -u SC_MASTER_PORT RANK=$r WORLD_SIZE=2 LOCAL_RANK=$r LOCAL_WORLD_SIZE=2 \
+      -u SC_MASTER_PORT -u TORCHELASTIC_USE_AGENT_STORE RANK=$r WORLD_SIZE=2 LOCAL_RANK=$r LOCAL_WORLD_SIZE=2 \
       MASTER_ADDR=127.0.0.1 MASTER_PORT=$port SC_TIMEOUT=20 \
       "$bench" allreduce -b 8 -e 1M -f 16 -n 2 -w 1 -c 1 >"/tmp/torchrun_env_$$_$r.log" 2>&1 &
   pids+=($!)

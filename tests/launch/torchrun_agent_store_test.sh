@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# Under torchrun's default (static) rendezvous its agent keeps a TCP store listening on
+# MASTER_PORT for the whole run and tells the workers so (TORCHELASTIC_USE_AGENT_STORE=
+# True): shardcomm's rendezvous then takes the next port, and a program needs no setting
+# of its own. It failed with "rank 0 could not serve the rendezvous on port ...".
+#   simulated: a process listening on MASTER_PORT, the workers' variables set by hand
+#   torchrun:  Debian's python3-torch, when /usr/bin/python3 has it (else skipped there)
+# Usage: torchrun_agent_store_test.sh SC_BENCH simulated|torchrun (under
+# with_reserved_port.py MASTER_PORT).
+set -u
+bench=$1
+mode=$2
+port=${MASTER_PORT:?run under with_reserved_port.py MASTER_PORT}
+logs=$(mktemp -d)
+agent=
+cleanup() {
+  [ -n "$agent" ] && kill "$agent" 2>/dev/null
+  rm -rf "$logs"
+}
+trap cleanup EXIT
+unset SC_RANK SC_WORLD_SIZE SC_LOCAL_RANK SC_LOCAL_SIZE SC_MASTER_ADDR SC_MASTER_PORT
+
+case $mode in
+simulated)
+  # The agent's store: listening on MASTER_PORT (beside the reservation) until killed.
+  python3 -c 'import socket, sys, time
+s = socket.socket()
+s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind(("0.0.0.0", int(sys.argv[1])))
+s.listen(8)
+open(sys.argv[2], "w").close()
+time.sleep(600)' "$port" "$logs/listening" &
+  agent=$!
+  for _ in $(seq 100); do [ -e "$logs/listening" ] && break; sleep 0.1; done
+  [ -e "$logs/listening" ] || { echo "FAIL: the stand-in agent store did not start"; exit 1; }
+  pids=()
+  for r in 0 1; do
+    env RANK=$r WORLD_SIZE=2 LOCAL_RANK=$r LOCAL_WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 \
+        MASTER_PORT=$port TORCHELASTIC_USE_AGENT_STORE=True SC_TIMEOUT=20 \
+        "$bench" allreduce -b 8 -e 1M -f 16 -n 2 -w 1 -c 1 >"$logs/rank$r" 2>&1 &
+    pids+=($!)
+  done
+  rc=0
+  for i in 0 1; do
+    wait "${pids[$i]}" || { echo "FAIL: rank $i:"; cat "$logs/rank$i"; rc=1; }
+  done
+  [ $rc -eq 0 ] && grep -h "avg busbw" "$logs/rank0"
+  exit $rc
+  ;;
+torchrun)
+  if ! /usr/bin/python3 -c 'import torch.distributed.run' 2>/dev/null; then
+    echo "SKIP: /usr/bin/python3 has no torch (apt-get install python3-torch)"
+    exit 77
+  fi
+  # --redirects/--tee 2: Debian's torch 1.13 on Python 3.11 fails on its default of 0.
+  SC_TIMEOUT=20 timeout 120 /usr/bin/python3 -m torch.distributed.run --nproc_per_node 2 \
+    --master_port "$port" --redirects 2 --tee 2 --no_python \
+    "$bench" allreduce -b 8 -e 1M -f 16 -n 2 -w 1 -c 1 >"$logs/out" 2>&1
+  rc=$?
+  grep -q '^.*# avg busbw: .*, wrong: 0$' "$logs/out" && [ $rc -eq 0 ] ||
+    { echo "FAIL: torchrun exit status $rc:"; cat "$logs/out"; exit 1; }
+  grep -h "avg busbw" "$logs/out"
+  ;;
+*)
+  echo "unknown mode $mode"
+  exit 1
+  ;;
+esac
