@@ -1,23 +1,77 @@
 #!/usr/bin/env bash
-# A program started the way torchrun starts it (RANK, WORLD_SIZE, LOCAL_RANK,
-# LOCAL_WORLD_SIZE, MASTER_ADDR, MASTER_PORT; no SC_* variable, no scrun) forms its
-# communicator from those variables: sc-bench checks its results on 2 ranks. The port
-# comes from MASTER_PORT, set by with_reserved_port.py (tests/launch/CMakeLists.txt).
+# A program started the way torchrun starts it forms its communicator from torchrun's
+# variables, with no SC_* variable and no scrun: sc-bench checks its results on 2 ranks.
+# Usage: torchrun_env_test.sh SC_BENCH [MODE], under with_reserved_port.py MASTER_PORT
+# (tests/launch/CMakeLists.txt).
+#   plain        RANK, WORLD_SIZE, LOCAL_RANK, LOCAL_WORLD_SIZE, MASTER_ADDR, MASTER_PORT
+#                set by hand (the default)
+#   agent-store  the same, with torchrun's default (static) rendezvous as its agent leaves
+#                it: the agent's store listening on MASTER_PORT for the whole run and
+#                TORCHELASTIC_USE_AGENT_STORE=True. shardcomm takes the next port; it
+#                failed with "rank 0 could not serve the rendezvous on port ..."
+#   torchrun     torchrun itself (Debian's python3-torch, when /usr/bin/python3 has it;
+#                skipped otherwise)
 set -u
 bench=$1
+mode=${2:-plain}
 port=${MASTER_PORT:?run under with_reserved_port.py MASTER_PORT}
+logs=$(mktemp -d)
+agent=
+cleanup() {
+  [ -n "$agent" ] && kill "$agent" 2>/dev/null
+  rm -rf "$logs"
+}
+trap cleanup EXIT
+unset SC_RANK SC_WORLD_SIZE SC_LOCAL_RANK SC_LOCAL_SIZE SC_MASTER_ADDR SC_MASTER_PORT \
+      TORCHELASTIC_USE_AGENT_STORE
+args=(allreduce -b 8 -e 1M -f 16 -n 2 -w 1 -c 1)
+
+case $mode in
+plain) ;;
+agent-store)
+  # The agent's store: listening on MASTER_PORT (beside the reservation) until killed.
+  python3 -c 'import socket, sys, time
+s = socket.socket()
+s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind(("0.0.0.0", int(sys.argv[1])))
+s.listen(8)
+open(sys.argv[2], "w").close()
+time.sleep(600)' "$port" "$logs/listening" &
+  agent=$!
+  for _ in $(seq 100); do [ -e "$logs/listening" ] && break; sleep 0.1; done
+  [ -e "$logs/listening" ] || { echo "FAIL: the stand-in agent store did not start"; exit 1; }
+  export TORCHELASTIC_USE_AGENT_STORE=True
+  ;;
+torchrun)
+  if ! /usr/bin/python3 -c 'import torch.distributed.run' 2>/dev/null; then
+    echo "SKIP: /usr/bin/python3 has no torch (apt-get install python3-torch)"
+    exit 77
+  fi
+  # --redirects/--tee 2: Debian's torch 1.13 on Python 3.11 fails on its default of 0.
+  SC_TIMEOUT=20 timeout 120 /usr/bin/python3 -m torch.distributed.run --nproc_per_node 2 \
+    --master_port "$port" --redirects 2 --tee 2 --no_python "$bench" "${args[@]}" \
+    >"$logs/out" 2>&1
+  rc=$?
+  [ $rc -eq 0 ] && grep -q '# avg busbw: .*, wrong: 0$' "$logs/out" ||
+    { echo "FAIL: torchrun exit status $rc:"; cat "$logs/out"; exit 1; }
+  grep -h "avg busbw" "$logs/out"
+  exit 0
+  ;;
+*)
+  echo "unknown mode $mode"
+  exit 1
+  ;;
+esac
+
 pids=()
 for r in 0 1; do
-  env -u SC_RANK -u SC_WORLD_SIZE -u SC_LOCAL_RANK -u SC_LOCAL_SIZE -u SC_MASTER_ADDR \
-      -u SC_MASTER_PORT -u TORCHELASTIC_USE_AGENT_STORE RANK=$r WORLD_SIZE=2 LOCAL_RANK=$r LOCAL_WORLD_SIZE=2 \
-      MASTER_ADDR=127.0.0.1 MASTER_PORT=$port SC_TIMEOUT=20 \
-      "$bench" allreduce -b 8 -e 1M -f 16 -n 2 -w 1 -c 1 >"/tmp/torchrun_env_$$_$r.log" 2>&1 &
+  env RANK=$r WORLD_SIZE=2 LOCAL_RANK=$r LOCAL_WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 \
+      MASTER_PORT=$port SC_TIMEOUT=20 "$bench" "${args[@]}" >"$logs/rank$r" 2>&1 &
   pids+=($!)
 done
 rc=0
 for i in 0 1; do
-  wait "${pids[$i]}" || { echo "rank $i failed:"; cat "/tmp/torchrun_env_$$_$i.log"; rc=1; }
+  wait "${pids[$i]}" || { echo "FAIL: rank $i:"; cat "$logs/rank$i"; rc=1; }
 done
-grep -h "avg busbw" "/tmp/torchrun_env_$$_0.log"
-rm -f /tmp/torchrun_env_$$_*.log
+[ $rc -eq 0 ] && grep -h "avg busbw" "$logs/rank0"
 exit $rc

@@ -257,6 +257,27 @@ static int config_checks_the_launch_settings_together(void)
     return TEST_PASS;
 }
 
+/* sc-info --config under env (name, value pairs) succeeds and shows var as value, its
+ * source starting with source_start; source (NULL, or 1024 bytes) receives it. */
+static int shown_as(const char *const *env, const char *var, const char *value,
+                    const char *source_start, char *source)
+{
+    char got[256], from[1024];
+    report_t r;
+
+    CHECK(run_report(config_body, env, NULL, &r) == 0);
+    CHECK(r.status == SC_SUCCESS);
+    CHECK(setting(&r, var, got, from) == 0);
+    if (strcmp(got, value) != 0 || strncmp(from, source_start, strlen(source_start)) != 0) {
+        fprintf(stderr, "%s shown as '%s' from '%s', expected '%s' from '%s...'\n", var, got,
+                from, value, source_start);
+        return TEST_FAIL;
+    }
+    if (source)
+        snprintf(source, 1024, "%s", from);
+    return TEST_PASS;
+}
+
 /* Beside torchrun's agent store (TORCHELASTIC_USE_AGENT_STORE=True) the rendezvous port
  * read from MASTER_PORT is the next one, as sc_comm_init takes it; SC_MASTER_PORT is
  * taken as it is; no port after 65535 is INVALID together. */
@@ -268,18 +289,11 @@ static int config_shows_the_port_beside_torchruns_agent_store(void)
                                       "True", "SC_MASTER_PORT", "4000", NULL};
     static const char *const last[] = {"MASTER_PORT", "65535", "TORCHELASTIC_USE_AGENT_STORE",
                                        "True", NULL};
-    char value[256], source[1024];
     report_t r;
 
-    CHECK(run_report(config_body, moved, NULL, &r) == 0);
-    CHECK(r.status == SC_SUCCESS);
-    CHECK(setting(&r, "SC_MASTER_PORT", value, source) == 0);
-    CHECK(strcmp(value, "29501") == 0);
-    CHECK(strstr(source, "MASTER_PORT=29500 plus 1: torchrun's agent store") == source);
-    CHECK(run_report(config_body, own, NULL, &r) == 0);
-    CHECK(r.status == SC_SUCCESS);
-    CHECK(setting(&r, "SC_MASTER_PORT", value, source) == 0);
-    CHECK(strcmp(value, "4000") == 0);
+    CHECK(shown_as(moved, "SC_MASTER_PORT", "29501",
+                   "MASTER_PORT=29500 plus 1: torchrun's agent store", NULL) == TEST_PASS);
+    CHECK(shown_as(own, "SC_MASTER_PORT", "4000", "SC_MASTER_PORT", NULL) == TEST_PASS);
     CHECK(run_report(config_body, last, NULL, &r) == 0);
     CHECK(r.status == SC_ERR_INVALID_ARG);
     CHECK(strstr(r.error, "no port follows it") != NULL);
@@ -309,14 +323,10 @@ static int config_marks_an_invalid_value_and_returns_invalid_arg(void)
 static int config_shows_an_unknown_log_level_as_the_library_takes_it(void)
 {
     static const char *const env[] = {"SC_LOG_LEVEL", "bogus", NULL};
-    char value[256], source[1024];
-    report_t r;
+    char source[1024];
 
-    CHECK(run_report(config_body, env, NULL, &r) == 0);
-    CHECK(r.status == SC_SUCCESS);
-    CHECK(setting(&r, "SC_LOG_LEVEL", value, source) == 0);
-    CHECK(strcmp(value, "warn") == 0);
-    CHECK(strncmp(source, "IGNORED: SC_LOG_LEVEL=bogus is not one of", 41) == 0);
+    CHECK(shown_as(env, "SC_LOG_LEVEL", "warn", "IGNORED: SC_LOG_LEVEL=bogus is not one of",
+                   source) == TEST_PASS);
     CHECK(strstr(source, "uses warn") != NULL);
     return TEST_PASS;
 }
