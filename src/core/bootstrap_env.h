@@ -17,12 +17,13 @@ typedef struct {
     int device;       /* -1: local rank modulo the number of GPUs */
 } sc_bootstrap_params_t;
 
-/* torchrun's static rendezvous (its default) keeps its agent's TCP store listening on
- * MASTER_PORT for the whole run and tells the workers so (TORCHELASTIC_USE_AGENT_STORE
- * =True): a master port read from MASTER_PORT (SC_MASTER_PORT unset) then moves to the
- * next port, the same on every worker. 1 when that applies, with the agent's port in
- * *agent_port. */
-int sc_bootstrap_beside_agent_store(int *agent_port);
+/* MASTER_PORT is torch.distributed's: the store of its rank 0 listens there from
+ * init_process_group to the process's end, and torchrun's agent keeps its own there for
+ * the whole run (its default, static rendezvous). A master port read from MASTER_PORT
+ * (SC_MASTER_PORT and config.master_port unset) is therefore the next port, the same on
+ * every process, so that shardcomm and torch never take or talk to each other's store.
+ * 1 when that applies, with MASTER_PORT's value in *torch_port. */
+int sc_bootstrap_beside_torch_store(int *torch_port);
 
 /* Fills *params from cfg, then the environment, then defaults; checks ranges.
  * SC_ERR_INVALID_ARG with a sentence naming the setting otherwise. */

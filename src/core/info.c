@@ -440,16 +440,17 @@ static void sc_info_print_setting(FILE *out, const sc_info_setting_t *s,
     fprintf(out, "\n");
 }
 
-/* The rendezvous beside torchrun's agent store (sc_bootstrap_beside_agent_store). */
+/* The rendezvous beside torch.distributed's store (sc_bootstrap_beside_torch_store). */
 static void sc_info_master_port_moved(sc_info_value_t *v)
 {
-    int agent_port;
+    int torch_port;
 
-    if (!sc_bootstrap_beside_agent_store(&agent_port) || agent_port >= 65535)
+    if (!sc_bootstrap_beside_torch_store(&torch_port) || torch_port >= 65535)
         return;
-    snprintf(v->value, sizeof(v->value), "%d", agent_port + 1);
-    snprintf(v->moved, sizeof(v->moved), "MASTER_PORT=%d plus 1: torchrun's agent store "
-             "listens on MASTER_PORT (TORCHELASTIC_USE_AGENT_STORE=True)", agent_port);
+    snprintf(v->value, sizeof(v->value), "%d", torch_port + 1);
+    snprintf(v->moved, sizeof(v->moved), "MASTER_PORT=%d plus 1: MASTER_PORT is "
+             "torch.distributed's store (torchrun's agent, rank 0 of init_process_group)",
+             torch_port);
 }
 
 SC_API sc_status_t sc_info_print_config(FILE *out)

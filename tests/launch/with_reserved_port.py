@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """with_reserved_port.py VAR PROGRAM ARGS...: runs PROGRAM with the environment variable
-VAR set to a TCP port that nothing else holds, reserved for the whole run the way scrun
+VAR set to a TCP port that nothing else holds, and the port after it (where shardcomm's
+rendezvous goes when VAR is MASTER_PORT, torch.distributed's), reserved for the whole run the way scrun
 reserves the ports it picks (docs/scrun.md): a socket bound to the port alone (so the
 bind fails while anything holds it), then given SO_REUSEADDR and never listening. The
 rank serving the rendezvous store binds beside it with SO_REUSEADDR; another run's
@@ -13,21 +14,30 @@ import subprocess
 import sys
 
 
+def hold(port):
+    """A socket holding port, or None where something holds it already."""
+    s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    try:
+        s.bind(("0.0.0.0", port))
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        return s
+    except OSError:
+        s.close()
+        return None
+
+
 def reserve(rng):
-    """A socket holding a free port in scrun's range (20000-31999), and the port."""
-    last = None
+    """Sockets holding two free ports in a row in scrun's range (20000-31999), and the
+    first port."""
     for _ in range(200):
-        port = rng.randrange(20000, 32000)
-        s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        try:
-            s.bind(("0.0.0.0", port))
-            s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-            return s, port
-        except OSError as e:
-            last = e
-            s.close()
-    sys.exit("with_reserved_port: no free port in 20000-31999 after 200 tries (last: %s)"
-             % last)
+        port = rng.randrange(20000, 31999)
+        first = hold(port)
+        second = hold(port + 1) if first else None
+        if second:
+            return [first, second], port
+        if first:
+            first.close()
+    sys.exit("with_reserved_port: no two free ports in a row in 20000-31999 after 200 tries")
 
 
 def main():
@@ -39,7 +49,8 @@ def main():
     try:
         rc = subprocess.call(sys.argv[2:], env=env)
     finally:
-        held.close()
+        for s in held:
+            s.close()
     sys.exit(rc if rc >= 0 else 128 - rc)
 
 

@@ -38,7 +38,6 @@ static void report_setup(const report_args_t *a, report_t *r)
     for (const char *const *const *list = all_variable_lists; *list; list++)
         for (const char *const *name = *list; *name; name++)
             unsetenv(*name);
-    unsetenv("TORCHELASTIC_USE_AGENT_STORE");
     for (const char *const *kv = a->env; kv && *kv; kv += 2)
         setenv(kv[0], kv[1], 1);
     if (a->restrict_to && restrict_process(a->restrict_to) < 0)
@@ -278,21 +277,20 @@ static int shown_as(const char *const *env, const char *var, const char *value,
     return TEST_PASS;
 }
 
-/* Beside torchrun's agent store (TORCHELASTIC_USE_AGENT_STORE=True) the rendezvous port
- * read from MASTER_PORT is the next one, as sc_comm_init takes it; SC_MASTER_PORT is
- * taken as it is; no port after 65535 is INVALID together. */
-static int config_shows_the_port_beside_torchruns_agent_store(void)
+/* MASTER_PORT is torch.distributed's store (torchrun's agent, rank 0 of
+ * init_process_group): the rendezvous port read from it is the next one, as
+ * sc_comm_init takes it; SC_MASTER_PORT is taken as it is; no port after 65535 is
+ * INVALID together. */
+static int config_takes_the_port_after_torchs_master_port(void)
 {
-    static const char *const moved[] = {"MASTER_PORT", "29500", "TORCHELASTIC_USE_AGENT_STORE",
-                                        "True", NULL};
-    static const char *const own[] = {"MASTER_PORT", "29500", "TORCHELASTIC_USE_AGENT_STORE",
-                                      "True", "SC_MASTER_PORT", "4000", NULL};
-    static const char *const last[] = {"MASTER_PORT", "65535", "TORCHELASTIC_USE_AGENT_STORE",
-                                       "True", NULL};
+    static const char *const moved[] = {"MASTER_PORT", "29500", NULL};
+    static const char *const own[] = {"MASTER_PORT", "29500", "SC_MASTER_PORT", "4000", NULL};
+    static const char *const last[] = {"MASTER_PORT", "65535", NULL};
     report_t r;
 
     CHECK(shown_as(moved, "SC_MASTER_PORT", "29501",
-                   "MASTER_PORT=29500 plus 1: torchrun's agent store", NULL) == TEST_PASS);
+                   "MASTER_PORT=29500 plus 1: MASTER_PORT is torch.distributed's store",
+                   NULL) == TEST_PASS);
     CHECK(shown_as(own, "SC_MASTER_PORT", "4000", "SC_MASTER_PORT", NULL) == TEST_PASS);
     CHECK(run_report(config_body, last, NULL, &r) == 0);
     CHECK(r.status == SC_ERR_INVALID_ARG);
@@ -743,8 +741,8 @@ static const test_entry_t tests[] = {
      bootstrap_refuses_ports_and_devices_that_are_not_plain_integers},
     {"bootstrap_refuses_a_rank_without_a_world_size", bootstrap_refuses_a_rank_without_a_world_size},
     {"config_checks_the_launch_settings_together", config_checks_the_launch_settings_together},
-    {"config_shows_the_port_beside_torchruns_agent_store",
-     config_shows_the_port_beside_torchruns_agent_store},
+    {"config_takes_the_port_after_torchs_master_port",
+     config_takes_the_port_after_torchs_master_port},
     {"tuning_refuses_a_spin_time_that_is_not_a_number",
      tuning_refuses_a_spin_time_that_is_not_a_number},
     {"env_reads_plain_numbers_only", env_reads_plain_numbers_only},
