@@ -43,7 +43,12 @@ static const char sc_bench_usage_text[] =
     "  -h, --help               this text\n"
     "Size is the per-rank buffer as in nccl-tests: the allreduce/broadcast/reduce\n"
     "buffer, the reduce_scatter send and allgather receive buffer, the alltoall buffer,\n"
-    "the sendrecv send buffer (sent to rank + 1 while receiving from rank - 1).\n";
+    "the sendrecv send buffer (sent to rank + 1 while receiving from rank - 1).\n"
+    "Count is the call's count argument, as in nccl-tests: one rank's block for\n"
+    "reduce_scatter, allgather and alltoall. Time is the average over the iterations\n"
+    "of the slowest rank (nccl-tests averages over ranks); algbw is size / time and\n"
+    "busbw algbw times nccl-tests' factor (allreduce 2(n-1)/n; reduce_scatter,\n"
+    "allgather, alltoall (n-1)/n; the others 1).\n";
 
 sc_status_t sc_bench_size_parse(const char *text, size_t *bytes)
 {

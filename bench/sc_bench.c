@@ -22,8 +22,9 @@
 /* One printed row: a collective at one size, over all ranks. */
 typedef struct {
     sc_bench_coll_t coll;
-    size_t bytes;
-    size_t count;
+    size_t bytes;    /* the largest buffer (nccl-tests' size) */
+    size_t count;    /* the call's count argument: a rank's block for reduce_scatter,
+                        allgather and alltoall (nccl-tests' count) */
     int root;
     double time_us;  /* average over the iterations, max over ranks */
     double algbw;    /* GB/s, 1 GB = 1e9 B as in nccl-tests */
@@ -210,7 +211,7 @@ static sc_status_t sc_bench_row_measure(const sc_bench_call_t *call,
                                         const sc_bench_options_t *opts,
                                         sc_bench_row_t *row)
 {
-    sc_bench_row_t r = {call->coll, call->bytes, call->total, call->root, 0, 0, 0, -1};
+    sc_bench_row_t r = {call->coll, call->bytes, call->count, call->root, 0, 0, 0, -1};
     sc_status_t status;
 
     status = sc_bench_data_put(call, mirror, bufs, opts->seed);
