@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/types.h>
 #include <sys/wait.h>
@@ -39,10 +40,17 @@ static const char *scrun_signal_name(int sig)
         {SIGPIPE, "SIGPIPE"}, {SIGALRM, "SIGALRM"}, {SIGTERM, "SIGTERM"}, {SIGXCPU, "SIGXCPU"},
         {SIGXFSZ, "SIGXFSZ"}, {SIGSYS, "SIGSYS"},
     };
+    static char other[32]; /* scrun is one thread */
+    const char *abbrev;
+
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
         if (names[i].sig == sig)
             return names[i].name;
-    return "unknown signal";
+    abbrev = sigabbrev_np(sig); /* SIGPROF, SIGURG, SIGPWR, ... */
+    if (abbrev == NULL)
+        return "unknown signal";
+    snprintf(other, sizeof other, "SIG%s", abbrev);
+    return other;
 }
 
 static double scrun_now(void)
@@ -248,6 +256,13 @@ static void scrun_child_exec(const scrun_run_t *run, long local, int out_w, int 
     for (size_t i = 0; i < SCRUN_NFORWARDED; i++)
         signal(scrun_forwarded_signals[i], SIG_DFL);
     signal(SIGCHLD, SIG_DFL);
+    if (run->nofile_soft >= 0) {
+        struct rlimit rl;
+        if (getrlimit(RLIMIT_NOFILE, &rl) == 0) {
+            rl.rlim_cur = (rlim_t)run->nofile_soft;
+            setrlimit(RLIMIT_NOFILE, &rl);
+        }
+    }
     signal(SIGPIPE, SIG_DFL);
     sigprocmask(SIG_SETMASK, mask, NULL);
     setpgid(0, 0);
@@ -435,6 +450,24 @@ static void scrun_open_std_fds(void)
     }
 }
 
+/* Two pipes per rank, and a margin: a soft open-file limit of 1024 stopped scrun at
+ * rank 507. Raised to what is needed, as far as the hard limit allows; the ranks get the
+ * limit scrun found (scrun_child_exec). */
+static void scrun_raise_nofile(scrun_run_t *run)
+{
+    struct rlimit rl;
+    rlim_t need = 2 * (rlim_t)run->opts.nlocal + 64;
+
+    run->nofile_soft = -1;
+    if (getrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY ||
+        rl.rlim_cur >= need)
+        return;
+    run->nofile_soft = (long long)rl.rlim_cur;
+    rl.rlim_cur = rl.rlim_max == RLIM_INFINITY || rl.rlim_max > need ? need : rl.rlim_max;
+    if (setrlimit(RLIMIT_NOFILE, &rl) != 0)
+        run->nofile_soft = -1;
+}
+
 static void scrun_loop(scrun_run_t *run)
 {
     size_t cap = 1 + 2 * (size_t)run->nstarted;
@@ -504,6 +537,8 @@ int main(int argc, char **argv)
     bool done;
     int rc;
 
+    /* Before any descriptor of scrun's own (the reserved port's socket) can take 0-2. */
+    scrun_open_std_fds();
     rc = scrun_parse_args(argc, argv, &opts, &done);
     if (rc != 0 || done)
         return rc;
@@ -518,11 +553,10 @@ int main(int argc, char **argv)
     rc = scrun_resolve_env(run);
     if (rc != 0)
         goto out_free_run;
-    scrun_open_std_fds();
+    scrun_raise_nofile(run);
     /* A rank in its own process group that reads a terminal would be stopped (SIGTTIN). */
     run->stdin_to_rank0 = !isatty(STDIN_FILENO);
-    run->sinks[0] = (scrun_sink_t){.fd = STDOUT_FILENO};
-    run->sinks[1] = (scrun_sink_t){.fd = STDERR_FILENO};
+    scrun_sinks_init(run);
     run->ranks = calloc((size_t)opts.nlocal, sizeof *run->ranks);
     if (run->ranks == NULL) {
         fprintf(stderr, "scrun: out of memory for %ld ranks\n", opts.nlocal);

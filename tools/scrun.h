@@ -30,11 +30,12 @@ typedef struct scrun_stream scrun_stream_t;
 
 /* scrun's own stdout or stderr; open_line is the stream whose line was left unfinished
  * there, so that another rank's output first ends that line instead of joining it. */
-typedef struct {
+typedef struct scrun_sink {
     int fd;
     bool broken; /* write failed: drop further output */
     int error;   /* errno of that write; EPIPE: the reader is gone */
     scrun_stream_t *open_line;
+    struct scrun_sink *twin; /* the other sink where both are one file (2>&1), or NULL */
 } scrun_sink_t;
 
 /* One rank's stdout or stderr pipe. */
@@ -65,6 +66,9 @@ typedef struct {
     int port_fd; /* the reservation of a port scrun chose (scrun_reserve_port), or -1 */
     const char *bind;
     bool stdin_to_rank0;
+    /* The open-file limit scrun found, given back to the ranks (scrun raises its own for
+     * the two pipes per rank); rlim_cur < 0: unchanged. */
+    long long nofile_soft;
     scrun_rank_t *ranks;
     long nstarted;
     long nrunning;
@@ -94,6 +98,9 @@ int scrun_parse_args(int argc, char **argv, scrun_opts_t *opts, bool *done);
 
 /* scrun's own message, "scrun: " first, to stderr through the ranks' sink. */
 void scrun_msg(scrun_run_t *run, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* scrun's stdout and stderr as sinks, twins where they are one file. */
+void scrun_sinks_init(scrun_run_t *run);
 
 /* A rank's stream reading fd, passed on to sink with the prefix "[rank] ". */
 void scrun_stream_init(scrun_stream_t *s, int fd, scrun_sink_t *sink, long rank);

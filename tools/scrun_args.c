@@ -76,8 +76,22 @@ static bool scrun_parse_seconds(const char *s, double *value)
     return true;
 }
 
+/* The option getopt refused: the short one it was at (optopt; argv[optind - 1] is
+ * another argument where options are bundled, "-vx"), else the long one. */
+static const char *scrun_bad_option(char **argv, char *buf, size_t len)
+{
+    const char *arg = argv[optind - 1];
+
+    if (optopt > 0 && optopt < 128 && isprint(optopt) && strncmp(arg, "--", 2) != 0) {
+        snprintf(buf, len, "-%c", optopt);
+        return buf;
+    }
+    return arg;
+}
+
 int scrun_parse_args(int argc, char **argv, scrun_opts_t *opts, bool *done)
 {
+    char bad[8];
     enum { OPT_BIND = 256, OPT_NNODES, OPT_NODE_RANK, OPT_MASTER_ADDR, OPT_MASTER_PORT,
            OPT_GRACE };
     static const struct option longopts[] = {
@@ -141,9 +155,11 @@ int scrun_parse_args(int argc, char **argv, scrun_opts_t *opts, bool *done)
                                          optarg);
             break;
         case ':':
-            return scrun_usage_error("option '%s' needs a value", argv[optind - 1]);
+            return scrun_usage_error("option '%s' needs a value",
+                                     scrun_bad_option(argv, bad, sizeof bad));
         default:
-            return scrun_usage_error("unknown option '%s'", argv[optind - 1]);
+            return scrun_usage_error("unknown option '%s'",
+                                     scrun_bad_option(argv, bad, sizeof bad));
         }
     }
     if (!have_n)

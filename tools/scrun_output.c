@@ -7,6 +7,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "scrun.h"
@@ -52,13 +53,33 @@ static void scrun_scratch_add(scrun_run_t *run, scrun_sink_t *sink, const char *
     }
 }
 
-/* Ends a line another stream left unfinished on this sink, so lines never merge. */
+/* Ends a line another stream left unfinished on this sink, or on its twin (the same
+ * file: a rank's stdout line cut by another's stderr under 2>&1), so lines never merge. */
 static void scrun_sink_claim(scrun_run_t *run, scrun_sink_t *sink, scrun_stream_t *s)
 {
-    if (sink->open_line != NULL && sink->open_line != s) {
-        scrun_scratch_add(run, sink, "\n", 1);
-        sink->open_line->at_line_start = true;
-        sink->open_line = NULL;
+    scrun_sink_t *both[2] = {sink, sink->twin};
+
+    for (int i = 0; i < 2; i++) {
+        scrun_sink_t *k = both[i];
+        if (k != NULL && k->open_line != NULL && k->open_line != s) {
+            scrun_scratch_add(run, k, "\n", 1);
+            scrun_scratch_flush(run, k);
+            k->open_line->at_line_start = true;
+            k->open_line = NULL;
+        }
+    }
+}
+
+void scrun_sinks_init(scrun_run_t *run)
+{
+    struct stat out, err;
+
+    run->sinks[0] = (scrun_sink_t){.fd = STDOUT_FILENO};
+    run->sinks[1] = (scrun_sink_t){.fd = STDERR_FILENO};
+    if (fstat(STDOUT_FILENO, &out) == 0 && fstat(STDERR_FILENO, &err) == 0 &&
+        out.st_dev == err.st_dev && out.st_ino == err.st_ino) {
+        run->sinks[0].twin = &run->sinks[1];
+        run->sinks[1].twin = &run->sinks[0];
     }
 }
 

@@ -37,6 +37,24 @@ long-line) # long-line LEN: one line of LEN 'x', then a short one
     head -c "$1" /dev/zero | tr '\0' x
     printf '\nafter\n'
     ;;
+mixed-streams) # rank 0: one stdout line of 300000 'a' written in pieces; rank 1: stderr
+    # lines meanwhile (under 2>&1 they met in one file and merged)
+    if [[ $rank == 0 ]]; then
+        for ((i = 0; i < 30; i++)); do
+            head -c 10000 /dev/zero | tr '\0' a
+            sleep 0.01
+        done
+        echo
+    else
+        for ((i = 0; i < 30; i++)); do
+            echo "warning $i from rank 1" >&2
+            sleep 0.01
+        done
+    fi
+    ;;
+limit) # limit: prints the rank's soft open-file limit
+    echo "nofile=$(ulimit -Sn)"
+    ;;
 long-lines) # long-lines COUNT LEN: COUNT lines of LEN times the rank's letter (a, b, ...)
     letters=abcdefghijklmnopqrstuvwxyz
     letter=${letters:rank:1}

@@ -192,6 +192,48 @@ test_concurrent_long_lines_never_merge() {
     done
 }
 
+# stdout and stderr one file (2>&1): a rank's unfinished stdout line is ended before
+# another's stderr line, and its rest comes on a prefixed line.
+test_lines_never_merge_when_stdout_and_stderr_are_one_file() {
+    local t0=$EPOCHREALTIME
+    "$SCRUN" -n 2 bash "$RANK" mixed-streams </dev/null >"$OUT" 2>&1
+    rc=$?
+    expect_rc 0
+    expect_no_match "$OUT" '^($|[^[]|\[[0-9]+\] $)'
+    expect_no_match "$OUT" '^\[0\] .*[^a]'
+    expect_no_match "$OUT" '^\[1\] .*aa'
+    [[ $(lines_of_rank "$OUT" 0 | tr -cd a | wc -c) == 300000 ]] ||
+        fail "not all 300000 'a' of rank 0 arrived"
+    [[ $(grep -c '^\[1\] warning [0-9]* from rank 1$' "$OUT") == 30 ]] ||
+        fail "not all 30 lines of rank 1 arrived whole"
+}
+
+# stdout or stderr closed when scrun starts: replaced by /dev/null, as stdin is, before
+# scrun reserves its port (the socket took descriptor 1 or 0, and scrun wrote into it).
+test_closed_standard_descriptors_are_replaced() {
+    "$SCRUN" -n 1 bash "$RANK" touch "$SCRUN_TEST_DIR/stdout_closed" </dev/null >&- 2>"$ERR"
+    rc=$?
+    expect_rc 0
+    [[ -e $SCRUN_TEST_DIR/stdout_closed ]] || fail "the rank did not run to its end"
+    "$SCRUN" -n 1 bash -c 'cat; echo "cat: $?"' <&- >"$OUT" 2>"$ERR"
+    rc=$?
+    expect_rc 0
+    expect_line "$OUT" "[0] cat: 0"
+}
+
+# A soft open-file limit too low for two pipes per rank is raised for scrun (it stopped
+# at rank 507 of 600 under 1024); the ranks get the limit scrun found.
+test_open_file_limit_is_raised_for_many_ranks() {
+    local hard
+    hard=$(ulimit -Hn)
+    [[ $hard == unlimited || $hard -ge 2000 ]] || { echo "SKIP: hard limit $hard"; exit 77; }
+    (ulimit -Sn 1024 && "$SCRUN" -n 600 bash "$RANK" limit </dev/null >"$OUT" 2>"$ERR")
+    rc=$?
+    expect_rc 0
+    [[ $(grep -c '^\[[0-9]*\] nofile=1024$' "$OUT") == 600 ]] ||
+        fail "not every rank ran with the limit of 1024"
+}
+
 test_failing_rank_is_named_and_others_stopped() {
     run -n 3 bash "$RANK" fail 1 3
     expect_rc 1
@@ -217,6 +259,10 @@ test_rank_killed_by_signal_is_named() {
     expect_line "$ERR" "scrun: rank 1 was killed by signal 9 (SIGKILL)"
     expect_no_match "$ERR" "^scrun: rank [02] (exited|was killed)"
     expect_elapsed_below 2.5
+    # Every signal has its name (SIGPROF was "unknown signal").
+    run -n 2 bash "$RANK" kill-self 0 PROF
+    expect_rc 1
+    expect_line "$ERR" "scrun: rank 0 was killed by signal $(kill -l SIGPROF) (SIGPROF)"
 }
 
 test_children_of_stopped_ranks_are_stopped() {
@@ -382,6 +428,10 @@ test_usage_rank_count_with_a_blank_or_a_sign() {
 }
 test_usage_unknown_option() {
     expect_usage_error -n 1 --bogus bash "$RANK" touch "$SCRUN_TEST_DIR/started"
+    expect_line "$ERR" "scrun: unknown option '--bogus'"
+    # Bundled short options: the one refused, not the argument before it.
+    expect_usage_error -n 1 -vx bash "$RANK" touch "$SCRUN_TEST_DIR/started"
+    expect_line "$ERR" "scrun: unknown option '-v'"
 }
 test_usage_bad_bind() {
     expect_usage_error -n 1 --bind socket bash "$RANK" touch "$SCRUN_TEST_DIR/started"
