@@ -202,8 +202,8 @@ static void scrun_on_exit(scrun_run_t *run, scrun_rank_t *r, int status)
     r->status = status;
     run->nrunning--;
     /* Its last lines are in the pipes by now and read before scrun's verdict on it. */
-    scrun_stream_read(run, &r->out, true);
-    scrun_stream_read(run, &r->err, true);
+    scrun_stream_read(&r->out, true);
+    scrun_stream_read(&r->err, true);
     if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
         return;
     /* Only the first failure is the cause; later ones are ranks scrun stopped. */
@@ -470,7 +470,7 @@ static void scrun_raise_nofile(scrun_run_t *run)
 
 static void scrun_loop(scrun_run_t *run)
 {
-    size_t cap = 1 + 2 * (size_t)run->nstarted;
+    size_t cap = 3 + 2 * (size_t)run->nstarted;
     struct pollfd *fds = calloc(cap, sizeof *fds);
     scrun_stream_t **owners = calloc(cap, sizeof *owners);
 
@@ -487,10 +487,19 @@ static void scrun_loop(scrun_run_t *run)
         goto out;
     }
     while (run->nrunning > 0) {
-        size_t n = 0;
+        size_t n = 0, first_stream;
         int timeout = -1;
+        bool reading = scrun_sink_pending(&run->sinks[0]) +
+                           scrun_sink_pending(&run->sinks[1]) < SCRUN_PENDING_MAX;
         fds[n++] = (struct pollfd){.fd = scrun_sigpipe[0], .events = POLLIN};
-        for (long i = 0; i < run->nstarted; i++) {
+        /* Queued output goes out as the readers take it; the ranks' pipes are read
+         * while the queues are short. */
+        for (int k = 0; k < 2; k++)
+            fds[n++] = (struct pollfd){.fd = scrun_sink_pending(&run->sinks[k]) ? run->sinks[k].fd
+                                                                                : -1,
+                                       .events = POLLOUT};
+        first_stream = n;
+        for (long i = 0; reading && i < run->nstarted; i++) {
             scrun_stream_t *ss[2] = {&run->ranks[i].out, &run->ranks[i].err};
             for (int k = 0; k < 2; k++) {
                 if (ss[k]->fd < 0)
@@ -510,9 +519,12 @@ static void scrun_loop(scrun_run_t *run)
             break;
         }
         if (ready > 0) {
-            for (size_t i = 1; i < n; i++)
+            for (int k = 0; k < 2; k++)
+                if (fds[1 + k].revents != 0)
+                    scrun_sink_pump(&run->sinks[k]);
+            for (size_t i = first_stream; i < n; i++)
                 if (fds[i].revents != 0)
-                    scrun_stream_read(run, owners[i], false);
+                    scrun_stream_read(owners[i], false);
             if (fds[0].revents != 0)
                 scrun_handle_signals(run);
         }
@@ -535,6 +547,7 @@ int main(int argc, char **argv)
     scrun_run_t *run;
     scrun_opts_t opts;
     bool done;
+    double drain_s;
     int rc;
 
     /* Before any descriptor of scrun's own (the reserved port's socket) can take 0-2. */
@@ -550,13 +563,13 @@ int main(int argc, char **argv)
     run->opts = opts;
     run->first_failed = -1;
     run->port_fd = -1;
+    scrun_sinks_init(run);
     rc = scrun_resolve_env(run);
     if (rc != 0)
         goto out_free_run;
     scrun_raise_nofile(run);
     /* A rank in its own process group that reads a terminal would be stopped (SIGTTIN). */
     run->stdin_to_rank0 = !isatty(STDIN_FILENO);
-    scrun_sinks_init(run);
     run->ranks = calloc((size_t)opts.nlocal, sizeof *run->ranks);
     if (run->ranks == NULL) {
         fprintf(stderr, "scrun: out of memory for %ld ranks\n", opts.nlocal);
@@ -583,9 +596,9 @@ int main(int argc, char **argv)
      * rank's own children; scrun does not wait for those. */
     for (long i = 0; i < run->nstarted; i++) {
         if (run->ranks[i].out.fd >= 0)
-            scrun_stream_close(run, &run->ranks[i].out);
+            scrun_stream_close(&run->ranks[i].out);
         if (run->ranks[i].err.fd >= 0)
-            scrun_stream_close(run, &run->ranks[i].err);
+            scrun_stream_close(&run->ranks[i].err);
     }
     if (run->first_failed >= 0) {
         char list[256];
@@ -601,6 +614,13 @@ int main(int argc, char **argv)
             scrun_msg(run, "rank %ld failed first; ranks stopped by scrun (or failing after it):%s",
                       run->first_failed, list);
     }
+    /* What is still queued, written now that no rank runs: blocking (a signal then ends
+     * scrun as it ends any program stuck writing to its terminal), or, in a run the user
+     * interrupted, for the grace period at most. */
+    for (size_t i = 0; i < SCRUN_NFORWARDED; i++)
+        signal(scrun_forwarded_signals[i], SIG_DFL);
+    drain_s = run->interrupted != 0 ? run->opts.grace : -1.0;
+    scrun_sinks_drain(run, drain_s);
     scrun_check_sinks(run, true); /* the last lines may have found the reader gone */
     rc = run->first_failed >= 0 || run->self_failed ? SCRUN_EXIT_FAILED : 0;
     if (run->interrupted != 0) {
@@ -608,12 +628,15 @@ int main(int argc, char **argv)
         scrun_msg(run, "interrupted by %s (exit status %d)", scrun_signal_name(run->interrupted),
                   rc);
     }
+    scrun_sinks_drain(run, drain_s); /* the messages since */
 
 out_free_ranks:
     free(run->ranks);
 out_free_run:
     if (run->port_fd >= 0)
         close(run->port_fd);
+    free(run->sinks[0].q);
+    free(run->sinks[1].q);
     free(run);
     return rc;
 }

@@ -29,14 +29,25 @@ typedef struct {
 typedef struct scrun_stream scrun_stream_t;
 
 /* scrun's own stdout or stderr; open_line is the stream whose line was left unfinished
- * there, so that another rank's output first ends that line instead of joining it. */
+ * there, so that another rank's output first ends that line instead of joining it.
+ * Output waits in the queue until the main loop finds the descriptor writable, so that
+ * a reader that stalls (a terminal paused with Ctrl-S, a hung log reader) never keeps
+ * scrun from acting on signals and on ranks that exit. */
 typedef struct scrun_sink {
     int fd;
     bool broken; /* write failed: drop further output */
     int error;   /* errno of that write; EPIPE: the reader is gone */
     scrun_stream_t *open_line;
     struct scrun_sink *twin; /* the other sink where both are one file (2>&1), or NULL */
+    struct scrun_sink *queue; /* whose queue this sink's output joins: its own, or the
+                                 twin stdout's (one order for one file) */
+    char *q;
+    size_t qoff, qlen, qcap; /* pending bytes are q[qoff, qlen) */
 } scrun_sink_t;
+
+/* Pending output above which scrun stops reading the ranks' pipes (they then block
+ * writing, as a program does on a stalled terminal). */
+#define SCRUN_PENDING_MAX ((size_t)1 << 20)
 
 /* One rank's stdout or stderr pipe. */
 struct scrun_stream {
@@ -81,8 +92,6 @@ typedef struct {
     int stop_signal;   /* SIGTERM after a failure, else the signal forwarded */
     bool killed;       /* SIGKILL sent */
     double kill_deadline;
-    char scratch[2 * SCRUN_LINE_BUF];
-    size_t scratch_used;
 } scrun_run_t;
 
 /* Prints "scrun: <message>" and a short usage line to stderr; returns
@@ -102,14 +111,25 @@ void scrun_msg(scrun_run_t *run, const char *fmt, ...) __attribute__((format(pri
 /* scrun's stdout and stderr as sinks, twins where they are one file. */
 void scrun_sinks_init(scrun_run_t *run);
 
+/* Bytes waiting in sink's queue (0 for a broken sink, whose output is dropped). */
+size_t scrun_sink_pending(const scrun_sink_t *sink);
+
+/* One write of the queue's head, at most a pipe's atomic size, after poll found the
+ * descriptor writable: it does not block on a pipe. */
+void scrun_sink_pump(scrun_sink_t *sink);
+
+/* Writes what is left at the end, once no rank runs: blocking (seconds < 0), or for at
+ * most that long, dropping the rest (a run the user interrupted whose reader stalls). */
+void scrun_sinks_drain(scrun_run_t *run, double seconds);
+
 /* A rank's stream reading fd, passed on to sink with the prefix "[rank] ". */
 void scrun_stream_init(scrun_stream_t *s, int fd, scrun_sink_t *sink, long rank);
 
 /* Reads once (drain: until the pipe is empty) and passes on the complete lines; a
  * partial line waits for its end unless it fills the buffer. */
-void scrun_stream_read(scrun_run_t *run, scrun_stream_t *s, bool drain);
+void scrun_stream_read(scrun_stream_t *s, bool drain);
 
 /* Passes on what the stream still holds, ends its last line, closes its pipe. */
-void scrun_stream_close(scrun_run_t *run, scrun_stream_t *s);
+void scrun_stream_close(scrun_stream_t *s);
 
 #endif

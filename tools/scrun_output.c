@@ -2,16 +2,20 @@
  * "[rank] " prefixes, never merged with another rank's, and scrun's own messages. */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <limits.h>
 #include <poll.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "scrun.h"
 
+/* Blocking: the end's drain, and output scrun has no memory to queue. */
 static void scrun_sink_write(scrun_sink_t *sink, const char *data, size_t len)
 {
     while (len > 0 && !sink->broken) {
@@ -33,37 +37,95 @@ static void scrun_sink_write(scrun_sink_t *sink, const char *data, size_t len)
     }
 }
 
-static void scrun_scratch_flush(scrun_run_t *run, scrun_sink_t *sink)
+/* Queues data for sink (on the queue it shares with its twin). */
+static void scrun_sink_add(scrun_sink_t *sink, const char *data, size_t len)
 {
-    scrun_sink_write(sink, run->scratch, run->scratch_used);
-    run->scratch_used = 0;
+    scrun_sink_t *k = sink->queue;
+
+    if (k->broken || len == 0)
+        return;
+    if (k->qoff > 0 && k->qoff == k->qlen)
+        k->qoff = k->qlen = 0;
+    if (k->qlen + len > k->qcap) {
+        size_t cap = k->qcap ? k->qcap : 65536;
+        char *q;
+        if (k->qoff > 0) { /* the written head is dropped first */
+            memmove(k->q, k->q + k->qoff, k->qlen - k->qoff);
+            k->qlen -= k->qoff;
+            k->qoff = 0;
+        }
+        while (cap < k->qlen + len)
+            cap *= 2;
+        q = cap > k->qcap ? realloc(k->q, cap) : k->q;
+        if (q == NULL) { /* no memory: this output goes out at once, blocking */
+            scrun_sink_write(k, k->q, k->qlen);
+            k->qlen = 0;
+            scrun_sink_write(k, data, len);
+            return;
+        }
+        k->q = q;
+        k->qcap = cap;
+    }
+    memcpy(k->q + k->qlen, data, len);
+    k->qlen += len;
 }
 
-static void scrun_scratch_add(scrun_run_t *run, scrun_sink_t *sink, const char *data, size_t len)
+size_t scrun_sink_pending(const scrun_sink_t *sink)
 {
-    while (len > 0) {
-        size_t room = sizeof run->scratch - run->scratch_used;
-        size_t n = len < room ? len : room;
-        memcpy(run->scratch + run->scratch_used, data, n);
-        run->scratch_used += n;
-        data += n;
-        len -= n;
-        if (run->scratch_used == sizeof run->scratch)
-            scrun_scratch_flush(run, sink);
+    return sink->broken || sink->queue != sink ? 0 : sink->qlen - sink->qoff;
+}
+
+void scrun_sink_pump(scrun_sink_t *sink)
+{
+    size_t len = scrun_sink_pending(sink);
+    ssize_t n;
+
+    if (len == 0)
+        return;
+    n = write(sink->fd, sink->q + sink->qoff, len < PIPE_BUF ? len : PIPE_BUF);
+    if (n > 0) {
+        sink->qoff += (size_t)n;
+    } else if (n < 0 && errno != EINTR && errno != EAGAIN) {
+        sink->broken = true;
+        sink->error = errno;
+    }
+}
+
+void scrun_sinks_drain(scrun_run_t *run, double seconds)
+{
+    struct timespec t0;
+
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    for (int i = 0; i < 2; i++) {
+        scrun_sink_t *k = &run->sinks[i];
+        if (seconds < 0) {
+            scrun_sink_write(k, k->q + k->qoff, scrun_sink_pending(k));
+            k->qoff = k->qlen = 0;
+            continue;
+        }
+        while (scrun_sink_pending(k) > 0) {
+            struct timespec t;
+            struct pollfd p = {.fd = k->fd, .events = POLLOUT};
+            clock_gettime(CLOCK_MONOTONIC, &t);
+            double left = seconds - ((double)(t.tv_sec - t0.tv_sec) +
+                                     (double)(t.tv_nsec - t0.tv_nsec) * 1e-9);
+            if (left <= 0 || poll(&p, 1, (int)(left * 1000.0) + 1) == 0)
+                return; /* the reader takes nothing: what is left is dropped */
+            scrun_sink_pump(k);
+        }
     }
 }
 
 /* Ends a line another stream left unfinished on this sink, or on its twin (the same
  * file: a rank's stdout line cut by another's stderr under 2>&1), so lines never merge. */
-static void scrun_sink_claim(scrun_run_t *run, scrun_sink_t *sink, scrun_stream_t *s)
+static void scrun_sink_claim(scrun_sink_t *sink, scrun_stream_t *s)
 {
     scrun_sink_t *both[2] = {sink, sink->twin};
 
     for (int i = 0; i < 2; i++) {
         scrun_sink_t *k = both[i];
         if (k != NULL && k->open_line != NULL && k->open_line != s) {
-            scrun_scratch_add(run, k, "\n", 1);
-            scrun_scratch_flush(run, k);
+            scrun_sink_add(k, "\n", 1);
             k->open_line->at_line_start = true;
             k->open_line = NULL;
         }
@@ -76,30 +138,32 @@ void scrun_sinks_init(scrun_run_t *run)
 
     run->sinks[0] = (scrun_sink_t){.fd = STDOUT_FILENO};
     run->sinks[1] = (scrun_sink_t){.fd = STDERR_FILENO};
+    run->sinks[0].queue = &run->sinks[0];
+    run->sinks[1].queue = &run->sinks[1];
     if (fstat(STDOUT_FILENO, &out) == 0 && fstat(STDERR_FILENO, &err) == 0 &&
         out.st_dev == err.st_dev && out.st_ino == err.st_ino) {
         run->sinks[0].twin = &run->sinks[1];
         run->sinks[1].twin = &run->sinks[0];
+        run->sinks[1].queue = &run->sinks[0];
     }
 }
 
 /* Passes data of one stream on to its sink with the rank prefix at every line start. */
-static void scrun_stream_emit(scrun_run_t *run, scrun_stream_t *s, const char *data, size_t len)
+static void scrun_stream_emit(scrun_stream_t *s, const char *data, size_t len)
 {
     scrun_sink_t *sink = s->sink;
     const char *end = data + len;
 
-    scrun_sink_claim(run, sink, s);
+    scrun_sink_claim(sink, s);
     while (data < end) {
         const char *nl = memchr(data, '\n', (size_t)(end - data));
         const char *seg_end = nl != NULL ? nl + 1 : end;
         if (s->at_line_start)
-            scrun_scratch_add(run, sink, s->prefix, s->prefix_len);
-        scrun_scratch_add(run, sink, data, (size_t)(seg_end - data));
+            scrun_sink_add(sink, s->prefix, s->prefix_len);
+        scrun_sink_add(sink, data, (size_t)(seg_end - data));
         s->at_line_start = nl != NULL;
         data = seg_end;
     }
-    scrun_scratch_flush(run, sink);
     sink->open_line = s->at_line_start ? NULL : s;
 }
 
@@ -115,23 +179,22 @@ void scrun_msg(scrun_run_t *run, const char *fmt, ...)
     if (n > (int)sizeof line - 2)
         n = (int)sizeof line - 2;
     line[n++] = '\n';
-    scrun_sink_claim(run, &run->sinks[1], NULL);
-    scrun_scratch_add(run, &run->sinks[1], line, (size_t)n);
-    scrun_scratch_flush(run, &run->sinks[1]);
+    scrun_sink_claim(&run->sinks[1], NULL);
+    scrun_sink_add(&run->sinks[1], line, (size_t)n);
 }
 
-void scrun_stream_close(scrun_run_t *run, scrun_stream_t *s)
+void scrun_stream_close(scrun_stream_t *s)
 {
     if (s->used > 0)
-        scrun_stream_emit(run, s, s->buf, s->used);
+        scrun_stream_emit(s, s->buf, s->used);
     s->used = 0;
     if (!s->at_line_start) /* a last line without newline still ends with one */
-        scrun_stream_emit(run, s, "\n", 1);
+        scrun_stream_emit(s, "\n", 1);
     close(s->fd);
     s->fd = -1;
 }
 
-void scrun_stream_read(scrun_run_t *run, scrun_stream_t *s, bool drain)
+void scrun_stream_read(scrun_stream_t *s, bool drain)
 {
     while (s->fd >= 0) {
         ssize_t n = read(s->fd, s->buf + s->used, sizeof s->buf - s->used);
@@ -140,18 +203,18 @@ void scrun_stream_read(scrun_run_t *run, scrun_stream_t *s, bool drain)
         if (n < 0 && errno == EAGAIN)
             return;
         if (n <= 0) {
-            scrun_stream_close(run, s);
+            scrun_stream_close(s);
             return;
         }
         s->used += (size_t)n;
         const char *last = memrchr(s->buf, '\n', s->used);
         if (last != NULL) {
             size_t k = (size_t)(last - s->buf) + 1;
-            scrun_stream_emit(run, s, s->buf, k);
+            scrun_stream_emit(s, s->buf, k);
             memmove(s->buf, s->buf + k, s->used - k);
             s->used -= k;
         } else if (s->used == sizeof s->buf) {
-            scrun_stream_emit(run, s, s->buf, s->used);
+            scrun_stream_emit(s, s->buf, s->used);
             s->used = 0;
         }
         if (!drain)

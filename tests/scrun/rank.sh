@@ -52,6 +52,10 @@ mixed-streams) # rank 0: one stdout line of 300000 'a' written in pieces; rank 1
         done
     fi
     ;;
+spew) # spew: prints lines without end, ignoring SIGINT and SIGTERM
+    trap '' INT TERM
+    while :; do echo "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"; done
+    ;;
 limit) # limit: prints the rank's soft open-file limit
     echo "nofile=$(ulimit -Sn)"
     ;;

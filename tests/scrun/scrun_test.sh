@@ -234,6 +234,38 @@ test_open_file_limit_is_raised_for_many_ranks() {
         fail "not every rank ran with the limit of 1024"
 }
 
+# A reader that takes nothing (a terminal paused with Ctrl-S): scrun still acts on
+# signals. Two SIGINTs kill the ranks at once and scrun ends within the grace period of
+# its last output; it waited for the reader (20 s here) before.
+test_signals_are_acted_on_while_the_reader_stalls() {
+    ( "$SCRUN" -n 2 --grace 1 bash "$RANK" spew </dev/null 2>"$ERR"
+      echo $? >"$SCRUN_TEST_DIR/rc" ) | (sleep 20) &
+    BG_PID=$!
+    local pid= deadline=$((SECONDS + 5))
+    while [[ -z $pid ]] && ((SECONDS < deadline)); do
+        pid=$(pgrep -f -- "^$SCRUN -n 2 --grace 1 bash $RANK spew" | head -1)
+        sleep 0.1
+    done
+    [[ -n $pid ]] || fail "scrun did not start"
+    sleep 1 # the pipe to the reader fills
+    local t0=$EPOCHREALTIME
+    kill -INT "$pid"
+    sleep 0.3
+    kill -INT "$pid"
+    while kill -0 "$pid" 2>/dev/null && [[ ! -s $SCRUN_TEST_DIR/rc ]]; do
+        elapsed=$(seconds_since "$t0")
+        awk -v e="$elapsed" 'BEGIN { exit !(e < 8) }' || fail "scrun still runs ${elapsed}s after SIGINT"
+        sleep 0.1
+    done
+    elapsed=$(seconds_since "$t0")
+    expect_elapsed_below 4
+    for _ in $(seq 50); do [[ -s $SCRUN_TEST_DIR/rc ]] && break; sleep 0.1; done
+    rc=$(cat "$SCRUN_TEST_DIR/rc")
+    expect_rc 130
+    expect_line "$ERR" "scrun: ranks still running at a second SIGINT, sending SIGKILL: 0 1"
+    pkill -P "$BG_PID" sleep 2>/dev/null || true
+}
+
 test_failing_rank_is_named_and_others_stopped() {
     run -n 3 bash "$RANK" fail 1 3
     expect_rc 1
