@@ -29,6 +29,14 @@ static inline size_t sc_min_size(size_t a, size_t b)
     return a < b ? a : b;
 }
 
+/* Elements per pipeline chunk of a block of at most block elements: no more than the
+ * block holds, so that the scratch a pipeline sizes by its chunk stays that of the data
+ * (SC_CHUNK_BYTES=4G made a 1-element reduce-scatter ask for 32 GiB of scratch). */
+static inline size_t sc_chunk_elems_in(size_t es, size_t block)
+{
+    return sc_min_size(sc_chunk_elems(es), block > 0 ? block : 1);
+}
+
 static inline int sc_mod(int a, int n)
 {
     return ((a % n) + n) % n;

@@ -33,7 +33,7 @@ static void sc_ring_geom(sc_ring_geom_t *g, size_t count, int p, size_t es, int 
     g->count = count;
     g->p = p;
     g->es = es;
-    g->ce = sc_chunk_elems(es);
+    g->ce = sc_chunk_elems_in(es, max_block);
     if (max_chunks == 0)
         max_chunks = 1; /* more than 65536 steps (p > 32768): subs repeat every step */
     if ((max_block + g->ce - 1) / g->ce > max_chunks)

@@ -79,7 +79,7 @@ sc_status_t sc_algo_broadcast_chain(sc_coll_op_t *op, const void *sbuf, void *rb
     sc_comm_t *comm = op->comm;
     int p = comm->size;
     int vr = sc_mod(comm->rank - root, p);
-    size_t es = sc_dtype_size(op->dtype), ce = sc_chunk_elems(es);
+    size_t es = sc_dtype_size(op->dtype), ce = sc_chunk_elems_in(es, count);
     int next = sc_tree_rank(vr + 1, root, p), prev = sc_tree_rank(vr - 1, root, p);
 
     op->hdr.algo = SC_ALGO_CHAIN;
@@ -105,7 +105,7 @@ sc_status_t sc_algo_reduce_chain(sc_coll_op_t *op, const void *sbuf, void *rbuf,
     sc_comm_t *comm = op->comm;
     int p = comm->size;
     int vr = sc_mod(comm->rank - root, p);
-    size_t es = sc_dtype_size(op->dtype), ce = sc_chunk_elems(es);
+    size_t es = sc_dtype_size(op->dtype), ce = sc_chunk_elems_in(es, count);
     /* Data flows from the last position towards the root. */
     int next = sc_tree_rank(vr - 1, root, p), prev = sc_tree_rank(vr + 1, root, p);
     int tmp_user[SC_CHAIN_SLOTS], acc_user[SC_CHAIN_SLOTS], kt = 0;
