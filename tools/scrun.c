@@ -121,15 +121,49 @@ static void scrun_stop(scrun_run_t *run, bool others)
     scrun_signal_ranks(run, SIGTERM);
 }
 
+/* " 3 5 8" for the ranks whose entry keep() accepts, at most about 200 characters:
+ * then " ... (N in all)". Returns how many it accepted. */
+static long scrun_rank_list(const scrun_run_t *run, bool (*keep)(const scrun_run_t *,
+                                                                 const scrun_rank_t *),
+                            char *list, size_t len)
+{
+    size_t n = 0;
+    long count = 0, shown = 0;
+
+    list[0] = '\0';
+    for (long i = 0; i < run->nstarted; i++) {
+        if (!keep(run, &run->ranks[i]))
+            continue;
+        count++;
+        if (n < len - 48) {
+            n += (size_t)snprintf(list + n, len - n, " %ld", run->ranks[i].rank);
+            shown++;
+        }
+    }
+    if (shown < count)
+        snprintf(list + n, len - n, " ... (%ld in all)", count);
+    return count;
+}
+
+static bool scrun_is_running(const scrun_run_t *run, const scrun_rank_t *r)
+{
+    (void)run;
+    return r->running;
+}
+
+/* Ended badly, and not the first failure: stopped by scrun, or failing after it. */
+static bool scrun_failed_after(const scrun_run_t *run, const scrun_rank_t *r)
+{
+    bool ok = WIFEXITED(r->status) && WEXITSTATUS(r->status) == 0;
+    return r->rank != run->first_failed && !ok;
+}
+
 /* SIGKILL to every rank still running; why ends "ranks still running ..." */
 static void scrun_kill_remaining(scrun_run_t *run, const char *why)
 {
     char list[256];
-    size_t n = 0;
-    list[0] = '\0';
-    for (long i = 0; i < run->nstarted && n < sizeof list - 16; i++)
-        if (run->ranks[i].running)
-            n += (size_t)snprintf(list + n, sizeof list - n, " %ld", run->ranks[i].rank);
+
+    scrun_rank_list(run, scrun_is_running, list, sizeof list);
     scrun_msg(run, "ranks still running %s, sending SIGKILL:%s", why, list);
     scrun_signal_ranks(run, SIGKILL);
     run->stopping = true;
@@ -602,15 +636,7 @@ int main(int argc, char **argv)
     }
     if (run->first_failed >= 0) {
         char list[256];
-        size_t n = 0;
-        list[0] = '\0';
-        for (long i = 0; i < run->nstarted && n < sizeof list - 16; i++) {
-            const scrun_rank_t *r = &run->ranks[i];
-            bool ok = WIFEXITED(r->status) && WEXITSTATUS(r->status) == 0;
-            if (r->rank != run->first_failed && !ok)
-                n += (size_t)snprintf(list + n, sizeof list - n, " %ld", r->rank);
-        }
-        if (n > 0)
+        if (scrun_rank_list(run, scrun_failed_after, list, sizeof list) > 0)
             scrun_msg(run, "rank %ld failed first; ranks stopped by scrun (or failing after it):%s",
                       run->first_failed, list);
     }

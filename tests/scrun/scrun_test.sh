@@ -275,6 +275,15 @@ test_failing_rank_is_named_and_others_stopped() {
     expect_elapsed_below 2.5
 }
 
+# A list of stopped ranks too long for one line says how many there are in all (it was
+# cut at about 250 characters without a mark).
+test_long_list_of_stopped_ranks_says_how_many() {
+    run -n 120 bash "$RANK" fail 0 3
+    expect_rc 1
+    grep -qE '^scrun: rank 0 failed first; ranks stopped by scrun \(or failing after it\):( [0-9]+)+ \.\.\. \(119 in all\)$' "$ERR" ||
+        fail "no line listing the stopped ranks with their count"
+}
+
 test_rank_ignoring_sigterm_is_killed_after_grace() {
     run -n 3 --grace 0.5 bash "$RANK" fail-ignoring-term 2 4
     expect_rc 1
