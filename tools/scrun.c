@@ -642,10 +642,10 @@ int main(int argc, char **argv)
     }
     /* What is still queued, written now that no rank runs: blocking (a signal then ends
      * scrun as it ends any program stuck writing to its terminal), or, in a run the user
-     * interrupted, for the grace period at most. */
+     * interrupted, for the grace period at most (1 s at least). */
     for (size_t i = 0; i < SCRUN_NFORWARDED; i++)
         signal(scrun_forwarded_signals[i], SIG_DFL);
-    drain_s = run->interrupted != 0 ? run->opts.grace : -1.0;
+    drain_s = run->interrupted == 0 ? -1.0 : run->opts.grace > 1.0 ? run->opts.grace : 1.0;
     scrun_sinks_drain(run, drain_s);
     scrun_check_sinks(run, true); /* the last lines may have found the reader gone */
     rc = run->first_failed >= 0 || run->self_failed ? SCRUN_EXIT_FAILED : 0;
