@@ -31,26 +31,18 @@ static const int scrun_forwarded_signals[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
 /* Self-pipe: the signal handler only writes the signal number here; the poll loop acts. */
 static int scrun_sigpipe[2] = {-1, -1};
 
+/* "SIGINT", "SIGPROF", ...: a buffer per signal, so that two names may share a message
+ * (scrun is one thread). */
 static const char *scrun_signal_name(int sig)
 {
-    static const struct { int sig; const char *name; } names[] = {
-        {SIGHUP, "SIGHUP"},   {SIGINT, "SIGINT"},   {SIGQUIT, "SIGQUIT"}, {SIGILL, "SIGILL"},
-        {SIGTRAP, "SIGTRAP"}, {SIGABRT, "SIGABRT"}, {SIGBUS, "SIGBUS"},   {SIGFPE, "SIGFPE"},
-        {SIGKILL, "SIGKILL"}, {SIGUSR1, "SIGUSR1"}, {SIGSEGV, "SIGSEGV"}, {SIGUSR2, "SIGUSR2"},
-        {SIGPIPE, "SIGPIPE"}, {SIGALRM, "SIGALRM"}, {SIGTERM, "SIGTERM"}, {SIGXCPU, "SIGXCPU"},
-        {SIGXFSZ, "SIGXFSZ"}, {SIGSYS, "SIGSYS"},
-    };
-    static char other[32]; /* scrun is one thread */
-    const char *abbrev;
+    static char names[NSIG][16];
+    const char *abbrev = sig > 0 && sig < NSIG ? sigabbrev_np(sig) : NULL;
 
-    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
-        if (names[i].sig == sig)
-            return names[i].name;
-    abbrev = sigabbrev_np(sig); /* SIGPROF, SIGURG, SIGPWR, ... */
     if (abbrev == NULL)
         return "unknown signal";
-    snprintf(other, sizeof other, "SIG%s", abbrev);
-    return other;
+    if (names[sig][0] == '\0')
+        snprintf(names[sig], sizeof names[sig], "SIG%s", abbrev);
+    return names[sig];
 }
 
 static double scrun_now(void)
@@ -528,10 +520,10 @@ static void scrun_loop(scrun_run_t *run)
         fds[n++] = (struct pollfd){.fd = scrun_sigpipe[0], .events = POLLIN};
         /* Queued output goes out as the readers take it; the ranks' pipes are read
          * while the queues are short. */
-        for (int k = 0; k < 2; k++)
-            fds[n++] = (struct pollfd){.fd = scrun_sink_pending(&run->sinks[k]) ? run->sinks[k].fd
-                                                                                : -1,
-                                       .events = POLLOUT};
+        for (int k = 0; k < 2; k++) {
+            int fd = scrun_sink_pending(&run->sinks[k]) ? run->sinks[k].fd : -1;
+            fds[n++] = (struct pollfd){.fd = fd, .events = POLLOUT}; /* -1: ignored */
+        }
         first_stream = n;
         for (long i = 0; reading && i < run->nstarted; i++) {
             scrun_stream_t *ss[2] = {&run->ranks[i].out, &run->ranks[i].err};

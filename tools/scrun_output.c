@@ -99,7 +99,8 @@ void scrun_sinks_drain(scrun_run_t *run, double seconds)
     for (int i = 0; i < 2; i++) {
         scrun_sink_t *k = &run->sinks[i];
         if (seconds < 0) {
-            scrun_sink_write(k, k->q + k->qoff, scrun_sink_pending(k));
+            if (scrun_sink_pending(k) > 0)
+                scrun_sink_write(k, k->q + k->qoff, scrun_sink_pending(k));
             k->qoff = k->qlen = 0;
             continue;
         }

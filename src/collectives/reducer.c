@@ -4,10 +4,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "collectives/serves.h"
 #include "collectives/agree.h"
 #include "collectives/device.h"
 #include "collectives/reducer_internal.h"
+#include "collectives/serves.h"
 #include "collectives/transport_ucx.h"
 #include "core/comm_internal.h"
 #include "core/dtype.h"

@@ -25,9 +25,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "collectives/serves.h"
 #include "collectives/call.h"
 #include "collectives/reducer_internal.h"
+#include "collectives/serves.h"
 #include "core/clock.h"
 #include "core/comm_internal.h"
 #include "core/dtype.h"

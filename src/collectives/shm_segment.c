@@ -9,8 +9,8 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "collectives/serves.h"
 #include "collectives/agree.h"
+#include "collectives/serves.h"
 #include "collectives/shm_prefault.h"
 #include "collectives/shm_segment.h"
 #include "collectives/transport_ucx.h"

@@ -4,8 +4,8 @@
  * during warm-up, a dense all-reduce), the residual committed only on success. */
 #include <string.h>
 
-#include "collectives/serves.h"
 #include "collectives/agree.h"
+#include "collectives/serves.h"
 #include "compress/compress_internal.h"
 #include "core/comm_internal.h"
 #include "core/error.h"

@@ -159,7 +159,7 @@ static sc_ckey_t **sc_compressor_find(sc_compressor_t *c, int key)
 sc_status_t sc_compressor_key(sc_compressor_t *c, const char *caller, int key, size_t count,
                               sc_dtype_t dtype, uint64_t layout, sc_ckey_t **out)
 {
-    sc_ckey_t **slot, *k, *fresh;
+    sc_ckey_t **slot, *k;
     sc_status_t st = SC_SUCCESS;
 
     pthread_mutex_lock(&c->lock);
@@ -176,28 +176,20 @@ sc_status_t sc_compressor_key(sc_compressor_t *c, const char *caller, int key, s
         /* The buckets were laid out anew: this index holds other gradients, unless they
          * are those of the checkpoint loaded for it (in the slot, or kept aside while
          * earlier layouts gave the index another shape), which is adopted then. */
-        sc_ckey_t *loaded = (*slot)->layout == 0 ? *slot : (*slot)->parked;
-        if (loaded && loaded->count == count && loaded->dtype == dtype) {
-            if (loaded != *slot) {
-                loaded->steps = (*slot)->steps;
-                (*slot)->parked = NULL;
-                sc_ckey_free(*slot);
-                *slot = loaded;
-            }
-            loaded->layout = layout;
-        } else {
-            st = sc_ckey_new(c, caller, key, count, dtype, &fresh);
+        sc_ckey_t *loaded = (*slot)->layout == 0 ? *slot : (*slot)->parked, *next = loaded;
+        if (!loaded || loaded->count != count || loaded->dtype != dtype) {
+            st = sc_ckey_new(c, caller, key, count, dtype, &next);
             if (st != SC_SUCCESS)
                 goto out;
-            fresh->steps = (*slot)->steps;
-            fresh->layout = layout;
-            fresh->parked = loaded;
-            if (loaded != *slot) {
-                (*slot)->parked = NULL;
-                sc_ckey_free(*slot);
-            }
-            *slot = fresh;
+            next->parked = loaded; /* kept aside (NULL: none) */
         }
+        next->steps = (*slot)->steps;
+        next->layout = layout;
+        if (*slot != loaded) { /* a state of an earlier layout: dropped */
+            (*slot)->parked = NULL;
+            sc_ckey_free(*slot);
+        }
+        *slot = next;
     }
     if (slot) {
         *out = *slot;

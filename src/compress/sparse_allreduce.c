@@ -3,8 +3,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "collectives/serves.h"
 #include "collectives/agree.h"
+#include "collectives/serves.h"
 #include "compress/compress_internal.h"
 #include "core/comm_internal.h"
 #include "core/error.h"

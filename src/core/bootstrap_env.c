@@ -72,21 +72,22 @@ static sc_status_t sc_bootstrap_check_pair(const sc_comm_config_t *cfg, int worl
     return SC_SUCCESS;
 }
 
-int sc_bootstrap_beside_torch_store(int *torch_port)
+int sc_bootstrap_beside_torch_store(int *torch_port, int *port)
 {
     const char *which = NULL;
-    long port;
+    long torch;
 
     if (!sc_env_first(sc_env_master_port_names, &which) || strcmp(which, "MASTER_PORT") != 0 ||
-        sc_env_int(sc_env_master_port_names, SC_DEFAULT_MASTER_PORT, &port) != SC_SUCCESS)
+        sc_env_int(sc_env_master_port_names, SC_DEFAULT_MASTER_PORT, &torch) != SC_SUCCESS)
         return 0;
-    *torch_port = (int)port;
+    *torch_port = (int)torch;
+    *port = torch < 65535 ? (int)torch + 1 : -1;
     return 1;
 }
 
 sc_status_t sc_bootstrap_resolve(const sc_comm_config_t *cfg, sc_bootstrap_params_t *out)
 {
-    int torch_port;
+    int torch_port, port;
     sc_bootstrap_params_t p;
     const char *addr;
     sc_status_t st;
@@ -135,12 +136,12 @@ sc_status_t sc_bootstrap_resolve(const sc_comm_config_t *cfg, sc_bootstrap_param
                         p.local_size, p.world_size);
     if (p.master_port <= 0 || p.master_port > 65535)
         return sc_error(SC_ERR_INVALID_ARG, "master port %d is not a TCP port", p.master_port);
-    if (cfg->master_port < 0 && sc_bootstrap_beside_torch_store(&torch_port)) {
-        if (torch_port >= 65535)
+    if (cfg->master_port < 0 && sc_bootstrap_beside_torch_store(&torch_port, &port)) {
+        if (port < 0)
             return sc_error(SC_ERR_INVALID_ARG, "MASTER_PORT=%d is torch.distributed's "
                             "store and no port follows it for shardcomm's rendezvous: set "
                             "SC_MASTER_PORT", torch_port);
-        p.master_port = torch_port + 1;
+        p.master_port = port;
     }
     addr = cfg->master_addr ? cfg->master_addr : sc_env_first(sc_env_master_addr_names, NULL);
     snprintf(p.master_addr, sizeof(p.master_addr), "%s", addr ? addr : SC_DEFAULT_MASTER_ADDR);

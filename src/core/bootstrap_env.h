@@ -22,8 +22,9 @@ typedef struct {
  * the whole run (its default, static rendezvous). A master port read from MASTER_PORT
  * (SC_MASTER_PORT and config.master_port unset) is therefore the next port, the same on
  * every process, so that shardcomm and torch never take or talk to each other's store.
- * 1 when that applies, with MASTER_PORT's value in *torch_port. */
-int sc_bootstrap_beside_torch_store(int *torch_port);
+ * 1 when that applies, with MASTER_PORT's value in *torch_port and the rendezvous's in
+ * *port (-1: none follows 65535). */
+int sc_bootstrap_beside_torch_store(int *torch_port, int *port);
 
 /* Fills *params from cfg, then the environment, then defaults; checks ranges.
  * SC_ERR_INVALID_ARG with a sentence naming the setting otherwise. */

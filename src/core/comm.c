@@ -5,10 +5,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "collectives/serves.h"
 #include "collectives/agree.h"
 #include "collectives/device.h"
 #include "collectives/mailbox.h"
+#include "collectives/serves.h"
 #include "collectives/shm_prefault.h"
 #include "collectives/shm_segment.h"
 #include "collectives/stage.h"

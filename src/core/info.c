@@ -443,11 +443,11 @@ static void sc_info_print_setting(FILE *out, const sc_info_setting_t *s,
 /* The rendezvous beside torch.distributed's store (sc_bootstrap_beside_torch_store). */
 static void sc_info_master_port_moved(sc_info_value_t *v)
 {
-    int torch_port;
+    int torch_port, port;
 
-    if (!sc_bootstrap_beside_torch_store(&torch_port) || torch_port >= 65535)
-        return;
-    snprintf(v->value, sizeof(v->value), "%d", torch_port + 1);
+    if (!sc_bootstrap_beside_torch_store(&torch_port, &port) || port < 0)
+        return; /* none follows: sc_bootstrap_resolve's check says so */
+    snprintf(v->value, sizeof(v->value), "%d", port);
     snprintf(v->moved, sizeof(v->moved), "MASTER_PORT=%d plus 1: MASTER_PORT is "
              "torch.distributed's store (torchrun's agent, rank 0 of init_process_group)",
              torch_port);
