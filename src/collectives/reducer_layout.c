@@ -145,6 +145,20 @@ int sc_reducer_must_keep(const sc_reducer_t *r)
     return r->comm && sc_ucx_ops_left(r->comm->tp) != r->ops_left;
 }
 
+/* Gives registered memory back; memory a failed collective still holds (sc_mem_free
+ * refuses it: a transfer that could not be cancelled) stays until sc_comm_destroy.
+ * The caller's error sentence is kept either way. */
+static void sc_reducer_free_registered(sc_reducer_t *r, void *block)
+{
+    char kept[SC_ERROR_MAX];
+
+    snprintf(kept, sizeof(kept), "%s", sc_last_error());
+    if (sc_mem_free(r->comm, block) != SC_SUCCESS)
+        sc_log(SC_LOG_INFO, "sc_reducer: its registered buckets stay until "
+               "sc_comm_destroy: %s", sc_error_text_unprefixed());
+    sc_error_set_text(kept);
+}
+
 /* Frees the buckets' memory (registered: the one block), keeping their descriptions.
  * Plain buckets that a failed collective may still write (sc_reducer_must_keep:
  * collectives.h) go to the transport instead, which frees them after its worker. */
@@ -154,7 +168,7 @@ static void sc_buckets_free_memory(sc_reducer_t *r, sc_rbucket_t *buckets, int n
     int keep = !registered && sc_reducer_must_keep(r);
 
     if (registered)
-        sc_mem_free(r->comm, registered);
+        sc_reducer_free_registered(r, registered);
     if (keep && nbuckets > 0)
         sc_log(SC_LOG_INFO, "sc_reducer: %d buckets kept until the communicator's last "
                "sc_comm_destroy: a failed collective may still write them", nbuckets);
@@ -362,7 +376,7 @@ err:
     if (nb)
         sc_reducer_free_buckets(r, nb, d.n, block); /* calloc'd: the unbuilt ones are empty */
     else if (block)
-        sc_mem_free(r->comm, block);
+        sc_reducer_free_registered(r, block);
     if (released) {
         r->unbuilt = st;
         snprintf(r->unbuilt_text, sizeof(r->unbuilt_text), "%s", sc_last_error());

@@ -89,6 +89,16 @@ sc_coll_op_t *sc_op_create(struct sc_comm *comm, sc_coll_kind_t kind, sc_dtype_t
     return op;
 }
 
+void sc_op_unhold(sc_coll_op_t *op)
+{
+    if (op->stuck)
+        return;
+    for (int i = 0; i < 2; i++) {
+        sc_shm_unhold(op->held[i]);
+        op->held[i] = NULL;
+    }
+}
+
 void sc_op_destroy(sc_coll_op_t *op)
 {
     sc_transport_t *tp;
@@ -96,6 +106,7 @@ void sc_op_destroy(sc_coll_op_t *op)
     if (!op)
         return;
     tp = op->comm->tp;
+    sc_op_unhold(op);
     if (op->stuck) {
         pthread_mutex_lock(&tp->pool_lock);
         op->next = tp->op_stuck;

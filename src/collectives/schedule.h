@@ -186,6 +186,10 @@ typedef struct sc_op {
     int proto_eager;
     double proto_t0;
     uint8_t peer_prefs;        /* the neighbours' eager_prefs, ANDed as their headers pass */
+    /* Registered memory its send and receive buffers lie in (sc_shm_hold): sc_mem_free
+     * refuses it until the op lets go, before its request completes (sc_op_unhold);
+     * a stuck op never does. */
+    struct sc_shm_seg *held[2];
     /* The message buffers come last: they are written before they are read, so a
      * reused op clears only the fields above them (SC_OP_CLEARED). */
     /* Header receives have room for an inline payload (see inline_bytes). A collective
@@ -195,6 +199,11 @@ typedef struct sc_op {
 } sc_coll_op_t;
 
 #define SC_OP_CLEARED offsetof(sc_coll_op_t, hdr_in)
+
+/* Lets go of the registered memory op holds (held[]), unless it is stuck; again is a
+ * no-op. Before its request completes, so that a caller's sc_mem_free after sc_wait
+ * finds the memory free. */
+void sc_op_unhold(sc_coll_op_t *op);
 
 /* How many times its own build time an op waits beyond SC_TIMEOUT for its peers. */
 #define SC_OP_BUILD_GRACE 4.0

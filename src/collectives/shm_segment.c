@@ -28,6 +28,7 @@ struct sc_shm_seg {
     int shared;        /* every rank maps every other rank's copy */
     uint8_t **peer;    /* by comm rank: where that rank's copy is mapped here */
     ucp_rkey_h *rkeys; /* by comm rank; NULL for this rank */
+    int users;         /* atomic: pending calls that use it (sc_shm_hold) */
 };
 
 /* Segments of every communicator, and the next id per communicator, behind one lock:
@@ -341,6 +342,7 @@ static sc_status_t sc_mem_alloc_call(sc_comm_t *comm, size_t bytes, void **ptr)
 SC_API sc_status_t sc_mem_free(sc_comm_t *comm, void *ptr)
 {
     sc_status_t st;
+    int users = 0;
     struct sc_shm_seg **pp, *s = NULL;
 
     if (!ptr)
@@ -353,7 +355,9 @@ SC_API sc_status_t sc_mem_free(sc_comm_t *comm, void *ptr)
     for (pp = &comm->shm_segs; *pp; pp = &(*pp)->next) {
         if ((*pp)->base == ptr) {
             s = *pp;
-            *pp = s->next;
+            users = __atomic_load_n(&s->users, __ATOMIC_ACQUIRE);
+            if (!users)
+                *pp = s->next;
             break;
         }
     }
@@ -361,6 +365,13 @@ SC_API sc_status_t sc_mem_free(sc_comm_t *comm, void *ptr)
     if (!s)
         return sc_error(SC_ERR_INVALID_ARG, "sc_mem_free: %p is not memory that sc_mem_alloc "
                         "returned on this communicator (or it was freed already)", ptr);
+    if (users)
+        return sc_error(SC_ERR_INVALID_ARG, "sc_mem_free: %d call%s that use%s the memory at "
+                        "%p %s still pending on this rank (or failed while a transfer "
+                        "that could not be cancelled still used it: then it is freed with "
+                        "the communicator); wait for them first", users,
+                        users == 1 ? "" : "s", users == 1 ? "s" : "", ptr,
+                        users == 1 ? "is" : "are");
     sc_shm_release(comm->tp, s, comm->size);
     return SC_SUCCESS;
 }
@@ -398,6 +409,31 @@ void sc_shm_lookup(sc_comm_t *comm, const void *p, size_t bytes, sc_shm_ref_t *r
         }
     }
     pthread_mutex_unlock(&sc_shm_lock);
+}
+
+struct sc_shm_seg *sc_shm_hold(sc_comm_t *comm, const void *p, size_t bytes)
+{
+    const uint8_t *b = p;
+    struct sc_shm_seg *found = NULL;
+
+    if (!p || !bytes || !comm->shm_segs)
+        return NULL;
+    pthread_mutex_lock(&sc_shm_lock);
+    for (struct sc_shm_seg *s = comm->shm_segs; s; s = s->next) {
+        if (b >= s->base && (size_t)(b - s->base) < s->bytes) {
+            __atomic_add_fetch(&s->users, 1, __ATOMIC_ACQ_REL);
+            found = s;
+            break;
+        }
+    }
+    pthread_mutex_unlock(&sc_shm_lock);
+    return found;
+}
+
+void sc_shm_unhold(struct sc_shm_seg *seg)
+{
+    if (seg)
+        __atomic_sub_fetch(&seg->users, 1, __ATOMIC_ACQ_REL);
 }
 
 uint32_t sc_shm_id(const struct sc_shm_seg *seg)

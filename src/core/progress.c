@@ -36,6 +36,7 @@ static void sc_request_complete(sc_transport_t *tp, struct sc_request *req, sc_s
 
 static void sc_op_finish(sc_comm_t *c, sc_coll_op_t *op, sc_status_t st, const char *text)
 {
+    sc_op_unhold(op);
     sc_request_complete(c->tp, op->req, st, text);
     sc_op_destroy(op);
     __atomic_sub_fetch(&c->tp->active, 1, __ATOMIC_RELEASE);

@@ -2,10 +2,12 @@
  * that pass registered and plain memory (or other offsets) to one call, and buffers
  * reused right after each call while the peers read them in place. The values of
  * every collective on registered memory are checked by test_collectives --registered.
+ * Memory a pending call uses is refused by sc_mem_free.
  * Run through scrun: test_registered NAME. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static int check_rank = -1;
 #define SC_CHECK_RANK check_rank
@@ -272,6 +274,71 @@ static int test_reuse_alltoall(void)
     return 0;
 }
 
+/* Memory a pending call uses is not freed: while the last rank holds back, every other
+ * rank's all-reduce (send and receive buffer) and receive from it pend, and sc_mem_free
+ * of either buffer is refused, the memory left as it was; once the calls complete the
+ * values are right and the memory frees at once (right after sc_wait, the progress
+ * thread having completed the call: 30 rounds). A second free is refused. */
+static int test_free_pending(void)
+{
+    sc_comm_t *comm;
+    int32_t *a, *b, *c;
+    int size, last;
+    sc_request_t *req, *rreq = NULL;
+
+    if (init(&comm, &size))
+        return 1;
+    last = size - 1;
+    CHECK_OK(sc_mem_alloc(comm, (size_t)COUNT * 4, (void **)&a));
+    CHECK_OK(sc_mem_alloc(comm, (size_t)COUNT * 4, (void **)&b));
+    CHECK_OK(sc_mem_alloc(comm, 64, (void **)&c));
+    for (size_t i = 0; i < COUNT; i++)
+        a[i] = check_rank + (int32_t)(i % 13);
+    CHECK_OK(sc_barrier(comm, NULL));
+    if (check_rank == last)
+        usleep(300000);
+    CHECK_OK(sc_allreduce(a, b, COUNT, SC_INT32, SC_SUM, comm, NULL, &req));
+    if (check_rank != last) {
+        CHECK_OK(sc_recv(c, 16, SC_INT32, last, comm, NULL, &rreq));
+        CHECK_REFUSED(sc_mem_free(comm, a), SC_ERR_INVALID_ARG, "still pending");
+        CHECK_REFUSED(sc_mem_free(comm, b), SC_ERR_INVALID_ARG, "still pending");
+        CHECK_REFUSED(sc_mem_free(comm, c), SC_ERR_INVALID_ARG, "still pending");
+        CHECK(a[5] == check_rank + 5, "the refused free changed the buffer");
+    }
+    CHECK_OK(sc_wait(req));
+    sc_request_free(req);
+    if (check_rank == last) {
+        int32_t v[16];
+        for (int i = 0; i < 16; i++)
+            v[i] = 7 * i;
+        for (int q = 0; q < last; q++)
+            CHECK_OK(sc_send(v, 16, SC_INT32, q, comm, NULL, NULL));
+    } else {
+        CHECK_OK(sc_wait(rreq));
+        sc_request_free(rreq);
+        for (int i = 0; i < 16; i++)
+            CHECK(c[i] == 7 * i, "received element %d is %d", i, c[i]);
+    }
+    for (size_t i = 0; i < COUNT; i++)
+        CHECK(b[i] == size * (size - 1) / 2 + size * (int32_t)(i % 13),
+              "element %zu is %d", i, b[i]);
+    CHECK_OK(sc_mem_free(comm, a));
+    CHECK_OK(sc_mem_free(comm, b));
+    CHECK_OK(sc_mem_free(comm, c));
+    CHECK_REFUSED(sc_mem_free(comm, a), SC_ERR_INVALID_ARG, "freed already");
+    for (int round = 0; round < 30; round++) {
+        CHECK_OK(sc_mem_alloc(comm, 4096, (void **)&a));
+        a[0] = 1;
+        CHECK_OK(sc_allreduce(a, a, 1024, SC_INT32, SC_SUM, comm, NULL, &req));
+        CHECK_OK(sc_wait(req));
+        sc_request_free(req);
+        CHECK(a[0] == size, "round %d: %d", round, a[0]);
+        CHECK_OK(sc_mem_free(comm, a));
+    }
+    CHECK_OK(sc_comm_destroy(comm));
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     static const struct {
@@ -281,11 +348,12 @@ int main(int argc, char **argv)
                  {"mismatch_plain", test_mismatch_plain},
                  {"mismatch_offset", test_mismatch_offset},
                  {"reuse", test_reuse},
-                 {"reuse_alltoall", test_reuse_alltoall}};
+                 {"reuse_alltoall", test_reuse_alltoall},
+                 {"free_pending", test_free_pending}};
 
     if (argc != 2) {
         fprintf(stderr, "usage: test_registered alloc_errors|mismatch_plain|mismatch_offset|"
-                        "reuse|reuse_alltoall\n");
+                        "reuse|reuse_alltoall|free_pending\n");
         return 2;
     }
     for (size_t i = 0; i < sizeof(tests) / sizeof(tests[0]); i++) {
