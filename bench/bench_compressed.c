@@ -25,7 +25,7 @@
 #include "shardcomm/shardcomm.h"
 
 static const char sc_bc_usage_text[] =
-    "usage: sc-bench compressed -n COUNT --ratio R [options]   (run under scrun -n N)\n"
+    "usage: sc-bench compressed [-n COUNT] [--ratio R] [options]   (run under scrun -n N)\n"
     "  -n, --count COUNT        float32 elements of the gradient; K/M/G suffixes, 1M =\n"
     "                           2^20 (default 25M)\n"
     "      --ratio R            density: fraction of elements each rank sends, (0, 1],\n"

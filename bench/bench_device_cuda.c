@@ -50,7 +50,8 @@ static sc_status_t sc_bench_device_pick(int local_rank, int count, int *ordinal)
     if (env && *env) {
         errno = 0;
         v = strtol(env, &end, 10);
-        if (errno || *end != '\0' || v < 0 || v >= count)
+        /* A plain integer, as the library reads SC_DEVICE (env.c): no blank, no sign. */
+        if (*env < '0' || *env > '9' || errno || *end != '\0' || v >= count)
             return sc_bench_device_fail(SC_ERR_INVALID_ARG,
                                         "--device: SC_DEVICE=%s is not a GPU ordinal below "
                                         "%d (the GPUs this process sees)", env, count);

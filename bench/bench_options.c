@@ -10,6 +10,7 @@
 
 static const char sc_bench_usage_text[] =
     "usage: sc-bench COLL [options]   (run under scrun -n N)\n"
+    "       sc-bench kernels|reducer|topk|compressed --help   (the other modes)\n"
     "  COLL: allreduce reduce_scatter allgather broadcast reduce alltoall sendrecv all\n"
     "        (sendrecv: host buffers out of place; all leaves it out otherwise)\n"
     "  -b, --minbytes SIZE      smallest size (default 8); K/M/G suffixes, 1K = 1024\n"

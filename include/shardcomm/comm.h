@@ -46,8 +46,10 @@ typedef struct {
 /* Creates the world communicator: rendezvous through the TCP store served by rank 0,
  * exchange of UCX worker addresses, endpoints to every rank, CPU binding.
  * Collective over all world_size processes. Errors: SC_ERR_INVALID_ARG (config or
- * environment inconsistent), SC_ERR_TIMEOUT (ranks that never arrived are listed),
- * SC_ERR_TRANSPORT. *comm is set only on success; the caller owns it and releases it
+ * environment inconsistent), SC_ERR_MISMATCH (a setting every rank must share, such as
+ * SC_CHUNK_BYTES, differs: on every rank, naming both values), SC_ERR_UNSUPPORTED (a
+ * world of more than 65536 ranks), SC_ERR_TIMEOUT (ranks that never arrived are
+ * listed), SC_ERR_TRANSPORT. *comm is set only on success; the caller owns it and releases it
  * with sc_comm_destroy. A child process forked afterwards (a data loader's worker)
  * cannot use or destroy it: every call on it there is SC_ERR_INVALID_COMM (and so is
  * waiting for a request the parent had pending: collectives.h), and the parent's

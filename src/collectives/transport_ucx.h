@@ -15,7 +15,7 @@
 #define SC_TAG_KIND_HDR 3u
 #define SC_TAG_SRC_MASK 0xffffull
 #define SC_TAG_FULL_MASK (~0ull)
-#define SC_MAX_WORLD 65536
+/* The source field holds a world rank: SC_MAX_WORLD (core/bootstrap_env.h) ranks. */
 
 static inline uint64_t sc_tag_make(uint32_t ctx, uint32_t kind, uint64_t seq, uint32_t sub,
                                    uint32_t src)

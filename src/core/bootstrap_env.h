@@ -5,6 +5,10 @@
 
 #include "shardcomm/comm.h"
 
+/* The largest world: the UCX tags carry the source world rank in 16 bits
+ * (collectives/transport_ucx.h). sc_comm_init refuses more, and sc-info says so. */
+#define SC_MAX_WORLD 65536
+
 typedef struct {
     int rank;
     int world_size;

@@ -257,7 +257,7 @@ static const sc_info_setting_t sc_info_settings[SC_INFO_SETTING_COUNT] = {
     [SC_INFO_RANK] = {.launch = 1 + SC_LAUNCH_RANK, .kind = SC_INFO_INT_LEADING, .min = 0,
                       .max = INT_MAX, .def = SC_DEFAULT_RANK},
     [SC_INFO_WORLD_SIZE] = {.launch = 1 + SC_LAUNCH_WORLD_SIZE, .kind = SC_INFO_INT_LEADING,
-                            .min = 1, .max = INT_MAX, .def = SC_DEFAULT_WORLD_SIZE},
+                            .min = 1, .max = SC_MAX_WORLD, .def = SC_DEFAULT_WORLD_SIZE},
     [SC_INFO_LOCAL_RANK] = {.launch = 1 + SC_LAUNCH_LOCAL_RANK, .kind = SC_INFO_INT_LEADING,
                             .min = 0, .max = INT_MAX, .default_note = SC_INFO_BY_HOST},
     [SC_INFO_LOCAL_SIZE] = {.launch = 1 + SC_LAUNCH_LOCAL_SIZE, .kind = SC_INFO_INT_LEADING,

@@ -34,6 +34,13 @@ topology_and_config_are_printed_and_exit_zero)
 invalid_setting_exits_nonzero_naming_it)
     SC_BIND=bogus "$sc_info" --config >"$out" 2>"$err" && fail "exit status 0"
     grep -q 'SC_BIND=bogus' "$err" || fail "the error does not name SC_BIND=bogus"
+    # A world larger than sc_comm_init takes (65536 ranks) was printed as valid.
+    SC_WORLD_SIZE=65537 SC_RANK=0 "$sc_info" --config >"$out" 2>"$err" &&
+        fail "SC_WORLD_SIZE=65537: exit status 0"
+    grep -q 'SC_WORLD_SIZE=65537 is above the maximum, 65536' "$err" ||
+        fail "SC_WORLD_SIZE=65537: $(cat "$err")"
+    SC_WORLD_SIZE=65536 SC_RANK=0 "$sc_info" --config >"$out" 2>"$err" ||
+        fail "SC_WORLD_SIZE=65536: $(cat "$err")"
     ;;
 unknown_option_exits_2_with_usage)
     "$sc_info" --bogus >"$out" 2>"$err"
