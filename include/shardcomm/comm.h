@@ -72,7 +72,8 @@ SC_API sc_status_t sc_comm_init_from_env(sc_comm_t **comm);
 SC_API sc_status_t sc_comm_split(sc_comm_t *comm, int color, int key, sc_comm_t **sub);
 
 /* Waits for pending requests, then frees the communicator. Requests created on it
- * must be freed before or after; they keep their final status. A communicator that a
+ * must be freed before or after; they keep their final status. Another thread may be
+ * in sc_wait or sc_test on one of them meanwhile: it returns the request's status. A communicator that a
  * reducer still uses is refused with SC_ERR_INVALID_ARG (destroy the reducer first) and
  * stays as it was. Local call. */
 SC_API sc_status_t sc_comm_destroy(sc_comm_t *comm);

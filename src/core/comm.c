@@ -63,6 +63,7 @@ static void sc_comm_free(sc_comm_t *c)
 
 static void sc_transport_free(sc_transport_t *tp)
 {
+    sc_progress_wait_out(tp);
     sc_progress_stop(tp);
     sc_ucx_close(tp, 2.0);
     while (tp->op_pool) {

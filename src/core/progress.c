@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <poll.h>
 #include <sched.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
@@ -585,6 +586,46 @@ static int sc_request_forked_away(struct sc_request *req, const char *caller,
     return 1;
 }
 
+/* Threads inside sc_wait or sc_test on a transport, one slot each (hazard pointers):
+ * such a thread still uses the transport (its lock, its counters, its worker) after
+ * another thread's sc_comm_destroy may have seen the request done, so the transport's
+ * teardown first waits until no slot names it (sc_progress_wait_out). A thread takes a
+ * slot before it reads `done`; the teardown reads the slots after every request of the
+ * transport is done: either it sees the slot, or the thread sees `done` and leaves
+ * without touching the transport. More threads than slots wait for a free one. */
+#define SC_WAIT_SLOTS 256
+static sc_transport_t *sc_wait_slots[SC_WAIT_SLOTS];
+
+static int sc_wait_enter(sc_transport_t *tp)
+{
+    static _Thread_local unsigned hint;
+
+    if (!hint)
+        hint = (unsigned)(uintptr_t)&hint / 64u + 1u;
+    for (;;) {
+        for (unsigned i = 0; i < SC_WAIT_SLOTS; i++) {
+            unsigned s = (hint + i) % SC_WAIT_SLOTS;
+            sc_transport_t *none = NULL;
+            if (__atomic_compare_exchange_n(&sc_wait_slots[s], &none, tp, 0, __ATOMIC_SEQ_CST,
+                                            __ATOMIC_RELAXED))
+                return (int)s;
+        }
+        sched_yield();
+    }
+}
+
+static void sc_wait_leave(int slot)
+{
+    __atomic_store_n(&sc_wait_slots[slot], NULL, __ATOMIC_SEQ_CST);
+}
+
+void sc_progress_wait_out(sc_transport_t *tp)
+{
+    for (int s = 0; s < SC_WAIT_SLOTS; s++)
+        while (__atomic_load_n(&sc_wait_slots[s], __ATOMIC_SEQ_CST) == tp)
+            sched_yield();
+}
+
 /* Sleeps until req is done or ms milliseconds passed. A sleeper registers before it
  * checks `done` again under done_mutex, so a completion either is seen here or wakes
  * it (sc_request_complete). */
@@ -616,6 +657,7 @@ static sc_status_t sc_request_result(struct sc_request *req)
 SC_API sc_status_t sc_test(sc_request_t *req)
 {
     sc_status_t st;
+    int slot;
 
     if (!req)
         return sc_error(SC_ERR_INVALID_ARG, "sc_test: request is NULL");
@@ -623,11 +665,16 @@ SC_API sc_status_t sc_test(sc_request_t *req)
         return st;
     if (req->ops)
         return req->ops->test(req);
-    if (!__atomic_load_n(&req->done, __ATOMIC_ACQUIRE) &&
+    /* A finished request touches nothing else (see sc_wait). */
+    if (__atomic_load_n(&req->done, __ATOMIC_ACQUIRE))
+        return sc_request_result(req);
+    slot = sc_wait_enter(req->tp);
+    if (!__atomic_load_n(&req->done, __ATOMIC_SEQ_CST) &&
         pthread_mutex_trylock(&req->tp->lock) == 0) {
         sc_progress_step(req->tp);
         pthread_mutex_unlock(&req->tp->lock);
     }
+    sc_wait_leave(slot);
     if (!__atomic_load_n(&req->done, __ATOMIC_ACQUIRE))
         return SC_IN_PROGRESS;
     return sc_request_result(req);
@@ -638,6 +685,7 @@ SC_API sc_status_t sc_wait(sc_request_t *req)
     sc_transport_t *tp;
     sc_spin_t spin;
     sc_status_t st;
+    int slot;
 
     if (!req)
         return sc_error(SC_ERR_INVALID_ARG, "sc_wait: request is NULL");
@@ -650,6 +698,11 @@ SC_API sc_status_t sc_wait(sc_request_t *req)
     if (__atomic_load_n(&req->done, __ATOMIC_ACQUIRE))
         return sc_request_result(req);
     tp = req->tp;
+    slot = sc_wait_enter(tp);
+    if (__atomic_load_n(&req->done, __ATOMIC_SEQ_CST)) {
+        sc_wait_leave(slot);
+        return sc_request_result(req);
+    }
     sc_spin_reset(&spin);
     __atomic_add_fetch(&tp->waiters, 1, __ATOMIC_SEQ_CST);
     while (!__atomic_load_n(&req->done, __ATOMIC_ACQUIRE)) {
@@ -664,6 +717,7 @@ SC_API sc_status_t sc_wait(sc_request_t *req)
         sc_spin_reset(&spin);
     }
     __atomic_sub_fetch(&tp->waiters, 1, __ATOMIC_SEQ_CST);
+    sc_wait_leave(slot);
     return sc_request_result(req);
 }
 

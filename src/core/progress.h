@@ -42,6 +42,10 @@ void sc_progress_fail_comm(sc_comm_t *comm, sc_status_t status, const char *text
  * tp->lock. */
 void sc_progress_detach(sc_comm_t *comm);
 
+/* Waits until no thread is inside sc_wait or sc_test on tp: the transport's teardown,
+ * once every request on it is done. */
+void sc_progress_wait_out(sc_transport_t *tp);
+
 /* Waits until comm has no queued op (or the timeout passes). */
 void sc_progress_drain(sc_comm_t *comm);
 
