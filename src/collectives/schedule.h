@@ -190,6 +190,10 @@ typedef struct sc_op {
      * refuses it until the op lets go, before its request completes (sc_op_unhold);
      * a stuck op never does. */
     struct sc_shm_seg *held[2];
+    /* Send/recv: the collectives issued before it on its rank (the communicator's seq
+     * when it was queued). Its mismatch spares them on every rank, as a collective's
+     * mismatch spares those before it. */
+    uint64_t colls_before;
     /* The message buffers come last: they are written before they are read, so a
      * reused op clears only the fields above them (SC_OP_CLEARED). */
     /* Header receives have room for an inline payload (see inline_bytes). A collective

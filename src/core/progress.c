@@ -172,13 +172,14 @@ static sc_status_t sc_progress_advance(sc_comm_t *c, sc_coll_op_t *op, int *prog
     if (st != SC_SUCCESS && st != SC_IN_PROGRESS) {
         char text[SC_ERROR_MAX];
         snprintf(text, sizeof(text), "%s", sc_last_error());
-        /* A mismatch spares the collectives before it, which every rank can finish.
-         * Any other failure (a dead peer, a timeout) may stall them too: it fails
-         * everything at once, as does a point-to-point op's (its number is its peer's). */
-        int spare = st == SC_ERR_MISMATCH && op->hdr.kind != SC_COLL_SEND &&
-                    op->hdr.kind != SC_COLL_RECV;
+        /* A mismatch spares the collectives issued before it (a send's or a receive's:
+         * those queued before it on this rank), which every rank can finish: a rank
+         * behind in one that its peers finished completes it as they did. Any other
+         * failure (a dead peer, a timeout) may stall them too: it fails everything. */
+        int p2p = op->hdr.kind == SC_COLL_SEND || op->hdr.kind == SC_COLL_RECV;
+        uint64_t spare = st != SC_ERR_MISMATCH ? 0 : p2p ? op->colls_before : op->hdr.seq;
 
-        sc_progress_fail_comm(c, st, text, 1, spare ? op->hdr.seq : 0);
+        sc_progress_fail_comm(c, st, text, 1, spare);
     }
     return st;
 }
@@ -370,6 +371,7 @@ void sc_progress_enqueue(sc_comm_t *c, sc_coll_op_t *op, struct sc_request *req,
         return;
     }
     if (op->hdr.kind == SC_COLL_SEND || op->hdr.kind == SC_COLL_RECV) {
+        op->colls_before = c->seq;
         /* Posted at once, and alone (a full scan per call made posting N of them
          * cost O(N^2)). */
         int moved = 0;

@@ -6,7 +6,18 @@
  * that fits one message always is, MPI-like): then its next call fails. Never a hang,
  * never a success on the receiver.
  *
- * Usage (under scrun -n 2): test_p2p_mismatch sizes SEND RECV */
+ * behind (3 ranks): rank 2 issues an allreduce with the others, then holds its
+ * transport's lock for 300 ms (a rank descheduled, or busy in a long callback), so that
+ * it takes the result only after ranks 0 and 1 finished the allreduce and mismatched a
+ * send and a receive. The allreduce, issued before the mismatched calls on every rank,
+ * completes on rank 2 too, with the right sum (a collective's mismatch spares the
+ * collectives before it; a point-to-point one failed them all, so the last rank failed
+ * an allreduce the others had finished); its next call fails with the mismatch.
+ *
+ * Usage (under scrun): test_p2p_mismatch sizes SEND RECV (2 ranks) | behind (3 ranks) */
+#include <pthread.h>
+
+#include "core/comm_internal.h"
 #include "fault_util.h"
 
 static int test_sizes(int argc, char **argv)
@@ -55,8 +66,55 @@ static int test_sizes(int argc, char **argv)
     return fault_check_destroy(comm, timeout + 1.0);
 }
 
+static int test_behind(int argc, char **argv)
+{
+    sc_comm_t *comm;
+    fault_error_t err;
+    int32_t data[16], sum[16], big[8] = {0};
+    double small = 0;
+    sc_request_t *req;
+    sc_status_t st;
+    int rank;
+
+    (void)argv;
+    CHECK(argc == 0, "no arguments");
+    CHECK_OK(sc_comm_init_from_env(&comm));
+    rank = sc_comm_rank(comm);
+    CHECK(sc_comm_size(comm) == 3, "needs 3 ranks");
+    for (int i = 0; i < 16; i++)
+        data[i] = rank * 100 + i;
+    CHECK_OK(sc_barrier(comm, NULL));
+    CHECK_OK(sc_allreduce(data, sum, 16, SC_INT32, SC_SUM, comm, NULL, &req));
+    if (rank == 2) {
+        pthread_mutex_lock(&comm->tp->lock);
+        fault_sleep(0.3);
+        pthread_mutex_unlock(&comm->tp->lock);
+    }
+    CHECK_OK(sc_wait(req));
+    sc_request_free(req);
+    for (int i = 0; i < 16; i++)
+        CHECK(sum[i] == 300 + 3 * i, "allreduce element %d is %d", i, sum[i]);
+    if (rank == 2) {
+        st = sc_barrier(comm, NULL);
+        CHECK(st == SC_ERR_MISMATCH, "the call after the broadcast returned %s (%s), "
+              "expected the mismatch", sc_status_string(st), sc_last_error());
+    } else {
+        st = rank == 0 ? sc_send(big, 8, SC_INT32, 1, comm, NULL, NULL)
+                       : sc_recv(&small, 1, SC_FLOAT64, 0, comm, NULL, NULL);
+        if (st == SC_SUCCESS) {
+            CHECK(rank == 0, "the mismatched receive succeeded");
+            st = sc_barrier(comm, NULL);
+        }
+        fault_error_take(&err, st, fault_now());
+        CHECK(err.status == SC_ERR_MISMATCH, "returned %s (%s), expected SC_ERR_MISMATCH",
+              sc_status_string(err.status), err.text);
+    }
+    return fault_check_destroy(comm, fault_timeout() + 1.0);
+}
+
 int main(int argc, char **argv)
 {
-    static const fault_test_t tests[] = {{"sizes", test_sizes}, {NULL, NULL}};
+    static const fault_test_t tests[] = {{"sizes", test_sizes}, {"behind", test_behind},
+                                         {NULL, NULL}};
     return fault_main(tests, argc, argv);
 }
