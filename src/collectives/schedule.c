@@ -330,7 +330,27 @@ sc_status_t sc_op_built(sc_coll_op_t *op)
 
 /* ---- execution ---- */
 
-static void sc_op_describe_call(const sc_op_header_t *h, char *buf, size_t len)
+/* "rank r" of the op's communicator, for sentences; on a communicator whose numbering
+ * is not the world's (a split), with the world rank beside it, since the sentence's
+ * "rank R: " prefix and scrun's "[R]" are world ranks. */
+typedef struct {
+    char s[48];
+} sc_rank_name_t;
+
+static sc_rank_name_t sc_op_rank(const sc_coll_op_t *op, int r)
+{
+    sc_rank_name_t n;
+    int w = r >= 0 && r < op->comm->size ? op->comm->world_of[r] : r;
+
+    if (w == r)
+        snprintf(n.s, sizeof(n.s), "rank %d", r);
+    else
+        snprintf(n.s, sizeof(n.s), "rank %d (world rank %d)", r, w);
+    return n;
+}
+
+static void sc_op_describe_call(const sc_coll_op_t *op, const sc_op_header_t *h, char *buf,
+                                size_t len)
 {
     sc_coll_kind_t kind = (sc_coll_kind_t)h->kind;
     int n;
@@ -347,8 +367,8 @@ static void sc_op_describe_call(const sc_op_header_t *h, char *buf, size_t len)
     if (kind == SC_COLL_BROADCAST || kind == SC_COLL_REDUCE)
         n += snprintf(buf + n, len - (size_t)n, ", root %d", h->root);
     if (kind == SC_COLL_SEND || kind == SC_COLL_RECV) {
-        snprintf(buf + n, len - (size_t)n, ", %s rank %d)", kind == SC_COLL_SEND ? "to" : "from",
-                 h->root);
+        snprintf(buf + n, len - (size_t)n, ", %s %s)", kind == SC_COLL_SEND ? "to" : "from",
+                 sc_op_rank(op, h->root).s);
         return;
     }
     n += snprintf(buf + n, len - (size_t)n, ", algorithm %s", sc_algo_name((sc_algo_t)h->algo));
@@ -364,11 +384,12 @@ static void sc_op_describe_call(const sc_op_header_t *h, char *buf, size_t len)
 }
 
 /* The call, and the public call it is part of where it is not the caller's own. */
-static void sc_op_describe(const sc_op_header_t *h, char *buf, size_t len)
+static void sc_op_describe(const sc_coll_op_t *op, const sc_op_header_t *h, char *buf,
+                           size_t len)
 {
     size_t n;
 
-    sc_op_describe_call(h, buf, len);
+    sc_op_describe_call(op, h, buf, len);
     n = strlen(buf);
     if (h->magic == SC_OP_HDR_MAGIC && h->serves != SC_SERVES_CALLER && n < len)
         snprintf(buf + n, len - n, " inside %s", sc_serves_name(h->serves));
@@ -539,17 +560,17 @@ static sc_status_t sc_op_check_header(sc_coll_op_t *op, int i, size_t len)
         op->peer_prefs &= in.eager_prefs;
         if (len == want)
             return SC_SUCCESS;
-        return sc_error(SC_ERR_MISMATCH, "%s #%llu: rank %d sent %zu bytes of header and "
+        return sc_error(SC_ERR_MISMATCH, "%s #%llu: %s sent %zu bytes of header and "
                         "payload where this rank expected %zu",
                         sc_coll_kind_name((sc_coll_kind_t)op->hdr.kind),
-                        (unsigned long long)op->hdr.seq, op->hdr_peer[i], len,
-                        want);
+                        (unsigned long long)op->hdr.seq, sc_op_rank(op, op->hdr_peer[i]).s,
+                        len, want);
     }
-    sc_op_describe(&op->hdr, mine, sizeof(mine));
-    sc_op_describe(&in, theirs, sizeof(theirs));
-    return sc_error(SC_ERR_MISMATCH,
-                    "ranks disagree: rank %d called %s but rank %d called %s",
-                    op->comm->rank, mine, op->hdr_peer[i], theirs);
+    sc_op_describe(op, &op->hdr, mine, sizeof(mine));
+    sc_op_describe(op, &in, theirs, sizeof(theirs));
+    return sc_error(SC_ERR_MISMATCH, "ranks disagree: %s called %s but %s called %s",
+                    sc_op_rank(op, op->comm->rank).s, mine, sc_op_rank(op, op->hdr_peer[i]).s,
+                    theirs);
 }
 
 const void *sc_op_inline(sc_coll_op_t *op, const void *src, size_t bytes)
@@ -709,9 +730,10 @@ static sc_status_t sc_op_poll_action(sc_coll_op_t *op, sc_action_t *a)
         st = sc_ucx_poll_recv(tp, a->ucx_req, &len);
         if (st == SC_SUCCESS && len != a->len)
             st = sc_error(SC_ERR_MISMATCH,
-                          "%s #%llu: rank %d sent %zu bytes where this rank expected %zu",
+                          "%s #%llu: %s sent %zu bytes where this rank expected %zu",
                           sc_coll_kind_name((sc_coll_kind_t)op->hdr.kind),
-                          (unsigned long long)op->hdr.seq, a->peer, len, a->len);
+                          (unsigned long long)op->hdr.seq, sc_op_rank(op, a->peer).s, len,
+                          a->len);
     }
     if (st == SC_IN_PROGRESS)
         return st;
@@ -719,11 +741,11 @@ static sc_status_t sc_op_poll_action(sc_coll_op_t *op, sc_action_t *a)
     if (st == SC_ERR_PEER_FAILED) {
         char why[256];
         snprintf(why, sizeof(why), "%s", sc_last_error());
-        return sc_error(st, "%s #%llu: %s of %zu bytes %s rank %d failed (%s)",
+        return sc_error(st, "%s #%llu: %s of %zu bytes %s %s failed (%s)",
                         sc_coll_kind_name((sc_coll_kind_t)op->hdr.kind),
                         (unsigned long long)op->hdr.seq,
                         a->kind == SC_ACT_SEND ? "send" : "receive", a->len,
-                        a->kind == SC_ACT_SEND ? "to" : "from", a->peer, why);
+                        a->kind == SC_ACT_SEND ? "to" : "from", sc_op_rank(op, a->peer).s, why);
     }
     if (st != SC_SUCCESS)
         return st;
@@ -772,19 +794,19 @@ static sc_status_t sc_op_timeout(sc_coll_op_t *op)
     int end = op->nacts < op->first_pending + SC_OP_WINDOW ? op->nacts
                                                            : op->first_pending + SC_OP_WINDOW;
 
-    sc_op_describe(&op->hdr, mine, sizeof(mine));
+    sc_op_describe(op, &op->hdr, mine, sizeof(mine));
     for (int i = 0; i < op->nhdr; i++)
         if (!(op->hdr_ok & (1 << i)))
             return sc_error(SC_ERR_TIMEOUT,
-                            "%s timed out after %.1f s: nothing came from rank %d: it never "
+                            "%s timed out after %.1f s: nothing came from %s: it never "
                             "issued its matching call, or it or the network to it failed",
-                            mine, sc_op_patience(op), op->hdr_peer[i]);
+                            mine, sc_op_patience(op), sc_op_rank(op, op->hdr_peer[i]).s);
     for (int i = op->first_pending; i < end; i++) {
         const sc_action_t *a = &op->acts[i];
         if (a->state == SC_ACT_STARTED)
             return sc_error(SC_ERR_TIMEOUT,
-                            "%s timed out after %.1f s waiting for rank %d (%s of %zu bytes)",
-                            mine, sc_op_patience(op), a->peer,
+                            "%s timed out after %.1f s waiting for %s (%s of %zu bytes)",
+                            mine, sc_op_patience(op), sc_op_rank(op, a->peer).s,
                             a->kind == SC_ACT_SEND ? "send" : "receive", a->len);
     }
     return sc_error(SC_ERR_TIMEOUT, "%s timed out after %.1f s", mine, sc_op_patience(op));

@@ -14,7 +14,13 @@
  * collectives before it; a point-to-point one failed them all, so the last rank failed
  * an allreduce the others had finished); its next call fails with the mismatch.
  *
- * Usage (under scrun): test_p2p_mismatch sizes SEND RECV (2 ranks) | behind (3 ranks) */
+ * split (2 ranks): the same mismatch on a split that numbers the ranks in reverse; the
+ * sentence names each rank of the split with its world rank beside it (its prefix,
+ * "rank R: ", is the world rank: with the split's numbers alone it read "rank 0: ...
+ * rank 0 called send" on the rank that called recv).
+ *
+ * Usage (under scrun): test_p2p_mismatch sizes SEND RECV (2 ranks) | behind (3 ranks) |
+ * split (2 ranks) */
 #include <pthread.h>
 
 #include "core/comm_internal.h"
@@ -66,6 +72,16 @@ static int test_sizes(int argc, char **argv)
     return fault_check_destroy(comm, timeout + 1.0);
 }
 
+/* The world of the tests without arguments, of size ranks. */
+static int init_world(int argc, int size, sc_comm_t **world, int *rank)
+{
+    CHECK(argc == 0, "no arguments");
+    CHECK_OK(sc_comm_init_from_env(world));
+    *rank = sc_comm_rank(*world);
+    CHECK(sc_comm_size(*world) == size, "needs %d ranks", size);
+    return TEST_PASS;
+}
+
 static int test_behind(int argc, char **argv)
 {
     sc_comm_t *comm;
@@ -77,10 +93,8 @@ static int test_behind(int argc, char **argv)
     int rank;
 
     (void)argv;
-    CHECK(argc == 0, "no arguments");
-    CHECK_OK(sc_comm_init_from_env(&comm));
-    rank = sc_comm_rank(comm);
-    CHECK(sc_comm_size(comm) == 3, "needs 3 ranks");
+    if (init_world(argc, 3, &comm, &rank))
+        return TEST_FAIL;
     for (int i = 0; i < 16; i++)
         data[i] = rank * 100 + i;
     CHECK_OK(sc_barrier(comm, NULL));
@@ -112,9 +126,44 @@ static int test_behind(int argc, char **argv)
     return fault_check_destroy(comm, fault_timeout() + 1.0);
 }
 
+static int test_split(int argc, char **argv)
+{
+    sc_comm_t *world, *sub;
+    float two[2] = {1, 2};
+    double one = 0;
+    sc_status_t st;
+    int rank;
+
+    (void)argv;
+    if (init_world(argc, 2, &world, &rank))
+        return TEST_FAIL;
+    CHECK_OK(sc_comm_split(world, 0, -rank, &sub));
+    CHECK(sc_comm_rank(sub) == 1 - rank, "the split numbers world rank %d as %d", rank,
+          sc_comm_rank(sub));
+    /* World rank 1 (the split's 0) sends 2 float32; world rank 0 receives 1 float64. */
+    if (rank == 1) {
+        st = sc_send(two, 2, SC_FLOAT32, 1, sub, NULL, NULL);
+        if (st == SC_SUCCESS)
+            st = sc_barrier(sub, NULL);
+    } else {
+        st = sc_recv(&one, 1, SC_FLOAT64, 0, sub, NULL, NULL);
+    }
+    CHECK(st == SC_ERR_MISMATCH, "returned %s (%s), expected SC_ERR_MISMATCH",
+          sc_status_string(st), sc_last_error());
+    CHECK(strstr(sc_last_error(), "rank 1 (world rank 0) called recv #0 (count 1, float64, "
+                                  "from rank 0 (world rank 1)) but rank 0 (world rank 1) "
+                                  "called send #0 (count 2, float32, to rank 1 (world rank "
+                                  "0))"),
+          "the sentence '%s' does not name the split's ranks with their world ranks",
+          sc_last_error());
+    CHECK_OK(sc_comm_destroy(sub));
+    CHECK_OK(sc_comm_destroy(world));
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     static const fault_test_t tests[] = {{"sizes", test_sizes}, {"behind", test_behind},
-                                         {NULL, NULL}};
+                                         {"split", test_split}, {NULL, NULL}};
     return fault_main(tests, argc, argv);
 }
