@@ -10,12 +10,12 @@ install(EXPORT shardcommTargets NAMESPACE shardcomm::
         DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/shardcomm)
 
 configure_package_config_file(cmake/shardcommConfig.cmake.in
-  ${CMAKE_BINARY_DIR}/shardcommConfig.cmake
+  ${PROJECT_BINARY_DIR}/shardcommConfig.cmake
   INSTALL_DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/shardcomm)
-write_basic_package_version_file(${CMAKE_BINARY_DIR}/shardcommConfigVersion.cmake
+write_basic_package_version_file(${PROJECT_BINARY_DIR}/shardcommConfigVersion.cmake
   VERSION ${PROJECT_VERSION} COMPATIBILITY SameMinorVersion)
-install(FILES ${CMAKE_BINARY_DIR}/shardcommConfig.cmake
-              ${CMAKE_BINARY_DIR}/shardcommConfigVersion.cmake
+install(FILES ${PROJECT_BINARY_DIR}/shardcommConfig.cmake
+              ${PROJECT_BINARY_DIR}/shardcommConfigVersion.cmake
         DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/shardcomm)
 
 # The .pc file finds its prefix from its own location, so that an install with
@@ -37,6 +37,6 @@ endif()
 if(SC_HAVE_CUDA)
   string(APPEND SC_PC_LIBS_PRIVATE " -lstdc++ -ldl")
 endif()
-configure_file(cmake/shardcomm.pc.in ${CMAKE_BINARY_DIR}/shardcomm.pc @ONLY)
-install(FILES ${CMAKE_BINARY_DIR}/shardcomm.pc
+configure_file(cmake/shardcomm.pc.in ${PROJECT_BINARY_DIR}/shardcomm.pc @ONLY)
+install(FILES ${PROJECT_BINARY_DIR}/shardcomm.pc
         DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
