@@ -1,12 +1,19 @@
 #!/usr/bin/env bash
 # A project that embeds shardcomm with add_subdirectory (tests/install/embed/), in
 # WORK, with the device path CUDA (ON or OFF); one CTest test per MODE:
-#   build: configures it and builds its programs;
+#   build: configures it with an absolute CMAKE_INSTALL_LIBDIR (WORK/prefix/lib/abs)
+#          and a nested CMAKE_INSTALL_BINDIR (bin/nested), builds its programs and the
+#          installed tools, and installs into WORK/prefix;
 #   run:   its programs, linked with shardcomm::shardcomm and shardcomm::shardcomm_static,
-#          run on 2 ranks (through SCRUN).
+#          run on 2 ranks (through SCRUN);
+#   tools: the installed sc-info and sc-bench run with LD_LIBRARY_PATH unset: their
+#          RUNPATH leads from the nested bin directory to the absolute library directory.
 # Usage: embed_test.sh SRC WORK CUDA SCRUN MODE
 set -euo pipefail
 src=$1 work=$2 cuda=$3 scrun=$4 mode=$5
+prefix=$work/prefix
+libdir=$prefix/lib/abs
+bindir=$prefix/bin/nested
 log=$work/$mode.log
 
 fail() {
@@ -20,12 +27,16 @@ build)
   rm -rf "$work"
   mkdir -p "$work"
   cmake -S "$src/tests/install/embed" -B "$work/build" -DSC_SOURCE_DIR="$src" \
-    -DSC_WITH_CUDA="$cuda" >"$log" 2>&1 ||
+    -DSC_WITH_CUDA="$cuda" -DSC_BUILD_BENCH=ON -DCMAKE_INSTALL_PREFIX="$prefix" \
+    -DCMAKE_INSTALL_LIBDIR="$libdir" -DCMAKE_INSTALL_BINDIR=bin/nested >"$log" 2>&1 ||
     fail "a project that embeds shardcomm with add_subdirectory does not configure"
   cmake --build "$work/build" -j"${CMAKE_BUILD_PARALLEL_LEVEL:-$(nproc)}" \
-    --target allreduce_overlap allreduce_overlap_static >>"$log" 2>&1 ||
+    --target allreduce_overlap allreduce_overlap_static scrun sc-info sc-bench \
+    >>"$log" 2>&1 ||
     fail "a project that embeds shardcomm with add_subdirectory does not build"
-  echo "embed test: built"
+  cmake --install "$work/build" >>"$log" 2>&1 ||
+    fail "a project that embeds shardcomm does not install it"
+  echo "embed test: built and installed (library in $libdir, tools in $bindir)"
   ;;
 run)
   for prog in allreduce_overlap allreduce_overlap_static; do
@@ -33,8 +44,22 @@ run)
       fail "$prog, built in a project that embeds shardcomm, does not run"
   done
   ;;
+tools)
+  unset LD_LIBRARY_PATH
+  [ -e "$libdir/libshardcomm.so" ] || fail "the library is not installed in $libdir"
+  for tool in sc-info sc-bench; do
+    runpath=$(readelf -d "$bindir/$tool" | sed -n 's/.*(RUNPATH).*\[\(.*\)\]$/\1/p')
+    echo "$tool: RUNPATH $runpath"
+    args=--help
+    [ "$tool" != sc-info ] || args=--version
+    "$bindir/$tool" $args >/dev/null ||
+      fail "the installed $tool (RUNPATH '$runpath') does not find the library in $libdir"
+  done
+  version=$("$bindir/sc-info" --version)
+  echo "embed test: installed sc-info and sc-bench find the library: $version"
+  ;;
 *)
-  echo "embed_test.sh: no mode '$mode' (build or run)" >&2
+  echo "embed_test.sh: no mode '$mode' (build, run or tools)" >&2
   exit 2
   ;;
 esac
