@@ -222,6 +222,51 @@ static void scrun_describe_status(int status, char *buf, size_t len)
         snprintf(buf, len, "exited with status %d", WEXITSTATUS(status));
 }
 
+/* Nonzero when pid's process is exiting: its main thread a zombie ('Z', 'X') while its
+ * other threads still unwind (tens of milliseconds for a large process killed by
+ * SIGKILL) and it cannot be reaped yet. Linux only; elsewhere never. */
+static bool scrun_pid_dying(pid_t pid)
+{
+    char path[64], buf[512], *paren;
+    size_t n;
+    FILE *f;
+
+    snprintf(path, sizeof path, "/proc/%ld/stat", (long)pid);
+    f = fopen(path, "re");
+    if (!f)
+        return false;
+    n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = '\0';
+    paren = strrchr(buf, ')');
+    return paren && paren[1] == ' ' && (paren[2] == 'Z' || paren[2] == 'X');
+}
+
+static void scrun_on_exit(scrun_run_t *run, scrun_rank_t *r, int status);
+
+/* Before r's failure is named as the first: a rank that was dying already died before
+ * it (the surviving ranks' library sees such a peer as dead, and a program exits on
+ * that error at once), so that rank is reaped first, waiting up to 2 s for it, and
+ * named instead. */
+static void scrun_reap_dying_first(scrun_run_t *run, const scrun_rank_t *r)
+{
+    for (long i = 0; i < run->nstarted; i++) {
+        scrun_rank_t *q = &run->ranks[i];
+        if (q == r || !q->running || !scrun_pid_dying(q->pid))
+            continue;
+        for (double until = scrun_now() + 2.0; scrun_now() < until;) {
+            int status;
+            if (waitpid(q->pid, &status, WNOHANG) == q->pid) {
+                scrun_on_exit(run, q, status);
+                break;
+            }
+            nanosleep(&(struct timespec){0, 2000000}, NULL);
+        }
+        if (run->first_failed >= 0)
+            return;
+    }
+}
+
 static void scrun_on_exit(scrun_run_t *run, scrun_rank_t *r, int status)
 {
     r->running = false;
@@ -233,6 +278,8 @@ static void scrun_on_exit(scrun_run_t *run, scrun_rank_t *r, int status)
     if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
         return;
     /* Only the first failure is the cause; later ones are ranks scrun stopped. */
+    if (run->first_failed < 0 && !run->stopping)
+        scrun_reap_dying_first(run, r);
     if (run->first_failed < 0 && !run->stopping) {
         char how[64];
         scrun_describe_status(status, how, sizeof how);

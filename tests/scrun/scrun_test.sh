@@ -306,6 +306,18 @@ test_rank_killed_by_signal_is_named() {
     expect_line "$ERR" "scrun: rank 0 was killed by signal $(kill -l SIGPROF) (SIGPROF)"
 }
 
+# A rank killed by SIGKILL whose teardown takes a while (threads unmapping 512 MiB: its
+# main thread a zombie meanwhile), and a surviving rank that sees it die and exits 1 at
+# once: its exit is reaped first, and scrun named it as the failure and the killed rank
+# as one it stopped.
+test_rank_dying_before_a_failure_it_caused_is_named_first() {
+    run -n 3 "$SCRUN_DYING_RANK" "$SCRUN_TEST_DIR"
+    expect_rc 1
+    expect_line "$ERR" "scrun: rank 1 was killed by signal 9 (SIGKILL)"
+    expect_no_match "$ERR" "^scrun: rank [02] (exited|was killed)"
+    grep -q '^scrun: rank 1 failed first' "$ERR" || fail "rank 1 is not named first"
+}
+
 test_children_of_stopped_ranks_are_stopped() {
     run -n 3 bash "$RANK" fail-with-child 0
     expect_rc 1
