@@ -788,28 +788,50 @@ double sc_op_patience(const sc_coll_op_t *op)
     return op->comm->timeout_s + SC_OP_BUILD_GRACE * op->build_s;
 }
 
+/* "; rank R (pid P) is stopped ..." for every rank of op's communicator on this node
+ * that is stopped: the likely cause of a timeout, which names the peer this rank waited
+ * for, in a ring often a live rank that waits for the stopped one itself. Empty where
+ * none is (or none is on this node). */
+static void sc_op_stopped_peers(const sc_coll_op_t *op, char *buf, size_t len)
+{
+    const sc_comm_t *c = op->comm;
+    size_t n = 0;
+
+    buf[0] = '\0';
+    for (int r = 0; r < c->size && n < len; r++) {
+        int w = c->world_of[r];
+        if (sc_ucx_peer_stopped(c->tp, w))
+            n += (size_t)snprintf(buf + n, len - n, "; %s (pid %d) is stopped (SIGSTOP, "
+                                  "Ctrl-Z or a debugger)", sc_op_rank(op, r).s,
+                                  c->tp->peer_pid[w]);
+    }
+}
+
 static sc_status_t sc_op_timeout(sc_coll_op_t *op)
 {
-    char mine[400];
+    char mine[400], stopped[300];
     int end = op->nacts < op->first_pending + SC_OP_WINDOW ? op->nacts
                                                            : op->first_pending + SC_OP_WINDOW;
 
     sc_op_describe(op, &op->hdr, mine, sizeof(mine));
+    sc_op_stopped_peers(op, stopped, sizeof(stopped));
     for (int i = 0; i < op->nhdr; i++)
         if (!(op->hdr_ok & (1 << i)))
             return sc_error(SC_ERR_TIMEOUT,
                             "%s timed out after %.1f s: nothing came from %s: it never "
-                            "issued its matching call, or it or the network to it failed",
-                            mine, sc_op_patience(op), sc_op_rank(op, op->hdr_peer[i]).s);
+                            "issued its matching call, or it or the network to it failed%s",
+                            mine, sc_op_patience(op), sc_op_rank(op, op->hdr_peer[i]).s,
+                            stopped);
     for (int i = op->first_pending; i < end; i++) {
         const sc_action_t *a = &op->acts[i];
         if (a->state == SC_ACT_STARTED)
             return sc_error(SC_ERR_TIMEOUT,
-                            "%s timed out after %.1f s waiting for %s (%s of %zu bytes)",
+                            "%s timed out after %.1f s waiting for %s (%s of %zu bytes)%s",
                             mine, sc_op_patience(op), sc_op_rank(op, a->peer).s,
-                            a->kind == SC_ACT_SEND ? "send" : "receive", a->len);
+                            a->kind == SC_ACT_SEND ? "send" : "receive", a->len, stopped);
     }
-    return sc_error(SC_ERR_TIMEOUT, "%s timed out after %.1f s", mine, sc_op_patience(op));
+    return sc_error(SC_ERR_TIMEOUT, "%s timed out after %.1f s%s", mine, sc_op_patience(op),
+                    stopped);
 }
 
 sc_status_t sc_op_advance(sc_coll_op_t *op, int *moved)

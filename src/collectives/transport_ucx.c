@@ -548,22 +548,42 @@ void sc_ucx_print_transports(sc_transport_t *tp, const int *world_of, int n, FIL
     }
 }
 
-/* A local peer that exited or was killed (a zombie counts) fails its endpoint. */
-static int sc_ucx_pid_gone(int pid)
+/* The state letter of pid in /proc/PID/stat, or 0 where it cannot be read. */
+static char sc_ucx_pid_state(int pid)
 {
     char path[64], buf[256];
     FILE *f;
     char *paren;
 
-    if (kill(pid, 0) != 0 && errno == ESRCH)
-        return 1;
     snprintf(path, sizeof(path), "/proc/%d/stat", pid);
     f = fopen(path, "r");
     if (!f)
         return 0;
     paren = fgets(buf, sizeof(buf), f) ? strrchr(buf, ')') : NULL;
     fclose(f);
-    return paren && paren[1] == ' ' && (paren[2] == 'Z' || paren[2] == 'X');
+    return paren && paren[1] == ' ' ? paren[2] : 0;
+}
+
+/* A local peer that exited or was killed (a zombie counts) fails its endpoint. */
+static int sc_ucx_pid_gone(int pid)
+{
+    char state;
+
+    if (kill(pid, 0) != 0 && errno == ESRCH)
+        return 1;
+    state = sc_ucx_pid_state(pid);
+    return state == 'Z' || state == 'X';
+}
+
+int sc_ucx_peer_stopped(const sc_transport_t *tp, int w)
+{
+    char state;
+
+    if (w == tp->world_rank || tp->peer_pid[w] <= 0 ||
+        tp->node_of[w] != tp->node_of[tp->world_rank])
+        return 0;
+    state = sc_ucx_pid_state(tp->peer_pid[w]);
+    return state == 'T' || state == 't';
 }
 
 void sc_ucx_check_local_peers(sc_transport_t *tp)

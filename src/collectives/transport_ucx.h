@@ -106,6 +106,10 @@ sc_status_t sc_ucx_arm(sc_transport_t *tp);
  * holds tp->lock. */
 void sc_ucx_check_local_peers(sc_transport_t *tp);
 
+/* Nonzero when world rank w is a process on this node that is stopped (SIGSTOP, Ctrl-Z,
+ * a debugger: /proc/PID/stat T or t): alive, so no endpoint fails, but silent. */
+int sc_ucx_peer_stopped(const sc_transport_t *tp, int w);
+
 /* Prints the transports of each endpoint. */
 void sc_ucx_print_transports(sc_transport_t *tp, const int *world_of, int n, FILE *out);
 

@@ -808,6 +808,54 @@ static int test_pending_op_times_out_naming_the_silent_rank(int argc, char **arg
     return finish_failed(comm, &err, "the allreduce");
 }
 
+/* 4 ranks, the ring (no staging): rank 1 stops itself (SIGSTOP) in the middle of a
+ * 16 MiB allreduce. A rank that times out waits for its ring neighbour, in most runs
+ * a live rank that waits for rank 1 itself, and that sentence reached every rank
+ * without naming rank 1 (helper's find: 4 runs of 8 blamed rank 2). Every other rank's
+ * sentence now says that rank 1, with its pid, is stopped; rank 0 resumes it
+ * (SIGCONT, the pid from the sentence), and its allreduce fails too. */
+#define STOP_COUNT (4u << 20)
+
+static int test_stopped_rank_is_named_in_the_timeout(int argc, char **argv)
+{
+    float *in = malloc(STOP_COUNT * sizeof(float)), *out = malloc(STOP_COUNT * sizeof(float));
+    fault_error_t err;
+    sc_request_t *req;
+    sc_comm_t *comm;
+    const char *pid_at;
+    int pid = 0;
+
+    (void)argc;
+    (void)argv;
+    CHECK(in && out, "out of memory");
+    for (size_t i = 0; i < STOP_COUNT; i++)
+        in[i] = (float)(i % 7);
+    if (start_world(&comm, 4) != TEST_PASS)
+        return TEST_FAIL;
+    CHECK_OK(sc_allreduce(in, out, STOP_COUNT, SC_FLOAT32, SC_SUM, comm, NULL, &req));
+    if (fault_rank == 1) {
+        fault_sleep(0.02);
+        raise(SIGSTOP);
+    }
+    fault_error_take(&err, sc_wait(req), fault_now());
+    sc_request_free(req);
+    CHECK(err.status == SC_ERR_TIMEOUT, "the allreduce returned %s: %s",
+          sc_status_string(err.status), err.text);
+    if (fault_rank != 1) {
+        if (check_sentence_has(err.text, ") is stopped (SIGSTOP, Ctrl-Z or a debugger)") !=
+            TEST_PASS)
+            return TEST_FAIL;
+        pid_at = strstr(err.text, "rank 1 (pid ");
+        CHECK(pid_at && sscanf(pid_at, "rank 1 (pid %d)", &pid) == 1 && pid > 0,
+              "the sentence '%s' does not name rank 1 and its pid", err.text);
+        if (fault_rank == 0)
+            CHECK(kill(pid, SIGCONT) == 0, "SIGCONT to pid %d failed", pid);
+    }
+    free(in);
+    free(out);
+    return finish_failed(comm, &err, "the allreduce");
+}
+
 /* The input of the long allreduce below: small integers, so that any count sums exactly. */
 static float long_input(int r, size_t i)
 {
@@ -936,6 +984,7 @@ int main(int argc, char **argv)
          test_pending_op_times_out_naming_the_silent_rank},
         {"long_op_that_keeps_moving_outlives_the_timeout",
          test_long_op_that_keeps_moving_outlives_the_timeout},
+        {"stopped_rank_is_named_in_the_timeout", test_stopped_rank_is_named_in_the_timeout},
         {NULL, NULL}};
     return fault_main(tests, argc, argv);
 }
