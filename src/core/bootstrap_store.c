@@ -281,9 +281,9 @@ static void sc_store_connect_why(int err, char *why, size_t why_len)
 }
 
 /* A connected socket, or -1 at the deadline or once *stop is set (stop may be NULL);
- * *why then says what failed last. */
+ * *why then says what failed last, and *last_err its errno (0: none). */
 static int sc_store_connect(const char *addr, int port, double deadline, const int *stop,
-                            char *why, size_t why_len)
+                            char *why, size_t why_len, int *last_err)
 {
     char portstr[16];
     struct addrinfo hints, *res = NULL;
@@ -307,8 +307,10 @@ static int sc_store_connect(const char *addr, int port, double deadline, const i
                 freeaddrinfo(res);
                 return fd;
             }
-            if (err != 0)
+            if (err != 0) {
                 sc_store_connect_why(err, why, why_len);
+                *last_err = err;
+            }
         }
         usleep(20000);
     }
@@ -390,8 +392,10 @@ sc_status_t sc_store_allgather(const char *addr, int port, int rank, int size,
     double deadline = sc_clock_now() + timeout_s;
     /* Clients wait a little longer than the server so they hear its verdict. */
     double client_deadline = deadline + 3.0;
+    double start = sc_clock_now();
     sc_status_t st = SC_IN_PROGRESS;
     char why[384] = "could not be reached";
+    int broke = 0, err = 0;
 
     if (size == 1 && rank == 0)
         return sc_store_alone(blob, len, result);
@@ -412,15 +416,36 @@ sc_status_t sc_store_allgather(const char *addr, int port, int rank, int size,
     while (st == SC_IN_PROGRESS && sc_clock_now() < client_deadline) {
         /* Rank 0's client stops once its own server has answered: a verdict reached
          * before it connected (two processes claiming one rank) is read below. */
-        int fd = sc_store_connect(rank == 0 ? "127.0.0.1" : addr, port, client_deadline,
-                                  rank == 0 ? &server.done : NULL, why, sizeof(why));
+        /* After a connection that broke before the store answered, nothing listening
+         * any more means the store is gone: rank 0 exited or was killed (a store
+         * serves until every rank has its answer). That is said at once, not after
+         * the timeout as "not started". */
+        double until = broke && client_deadline > sc_clock_now() + 1.0 ? sc_clock_now() + 1.0
+                                                                        : client_deadline;
+        int fd;
+
+        err = 0;
+        fd = sc_store_connect(rank == 0 ? "127.0.0.1" : addr, port, until,
+                              rank == 0 ? &server.done : NULL, why, sizeof(why), &err);
+        if (fd < 0 && broke && err == ECONNREFUSED) {
+            st = sc_error(SC_ERR_PEER_FAILED, "rendezvous failed after %.1f s: the store of "
+                          "rank 0 at %s:%d closed this rank's connection before it answered, "
+                          "and nothing listens there any more: rank 0 exited or was killed "
+                          "during the rendezvous", sc_clock_now() - start, addr, port);
+            break;
+        }
+        if (fd < 0 && until < client_deadline &&
+            !(rank == 0 && __atomic_load_n(&server.done, __ATOMIC_ACQUIRE)))
+            continue;
         if (fd < 0)
             break;
         snprintf(why, sizeof(why), "never answered");
         st = sc_store_exchange(fd, rank, size, blob, len, client_deadline, result);
         close(fd);
-        if (st == SC_IN_PROGRESS)
+        if (st == SC_IN_PROGRESS) {
+            broke = 1;
             usleep(50000);
+        }
     }
     if (rank == 0) {
         pthread_join(server.thread, NULL);
@@ -429,8 +454,8 @@ sc_status_t sc_store_allgather(const char *addr, int port, int rank, int size,
     }
     if (st == SC_IN_PROGRESS)
         st = sc_error(SC_ERR_TIMEOUT,
-                      "rendezvous timed out after %g s: the store of rank 0 at %s:%d %s",
-                      timeout_s, addr, port, why);
+                      "rendezvous timed out after %.1f s: the store of rank 0 at %s:%d %s",
+                      sc_clock_now() - start, addr, port, why);
     return st;
 }
 

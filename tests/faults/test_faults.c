@@ -6,6 +6,7 @@
  * a hang; later calls on the failed communicator repeat the error at once. */
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -808,6 +809,53 @@ static int test_pending_op_times_out_naming_the_silent_rank(int argc, char **arg
     return finish_failed(comm, &err, "the allreduce");
 }
 
+/* 3 ranks: rank 0 (the rendezvous store) is killed 0.5 s into sc_comm_init, while
+ * rank 1 is connected and waits for rank 2, which starts 2 s late. Rank 1's connection
+ * breaks; it failed only after SC_TIMEOUT + 3 s, its sentence saying rank 0 had "not
+ * started" and a time it had not waited (helper's find). It now fails within 1.5 s
+ * of the death, naming it. Rank 2, which never reached the store, can only time out. */
+static void *kill_self_later(void *arg)
+{
+    (void)arg;
+    fault_sleep(0.5);
+    raise(SIGKILL);
+    return NULL;
+}
+
+static int test_store_killed_mid_rendezvous_fails_the_connected_ranks_at_once(int argc,
+                                                                              char **argv)
+{
+    fault_error_t err;
+    sc_comm_t *comm;
+    pthread_t killer;
+    double t0;
+
+    (void)argc;
+    (void)argv;
+    if (fault_rank != 0)
+        signal(SIGTERM, SIG_IGN);
+    if (fault_rank == 0)
+        CHECK(pthread_create(&killer, NULL, kill_self_later, NULL) == 0, "no thread");
+    if (fault_rank == 2)
+        fault_sleep(2.0);
+    t0 = fault_now();
+    fault_error_take(&err, sc_comm_init_from_env(&comm), t0);
+    CHECK(err.status != SC_SUCCESS, "sc_comm_init succeeded without rank 0");
+    if (fault_rank == 1) {
+        CHECK(err.status == SC_ERR_PEER_FAILED, "sc_comm_init returned %s: %s",
+              sc_status_string(err.status), err.text);
+        if (check_sentence_has(err.text, "closed this rank's connection before it "
+                                         "answered") != TEST_PASS ||
+            check_sentence_has(err.text, "rank 0 exited or was killed") != TEST_PASS)
+            return TEST_FAIL;
+        CHECK(err.elapsed < 2.0, "sc_comm_init failed after %.2f s; rank 0 died at 0.5 s",
+              err.elapsed);
+    }
+    printf("rank %d: sc_comm_init got %s after %.3f s: %s\n", fault_rank,
+           sc_status_string(err.status), err.elapsed, err.text);
+    return TEST_PASS;
+}
+
 /* 4 ranks, the ring (no staging): rank 1 stops itself (SIGSTOP) in the middle of a
  * 16 MiB allreduce. A rank that times out waits for its ring neighbour, in most runs
  * a live rank that waits for rank 1 itself, and that sentence reached every rank
@@ -985,6 +1033,8 @@ int main(int argc, char **argv)
         {"long_op_that_keeps_moving_outlives_the_timeout",
          test_long_op_that_keeps_moving_outlives_the_timeout},
         {"stopped_rank_is_named_in_the_timeout", test_stopped_rank_is_named_in_the_timeout},
+        {"store_killed_mid_rendezvous_fails_the_connected_ranks_at_once",
+         test_store_killed_mid_rendezvous_fails_the_connected_ranks_at_once},
         {NULL, NULL}};
     return fault_main(tests, argc, argv);
 }
