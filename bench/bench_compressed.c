@@ -100,8 +100,9 @@ static int sc_bc_option_apply(int letter, const char *arg, sc_bc_options_t *o)
     case SC_BC_OPT_ITERS:
     case SC_BC_OPT_WARMUP:
     case SC_BC_OPT_THREADS:
-        if (sc_bench_int_parse(arg, letter == SC_BC_OPT_ITERS ? 1 : 0, INT_MAX, &v) !=
-            SC_SUCCESS)
+        if (sc_bench_int_parse(arg, letter == SC_BC_OPT_ITERS ? 1 : 0,
+                               letter == SC_BC_OPT_THREADS ? SC_THREADS_MAX : INT_MAX,
+                               &v) != SC_SUCCESS)
             return 1;
         *(letter == SC_BC_OPT_ITERS ? &o->iters
           : letter == SC_BC_OPT_WARMUP ? &o->warmup : &o->threads) = (int)v;
@@ -153,9 +154,9 @@ static int sc_bc_options_parse(int argc, char **argv, sc_bc_options_t *opts)
             return 1;
         }
         if (sc_bc_option_apply(letter, optarg, &o)) {
-            fprintf(stderr, "sc-bench compressed: invalid value '%s' for %s (see sc-bench "
+            fprintf(stderr, "sc-bench compressed: invalid value '%s' for %s%s (see sc-bench "
                             "compressed --help)\n", optarg ? optarg : "",
-                    letter == 'n' ? "-n" : sc_bc_long_options[index].name);
+                    letter == 'n' ? "" : "--", letter == 'n' ? "-n" : sc_bc_long_options[index].name);
             return 1;
         }
     }

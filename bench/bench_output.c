@@ -183,3 +183,38 @@ void sc_bench_output_discard(sc_bench_output_t *out)
         unlink(out->tmp);
     sc_bench_output_free(out);
 }
+
+/* The length of the valid UTF-8 sequence at s (1 to 4), or 0 where none starts there. */
+static int sc_bench_utf8_len(const unsigned char *s)
+{
+    int n = s[0] < 0x80                   ? 1
+            : s[0] >= 0xc2 && s[0] <= 0xdf ? 2
+            : s[0] >= 0xe0 && s[0] <= 0xef ? 3
+            : s[0] >= 0xf0 && s[0] <= 0xf4 ? 4
+                                           : 0;
+
+    for (int i = 1; i < n; i++)
+        if ((s[i] & 0xc0) != 0x80)
+            return 0;
+    /* Overlong forms, surrogates and code points past U+10FFFF are not valid. */
+    if ((n == 3 && s[0] == 0xe0 && s[1] < 0xa0) || (n == 3 && s[0] == 0xed && s[1] >= 0xa0) ||
+        (n == 4 && s[0] == 0xf0 && s[1] < 0x90) || (n == 4 && s[0] == 0xf4 && s[1] >= 0x90))
+        return 0;
+    return n;
+}
+
+void sc_bench_json_string(FILE *f, const char *text)
+{
+    const unsigned char *s = (const unsigned char *)text;
+
+    while (*s) {
+        int n = sc_bench_utf8_len(s);
+        if (*s == '"' || *s == '\\')
+            fprintf(f, "\\%c", *s);
+        else if (*s < 0x20 || n == 0)
+            fprintf(f, "\\u%04x", *s);
+        else
+            fwrite(s, 1, (size_t)n, f);
+        s += n ? n : 1;
+    }
+}

@@ -33,6 +33,12 @@ int sc_bench_output_open_root(sc_comm_t *comm, const char *path, sc_bench_output
  * cannot write PATH: <reason>" to stderr and removing the temporary file. Frees out. */
 int sc_bench_output_commit(sc_bench_output_t *out);
 
+/* s as the body of a JSON string (without the quotes): quotes, backslashes and control
+ * characters escaped, valid UTF-8 kept, and every byte that is not part of valid UTF-8
+ * (a file name in another encoding) written as \u00XX, so that the file stays valid
+ * JSON. */
+void sc_bench_json_string(FILE *f, const char *s);
+
 /* Ends a run that failed: the temporary file is removed, and path keeps what it held
  * before (a path written directly keeps what was written). NULL: nothing to do. Frees
  * out. */

@@ -13,7 +13,7 @@ static const char sc_br_usage_text[] =
     "                           in registration order (bench/profiles/)\n"
     "  --bucket-mb X            bucket cap in MiB (default: the reducer's, SC_BUCKET_CAP_MB\n"
     "                           or 25)\n"
-    "  --sweep X,Y,...          one row per bucket cap in MiB\n"
+    "  --sweep X,Y,...          one row per bucket cap in MiB (32 caps at most)\n"
     "  --autotune               let the reducer choose the cap over its first iterations\n"
     "                           (with --sweep: one more row after the sweep's)\n"
     "  --compute-ms T           backward compute per iteration, spread over the gradients\n"
@@ -85,7 +85,7 @@ static const struct option sc_br_long_options[] = {
     {NULL, 0, NULL, 0},
 };
 
-/* Caps in MiB, comma-separated, each above 0. */
+/* Caps in MiB, comma-separated, each above 0, SC_BR_MAX_CAPS at most. */
 static int sc_br_sweep_parse(const char *text, sc_br_options_t *o)
 {
     const char *s = text;
@@ -143,6 +143,7 @@ static int sc_br_option_apply(int letter, const char *arg, sc_br_options_t *o,
         o->registered_grads = 1;
         return 0;
     case SC_BR_OPT_HOOK:
+        o->topk = 0; /* the last --hook counts */
         if (strcmp(arg, "allreduce") == 0)
             o->hook = SC_HOOK_ALLREDUCE;
         else if (strcmp(arg, "fp16") == 0)
@@ -173,7 +174,7 @@ int sc_br_options_parse(int argc, char **argv, sc_br_options_t *opts)
 {
     sc_br_options_t o = {.iters = 20, .warmup = 3, .hook = SC_HOOK_ALLREDUCE, .density = 0.01,
                          .seed = 1};
-    int letter, index, fixed = 0, sweep = 0;
+    int letter, index, fixed = 0, sweep = 0, density = 0;
 
     optind = 1;
     opterr = 0;
@@ -190,6 +191,7 @@ int sc_br_options_parse(int argc, char **argv, sc_br_options_t *opts)
             return 1;
         }
         sweep |= letter == SC_BR_OPT_SWEEP;
+        density |= letter == SC_BR_OPT_DENSITY;
         if (sc_br_option_apply(letter, optarg, &o, &fixed)) {
             fprintf(stderr, "sc-bench reducer: invalid value '%s' for --%s (see sc-bench "
                             "reducer --help)\n", optarg ? optarg : "",
@@ -205,6 +207,11 @@ int sc_br_options_parse(int argc, char **argv, sc_br_options_t *opts)
     if (!o.profile) {
         fprintf(stderr, "sc-bench reducer: --profile FILE is required (bench/profiles/ "
                         "holds ResNet-50, BERT-base, GPT-2 124M and a 1.3B GPT)\n");
+        return 1;
+    }
+    if (density && !o.topk) {
+        fprintf(stderr, "sc-bench reducer: --density is the topk hook's: it goes with "
+                        "--hook topk\n");
         return 1;
     }
     if (fixed && (sweep || o.autotune)) {

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "bench_output.h"
 #include "bench_reducer_output.h"
 
 static const char *sc_br_hook_name(const sc_br_options_t *o)
@@ -73,7 +74,7 @@ void sc_br_print_row(const sc_br_row_t *w)
         snprintf(skew, sizeof(skew), "-");
     else
         snprintf(skew, sizeof(skew), "%.3f", w->t.skew);
-    printf("  %9.3g %7d %9.3f %10.3f %10.3f %8s %15.3f %14.3f %19.3f %18.3f %10.2f %8.1f %-5s "
+    printf("  %9.6g %7d %9.3f %10.3f %10.3f %8s %15.3f %14.3f %19.3f %18.3f %10.2f %8.1f %-5s "
            "%s\n",
            (double)w->cap_bytes / (1 << 20), w->buckets, w->t.iter, w->t.compute,
            w->t.exposed, skew, w->t.exposed_rank, w->last_bucket_ms, w->last_bucket_cold_ms,
@@ -94,7 +95,7 @@ void sc_br_print_summary(const sc_br_row_t *rows, int nrows)
             best = i;
     }
     if (best >= 0 && nrows - (tuned >= 0) > 1)
-        printf("# best cap: %.3g MiB, iter_ms %.3f\n",
+        printf("# best cap: %.6g MiB, iter_ms %.3f\n",
                (double)rows[best].cap_bytes / (1 << 20), rows[best].t.iter);
     if (best >= 0 && tuned >= 0) {
         int same = -1; /* the sweep's row of the cap autotune chose */
@@ -102,7 +103,7 @@ void sc_br_print_summary(const sc_br_row_t *rows, int nrows)
         for (int i = 0; i < nrows; i++)
             if (!rows[i].autotune && rows[i].cap_bytes == rows[tuned].cap_bytes)
                 same = i;
-        printf("# autotune chose %.3g MiB: iter_ms %.3f, %.3f x the best cap's",
+        printf("# autotune chose %.6g MiB: iter_ms %.3f, %.3f x the best cap's",
                (double)rows[tuned].cap_bytes / (1 << 20), rows[tuned].t.iter,
                rows[tuned].t.iter / rows[best].t.iter);
         /* Rows are timed minutes apart: the choice itself, timed as the sweep timed
@@ -113,17 +114,6 @@ void sc_br_print_summary(const sc_br_row_t *rows, int nrows)
         printf("\n");
     }
     fflush(stdout);
-}
-
-/* s as a JSON string body (quotes and backslashes escaped, control bytes dropped). */
-static void sc_br_json_string(FILE *f, const char *s)
-{
-    for (; *s; s++) {
-        if (*s == '"' || *s == '\\')
-            fputc('\\', f);
-        if ((unsigned char)*s >= 0x20)
-            fputc(*s, f);
-    }
 }
 
 void sc_br_json_write(FILE *f, const sc_br_options_t *o, int nranks, const sc_br_row_t *rows,
@@ -141,7 +131,7 @@ void sc_br_json_write(FILE *f, const sc_br_options_t *o, int nranks, const sc_br
             snprintf(skew, sizeof(skew), "%.6g", w->t.skew);
 
         fprintf(f, "  {\"profile\": \"");
-        sc_br_json_string(f, o->profile);
+        sc_bench_json_string(f, o->profile);
         fprintf(f,
                 "\", \"nranks\": %d, \"bucket_mb\": %.9g, \"bucket_bytes\": %zu, "
                 "\"autotune\": %s, \"buckets\": %d, \"iter_ms\": %.6g, \"compute_ms\": %.6g, "

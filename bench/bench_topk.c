@@ -117,8 +117,9 @@ static int sc_bt_option_apply(int letter, const char *arg, sc_bt_options_t *o)
     case SC_BT_OPT_ITERS:
     case SC_BT_OPT_WARMUP:
     case SC_BT_OPT_SEED:
-        if (sc_bench_int_parse(arg, letter == SC_BT_OPT_ITERS ? 1 : 0, INT_MAX, &v) !=
-            SC_SUCCESS)
+        if (sc_bench_int_parse(arg, letter == SC_BT_OPT_ITERS ? 1 : 0,
+                               letter == SC_BT_OPT_THREADS ? SC_THREADS_MAX : INT_MAX,
+                               &v) != SC_SUCCESS)
             return 1;
         if (letter == SC_BT_OPT_SEED)
             o->seed = (uint64_t)v;
@@ -143,6 +144,23 @@ static int sc_bt_option_apply(int letter, const char *arg, sc_bt_options_t *o)
     }
 }
 
+/* "--ratio", "-n", ...: the option letter's name, for sentences. */
+static const char *sc_bt_option_name(int letter)
+{
+    static char name[40];
+
+    if (letter < 256) {
+        snprintf(name, sizeof name, "-%c", letter);
+        return name;
+    }
+    for (const struct option *p = sc_bt_long_options; p->name; p++)
+        if (p->val == letter) {
+            snprintf(name, sizeof name, "--%s", p->name);
+            return name;
+        }
+    return "an option";
+}
+
 static int sc_bt_parse(int argc, char **argv, sc_bt_options_t *o)
 {
     int letter;
@@ -156,11 +174,23 @@ static int sc_bt_parse(int argc, char **argv, sc_bt_options_t *o)
             o->help = 1;
             return 0;
         }
-        if (letter == '?' || sc_bt_option_apply(letter, optarg, o)) {
-            fprintf(stderr, "sc-bench topk: bad option or value near \"%s\"\n%s",
-                    argv[optind - 1], sc_bt_usage_text);
+        if (letter == '?' || letter == ':') {
+            fprintf(stderr, "sc-bench topk: unknown option or missing value in \"%s\" (see "
+                            "sc-bench topk --help)\n", argv[optind - 1]);
             return 2;
         }
+        if (sc_bt_option_apply(letter, optarg, o)) {
+            fprintf(stderr, "sc-bench topk: invalid value \"%s\" for %s (see sc-bench topk "
+                            "--help)\n", optarg ? optarg : "", sc_bt_option_name(letter));
+            return 2;
+        }
+    }
+    /* The selection takes at most 2^32 elements (32-bit indices): refused here, before
+     * the input is allocated and generated. */
+    if ((uint64_t)o->count > ((uint64_t)1 << 32)) {
+        fprintf(stderr, "sc-bench topk: -n %zu is more than the 2^32 elements a selection "
+                        "takes\n", o->count);
+        return 2;
     }
     if (optind < argc) {
         fprintf(stderr, "sc-bench topk: unexpected argument \"%s\"\n%s", argv[optind],
@@ -478,12 +508,16 @@ int sc_bench_topk_main(int argc, char **argv)
         nrows++;
     }
     fflush(stdout); /* the rows before any message about the files */
-    if (json)
-        sc_bt_json(json->f, &o, rows, nrows);
-    /* A write error is a failure of its own; the check column stays the selection's. */
-    failed |= sc_bench_output_commit(json);
-    failed |= sc_bench_output_commit(indices);
-    json = indices = NULL;
+    /* The files are put in place only when every mode ran and checked out (an earlier
+     * run's file stays otherwise, as in the other modes); a write error is a failure of
+     * its own. */
+    if (!failed) {
+        if (json)
+            sc_bt_json(json->f, &o, rows, nrows);
+        failed |= sc_bench_output_commit(json);
+        failed |= sc_bench_output_commit(indices);
+        json = indices = NULL;
+    }
     rc = failed;
 
 err_close_device:

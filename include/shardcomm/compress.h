@@ -38,10 +38,14 @@ typedef enum {
 
 typedef struct sc_topk sc_topk_t;
 
+/* The most CPU threads a selector or a compressor takes (config threads, SC_THREADS). */
+#define SC_THREADS_MAX 4096
+
 typedef struct {
     size_t size;         /* sizeof(sc_topk_config_t), set by the macro */
     sc_topk_mode_t mode;
-    int threads;         /* CPU threads, up to 4096; 0: SC_THREADS, else this rank's cores */
+    int threads;         /* CPU threads, up to SC_THREADS_MAX; 0: SC_THREADS, else this
+                            rank's cores */
     double sample_ratio; /* SC_TOPK_APPROX: fraction of elements sampled; 0: 0.01 */
     uint64_t seed;       /* SC_TOPK_RANDOM and the approximate sample */
 } sc_topk_config_t;

@@ -12,6 +12,9 @@
 #include "core/cpu.h"
 #include "shardcomm/compress.h"
 
+/* The public limit and the one SC_THREADS is read with are one number. */
+_Static_assert(SC_THREADS_MAX == SC_CPU_THREADS_MAX, "SC_THREADS_MAX is SC_CPU_THREADS_MAX");
+
 /* Selection works on bit patterns. The magnitude key of an element is its bits without
  * the sign, every NaN mapped to nan_key (Inf's key + 1): a larger key is a larger
  * magnitude, -0 and +0 share key 0, and all NaNs tie (broken by the lowest index). The

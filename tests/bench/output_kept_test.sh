@@ -38,6 +38,10 @@ expect_kept allreduce_2ranks "$scrun" -n 2 "$bench" allreduce -b 8 -e 1G -n 1 -w
 expect_kept topk "$bench" topk -n 1000M --iters 1 --mode exact --json out.json \
   --indices-out out.bin
 expect_kept compressed "$bench" compressed -n 1000M --iters 1 --json out.json
+# A selection that fails (here: SC_THREADS past the limit, read when the selector is
+# made) after the header: the files were written with the failed mode left out.
+expect_kept topk_mode_fails env SC_THREADS=5000 "$bench" topk -n 1K --iters 1 \
+  --mode exact --json out.json --indices-out out.bin
 expect_kept kernels "$bench" kernels -b 1G -n 1 --json out.json
 
 # expect_stopped SIGNAL: a long run under scrun, stopped by SIGNAL sent to scrun once
