@@ -207,12 +207,18 @@ SC_API void sc_compressor_destroy(sc_compressor_t *compressor);
 /* Fills *hook with a top-k comm hook for sc_reducer_create: each bucket is reduced with
  * a compressor of this configuration keyed by bucket index, leaving the sum over ranks of
  * the selected pairs in the bucket. When the reducer lays the buckets out anew (the
- * rebuild after the first iteration, each cap autotuning tries: sc_hook_bucket_t.layout
- * changes) a bucket index holds other gradients, so its residual and momentum are
- * dropped (zero; warm-up steps done are kept). A state loaded from a checkpoint is
- * adopted by the first layout whose bucket of that index has the same count and dtype;
- * layouts before it (a new reducer's first one, before its rebuild) start that bucket
- * from zero and keep the loaded state aside, and a save meanwhile writes the loaded one.
+ * rebuild after the first iteration, each cap autotuning tries) and a bucket index holds
+ * other gradients (sc_hook_bucket_t.layout changes), its residual and momentum are
+ * dropped (zero; warm-up steps done are kept). The hook's save writes, with the
+ * compressor's state, the layout each bucket's state belongs to (its gradients and
+ * offsets), and marks the states of bucket indices the current layout no longer has. A
+ * loaded state is adopted by a bucket of the index with that layout: a new reducer's
+ * first layout, where it differs (gradients marked in another order than the reverse of
+ * their registration), starts that bucket from zero and keeps the loaded state aside,
+ * and a save meanwhile writes the loaded one; the next layout (the rebuild) adopts it
+ * or drops it. A state saved by an earlier version, without layouts, is adopted by the
+ * first layout whose bucket of that index has the same count and dtype. A marked state
+ * is never adopted; its steps count as its index's.
  * Float buckets only (validate says so otherwise); host buckets only (a reducer with
  * config.stream gets SC_ERR_UNSUPPORTED when a bucket starts). save/load carry the compressor's
  * state. config NULL: defaults; a config is checked as by sc_compressor_create. The

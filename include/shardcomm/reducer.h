@@ -71,10 +71,12 @@ typedef struct {
 
 /* One bucket as a comm hook sees it: data holds count elements of dtype, already
  * multiplied by the pre-division factor; stream is the reducer's communication stream
- * (NULL for host buckets). layout changes whenever the buckets are laid out anew (the
- * rebuild after the first iteration where it moves a gradient, each cap autotuning
- * tries that changes the buckets): a hook that keeps
- * state per bucket index knows that index now holds other gradients. */
+ * (NULL for host buckets). layout identifies the bucket's contents (its dtype and which
+ * gradients, in which order: a hash, never 0): it changes when a new layout (the rebuild
+ * after the first iteration where it moves a gradient, each cap autotuning tries) puts
+ * other gradients or other offsets in this bucket, so a hook that keeps state per bucket
+ * index knows that index now holds other gradients; it is the same in every process for
+ * the same contents, so a hook's checkpoint can name the bucket its state belongs to. */
 typedef struct {
     int index;
     void *data;

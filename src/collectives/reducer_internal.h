@@ -117,7 +117,6 @@ struct sc_reducer {
                                 each bucket allocated on its own */
     unsigned long ops_left;  /* sc_ucx_ops_left when the reducer was made */
     sc_reducer_mem_t mem;    /* where the buckets live */
-    uint64_t layouts;        /* layouts made so far; the current one's number */
     size_t first_cap, cap;   /* bytes */
     int view, find_unused;
     double prediv;           /* resolved: > 0 */

@@ -145,6 +145,31 @@ int sc_reducer_must_keep(const sc_reducer_t *r)
     return r->comm && sc_ucx_ops_left(r->comm->tp) != r->ops_left;
 }
 
+/* sc_hook_bucket_t.layout: an id of the bucket's contents (its dtype, and which
+ * gradients in which order, so at which offsets), never 0. A new layout that leaves a
+ * bucket as it was keeps its id (a hook keeps its state), one that changes it gets
+ * another; equal in every process for equal contents, so a hook's checkpoint can name
+ * the bucket it belongs to. */
+static uint64_t sc_bucket_contents_id(const sc_reducer_t *r, const sc_rbucket_t *b)
+{
+    uint64_t h = 0xcbf29ce484222325ull;
+    uint64_t words[2];
+
+    words[0] = (uint64_t)b->hb.dtype;
+    words[1] = (uint64_t)b->ngrads;
+    for (int j = -1; j < b->ngrads; j++) {
+        if (j >= 0) {
+            words[0] = (uint64_t)b->grads[j];
+            words[1] = (uint64_t)r->grads[b->grads[j]].count;
+        }
+        for (int w = 0; w < 2; w++) {
+            h = (h ^ words[w]) * 0x100000001b3ull;
+            h ^= h >> 29;
+        }
+    }
+    return h ? h : 1;
+}
+
 /* Gives registered memory back; memory a failed collective still holds (sc_mem_free
  * refuses it: a transfer that could not be cancelled) stays until sc_comm_destroy.
  * The caller's error sentence is kept either way. */
@@ -308,7 +333,6 @@ sc_status_t sc_reducer_layout(sc_reducer_t *r, const int *order, size_t cap, int
 
         b->hb.index = k;
         b->hb.dtype = dr->dtype;
-        b->hb.layout = r->layouts + 1;
         b->hb.stream = r->mem.stream;
         b->ngrads = dr->npos;
         b->grads = malloc((size_t)dr->npos * sizeof(int));
@@ -324,6 +348,7 @@ sc_status_t sc_reducer_layout(sc_reducer_t *r, const int *order, size_t cap, int
             off += r->grads[g].count;
         }
         b->hb.count = off;
+        b->hb.layout = sc_bucket_contents_id(r, b);
         b->pending = b->ngrads;
         /* Zeroed and 64-byte aligned: a view may be read before anything is written
          * (registered memory comes zeroed from UCX's mapping). */
@@ -362,7 +387,6 @@ sc_status_t sc_reducer_layout(sc_reducer_t *r, const int *order, size_t cap, int
     r->buckets = nb;
     r->nbuckets = d.n;
     r->cap = cap;
-    r->layouts++;
     sc_drafts_free(&d);
     free(gb);
     free(goff);

@@ -86,6 +86,12 @@ static sc_status_t sc_hook_topk_start(void *state, const sc_hook_bucket_t *b,
                         "only in this version", b->index);
     st = sc_hook_topk_key(c, b, &k);
     if (st == SC_SUCCESS) {
+        /* Buckets start in bucket order, every iteration: a key not started in the
+         * latest one belongs to a bucket index the layout has no more (stale). */
+        pthread_mutex_lock(&c->lock);
+        c->hook_round += b->index == 0;
+        k->round = c->hook_round;
+        pthread_mutex_unlock(&c->lock);
         sc_hook_topk_idle(k);
         st = sc_compressor_plan(c, SC_HOOK_TOPK, k, p);
     }
@@ -145,16 +151,129 @@ static sc_status_t sc_hook_topk_finish(void *state, const sc_hook_bucket_t *b,
     return sc_hook_topk_finish_into(state, b, comm, NULL, 0);
 }
 
+/* The hook's checkpoint: a table of the bucket layout each key's state belongs to
+ * (sc_hook_bucket_t.layout, an id of the bucket's gradients and offsets), then the
+ * compressor's state as sc_compressor_save writes it. A loaded state is adopted only by
+ * a bucket of that layout: by count and dtype alone, a new reducer's first layout put
+ * one bucket's residuals into another bucket of the same size (helper's find). A state
+ * without the table (the compressor's magic first: saved before the table existed)
+ * still loads, matched by count and dtype. */
+static const char sc_hook_state_magic[8] = {'S', 'C', 'T', 'K', 'H', 'O', 'O', 'K'};
+#define SC_HOOK_STATE_VERSION 1u
+
+typedef struct {
+    char magic[8];
+    uint32_t version;
+    uint32_t nkeys;
+} sc_hook_state_header_t;
+
+typedef struct {
+    int32_t key;
+    uint32_t flags;    /* SC_HOOK_STATE_STALE, or 0 */
+    uint64_t layout;   /* 0: not known */
+} sc_hook_state_entry_t;
+
+/* The key's bucket index is in no layout since the last rebuild: its state is dropped
+ * the next time the index is used (its steps kept), in the loading process as in the
+ * saving one, never adopted. */
+#define SC_HOOK_STATE_STALE 1u
+/* The layout a stale key gets when loaded: no bucket has it (the reducer's ids are
+ * hashes; this one is taken by none in practice). */
+#define SC_HOOK_LAYOUT_STALE UINT64_MAX
+
 static sc_status_t sc_hook_topk_save(void *state, void *buf, size_t *len)
 {
-    sc_hook_topk_quiesce(state);
-    return sc_compressor_save(state, buf, len);
+    sc_compressor_t *c = state;
+    sc_hook_state_header_t h = {{0}, SC_HOOK_STATE_VERSION, 0};
+    size_t table, rest;
+    sc_status_t st;
+
+    if (!len)
+        return sc_error(SC_ERR_INVALID_ARG, SC_HOOK_TOPK ": len is NULL");
+    sc_hook_topk_quiesce(c);
+    st = sc_compressor_save(c, NULL, &rest);
+    if (st != SC_SUCCESS)
+        return st;
+    table = sizeof(h) + (size_t)c->nkeys * sizeof(sc_hook_state_entry_t);
+    if (!buf) {
+        *len = table + rest;
+        return SC_SUCCESS;
+    }
+    if (*len < table + rest)
+        return sc_error(SC_ERR_INVALID_ARG, SC_HOOK_TOPK ": the buffer holds %zu bytes, the "
+                        "state needs %zu (ask with buf NULL)", *len, table + rest);
+    pthread_mutex_lock(&c->lock);
+    h.nkeys = (uint32_t)c->nkeys;
+    memcpy(h.magic, sc_hook_state_magic, sizeof(h.magic));
+    memcpy(buf, &h, sizeof(h));
+    for (int i = 0; i < c->nkeys; i++) {
+        const sc_ckey_t *k = c->keys[i];
+        /* What the compressor saves in the key's place: a state kept aside, or one
+         * loaded and not adopted yet, keeps the layout it was saved under. */
+        uint64_t layout = k->parked ? k->parked->saved_layout
+                          : k->layout ? k->layout : k->saved_layout;
+        uint32_t stale = k->layout != 0 && k->round != c->hook_round;
+        sc_hook_state_entry_t e = {k->key, stale ? SC_HOOK_STATE_STALE : 0, layout};
+        memcpy((char *)buf + sizeof(h) + (size_t)i * sizeof(e), &e, sizeof(e));
+    }
+    pthread_mutex_unlock(&c->lock);
+    rest = *len - table;
+    st = sc_compressor_save(c, (char *)buf + table, &rest);
+    if (st != SC_SUCCESS)
+        return st;
+    *len = table + rest;
+    return SC_SUCCESS;
 }
 
 static sc_status_t sc_hook_topk_load(void *state, const void *buf, size_t len)
 {
-    sc_hook_topk_quiesce(state);
-    return sc_compressor_load(state, buf, len);
+    sc_compressor_t *c = state;
+    sc_hook_state_header_t h;
+    const char *table;
+    size_t tb;
+    sc_status_t st;
+
+    if (!buf)
+        return sc_error(SC_ERR_INVALID_ARG, SC_HOOK_TOPK ": buf is NULL");
+    sc_hook_topk_quiesce(c);
+    if (len < sizeof(h) || memcmp(buf, sc_hook_state_magic, sizeof(h.magic)) != 0)
+        return sc_compressor_load(c, buf, len);
+    memcpy(&h, buf, sizeof(h));
+    if (h.version != SC_HOOK_STATE_VERSION)
+        return sc_error(SC_ERR_INVALID_ARG, SC_HOOK_TOPK ": the state is of format version "
+                        "%u; this library reads version %u", h.version,
+                        SC_HOOK_STATE_VERSION);
+    if (h.nkeys > (len - sizeof(h)) / sizeof(sc_hook_state_entry_t))
+        return sc_error(SC_ERR_INVALID_ARG, SC_HOOK_TOPK ": the state is truncated (a table "
+                        "of %u keys in %zu bytes)", h.nkeys, len);
+    table = (const char *)buf + sizeof(h);
+    tb = (size_t)h.nkeys * sizeof(sc_hook_state_entry_t);
+    for (uint32_t i = 0; i < h.nkeys; i++) {
+        sc_hook_state_entry_t e;
+        memcpy(&e, table + (size_t)i * sizeof(e), sizeof(e));
+        if (e.flags & ~SC_HOOK_STATE_STALE)
+            return sc_error(SC_ERR_INVALID_ARG, SC_HOOK_TOPK ": the state's table of layouts "
+                            "is corrupt (entry %u)", i);
+    }
+    st = sc_compressor_load(c, table + tb, len - sizeof(h) - tb);
+    if (st != SC_SUCCESS)
+        return st;
+    pthread_mutex_lock(&c->lock);
+    for (uint32_t i = 0; i < h.nkeys; i++) {
+        sc_hook_state_entry_t e;
+        memcpy(&e, table + (size_t)i * sizeof(e), sizeof(e));
+        for (int j = 0; j < c->nkeys; j++) {
+            if (c->keys[j]->key != e.key)
+                continue;
+            if (e.flags & SC_HOOK_STATE_STALE) {
+                c->keys[j]->layout = SC_HOOK_LAYOUT_STALE;
+                c->keys[j]->round = UINT64_MAX; /* stale at every save until used */
+            } else
+                c->keys[j]->saved_layout = e.layout;
+        }
+    }
+    pthread_mutex_unlock(&c->lock);
+    return SC_SUCCESS;
 }
 
 static void sc_hook_topk_destroy(void *state)

@@ -97,6 +97,10 @@ typedef struct sc_ckey {
                               step removes it (sc_compressor_abandon) */
     uint64_t layout;       /* comm hook: the bucket layout the state belongs to (0:
                               loaded from a checkpoint, not adopted yet) */
+    uint64_t saved_layout; /* comm hook, loaded: the layout it was saved under (the
+                              bucket's contents, sc_hook_bucket_t.layout); 0: not known
+                              (a checkpoint of the hook saved without its table) */
+    uint64_t round;        /* comm hook: the iteration (hook_round) it last started in */
     /* Comm hook: the state a checkpoint loaded for this key, kept aside (owned) while
      * the layouts give this bucket index another count or dtype, until one gives it the
      * checkpoint's (sc_compressor_key adopts it then). sc_compressor_save writes it in
@@ -138,6 +142,7 @@ struct sc_compressor {
     sc_compress_stats_t stats;
     sc_worker_t *worker;      /* the comm hook's selections, started by its first one */
     char hook_config[192];    /* the comm hook's settings that ranks must share */
+    uint64_t hook_round;      /* comm hook: iterations started (bucket 0 starts each) */
 };
 
 /* sc_compressor_create, with caller naming the public call in error sentences (which

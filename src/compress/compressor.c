@@ -175,13 +175,24 @@ sc_status_t sc_compressor_key(sc_compressor_t *c, const char *caller, int key, s
     if (slot && (*slot)->layout != layout) {
         /* The buckets were laid out anew: this index holds other gradients, unless they
          * are those of the checkpoint loaded for it (in the slot, or kept aside while
-         * earlier layouts gave the index another shape), which is adopted then. */
+         * earlier layouts gave the index other contents), which is adopted then: the
+         * layout it was saved under names the bucket's gradients and offsets; a state
+         * that does not record it is matched by count and dtype. */
         sc_ckey_t *loaded = (*slot)->layout == 0 ? *slot : (*slot)->parked, *next = loaded;
-        if (!loaded || loaded->count != count || loaded->dtype != dtype) {
+        int waited = loaded && loaded != *slot; /* kept aside through a layout already */
+        if (!loaded || loaded->count != count || loaded->dtype != dtype ||
+            (loaded->saved_layout != 0 && loaded->saved_layout != layout)) {
             st = sc_ckey_new(c, caller, key, count, dtype, &next);
             if (st != SC_SUCCESS)
                 goto out;
-            next->parked = loaded; /* kept aside (NULL: none) */
+            /* Kept aside through the first layout after the load only (a new reducer's,
+             * before its rebuild): the next one adopts it or drops it, so that saves
+             * write the state in use from then on. */
+            next->parked = waited ? NULL : loaded;
+            if (waited) {
+                (*slot)->parked = NULL;
+                sc_ckey_free(loaded);
+            }
         }
         next->steps = (*slot)->steps;
         next->layout = layout;

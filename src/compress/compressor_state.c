@@ -251,7 +251,9 @@ SC_API sc_status_t sc_compressor_load(sc_compressor_t *c, const void *buf, size_
     if (memcmp(h.magic, sc_state_magic, sizeof(h.magic)) != 0)
         return sc_state_bad("another magic", -1);
     if (h.version < 1 || h.version > SC_STATE_VERSION)
-        return sc_state_bad("another version", -1);
+        return sc_error(SC_ERR_INVALID_ARG, "sc_compressor_load: the state is of format "
+                        "version %u; this library reads versions 1 to %u (a state saved by "
+                        "a newer shardcomm, or not a state)", h.version, SC_STATE_VERSION);
     if (h.payload != len - sizeof(h))
         return sc_state_bad("truncated or padded", -1);
     if (h.hash != sc_state_hash((const char *)buf + sizeof(h), len - sizeof(h), h.version))

@@ -12,9 +12,12 @@
  *                                   1/p, the reference here divides by p)
  *   hook_state_survives_save_and_load   a reducer loaded from another's checkpoint
  *                                   continues as that one does
- *   hook_state_waits_for_its_layout_after_load  the same when the loaded reducer's first
- *                                   layout differs from the saved one's: the loaded
- *                                   residuals are adopted by the rebuilt layout
+ *   hook_state_waits_for_its_layout_after_load [counts_differ|counts_equal|one_bucket]
+ *                                   the same when the loaded reducer's first layout
+ *                                   differs from the saved one's: the loaded residuals
+ *                                   are adopted by the rebuilt layout, also where the
+ *                                   first layout's buckets have the saved ones' counts
+ *                                   but other gradients
  *   accumulation_equals_one_synced_step  gradient accumulation (an iteration without
  *                                   sync, then a synced one) selects and sends, step
  *                                   after step, exactly what one synced iteration of
@@ -296,15 +299,29 @@ static int test_hook_state_survives_save_and_load(int argc, char **argv)
     return check_same_and_release(&w, &a, &b, ra, rb);
 }
 
-/* Gradients whose rebuilt layout (marked in registration order) gives no bucket index
- * the count it has in the first layout (reverse registration order): [7, 23000, 80000]
- * against [80000, 23007] with these buckets. */
-static const size_t adopt_counts[] = {80000, 3000, 20000, 7};
-#define ADOPT_N ((int)(sizeof(adopt_counts) / sizeof(adopt_counts[0])))
+/* Models whose rebuilt layout (gradients marked in registration order) differs from
+ * the first (reverse registration order). counts_differ: no bucket index keeps its
+ * count ([7, 23000, 80000] against [80000, 23007]); counts_equal: two gradients of one
+ * size in a bucket each, swapped; one_bucket: both gradients in one bucket, at other
+ * offsets. In the last two a bucket of the first layout has the saved one's count and
+ * dtype but other gradients: the loaded state was adopted there, sent as the wrong
+ * gradients' residuals, then dropped at the rebuild (helper's find). */
+typedef struct {
+    const char *name;
+    size_t counts[4];
+    int n;
+    size_t first_bytes, cap_bytes;
+} adopt_model_t;
 
-static int make_adopt_reducer(rt_world_t *w, rt_model_t *m, sc_reducer_t **r)
+static const adopt_model_t adopt_models[] = {
+    {"counts_differ", {80000, 3000, 20000, 7}, 4, 30000, 100000},
+    {"counts_equal", {2000, 2000}, 2, 8000, 8000},
+    {"one_bucket", {1000, 3000}, 2, 1 << 20, 1 << 20}};
+
+static int make_adopt_reducer(rt_world_t *w, rt_model_t *m, const adopt_model_t *am,
+                              sc_reducer_t **r)
 {
-    return make_reducer_with(w, m, 0.02, 30000, 100000, r);
+    return make_reducer_with(w, m, 0.02, am->first_bytes, am->cap_bytes, r);
 }
 
 /* A checkpoint saved after the rebuild, loaded into a new reducer: its first layout
@@ -314,29 +331,41 @@ static int make_adopt_reducer(rt_world_t *w, rt_model_t *m, sc_reducer_t **r)
  * bit. Before, the first layout threw the loaded residuals away. */
 static int test_hook_state_waits_for_its_layout_after_load(int argc, char **argv)
 {
+    const adopt_model_t *am = &adopt_models[0];
     rt_world_t w;
     rt_model_t a, b;
     sc_reducer_t *ra, *rb;
-    size_t first[ADOPT_N], rebuilt[ADOPT_N];
+    size_t first[4], rebuilt[4];
 
-    (void)argc, (void)argv;
+    for (size_t i = 0; argc > 0 && i < sizeof(adopt_models) / sizeof(adopt_models[0]); i++)
+        if (strcmp(argv[0], adopt_models[i].name) == 0)
+            am = &adopt_models[i];
+    CHECK(argc == 0 || strcmp(argv[0], am->name) == 0, "no model named %s", argv[0]);
     if (rt_world(&w))
         return 1;
-    rt_model_init(&a, ADOPT_N, adopt_counts, NULL);
-    rt_model_init(&b, ADOPT_N, adopt_counts, NULL);
-    if (make_adopt_reducer(&w, &a, &ra))
+    rt_model_init(&a, am->n, am->counts, NULL);
+    rt_model_init(&b, am->n, am->counts, NULL);
+    if (make_adopt_reducer(&w, &a, am, &ra))
         return 1;
     for (int it = 0; it < 3; it++)
         if (iterate_as(&w, &a, ra, it, 1, 0, it == 0 ? first : rebuilt))
             return 1;
-    for (int i = 0; i < ADOPT_N; i++)
-        CHECK(first[i] != rebuilt[i] || first[i] == 0,
-              "bucket %d holds %zu elements in both layouts: the test needs other counts", i,
-              first[i]);
-    if (make_adopt_reducer(&w, &b, &rb) || copy_hook_state(ra, rb))
+    if (am == &adopt_models[0])
+        for (int i = 0; i < am->n; i++)
+            CHECK(first[i] != rebuilt[i] || first[i] == 0, "bucket %d holds %zu elements in "
+                  "both layouts: the test needs other counts", i, first[i]);
+    if (make_adopt_reducer(&w, &b, am, &rb) || copy_hook_state(ra, rb))
         return 1;
-    if (iterate_as(&w, &b, rb, 0, 1, 1, first) || iterate_as(&w, &a, ra, 3, 1, 0, rebuilt) ||
-        iterate_as(&w, &b, rb, 3, 1, 0, rebuilt))
+    /* The first layout's iteration, of zeros: its buckets start from zero (the loaded
+     * residuals wait aside), so nothing is sent. */
+    if (iterate_as(&w, &b, rb, 0, 1, 1, first))
+        return 1;
+    for (int g = 0; g < b.n; g++)
+        for (size_t e = 0; e < b.desc[g].count; e++)
+            CHECK(((float *)b.buf[g])[e] == 0.0f, "the first layout's iteration of zeros "
+                  "sent %.9g as gradient %d element %zu: a loaded residual went to another "
+                  "bucket's gradients", ((float *)b.buf[g])[e], g, e);
+    if (iterate_as(&w, &a, ra, 3, 1, 0, rebuilt) || iterate_as(&w, &b, rb, 3, 1, 0, rebuilt))
         return 1;
     return check_same_and_release(&w, &a, &b, ra, rb);
 }

@@ -169,9 +169,9 @@ static inline void rt_model_init(rt_model_t *m, int n, const size_t *counts,
                                  const sc_dtype_t *dtypes)
 {
     m->n = n;
-    m->desc = calloc((size_t)(n ? n : 1), sizeof(*m->desc));
-    m->buf = calloc((size_t)(n ? n : 1), sizeof(*m->buf));
-    m->names = calloc((size_t)(n ? n : 1), sizeof(*m->names));
+    m->desc = calloc((size_t)(n > 0 ? n : 1), sizeof(*m->desc));
+    m->buf = calloc((size_t)(n > 0 ? n : 1), sizeof(*m->buf));
+    m->names = calloc((size_t)(n > 0 ? n : 1), sizeof(*m->names));
     for (int i = 0; i < n; i++) {
         sc_dtype_t d = dtypes ? dtypes[i] : SC_FLOAT32;
         m->names[i] = malloc(32);
