@@ -156,7 +156,8 @@ static int sc_bc_options_parse(int argc, char **argv, sc_bc_options_t *opts)
         if (sc_bc_option_apply(letter, optarg, &o)) {
             fprintf(stderr, "sc-bench compressed: invalid value '%s' for %s%s (see sc-bench "
                             "compressed --help)\n", optarg ? optarg : "",
-                    letter == 'n' ? "" : "--", letter == 'n' ? "-n" : sc_bc_long_options[index].name);
+                    letter == 'n' ? "" : "--",
+                    letter == 'n' ? "-n" : sc_bc_long_options[index].name);
             return 1;
         }
     }

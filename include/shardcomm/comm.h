@@ -73,9 +73,9 @@ SC_API sc_status_t sc_comm_split(sc_comm_t *comm, int color, int key, sc_comm_t 
 
 /* Waits for pending requests, then frees the communicator. Requests created on it
  * must be freed before or after; they keep their final status. Another thread may be
- * in sc_wait or sc_test on one of them meanwhile: it returns the request's status. A communicator that a
- * reducer still uses is refused with SC_ERR_INVALID_ARG (destroy the reducer first) and
- * stays as it was. Local call. */
+ * in sc_wait or sc_test on one of them meanwhile: it returns the request's status. A
+ * communicator that a reducer still uses is refused with SC_ERR_INVALID_ARG (destroy
+ * the reducer first) and stays as it was. Local call. */
 SC_API sc_status_t sc_comm_destroy(sc_comm_t *comm);
 
 /* Marks the communicator aborted: pending and later calls fail with SC_ERR_ABORTED,
