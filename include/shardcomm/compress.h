@@ -195,8 +195,11 @@ SC_API sc_status_t sc_compressor_save(const sc_compressor_t *compressor, void *b
 /* Imports state saved by sc_compressor_save (the same configuration's density and
  * momentum are not checked; counts are, per key, on the next call), also in the
  * earlier format without thresholds and draws (the next selections then sample and draw
- * anew). A truncated or foreign buffer is SC_ERR_INVALID_ARG and leaves the state
- * unchanged. */
+ * anew). What this compressor's configuration does not keep is skipped (a residual
+ * loaded into a compressor without error feedback, a momentum into one without
+ * momentum), and what it keeps and the state lacks starts at zero. The state names no
+ * rank: each rank loads its own. A truncated or foreign buffer is SC_ERR_INVALID_ARG
+ * and leaves the state unchanged. */
 SC_API sc_status_t sc_compressor_load(sc_compressor_t *compressor, const void *buf,
                                       size_t len);
 
