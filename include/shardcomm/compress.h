@@ -219,7 +219,8 @@ SC_API void sc_compressor_destroy(sc_compressor_t *compressor);
  * first layout, where it differs (gradients marked in another order than the reverse of
  * their registration), starts that bucket from zero and keeps the loaded state aside,
  * and a save meanwhile writes the loaded one; the next layout (the rebuild) adopts it
- * or drops it. A state saved by an earlier version, without layouts, is adopted by the
+ * or drops it, and so does a second iteration under the first layout (no rebuild
+ * came: gradients marked in the layout's order). A state saved by an earlier version, without layouts, is adopted by the
  * first layout whose bucket of that index has the same count and dtype. A marked state
  * is never adopted; its steps count as its index's.
  * Float buckets only (validate says so otherwise); host buckets only (a reducer with

@@ -91,6 +91,15 @@ static sc_status_t sc_hook_topk_start(void *state, const sc_hook_bucket_t *b,
         pthread_mutex_lock(&c->lock);
         c->hook_round += b->index == 0;
         k->round = c->hook_round;
+        /* A loaded state kept aside waits for the rebuild, which follows the first
+         * iteration: a second iteration under the same layout means none came (the
+         * ready order was the layout's), so it is dropped and saves write the state in
+         * use. */
+        if (k->parked && k->layout_starts >= 1) {
+            sc_ckey_free(k->parked);
+            k->parked = NULL;
+        }
+        k->layout_starts++;
         pthread_mutex_unlock(&c->lock);
         sc_hook_topk_idle(k);
         st = sc_compressor_plan(c, SC_HOOK_TOPK, k, p);

@@ -101,6 +101,7 @@ typedef struct sc_ckey {
                               bucket's contents, sc_hook_bucket_t.layout); 0: not known
                               (a checkpoint of the hook saved without its table) */
     uint64_t round;        /* comm hook: the iteration (hook_round) it last started in */
+    int layout_starts;     /* comm hook: steps started under this layout */
     /* Comm hook: the state a checkpoint loaded for this key, kept aside (owned) while
      * the layouts give this bucket index another count or dtype, until one gives it the
      * checkpoint's (sc_compressor_key adopts it then). sc_compressor_save writes it in

@@ -196,6 +196,7 @@ sc_status_t sc_compressor_key(sc_compressor_t *c, const char *caller, int key, s
         }
         next->steps = (*slot)->steps;
         next->layout = layout;
+        next->layout_starts = 0;
         if (*slot != loaded) { /* a state of an earlier layout: dropped */
             (*slot)->parked = NULL;
             sc_ckey_free(*slot);

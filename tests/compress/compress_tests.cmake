@@ -53,6 +53,7 @@ set(SC_COMPRESS_TESTS
   "test_compress_hook hook_state_waits_for_its_layout_after_load 2"
   "test_compress_hook hook_state_waits_for_its_layout_after_load counts_equal 2"
   "test_compress_hook hook_state_waits_for_its_layout_after_load one_bucket 2"
+  "test_compress_hook hook_state_in_use_is_saved_when_no_rebuild_follows 2"
   "test_compress_hook density_matches_reference large 2"
   "test_compress_hook density_matches_reference large 4"
   "test_compress_hook accumulation_equals_one_synced_step 2"

@@ -18,6 +18,11 @@
  *                                   are adopted by the rebuilt layout, also where the
  *                                   first layout's buckets have the saved ones' counts
  *                                   but other gradients
+ *   hook_state_in_use_is_saved_when_no_rebuild_follows  a state loaded into a reducer
+ *                                   whose layout differs and is never rebuilt (marked in
+ *                                   its layout's order) is dropped after one iteration:
+ *                                   the next save holds the reducer's own state, which a
+ *                                   third reducer continues bit for bit
  *   accumulation_equals_one_synced_step  gradient accumulation (an iteration without
  *                                   sync, then a synced one) selects and sends, step
  *                                   after step, exactly what one synced iteration of
@@ -370,6 +375,39 @@ static int test_hook_state_waits_for_its_layout_after_load(int argc, char **argv
     return check_same_and_release(&w, &a, &b, ra, rb);
 }
 
+static int test_hook_state_in_use_is_saved_when_no_rebuild_follows(int argc, char **argv)
+{
+    const adopt_model_t *am = &adopt_models[1]; /* counts_equal */
+    rt_world_t w;
+    rt_model_t a, b, c;
+    sc_reducer_t *ra, *rb, *rc;
+
+    (void)argc, (void)argv;
+    if (rt_world(&w))
+        return 1;
+    rt_model_init(&a, am->n, am->counts, NULL);
+    rt_model_init(&b, am->n, am->counts, NULL);
+    rt_model_init(&c, am->n, am->counts, NULL);
+    if (make_adopt_reducer(&w, &a, am, &ra))
+        return 1;
+    for (int it = 0; it < 3; it++) /* forward: rebuilt to other buckets than b's */
+        if (iterate_as(&w, &a, ra, it, 1, 0, NULL))
+            return 1;
+    if (make_adopt_reducer(&w, &b, am, &rb) || copy_hook_state(ra, rb))
+        return 1;
+    for (int it = 3; it < 6; it++) /* reverse: b's first layout, never rebuilt */
+        if (iterate(&w, &b, rb, it))
+            return 1;
+    if (make_adopt_reducer(&w, &c, am, &rc) || copy_hook_state(rb, rc))
+        return 1;
+    if (iterate(&w, &b, rb, 6) || iterate(&w, &c, rc, 6))
+        return 1;
+    CHECK_OK(sc_reducer_destroy(ra));
+    rt_model_free(&a);
+    /* The save held the state kept aside, not the one in use: c differed from b. */
+    return check_same_and_release(&w, &b, &c, rb, rc);
+}
+
 /* Small integers, distinct per rank, iteration and element (ties are broken by the
  * lowest index the same way on both sides anyway). */
 static float accumulation_value(int rank, int step, int half, int g, size_t e)
@@ -452,6 +490,8 @@ int main(int argc, char **argv)
         {"hook_state_survives_save_and_load", test_hook_state_survives_save_and_load},
         {"hook_state_waits_for_its_layout_after_load",
          test_hook_state_waits_for_its_layout_after_load},
+        {"hook_state_in_use_is_saved_when_no_rebuild_follows",
+         test_hook_state_in_use_is_saved_when_no_rebuild_follows},
         {"accumulation_equals_one_synced_step", test_accumulation_equals_one_synced_step},
         {NULL, NULL}};
     return rt_main(tests, argc, argv);
