@@ -429,7 +429,7 @@ sc_status_t sc_call_enqueue_host(const sc_call_t *call, sc_comm_t *comm,
 {
     sc_coll_op_t *op;
     sc_status_t st;
-    size_t sb, rb;
+    size_t bytes[2];
 
     op = sc_op_create(comm, call->kind, call->dtype, call->redop, call->count, call->root);
     if (!op)
@@ -445,9 +445,8 @@ sc_status_t sc_call_enqueue_host(const sc_call_t *call, sc_comm_t *comm,
         sc_op_destroy(op);
         return st;
     }
-    sc_call_bytes(call, comm->rank, comm->size, &sb, &rb);
-    op->held[0] = sc_shm_hold(comm, call->sbuf, sb);
-    op->held[1] = sc_shm_hold(comm, call->rbuf, rb);
+    sc_call_bytes(call, comm->rank, comm->size, &bytes[0], &bytes[1]);
+    sc_shm_hold(comm, (const void *const[2]){call->sbuf, call->rbuf}, bytes, op->held);
     if (gate) {
         op->gate = gate;
         op->gate_deadline = sc_clock_now() + comm->timeout_s;

@@ -145,6 +145,14 @@ int sc_reducer_must_keep(const sc_reducer_t *r)
     return r->comm && sc_ucx_ops_left(r->comm->tp) != r->ops_left;
 }
 
+/* One word into a 64-bit hash: FNV-1a's step, with the high half folded down so that
+ * changes carry both ways. */
+static uint64_t sc_id_mix(uint64_t h, uint64_t w)
+{
+    h = (h ^ w) * 0x100000001b3ull;
+    return h ^ (h >> 29);
+}
+
 /* sc_hook_bucket_t.layout: an id of the bucket's contents (its dtype, and which
  * gradients in which order, so at which offsets), never 0. A new layout that leaves a
  * bucket as it was keeps its id (a hook keeps its state), one that changes it gets
@@ -152,21 +160,12 @@ int sc_reducer_must_keep(const sc_reducer_t *r)
  * the bucket it belongs to. */
 static uint64_t sc_bucket_contents_id(const sc_reducer_t *r, const sc_rbucket_t *b)
 {
-    uint64_t h = 0xcbf29ce484222325ull;
-    uint64_t words[2];
+    uint64_t h = sc_id_mix(sc_id_mix(0xcbf29ce484222325ull, (uint64_t)b->hb.dtype),
+                           (uint64_t)b->ngrads);
 
-    words[0] = (uint64_t)b->hb.dtype;
-    words[1] = (uint64_t)b->ngrads;
-    for (int j = -1; j < b->ngrads; j++) {
-        if (j >= 0) {
-            words[0] = (uint64_t)b->grads[j];
-            words[1] = (uint64_t)r->grads[b->grads[j]].count;
-        }
-        for (int w = 0; w < 2; w++) {
-            h = (h ^ words[w]) * 0x100000001b3ull;
-            h ^= h >> 29;
-        }
-    }
+    for (int j = 0; j < b->ngrads; j++)
+        h = sc_id_mix(sc_id_mix(h, (uint64_t)b->grads[j]),
+                      (uint64_t)r->grads[b->grads[j]].count);
     return h ? h : 1;
 }
 

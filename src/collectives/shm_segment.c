@@ -411,23 +411,26 @@ void sc_shm_lookup(sc_comm_t *comm, const void *p, size_t bytes, sc_shm_ref_t *r
     pthread_mutex_unlock(&sc_shm_lock);
 }
 
-struct sc_shm_seg *sc_shm_hold(sc_comm_t *comm, const void *p, size_t bytes)
+void sc_shm_hold(sc_comm_t *comm, const void *const p[2], const size_t bytes[2],
+                 struct sc_shm_seg *held[2])
 {
-    const uint8_t *b = p;
-    struct sc_shm_seg *found = NULL;
-
-    if (!p || !bytes || !comm->shm_segs)
-        return NULL;
+    held[0] = held[1] = NULL;
+    if (!comm->shm_segs)
+        return;
     pthread_mutex_lock(&sc_shm_lock);
-    for (struct sc_shm_seg *s = comm->shm_segs; s; s = s->next) {
-        if (b >= s->base && (size_t)(b - s->base) < s->bytes) {
-            __atomic_add_fetch(&s->users, 1, __ATOMIC_ACQ_REL);
-            found = s;
-            break;
+    for (int i = 0; i < 2; i++) {
+        const uint8_t *b = p[i];
+        if (!b || !bytes[i])
+            continue;
+        for (struct sc_shm_seg *s = comm->shm_segs; s; s = s->next) {
+            if (b >= s->base && (size_t)(b - s->base) < s->bytes) {
+                __atomic_add_fetch(&s->users, 1, __ATOMIC_ACQ_REL);
+                held[i] = s;
+                break;
+            }
         }
     }
     pthread_mutex_unlock(&sc_shm_lock);
-    return found;
 }
 
 void sc_shm_unhold(struct sc_shm_seg *seg)

@@ -23,12 +23,14 @@ typedef struct {
  * seg NULL when none does (or the segment is not mapped by every rank). */
 void sc_shm_lookup(struct sc_comm *comm, const void *p, size_t bytes, sc_shm_ref_t *ref);
 
-/* A call that uses [p, p + bytes) of memory from sc_mem_alloc on comm (shared or not)
- * holds that segment until it is done, so that sc_mem_free refuses it meanwhile
- * instead of unmapping memory the call still reads or writes: the segment, or NULL
- * where p lies in none (or bytes is 0). sc_shm_unhold (NULL is a no-op) takes no lock:
+/* A call that uses [p[i], p[i] + bytes[i]) (i = 0, 1: its send and receive buffer) of
+ * memory from sc_mem_alloc on comm (shared or not) holds those segments until it is
+ * done, so that sc_mem_free refuses them meanwhile instead of unmapping memory the call
+ * still reads or writes: held[i] gets the segment, or NULL where p[i] lies in none (or
+ * bytes[i] is 0). One lock for both. sc_shm_unhold (NULL is a no-op) takes no lock:
  * any thread, tp->lock held or not. */
-struct sc_shm_seg *sc_shm_hold(struct sc_comm *comm, const void *p, size_t bytes);
+void sc_shm_hold(struct sc_comm *comm, const void *const p[2], const size_t bytes[2],
+                 struct sc_shm_seg *held[2]);
 void sc_shm_unhold(struct sc_shm_seg *seg);
 
 /* The segment's id, equal on every rank (segments are allocated collectively). */

@@ -5,12 +5,7 @@
 # PkgConfig::UCX or PkgConfig::HWLOC (the project fails to configure, naming each one
 # it finds changed). Its program linked with shardcomm::shardcomm_static, whose
 # dependencies the package config looks for under private names, runs on 2 ranks.
-set -euo pipefail
-src=$1 build=$2
-prefix=$(mktemp -d)
-trap 'rm -rf "$prefix"' EXIT
-cmake --install "$build" --prefix "$prefix" >/dev/null
-unset LD_LIBRARY_PATH
+source "$(dirname "${BASH_SOURCE[0]}")/install_prefix.sh"
 
 if ! cmake -S "$src/tests/install/vars" -B "$prefix/vars" -DCMAKE_PREFIX_PATH="$prefix" \
        -DSC_EXAMPLES_DIR="$src/examples" >"$prefix/configure.log" 2>&1; then

@@ -5,12 +5,7 @@
 # accumulation, then with the top-k hook: parameters bitwise equal on every rank, the
 # loss falling). Each public header compiles alone as C11, C99 and C++17 with warnings
 # as errors; the installed tools run without LD_LIBRARY_PATH.
-set -euo pipefail
-src=$1 build=$2
-prefix=$(mktemp -d)
-trap 'rm -rf "$prefix"' EXIT
-cmake --install "$build" --prefix "$prefix" >/dev/null
-unset LD_LIBRARY_PATH
+source "$(dirname "${BASH_SOURCE[0]}")/install_prefix.sh"
 
 # Each public header on its own.
 for h in "$prefix"/include/shardcomm/*.h; do
