@@ -24,6 +24,15 @@
  * finishes the calls its peers finished, so that the error lands on the mismatched
  * call on every rank).
  *
+ * A collective one rank rejects when issued (a bad argument there, say a NULL buffer)
+ * while its peers issued theirs: the rejecting rank tells them, and their call fails
+ * with SC_ERR_MISMATCH, naming that rank and its sentence, once it has waited 3 s
+ * without moving (or SC_TIMEOUT, if shorter) for the rank to issue a collective in its
+ * place; the communicator then fails on every rank, the rejecting one included (its
+ * next call reports it). A rank that issues the call again, right, within that time
+ * goes on as if nothing happened, and so does a call every rank rejected. A rejected
+ * send or receive is not told to the peer, which waits until SC_TIMEOUT.
+ *
  * Device buffers (CUDA builds): the same calls take GPU memory (cudaMalloc, managed)
  * and a cudaStream_t as stream (NULL: the legacy default stream). They are
  * stream-ordered like NCCL's: the work is queued on the stream and req == NULL

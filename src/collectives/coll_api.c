@@ -471,12 +471,15 @@ static sc_status_t sc_call_admit(const sc_call_t *call, sc_comm_t *comm, sc_stre
         broken = st;
         st = SC_SUCCESS;
     }
-    if (st == SC_SUCCESS)
-        st = sc_call_check(call, comm);
+    if (st != SC_SUCCESS)
+        return st;
+    st = sc_call_check(call, comm);
     if (st == SC_SUCCESS)
         st = sc_call_route(call, comm, stream, device);
     if (broken != SC_SUCCESS && st == SC_IN_PROGRESS)
         return sc_comm_check(comm, sc_call_name(call)); /* the device path: refused */
+    if (st != SC_SUCCESS && st != SC_IN_PROGRESS)
+        sc_progress_refused(comm, call->kind);
     return st;
 }
 
@@ -490,14 +493,18 @@ static sc_status_t sc_call_issue_host(const sc_call_t *call, sc_comm_t *comm, in
     struct sc_request *r = req ? malloc(sizeof(*r)) : NULL, blocking;
     sc_status_t st;
 
-    if (req && !r)
-        return sc_error(SC_ERR_NO_MEMORY, "%s: out of memory", sc_call_name(call));
+    if (req && !r) {
+        st = sc_error(SC_ERR_NO_MEMORY, "%s: out of memory", sc_call_name(call));
+        sc_progress_refused(comm, call->kind);
+        return st;
+    }
     if (!req)
         r = &blocking;
     st = sc_call_enqueue_host(call, comm, r, gate, req == NULL, deliver, ndeliver);
     if (st != SC_SUCCESS) {
         if (req)
             free(r);
+        sc_progress_refused(comm, call->kind);
         return st;
     }
     if (req) {
@@ -532,9 +539,12 @@ static sc_status_t sc_call_issue_host_only(const sc_call_t *call, sc_comm_t *com
     int device;
 
     st = sc_call_admit(call, comm, NULL, &device);
-    if (st == SC_IN_PROGRESS)
-        return sc_error(SC_ERR_INVALID_ARG, "%s: %s takes host buffers only",
-                        sc_call_name(call), what);
+    if (st == SC_IN_PROGRESS) {
+        st = sc_error(SC_ERR_INVALID_ARG, "%s: %s takes host buffers only",
+                      sc_call_name(call), what);
+        sc_progress_refused(comm, call->kind);
+        return st;
+    }
     if (st != SC_SUCCESS)
         return st;
     return sc_call_issue_host(call, comm, gate, deliver, ndeliver, req);

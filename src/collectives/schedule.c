@@ -10,6 +10,7 @@
 #include "collectives/serves.h"
 #include "collectives/transport_ucx.h"
 #include "core/clock.h"
+#include "core/progress.h"
 
 #define SC_OP_HDR_MAGIC 0x5343484fu /* "SCHO" */
 /* How far past the first unfinished action the executor looks for work to start. */
@@ -549,8 +550,8 @@ static sc_status_t sc_op_start(sc_coll_op_t *op)
 static sc_status_t sc_op_check_header(sc_coll_op_t *op, int i, size_t len)
 {
     char mine[400], theirs[400];
+    const char *refusal;
     sc_op_header_t in;
-
     size_t cap;
 
     memset(&in, 0, sizeof(in));
@@ -568,9 +569,11 @@ static sc_status_t sc_op_check_header(sc_coll_op_t *op, int i, size_t len)
     }
     sc_op_describe(op, &op->hdr, mine, sizeof(mine));
     sc_op_describe(op, &in, theirs, sizeof(theirs));
-    return sc_error(SC_ERR_MISMATCH, "ranks disagree: %s called %s but %s called %s",
+    /* A rank that refused its call of this number, then issued another. */
+    refusal = sc_progress_refusal_text(op->comm, op->hdr.seq);
+    return sc_error(SC_ERR_MISMATCH, "ranks disagree: %s called %s but %s called %s%s%s",
                     sc_op_rank(op, op->comm->rank).s, mine, sc_op_rank(op, op->hdr_peer[i]).s,
-                    theirs);
+                    theirs, refusal ? "; before that, " : "", refusal ? refusal : "");
 }
 
 const void *sc_op_inline(sc_coll_op_t *op, const void *src, size_t bytes)
@@ -785,7 +788,9 @@ static sc_status_t sc_op_check_peers(sc_coll_op_t *op)
 
 double sc_op_patience(const sc_coll_op_t *op)
 {
-    return op->comm->timeout_s + SC_OP_BUILD_GRACE * op->build_s;
+    double t = op->comm->timeout_s + SC_OP_BUILD_GRACE * op->build_s;
+
+    return op->refused && SC_REFUSAL_GRACE_S < t ? SC_REFUSAL_GRACE_S : t;
 }
 
 /* "; rank R (pid P) is stopped ..." for every rank of op's communicator on this node
@@ -814,6 +819,12 @@ static sc_status_t sc_op_timeout(sc_coll_op_t *op)
                                                            : op->first_pending + SC_OP_WINDOW;
 
     sc_op_describe(op, &op->hdr, mine, sizeof(mine));
+    if (op->refused) {
+        const char *why = sc_progress_refusal_text(op->comm, op->hdr.seq);
+        return sc_error(SC_ERR_MISMATCH, "%s failed: %s; it issued no collective in its "
+                        "place within %.1f s", mine,
+                        why ? why : "a rank refused its part of it", sc_op_patience(op));
+    }
     sc_op_stopped_peers(op, stopped, sizeof(stopped));
     for (int i = 0; i < op->nhdr; i++)
         if (!(op->hdr_ok & (1 << i)))

@@ -131,6 +131,8 @@ typedef struct sc_op {
     void *scratch;             /* owned; freed with the op */
     size_t scratch_bytes;
     int started;               /* headers posted, deadline set */
+    int refused;               /* a peer refused its part (sc_progress_refused): the op
+                                  waits SC_REFUSAL_GRACE_S after it last moved */
     int nhdr;                  /* neighbour headers expected (0, 1 or 2) */
     int hdr_peer[2];
     int hdr_ok;                /* bit i: neighbour i's header verified */

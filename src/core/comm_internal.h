@@ -63,9 +63,19 @@ typedef struct sc_transport {
 
 #define SC_CTL_TEXT 512
 
+/* How many of its own refused collectives' numbers a rank remembers: a peer's notice
+ * for one of them is not waited for. */
+#define SC_OWN_REFUSED 8
+
+/* How long a collective that a peer refused waits, after it last moved, for the peer
+ * to issue a collective in its place (at most SC_TIMEOUT). */
+#define SC_REFUSAL_GRACE_S 3.0
+
 typedef struct {
     int32_t status;
-    uint64_t seq;               /* abort notices: the first collective that fails */
+    int32_t refused;            /* nonzero: a refusal notice (sc_progress_refused) */
+    uint64_t seq;               /* abort notices: the first collective that fails;
+                                   refusals: the collective refused */
     char text[SC_CTL_TEXT];
 } sc_ctl_msg_t;
 
@@ -97,10 +107,17 @@ struct sc_comm {
     sc_status_t broken;         /* SC_SUCCESS while usable */
     char broken_text[SC_ERROR_MAX];
     uint64_t broken_seq;        /* once broken: collectives numbered below it may finish */
-    sc_ctl_msg_t ctl_in;        /* abort notices from peers */
+    sc_ctl_msg_t ctl_in;        /* control messages from peers (progress_ctl.c) */
     void *ctl_recv_req;
-    sc_ctl_msg_t ctl_out;
-    void **ctl_send_reqs;       /* one per peer while an abort notice is in flight */
+    struct sc_ctl_out *ctl_outs; /* notices in flight to the peers */
+    /* A peer's refusal of collective #refusal_seq, the earliest one not yet finished
+     * here: that op fails with refusal_text (sc_progress_refused). */
+    int refusal_held;
+    uint64_t refusal_seq;
+    char refusal_text[SC_CTL_TEXT];
+    uint64_t own_refused[SC_OWN_REFUSED]; /* this rank's last refused numbers */
+    unsigned own_refused_n;
+    char own_refusal_text[SC_CTL_TEXT]; /* what it told the peers of the last one */
     struct sc_device *dev;      /* device path state; NULL in host-only builds */
     struct sc_shm_seg *shm_segs; /* registered memory (sc_mem_alloc), newest first */
     uint32_t shm_next_id;       /* the last segment's id, equal on every rank */

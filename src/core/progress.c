@@ -46,51 +46,6 @@ static void sc_op_finish(sc_comm_t *c, sc_coll_op_t *op, sc_status_t st, const c
     __atomic_sub_fetch(&c->tp->active, 1, __ATOMIC_RELEASE);
 }
 
-uint64_t sc_progress_ctl_tag(const sc_comm_t *c, int world_src)
-{
-    /* The generation in the sequence and sub-index fields: a notice for an earlier
-     * communicator with this context id does not match (comm_ctx.c). */
-    return sc_tag_make(c->ctx, SC_TAG_KIND_CTL, c->gen, c->gen >> 18, (uint32_t)world_src);
-}
-
-sc_status_t sc_progress_attach(sc_comm_t *c)
-{
-    if (c->size == 1)
-        return SC_SUCCESS;
-    return sc_ucx_recv(c->tp, sc_progress_ctl_tag(c, 0), ~SC_TAG_SRC_MASK, &c->ctl_in,
-                       sizeof(c->ctl_in), &c->ctl_recv_req);
-}
-
-void sc_progress_detach(sc_comm_t *c)
-{
-    sc_ucx_cancel(c->tp, c->ctl_recv_req);
-    c->ctl_recv_req = NULL;
-    if (c->ctl_send_reqs) {
-        for (int r = 0; r < c->size; r++)
-            sc_ucx_cancel(c->tp, c->ctl_send_reqs[r]);
-        free(c->ctl_send_reqs);
-        c->ctl_send_reqs = NULL;
-    }
-}
-
-/* Best effort: a peer that is gone cannot be told. */
-static void sc_progress_notify_peers(sc_comm_t *c)
-{
-    c->ctl_send_reqs = calloc((size_t)c->size, sizeof(void *));
-    if (!c->ctl_send_reqs)
-        return;
-    c->ctl_out.status = c->broken;
-    c->ctl_out.seq = c->broken_seq;
-    snprintf(c->ctl_out.text, sizeof(c->ctl_out.text), "%.*s", SC_CTL_TEXT - 1, c->broken_text);
-    for (int r = 0; r < c->size; r++) {
-        if (r == c->rank || c->tp->peer_error[c->world_of[r]][0])
-            continue;
-        if (sc_ucx_send(c->tp, c->world_of[r], sc_progress_ctl_tag(c, c->tp->world_rank), &c->ctl_out,
-                        sizeof(c->ctl_out), &c->ctl_send_reqs[r]) != SC_SUCCESS)
-            c->ctl_send_reqs[r] = NULL;
-    }
-}
-
 void sc_progress_fail_comm(sc_comm_t *c, sc_status_t st, const char *text, int notify,
                            uint64_t seq)
 {
@@ -103,7 +58,7 @@ void sc_progress_fail_comm(sc_comm_t *c, sc_status_t st, const char *text, int n
         __atomic_store_n(&c->broken, st, __ATOMIC_RELEASE);
         sc_log(SC_LOG_INFO, "communicator failed: %s", text);
         if (notify && c->size > 1)
-            sc_progress_notify_peers(c);
+            sc_progress_notify(c, st, seq, 0, text);
     } else if (seq < c->broken_seq) {
         __atomic_store_n(&c->broken_seq, seq, __ATOMIC_RELAXED); /* an earlier one too */
     }
@@ -129,40 +84,6 @@ void sc_progress_fail_comm(sc_comm_t *c, sc_status_t st, const char *text, int n
     c->p2p_len = 0;
 }
 
-static int sc_progress_ctl(sc_comm_t *c)
-{
-    size_t len;
-    sc_status_t st;
-    char text[SC_ERROR_MAX];
-
-    if (c->ctl_send_reqs) {
-        for (int r = 0; r < c->size; r++) {
-            if (c->ctl_send_reqs[r] && sc_ucx_poll_send(c->tp, c->ctl_send_reqs[r]) != SC_IN_PROGRESS)
-                c->ctl_send_reqs[r] = NULL;
-        }
-    }
-    if (!c->ctl_recv_req)
-        return 0;
-    st = sc_ucx_poll_recv(c->tp, c->ctl_recv_req, &len);
-    if (st == SC_IN_PROGRESS)
-        return 0;
-    c->ctl_recv_req = NULL;
-    if (st != SC_SUCCESS)
-        return 1;
-    if (c->ctl_in.status == SC_SUCCESS) {
-        /* A neighbour wrote into this rank's mailbox while it slept: only a wake-up. */
-        if (sc_progress_attach(c) != SC_SUCCESS)
-            c->ctl_recv_req = NULL;
-        return 1;
-    }
-    c->ctl_in.text[sizeof(c->ctl_in.text) - 1] = '\0';
-    snprintf(text, sizeof(text), "%s", c->ctl_in.text);
-    st = c->ctl_in.status < 0 ? (sc_status_t)c->ctl_in.status : SC_ERR_PEER_FAILED;
-    sc_progress_fail_comm(c, st, text, 0, c->ctl_in.seq);
-    return 1;
-}
-
-/* One pass over every communicator. Caller holds tp->lock. */
 /* Advances op; a failure fails the whole communicator, op included, with the
  * sentence the failing step set. Returns SC_IN_PROGRESS, SC_SUCCESS (the caller
  * unlinks and finishes op) or the error. Caller holds tp->lock. */
@@ -363,6 +284,8 @@ void sc_progress_enqueue(sc_comm_t *c, sc_coll_op_t *op, struct sc_request *req,
     op->hdr.seq = op->hdr.kind == SC_COLL_SEND   ? c->send_seq[op->hdr.root]++
                   : op->hdr.kind == SC_COLL_RECV ? c->recv_seq[op->hdr.root]++
                                                  : c->seq++;
+    if (op->hdr.kind != SC_COLL_SEND && op->hdr.kind != SC_COLL_RECV)
+        sc_progress_refusal_mark(c, op);
     /* Refused once broken, unless a peer broke it at a later collective than this one. */
     if (c->broken != SC_SUCCESS &&
         (op->hdr.kind == SC_COLL_SEND || op->hdr.kind == SC_COLL_RECV ||

@@ -22,12 +22,46 @@ void sc_progress_kick(sc_transport_t *tp);
  * that must not take tp->lock, such as a CUDA host function. */
 void sc_request_wait_passive(struct sc_request *req);
 
+/* Control messages (progress_ctl.c). */
+
 /* The tag of control messages to comm's rank from world rank world_src: abort notices,
- * and wake-ups for a rank that sleeps while its mailbox fills (status SC_SUCCESS). */
+ * refusal notices, and wake-ups for a rank that sleeps while its mailbox fills (status
+ * SC_SUCCESS). */
 uint64_t sc_progress_ctl_tag(const sc_comm_t *comm, int world_src);
 
-/* Posts the receive of abort notices for a new communicator. Caller holds tp->lock. */
+/* Posts the receive of control messages for a new communicator. Caller holds
+ * tp->lock. */
 sc_status_t sc_progress_attach(sc_comm_t *comm);
+
+/* Cancels the control-message receive and the notices in flight. Caller holds
+ * tp->lock. */
+void sc_progress_detach(sc_comm_t *comm);
+
+/* Sends every peer a notice (best effort: a peer that is gone cannot be told): an abort
+ * (refused 0: the communicator failed with status and text at collective seq, 0: all),
+ * or a refusal (this rank refused its part of collective seq). Caller holds tp->lock. */
+void sc_progress_notify(sc_comm_t *comm, sc_status_t status, uint64_t seq, int refused,
+                        const char *text);
+
+/* Takes the control messages that arrived and releases the notices sent; nonzero when
+ * one arrived. Caller holds tp->lock. */
+int sc_progress_ctl(sc_comm_t *comm);
+
+/* This rank refused a collective of kind `kind` (the calling thread's last error says
+ * why) before it was numbered: the peers are told, so that the collective they issued
+ * in its place (the same number) fails with that sentence SC_REFUSAL_GRACE_S after it
+ * last moved, unless this rank issues a collective in its place meanwhile (a call every
+ * rank refused, then another one, goes on). Nothing for point-to-point calls (numbered
+ * per peer) nor on a broken or one-rank communicator. Takes tp->lock. */
+void sc_progress_refused(sc_comm_t *comm, sc_coll_kind_t kind);
+
+/* Marks op (just numbered) if a peer refused its part of that collective. Caller holds
+ * tp->lock. */
+void sc_progress_refusal_mark(sc_comm_t *comm, sc_coll_op_t *op);
+
+/* The sentence of a refusal of collective seq, a peer's or (the last one) this rank's,
+ * or NULL. Caller holds tp->lock. */
+const char *sc_progress_refusal_text(const sc_comm_t *comm, uint64_t seq);
 
 /* Marks comm broken (new calls are refused) and fails, with status and text, its queued
  * collectives numbered from seq on and every point-to-point op; tells peers when notify

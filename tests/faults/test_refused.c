@@ -1,0 +1,181 @@
+/* A collective one rank refuses (a bad argument there) while its peers issued theirs:
+ * the peers' call fails within a few seconds naming that rank and its reason, instead
+ * of waiting out SC_TIMEOUT; a call every rank refuses, or one the refusing rank
+ * issues again in time, leaves the communicator working. */
+#include "fault_util.h"
+
+#define COUNT 100
+#define REFUSER 1
+/* The peers' call fails this long after it last moved (SC_REFUSAL_GRACE_S, 3 s), plus
+ * slack for a loaded machine: far below the tests' SC_TIMEOUT of 60 s. */
+#define FAIL_WITHIN_S 10.0
+
+static int check_sentence(const char *text, const char *what)
+{
+    CHECK(strstr(text, what), "the sentence '%s' does not say '%s'", text, what);
+    return TEST_PASS;
+}
+
+/* The world communicator, all ranks present (a barrier), and its size. */
+static int join(sc_comm_t **comm, int *size)
+{
+    CHECK_OK(sc_comm_init_from_env(comm));
+    CHECK_OK(sc_barrier(*comm, NULL));
+    *size = sc_comm_size(*comm);
+    return TEST_PASS;
+}
+
+static void fill(float *v, int rank, int it)
+{
+    for (int i = 0; i < COUNT; i++)
+        v[i] = (float)((rank + 1) * 10 + (i + it) % 7);
+}
+
+/* An allreduce (sum) of fill's inputs of iteration it, its result checked element by
+ * element against the sum over size ranks (exact). */
+static int allreduce_checked(sc_comm_t *comm, int size, int it)
+{
+    float in[COUNT], out[COUNT];
+
+    fill(in, fault_rank, it);
+    CHECK_OK(sc_allreduce(in, out, COUNT, SC_FLOAT32, SC_SUM, comm, NULL, NULL));
+    for (int i = 0; i < COUNT; i++) {
+        float want = 0.0f;
+        for (int r = 0; r < size; r++)
+            want += (float)((r + 1) * 10 + (i + it) % 7);
+        CHECK(out[i] == want, "iteration %d: element %d is %g, expected %g", it, i,
+              (double)out[i], (double)want);
+    }
+    return TEST_PASS;
+}
+
+/* argv[0]: "late" (the peers wait in their allreduce when the refusal comes), "early"
+ * (the refusal comes before the peers issue theirs) or "continues" (the refusing rank
+ * issues a barrier right after). The refusing rank passes a NULL send buffer and gets
+ * SC_ERR_INVALID_ARG at once. Late and early: it then issues nothing for 6 s, and the
+ * peers' allreduce fails with SC_ERR_MISMATCH naming it and its sentence, within
+ * FAIL_WITHIN_S; its barrier after the 6 s fails with the peers' sentence. Continues:
+ * its barrier meets the peers' allreduce, SC_ERR_MISMATCH on every rank, the refusing
+ * rank's sentence saying what it refused. Then every rank's later calls fail with its
+ * first error, and destroy returns. */
+static int test_refusal_fails_the_peers_call(int argc, char **argv)
+{
+    static float in[COUNT], out[COUNT]; /* kept until destroy, as a failed call asks */
+    const char *mode = argc > 0 ? argv[0] : "late";
+    int continues = strcmp(mode, "continues") == 0;
+    fault_error_t err;
+    sc_comm_t *comm;
+    double t0;
+    int size;
+
+    if (join(&comm, &size) != TEST_PASS)
+        return TEST_FAIL;
+    fill(in, sc_comm_rank(comm), 0);
+    if (fault_rank == REFUSER) {
+        if (strcmp(mode, "late") == 0)
+            fault_sleep(0.5);
+        t0 = fault_now();
+        fault_error_take(&err, sc_allreduce(NULL, out, COUNT, SC_FLOAT32, SC_SUM, comm,
+                                            NULL, NULL), t0);
+        CHECK(err.status == SC_ERR_INVALID_ARG, "the refused allreduce returned %s: %s",
+              sc_status_string(err.status), err.text);
+        CHECK(err.elapsed < 0.5, "the refusal took %.3f s", err.elapsed);
+        if (check_sentence(err.text, "sendbuf is NULL") != TEST_PASS)
+            return TEST_FAIL;
+        if (!continues)
+            fault_sleep(6.0);
+        t0 = fault_now();
+        fault_error_take(&err, sc_barrier(comm, NULL), t0);
+    } else {
+        if (strcmp(mode, "early") == 0)
+            fault_sleep(0.5);
+        t0 = fault_now();
+        fault_error_take(&err, sc_allreduce(in, out, COUNT, SC_FLOAT32, SC_SUM, comm, NULL,
+                                            NULL), t0);
+    }
+    CHECK(err.status == SC_ERR_MISMATCH, "the call returned %s: %s",
+          sc_status_string(err.status), err.text);
+    if (!continues || fault_rank == REFUSER) {
+        if (check_sentence(err.text, "rank 1 refused its part of collective #") != TEST_PASS ||
+            check_sentence(err.text, "sendbuf is NULL with count 100") != TEST_PASS)
+            return TEST_FAIL;
+    }
+    if (continues && check_sentence(err.text, "called barrier #") != TEST_PASS)
+        return TEST_FAIL;
+    CHECK(err.elapsed < FAIL_WITHIN_S, "failed after %.3f s (SC_TIMEOUT %g s)", err.elapsed,
+          fault_timeout());
+    if (fault_check_later_calls_fail(comm, &err) != TEST_PASS)
+        return TEST_FAIL;
+    printf("rank %d: got %s after %.3f s: %s\n", fault_rank, sc_status_string(err.status),
+           err.elapsed, err.text);
+    return fault_check_destroy(comm, 3.0);
+}
+
+/* Every rank refuses an avg on int32 (ranks arriving at different times), then
+ * reduces with sum: 20 rounds, every sum right, the communicator working at the end. */
+static int test_refusal_by_every_rank_leaves_the_communicator_working(int argc, char **argv)
+{
+    int32_t i32[COUNT] = {0};
+    sc_comm_t *comm;
+    int size;
+
+    (void)argc;
+    (void)argv;
+    if (join(&comm, &size) != TEST_PASS)
+        return TEST_FAIL;
+    for (int it = 0; it < 20; it++) {
+        fault_sleep(0.01 * ((it + fault_rank) % 3));
+        CHECK(sc_allreduce(i32, i32, COUNT, SC_INT32, SC_AVG, comm, NULL, NULL) ==
+                  SC_ERR_INVALID_ARG, "iteration %d: avg on int32 was not refused", it);
+        if (allreduce_checked(comm, size, it) != TEST_PASS)
+            return TEST_FAIL;
+    }
+    CHECK_OK(sc_barrier(comm, NULL));
+    CHECK_OK(sc_comm_destroy(comm));
+    return TEST_PASS;
+}
+
+/* The refusing rank issues the call again, right, 0.3 s after its refusal, while its
+ * peers wait in theirs: the allreduce completes on every rank with the right sum, and
+ * the communicator goes on (a barrier). Then the refusing rank refuses a broadcast
+ * whose root the others never reach (they issue nothing in its place): the next
+ * collective, a barrier every rank issues within 0.3 s, completes too. */
+static int test_refusal_reissued_in_time_goes_on(int argc, char **argv)
+{
+    float buf[COUNT] = {0};
+    sc_comm_t *comm;
+    int size;
+
+    (void)argc;
+    (void)argv;
+    if (join(&comm, &size) != TEST_PASS)
+        return TEST_FAIL;
+    if (fault_rank == REFUSER) {
+        CHECK(sc_allreduce(NULL, buf, COUNT, SC_FLOAT32, SC_SUM, comm, NULL, NULL) ==
+                  SC_ERR_INVALID_ARG, "a NULL send buffer was not refused");
+        fault_sleep(0.3);
+    }
+    if (allreduce_checked(comm, size, 0) != TEST_PASS)
+        return TEST_FAIL;
+    CHECK_OK(sc_barrier(comm, NULL));
+    if (fault_rank == REFUSER) {
+        CHECK(sc_broadcast(buf, buf, COUNT, SC_FLOAT32, size, comm, NULL, NULL) ==
+                  SC_ERR_INVALID_ARG, "a root outside the communicator was not refused");
+    } else {
+        fault_sleep(0.3);
+    }
+    CHECK_OK(sc_barrier(comm, NULL));
+    CHECK_OK(sc_comm_destroy(comm));
+    return TEST_PASS;
+}
+
+int main(int argc, char **argv)
+{
+    static const fault_test_t tests[] = {
+        {"fails_the_peers_call", test_refusal_fails_the_peers_call},
+        {"by_every_rank_leaves_the_communicator_working",
+         test_refusal_by_every_rank_leaves_the_communicator_working},
+        {"reissued_in_time_goes_on", test_refusal_reissued_in_time_goes_on},
+        {NULL, NULL}};
+    return fault_main(tests, argc, argv);
+}
