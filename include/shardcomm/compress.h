@@ -197,9 +197,13 @@ SC_API sc_status_t sc_compressor_save(const sc_compressor_t *compressor, void *b
  * earlier format without thresholds and draws (the next selections then sample and draw
  * anew). What this compressor's configuration does not keep is skipped (a residual
  * loaded into a compressor without error feedback, a momentum into one without
- * momentum), and what it keeps and the state lacks starts at zero. The state names no
- * rank: each rank loads its own. A truncated or foreign buffer is SC_ERR_INVALID_ARG
- * and leaves the state unchanged. */
+ * momentum), and what it keeps and the state lacks starts at zero. Each rank loads its
+ * own: the state records, per key, the rank and communicator size whose steps made it,
+ * and a key's next step on another rank or size (a checkpoint loaded on the wrong rank,
+ * or on another world size) is SC_ERR_INVALID_ARG, on every rank, naming both;
+ * sc_compressor_reset starts afresh. States saved before this check (format versions 1
+ * to 3) carry no origin and are not checked. A truncated or foreign buffer is
+ * SC_ERR_INVALID_ARG and leaves the state unchanged. */
 SC_API sc_status_t sc_compressor_load(sc_compressor_t *compressor, const void *buf,
                                       size_t len);
 

@@ -102,7 +102,7 @@ static sc_status_t sc_hook_topk_start(void *state, const sc_hook_bucket_t *b,
         k->layout_starts++;
         pthread_mutex_unlock(&c->lock);
         sc_hook_topk_idle(k);
-        st = sc_compressor_plan(c, SC_HOOK_TOPK, k, p);
+        st = sc_compressor_plan(c, SC_HOOK_TOPK, k, rank, p);
     }
     if (st == SC_SUCCESS && !k->dense && !c->worker)
         st = sc_worker_create(SC_HOOK_TOPK, &c->worker);

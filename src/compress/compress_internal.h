@@ -93,6 +93,10 @@ typedef struct sc_ckey {
     void *momentum;        /* NULL without momentum */
     void *v;               /* allocated by the first sparse step */
     long steps;            /* steps completed */
+    /* The rank and communicator size whose steps made the residual and momentum (0 0:
+     * none yet): each rank's are its own, so a state taken to another rank or size is
+     * refused rather than fed back into another rank's gradients. */
+    int origin_rank, origin_size;
     int unborn;            /* made by a step not yet committed (not loaded): a failed
                               step removes it (sc_compressor_abandon) */
     uint64_t layout;       /* comm hook: the bucket layout the state belongs to (0:
@@ -174,8 +178,11 @@ sc_status_t sc_compressor_prepare(sc_compressor_t *c, const char *caller, sc_cke
                                   const void *g, int rank, int p);
 
 /* The first half of prepare, which decides what goes on the wire: a dense step during
- * warm-up (k->dense set), else the layout of the blocks (k->lay) and their memory. */
-sc_status_t sc_compressor_plan(sc_compressor_t *c, const char *caller, sc_ckey_t *k, int p);
+ * warm-up (k->dense set), else the layout of the blocks (k->lay) and their memory. A
+ * state made on another rank or communicator size (a checkpoint loaded on the wrong
+ * rank) is SC_ERR_INVALID_ARG. */
+sc_status_t sc_compressor_plan(sc_compressor_t *c, const char *caller, sc_ckey_t *k,
+                               int rank, int p);
 
 /* The second half, after a sparse plan: v, the selection and this rank's block, the pads
  * after what the selection returned included. On an error the block is all pads (it may

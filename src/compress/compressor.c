@@ -262,7 +262,8 @@ static sc_status_t sc_ckey_reserve(void **buf, size_t *cap, size_t bytes, const 
     return SC_SUCCESS;
 }
 
-sc_status_t sc_compressor_plan(sc_compressor_t *c, const char *caller, sc_ckey_t *k, int p)
+sc_status_t sc_compressor_plan(sc_compressor_t *c, const char *caller, sc_ckey_t *k,
+                               int rank, int p)
 {
     const sc_compress_config_t *cfg = &c->cfg;
     size_t kk = sc_compress_k(cfg, k->count);
@@ -270,6 +271,17 @@ sc_status_t sc_compressor_plan(sc_compressor_t *c, const char *caller, sc_ckey_t
     sc_dtype_t vdtype = cfg->values_fp16 ? SC_FLOAT16 : k->dtype;
     sc_dtype_t sdtype = sc_ckey_shaped(k) ? k->acc : k->dtype;
     sc_status_t st;
+
+    if (k->origin_size > 0 && (k->residual || k->momentum) &&
+        (k->origin_rank != rank || k->origin_size != p))
+        return sc_error(SC_ERR_INVALID_ARG, "%s: the state of key %d (its residual%s) was "
+                        "made by rank %d of %d and this is rank %d of %d: a checkpoint "
+                        "loaded on another rank or world size; load each rank's own state, "
+                        "or sc_compressor_reset to start afresh", caller, k->key,
+                        k->momentum ? " and momentum" : "", k->origin_rank, k->origin_size,
+                        rank, p);
+    k->origin_rank = rank;
+    k->origin_size = p;
 
     /* Warm-up, or every element sent in the gradient's dtype: a dense all-reduce moves
      * half the bytes of the pairs and selects nothing (nothing is left to feed back). */
@@ -360,7 +372,7 @@ sc_status_t sc_compressor_prepare(sc_compressor_t *c, const char *caller, sc_cke
 
     k->approx_before = k->approx;
     sc_topk_draws_get(c->topk, &k->draws_before);
-    st = sc_compressor_plan(c, caller, k, p);
+    st = sc_compressor_plan(c, caller, k, rank, p);
     if (st != SC_SUCCESS || k->dense)
         return st;
     return sc_compressor_select(c, caller, k, g, rank, p);

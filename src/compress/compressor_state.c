@@ -9,14 +9,18 @@
  * each) when present. Version 1 (no draws, no thresholds) still loads: the next
  * selections then draw and estimate anew. A load parses and checks everything before
  * it replaces any state. Version 3 is version 2 with a hash that mixes each word
- * (sc_state_hash); 1 and 2, hashed by plain FNV-1a, still load. */
+ * (sc_state_hash); 1 and 2, hashed by plain FNV-1a, still load. Version 4 adds to each
+ * key's record the rank and communicator size that made its state (0 0: none yet), so
+ * that a state loaded on another rank is refused at its next step instead of fed into
+ * another rank's gradients; earlier versions load without them (nothing checked). */
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "compress/compress_internal.h"
 #include "core/memory.h"
 
-#define SC_STATE_VERSION 3u
+#define SC_STATE_VERSION 4u
 #define SC_STATE_HAS_RESIDUAL 1u
 #define SC_STATE_HAS_MOMENTUM 2u
 #define SC_STATE_HAS_THRESHOLD 4u /* version 2 */
@@ -43,7 +47,17 @@ typedef struct {
     uint32_t flags;
     uint64_t count;
     int64_t steps;
+    int32_t origin_rank;  /* version 4 */
+    int32_t origin_size;
 } sc_state_key_t;
+
+/* A key's record in versions 1 to 3: the above without its origin. */
+#define SC_STATE_KEY_V3_BYTES offsetof(sc_state_key_t, origin_rank)
+
+static size_t sc_state_key_record_bytes(uint32_t version)
+{
+    return version >= 4 ? sizeof(sc_state_key_t) : SC_STATE_KEY_V3_BYTES;
+}
 
 /* The approximate selection's threshold: valid for selections of n elements of dtype. */
 typedef struct {
@@ -126,7 +140,7 @@ SC_API sc_status_t sc_compressor_save(const sc_compressor_t *compressor, void *b
                             (k->residual ? SC_STATE_HAS_RESIDUAL : 0) |
                                 (k->momentum ? SC_STATE_HAS_MOMENTUM : 0) |
                                 (k->approx.valid ? SC_STATE_HAS_THRESHOLD : 0),
-                            k->count, c->keys[i]->steps};
+                            k->count, c->keys[i]->steps, k->origin_rank, k->origin_size};
         memcpy(o, &r, sizeof(r));
         o += sizeof(r);
         if (k->approx.valid) {
@@ -174,18 +188,21 @@ static sc_status_t sc_state_parse_key(const sc_compressor_t *c, uint32_t version
     const uint32_t known = SC_STATE_HAS_RESIDUAL | SC_STATE_HAS_MOMENTUM |
                            (version >= 2 ? SC_STATE_HAS_THRESHOLD : 0);
     sc_state_threshold_t t = {0, 0, 0, 0};
-    sc_state_key_t r;
+    sc_state_key_t r = {0};
+    const size_t rb = sc_state_key_record_bytes(version);
     sc_ckey_t *k;
     size_t b, need, tb, fixed;
     int nbuf;
     sc_status_t st;
 
-    if (left < sizeof(r))
+    if (left < rb)
         return sc_state_bad("truncated", i);
-    memcpy(&r, p, sizeof(r));
+    memcpy(&r, p, rb);
     if (!sc_pairs_dtype_ok((sc_dtype_t)r.dtype) ||
         r.acc != (r.dtype == SC_FLOAT64 ? SC_FLOAT64 : SC_FLOAT32) || (r.flags & ~known) ||
-        r.steps < 0 || r.count > SIZE_MAX / 16)
+        r.steps < 0 || r.count > SIZE_MAX / 16 || r.origin_size < 0 || r.origin_rank < 0 ||
+        (r.origin_size > 0 && r.origin_rank >= r.origin_size) ||
+        (r.origin_size == 0 && r.origin_rank != 0))
         return sc_state_bad("a key record out of range", i);
     b = (size_t)r.count * sc_dtype_size((sc_dtype_t)r.acc);
     /* The key's working copy and residual take at least 2 b: a count past this
@@ -197,13 +214,13 @@ static sc_status_t sc_state_parse_key(const sc_compressor_t *c, uint32_t version
                         (unsigned long long)r.count, b);
     tb = (r.flags & SC_STATE_HAS_THRESHOLD) ? sizeof(t) : 0;
     nbuf = !!(r.flags & SC_STATE_HAS_RESIDUAL) + !!(r.flags & SC_STATE_HAS_MOMENTUM);
-    fixed = sizeof(r) + tb;
+    fixed = rb + tb;
     /* Compared buffer by buffer: fixed + nbuf * b may not fit a size_t. */
     if (left < fixed || (nbuf > 0 && b > (left - fixed) / (size_t)nbuf))
         return sc_state_bad("truncated", i);
     need = fixed + (size_t)nbuf * b;
     if (tb) {
-        memcpy(&t, p + sizeof(r), sizeof(t));
+        memcpy(&t, p + rb, sizeof(t));
         if (!sc_pairs_dtype_ok((sc_dtype_t)t.dtype) || t.reserved != 0 || t.n > r.count)
             return sc_state_bad("a threshold out of range", i);
     }
@@ -217,7 +234,7 @@ static sc_status_t sc_state_parse_key(const sc_compressor_t *c, uint32_t version
         k->approx.n = (size_t)t.n;
         k->approx.key = t.key;
     }
-    p += sizeof(r) + tb;
+    p += rb + tb;
     if (r.flags & SC_STATE_HAS_RESIDUAL) {
         if (k->residual)
             memcpy(k->residual, p, b);
@@ -226,6 +243,8 @@ static sc_status_t sc_state_parse_key(const sc_compressor_t *c, uint32_t version
     if ((r.flags & SC_STATE_HAS_MOMENTUM) && k->momentum)
         memcpy(k->momentum, p, b);
     k->steps = r.steps;
+    k->origin_rank = r.origin_rank;
+    k->origin_size = r.origin_size;
     *out = k;
     *used = need;
     return SC_SUCCESS;
@@ -267,7 +286,7 @@ SC_API sc_status_t sc_compressor_load(sc_compressor_t *c, const void *buf, size_
         p += sizeof(d);
         left -= sizeof(d);
     }
-    if (h.nkeys > left / sizeof(sc_state_key_t))
+    if (h.nkeys > left / sc_state_key_record_bytes(h.version))
         return sc_state_bad("more keys than it holds", -1);
     keys = calloc(h.nkeys ? h.nkeys : 1, sizeof(*keys));
     if (!keys)

@@ -24,7 +24,9 @@
  *                                     one (MODE approx: the keys' kept thresholds and the
  *                                     samples drawn; random: the calls drawn; N above
  *                                     2^16 for a kept threshold); truncated, corrupted
- *                                     and foreign buffers are refused and change nothing */
+ *                                     and foreign buffers are refused and change nothing
+ *   state_of_another_rank_is_refused  a state loaded on another rank or world size
+ *                                     fails its next step on every rank */
 #include "compress_test.h"
 
 #define SEED 0xef0001ull
@@ -406,9 +408,50 @@ static int run_steps(rt_world_t *w, sc_compressor_t *c, int t0, int t1, size_t n
     return 0;
 }
 
+/* The state as version 3 wrote it (records without their origin, the last 8 of version
+ * 4's 40 bytes) of the version-4 state v4 (len bytes); *v3_len its length. */
+static unsigned char *state_v3(const unsigned char *v4, size_t len, size_t *v3_len)
+{
+    const size_t head = 32, draws = 16, rec4 = 40, rec3 = 32, threshold = 24;
+    unsigned char *v3 = malloc(len);
+    size_t i = head + draws, o = head + draws;
+    uint32_t nkeys, version = 3;
+    uint64_t payload, hash;
+
+    if (!v3)
+        return NULL;
+    memcpy(v3, v4, head + draws);
+    memcpy(&nkeys, v4 + 12, 4);
+    for (uint32_t k = 0; k < nkeys; k++) {
+        int32_t acc;
+        uint32_t flags;
+        uint64_t count;
+        size_t body;
+
+        memcpy(&acc, v4 + i + 8, 4);
+        memcpy(&flags, v4 + i + 12, 4);
+        memcpy(&count, v4 + i + 16, 8);
+        body = ((flags & 4) ? threshold : 0) + (size_t)(((flags & 1) != 0) +
+                                                        ((flags & 2) != 0)) *
+                                                   (size_t)count * (acc == SC_FLOAT64 ? 8 : 4);
+        memcpy(v3 + o, v4 + i, rec3);
+        memcpy(v3 + o + rec3, v4 + i + rec4, body);
+        i += rec4 + body;
+        o += rec3 + body;
+    }
+    payload = o - head;
+    hash = ct_state_hash(v3 + head, payload, 3);
+    memcpy(v3 + 8, &version, 4);
+    memcpy(v3 + 16, &payload, 8);
+    memcpy(v3 + 24, &hash, 8);
+    *v3_len = o;
+    return v3;
+}
+
 /* The state an earlier library wrote (version 1: no draws after the 32-byte header, no
  * thresholds; exact mode keeps none) loads, and continues as version 2 does: v2 is a
- * state saved before step 4 of a compressor whose step 6 left out_a. */
+ * state (version 3's layout) saved before step 4 of a compressor whose step 6 left
+ * out_a. */
 static int load_version_1(rt_world_t *w, const unsigned char *v2, size_t len, size_t n,
                           void *g, const char *out_a)
 {
@@ -479,8 +522,14 @@ static int test_save_load_round_trip(int argc, char **argv)
             return 1;
         CHECK(memcmp(out_a, out_b, out_bytes) == 0, "step %d differs after the load", t);
     }
-    if (g_mode == SC_TOPK_EXACT && load_version_1(&w, saved, len, n, g, out_a))
-        return 1;
+    if (g_mode == SC_TOPK_EXACT) {
+        size_t len3 = 0;
+        unsigned char *v3 = state_v3(saved, len, &len3);
+        CHECK(v3, "out of memory");
+        if (load_version_1(&w, v3, len3, n, g, out_a))
+            return 1;
+        free(v3);
+    }
     /* Refused buffers leave b's state as it was. */
     len2 = len;
     CHECK_OK(sc_compressor_save(b, saved, &len2));
@@ -505,12 +554,18 @@ static int test_save_load_round_trip(int argc, char **argv)
               "plain FNV-1a saw the two sign flips (the case is not the one meant)");
         CHECK_STATUS(sc_compressor_load(b, bad, len2), SC_ERR_INVALID_ARG);
         CHECK_SAYS("sc_compressor_load", "hash does not match");
-        /* A version-2 state (plain FNV-1a) of the same contents still loads. */
-        memcpy(bad, saved, len2);
+        /* A version-2 state (plain FNV-1a, version 3's records) of the same contents
+         * still loads. */
+        size_t len3 = 0;
+        unsigned char *v3 = state_v3(saved, len2, &len3);
+        CHECK(v3, "out of memory");
+        memcpy(bad, v3, len3);
+        free(v3);
         memcpy(bad + 8, &version, 4);
-        hash = ct_state_hash(bad + head, len2 - head, 2);
+        hash = ct_state_hash(bad + head, len3 - head, 2);
         memcpy(bad + 24, &hash, 8);
-        CHECK_OK(sc_compressor_load(b, bad, len2));
+        CHECK_OK(sc_compressor_load(b, bad, len3));
+        CHECK_OK(sc_compressor_load(b, saved, len2)); /* its origins back (version 4) */
     }
     for (size_t i = 0; i < len2; i++)
         bad[i] = (unsigned char)rt_mix(i);
@@ -525,6 +580,68 @@ static int test_save_load_round_trip(int argc, char **argv)
     return 0;
 }
 
+/* Each rank saves its state after 4 steps and loads its neighbour's: the next step
+ * fails on every rank with SC_ERR_INVALID_ARG naming both ranks (each rank's residual is
+ * its own: fed into another rank's gradients it is silently wrong); nothing is written
+ * to the output. A reset then starts afresh. The rank's own state, loaded on a
+ * communicator of another size (each rank alone), is refused too; on its own rank of
+ * the same size it continues. */
+static int test_state_of_another_rank_is_refused(int argc, char **argv)
+{
+    const size_t n = 1500;
+    float *g = malloc(n * 4), *out = malloc(n * 4);
+    unsigned char *mine, *theirs;
+    size_t len = 0;
+    sc_compressor_t *c = make(0.03, 0, 0, 1, 0.5, 1);
+    sc_comm_t *alone;
+    char want[96];
+    rt_world_t w;
+
+    (void)argc;
+    (void)argv;
+    if (rt_world(&w))
+        return 1;
+    CHECK(c && g && out && w.size >= 2, "needs 2 ranks or more");
+    for (int t = 0; t < 4; t++) {
+        fill(SC_FLOAT32, g, n, w.rank, t, 0);
+        CHECK_OK(sc_compressed_allreduce(c, w.comm, 0, g, out, n, SC_FLOAT32, SC_SUM));
+    }
+    CHECK_OK(sc_compressor_save(c, NULL, &len));
+    mine = malloc(len);
+    theirs = malloc(len * (size_t)w.size);
+    CHECK(mine && theirs, "out of memory");
+    CHECK_OK(sc_compressor_save(c, mine, &len));
+    /* Exact mode, the same keys and counts: every rank's state has the same length. */
+    CHECK_OK(sc_allgather(mine, theirs, len, SC_UINT8, w.comm, NULL, NULL));
+    CHECK_OK(sc_compressor_load(c, theirs + len * (size_t)((w.rank + 1) % w.size), len));
+    fill(SC_FLOAT32, g, n, w.rank, 4, 0);
+    memset(out, 0x7f, n * 4);
+    CHECK_STATUS(sc_compressed_allreduce(c, w.comm, 0, g, out, n, SC_FLOAT32, SC_SUM),
+                 SC_ERR_INVALID_ARG);
+    snprintf(want, sizeof(want), "made by rank %d of %d and this is rank %d of %d",
+             (w.rank + 1) % w.size, w.size, w.rank, w.size);
+    CHECK_SAYS("sc_compressed_allreduce", want);
+    CHECK(((const unsigned char *)out)[0] == 0x7f && ((const unsigned char *)out)[n * 4 - 1] ==
+              0x7f, "a refused step wrote its output");
+    CHECK_OK(sc_compressor_reset(c));
+    CHECK_OK(sc_compressed_allreduce(c, w.comm, 0, g, out, n, SC_FLOAT32, SC_SUM));
+    /* The rank's own state on a communicator of one rank. */
+    CHECK_OK(sc_comm_split(w.comm, w.rank, 0, &alone));
+    CHECK_OK(sc_compressor_load(c, mine, len));
+    CHECK_STATUS(sc_compressed_allreduce(c, alone, 0, g, out, n, SC_FLOAT32, SC_SUM),
+                 SC_ERR_INVALID_ARG);
+    snprintf(want, sizeof(want), "made by rank %d of %d and this is rank 0 of 1", w.rank,
+             w.size);
+    CHECK_SAYS("sc_compressed_allreduce", want);
+    CHECK_OK(sc_comm_destroy(alone));
+    CHECK_OK(sc_compressor_load(c, mine, len));
+    CHECK_OK(sc_compressed_allreduce(c, w.comm, 0, g, out, n, SC_FLOAT32, SC_SUM));
+    sc_compressor_destroy(c);
+    CHECK_OK(sc_comm_destroy(w.comm));
+    free(g), free(out), free(mine), free(theirs);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     static const rt_test_t tests[] = {
@@ -536,6 +653,7 @@ int main(int argc, char **argv)
         {"reset_clears_residuals_and_restarts_warmup",
          test_reset_clears_residuals_and_restarts_warmup},
         {"save_load_round_trip", test_save_load_round_trip},
+        {"state_of_another_rank_is_refused", test_state_of_another_rank_is_refused},
         {NULL, NULL}};
     return rt_main(tests, argc, argv);
 }
