@@ -20,6 +20,7 @@
 #include "bench_memory.h"
 #include "bench_data.h"
 #include "bench_options.h"
+#include "bench_agree.h"
 #include "bench_output.h"
 #include "bench_time.h"
 #include "shardcomm/shardcomm.h"
@@ -401,6 +402,14 @@ int sc_bench_compressed_main(int argc, char **argv)
     }
     rank = sc_comm_rank(comm);
     p = sc_comm_size(comm);
+    {
+        /* No operand for getopt to move: the arguments in the order given. */
+        char *args = sc_bench_command_line(argc, argv);
+        exit_code = sc_bench_same_command(comm, "sc-bench compressed", args);
+        free(args);
+    }
+    if (exit_code != 0)
+        goto out;
     /* Before anything is measured: an unwritable --json fails every rank at once. */
     exit_code = sc_bench_output_open_root(comm, o.json_path, &json);
     if (exit_code != 0)

@@ -49,7 +49,9 @@ static const char sc_bench_usage_text[] =
     "reduce_scatter, allgather and alltoall. Time is the average over the iterations\n"
     "of the slowest rank (nccl-tests averages over ranks); algbw is size / time and\n"
     "busbw algbw times nccl-tests' factor (allreduce 2(n-1)/n; reduce_scatter,\n"
-    "allgather, alltoall (n-1)/n; the others 1).\n";
+    "allgather, alltoall (n-1)/n; the others 1).\n"
+    "Every rank is given the same arguments: they are compared before anything is\n"
+    "measured, and ranks given different ones exit 2 saying so.\n";
 
 sc_status_t sc_bench_size_parse(const char *text, size_t *bytes)
 {

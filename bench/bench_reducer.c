@@ -15,6 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench_agree.h"
 #include "bench_output.h"
 #include "bench_profile.h"
 #include "bench_reducer.h"
@@ -844,6 +845,14 @@ int sc_bench_reducer_main(int argc, char **argv)
         fprintf(stderr, "sc-bench reducer: out of memory\n");
         goto err_destroy;
     }
+    {
+        /* No operand for getopt to move: the arguments in the order given. */
+        char *args = sc_bench_command_line(argc, argv);
+        exit_code = sc_bench_same_command(c.comm, "sc-bench reducer", args);
+        free(args);
+    }
+    if (exit_code != 0)
+        goto err_destroy;
     /* Before anything is measured: an unwritable --json fails every rank at once. */
     exit_code = sc_bench_output_open_root(c.comm, o.json_path, &json);
     if (exit_code != 0)

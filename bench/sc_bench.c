@@ -13,6 +13,7 @@
 #include "bench_kernels.h"
 #include "bench_memory.h"
 #include "bench_options.h"
+#include "bench_agree.h"
 #include "bench_output.h"
 #include "bench_reducer.h"
 #include "bench_time.h"
@@ -277,27 +278,6 @@ static int sc_bench_some_size_fits(const sc_bench_options_t *opts, int rank, int
     return 0;
 }
 
-/* argv joined by spaces, taken before getopt reorders it. */
-static char *sc_bench_command_line(int argc, char **argv)
-{
-    size_t len = 1;
-    char *line;
-
-    for (int i = 0; i < argc; i++)
-        len += strlen(argv[i]) + 1;
-    line = malloc(len);
-    if (!line)
-        return NULL;
-    line[0] = '\0';
-    for (int i = 0; i < argc; i++) {
-        strcat(line, argv[i]);
-        if (i + 1 < argc)
-            strcat(line, " ");
-    }
-    return line;
-}
-
-/* device: rank 0's GPU with --device, else NULL. */
 static void sc_bench_print_header(FILE *out, const char *command,
                                   const sc_bench_options_t *opts, int nranks,
                                   const char *device)
@@ -469,6 +449,7 @@ static int sc_bench_main(int argc, char **argv)
         return sc_bench_topk_main(argc - 1, argv + 1);
 
     char *command = sc_bench_command_line(argc, argv);
+    char *args = sc_bench_command_line(argc - 1, argv + 1); /* as given, for the peers */
     sc_bench_options_t opts;
     sc_comm_t *comm;
     sc_bench_row_t *rows;
@@ -500,6 +481,10 @@ static int sc_bench_main(int argc, char **argv)
     }
     rank = sc_comm_rank(comm);
     nranks = sc_comm_size(comm);
+    exit_code = sc_bench_same_command(comm, "sc-bench", args);
+    if (exit_code != 0)
+        goto err_destroy;
+    exit_code = 1;
     if (sc_bench_has_rooted(&opts) && opts.root >= nranks) {
         /* Every rank says it: the launcher may stop the others when one exits. */
         fprintf(stderr, "sc-bench: rank %d: -r %d: the root must be below the number of "
@@ -586,5 +571,6 @@ err_destroy:
     sc_comm_destroy(comm);
 err_free_command:
     free(command);
+    free(args);
     return exit_code;
 }
