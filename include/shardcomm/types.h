@@ -43,7 +43,12 @@ typedef enum {
  * size, rounded once (values whose sum overflows average to Inf); float16, bfloat16 and
  * float8 multiply every input by 1 / size first (in float32, rounded to the type, as
  * NCCL's avg premultiplies), then sum, so that values whose sum passes the type's range
- * still average (a few more roundings than one division). */
+ * still average (a few more roundings than one division). Reductions and casts compute
+ * in one floating-point environment whatever the calling thread set (round to nearest
+ * even, subnormals kept, exceptions masked: a thread's flush-to-zero, as
+ * torch.set_flush_denormal(True) sets it, or another rounding mode does not apply), as
+ * NCCL's device reductions, so that ranks whose reductions ran on differently set
+ * threads still agree bit for bit (x86; elsewhere the threads' own modes apply). */
 
 /* A CUDA stream (cudaStream_t) for device buffers; NULL for host buffers. */
 typedef void *sc_stream_t;

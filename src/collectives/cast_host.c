@@ -4,6 +4,7 @@
 #include "collectives/cast_kernels.h"
 #include "collectives/cast_spec.h"
 #include "core/clones.h"
+#include "core/fpenv.h"
 
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>
@@ -201,15 +202,24 @@ static int sc_map(const void *src, sc_dtype_t src_type, void *dst, sc_dtype_t ds
     return found | sc_map_scalar(src, src_type, dst, dst_type, done, count, scale);
 }
 
+/* The maps run in the library's floating-point environment (fpenv.h): a cast of the
+ * same reduced values gives the same bits on every rank. */
 void sc_cast_host(const void *src, sc_dtype_t src_type, void *dst, sc_dtype_t dst_type,
                   size_t count, float scale)
 {
+    sc_fpenv_t fe = sc_fpenv_enter();
+
     (void)sc_map(src, src_type, dst, dst_type, count, scale);
+    sc_fpenv_leave(fe);
 }
 
 int sc_unscale_check_host(void *buf, sc_dtype_t dtype, size_t count, float inv_scale)
 {
-    return sc_map(buf, dtype, buf, dtype, count, inv_scale);
+    sc_fpenv_t fe = sc_fpenv_enter();
+    int found = sc_map(buf, dtype, buf, dtype, count, inv_scale);
+
+    sc_fpenv_leave(fe);
+    return found;
 }
 
 /* ---- the check: exponent bits all ones, on the bit patterns ---------------------------

@@ -6,6 +6,7 @@
 
 #include "collectives/reduce_kernels.h"
 #include "compress/compress_internal.h"
+#include "core/fpenv.h"
 #include "shardcomm/kernels.h"
 
 #ifdef __SSE2__
@@ -190,6 +191,9 @@ void sc_pairs_scatter(const sc_pairs_layout_t *l, const void *blocks, int p, voi
     char *chunk = malloc(SC_SCATTER_CHUNK * sizeof(double));
     sc_range_t whole = {0, n * sc_dtype_size(dtype), dense};
     sc_pairs_out_t out = {nranges > 0 ? ranges : &whole, nranges > 0 ? nranges : 1, 0};
+    /* Every rank adds the same pairs: in the library's floating-point environment, so
+     * that it gets the same bits whatever its thread set (fpenv.h). */
+    sc_fpenv_t fe = sc_fpenv_enter();
 
     for (int r = 0; r < p && sorted; r++)
         sorted = sc_pairs_sorted(l, (const char *)blocks + (size_t)r * l->bytes);
@@ -219,6 +223,7 @@ done:
 #ifdef __SSE2__
     _mm_sfence();
 #endif
+    sc_fpenv_leave(fe);
     free(chunk);
     free(pos);
 }

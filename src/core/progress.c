@@ -17,6 +17,7 @@
 #include "collectives/schedule_exec.h"
 #include "collectives/transport_ucx.h"
 #include "core/clock.h"
+#include "core/fpenv.h"
 #include "core/log.h"
 #include "core/progress.h"
 
@@ -179,6 +180,10 @@ static void sc_progress_p2p(sc_comm_t *c, int *progressed)
  * delivered something just before). Caller holds tp->lock. */
 static int sc_progress_scan(sc_transport_t *tp, int progressed)
 {
+    /* The reductions and scalings the ops run, in the library's floating-point
+     * environment whichever thread drives them (fpenv.h). */
+    sc_fpenv_t fe = sc_fpenv_enter();
+
     tp->idle_steps = 0;
     /* Cleared before the scan: a request for another one made meanwhile survives. */
     __atomic_store_n(&tp->rescan, 0, __ATOMIC_RELAXED);
@@ -199,6 +204,7 @@ static int sc_progress_scan(sc_transport_t *tp, int progressed)
     }
     if (progressed)
         __atomic_store_n(&tp->rescan, 1, __ATOMIC_RELAXED);
+    sc_fpenv_leave(fe);
     return progressed;
 }
 

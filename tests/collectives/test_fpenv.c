@@ -1,0 +1,123 @@
+/* A caller thread that flushes subnormals (FTZ and DAZ in MXCSR, as
+ * torch.set_flush_denormal(True) sets them) after sc_comm_init: reductions still keep
+ * subnormals and give the same bits on every rank, whichever thread ran them (the
+ * caller in sc_wait, or the progress thread while the caller computed), and the
+ * caller's modes are as it set them afterwards. An allreduce of 2^-140 per rank (every
+ * algorithm the size picks, and recursive doubling and the ring forced), reduce_scatter,
+ * and the sparse aggregation's scatter-add. x86 only (skipped elsewhere). */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "shardcomm/shardcomm.h"
+
+static int g_rank;
+#define SC_CHECK_RANK g_rank
+#include "../common/sc_check.h"
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <xmmintrin.h>
+
+#define FTZ_DAZ 0x8040u
+#define TINY 0x1.0p-140f /* a float32 subnormal */
+
+static void sleep_ms(int ms)
+{
+    usleep((useconds_t)ms * 1000);
+}
+
+/* Every element must be size * TINY exactly (subnormals kept), the same bits on every
+ * rank (gathered and compared). */
+static int check_sum(sc_comm_t *comm, const float *out, size_t n, const char *what)
+{
+    int size = sc_comm_size(comm);
+    float want = (float)size * TINY, *all = malloc(n * (size_t)size * sizeof(float));
+
+    CHECK(all, "out of memory");
+    for (size_t i = 0; i < n; i++)
+        CHECK(out[i] == want, "%s: element %zu is %a, expected %a", what, i, (double)out[i],
+              (double)want);
+    CHECK_OK(sc_allgather(out, all, n, SC_FLOAT32, comm, NULL, NULL));
+    for (int r = 1; r < size; r++)
+        CHECK(memcmp(all, all + (size_t)r * n, n * sizeof(float)) == 0,
+              "%s: rank %d's bits differ from rank 0's", what, r);
+    free(all);
+    CHECK((_mm_getcsr() & FTZ_DAZ) == FTZ_DAZ, "%s: the caller's FTZ and DAZ were cleared",
+          what);
+    return 0;
+}
+
+/* One non-blocking allreduce of n elements: the last rank computes 200 ms before it
+ * waits (its progress thread runs the reduction), the others wait at once. */
+static int allreduce_once(sc_comm_t *comm, size_t n, const char *what)
+{
+    float *in = malloc(n * sizeof(float)), *out = malloc(n * sizeof(float));
+    sc_request_t *req;
+
+    CHECK(in && out, "out of memory");
+    for (size_t i = 0; i < n; i++)
+        in[i] = TINY;
+    CHECK_OK(sc_allreduce(in, out, n, SC_FLOAT32, SC_SUM, comm, NULL, &req));
+    if (sc_comm_rank(comm) == sc_comm_size(comm) - 1)
+        sleep_ms(200);
+    CHECK_OK(sc_wait(req));
+    sc_request_free(req);
+    if (check_sum(comm, out, n, what))
+        return 1;
+    free(in);
+    free(out);
+    return 0;
+}
+
+int main(void)
+{
+    sc_comm_t *comm;
+    int size;
+
+    CHECK_OK(sc_comm_init_from_env(&comm));
+    g_rank = sc_comm_rank(comm);
+    size = sc_comm_size(comm);
+    CHECK_OK(sc_barrier(comm, NULL));
+    /* After init: the progress thread kept the modes it was created with. */
+    _mm_setcsr(_mm_getcsr() | FTZ_DAZ);
+    if (allreduce_once(comm, 7, "allreduce of 7") || allreduce_once(comm, 300, "allreduce of 300") ||
+        allreduce_once(comm, 100000, "allreduce of 100000"))
+        return 1;
+    {
+        /* reduce_scatter: each rank's block, 5 elements. */
+        size_t n = 5;
+        float *in = malloc(n * (size_t)size * sizeof(float)), *out = malloc(n * sizeof(float));
+        CHECK(in && out, "out of memory");
+        for (size_t i = 0; i < n * (size_t)size; i++)
+            in[i] = TINY;
+        CHECK_OK(sc_reduce_scatter(in, out, n, SC_FLOAT32, SC_SUM, comm, NULL, NULL));
+        for (size_t i = 0; i < n; i++)
+            CHECK(out[i] == (float)size * TINY, "reduce_scatter: element %zu is %a", i,
+                  (double)out[i]);
+        free(in);
+        free(out);
+    }
+    {
+        /* The sparse aggregation: every rank sends TINY at indices 0..3; the sum is
+         * added on each rank's own thread. */
+        uint32_t idx[4] = {0, 1, 2, 3};
+        float vals[4] = {TINY, TINY, TINY, TINY}, dense[8];
+        CHECK_OK(sc_sparse_allreduce(comm, idx, 32, vals, SC_FLOAT32, 4, dense, SC_FLOAT32, 8));
+        if (check_sum(comm, dense, 4, "sparse allreduce"))
+            return 1;
+        for (int i = 4; i < 8; i++)
+            CHECK(dense[i] == 0.0f, "sparse allreduce: element %d is %a", i, (double)dense[i]);
+    }
+    CHECK_OK(sc_comm_destroy(comm));
+    printf("rank %d: PASS\n", g_rank);
+    return 0;
+}
+#else
+int main(void)
+{
+    printf("SKIP: the floating-point modes tested are x86's MXCSR\n");
+    return 77;
+}
+#endif
