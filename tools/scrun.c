@@ -81,11 +81,45 @@ static int scrun_install_handlers(void)
     return 0;
 }
 
+/* Sends sig to the group of every rank: the rank and its own children, and the
+ * children a rank that exited left behind (a failed rank's helpers, which would
+ * otherwise outlive the run). An exited rank's group is signalled only while a process
+ * of this session is still in it: once it is empty its id may be another's. */
 static void scrun_signal_ranks(scrun_run_t *run, int sig)
 {
     for (long i = 0; i < run->nstarted; i++)
-        if (run->ranks[i].running)
-            kill(-run->ranks[i].pid, sig); /* the group: the rank's own children too */
+        if (run->ranks[i].running || scrun_proc_group_alive(run->ranks[i].pid))
+            kill(-run->ranks[i].pid, sig);
+}
+
+/* How many exited ranks still have processes in their group (their children). */
+static long scrun_leftover_groups(const scrun_run_t *run)
+{
+    long n = 0;
+
+    for (long i = 0; i < run->nstarted; i++)
+        n += !run->ranks[i].running && scrun_proc_group_alive(run->ranks[i].pid);
+    return n;
+}
+
+/* A run that was stopped (a failure, a signal) ends with every rank's children gone:
+ * they got the stop signal with their rank; those still there at the end of the grace
+ * period get SIGKILL. */
+static void scrun_stop_leftovers(scrun_run_t *run)
+{
+    long n;
+
+    if (!run->stopping)
+        return;
+    while ((n = scrun_leftover_groups(run)) > 0 && !run->killed &&
+           scrun_now() < run->kill_deadline)
+        nanosleep(&(struct timespec){0, 20 * 1000 * 1000}, NULL);
+    if (n == 0)
+        return;
+    scrun_msg(run, "processes the ranks left behind (their children) still running %s, "
+              "sending SIGKILL to %ld rank%s group%s", run->killed ? "after SIGKILL" : "at "
+              "the end of the grace period", n, n == 1 ? "'s" : "s'", n == 1 ? "" : "s");
+    scrun_signal_ranks(run, SIGKILL);
 }
 
 /* Arms the SIGKILL that follows sig, sent to the ranks, once the grace period is over.
@@ -105,11 +139,12 @@ static bool scrun_stop_arm(scrun_run_t *run, int sig)
  * "the other N ranks". */
 static void scrun_stop(scrun_run_t *run, bool others)
 {
-    if (!scrun_stop_arm(run, SIGTERM) || run->nrunning == 0)
+    if (!scrun_stop_arm(run, SIGTERM))
         return;
-    scrun_msg(run, "stopping the %s%ld rank%s (SIGTERM, SIGKILL after %g s)",
-              others ? "other " : "", run->nrunning, run->nrunning == 1 ? "" : "s",
-              run->opts.grace);
+    if (run->nrunning > 0)
+        scrun_msg(run, "stopping the %s%ld rank%s (SIGTERM, SIGKILL after %g s)",
+                  others ? "other " : "", run->nrunning, run->nrunning == 1 ? "" : "s",
+                  run->opts.grace);
     scrun_signal_ranks(run, SIGTERM);
 }
 
@@ -222,26 +257,6 @@ static void scrun_describe_status(int status, char *buf, size_t len)
         snprintf(buf, len, "exited with status %d", WEXITSTATUS(status));
 }
 
-/* Nonzero when pid's process is exiting: its main thread a zombie ('Z', 'X') while its
- * other threads still unwind (tens of milliseconds for a large process killed by
- * SIGKILL) and it cannot be reaped yet. Linux only; elsewhere never. */
-static bool scrun_pid_dying(pid_t pid)
-{
-    char path[64], buf[512], *paren;
-    size_t n;
-    FILE *f;
-
-    snprintf(path, sizeof path, "/proc/%ld/stat", (long)pid);
-    f = fopen(path, "re");
-    if (!f)
-        return false;
-    n = fread(buf, 1, sizeof buf - 1, f);
-    fclose(f);
-    buf[n] = '\0';
-    paren = strrchr(buf, ')');
-    return paren && paren[1] == ' ' && (paren[2] == 'Z' || paren[2] == 'X');
-}
-
 static void scrun_on_exit(scrun_run_t *run, scrun_rank_t *r, int status);
 
 /* Before r's failure is named as the first: a rank that was dying already died before
@@ -252,7 +267,7 @@ static void scrun_reap_dying_first(scrun_run_t *run, const scrun_rank_t *r)
 {
     for (long i = 0; i < run->nstarted; i++) {
         scrun_rank_t *q = &run->ranks[i];
-        if (q == r || !q->running || !scrun_pid_dying(q->pid))
+        if (q == r || !q->running || !scrun_proc_dying(q->pid))
             continue;
         for (double until = scrun_now() + 2.0; scrun_now() < until;) {
             int status;
@@ -664,6 +679,7 @@ int main(int argc, char **argv)
         }
     }
     scrun_loop(run);
+    scrun_stop_leftovers(run);
 
     /* Pipes still open were drained when their rank was reaped but are held by the
      * rank's own children; scrun does not wait for those. */

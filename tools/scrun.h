@@ -132,4 +132,15 @@ void scrun_stream_read(scrun_stream_t *s, bool drain);
 /* Passes on what the stream still holds, ends its last line, closes its pipe. */
 void scrun_stream_close(scrun_stream_t *s);
 
+/* scrun_proc.c */
+
+/* True when pid's process is exiting: its main thread a zombie ('Z', 'X') while its
+ * other threads still unwind (tens of milliseconds for a large process killed by
+ * SIGKILL) and it cannot be reaped yet. Linux only; elsewhere never. */
+bool scrun_proc_dying(pid_t pid);
+
+/* True while a live process of scrun's session is in process group pgid (an exited
+ * rank's children). Linux only; elsewhere never. */
+bool scrun_proc_group_alive(pid_t pgid);
+
 #endif

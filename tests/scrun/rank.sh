@@ -114,6 +114,19 @@ fail-with-child) # fail-with-child R: rank R exits 1; the others record a child 
     mark_ready
     wait
     ;;
+fail-leaving-children) # fail-leaving-children R: rank R starts two children, one that
+    # ignores SIGTERM, records them and exits 1; the others wait
+    if [[ $rank == "$1" ]]; then
+        wait_for_others
+        sleep 1000 &
+        echo $! > "$SCRUN_TEST_DIR/child.a"
+        bash -c 'trap "" TERM; while :; do sleep 0.05; done' &
+        echo $! > "$SCRUN_TEST_DIR/child.b"
+        exit 1
+    fi
+    mark_ready
+    sleep 1000
+    ;;
 trap) # trap SIGNAL: reports SIGNAL and exits 0 when it arrives
     sleep 1000 &
     child=$! # a background child ignores SIGINT, so it is ended here

@@ -328,6 +328,18 @@ test_children_of_stopped_ranks_are_stopped() {
     done
 }
 
+test_children_a_failed_rank_left_are_stopped() {
+    run -n 3 --grace 1 bash "$RANK" fail-leaving-children 1
+    expect_rc 1
+    expect_line "$ERR" "scrun: rank 1 exited with status 1"
+    [[ -s $SCRUN_TEST_DIR/child.a && -s $SCRUN_TEST_DIR/child.b ]] || fail "no children recorded"
+    expect_gone "$(cat "$SCRUN_TEST_DIR/child.a")"
+    expect_gone "$(cat "$SCRUN_TEST_DIR/child.b")"
+    grep -q "left behind (their children) still running at the end of the grace period" "$ERR" ||
+        fail "stderr does not say that the child ignoring SIGTERM got SIGKILL"
+    expect_elapsed_below 4
+}
+
 # gone PID: waits up to 3 s until PID is gone or a zombie.
 expect_gone() {
     local pid=$1 deadline=$((SECONDS + 3))
