@@ -201,24 +201,66 @@ static void *sc_store_serve(void *arg)
     return NULL;
 }
 
+/* addr:port as the sentences write it, an IPv6 address in brackets ([::1]:29500). */
+static void sc_store_where(const char *addr, int port, char *buf, size_t len)
+{
+    if (strchr(addr, ':'))
+        snprintf(buf, len, "[%s]:%d", addr, port);
+    else
+        snprintf(buf, len, "%s:%d", addr, port);
+}
+
+/* A socket of family bound to port on every address, or -1 with *err its errno. An
+ * IPv6 socket takes IPv4 clients too (IPV6_V6ONLY off, as mapped addresses), so that the
+ * master address may be of either family. */
+static int sc_store_bind(int family, int port, int *err)
+{
+    struct sockaddr_in6 sa6;
+    struct sockaddr_in sa;
+    int one = 1, zero = 0, fd = socket(family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+    if (fd < 0) {
+        *err = errno;
+        return -1;
+    }
+    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+    if (family == AF_INET6) {
+        memset(&sa6, 0, sizeof(sa6));
+        sa6.sin6_family = AF_INET6;
+        sa6.sin6_addr = in6addr_any;
+        sa6.sin6_port = htons((uint16_t)port);
+        if (setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &zero, sizeof(zero)) == 0 &&
+            bind(fd, (struct sockaddr *)&sa6, sizeof(sa6)) == 0)
+            return fd;
+    } else {
+        memset(&sa, 0, sizeof(sa));
+        sa.sin_family = AF_INET;
+        sa.sin_addr.s_addr = htonl(INADDR_ANY);
+        sa.sin_port = htons((uint16_t)port);
+        if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0)
+            return fd;
+    }
+    *err = errno;
+    close(fd);
+    return -1;
+}
+
 static sc_status_t sc_store_listen(sc_store_server_t *s, int port)
 {
-    struct sockaddr_in sa;
-    int one = 1;
+    int e = 0;
 
-    s->listen_fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (s->listen_fd < 0)
-        return sc_error(SC_ERR_SYSTEM, "rendezvous socket: %s", strerror(errno));
-    setsockopt(s->listen_fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-    memset(&sa, 0, sizeof(sa));
-    sa.sin_family = AF_INET;
-    sa.sin_addr.s_addr = htonl(INADDR_ANY);
-    sa.sin_port = htons((uint16_t)port);
-    if (bind(s->listen_fd, (struct sockaddr *)&sa, sizeof(sa)) != 0 ||
-        listen(s->listen_fd, s->size < 128 ? 128 : s->size) != 0) {
-        int e = errno;
-        char holder[128], who[160] = "";
+    /* Dual-stack; IPv4 alone where this host has no IPv6 (a kernel without it, or
+     * IPv6 switched off). A port in use is that, whichever family found it. */
+    s->listen_fd = sc_store_bind(AF_INET6, port, &e);
+    if (s->listen_fd < 0 && e != EADDRINUSE && e != EACCES)
+        s->listen_fd = sc_store_bind(AF_INET, port, &e);
+    if (s->listen_fd >= 0 && listen(s->listen_fd, s->size < 128 ? 128 : s->size) != 0) {
+        e = errno;
         close(s->listen_fd);
+        s->listen_fd = -1;
+    }
+    if (s->listen_fd < 0) {
+        char holder[128], who[160] = "";
         if (e == EADDRINUSE && sc_port_holder(port, holder, sizeof(holder)) == 0)
             snprintf(who, sizeof(who), ": %s listens on it", holder);
         return sc_error(SC_ERR_SYSTEM, "rank 0 could not serve the rendezvous on port %d: "
@@ -280,24 +322,47 @@ static void sc_store_connect_why(int err, char *why, size_t why_len)
         snprintf(why, why_len, "could not be reached: %s", strerror(err));
 }
 
+/* Whether addr is written as an IP address, not a host name: a colon (IPv6; no name
+ * has one) or digits and dots alone (no top-level domain is all digits). */
+static int sc_store_numeric(const char *addr)
+{
+    return strchr(addr, ':') || addr[strspn(addr, "0123456789.")] == '\0';
+}
+
 /* A connected socket, or -1 at the deadline or once *stop is set (stop may be NULL);
- * *why then says what failed last, and *last_err its errno (0: none). */
+ * *why then says what failed last, and *last_err its errno (0: none). -2, with *why,
+ * at once when the address cannot resolve however long this waits: an IP address that
+ * does not parse, or a name with no address of a family this host has. A name that does
+ * not resolve (yet) is retried: a node's name may come up in DNS after rank 0 starts. */
 static int sc_store_connect(const char *addr, int port, double deadline, const int *stop,
                             char *why, size_t why_len, int *last_err)
 {
     char portstr[16];
     struct addrinfo hints, *res = NULL;
-    int gai;
+    int numeric = sc_store_numeric(addr), gai;
 
     snprintf(portstr, sizeof(portstr), "%d", port);
     memset(&hints, 0, sizeof(hints));
-    hints.ai_family = AF_INET;
+    hints.ai_family = AF_UNSPEC; /* the master address may be IPv4 or IPv6 */
     hints.ai_socktype = SOCK_STREAM;
+    hints.ai_flags = numeric ? AI_NUMERICHOST : 0; /* no DNS query for an address */
     while (sc_clock_now() < deadline && !(stop && __atomic_load_n(stop, __ATOMIC_ACQUIRE))) {
         if (!res && (gai = getaddrinfo(addr, portstr, &hints, &res)) != 0) {
+            res = NULL;
+#ifdef EAI_ADDRFAMILY
+            if (gai == EAI_ADDRFAMILY) {
+                snprintf(why, why_len, "the address %s does not resolve (%s): the name has "
+                         "no address of a family this host uses", addr, gai_strerror(gai));
+                return -2;
+            }
+#endif
+            if (numeric && gai == EAI_NONAME) {
+                snprintf(why, why_len, "the address %s is not an IPv4 or IPv6 address (%s)",
+                         addr, gai_strerror(gai));
+                return -2;
+            }
             snprintf(why, why_len, "could not be reached: the address %s does not resolve "
                      "(%s)", addr, gai_strerror(gai));
-            res = NULL;
             usleep(100000);
             continue;
         }
@@ -394,16 +459,17 @@ sc_status_t sc_store_allgather(const char *addr, int port, int rank, int size,
     double client_deadline = deadline + 3.0;
     double start = sc_clock_now();
     sc_status_t st = SC_IN_PROGRESS;
-    char why[384] = "could not be reached";
+    char why[384] = "could not be reached", where[300];
     int broke = 0, err = 0;
 
     if (size == 1 && rank == 0)
         return sc_store_alone(blob, len, result);
+    sc_store_where(addr, port, where, sizeof(where));
     if (rank == 0) {
         memset(&server, 0, sizeof(server));
         server.size = size;
         server.deadline = deadline;
-        snprintf(server.where, sizeof(server.where), "%s:%d", addr, port);
+        sc_store_where(addr, port, server.where, sizeof(server.where));
         st = sc_store_listen(&server, port);
         if (st != SC_SUCCESS)
             return st;
@@ -427,11 +493,17 @@ sc_status_t sc_store_allgather(const char *addr, int port, int rank, int size,
         err = 0;
         fd = sc_store_connect(rank == 0 ? "127.0.0.1" : addr, port, until,
                               rank == 0 ? &server.done : NULL, why, sizeof(why), &err);
+        if (fd == -2) {
+            st = sc_error(SC_ERR_INVALID_ARG, "rendezvous failed: the store of rank 0 at %s "
+                          "cannot be reached: %s (the master address is rank 0's host name "
+                          "or IP address)", where, why);
+            break;
+        }
         if (fd < 0 && broke && err == ECONNREFUSED) {
             st = sc_error(SC_ERR_PEER_FAILED, "rendezvous failed after %.1f s: the store of "
-                          "rank 0 at %s:%d closed this rank's connection before it answered, "
+                          "rank 0 at %s closed this rank's connection before it answered, "
                           "and nothing listens there any more: rank 0 exited or was killed "
-                          "during the rendezvous", sc_clock_now() - start, addr, port);
+                          "during the rendezvous", sc_clock_now() - start, where);
             break;
         }
         if (fd < 0 && until < client_deadline &&
@@ -454,8 +526,8 @@ sc_status_t sc_store_allgather(const char *addr, int port, int rank, int size,
     }
     if (st == SC_IN_PROGRESS)
         st = sc_error(SC_ERR_TIMEOUT,
-                      "rendezvous timed out after %.1f s: the store of rank 0 at %s:%d %s",
-                      sc_clock_now() - start, addr, port, why);
+                      "rendezvous timed out after %.1f s: the store of rank 0 at %s %s",
+                      sc_clock_now() - start, where, why);
     return st;
 }
 

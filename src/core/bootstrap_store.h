@@ -15,10 +15,14 @@ typedef struct {
 } sc_store_result_t;
 
 /* Every rank calls this once with its blob; rank 0 also serves the store on
- * addr:port (a world of one rank serves nothing and opens no port). On success *result
- * holds every rank's blob (release with sc_store_result_free). Errors: SC_ERR_TIMEOUT listing the ranks that never arrived
+ * port, on every address of its host, IPv6 and IPv4 (a world of one rank serves
+ * nothing and opens no port); the others connect to addr:port, addr a name, an IPv4 or
+ * an IPv6 address. On success *result holds every rank's blob (release with
+ * sc_store_result_free). Errors: SC_ERR_TIMEOUT listing the ranks that never arrived
  * (or naming the store that could not be reached), SC_ERR_INVALID_ARG when ranks
- * disagree on the world size or claim the same rank, SC_ERR_SYSTEM for socket errors. */
+ * disagree on the world size or claim the same rank, or at once when addr cannot
+ * resolve however long one waits (an address that does not parse), SC_ERR_SYSTEM for
+ * socket errors. */
 sc_status_t sc_store_allgather(const char *addr, int port, int rank, int size,
                                double timeout_s, const void *blob, size_t len,
                                sc_store_result_t *result);

@@ -530,6 +530,26 @@ static int test_one_rank_needs_no_rendezvous_port(int argc, char **argv)
     return TEST_PASS;
 }
 
+/* 2 ranks with a master address that is no IP address although written as one
+ * (::1::2). Rank 1 fails at once with SC_ERR_INVALID_ARG naming it (it retried the
+ * lookup until SC_TIMEOUT + 3 s, then said the store could not be reached); rank 0,
+ * which serves on every address, times out naming the store as [::1::2]:PORT. */
+static int test_master_address_that_is_no_ip_address_fails_at_once(int argc, char **argv)
+{
+    double timeout = fault_timeout();
+    char where[128];
+    const char *rank0[] = {where, "ranks 1 never arrived", NULL};
+    const char *rank1[] = {where, "the address ::1::2 is not an IPv4 or IPv6 address", NULL};
+
+    (void)argc;
+    (void)argv;
+    setenv("SC_MASTER_ADDR", "::1::2", 1);
+    snprintf(where, sizeof(where), "[::1::2]:%d", fault_env_int("SC_MASTER_PORT"));
+    if (fault_rank == 0)
+        return check_init_times_out(timeout - 0.05, timeout + 2.0, rank0);
+    return check_init_fails(SC_ERR_INVALID_ARG, 0.0, 1.0, rank1);
+}
+
 /* ---- sc_comm_abort ---- */
 
 #define ABORT_RANK 1
@@ -1011,6 +1031,8 @@ int main(int argc, char **argv)
          test_missing_rank_0_times_out_the_rendezvous_naming_its_store},
         {"busy_port_names_the_process_on_it", test_busy_port_names_the_process_on_it},
         {"one_rank_needs_no_rendezvous_port", test_one_rank_needs_no_rendezvous_port},
+        {"master_address_that_is_no_ip_address_fails_at_once",
+         test_master_address_that_is_no_ip_address_fails_at_once},
         {"two_processes_claiming_one_rank_fail_init_naming_it",
          test_two_processes_claiming_one_rank_fail_init_naming_it},
         {"late_process_claiming_a_rank_is_told_the_store_is_gone",
