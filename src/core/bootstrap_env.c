@@ -9,14 +9,22 @@
 #include "core/env_names.h"
 #include "core/error.h"
 
+typedef enum {
+    SC_READ_PLAIN,    /* an integer */
+    SC_READ_LEADING,  /* the leading integer of a launcher's "4(x2)" or "4,2" */
+    SC_READ_PER_NODE  /* this node's entry of Slurm's per-node counts (sc_env_int_per_node) */
+} sc_read_t;
+
 /* field: the configuration field's name; from_cfg -1 (unset) reads the environment,
  * any other negative value is refused; so is a negative value in the environment.
- * leading: the launchers' counts, which Slurm may write as "4(x2)". */
+ * from (may be NULL): "config.FIELD" or the variable read; left alone when neither
+ * gave the value. */
 static sc_status_t sc_bootstrap_int(const char *field, int from_cfg, const char *const *names,
-                                    int leading, long def, int *out)
+                                    sc_read_t read, long def, int *out, char *from,
+                                    size_t from_len)
 {
     const char *which = NULL, *raw;
-    long v;
+    long v, node = -1;
     sc_status_t st;
 
     if (from_cfg < -1)
@@ -24,12 +32,22 @@ static sc_status_t sc_bootstrap_int(const char *field, int from_cfg, const char 
                         "or -1 (unset) to read it from the environment", field, from_cfg);
     if (from_cfg >= 0) {
         *out = from_cfg;
+        if (from)
+            snprintf(from, from_len, "config.%s", field);
         return SC_SUCCESS;
     }
-    st = leading ? sc_env_int_leading(names, def, &v) : sc_env_int(names, def, &v);
+    /* A node index that does not parse is no index: the count falls back to def. */
+    if (read == SC_READ_PER_NODE &&
+        sc_env_int(sc_env_node_index_names, -1, &node) != SC_SUCCESS)
+        node = -1;
+    st = read == SC_READ_LEADING    ? sc_env_int_leading(names, def, &v)
+         : read == SC_READ_PER_NODE ? sc_env_int_per_node(names, def, node, &v)
+                                    : sc_env_int(names, def, &v);
     if (st != SC_SUCCESS)
         return st;
     raw = sc_env_first(names, &which);
+    if (raw && from && v != def)
+        snprintf(from, from_len, "%s", which);
     if (raw && (v < 0 || v > 0x7fffffff))
         return sc_error(SC_ERR_INVALID_ARG, "%s=%s is out of range", which, raw);
     *out = (int)v;
@@ -105,21 +123,24 @@ sc_status_t sc_bootstrap_resolve(const sc_comm_config_t *cfg, sc_bootstrap_param
                         "be positive seconds, or 0 (unset) to read SC_TIMEOUT",
                         cfg->timeout_s);
     if ((st = sc_bootstrap_int("rank", cfg->rank,
-                               sc_env_launch_names(SC_LAUNCH_RANK, NULL), 1,
-                               SC_DEFAULT_RANK, &p.rank)) ||
+                               sc_env_launch_names(SC_LAUNCH_RANK, NULL), SC_READ_LEADING,
+                               SC_DEFAULT_RANK, &p.rank, NULL, 0)) ||
         (st = sc_bootstrap_int("world_size", cfg->world_size,
-                               sc_env_launch_names(SC_LAUNCH_WORLD_SIZE, NULL), 1,
-                               SC_DEFAULT_WORLD_SIZE, &p.world_size)) ||
+                               sc_env_launch_names(SC_LAUNCH_WORLD_SIZE, NULL),
+                               SC_READ_LEADING, SC_DEFAULT_WORLD_SIZE, &p.world_size,
+                               NULL, 0)) ||
         (st = sc_bootstrap_int("local_rank", cfg->local_rank,
-                               sc_env_launch_names(SC_LAUNCH_LOCAL_RANK, NULL), 1, -1,
-                               &p.local_rank)) ||
+                               sc_env_launch_names(SC_LAUNCH_LOCAL_RANK, NULL),
+                               SC_READ_LEADING, -1, &p.local_rank, NULL, 0)) ||
         (st = sc_bootstrap_int("local_size", cfg->local_size,
-                               sc_env_launch_names(SC_LAUNCH_LOCAL_SIZE, NULL), 1, -1,
-                               &p.local_size)) ||
-        (st = sc_bootstrap_int("master_port", cfg->master_port, sc_env_master_port_names, 0,
-                               SC_DEFAULT_MASTER_PORT, &p.master_port)) ||
-        (st = sc_bootstrap_int("device", cfg->device, sc_env_device_names, 0, -1,
-                               &p.device)))
+                               sc_env_launch_names(SC_LAUNCH_LOCAL_SIZE, NULL),
+                               SC_READ_PER_NODE, -1, &p.local_size, p.local_size_from,
+                               sizeof(p.local_size_from))) ||
+        (st = sc_bootstrap_int("master_port", cfg->master_port, sc_env_master_port_names,
+                               SC_READ_PLAIN, SC_DEFAULT_MASTER_PORT, &p.master_port, NULL,
+                               0)) ||
+        (st = sc_bootstrap_int("device", cfg->device, sc_env_device_names, SC_READ_PLAIN, -1,
+                               &p.device, NULL, 0)))
         return st;
     if ((st = sc_bootstrap_check_pair(cfg, p.world_size)) != SC_SUCCESS)
         return st;

@@ -14,6 +14,7 @@ typedef struct {
     int world_size;
     int local_rank;   /* -1 when unknown: derived from host names */
     int local_size;   /* -1 when unknown */
+    char local_size_from[32]; /* what gave local_size: a variable, config.local_size */
     char master_addr[256];
     int master_port;
     double timeout_s;

@@ -119,11 +119,13 @@ static sc_transport_t *sc_transport_alloc(int world_size, int world_rank)
     return tp;
 }
 
-/* Rendezvous blob: host name, process id, the local size the launcher gave (-1: none),
- * the device path's contribution, then the UCX worker address. */
+/* Rendezvous blob: host name, process id, the local size the launcher gave (-1: none)
+ * and what gave it (a variable's name), the device path's contribution, then the UCX
+ * worker address. */
 #define SC_BLOB_PID SC_HOSTNAME_MAX
 #define SC_BLOB_LOCAL (SC_BLOB_PID + sizeof(int32_t))
-#define SC_BLOB_DEV (SC_BLOB_LOCAL + sizeof(int32_t))
+#define SC_BLOB_LOCAL_FROM (SC_BLOB_LOCAL + sizeof(int32_t))
+#define SC_BLOB_DEV (SC_BLOB_LOCAL_FROM + sizeof(((sc_bootstrap_params_t *)0)->local_size_from))
 #define SC_BLOB_ADDR (SC_BLOB_DEV + SC_DEVICE_BLOB)
 
 /* Rank r's local size: the launcher's (from its blob), else the ranks of its node. */
@@ -142,9 +144,13 @@ static int32_t sc_comm_blob_local_size(const sc_store_result_t *res, const int *
 
 /* Ranks that share a host name must agree on the local size, whether a launcher gave it
  * or it is counted: a rank that takes itself for the only node's opens other transports
- * than one that does not, and the two would hang. Every rank reaches the same verdict
- * from the same blobs. (Two launches on one host, as torchrun --nnodes 2 there, have
- * equal local sizes and pass.) */
+ * than one that does not, and the two would hang. A given local size may be smaller
+ * than the ranks of its host name (two launches on one host, as torchrun --nnodes 2
+ * there: equal local sizes, they pass) but not larger: ranks on several hosts that
+ * each took themselves for one node's (a launcher's variable wrong on every node but
+ * one) would bind to a share of the cores, or open shared-memory transports alone and
+ * fail in UCX ("Destination is unreachable"). Every rank reaches the same verdict from
+ * the same blobs. */
 static sc_status_t sc_comm_check_local(const sc_store_result_t *res, int size)
 {
     int *node = malloc((size_t)size * sizeof(int)); /* the first rank of its host name */
@@ -159,6 +165,22 @@ static sc_status_t sc_comm_check_local(const sc_store_result_t *res, int size)
                 node[r] = node[q];
                 break;
             }
+    }
+    for (int r = 0; r < size && st == SC_SUCCESS; r++) {
+        int32_t given, count = 0;
+        char from[sizeof(((sc_bootstrap_params_t *)0)->local_size_from)];
+
+        memcpy(&given, res->blobs[r] + SC_BLOB_LOCAL, sizeof(given));
+        memcpy(from, res->blobs[r] + SC_BLOB_LOCAL_FROM, sizeof(from));
+        from[sizeof(from) - 1] = '\0';
+        for (int q = 0; q < size; q++)
+            count += node[q] == node[r];
+        if (given > count)
+            st = sc_error(SC_ERR_INVALID_ARG, "sc_comm_init: rank %d has local size %d "
+                          "(from %s) but %d rank%s of %d %s the host name %.64s; the local "
+                          "size counts the ranks of one host (check %s on the host of rank "
+                          "%d)", r, given, from, count, count == 1 ? "" : "s", size,
+                          count == 1 ? "has" : "have", (char *)res->blobs[r], from, r);
     }
     for (int r = 0; r < size && st == SC_SUCCESS; r++) {
         int32_t mine, first;
@@ -181,7 +203,8 @@ static sc_status_t sc_comm_exchange(sc_transport_t *tp, const sc_bootstrap_param
                                     uint8_t *dev_blobs)
 {
     /* Known single-node: shared-memory transports only (a TCP interface costs an
-     * epoll_wait in every progress call). */
+     * epoll_wait in every progress call). A launcher wrong about it is found below, by
+     * host name, before any rank connects (sc_comm_check_local). */
     int single_node = p->local_size == p->world_size;
     sc_store_result_t res;
     void *addr = NULL;
@@ -203,6 +226,7 @@ static sc_status_t sc_comm_exchange(sc_transport_t *tp, const sc_bootstrap_param
         int32_t pid = (int32_t)getpid(), local_size = p->local_size;
         memcpy(blob + SC_BLOB_PID, &pid, sizeof(pid));
         memcpy(blob + SC_BLOB_LOCAL, &local_size, sizeof(local_size));
+        memcpy(blob + SC_BLOB_LOCAL_FROM, p->local_size_from, sizeof(p->local_size_from));
     }
     sc_device_blob_fill(p, blob + SC_BLOB_DEV);
     memcpy(blob + SC_BLOB_ADDR, addr, addr_len);

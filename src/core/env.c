@@ -63,6 +63,65 @@ sc_status_t sc_env_int_leading(const char *const *names, long def, long *value)
     return sc_env_long(names, def, "(,", value);
 }
 
+/* One count of a per-node list at *s ("4(x2)" or "3"): the count and how many nodes
+ * it covers; *s moves past it. 0 on success, -1 when the text is not such a count. */
+static int sc_env_count_item(const char **s, long *count, long *nodes)
+{
+    char *end;
+
+    if (!isdigit((unsigned char)**s))
+        return -1;
+    errno = 0;
+    *count = strtol(*s, &end, 10);
+    *nodes = 1;
+    if (errno)
+        return -1;
+    if (strncmp(end, "(x", 2) == 0) {
+        const char *n = end + 2;
+        if (!isdigit((unsigned char)*n))
+            return -1;
+        *nodes = strtol(n, &end, 10);
+        if (errno || *nodes < 1 || *end != ')')
+            return -1;
+        end++;
+    }
+    *s = end;
+    return 0;
+}
+
+sc_status_t sc_env_int_per_node(const char *const *names, long def, long node, long *value)
+{
+    const char *which = NULL;
+    const char *s = sc_env_first(names, &which), *p;
+    long first = -1, mine = -1, index = 0;
+    int differ = 0;
+
+    if (!s) {
+        *value = def;
+        return SC_SUCCESS;
+    }
+    if (s[0] == '-') /* a negative number: the caller names it out of range */
+        return sc_env_int(names, def, value);
+    for (p = s;;) {
+        long count, nodes;
+        if (sc_env_count_item(&p, &count, &nodes) != 0 || (*p != '\0' && *p != ','))
+            return sc_error(SC_ERR_INVALID_ARG, "%s=%s is not an integer, nor a list of "
+                            "per-node counts as Slurm writes them (\"4(x2),3\")", which, s);
+        if (first < 0)
+            first = count;
+        differ |= count != first;
+        if (node >= index && node - index < nodes)
+            mine = count;
+        index += nodes;
+        if (*p == '\0')
+            break;
+        p++;
+    }
+    /* Equal counts hold on every node; different ones only on the node they are for. */
+    *value = !differ ? first : mine >= 0 ? mine : def;
+    return SC_SUCCESS;
+}
+
 int sc_env_switched_off(const char *const *names)
 {
     long v = 1;

@@ -17,10 +17,18 @@ sc_status_t sc_env_int(const char *const *names, long def, long *value);
 sc_status_t sc_env_double(const char *const *names, double def, double *value);
 
 /* Like sc_env_int, but a value made of a leading integer followed by '(' or ',' gives
- * that integer: Slurm writes SLURM_NTASKS_PER_NODE as "4(x2)" or "4,2" when the job
- * spans several nodes. Anything else that is not an integer is SC_ERR_INVALID_ARG
+ * that integer (rank and size variables; a per-node count is sc_env_int_per_node's).
+ * Anything else that is not an integer is SC_ERR_INVALID_ARG
  * naming the variable. *value is written only on success. */
 sc_status_t sc_env_int_leading(const char *const *names, long def, long *value);
+
+/* A per-node count: an integer, or a list as Slurm writes SLURM_TASKS_PER_NODE (and
+ * SLURM_NTASKS_PER_NODE where the nodes differ), "4(x2),3" (4 on nodes 0 and 1, 3 on
+ * node 2). Equal counts give that count; different ones give node's entry (node: this
+ * node's index, SLURM_NODEID), or def when node is negative or past the list: the
+ * leading count holds on the first nodes only. SC_ERR_INVALID_ARG naming the variable
+ * for other text. *value is written only on success. */
+sc_status_t sc_env_int_per_node(const char *const *names, long def, long node, long *value);
 
 /* A switch that is on unless switched off: 1 when the first set variable of names is
  * the integer 0 ("0", "00"), 0 otherwise (unset, or any other value: on). */

@@ -53,6 +53,7 @@ const char *const *sc_env_launch_names(sc_launch_var_t what, const char **launch
     list[what][2] = NULL;
     return list[what];
 }
+const char *const sc_env_node_index_names[] = {"SLURM_NODEID", NULL};
 const char *const sc_env_master_addr_names[] = {"SC_MASTER_ADDR", "MASTER_ADDR", NULL};
 const char *const sc_env_master_port_names[] = {"SC_MASTER_PORT", "MASTER_PORT", NULL};
 const char *const sc_env_timeout_names[] = {"SC_TIMEOUT", NULL};

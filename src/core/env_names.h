@@ -15,6 +15,7 @@ extern const char *const sc_env_world_size_names[];  /* SC_WORLD_SIZE ... SLURM_
 extern const char *const sc_env_local_rank_names[];  /* SC_LOCAL_RANK ... SLURM_LOCALID */
 extern const char *const sc_env_local_size_names[];  /* ... SLURM_NTASKS_PER_NODE */
 extern const char *const sc_env_master_addr_names[]; /* SC_MASTER_ADDR MASTER_ADDR */
+extern const char *const sc_env_node_index_names[];  /* SLURM_NODEID: per-node counts */
 extern const char *const sc_env_master_port_names[]; /* SC_MASTER_PORT MASTER_PORT */
 extern const char *const sc_env_timeout_names[];     /* SC_TIMEOUT */
 extern const char *const sc_env_device_names[];      /* SC_DEVICE */

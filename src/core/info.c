@@ -198,6 +198,7 @@ out_destroy:
 typedef enum {
     SC_INFO_INT,         /* an integer in [min, max] (sc_env_int) */
     SC_INFO_INT_LEADING, /* the same, Slurm's "4(x2)" read as 4 (bootstrap) */
+    SC_INFO_INT_PER_NODE, /* the same, this node's entry of Slurm's "2,1" (bootstrap) */
     SC_INFO_NUMBER,      /* a number >= 0, or > 0 when positive is set; at most
                             max_number when that is set */
     SC_INFO_SWITCH,      /* on (1) unless the integer 0 (sc_env_switched_off) */
@@ -260,7 +261,7 @@ static const sc_info_setting_t sc_info_settings[SC_INFO_SETTING_COUNT] = {
                             .min = 1, .max = SC_MAX_WORLD, .def = SC_DEFAULT_WORLD_SIZE},
     [SC_INFO_LOCAL_RANK] = {.launch = 1 + SC_LAUNCH_LOCAL_RANK, .kind = SC_INFO_INT_LEADING,
                             .min = 0, .max = INT_MAX, .default_note = SC_INFO_BY_HOST},
-    [SC_INFO_LOCAL_SIZE] = {.launch = 1 + SC_LAUNCH_LOCAL_SIZE, .kind = SC_INFO_INT_LEADING,
+    [SC_INFO_LOCAL_SIZE] = {.launch = 1 + SC_LAUNCH_LOCAL_SIZE, .kind = SC_INFO_INT_PER_NODE,
                             .min = 1, .max = INT_MAX, .default_note = SC_INFO_BY_HOST},
     [SC_INFO_MASTER_ADDR] = {.names = sc_env_master_addr_names, .kind = SC_INFO_STRING,
                              .def_text = SC_DEFAULT_MASTER_ADDR},
@@ -340,12 +341,25 @@ static void sc_info_evaluate(const sc_info_setting_t *s, const char *raw,
     switch (s->kind) {
     case SC_INFO_INT:
     case SC_INFO_INT_LEADING:
+    case SC_INFO_INT_PER_NODE:
         if (!raw && s->default_note) {
             snprintf(v->value, sizeof(v->value), "auto");
             return;
         }
-        status = s->kind == SC_INFO_INT ? sc_env_int(s->names, s->def, &n)
-                                        : sc_env_int_leading(s->names, s->def, &n);
+        if (s->kind == SC_INFO_INT_PER_NODE) {
+            long node = -1;
+            if (sc_env_int(sc_env_node_index_names, -1, &node) != SC_SUCCESS)
+                node = -1;
+            /* -1: the counts differ and this node's is not known, so counted. */
+            status = sc_env_int_per_node(s->names, -1, node, &n);
+            if (status == SC_SUCCESS && n < 0 && s->default_note) {
+                snprintf(v->value, sizeof(v->value), "auto");
+                return;
+            }
+        } else {
+            status = s->kind == SC_INFO_INT ? sc_env_int(s->names, s->def, &n)
+                                            : sc_env_int_leading(s->names, s->def, &n);
+        }
         if (status == SC_SUCCESS && raw && n < s->min)
             status = sc_error(SC_ERR_INVALID_ARG, "%s=%s is below the minimum, %ld", which,
                               raw, s->min);

@@ -233,6 +233,19 @@ static int config_takes_the_leading_number_of_slurm_tasks_per_node(void)
     return config_shows(env, "SC_LOCAL_SIZE", "4", "SLURM_NTASKS_PER_NODE=4(x2)", &r);
 }
 
+/* SLURM_NTASKS_PER_NODE=2,1 on the second node (SLURM_NODEID=1): its count, 1. The
+ * leading number, 2, held on the first node only (the reviewer's layout: rank 2 alone
+ * on node 1 bound to half the cores). */
+static int config_takes_this_nodes_entry_of_slurm_tasks_per_node(void)
+{
+    static const char *const env[] = {"SLURM_PROCID", "2", "SLURM_NTASKS", "3",
+                                      "SLURM_NODEID", "1", "SLURM_NTASKS_PER_NODE", "2,1",
+                                      NULL};
+    report_t r;
+
+    return config_shows(env, "SC_LOCAL_SIZE", "1", "SLURM_NTASKS_PER_NODE=2,1", &r);
+}
+
 /* What sc_comm_init checks of the launch settings together, sc-info checks too: each
  * of these is valid alone (sc-info used to exit 0 for them). */
 static int config_checks_the_launch_settings_together(void)
@@ -636,6 +649,57 @@ static int env_int_leading_reads_slurm_counts_and_rejects_other_text(void)
     return TEST_PASS;
 }
 
+typedef struct {
+    const char *value;
+    long node;
+} per_node_case_t;
+
+static void per_node_body(void *out, const void *arg)
+{
+    static const char *const names[] = {"SC_TEST_COUNT", NULL};
+    const per_node_case_t *c = arg;
+    report_t *r = out;
+    long v = -42;
+
+    setenv("SC_TEST_COUNT", c->value, 1);
+    r->status = sc_env_int_per_node(names, 9, c->node, &v);
+    snprintf(r->error, sizeof(r->error), "%s", sc_last_error());
+    snprintf(r->text, sizeof(r->text), "%ld", v);
+}
+
+/* Slurm's per-node counts: this node's entry, expanded from "4(x2)"; equal counts on
+ * any node; the default (9: count by host name) where the counts differ and the node
+ * is unknown or past the list. */
+static int env_int_per_node_takes_this_nodes_slurm_count(void)
+{
+    static const struct {
+        per_node_case_t c;
+        const char *status, *want;
+    } cases[] = {
+        {{"2,1", 0}, "ok", "2"},          {{"2,1", 1}, "ok", "1"},
+        {{"2,1", -1}, "ok", "9"},         {{"2,1", 2}, "ok", "9"},
+        {{"4(x2),3", 1}, "ok", "4"},      {{"4(x2),3", 2}, "ok", "3"},
+        {{"4(x2),3", 3}, "ok", "9"},      {{"4(x2)", -1}, "ok", "4"},
+        {{"1,3(x2),2", 2}, "ok", "3"},    {{"5", 7}, "ok", "5"},
+        {{"4(x0)", 0}, "invalid", "-42"}, {{"2,,1", 0}, "invalid", "-42"},
+        {{"4(x2", 0}, "invalid", "-42"},  {{"2,1,", 0}, "invalid", "-42"},
+        {{"4x2", 0}, "invalid", "-42"},   {{"four", 0}, "invalid", "-42"}};
+    report_t r;
+
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        memset(&r, 0, sizeof(r));
+        CHECK(run_in_child(per_node_body, &cases[i].c, &r, sizeof(r)) == 0);
+        if (strcmp(cases[i].status, "ok") == 0) {
+            CHECK(r.status == SC_SUCCESS);
+        } else {
+            CHECK(r.status == SC_ERR_INVALID_ARG);
+            CHECK(strstr(r.error, "SC_TEST_COUNT") != NULL);
+        }
+        CHECK(strcmp(r.text, cases[i].want) == 0);
+    }
+    return TEST_PASS;
+}
+
 /* The PU list on the "bound to:" line. */
 static int bound_list(const report_t *r, char *list, size_t len)
 {
@@ -725,6 +789,8 @@ static const test_entry_t tests[] = {
      config_local_rank_and_size_are_auto_when_unset},
     {"config_takes_the_leading_number_of_slurm_tasks_per_node",
      config_takes_the_leading_number_of_slurm_tasks_per_node},
+    {"config_takes_this_nodes_entry_of_slurm_tasks_per_node",
+     config_takes_this_nodes_entry_of_slurm_tasks_per_node},
     {"config_takes_rank_and_size_from_one_launcher",
      config_takes_rank_and_size_from_one_launcher},
     {"config_shows_an_unknown_log_level_as_the_library_takes_it",
@@ -750,6 +816,8 @@ static const test_entry_t tests[] = {
      tuning_takes_the_eager_modes_and_refuses_others},
     {"env_int_leading_reads_slurm_counts_and_rejects_other_text",
      env_int_leading_reads_slurm_counts_and_rejects_other_text},
+    {"env_int_per_node_takes_this_nodes_slurm_count",
+     env_int_per_node_takes_this_nodes_slurm_count},
     {"topology_report_shows_the_binding_as_a_cpu_list",
      topology_report_shows_the_binding_as_a_cpu_list},
     {"topology_report_counts_the_cores_and_PUs", topology_report_counts_the_cores_and_PUs},

@@ -1,0 +1,91 @@
+#!/usr/bin/env bash
+# Ranks on several hosts (each under its own host name: unshare -u, skipped where that
+# is not allowed) with the local size a launcher gives, against the ranks sharing each
+# host name. Usage: local_size_hosts_test.sh SC_INFO MODE, under with_reserved_port.py
+# SC_MASTER_PORT (tests/launch/CMakeLists.txt).
+#   larger_than_the_host     two hosts, each rank told SC_LOCAL_SIZE=2 (the world): every
+#                            rank fails at once naming SC_LOCAL_SIZE and the host. Both
+#                            took themselves for one node's and UCX failed with "no
+#                            active messages transport ... Destination is unreachable"
+#   slurm_counts_per_node    Slurm's layout SLURM_NTASKS_PER_NODE=2,1: ranks 0 and 1 on
+#                            node0, rank 2 on node1, which gets local size 1 (it got the
+#                            leading 2 and bound to half the cores, silently)
+set -u
+sc_info=$1
+mode=$2
+port=${SC_MASTER_PORT:?run under with_reserved_port.py SC_MASTER_PORT}
+unshare -u true 2>/dev/null || { echo "SKIP: unshare -u is not allowed here"; exit 77; }
+logs=$(mktemp -d)
+trap 'rm -rf "$logs"' EXIT
+for v in $(compgen -e); do
+  case $v in
+  SC_MASTER_PORT) ;;
+  SC_* | RANK | WORLD_SIZE | LOCAL_RANK | LOCAL_WORLD_SIZE | MASTER_* | OMPI_COMM_WORLD_* | \
+  PMI_* | MPI_LOCAL* | SLURM_*) unset "$v" ;;
+  esac
+done
+export SC_TIMEOUT=8 SC_LOG_LEVEL=info
+
+# on_host NAME ENV...: runs sc-info --transports as host NAME with ENV, in the background.
+pids=()
+on_host() {
+  local host=$1
+  shift
+  env "$@" unshare -u sh -c 'hostname "$1" && exec "$2" --transports' _ "$host" "$sc_info" \
+      >"$logs/${#pids[@]}" 2>&1 &
+  pids+=($!)
+}
+
+# wait_all: the exit status of each, in $logs/N.rc.
+wait_all() {
+  local i
+  for i in "${!pids[@]}"; do
+    wait "${pids[$i]}"
+    echo $? >"$logs/$i.rc"
+  done
+}
+
+fail() {
+  echo "FAIL $mode: $*"
+  for f in "$logs"/[0-9]; do echo "--- rank ${f##*/}:"; cat "$f"; done
+  exit 1
+}
+
+case $mode in
+larger_than_the_host)
+  t0=$SECONDS
+  for r in 0 1; do
+    on_host node$r SC_RANK=$r SC_WORLD_SIZE=2 SC_LOCAL_RANK=0 SC_LOCAL_SIZE=2
+  done
+  wait_all
+  ((SECONDS - t0 < 5)) || fail "the ranks took $((SECONDS - t0)) s to fail"
+  for r in 0 1; do
+    [[ $(cat "$logs/$r.rc") != 0 ]] || fail "rank $r succeeded"
+    grep -qF "rank 0 has local size 2 (from SC_LOCAL_SIZE) but 1 rank of 2 has the host name node0" \
+      "$logs/$r" || fail "rank $r does not name the local size, its variable and the host"
+    ! grep -q "unreachable" "$logs/$r" || fail "rank $r got UCX's error"
+  done
+  ;;
+slurm_counts_per_node)
+  nodes=(0 0 1)
+  local_ids=(0 1 0)
+  for r in 0 1 2; do
+    on_host node${nodes[$r]} SLURM_PROCID=$r SLURM_NTASKS=3 SLURM_LOCALID=${local_ids[$r]} \
+      SLURM_NODEID=${nodes[$r]} SLURM_NTASKS_PER_NODE=2,1
+  done
+  wait_all
+  for r in 0 1 2; do
+    [[ $(cat "$logs/$r.rc") == 0 ]] || fail "rank $r failed"
+  done
+  grep -qF "communicator ready: rank 2 of 3, local rank 0 of 1" "$logs/2" ||
+    fail "rank 2 is not alone on node1"
+  for r in 0 1; do
+    grep -qF "communicator ready: rank $r of 3, local rank $r of 2" "$logs/$r" ||
+      fail "rank $r is not local rank $r of 2"
+  done
+  ;;
+*)
+  echo "unknown mode $mode"
+  exit 2
+  ;;
+esac
