@@ -507,7 +507,22 @@ static int scrun_resolve_env(scrun_run_t *run)
             return scrun_usage_error("SC_MASTER_PORT=%s is not a port from 1 to 65535",
                                      env_port);
     } else if (o->nnodes > 1) {
-        port = SCRUN_DEFAULT_PORT;
+        /* Not torch.distributed's port, which its store holds (torchrun's agent, rank 0
+         * of init_process_group): the one after MASTER_PORT, as the library takes it
+         * (sc_bootstrap_beside_torch_store), the same on every node. */
+        const char *torch = getenv("MASTER_PORT");
+        long torch_port;
+        if (torch == NULL || torch[0] == '\0') {
+            port = SCRUN_DEFAULT_PORT;
+        } else if (!scrun_parse_long(torch, 1, 65535, &torch_port)) {
+            return scrun_usage_error("MASTER_PORT=%s is not a port from 1 to 65535", torch);
+        } else if (torch_port == 65535) {
+            return scrun_usage_error("MASTER_PORT=65535 is torch.distributed's store and no "
+                                     "port follows it for shardcomm's rendezvous: set "
+                                     "--master-port or SC_MASTER_PORT");
+        } else {
+            port = torch_port + 1;
+        }
     } else if (scrun_reserve_port(&port, &run->port_fd) != 0) {
         fprintf(stderr, "scrun: cannot find a free port: %s\n", strerror(errno));
         return SCRUN_EXIT_FAILED;

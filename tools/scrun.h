@@ -13,7 +13,9 @@
 #define SCRUN_MAX_RANKS   4096
 #define SCRUN_LINE_BUF    65536 /* a longer line is passed on in pieces */
 #define SCRUN_PREFIX_MAX  24
-#define SCRUN_DEFAULT_PORT 29500 /* torchrun's default, for multi-node runs */
+/* Multi-node runs without MASTER_PORT: the one after torch.distributed's default
+ * (29500), where the library puts the rendezvous beside torch's store. */
+#define SCRUN_DEFAULT_PORT 29501
 
 typedef struct {
     long nlocal;

@@ -17,7 +17,7 @@ OUT=$SCRUN_TEST_DIR/stdout
 ERR=$SCRUN_TEST_DIR/stderr
 # Each test sets what it needs; values from the caller's environment must not leak in.
 unset SC_RANK SC_WORLD_SIZE SC_LOCAL_RANK SC_LOCAL_SIZE SC_NODE_RANK SC_MASTER_ADDR \
-      SC_MASTER_PORT SC_BIND
+      SC_MASTER_PORT SC_BIND MASTER_PORT
 
 fail() {
     echo "FAIL $TEST: $*" >&2
@@ -131,8 +131,29 @@ test_multi_node_ranks_are_offset_by_node() {
     expect_rc 0
     sort "$OUT" > "$SCRUN_TEST_DIR/sorted"
     expect_file "$SCRUN_TEST_DIR/sorted" \
-        "[4] rank=4 world=6 local_rank=0 local_size=2 node_rank=2 addr=10.1.2.3 port=29500 bind=core" \
-        "[5] rank=5 world=6 local_rank=1 local_size=2 node_rank=2 addr=10.1.2.3 port=29500 bind=core"
+        "[4] rank=4 world=6 local_rank=0 local_size=2 node_rank=2 addr=10.1.2.3 port=29501 bind=core" \
+        "[5] rank=5 world=6 local_rank=1 local_size=2 node_rank=2 addr=10.1.2.3 port=29501 bind=core"
+}
+
+# Beside torch.distributed: its store holds MASTER_PORT (29500 by default), so the
+# rendezvous of several nodes takes the port after it, as the library does without
+# scrun (it took 29500, torch's). --master-port and SC_MASTER_PORT still win.
+test_multi_node_port_is_the_one_after_torchs_master_port() {
+    MASTER_PORT=40000 run -n 1 --nnodes 2 --node-rank 1 --master-addr h bash "$RANK" env
+    expect_rc 0
+    expect_file "$OUT" \
+        "[1] rank=1 world=2 local_rank=0 local_size=1 node_rank=1 addr=h port=40001 bind=core"
+    MASTER_PORT=40000 SC_MASTER_PORT=5555 run -n 1 --nnodes 2 --master-addr h bash "$RANK" env
+    expect_rc 0
+    expect_file "$OUT" \
+        "[0] rank=0 world=2 local_rank=0 local_size=1 node_rank=0 addr=h port=5555 bind=core"
+}
+test_usage_multi_node_master_port_without_a_port_after_it() {
+    MASTER_PORT=65535 expect_usage_error -n 1 --nnodes 2 --master-addr h bash "$RANK" touch \
+        "$SCRUN_TEST_DIR/started"
+    expect_line "$ERR" "scrun: MASTER_PORT=65535 is torch.distributed's store and no port follows it for shardcomm's rendezvous: set --master-port or SC_MASTER_PORT"
+    MASTER_PORT=x expect_usage_error -n 1 --nnodes 2 --master-addr h bash "$RANK" touch \
+        "$SCRUN_TEST_DIR/started"
 }
 
 test_flags_set_master_port_and_bind() {
