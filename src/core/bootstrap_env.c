@@ -157,12 +157,14 @@ sc_status_t sc_bootstrap_resolve(const sc_comm_config_t *cfg, sc_bootstrap_param
                         p.local_size, p.world_size);
     if (p.master_port <= 0 || p.master_port > 65535)
         return sc_error(SC_ERR_INVALID_ARG, "master port %d is not a TCP port", p.master_port);
+    /* A world of one opens no port (sc_store_allgather): none to refuse there. */
     if (cfg->master_port < 0 && sc_bootstrap_beside_torch_store(&torch_port, &port)) {
-        if (port < 0)
+        if (port < 0 && p.world_size > 1)
             return sc_error(SC_ERR_INVALID_ARG, "MASTER_PORT=%d is torch.distributed's "
                             "store and no port follows it for shardcomm's rendezvous: set "
                             "SC_MASTER_PORT", torch_port);
-        p.master_port = port;
+        if (port > 0)
+            p.master_port = port;
     }
     addr = cfg->master_addr ? cfg->master_addr : sc_env_first(sc_env_master_addr_names, NULL);
     snprintf(p.master_addr, sizeof(p.master_addr), "%s", addr ? addr : SC_DEFAULT_MASTER_ADDR);

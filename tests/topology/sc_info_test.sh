@@ -53,6 +53,16 @@ transports_alone_use_a_communicator_of_one_rank)
     SC_TIMEOUT=10 "$sc_info" --transports >"$out" 2>"$err" || fail "exit status $?"
     [ -s "$out" ] || fail "nothing printed"
     ;;
+transports_alone_take_no_port_after_master_port_65535)
+    # A world of one opens no port, so none need follow torch's MASTER_PORT: it failed
+    # with "no port follows it". A world of two still needs one.
+    MASTER_PORT=65535 SC_TIMEOUT=10 "$sc_info" --transports >"$out" 2>"$err" ||
+        fail "exit status $?"
+    MASTER_PORT=65535 RANK=0 WORLD_SIZE=2 "$sc_info" --config >"$out" 2>"$err" &&
+        fail "a world of 2: exit status 0"
+    grep -q 'MASTER_PORT=65535 is torch.distributed.s store and no port follows it' "$err" ||
+        fail "a world of 2: $(cat "$err")"
+    ;;
 stdout_that_cannot_be_written_exits_1)
     # Every report lost on a full device was an exit status of 0.
     for args in "" --config --version; do

@@ -293,12 +293,13 @@ static int shown_as(const char *const *env, const char *var, const char *value,
 /* MASTER_PORT is torch.distributed's store (torchrun's agent, rank 0 of
  * init_process_group): the rendezvous port read from it is the next one, as
  * sc_comm_init takes it; SC_MASTER_PORT is taken as it is; no port after 65535 is
- * INVALID together. */
+ * INVALID together where the world has a rendezvous (a world of one has none). */
 static int config_takes_the_port_after_torchs_master_port(void)
 {
     static const char *const moved[] = {"MASTER_PORT", "29500", NULL};
     static const char *const own[] = {"MASTER_PORT", "29500", "SC_MASTER_PORT", "4000", NULL};
-    static const char *const last[] = {"MASTER_PORT", "65535", NULL};
+    static const char *const last[] = {"MASTER_PORT", "65535", "RANK", "0", "WORLD_SIZE", "2",
+                                       NULL};
     report_t r;
 
     CHECK(shown_as(moved, "SC_MASTER_PORT", "29501",
