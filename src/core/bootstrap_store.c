@@ -123,8 +123,8 @@ static void *sc_store_serve(void *arg)
             char missing[512];
             int nmissing = sc_store_missing(fds, s->size, missing, sizeof(missing));
             snprintf(err, sizeof(err),
-                     "rendezvous at %s timed out: ranks %s never arrived (%d of %d)",
-                     s->where, missing, nmissing, s->size);
+                     "rendezvous at %s timed out: rank%s %s never arrived (%d of %d)",
+                     s->where, nmissing == 1 ? "" : "s", missing, nmissing, s->size);
             st = SC_ERR_TIMEOUT;
             break;
         }
