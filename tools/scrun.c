@@ -529,12 +529,14 @@ static int scrun_resolve_env(scrun_run_t *run)
     }
     snprintf(run->master_port, sizeof run->master_port, "%ld", port);
 
+    /* SC_BIND checked as --bind is: a value the library refuses would start ranks that
+     * all fail. */
     if (o->bind != NULL)
         run->bind = o->bind;
-    else if (env_bind != NULL && env_bind[0] != '\0')
-        run->bind = env_bind;
-    else
+    else if (env_bind == NULL || env_bind[0] == '\0')
         run->bind = "core";
+    else if ((run->bind = scrun_bind_mode(env_bind)) == NULL)
+        return scrun_usage_error("SC_BIND=%s is not core or none", env_bind);
     return 0;
 }
 

@@ -96,6 +96,9 @@ typedef struct {
     double kill_deadline;
 } scrun_run_t;
 
+/* "core" or "none" for text in any case (SC_BIND's values), else NULL. */
+const char *scrun_bind_mode(const char *text);
+
 /* Prints "scrun: <message>" and a short usage line to stderr; returns
  * SCRUN_EXIT_USAGE. */
 int scrun_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "scrun.h"
 
@@ -39,6 +40,16 @@ static void scrun_usage(FILE *f)
             "a usage error, 128+S after scrun received signal S (130 for SIGINT), whatever\n"
             "the ranks did.\n",
             SCRUN_DEFAULT_PORT);
+}
+
+const char *scrun_bind_mode(const char *text)
+{
+    /* Case-insensitive, as the library reads SC_BIND (sc_env_bind_mode). */
+    if (strcasecmp(text, "core") == 0)
+        return "core";
+    if (strcasecmp(text, "none") == 0)
+        return "none";
+    return NULL;
 }
 
 int scrun_usage_error(const char *fmt, ...)
@@ -126,9 +137,8 @@ int scrun_parse_args(int argc, char **argv, scrun_opts_t *opts, bool *done)
             have_n = true;
             break;
         case OPT_BIND:
-            if (strcmp(optarg, "core") != 0 && strcmp(optarg, "none") != 0)
+            if (!(o.bind = scrun_bind_mode(optarg)))
                 return scrun_usage_error("--bind is core or none, not '%s'", optarg);
-            o.bind = optarg;
             break;
         case OPT_NNODES:
             if (!scrun_parse_long(optarg, 1, SCRUN_MAX_RANKS, &o.nnodes))

@@ -156,6 +156,18 @@ test_usage_multi_node_master_port_without_a_port_after_it() {
         "$SCRUN_TEST_DIR/started"
 }
 
+# The bind mode in any case, as the library takes SC_BIND (--bind NONE was refused).
+test_bind_mode_is_case_insensitive() {
+    run -n 1 --master-port 4321 --bind NONE bash "$RANK" env
+    expect_rc 0
+    expect_file "$OUT" \
+        "[0] rank=0 world=1 local_rank=0 local_size=1 node_rank=0 addr=127.0.0.1 port=4321 bind=none"
+    SC_BIND=Core run -n 1 --master-port 4321 bash "$RANK" env
+    expect_rc 0
+    expect_file "$OUT" \
+        "[0] rank=0 world=1 local_rank=0 local_size=1 node_rank=0 addr=127.0.0.1 port=4321 bind=core"
+}
+
 test_flags_set_master_port_and_bind() {
     run -n 1 --master-port 4321 --bind none bash "$RANK" env
     expect_rc 0
@@ -521,6 +533,12 @@ test_usage_unknown_option() {
 }
 test_usage_bad_bind() {
     expect_usage_error -n 1 --bind socket bash "$RANK" touch "$SCRUN_TEST_DIR/started"
+}
+# SC_BIND from the environment is checked as --bind is: SC_BIND=bogus started ranks that
+# all failed in sc_comm_init.
+test_usage_bad_bind_from_environment() {
+    SC_BIND=bogus expect_usage_error -n 1 bash "$RANK" touch "$SCRUN_TEST_DIR/started"
+    expect_line "$ERR" "scrun: SC_BIND=bogus is not core or none"
 }
 test_usage_node_rank_not_below_nnodes() {
     expect_usage_error -n 1 --nnodes 2 --node-rank 2 --master-addr h bash "$RANK" touch \
