@@ -9,6 +9,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "core/bootstrap_env.h" /* SC_MAX_WORLD */
 #include "scrun.h"
 
 static void scrun_usage(FILE *f)
@@ -182,6 +183,11 @@ int scrun_parse_args(int argc, char **argv, scrun_opts_t *opts, bool *done)
     if (o.node_rank >= o.nnodes)
         return scrun_usage_error("--node-rank %ld is not below --nnodes %ld", o.node_rank,
                                  o.nnodes);
+    /* Every rank would fail in sc_comm_init, which refuses a larger world. */
+    if (o.nlocal * o.nnodes > SC_MAX_WORLD)
+        return scrun_usage_error("-n %ld on %ld nodes is a world of %ld ranks; shardcomm "
+                                 "supports at most %d", o.nlocal, o.nnodes,
+                                 o.nlocal * o.nnodes, SC_MAX_WORLD);
     o.argv = argv + optind;
     *opts = o;
     return 0;

@@ -540,6 +540,13 @@ test_usage_bad_bind_from_environment() {
     SC_BIND=bogus expect_usage_error -n 1 bash "$RANK" touch "$SCRUN_TEST_DIR/started"
     expect_line "$ERR" "scrun: SC_BIND=bogus is not core or none"
 }
+# A world larger than the library takes (65536 ranks) is refused before any rank starts;
+# each rank failed with "world size 81920 exceeds the supported 65536".
+test_usage_world_larger_than_supported() {
+    expect_usage_error -n 20 --nnodes 4096 --master-addr h bash "$RANK" touch \
+        "$SCRUN_TEST_DIR/started"
+    expect_line "$ERR" "scrun: -n 20 on 4096 nodes is a world of 81920 ranks; shardcomm supports at most 65536"
+}
 test_usage_node_rank_not_below_nnodes() {
     expect_usage_error -n 1 --nnodes 2 --node-rank 2 --master-addr h bash "$RANK" touch \
         "$SCRUN_TEST_DIR/started"
