@@ -1,7 +1,9 @@
 /* The TCP rendezvous store: rank 0 serves, every rank sends its blob and receives all
  * of them, or an error naming the ranks that never arrived. */
 #include <errno.h>
+#include <arpa/inet.h>
 #include <fcntl.h>
+#include <ifaddrs.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -40,6 +42,7 @@ typedef struct {
     int size;
     double deadline;
     char where[300];
+    char note[400];                /* what rank 0 found wrong with the master address */
     pthread_t thread;
     int done;                      /* set (atomically) when the server has answered */
     sc_status_t verdict;           /* its outcome, for rank 0's own client */
@@ -123,8 +126,9 @@ static void *sc_store_serve(void *arg)
             char missing[512];
             int nmissing = sc_store_missing(fds, s->size, missing, sizeof(missing));
             snprintf(err, sizeof(err),
-                     "rendezvous at %s timed out: rank%s %s never arrived (%d of %d)",
-                     s->where, nmissing == 1 ? "" : "s", missing, nmissing, s->size);
+                     "rendezvous at %s timed out: rank%s %s never arrived (%d of %d)%s%s",
+                     s->where, nmissing == 1 ? "" : "s", missing, nmissing, s->size,
+                     s->note[0] ? "; " : "", s->note);
             st = SC_ERR_TIMEOUT;
             break;
         }
@@ -208,6 +212,87 @@ static void sc_store_where(const char *addr, int port, char *buf, size_t len)
         snprintf(buf, len, "[%s]:%d", addr, port);
     else
         snprintf(buf, len, "%s:%d", addr, port);
+}
+
+/* Whether addr is written as an IP address, not a host name: a colon (IPv6; no name
+ * has one) or digits and dots alone (no top-level domain is all digits). */
+static int sc_store_numeric(const char *addr)
+{
+    return strchr(addr, ':') || addr[strspn(addr, "0123456789.")] == '\0';
+}
+
+/* Whether sa is an address of this host: a loopback or unspecified one, or one of its
+ * interfaces' (an IPv4 one also as an IPv4-mapped IPv6 address). */
+static int sc_store_own_address(const struct sockaddr *sa, const struct ifaddrs *ifs)
+{
+    struct in_addr v4;
+    int is_v4 = sa->sa_family == AF_INET;
+
+    if (is_v4) {
+        v4 = ((const struct sockaddr_in *)sa)->sin_addr;
+    } else {
+        const struct in6_addr *a6 = &((const struct sockaddr_in6 *)sa)->sin6_addr;
+        if (IN6_IS_ADDR_LOOPBACK(a6) || IN6_IS_ADDR_UNSPECIFIED(a6))
+            return 1;
+        if ((is_v4 = IN6_IS_ADDR_V4MAPPED(a6)))
+            memcpy(&v4, &a6->s6_addr[12], sizeof(v4));
+    }
+    if (is_v4 && ((ntohl(v4.s_addr) >> 24) == 127 || v4.s_addr == htonl(INADDR_ANY)))
+        return 1;
+    for (const struct ifaddrs *i = ifs; i; i = i->ifa_next) {
+        if (!i->ifa_addr)
+            continue;
+        if (is_v4 && i->ifa_addr->sa_family == AF_INET &&
+            ((const struct sockaddr_in *)i->ifa_addr)->sin_addr.s_addr == v4.s_addr)
+            return 1;
+        if (!is_v4 && i->ifa_addr->sa_family == AF_INET6 &&
+            memcmp(&((const struct sockaddr_in6 *)i->ifa_addr)->sin6_addr,
+                   &((const struct sockaddr_in6 *)sa)->sin6_addr, sizeof(struct in6_addr)) == 0)
+            return 1;
+    }
+    return 0;
+}
+
+/* Rank 0's look at the master address, where the other ranks connect: note is empty
+ * when it resolves to one of this host's addresses, else a clause saying what is wrong
+ * (warned at start, it ends the rendezvous timeout's sentence). Not an error: behind a
+ * NAT or a virtual IP the address is not rank 0's own and still leads here. */
+static void sc_store_check_master(const char *addr, char *note, size_t len)
+{
+    struct addrinfo hints, *res = NULL;
+    struct ifaddrs *ifs = NULL;
+    char first[INET6_ADDRSTRLEN] = ""; /* what a name resolves to */
+    int gai, own = 0;
+
+    note[0] = '\0';
+    memset(&hints, 0, sizeof(hints));
+    hints.ai_family = AF_UNSPEC;
+    hints.ai_socktype = SOCK_STREAM;
+    hints.ai_flags = sc_store_numeric(addr) ? AI_NUMERICHOST : 0;
+    if ((gai = getaddrinfo(addr, NULL, &hints, &res)) != 0) {
+        snprintf(note, len, "the master address %s does not resolve on rank 0 (%s): the "
+                 "other ranks cannot find this store by it", addr, gai_strerror(gai));
+        return;
+    }
+    if (getifaddrs(&ifs) != 0) {
+        freeaddrinfo(res);
+        return; /* nothing to compare with: no claim either way */
+    }
+    for (struct addrinfo *ai = res; ai && !own; ai = ai->ai_next)
+        own = sc_store_own_address(ai->ai_addr, ifs);
+    if (!own) {
+        const void *a = res->ai_family == AF_INET
+                            ? (const void *)&((struct sockaddr_in *)res->ai_addr)->sin_addr
+                            : (const void *)&((struct sockaddr_in6 *)res->ai_addr)->sin6_addr;
+        if (!sc_store_numeric(addr))
+            inet_ntop(res->ai_family, a, first, sizeof(first));
+        snprintf(note, len, "the master address %s%s%s%s is none of rank 0's own addresses "
+                 "(the other ranks connect there, which leads to this store only through a "
+                 "NAT or a virtual IP: check SC_MASTER_ADDR or MASTER_ADDR)", addr,
+                 first[0] ? " (" : "", first, first[0] ? ")" : "");
+    }
+    freeifaddrs(ifs);
+    freeaddrinfo(res);
 }
 
 /* A socket of family bound to port on every address, or -1 with *err its errno. An
@@ -320,13 +405,6 @@ static void sc_store_connect_why(int err, char *why, size_t why_len)
                  "(a host that is down, or a firewall that drops them?)");
     else
         snprintf(why, why_len, "could not be reached: %s", strerror(err));
-}
-
-/* Whether addr is written as an IP address, not a host name: a colon (IPv6; no name
- * has one) or digits and dots alone (no top-level domain is all digits). */
-static int sc_store_numeric(const char *addr)
-{
-    return strchr(addr, ':') || addr[strspn(addr, "0123456789.")] == '\0';
 }
 
 /* A connected socket, or -1 at the deadline or once *stop is set (stop may be NULL);
@@ -470,6 +548,9 @@ sc_status_t sc_store_allgather(const char *addr, int port, int rank, int size,
         server.size = size;
         server.deadline = deadline;
         sc_store_where(addr, port, server.where, sizeof(server.where));
+        sc_store_check_master(addr, server.note, sizeof(server.note));
+        if (server.note[0])
+            sc_log(SC_LOG_WARN, "%s", server.note);
         st = sc_store_listen(&server, port);
         if (st != SC_SUCCESS)
             return st;

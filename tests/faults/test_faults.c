@@ -533,12 +533,14 @@ static int test_one_rank_needs_no_rendezvous_port(int argc, char **argv)
 /* 2 ranks with a master address that is no IP address although written as one
  * (::1::2). Rank 1 fails at once with SC_ERR_INVALID_ARG naming it (it retried the
  * lookup until SC_TIMEOUT + 3 s, then said the store could not be reached); rank 0,
- * which serves on every address, times out naming the store as [::1::2]:PORT. */
+ * which serves on every address, times out naming the store as [::1::2]:PORT and
+ * saying that the address does not resolve there either. */
 static int test_master_address_that_is_no_ip_address_fails_at_once(int argc, char **argv)
 {
     double timeout = fault_timeout();
     char where[128];
-    const char *rank0[] = {where, "rank 1 never arrived (1 of 2)", NULL};
+    const char *rank0[] = {where, "rank 1 never arrived (1 of 2); the master address ::1::2 "
+                                  "does not resolve on rank 0", NULL};
     const char *rank1[] = {where, "the address ::1::2 is not an IPv4 or IPv6 address", NULL};
 
     (void)argc;
@@ -548,6 +550,26 @@ static int test_master_address_that_is_no_ip_address_fails_at_once(int argc, cha
     if (fault_rank == 0)
         return check_init_times_out(timeout - 0.05, timeout + 2.0, rank0);
     return check_init_fails(SC_ERR_INVALID_ARG, 0.0, 1.0, rank1);
+}
+
+/* 2 ranks; rank 0 is given a master address that is none of its host's (192.0.2.1,
+ * TEST-NET-1), and rank 1 stays away. Rank 0 still serves (behind a NAT or a virtual IP
+ * the address leads to it) and times out saying that the address is not its own: it
+ * said only that rank 1 never arrived. */
+static int test_master_address_not_of_rank_0_is_named_in_its_timeout(int argc, char **argv)
+{
+    double timeout = fault_timeout();
+    const char *what[] = {"rank 1 never arrived (1 of 2); the master address 192.0.2.1 is "
+                          "none of rank 0's own addresses", NULL};
+
+    (void)argc;
+    (void)argv;
+    if (fault_rank == 1) {
+        stay_away(timeout);
+        return TEST_PASS;
+    }
+    setenv("SC_MASTER_ADDR", "192.0.2.1", 1);
+    return check_init_times_out(timeout - 0.05, timeout + 2.0, what);
 }
 
 /* ---- sc_comm_abort ---- */
@@ -1033,6 +1055,8 @@ int main(int argc, char **argv)
         {"one_rank_needs_no_rendezvous_port", test_one_rank_needs_no_rendezvous_port},
         {"master_address_that_is_no_ip_address_fails_at_once",
          test_master_address_that_is_no_ip_address_fails_at_once},
+        {"master_address_not_of_rank_0_is_named_in_its_timeout",
+         test_master_address_not_of_rank_0_is_named_in_its_timeout},
         {"two_processes_claiming_one_rank_fail_init_naming_it",
          test_two_processes_claiming_one_rank_fail_init_naming_it},
         {"late_process_claiming_a_rank_is_told_the_store_is_gone",
