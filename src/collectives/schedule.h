@@ -133,6 +133,7 @@ typedef struct sc_op {
     int started;               /* headers posted, deadline set */
     int refused;               /* a peer refused its part (sc_progress_refused): the op
                                   waits SC_REFUSAL_GRACE_S after it last moved */
+    int refused_here;          /* this rank refused its call of this number first */
     int nhdr;                  /* neighbour headers expected (0, 1 or 2) */
     int hdr_peer[2];
     int hdr_ok;                /* bit i: neighbour i's header verified */

@@ -63,9 +63,10 @@ typedef struct sc_transport {
 
 #define SC_CTL_TEXT 512
 
-/* How many of its own refused collectives' numbers a rank remembers: a peer's notice
- * for one of them is not waited for. */
-#define SC_OWN_REFUSED 8
+/* The kinds of refusal notices (sc_progress_refused): a rank refused its part of a
+ * collective, or issued one in its place after all. */
+#define SC_CTL_REFUSED 1
+#define SC_CTL_REISSUED 2
 
 /* How long a collective that a peer refused waits, after it last moved, for the peer
  * to issue a collective in its place (at most SC_TIMEOUT). */
@@ -73,7 +74,8 @@ typedef struct sc_transport {
 
 typedef struct {
     int32_t status;
-    int32_t refused;            /* nonzero: a refusal notice (sc_progress_refused) */
+    int32_t refused;            /* SC_CTL_REFUSED, SC_CTL_REISSUED, or 0 (an abort notice, a
+                                   wake-up) */
     uint64_t seq;               /* abort notices: the first collective that fails;
                                    refusals: the collective refused */
     char text[SC_CTL_TEXT];
@@ -115,9 +117,11 @@ struct sc_comm {
     int refusal_held;
     uint64_t refusal_seq;
     char refusal_text[SC_CTL_TEXT];
-    uint64_t own_refused[SC_OWN_REFUSED]; /* this rank's last refused numbers */
-    unsigned own_refused_n;
-    char own_refusal_text[SC_CTL_TEXT]; /* what it told the peers of the last one */
+    /* This rank's last refusal: of collective #own_refusal_seq (the op it issues with
+     * that number is marked refused_here), and what it told the peers. */
+    int own_refusal;
+    uint64_t own_refusal_seq;
+    char own_refusal_text[SC_CTL_TEXT];
     struct sc_device *dev;      /* device path state; NULL in host-only builds */
     struct sc_shm_seg *shm_segs; /* registered memory (sc_mem_alloc), newest first */
     uint32_t shm_next_id;       /* the last segment's id, equal on every rank */

@@ -48,14 +48,16 @@ void sc_progress_notify(sc_comm_t *comm, sc_status_t status, uint64_t seq, int r
 int sc_progress_ctl(sc_comm_t *comm);
 
 /* This rank refused a collective of kind `kind` (the calling thread's last error says
- * why) before it was numbered: the peers are told, so that the collective they issued
- * in its place (the same number) fails with that sentence SC_REFUSAL_GRACE_S after it
- * last moved, unless this rank issues a collective in its place meanwhile (a call every
- * rank refused, then another one, goes on). Nothing for point-to-point calls (numbered
- * per peer) nor on a broken or one-rank communicator. Takes tp->lock. */
+ * why) before it was numbered: the peers are told (once per number), so that the
+ * collective they issued in its place (the same number) fails with that sentence
+ * SC_REFUSAL_GRACE_S after it last moved, unless this rank issues a collective in its
+ * place meanwhile (then they are told that too: a call issued again, or every rank's
+ * refusal followed by another call, goes on). Nothing for point-to-point calls
+ * (numbered per peer) nor on a broken or one-rank communicator. Takes tp->lock. */
 void sc_progress_refused(sc_comm_t *comm, sc_coll_kind_t kind);
 
-/* Marks op (just numbered) if a peer refused its part of that collective. Caller holds
+/* Marks op (just numbered) if a peer refused its part of that collective; tells the
+ * peers when this rank refused its own call of that number before. Caller holds
  * tp->lock. */
 void sc_progress_refusal_mark(sc_comm_t *comm, sc_coll_op_t *op);
 

@@ -11,6 +11,9 @@
 #include "core/log.h"
 #include "core/progress.h"
 
+/* Control messages taken per scan of a communicator, at most. */
+#define SC_CTL_PER_SCAN 64
+
 /* A message in flight to every peer: its buffer lives until each send is done. */
 struct sc_ctl_out {
     struct sc_ctl_out *next;
@@ -91,16 +94,6 @@ static void sc_progress_ctl_sent(sc_comm_t *c)
     }
 }
 
-static int sc_progress_refused_here(const sc_comm_t *c, uint64_t seq)
-{
-    unsigned n = c->own_refused_n < SC_OWN_REFUSED ? c->own_refused_n : SC_OWN_REFUSED;
-
-    for (unsigned i = 0; i < n; i++)
-        if (c->own_refused[i] == seq)
-            return 1;
-    return 0;
-}
-
 /* The op a refusal of collective #seq fails: it gives up SC_REFUSAL_GRACE_S after it
  * last moved (sc_op_patience), unless the refusing rank issues a collective in its
  * place meanwhile. */
@@ -124,11 +117,14 @@ static void sc_progress_refusal_hold(sc_comm_t *c, uint64_t seq, const char *tex
 /* A peer refused its collective #seq (sentence text). */
 static void sc_progress_refusal_take(sc_comm_t *c, uint64_t seq, const char *text)
 {
-    /* This rank refused that one too (a call every rank refused): nothing waits for it. */
-    if (sc_progress_refused_here(c, seq))
+    /* This rank refused that one too (a call every rank refused), before it issued
+     * another in its place or since: that one is not the peer's to fail. */
+    if (c->own_refusal && c->own_refusal_seq == seq && seq >= c->seq)
         return;
     for (sc_coll_op_t *op = c->head; op; op = op->next) {
         if (op->hdr.seq == seq) {
+            if (op->refused_here)
+                return;
             sc_progress_refusal_hold(c, seq, text);
             sc_progress_refusal_mark_op(op);
             return;
@@ -141,8 +137,29 @@ static void sc_progress_refusal_take(sc_comm_t *c, uint64_t seq, const char *tex
     sc_progress_refusal_hold(c, seq, text);
 }
 
+/* A peer issued collective #seq after it had refused it: its op here waits as long as
+ * any other (a third rank may be slow), and a refusal kept for it is dropped. */
+static void sc_progress_refusal_withdrawn(sc_comm_t *c, uint64_t seq)
+{
+    if (c->refusal_held && c->refusal_seq == seq)
+        c->refusal_held = 0;
+    for (sc_coll_op_t *op = c->head; op; op = op->next) {
+        if (op->hdr.seq == seq && op->refused) {
+            op->refused = 0;
+            if (op->started)
+                op->deadline = sc_clock_coarse() + sc_op_patience(op);
+        }
+    }
+}
+
 void sc_progress_refusal_mark(sc_comm_t *c, sc_coll_op_t *op)
 {
+    if (c->own_refusal && op->hdr.seq == c->own_refusal_seq && c->broken == SC_SUCCESS) {
+        /* Issued in place of the one this rank refused: the peers stop counting on
+         * the refusal (a notice behind the refusal's, from the same rank). */
+        op->refused_here = 1;
+        sc_progress_notify(c, SC_ERR_MISMATCH, op->hdr.seq, SC_CTL_REISSUED, "");
+    }
     if (!c->refusal_held || op->hdr.seq < c->refusal_seq)
         return;
     if (op->hdr.seq == c->refusal_seq)
@@ -155,9 +172,7 @@ const char *sc_progress_refusal_text(const sc_comm_t *c, uint64_t seq)
 {
     if (c->refusal_held && c->refusal_seq == seq)
         return c->refusal_text;
-    return c->own_refused_n > 0 && c->own_refused[(c->own_refused_n - 1) % SC_OWN_REFUSED] == seq
-               ? c->own_refusal_text
-               : NULL;
+    return c->own_refusal && c->own_refusal_seq == seq ? c->own_refusal_text : NULL;
 }
 
 void sc_progress_refused(sc_comm_t *c, sc_coll_kind_t kind)
@@ -171,10 +186,13 @@ void sc_progress_refused(sc_comm_t *c, sc_coll_kind_t kind)
     w = c->world_of[c->rank];
     snprintf(saved, sizeof(saved), "%s", sc_last_error()); /* the caller's sentence */
     pthread_mutex_lock(&tp->lock);
-    if (c->broken == SC_SUCCESS) {
+    /* A refusal of a number already announced (calls refused one after the other, with
+     * no collective between them) is not announced again. */
+    if (c->broken == SC_SUCCESS && !(c->own_refusal && c->own_refusal_seq == c->seq)) {
         uint64_t seq = c->seq;
 
-        c->own_refused[c->own_refused_n++ % SC_OWN_REFUSED] = seq;
+        c->own_refusal = 1;
+        c->own_refusal_seq = seq;
         if (c->refusal_held && c->refusal_seq == seq)
             c->refusal_held = 0;
         if (w == c->rank)
@@ -185,20 +203,20 @@ void sc_progress_refused(sc_comm_t *c, sc_coll_kind_t kind)
                      "collective #%llu: %s", c->rank, w, (unsigned long long)seq,
                      sc_error_text_unprefixed());
         snprintf(c->own_refusal_text, sizeof(c->own_refusal_text), "%s", text);
-        sc_progress_notify(c, SC_ERR_MISMATCH, seq, 1, text);
+        sc_progress_notify(c, SC_ERR_MISMATCH, seq, SC_CTL_REFUSED, text);
         __atomic_store_n(&tp->rescan, 1, __ATOMIC_RELAXED);
     }
     pthread_mutex_unlock(&tp->lock);
     sc_error_set_text(saved);
 }
 
-int sc_progress_ctl(sc_comm_t *c)
+/* Takes one arrived control message; 0 when none had arrived. */
+static int sc_progress_ctl_one(sc_comm_t *c)
 {
     size_t len;
     sc_status_t st;
     char text[SC_ERROR_MAX];
 
-    sc_progress_ctl_sent(c);
     if (!c->ctl_recv_req)
         return 0;
     st = sc_ucx_poll_recv(c->tp, c->ctl_recv_req, &len);
@@ -210,10 +228,12 @@ int sc_progress_ctl(sc_comm_t *c)
     c->ctl_in.text[sizeof(c->ctl_in.text) - 1] = '\0';
     snprintf(text, sizeof(text), "%s", c->ctl_in.text);
     if (c->ctl_in.status == SC_SUCCESS || c->ctl_in.refused) {
-        /* A wake-up (a neighbour wrote into this rank's mailbox while it slept), or a
-         * refusal: the communicator goes on. */
-        if (c->ctl_in.refused)
+        /* A wake-up (a neighbour wrote into this rank's mailbox while it slept), a
+         * refusal or its withdrawal: the communicator goes on. */
+        if (c->ctl_in.refused == SC_CTL_REFUSED)
             sc_progress_refusal_take(c, c->ctl_in.seq, text);
+        else if (c->ctl_in.refused == SC_CTL_REISSUED)
+            sc_progress_refusal_withdrawn(c, c->ctl_in.seq);
         if (sc_progress_attach(c) != SC_SUCCESS)
             c->ctl_recv_req = NULL;
         return 1;
@@ -221,4 +241,16 @@ int sc_progress_ctl(sc_comm_t *c)
     st = c->ctl_in.status < 0 ? (sc_status_t)c->ctl_in.status : SC_ERR_PEER_FAILED;
     sc_progress_fail_comm(c, st, text, 0, c->ctl_in.seq);
     return 1;
+}
+
+int sc_progress_ctl(sc_comm_t *c)
+{
+    int taken = 0;
+
+    sc_progress_ctl_sent(c);
+    /* Every message that arrived (a burst of notices would otherwise wait in UCX's
+     * queue, one taken per scan), a bounded number per scan. */
+    while (taken < SC_CTL_PER_SCAN && sc_progress_ctl_one(c))
+        taken++;
+    return taken > 0;
 }

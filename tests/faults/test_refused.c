@@ -31,14 +31,10 @@ static void fill(float *v, int rank, int it)
         v[i] = (float)((rank + 1) * 10 + (i + it) % 7);
 }
 
-/* An allreduce (sum) of fill's inputs of iteration it, its result checked element by
- * element against the sum over size ranks (exact). */
-static int allreduce_checked(sc_comm_t *comm, int size, int it)
+/* out, the sum over size ranks of fill's inputs of iteration it, checked element by
+ * element (exact). */
+static int check_sum(const float *out, int size, int it)
 {
-    float in[COUNT], out[COUNT];
-
-    fill(in, fault_rank, it);
-    CHECK_OK(sc_allreduce(in, out, COUNT, SC_FLOAT32, SC_SUM, comm, NULL, NULL));
     for (int i = 0; i < COUNT; i++) {
         float want = 0.0f;
         for (int r = 0; r < size; r++)
@@ -47,6 +43,16 @@ static int allreduce_checked(sc_comm_t *comm, int size, int it)
               (double)out[i], (double)want);
     }
     return TEST_PASS;
+}
+
+/* An allreduce (sum) of fill's inputs of iteration it, its result checked. */
+static int allreduce_checked(sc_comm_t *comm, int size, int it)
+{
+    float in[COUNT], out[COUNT];
+
+    fill(in, fault_rank, it);
+    CHECK_OK(sc_allreduce(in, out, COUNT, SC_FLOAT32, SC_SUM, comm, NULL, NULL));
+    return check_sum(out, size, it);
 }
 
 /* argv[0]: "late" (the peers wait in their allreduce when the refusal comes), "early"
@@ -58,18 +64,16 @@ static int allreduce_checked(sc_comm_t *comm, int size, int it)
  * its barrier meets the peers' allreduce, SC_ERR_MISMATCH on every rank, the refusing
  * rank's sentence saying what it refused. Then every rank's later calls fail with its
  * first error, and destroy returns. */
-static int test_refusal_fails_the_peers_call(int argc, char **argv)
+static int test_refusal_fails_the_peers_call(sc_comm_t *comm, int size, const char *mode)
 {
     static float in[COUNT], out[COUNT]; /* kept until destroy, as a failed call asks */
-    const char *mode = argc > 0 ? argv[0] : "late";
-    int continues = strcmp(mode, "continues") == 0;
+    int continues;
     fault_error_t err;
-    sc_comm_t *comm;
     double t0;
-    int size;
 
-    if (join(&comm, &size) != TEST_PASS)
-        return TEST_FAIL;
+    (void)size;
+    mode = mode ? mode : "late";
+    continues = strcmp(mode, "continues") == 0;
     fill(in, sc_comm_rank(comm), 0);
     if (fault_rank == REFUSER) {
         if (strcmp(mode, "late") == 0)
@@ -113,16 +117,11 @@ static int test_refusal_fails_the_peers_call(int argc, char **argv)
 
 /* Every rank refuses an avg on int32 (ranks arriving at different times), then
  * reduces with sum: 20 rounds, every sum right, the communicator working at the end. */
-static int test_refusal_by_every_rank_leaves_the_communicator_working(int argc, char **argv)
+static int test_refusal_by_every_rank_leaves_the_communicator_working(sc_comm_t *comm, int size, const char *mode)
 {
     int32_t i32[COUNT] = {0};
-    sc_comm_t *comm;
-    int size;
 
-    (void)argc;
-    (void)argv;
-    if (join(&comm, &size) != TEST_PASS)
-        return TEST_FAIL;
+    (void)mode;
     for (int it = 0; it < 20; it++) {
         fault_sleep(0.01 * ((it + fault_rank) % 3));
         CHECK(sc_allreduce(i32, i32, COUNT, SC_INT32, SC_AVG, comm, NULL, NULL) ==
@@ -140,16 +139,11 @@ static int test_refusal_by_every_rank_leaves_the_communicator_working(int argc, 
  * the communicator goes on (a barrier). Then the refusing rank refuses a broadcast
  * whose root the others never reach (they issue nothing in its place): the next
  * collective, a barrier every rank issues within 0.3 s, completes too. */
-static int test_refusal_reissued_in_time_goes_on(int argc, char **argv)
+static int test_refusal_reissued_in_time_goes_on(sc_comm_t *comm, int size, const char *mode)
 {
     float buf[COUNT] = {0};
-    sc_comm_t *comm;
-    int size;
 
-    (void)argc;
-    (void)argv;
-    if (join(&comm, &size) != TEST_PASS)
-        return TEST_FAIL;
+    (void)mode;
     if (fault_rank == REFUSER) {
         CHECK(sc_allreduce(NULL, buf, COUNT, SC_FLOAT32, SC_SUM, comm, NULL, NULL) ==
                   SC_ERR_INVALID_ARG, "a NULL send buffer was not refused");
@@ -169,13 +163,128 @@ static int test_refusal_reissued_in_time_goes_on(int argc, char **argv)
     return TEST_PASS;
 }
 
+/* The refusing rank issues the call again at once, while a third rank, which refused
+ * nothing, comes 4 s late (more than the 3 s a refused call waits): the allreduce
+ * completes on every rank, as it does without the refusal. */
+static int test_refusal_reissued_while_a_third_rank_is_slow(sc_comm_t *comm, int size, const char *mode)
+{
+    float buf[COUNT] = {0};
+
+    (void)mode;
+    if (fault_rank == REFUSER)
+        CHECK(sc_allreduce(NULL, buf, COUNT, SC_FLOAT32, SC_SUM, comm, NULL, NULL) ==
+                  SC_ERR_INVALID_ARG, "a NULL send buffer was not refused");
+    if (fault_rank == 2)
+        fault_sleep(4.0);
+    if (allreduce_checked(comm, size, 0) != TEST_PASS)
+        return TEST_FAIL;
+    CHECK_OK(sc_barrier(comm, NULL));
+    CHECK_OK(sc_comm_destroy(comm));
+    return TEST_PASS;
+}
+
+#define AHEAD 12
+
+/* Every rank refuses an avg on int32 and then issues a non-blocking allreduce, 12
+ * times; rank 1 stops 4 s after its first refusal, so rank 0 has refused and issued
+ * all 12 when rank 1's first notice is taken: every allreduce completes, right (a
+ * rank remembers the refusals of the calls it still has queued, however many). */
+static int test_refusal_by_every_rank_with_one_far_behind(sc_comm_t *comm, int size, const char *mode)
+{
+    static float in[AHEAD][COUNT], out[AHEAD][COUNT];
+    int32_t i32[COUNT] = {0};
+    sc_request_t *req[AHEAD];
+
+    (void)mode;
+    for (int k = 0; k < AHEAD; k++) {
+        CHECK(sc_allreduce(i32, i32, COUNT, SC_INT32, SC_AVG, comm, NULL, NULL) ==
+                  SC_ERR_INVALID_ARG, "round %d: avg on int32 was not refused", k);
+        if (fault_rank == REFUSER && k == 0)
+            fault_sleep(4.0);
+        fill(in[k], fault_rank, k);
+        CHECK_OK(sc_allreduce(in[k], out[k], COUNT, SC_FLOAT32, SC_SUM, comm, NULL, &req[k]));
+    }
+    for (int k = 0; k < AHEAD; k++) {
+        CHECK_OK(sc_wait(req[k]));
+        sc_request_free(req[k]);
+        if (check_sum(out[k], size, k) != TEST_PASS)
+            return TEST_FAIL;
+    }
+    CHECK_OK(sc_comm_destroy(comm));
+    return TEST_PASS;
+}
+
+static long rss_kib(void)
+{
+    char line[256];
+    long kib = 0;
+    FILE *f = fopen("/proc/self/status", "r");
+
+    while (f && fgets(line, sizeof(line), f))
+        if (strncmp(line, "VmRSS:", 6) == 0)
+            kib = atol(line + 6);
+    if (f)
+        fclose(f);
+    return kib;
+}
+
+/* 100000 calls refused in a row on rank 1 (no collective between them), then a barrier
+ * on every rank: one notice for the number they all had, so the barrier is quick and
+ * the memory stays (it grew by 50-900 MB, and the barrier took 8 s, when every refusal
+ * sent one). */
+static int test_refusals_in_a_row_send_one_notice(sc_comm_t *comm, int size, const char *mode)
+{
+    int32_t i32[4] = {0};
+    long before;
+    double t0;
+
+    (void)size;
+    (void)mode;
+    before = rss_kib();
+    if (fault_rank == REFUSER)
+        for (int k = 0; k < 100000; k++)
+            CHECK(sc_allreduce(i32, i32, 4, SC_INT32, SC_AVG, comm, NULL, NULL) ==
+                      SC_ERR_INVALID_ARG, "call %d: avg on int32 was not refused", k);
+    t0 = fault_now();
+    CHECK_OK(sc_barrier(comm, NULL));
+    CHECK(fault_now() - t0 < 2.0, "the barrier after the refusals took %.3f s",
+          fault_now() - t0);
+    CHECK(rss_kib() - before < 8192, "the memory grew from %ld to %ld KiB", before,
+          rss_kib());
+    CHECK_OK(sc_comm_destroy(comm));
+    return TEST_PASS;
+}
+
+/* Each test runs on the world communicator, every rank present; argv[0], if given, is
+ * its mode. */
+#define REFUSED_TEST(fn)                                                                 \
+    static int fn##_joined(int argc, char **argv)                                        \
+    {                                                                                    \
+        sc_comm_t *comm;                                                                 \
+        int size;                                                                        \
+        if (join(&comm, &size) != TEST_PASS)                                             \
+            return TEST_FAIL;                                                            \
+        return fn(comm, size, argc > 0 ? argv[0] : NULL);                                \
+    }
+REFUSED_TEST(test_refusal_fails_the_peers_call)
+REFUSED_TEST(test_refusal_by_every_rank_leaves_the_communicator_working)
+REFUSED_TEST(test_refusal_reissued_in_time_goes_on)
+REFUSED_TEST(test_refusal_reissued_while_a_third_rank_is_slow)
+REFUSED_TEST(test_refusal_by_every_rank_with_one_far_behind)
+REFUSED_TEST(test_refusals_in_a_row_send_one_notice)
+
 int main(int argc, char **argv)
 {
     static const fault_test_t tests[] = {
-        {"fails_the_peers_call", test_refusal_fails_the_peers_call},
+        {"fails_the_peers_call", test_refusal_fails_the_peers_call_joined},
         {"by_every_rank_leaves_the_communicator_working",
-         test_refusal_by_every_rank_leaves_the_communicator_working},
-        {"reissued_in_time_goes_on", test_refusal_reissued_in_time_goes_on},
+         test_refusal_by_every_rank_leaves_the_communicator_working_joined},
+        {"reissued_in_time_goes_on", test_refusal_reissued_in_time_goes_on_joined},
+        {"reissued_while_a_third_rank_is_slow",
+         test_refusal_reissued_while_a_third_rank_is_slow_joined},
+        {"by_every_rank_with_one_far_behind",
+         test_refusal_by_every_rank_with_one_far_behind_joined},
+        {"in_a_row_send_one_notice", test_refusals_in_a_row_send_one_notice_joined},
         {NULL, NULL}};
     return fault_main(tests, argc, argv);
 }
