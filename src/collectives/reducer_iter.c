@@ -32,6 +32,7 @@
 #include "core/comm_internal.h"
 #include "core/dtype.h"
 #include "core/error.h"
+#include "core/fpenv.h"
 #include "core/memory.h"
 
 /* NULL in a bucket of zero bytes (gradients of zero elements only). */
@@ -376,6 +377,7 @@ static void *sc_reducer_finisher(void *arg)
 {
     sc_reducer_t *r = arg;
 
+    sc_fpenv_own_thread(); /* created by a caller whose modes it inherited */
     pthread_mutex_lock(&r->lock);
     while (!r->stopping) {
         if (!r->harvesting && r->next_done < r->nstarted)

@@ -10,6 +10,7 @@
 
 #include "collectives/call.h"
 #include "compress/compress_internal.h"
+#include "core/fpenv.h"
 
 #define SC_HOOK_TOPK "comm hook topk"
 
@@ -71,8 +72,8 @@ static void sc_hook_topk_quiesce(sc_compressor_t *c)
 /* A sparse step: the all-gather of this rank's block is issued here, in bucket order on
  * every rank, and starts once the compressor's worker has selected into the block; the
  * caller's thread goes on marking gradients meanwhile. */
-static sc_status_t sc_hook_topk_start(void *state, const sc_hook_bucket_t *b,
-                                      sc_comm_t *comm, sc_request_t **req)
+static sc_status_t sc_hook_topk_start_in(void *state, const sc_hook_bucket_t *b,
+                                         sc_comm_t *comm, sc_request_t **req)
 {
     sc_compressor_t *c = state;
     int rank = sc_comm_rank(comm), p = sc_comm_size(comm);
@@ -154,10 +155,33 @@ static sc_status_t sc_hook_topk_finish_into(void *state, const sc_hook_bucket_t 
     return SC_SUCCESS;
 }
 
+/* The hook's calls on the reducer's threads, in the library's floating-point
+ * environment (as sc_compressed_allreduce). */
+static sc_status_t sc_hook_topk_start(void *state, const sc_hook_bucket_t *b,
+                                      sc_comm_t *comm, sc_request_t **req)
+{
+    sc_fpenv_t fe = sc_fpenv_enter();
+    sc_status_t st = sc_hook_topk_start_in(state, b, comm, req);
+
+    sc_fpenv_leave(fe);
+    return st;
+}
+
+static sc_status_t sc_hook_topk_finish_ranges(void *state, const sc_hook_bucket_t *b,
+                                              sc_comm_t *comm, const sc_range_t *ranges,
+                                              int n)
+{
+    sc_fpenv_t fe = sc_fpenv_enter();
+    sc_status_t st = sc_hook_topk_finish_into(state, b, comm, ranges, n);
+
+    sc_fpenv_leave(fe);
+    return st;
+}
+
 static sc_status_t sc_hook_topk_finish(void *state, const sc_hook_bucket_t *b,
                                        sc_comm_t *comm)
 {
-    return sc_hook_topk_finish_into(state, b, comm, NULL, 0);
+    return sc_hook_topk_finish_ranges(state, b, comm, NULL, 0);
 }
 
 /* The hook's checkpoint: a table of the bucket layout each key's state belongs to
@@ -318,7 +342,7 @@ SC_API sc_status_t sc_comm_hook_topk(const sc_compress_config_t *config,
     hook->validate = sc_hook_topk_validate;
     hook->start = sc_hook_topk_start;
     hook->finish = sc_hook_topk_finish;
-    hook->finish_into = sc_hook_topk_finish_into;
+    hook->finish_into = sc_hook_topk_finish_ranges;
     hook->save = sc_hook_topk_save;
     hook->load = sc_hook_topk_load;
     hook->destroy = sc_hook_topk_destroy;

@@ -9,6 +9,7 @@
 #include "compress/compress_internal.h"
 #include "core/comm_internal.h"
 #include "core/error.h"
+#include "core/fpenv.h"
 
 #define SC_CAR_FN "sc_compressed_allreduce"
 
@@ -46,10 +47,15 @@ SC_API sc_status_t sc_compressed_allreduce(sc_compressor_t *compressor, sc_comm_
                                            size_t count, sc_dtype_t dtype, sc_op_t op)
 {
     sc_serves_t was = sc_serves_begin(SC_SERVES_COMPRESSED);
+    /* Error feedback, selection and scatter-add in the library's floating-point
+     * environment: the caller's modes (trapped exceptions, flush-to-zero) neither stop
+     * it with SIGFPE on NaN or Inf gradients nor change its result. */
+    sc_fpenv_t fe = sc_fpenv_enter();
+    sc_status_t st = sc_compressed_allreduce_call(compressor, comm, key, sendbuf, recvbuf,
+                                                  count, dtype, op);
 
-    return sc_serves_return(was, sc_compressed_allreduce_call(compressor, comm, key, sendbuf,
-                                                              recvbuf, count, dtype, op),
-                            "sc_compressed_allreduce");
+    sc_fpenv_leave(fe);
+    return sc_serves_return(was, st, "sc_compressed_allreduce");
 }
 
 static sc_status_t sc_compressed_allreduce_call(sc_compressor_t *compressor, sc_comm_t *comm,

@@ -7,6 +7,7 @@
 
 #include "compress/topk_pool.h"
 #include "core/error.h"
+#include "core/fpenv.h"
 
 typedef struct {
     sc_topk_pool_t *pool;
@@ -35,6 +36,7 @@ static void *sc_topk_pool_main(void *p)
     sc_topk_pool_t *pool = w->pool;
     unsigned long seen = 0;
 
+    sc_fpenv_own_thread(); /* created by a caller whose modes it inherited */
     pthread_mutex_lock(&pool->lock);
     for (;;) {
         while (!pool->stop && pool->generation == seen)

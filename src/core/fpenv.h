@@ -34,6 +34,13 @@ static inline sc_fpenv_t sc_fpenv_enter(void)
     return e;
 }
 
+/* A thread of the library's own (the progress thread, workers): its environment for
+ * good, whatever the thread that created it had set. */
+static inline void sc_fpenv_own_thread(void)
+{
+    (void)sc_fpenv_enter();
+}
+
 /* Gives the thread its own environment back (the flags raised meanwhile are dropped). */
 static inline void sc_fpenv_leave(sc_fpenv_t e)
 {
@@ -53,6 +60,10 @@ static inline sc_fpenv_t sc_fpenv_enter(void)
 static inline void sc_fpenv_leave(sc_fpenv_t e)
 {
     (void)e;
+}
+
+static inline void sc_fpenv_own_thread(void)
+{
 }
 #endif
 

@@ -399,6 +399,7 @@ static void *sc_progress_thread(void *arg)
     sc_transport_t *tp = arg;
     sc_spin_t spin;
 
+    sc_fpenv_own_thread(); /* created by sc_comm_init's caller, whose modes it inherited */
     sc_spin_reset(&spin);
 
     while (!__atomic_load_n(&tp->stop, __ATOMIC_ACQUIRE)) {

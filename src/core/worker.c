@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "core/error.h"
+#include "core/fpenv.h"
 #include "core/worker.h"
 
 struct sc_worker {
@@ -19,6 +20,7 @@ static void *sc_worker_main(void *arg)
 {
     sc_worker_t *w = arg;
 
+    sc_fpenv_own_thread(); /* created by a caller whose modes it inherited */
     pthread_mutex_lock(&w->lock);
     for (;;) {
         sc_worker_job_t *job;
