@@ -402,12 +402,8 @@ int sc_bench_compressed_main(int argc, char **argv)
     }
     rank = sc_comm_rank(comm);
     p = sc_comm_size(comm);
-    {
-        /* No operand for getopt to move: the arguments in the order given. */
-        char *args = sc_bench_command_line(argc, argv);
-        exit_code = sc_bench_same_command(comm, "sc-bench compressed", args);
-        free(args);
-    }
+    /* No operand for getopt to move: the arguments in the order given. */
+    exit_code = sc_bench_same_command(comm, "sc-bench compressed", argc - 1, argv + 1);
     if (exit_code != 0)
         goto out;
     /* Before anything is measured: an unwritable --json fails every rank at once. */

@@ -845,12 +845,8 @@ int sc_bench_reducer_main(int argc, char **argv)
         fprintf(stderr, "sc-bench reducer: out of memory\n");
         goto err_destroy;
     }
-    {
-        /* No operand for getopt to move: the arguments in the order given. */
-        char *args = sc_bench_command_line(argc, argv);
-        exit_code = sc_bench_same_command(c.comm, "sc-bench reducer", args);
-        free(args);
-    }
+    /* No operand for getopt to move: the arguments in the order given. */
+    exit_code = sc_bench_same_command(c.comm, "sc-bench reducer", argc - 1, argv + 1);
     if (exit_code != 0)
         goto err_destroy;
     /* Before anything is measured: an unwritable --json fails every rank at once. */

@@ -449,7 +449,8 @@ static int sc_bench_main(int argc, char **argv)
         return sc_bench_topk_main(argc - 1, argv + 1);
 
     char *command = sc_bench_command_line(argc, argv);
-    char *args = sc_bench_command_line(argc - 1, argv + 1); /* as given, for the peers */
+    /* The arguments as given, for the peers (getopt reorders argv). */
+    char **given = malloc((size_t)argc * sizeof(*given));
     sc_bench_options_t opts;
     sc_comm_t *comm;
     sc_bench_row_t *rows;
@@ -460,6 +461,8 @@ static int sc_bench_main(int argc, char **argv)
     int rank, nranks, nrows = 0, exit_code = 1;
     sc_status_t status;
 
+    if (given)
+        memcpy(given, argv, (size_t)argc * sizeof(*given));
     if (sc_bench_options_parse(argc, argv, stdout, stderr, &opts) != SC_SUCCESS) {
         exit_code = 2;
         goto err_free_command;
@@ -481,7 +484,7 @@ static int sc_bench_main(int argc, char **argv)
     }
     rank = sc_comm_rank(comm);
     nranks = sc_comm_size(comm);
-    exit_code = sc_bench_same_command(comm, "sc-bench", args);
+    exit_code = given ? sc_bench_same_command(comm, "sc-bench", argc - 1, given + 1) : 1;
     if (exit_code != 0)
         goto err_destroy;
     exit_code = 1;
@@ -571,6 +574,6 @@ err_destroy:
     sc_comm_destroy(comm);
 err_free_command:
     free(command);
-    free(args);
+    free(given);
     return exit_code;
 }
