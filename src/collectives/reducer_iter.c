@@ -245,11 +245,15 @@ static sc_status_t sc_bucket_start(sc_reducer_t *r, sc_rbucket_t *b)
         sc_reducer_hook_why(why, sizeof(why));
         /* Peers issued this bucket's collective and will issue the next ones: with one
          * missing here, the sequences of the ranks no longer line up. Aborting the
-         * communicator fails every rank's pending and later calls instead. */
-        sc_comm_abort(r->comm);
-        st = sc_error(st, "sc_reducer: comm hook \"%s\" could not start bucket %d (%s): "
-                      "%s; the communicator is aborted so that no rank waits for the bucket",
-                      r->hook.name ? r->hook.name : "", b->hb.index, sc_status_string(st), why);
+         * communicator fails every rank's pending and later calls instead, with the
+         * reason. */
+        char msg[SC_ERROR_MAX];
+        snprintf(msg, sizeof(msg), "sc_reducer: comm hook \"%s\" could not start bucket %d "
+                 "(%s): %.600s; the communicator is aborted so that no rank waits for the "
+                 "bucket", r->hook.name ? r->hook.name : "", b->hb.index, sc_status_string(st),
+                 why);
+        sc_comm_abort_why(r->comm, msg);
+        st = sc_error(st, "%s", msg);
     }
     b->start_status = st;
     return st;

@@ -641,13 +641,22 @@ SC_API sc_status_t sc_comm_destroy(sc_comm_t *comm)
 
 SC_API sc_status_t sc_comm_abort(sc_comm_t *comm)
 {
+    return sc_comm_abort_why(comm, NULL);
+}
+
+sc_status_t sc_comm_abort_why(sc_comm_t *comm, const char *why)
+{
     sc_status_t st = sc_comm_check_handle(comm, "sc_comm_abort");
     char text[SC_ERROR_MAX];
 
     if (st != SC_SUCCESS)
         return st;
-    snprintf(text, sizeof(text), "rank %d: the communicator was aborted (sc_comm_abort)",
-             comm->rank);
+    if (why)
+        snprintf(text, sizeof(text), "rank %d: the communicator was aborted: %s", comm->rank,
+                 why);
+    else
+        snprintf(text, sizeof(text), "rank %d: the communicator was aborted (sc_comm_abort)",
+                 comm->rank);
     pthread_mutex_lock(&comm->tp->lock);
     sc_progress_fail_comm(comm, SC_ERR_ABORTED, text, 1, 0);
     pthread_mutex_unlock(&comm->tp->lock);

@@ -168,6 +168,10 @@ int sc_process_is_fork_of(pid_t owner);
 void sc_comm_hold(sc_comm_t *comm);
 void sc_comm_release(sc_comm_t *comm);
 
+/* sc_comm_abort with the reason (a sentence, NULL: none) in what every rank's calls
+ * then report: "rank R: the communicator was aborted: <why>". */
+sc_status_t sc_comm_abort_why(sc_comm_t *comm, const char *why);
+
 /* The registry of live communicators (comm_registry.c): a destroyed or unknown handle
  * is refused without being dereferenced. */
 sc_status_t sc_comm_check(const sc_comm_t *comm, const char *caller);

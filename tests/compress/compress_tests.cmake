@@ -52,6 +52,7 @@ set(SC_COMPRESS_TESTS
   "test_compress_hook density_matches_reference 2"
   "test_compress_hook density_matches_reference 4"
   "test_compress_hook hook_state_survives_save_and_load 2"
+  "test_compress_hook hook_state_of_another_rank_fails_every_rank 2"
   "test_compress_hook hook_state_waits_for_its_layout_after_load 2"
   "test_compress_hook hook_state_waits_for_its_layout_after_load counts_equal 2"
   "test_compress_hook hook_state_waits_for_its_layout_after_load one_bucket 2"

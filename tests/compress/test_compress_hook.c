@@ -279,6 +279,22 @@ static int check_same_and_release(rt_world_t *w, rt_model_t *a, rt_model_t *b,
     return 0;
 }
 
+/* The world, and a reducer of the model (a) past its rebuild (3 iterations), whose
+ * hook state the test saves; b, a second model of the same gradients. */
+static int saved_reducer(rt_world_t *w, rt_model_t *a, rt_model_t *b, sc_reducer_t **ra)
+{
+    if (rt_world(w))
+        return 1;
+    rt_model_init(a, MODEL_N, model_counts, NULL);
+    rt_model_init(b, MODEL_N, model_counts, NULL);
+    if (make_reducer(w, a, DENSITY, ra))
+        return 1;
+    for (int it = 0; it < 3; it++)
+        if (iterate(w, a, *ra, it))
+            return 1;
+    return 0;
+}
+
 static int test_hook_state_survives_save_and_load(int argc, char **argv)
 {
     rt_world_t w;
@@ -286,15 +302,8 @@ static int test_hook_state_survives_save_and_load(int argc, char **argv)
     sc_reducer_t *ra, *rb;
 
     (void)argc, (void)argv;
-    if (rt_world(&w))
+    if (saved_reducer(&w, &a, &b, &ra))
         return 1;
-    rt_model_init(&a, MODEL_N, model_counts, NULL);
-    rt_model_init(&b, MODEL_N, model_counts, NULL);
-    if (make_reducer(&w, &a, DENSITY, &ra))
-        return 1;
-    for (int it = 0; it < 3; it++)
-        if (iterate(&w, &a, ra, it))
-            return 1;
     if (make_reducer(&w, &b, DENSITY, &rb) || copy_hook_state(ra, rb))
         return 1;
     /* rb's first layout has the same buckets as ra's rebuilt one (gradients are marked
@@ -302,6 +311,57 @@ static int test_hook_state_survives_save_and_load(int argc, char **argv)
     if (iterate(&w, &a, ra, 3) || iterate(&w, &b, rb, 3))
         return 1;
     return check_same_and_release(&w, &a, &b, ra, rb);
+}
+
+/* Rank 1 loads rank 0's hook state, rank 0 its own: rank 1's first bucket refuses the
+ * state of another rank (SC_ERR_INVALID_ARG) and aborts the reducer's communicator;
+ * rank 0's calls fail with SC_ERR_ABORTED whose sentence gives that reason (it said
+ * only that the communicator was aborted). */
+static int test_hook_state_of_another_rank_fails_every_rank(int argc, char **argv)
+{
+    rt_world_t w;
+    rt_model_t a, b;
+    sc_reducer_t *ra, *rb;
+    size_t len = 0, *lens;
+    char *states, want[96];
+    sc_status_t st = SC_SUCCESS;
+
+    (void)argc, (void)argv;
+    if (saved_reducer(&w, &a, &b, &ra))
+        return 1;
+    CHECK_OK(sc_reducer_hook_save(ra, NULL, &len));
+    lens = malloc((size_t)w.size * sizeof(*lens));
+    states = malloc(len * (size_t)w.size);
+    CHECK(lens && states, "out of memory");
+    CHECK_OK(sc_reducer_hook_save(ra, states + len * (size_t)w.rank, &len));
+    CHECK_OK(sc_allgather(&len, lens, sizeof(len), SC_UINT8, w.comm, NULL, NULL));
+    CHECK(lens[0] == len, "rank %d's state has %zu bytes, rank 0's %zu", w.rank, len, lens[0]);
+    CHECK_OK(sc_allgather(states + len * (size_t)w.rank, states, len, SC_UINT8, w.comm, NULL,
+                          NULL));
+    if (make_reducer(&w, &b, DENSITY, &rb))
+        return 1;
+    CHECK_OK(sc_reducer_hook_load(rb, states + (w.rank == 1 ? 0 : len * (size_t)w.rank), len));
+    for (int g = b.n - 1; g >= 0 && st == SC_SUCCESS; g--) {
+        rt_fill(&b, b.buf[g], SEED, w.rank, 3, g);
+        st = sc_reducer_mark_ready(rb, g, b.buf[g]);
+    }
+    if (st == SC_SUCCESS)
+        st = sc_reducer_finalize(rb);
+    CHECK(st == (w.rank == 1 ? SC_ERR_INVALID_ARG : SC_ERR_ABORTED),
+          "the iteration after the load returned %s: %s", sc_status_string(st),
+          sc_last_error());
+    snprintf(want, sizeof(want), "made by rank 0 of %d and this is rank 1 of %d", w.size,
+             w.size);
+    CHECK(strstr(sc_last_error(), want), "the sentence '%s' does not say '%s'",
+          sc_last_error(), want);
+    CHECK_OK(sc_reducer_destroy(ra));
+    CHECK_OK(sc_reducer_destroy(rb));
+    rt_model_free(&a);
+    rt_model_free(&b);
+    free(lens);
+    free(states);
+    CHECK_OK(sc_comm_destroy(w.comm));
+    return 0;
 }
 
 /* Models whose rebuilt layout (gradients marked in registration order) differs from
@@ -488,6 +548,8 @@ int main(int argc, char **argv)
         {"density_one_equals_dense", test_density_one_equals_dense},
         {"density_matches_reference", test_density_matches_reference},
         {"hook_state_survives_save_and_load", test_hook_state_survives_save_and_load},
+        {"hook_state_of_another_rank_fails_every_rank",
+         test_hook_state_of_another_rank_fails_every_rank},
         {"hook_state_waits_for_its_layout_after_load",
          test_hook_state_waits_for_its_layout_after_load},
         {"hook_state_in_use_is_saved_when_no_rebuild_follows",
