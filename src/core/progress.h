@@ -39,7 +39,9 @@ void sc_progress_detach(sc_comm_t *comm);
 
 /* Sends every peer a notice (best effort: a peer that is gone cannot be told): an abort
  * (refused 0: the communicator failed with status and text at collective seq, 0: all),
- * or a refusal (this rank refused its part of collective seq). Caller holds tp->lock. */
+ * a refusal (SC_CTL_REFUSED: this rank refused its part of collective seq, text says
+ * why) or a re-issue (SC_CTL_REISSUED: it issued collective seq after all). Caller
+ * holds tp->lock. */
 void sc_progress_notify(sc_comm_t *comm, sc_status_t status, uint64_t seq, int refused,
                         const char *text);
 
