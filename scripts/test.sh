@@ -48,8 +48,9 @@ BUILD_DIR="$root/build-tsan" "$root/scripts/build.sh" -DSC_SANITIZE_THREAD=ON \
 # the killed rank on registered memory (64 MiB per rank: past its 20 s limit there;
 # it has no thread of its own to check). The reducer's and the compressor's
 # differential fuzzers run here too (a few cases each under ThreadSanitizer, with
-# marks from two threads and selection threads).
+# marks from two threads and selection threads). The refusal notices (a caller's refusal
+# against the progress thread's scans) too.
 (cd "$root/build-tsan" && UCX_MEM_EVENTS=no UCX_MEM_MALLOC_HOOKS=no \
   UCX_MEM_MMAP_HOOK_MODE=none TSAN_OPTIONS="halt_on_error=1 report_signal_unsafe=0" \
-  ctest --output-on-failure --timeout 300 -R '^(reducer|compress)\.|^fault\.killed|^comm\.concurrent' \
+  ctest --output-on-failure --timeout 300 -R '^(reducer|compress)\.|^fault\.(killed|refused)|^comm\.concurrent' \
     -E '^compress\.topk\.|large|converges|200003|150001|131101|registered')
