@@ -120,8 +120,10 @@ fail-leaving-children) # fail-leaving-children R: rank R starts two children, on
         wait_for_others
         sleep 1000 &
         echo $! > "$SCRUN_TEST_DIR/child.a"
-        bash -c 'trap "" TERM; while :; do sleep 0.05; done' &
-        echo $! > "$SCRUN_TEST_DIR/child.b"
+        # The child records itself once its trap is set: a SIGTERM before it would end it.
+        bash -c 'trap "" TERM; echo $$ > "$1.tmp"; mv "$1.tmp" "$1"; while :; do sleep 0.05; done' \
+            child "$SCRUN_TEST_DIR/child.b" &
+        until [[ -s $SCRUN_TEST_DIR/child.b ]]; do sleep 0.01; done
         exit 1
     fi
     mark_ready
