@@ -12,8 +12,9 @@
 #   --mtu M       veth MTU (default 1500)
 #   --build DIR   build directory holding tools/scrun and bench/sc-bench (default build)
 #   --json FILE   passed to sc-bench (rank 0 writes it)
-#   --mode MODE   the sc-bench mode (default compressed; e.g. reducer, allreduce; a
-#                 reducer profile path must be absolute: the ranks run elsewhere)
+#   --mode MODE   the sc-bench mode (default compressed; e.g. reducer, allreduce)
+# The ranks run in this directory: relative paths (--json, a reducer --profile) work.
+# Exit status: sc-bench's; 2 for a usage error or a missing build.
 set -euo pipefail
 
 rate=10gbit
@@ -22,21 +23,31 @@ build=build
 mode=compressed
 json=""
 args=()
+# A value-taking option at the end of the line is a usage error, not an unbound $2.
+need_value() {
+  [ "$1" -ge 2 ] || { echo "run_netem.sh: $2 needs a value (see --help)" >&2; exit 2; }
+}
 while [ $# -gt 0 ]; do
   case "$1" in
-    --rate) rate=$2; shift 2 ;;
-    --mtu) mtu=$2; shift 2 ;;
-    --build) build=$2; shift 2 ;;
-    --json) json=$2; shift 2 ;;
-    --mode) mode=$2; shift 2 ;;
+    --rate) need_value $# "$1"; rate=$2; shift 2 ;;
+    --mtu) need_value $# "$1"; mtu=$2; shift 2 ;;
+    --build) need_value $# "$1"; build=$2; shift 2 ;;
+    --json) need_value $# "$1"; json=$2; shift 2 ;;
+    --mode) need_value $# "$1"; mode=$2; shift 2 ;;
     --) shift; args=("$@"); break ;;
-    -h|--help) sed -n '2,18p' "$0"; exit 0 ;;
+    -h|--help) awk 'NR > 1 && !/^#/ { exit } NR > 1 { sub(/^# ?/, ""); print }' "$0"; exit 0 ;;
     *) echo "run_netem.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
   esac
 done
 [ ${#args[@]} -gt 0 ] || [ "$mode" != compressed ] || args=(-n 25M --ratio 0.01)
 [ -z "$json" ] || args+=(--json "$json")
 
+[ -x "$build/tools/scrun" ] && [ -x "$build/bench/sc-bench" ] || {
+  echo "run_netem.sh: $build/tools/scrun or $build/bench/sc-bench is missing; build first" >&2
+  exit 2
+}
+scrun=$(realpath "$build/tools/scrun")
+bench=$(realpath "$build/bench/sc-bench")
 if [ "$(id -u)" -ne 0 ]; then
   echo "run_netem.sh: needs root (network namespaces and tc)" >&2
   exit 2
@@ -47,12 +58,6 @@ for tool in ip tc unshare; do
     exit 2
   }
 done
-scrun=$(realpath "$build/tools/scrun")
-bench=$(realpath "$build/bench/sc-bench")
-[ -x "$scrun" ] && [ -x "$bench" ] || {
-  echo "run_netem.sh: $build/tools/scrun or $build/bench/sc-bench is missing; build first" >&2
-  exit 2
-}
 
 tag=$$
 ns=(scnetem0-$tag scnetem1-$tag)
