@@ -69,7 +69,10 @@ small_hi=$max
 [ "$small_hi" -gt "$split" ] && small_hi=$split
 run_range small 65536 "$small_hi" 50 5
 if [ "$max" -gt "$split" ]; then
-    run_range large $((split * 4)) "$max" 5 1
+    # From 16M by fours (the small range's next size), or MAXBYTES alone below that.
+    large_lo=$((split * 4))
+    [ "$large_lo" -le "$max" ] || large_lo=$max
+    run_range large "$large_lo" "$max" 5 1
 fi
 
 echo "== latency" >&2
