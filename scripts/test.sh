@@ -7,28 +7,30 @@
 # the reducer (its finisher thread, marks from several threads, hooks), the compressed
 # all-reduce and the top-k hook (its selection worker and gated all-gathers) across
 # ranks, the ranks killed in the middle of those, and communicators split at once from
-# two threads.
+# two threads. BUILD_DIR names the first build directory (default build/, as
+# scripts/build.sh); the others are beside it: BUILD_DIR-host, BUILD_DIR-asan, -tsan.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
+build=${BUILD_DIR:-$root/build}
 "$root/scripts/install-deps.sh"
 
 # The device-path variant. AUTO falls back to host-only where no CUDA toolkit is
 # installed; say so, since the CUDA variant then goes untested.
-"$root/scripts/build.sh" -DSC_WITH_CUDA=AUTO
-if ! grep -q '^SC_HAVE_CUDA_BUILD:INTERNAL=ON' "$root/build/CMakeCache.txt"; then
+BUILD_DIR="$build" "$root/scripts/build.sh" -DSC_WITH_CUDA=AUTO
+if ! grep -q '^SC_HAVE_CUDA_BUILD:INTERNAL=ON' "$build/CMakeCache.txt"; then
   echo "test.sh: no CUDA toolkit found: the CUDA variant was not built (install nvcc" \
        "and NCCL to build it)" >&2
 fi
-(cd "$root/build" && ctest --output-on-failure --timeout 300 -j1)
+(cd "$build" && ctest --output-on-failure --timeout 300 -j1)
 
 # The host-only variant runs the same suite less the differential fuzzers (about 100 s
 # of CI's 30 minutes): they fuzz the same host code in the variant above (host-only
 # too where no toolkit is installed), the loader's hostile states under ASan below, and
 # the threaded parts under TSan.
-BUILD_DIR="$root/build-host" "$root/scripts/build.sh" -DSC_WITH_CUDA=OFF
-(cd "$root/build-host" && ctest --output-on-failure --timeout 300 -j1 -E '\.fuzz\.')
+BUILD_DIR="$build-host" "$root/scripts/build.sh" -DSC_WITH_CUDA=OFF
+(cd "$build-host" && ctest --output-on-failure --timeout 300 -j1 -E '\.fuzz\.')
 
-BUILD_DIR="$root/build-asan" "$root/scripts/build.sh" -DSC_SANITIZE=ON -DSC_BUILD_BENCH=OFF \
+BUILD_DIR="$build-asan" "$root/scripts/build.sh" -DSC_SANITIZE=ON -DSC_BUILD_BENCH=OFF \
   -DSC_WITH_CUDA=OFF
 # UCX's memory hooks and ASan's interceptors must not both patch malloc and mmap. Then
 # the fault tests (dead, silent and mismatched ranks, aborts, links cut across network
@@ -36,12 +38,12 @@ BUILD_DIR="$root/build-asan" "$root/scripts/build.sh" -DSC_SANITIZE=ON -DSC_BUIL
 # library or the test gave up: under ASan such an access is an error, not silent
 # corruption. Left out: the killed rank on registered memory (64 MiB per rank: past its
 # 20 s limit under ASan).
-(cd "$root/build-asan" && export UCX_MEM_MALLOC_HOOKS=no UCX_MEM_MMAP_HOOK_MODE=none &&
+(cd "$build-asan" && export UCX_MEM_MALLOC_HOOKS=no UCX_MEM_MMAP_HOOK_MODE=none &&
   ctest --output-on-failure --timeout 300 -L unit &&
   ctest --output-on-failure --timeout 300 -L fault \
     -E '^fault\.killed_rank_fails_pending_and_later_calls\.registered$')
 
-BUILD_DIR="$root/build-tsan" "$root/scripts/build.sh" -DSC_SANITIZE_THREAD=ON \
+BUILD_DIR="$build-tsan" "$root/scripts/build.sh" -DSC_SANITIZE_THREAD=ON \
   -DSC_BUILD_BENCH=OFF -DSC_WITH_CUDA=OFF
 # Left out: the selector's own unit tests and the largest multi-rank ones, which take
 # minutes each under ThreadSanitizer (the selector's threads still run in the rest),
@@ -50,7 +52,7 @@ BUILD_DIR="$root/build-tsan" "$root/scripts/build.sh" -DSC_SANITIZE_THREAD=ON \
 # differential fuzzers run here too (a few cases each under ThreadSanitizer, with
 # marks from two threads and selection threads). The refusal notices (a caller's refusal
 # against the progress thread's scans) too.
-(cd "$root/build-tsan" && UCX_MEM_EVENTS=no UCX_MEM_MALLOC_HOOKS=no \
+(cd "$build-tsan" && UCX_MEM_EVENTS=no UCX_MEM_MALLOC_HOOKS=no \
   UCX_MEM_MMAP_HOOK_MODE=none TSAN_OPTIONS="halt_on_error=1 report_signal_unsafe=0" \
   ctest --output-on-failure --timeout 300 -R '^(reducer|compress)\.|^fault\.(killed|refused)|^comm\.concurrent' \
     -E '^compress\.topk\.|large|converges|200003|150001|131101|registered')
