@@ -138,6 +138,10 @@ def main():
     if a.report_only:
         files = a.report_only
     else:
+        for tool in ("tools/scrun", "bench/sc-bench"):
+            if not os.access(os.path.join(a.build, tool), os.X_OK):
+                sys.exit("reducer_sweep: %s is missing; build first (-B BUILD)"
+                         % os.path.join(a.build, tool))
         files, failed = run_sweeps(a)
     bad = report(load(files))
     if bad:
