@@ -43,10 +43,13 @@ typedef enum {
  * size, rounded once (values whose sum overflows average to Inf); float16, bfloat16 and
  * float8 multiply every input by 1 / size first (in float32, rounded to the type, as
  * NCCL's avg premultiplies), then sum, so that values whose sum passes the type's range
- * still average (a few more roundings than one division); a product rounded up can
- * still carry the sum past the range where inputs lie within a few ulps of the
- * largest finite value (65504 averaged over 3 ranks in float16 is +Inf: 3 x 21840).
- * Reductions, casts and the compressor's steps compute
+ * still average (a few more roundings than one division). A finite product is then kept
+ * within the largest value of the type, not above its largest / size, for which every
+ * sum of size such terms, rounded at every step in any order, is finite (so the average
+ * of in-range values is finite: 65504 / 3 rounds up to 21840 in float16, three of which
+ * sum to Inf, and is kept at 21824; on 10 ranks 6548 would still sum to Inf in some
+ * orders and the bound is 6544): products below it keep their bits, Inf averages to
+ * Inf and NaN to NaN. Reductions, casts and the compressor's steps compute
  * in one floating-point environment whatever the calling thread set (round to nearest
  * even, subnormals kept, exceptions masked: a thread's flush-to-zero, as
  * torch.set_flush_denormal(True) sets it, or another rounding mode does not apply), as

@@ -52,16 +52,19 @@ static inline int sc_elem_store(sc_dtype_t type, void *p, size_t i, uint32_t x)
     }
 }
 
-/* dst[i] = cast(src[i] * scale) for i in [first, count); 1 when a result is Inf or
- * NaN. An input Inf or NaN always gives one, so the results alone tell. */
+/* dst[i] = cast(bound(src[i] * scale)) for i in [first, count) (sc_spec_bound; bound
+ * Inf for none); 1 when a result is Inf or NaN. An input Inf or NaN always gives one,
+ * so the results alone tell. */
 static int sc_map_scalar(const void *src, sc_dtype_t src_type, void *dst,
-                         sc_dtype_t dst_type, size_t first, size_t count, float scale)
+                         sc_dtype_t dst_type, size_t first, size_t count, float scale,
+                         float bound)
 {
     int found = 0;
 
     for (size_t i = first; i < count; i++)
         found |= sc_elem_store(dst_type, dst, i,
-                               sc_spec_scale(sc_elem_load(src_type, src, i), scale));
+                               sc_spec_bound(sc_spec_scale(sc_elem_load(src_type, src, i),
+                                                           scale), bound));
     return found;
 }
 
@@ -97,6 +100,16 @@ SC_X86 static inline __m256 sc_x86_scale(__m256 v, __m256 scale)
 
     r = _mm256_blendv_ps(r, qnan, _mm256_cmp_ps(r, r, _CMP_UNORD_Q));
     return _mm256_blendv_ps(r, quiet, _mm256_cmp_ps(v, v, _CMP_UNORD_Q));
+}
+
+/* sc_spec_bound on eight lanes. */
+SC_X86 static inline __m256 sc_x86_bound(__m256 r, __m256 bound)
+{
+    __m256 sign = _mm256_set1_ps(-0.0f), mag = _mm256_andnot_ps(sign, r);
+    __m256 over = _mm256_and_ps(_mm256_cmp_ps(mag, bound, _CMP_GT_OQ),
+                                _mm256_cmp_ps(mag, _mm256_set1_ps(__builtin_inff()), _CMP_LT_OQ));
+
+    return _mm256_blendv_ps(r, _mm256_or_ps(_mm256_and_ps(sign, r), bound), over);
 }
 
 /* Non-zero when a 16-bit lane of h has all of the exponent bits e set. */
@@ -138,17 +151,22 @@ SC_X86 static inline int sc_x86_store(sc_dtype_t type, void *p, size_t i, __m256
 }
 
 /* The vector part of sc_map: whole groups of eight; *done is where it stopped. Inlined
- * into one function per pair of types, so that the switches fold away. */
+ * into one function per pair of types (and bounded or not), so that the switches and
+ * the bound fold away. */
 SC_X86 static inline __attribute__((always_inline)) int
 sc_x86_map(const void *src, sc_dtype_t src_type, void *dst, sc_dtype_t dst_type,
-           size_t count, float scale, size_t *done)
+           size_t count, float scale, int bounded, float bound, size_t *done)
 {
-    __m256 s = _mm256_set1_ps(scale);
+    __m256 s = _mm256_set1_ps(scale), b = _mm256_set1_ps(bound);
     int found = 0;
     size_t i = 0;
 
-    for (; i + 8 <= count; i += 8)
-        found |= sc_x86_store(dst_type, dst, i, sc_x86_scale(sc_x86_load(src_type, src, i), s));
+    for (; i + 8 <= count; i += 8) {
+        __m256 r = sc_x86_scale(sc_x86_load(src_type, src, i), s);
+        if (bounded)
+            r = sc_x86_bound(r, b);
+        found |= sc_x86_store(dst_type, dst, i, r);
+    }
     *done = i;
     return found != 0;
 }
@@ -160,7 +178,15 @@ typedef int (*sc_x86_map_fn)(const void *src, void *dst, size_t count, float sca
     SC_X86 static int NAME(const void *src, void *dst, size_t count, float scale,        \
                            size_t *done)                                                 \
     {                                                                                    \
-        return sc_x86_map(src, SRC, dst, DST, count, scale, done);                       \
+        return sc_x86_map(src, SRC, dst, DST, count, scale, 0, 0.0f, done);              \
+    }
+
+/* The same type in and out, each result bounded (avg's pre-scale). */
+#define SC_X86_MAP_BOUNDED(NAME, TYPE)                                                   \
+    SC_X86 static int NAME(const void *src, void *dst, size_t count, float scale,        \
+                           float bound, size_t *done)                                    \
+    {                                                                                    \
+        return sc_x86_map(src, TYPE, dst, TYPE, count, scale, 1, bound, done);           \
     }
 
 SC_X86_MAP(sc_x86_f32_f32, SC_FLOAT32, SC_FLOAT32)
@@ -172,6 +198,8 @@ SC_X86_MAP(sc_x86_f16_bf16, SC_FLOAT16, SC_BFLOAT16)
 SC_X86_MAP(sc_x86_bf16_f32, SC_BFLOAT16, SC_FLOAT32)
 SC_X86_MAP(sc_x86_bf16_f16, SC_BFLOAT16, SC_FLOAT16)
 SC_X86_MAP(sc_x86_bf16_bf16, SC_BFLOAT16, SC_BFLOAT16)
+SC_X86_MAP_BOUNDED(sc_x86_f16_bounded, SC_FLOAT16)
+SC_X86_MAP_BOUNDED(sc_x86_bf16_bounded, SC_BFLOAT16)
 
 /* Indexed by sc_fmt_index of the source, then of the destination. */
 static const sc_x86_map_fn sc_x86_maps[3][3] = {
@@ -199,7 +227,8 @@ static int sc_map(const void *src, sc_dtype_t src_type, void *dst, sc_dtype_t ds
         found = sc_x86_maps[sc_fmt_index(src_type)][sc_fmt_index(dst_type)](src, dst, count,
                                                                             scale, &done);
 #endif
-    return found | sc_map_scalar(src, src_type, dst, dst_type, done, count, scale);
+    return found | sc_map_scalar(src, src_type, dst, dst_type, done, count, scale,
+                                 __builtin_inff());
 }
 
 /* The maps run in the library's floating-point environment (fpenv.h): a cast of the
@@ -210,6 +239,22 @@ void sc_cast_host(const void *src, sc_dtype_t src_type, void *dst, sc_dtype_t ds
     sc_fpenv_t fe = sc_fpenv_enter();
 
     (void)sc_map(src, src_type, dst, dst_type, count, scale);
+    sc_fpenv_leave(fe);
+}
+
+void sc_scale_bounded_host(const void *src, void *dst, sc_dtype_t dtype, size_t count,
+                           float scale, float bound)
+{
+    sc_fpenv_t fe = sc_fpenv_enter();
+    size_t done = 0;
+
+#ifdef SC_HAVE_X86_PATHS
+    if (sc_cpu_has_avx2_f16c())
+        (void)(dtype == SC_FLOAT16 ? sc_x86_f16_bounded : sc_x86_bf16_bounded)(src, dst, count,
+                                                                               scale, bound,
+                                                                               &done);
+#endif
+    (void)sc_map_scalar(src, dtype, dst, dtype, done, count, scale, bound);
     sc_fpenv_leave(fe);
 }
 

@@ -38,6 +38,12 @@ typedef struct {
 void sc_cast_host(const void *src, sc_dtype_t src_type, void *dst, sc_dtype_t dst_type,
                   size_t count, float scale);
 
+/* dst[i] = src[i] * scale for float16 or bfloat16 (dtype), as sc_cast_host computes it,
+ * each finite result's magnitude then at most bound (sc_spec_bound: avg's pre-scale,
+ * sc_avg_bound); src == dst allowed. Thread safe. */
+void sc_scale_bounded_host(const void *src, void *dst, sc_dtype_t dtype, size_t count,
+                           float scale, float bound);
+
 /* 1 when any element is Inf or NaN, else 0. */
 int sc_check_finite_host(const void *buf, sc_dtype_t dtype, size_t count);
 

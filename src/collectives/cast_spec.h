@@ -179,4 +179,17 @@ static inline SC_HD uint32_t sc_spec_scale(uint32_t x, float scale)
     return sc_spec_f32_is_nan(r) ? SC_SPEC_F32_QNAN : r;
 }
 
+/* x with a finite magnitude above bound brought down to bound, its sign kept: avg's
+ * bound on each pre-scaled input (sc_avg_bound). Rounding is monotone and bound is a
+ * value of the narrow type, so bounding before the rounding equals bounding after it.
+ * Inf and NaN pass unchanged; bound Inf changes nothing. */
+static inline SC_HD uint32_t sc_spec_bound(uint32_t x, float bound)
+{
+    uint32_t mag = x & 0x7fffffffu;
+
+    if (mag < 0x7f800000u && sc_spec_f32(mag) > bound)
+        return (x & 0x80000000u) | sc_spec_bits(bound);
+    return x;
+}
+
 #endif

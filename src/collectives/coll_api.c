@@ -6,6 +6,7 @@
 
 #include "collectives/algo_common.h"
 #include "collectives/call.h"
+#include "collectives/reduce_kernels.h"
 #include "collectives/device.h"
 #include "collectives/serves.h"
 #include "collectives/stage.h"
@@ -370,11 +371,16 @@ static sc_status_t sc_call_build(const sc_call_t *call, sc_coll_op_t *op)
     if (st != SC_SUCCESS)
         return st;
     op->prescale = call->prescale;
+    op->prescale_bound = __builtin_inff();
     /* Avg of the narrow floats: the sum of the inputs times 1 / size (the header still
-     * says avg, so ranks that disagree on the op still differ). */
+     * says avg, so ranks that disagree on the op still differ), each product bound so
+     * that no partial sum of in-range inputs passes the type's range (65504 / 3 rounds
+     * up to 21840 in float16, and three of those sum to Inf). */
     if (call->redop == SC_AVG && sc_dtype_avg_premultiplies(call->dtype) && comm->size > 1) {
         op->redop = SC_SUM;
         op->prescale = 1.0 / comm->size;
+        if (!sc_avg_bound(call->dtype, comm->size, &op->prescale_bound))
+            return sc_call_no_scaled_input(call);
     }
     /* On one rank every reduction (avg included) is a copy of the input. */
     if (comm->size == 1 && (call->kind == SC_COLL_ALLREDUCE ||

@@ -1,5 +1,7 @@
 /* Element-wise reduction kernels on host memory (sum, prod, min, max, avg over the
  * eight dtypes) and the float16/bfloat16 scalar conversions they are defined by. */
+#include <stdatomic.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "collectives/cast_kernels.h"
@@ -440,9 +442,10 @@ SC_DEFINE_FP8_KERNEL(sc_e5m2_prod, sc_f32_prod, sc_fp8_e5m2_to_f32, sc_fp8_e5m2_
 SC_DEFINE_FP8_KERNEL(sc_e5m2_min, sc_f32_min, sc_fp8_e5m2_to_f32, sc_fp8_e5m2_from_f32)
 SC_DEFINE_FP8_KERNEL(sc_e5m2_max, sc_f32_max, sc_fp8_e5m2_to_f32, sc_fp8_e5m2_from_f32)
 
-/* dst[i] = src[i] * s, in float32, rounded back once (a NaN made canonical). */
+/* dst[i] = src[i] * s, in float32, a finite product's magnitude at most bound
+ * (sc_spec_bound), rounded back once (a NaN made canonical). */
 static void sc_fp8_scale(uint8_t *dst, const uint8_t *src, size_t count, float s,
-                         sc_fp8_dec_fn dec, sc_fp8_enc_fn enc)
+                         float bound, sc_fp8_dec_fn dec, sc_fp8_enc_fn enc)
 {
     for (size_t i = 0; i < count; i++) {
         uint32_t bits = dec(src[i]);
@@ -450,7 +453,7 @@ static void sc_fp8_scale(uint8_t *dst, const uint8_t *src, size_t count, float s
         memcpy(&v, &bits, sizeof(v));
         v *= s;
         memcpy(&bits, &v, sizeof(v));
-        dst[i] = enc(sc_spec_f32_is_nan(bits) ? SC_SPEC_F32_QNAN : bits);
+        dst[i] = enc(sc_spec_f32_is_nan(bits) ? SC_SPEC_F32_QNAN : sc_spec_bound(bits, bound));
     }
 }
 
@@ -496,7 +499,8 @@ void sc_reduce_finish_avg(sc_dtype_t dtype, void *buf, size_t count, int nranks)
         sc_f32_div(buf, count, (float)nranks);
 }
 
-void sc_scale_local(sc_dtype_t dtype, void *dst, const void *src, size_t count, double scale)
+void sc_scale_local(sc_dtype_t dtype, void *dst, const void *src, size_t count, double scale,
+                    float bound)
 {
     if (count == 0)
         return;
@@ -514,12 +518,124 @@ void sc_scale_local(sc_dtype_t dtype, void *dst, const void *src, size_t count, 
     }
     if (dtype == SC_FLOAT8_E4M3 || dtype == SC_FLOAT8_E5M2) {
         int e4m3 = dtype == SC_FLOAT8_E4M3;
-        sc_fp8_scale(dst, src, count, (float)scale,
+        sc_fp8_scale(dst, src, count, (float)scale, bound,
                      e4m3 ? sc_fp8_e4m3_to_f32 : sc_fp8_e5m2_to_f32,
                      e4m3 ? sc_fp8_e4m3_from_f32_result : sc_fp8_e5m2_from_f32);
         return;
     }
-    sc_cast_host(src, dtype, dst, dtype, count, (float)scale);
+    if (bound < __builtin_inff())
+        sc_scale_bounded_host(src, dst, dtype, count, (float)scale, bound);
+    else
+        sc_cast_host(src, dtype, dst, dtype, count, (float)scale);
+}
+
+/* ---- avg's bound on the pre-scaled inputs --------------------------------------------- */
+
+/* x rounded to the narrow float dtype and back, as a step of a reduction rounds it (an
+ * e4m3 value past 448 is NaN). */
+static float sc_narrow_round(sc_dtype_t dtype, float x)
+{
+    uint32_t u = sc_f32_to_bits(x);
+
+    switch (dtype) {
+    case SC_FLOAT16:
+        return sc_half_to_float(sc_float_to_half(x));
+    case SC_BFLOAT16:
+        return sc_bfloat16_to_float(sc_float_to_bfloat16(x));
+    case SC_FLOAT8_E4M3:
+        return sc_f32_from_bits(sc_fp8_e4m3_to_f32(sc_fp8_e4m3_from_f32(u)));
+    default:
+        return sc_f32_from_bits(sc_fp8_e5m2_to_f32(sc_fp8_e5m2_from_f32(u)));
+    }
+}
+
+/* The value of the non-negative code c of the narrow float dtype; codes up to the
+ * largest finite one are in the order of their values. */
+static float sc_narrow_value(sc_dtype_t dtype, uint32_t c)
+{
+    switch (dtype) {
+    case SC_FLOAT16:
+        return sc_half_to_float((uint16_t)c);
+    case SC_BFLOAT16:
+        return sc_bfloat16_to_float((uint16_t)c);
+    case SC_FLOAT8_E4M3:
+        return sc_f32_from_bits(sc_fp8_e4m3_to_f32((uint8_t)c));
+    default:
+        return sc_f32_from_bits(sc_fp8_e5m2_to_f32((uint8_t)c));
+    }
+}
+
+static uint32_t sc_narrow_max_code(sc_dtype_t dtype)
+{
+    switch (dtype) {
+    case SC_FLOAT16: return 0x7bffu;
+    case SC_BFLOAT16: return 0x7f7fu;
+    case SC_FLOAT8_E4M3: return SC_FP8_E4M3_MAX_CODE;
+    default: return SC_FP8_E5M2_INF_CODE - 1u;
+    }
+}
+
+/* Whether every sum of size terms in [-t, t], rounded to dtype at every step, in any
+ * order and grouping, is finite. Rounding and addition are monotone, so the largest
+ * sum of a grouping is that of size copies of t, and the largest of k terms over the
+ * groupings, m[k], is the largest rounded m[i] + m[k - i] (the smallest is -m[k]). */
+static int sc_avg_bound_holds(sc_dtype_t dtype, int size, float t, float max, float *m)
+{
+    m[1] = t;
+    for (int k = 2; k <= size; k++) {
+        m[k] = 0;
+        for (int i = 1; i <= k / 2; i++) {
+            float v = sc_narrow_round(dtype, m[i] + m[k - i]);
+            if (!(v <= max))
+                return 0;
+            m[k] = v > m[k] ? v : m[k];
+        }
+    }
+    return 1;
+}
+
+/* The last answer per dtype: size in the high 32 bits, the bound's float bits low. */
+static _Atomic uint64_t sc_avg_bound_last[SC_DTYPE_COUNT];
+
+int sc_avg_bound(sc_dtype_t dtype, int size, float *bound)
+{
+    uint64_t last = atomic_load_explicit(&sc_avg_bound_last[dtype], memory_order_relaxed);
+    float max = sc_narrow_value(dtype, sc_narrow_max_code(dtype)), *m;
+    uint32_t lo = 0, hi = sc_narrow_max_code(dtype);
+
+    if ((int)(last >> 32) == size) {
+        *bound = sc_f32_from_bits((uint32_t)last);
+        return 1;
+    }
+    m = malloc(((size_t)size + 1) * sizeof(*m));
+    if (!m)
+        return 0;
+    /* The largest code whose value times size is at most max (exact in double), then
+     * the largest at or below it whose sums stay finite (the predicate is monotone). */
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo + 1) / 2;
+        if ((double)sc_narrow_value(dtype, mid) * size <= (double)max)
+            lo = mid;
+        else
+            hi = mid - 1;
+    }
+    if (!sc_avg_bound_holds(dtype, size, sc_narrow_value(dtype, hi), max, m)) {
+        lo = 0;
+        hi--;
+        while (lo < hi) {
+            uint32_t mid = lo + (hi - lo + 1) / 2;
+            if (sc_avg_bound_holds(dtype, size, sc_narrow_value(dtype, mid), max, m))
+                lo = mid;
+            else
+                hi = mid - 1;
+        }
+    }
+    free(m);
+    *bound = sc_narrow_value(dtype, hi);
+    atomic_store_explicit(&sc_avg_bound_last[dtype],
+                          (uint64_t)(uint32_t)size << 32 | sc_f32_to_bits(*bound),
+                          memory_order_relaxed);
+    return 1;
 }
 
 /* Elements per tile of the scaled reduction: two tiles of 8-byte elements stay in L1. */
@@ -540,36 +656,56 @@ static void sc_f32_sum_scaled(const float *x, int scale_x, const float *y, float
 }
 
 #ifdef SC_HAVE_X86_PATHS
-/* sc_f32_sum_scaled for float16, eight lanes at a time: each product rounded to
- * float16 (as sc_scale_local), the sum in float32 rounded once; returns the elements
- * done (a multiple of 8). */
-SC_F16C static size_t sc_f16_sum_scaled_f16c(const uint16_t *x, int scale_x, const uint16_t *y,
-                                             uint16_t *z, size_t count, float s)
+/* sc_spec_bound on eight lanes (bound Inf changes nothing). */
+SC_F16C static inline __m256 sc_f16c_bound(__m256 r, __m256 bound)
 {
-    __m256 vs = _mm256_set1_ps(s);
+    __m256 sign = _mm256_set1_ps(-0.0f), mag = _mm256_andnot_ps(sign, r);
+    __m256 over = _mm256_and_ps(_mm256_cmp_ps(mag, bound, _CMP_GT_OQ),
+                                _mm256_cmp_ps(mag, _mm256_set1_ps(__builtin_inff()), _CMP_LT_OQ));
+
+    return _mm256_or_ps(_mm256_andnot_ps(over, r),
+                        _mm256_and_ps(over, _mm256_or_ps(_mm256_and_ps(sign, r), bound)));
+}
+
+/* A float16 lane's product by s, bounded and rounded as sc_scale_local computes it. */
+SC_F16C static inline __m256 sc_f16c_scaled(__m256 v, __m256 s, __m256 bound)
+{
+    return _mm256_cvtph_ps(_mm256_cvtps_ph(sc_f16c_bound(_mm256_mul_ps(v, s), bound),
+                                           _MM_FROUND_TO_NEAREST_INT));
+}
+
+/* sc_f32_sum_scaled for float16, eight lanes at a time: each product bounded and
+ * rounded to float16 (as sc_scale_local), the sum in float32 rounded once; returns the
+ * elements done (a multiple of 8). */
+SC_F16C static size_t sc_f16_sum_scaled_f16c(const uint16_t *x, int scale_x, const uint16_t *y,
+                                             uint16_t *z, size_t count, float s, float bound)
+{
+    __m256 vs = _mm256_set1_ps(s), vb = _mm256_set1_ps(bound);
     size_t i = 0;
 
     for (; i + 8 <= count; i += 8) {
-        __m256 a = sc_f16c_load(x + i), b = _mm256_mul_ps(sc_f16c_load(y + i), vs);
+        __m256 a = sc_f16c_load(x + i), b = sc_f16c_scaled(sc_f16c_load(y + i), vs, vb);
         if (scale_x)
-            a = _mm256_cvtph_ps(_mm256_cvtps_ph(_mm256_mul_ps(a, vs), _MM_FROUND_TO_NEAREST_INT));
-        b = _mm256_cvtph_ps(_mm256_cvtps_ph(b, _MM_FROUND_TO_NEAREST_INT));
+            a = sc_f16c_scaled(a, vs, vb);
         sc_f16c_store(z + i, sc_f16c_canonical_nan(_mm256_add_ps(a, b)));
     }
     return i;
 }
 
-/* The bfloat16 value of each lane's product, rounded as sc_scale_local rounds. */
-SC_AVX2 static inline __m256 sc_bf16x8_scaled(__m256 v, __m256 s)
+/* The bfloat16 value of each lane's product, bounded and rounded as sc_scale_local
+ * computes it. */
+SC_AVX2 static inline __m256 sc_bf16x8_scaled(__m256 v, __m256 s, __m256 bound)
 {
-    return _mm256_castsi256_ps(_mm256_slli_epi32(sc_bf16x8_round(_mm256_mul_ps(v, s)), 16));
+    __m256 r = sc_f16c_bound(_mm256_mul_ps(v, s), bound);
+
+    return _mm256_castsi256_ps(_mm256_slli_epi32(sc_bf16x8_round(r), 16));
 }
 
 /* The same for bfloat16, sixteen lanes at a time; returns the elements done. */
 SC_AVX2 static size_t sc_bf16_sum_scaled_avx2(const uint16_t *x, int scale_x, const uint16_t *y,
-                                              uint16_t *z, size_t count, float s)
+                                              uint16_t *z, size_t count, float s, float bound)
 {
-    __m256 vs = _mm256_set1_ps(s);
+    __m256 vs = _mm256_set1_ps(s), vb = _mm256_set1_ps(bound);
     size_t i = 0;
 
     for (; i + 16 <= count; i += 16) {
@@ -577,11 +713,11 @@ SC_AVX2 static size_t sc_bf16_sum_scaled_avx2(const uint16_t *x, int scale_x, co
         sc_bf16x16_load(x + i, &xlo, &xhi);
         sc_bf16x16_load(y + i, &ylo, &yhi);
         if (scale_x) {
-            xlo = sc_bf16x8_scaled(xlo, vs);
-            xhi = sc_bf16x8_scaled(xhi, vs);
+            xlo = sc_bf16x8_scaled(xlo, vs, vb);
+            xhi = sc_bf16x8_scaled(xhi, vs, vb);
         }
-        sc_bf16x16_store(z + i, _mm256_add_ps(xlo, sc_bf16x8_scaled(ylo, vs)),
-                         _mm256_add_ps(xhi, sc_bf16x8_scaled(yhi, vs)));
+        sc_bf16x16_store(z + i, _mm256_add_ps(xlo, sc_bf16x8_scaled(ylo, vs, vb)),
+                         _mm256_add_ps(xhi, sc_bf16x8_scaled(yhi, vs, vb)));
     }
     return i;
 }
@@ -590,21 +726,21 @@ SC_AVX2 static size_t sc_bf16_sum_scaled_avx2(const uint16_t *x, int scale_x, co
 /* Elements done at once by a fused kernel (a sum of float16 or bfloat16 where the CPU
  * has one), leaving the rest to the tiles. */
 static size_t sc_sum_scaled_fused(sc_dtype_t dtype, const void *a, int scale_a, const void *b,
-                                  void *out, size_t count, float s)
+                                  void *out, size_t count, float s, float bound)
 {
 #ifdef SC_HAVE_X86_PATHS
     if (dtype == SC_FLOAT16 && sc_cpu_has_f16c())
-        return sc_f16_sum_scaled_f16c(a, scale_a, b, out, count, s);
+        return sc_f16_sum_scaled_f16c(a, scale_a, b, out, count, s, bound);
     if (dtype == SC_BFLOAT16 && sc_cpu_has_avx2())
-        return sc_bf16_sum_scaled_avx2(a, scale_a, b, out, count, s);
+        return sc_bf16_sum_scaled_avx2(a, scale_a, b, out, count, s, bound);
 #else
-    (void)dtype, (void)a, (void)scale_a, (void)b, (void)out, (void)count, (void)s;
+    (void)dtype, (void)a, (void)scale_a, (void)b, (void)out, (void)count, (void)s, (void)bound;
 #endif
     return 0;
 }
 
 void sc_reduce_local_scaled(sc_op_t op, sc_dtype_t dtype, const void *a, int scale_a,
-                            const void *b, void *out, size_t count, double scale)
+                            const void *b, void *out, size_t count, double scale, float bound)
 {
     _Alignas(64) uint8_t ta[SC_SCALED_TILE * 8], tb[SC_SCALED_TILE * 8];
     size_t es = sc_dtype_size(dtype), done;
@@ -614,7 +750,7 @@ void sc_reduce_local_scaled(sc_op_t op, sc_dtype_t dtype, const void *a, int sca
         return;
     }
     if (op == SC_SUM || op == SC_AVG) {
-        done = sc_sum_scaled_fused(dtype, a, scale_a, b, out, count, (float)scale);
+        done = sc_sum_scaled_fused(dtype, a, scale_a, b, out, count, (float)scale, bound);
         a = (const uint8_t *)a + done * es;
         b = (const uint8_t *)b + done * es;
         out = (uint8_t *)out + done * es;
@@ -623,9 +759,9 @@ void sc_reduce_local_scaled(sc_op_t op, sc_dtype_t dtype, const void *a, int sca
     for (size_t i = 0; i < count; i += SC_SCALED_TILE) {
         size_t n = count - i < SC_SCALED_TILE ? count - i : SC_SCALED_TILE;
         const uint8_t *pa = (const uint8_t *)a + i * es;
-        sc_scale_local(dtype, tb, (const uint8_t *)b + i * es, n, scale);
+        sc_scale_local(dtype, tb, (const uint8_t *)b + i * es, n, scale, bound);
         if (scale_a) {
-            sc_scale_local(dtype, ta, pa, n, scale);
+            sc_scale_local(dtype, ta, pa, n, scale, bound);
             pa = ta;
         }
         sc_reduce_local(op, dtype, pa, tb, (uint8_t *)out + i * es, n);
@@ -678,7 +814,7 @@ void sc_copy_streamed(void *dst, const void *src, size_t bytes)
 
 void sc_reduce_local_streamed(sc_op_t op, sc_dtype_t dtype, const void *a, int scale_a,
                               const void *b, void *out, void *out2, size_t count,
-                              double scale)
+                              double scale, float bound)
 {
     _Alignas(64) uint8_t tmp[SC_STREAM_BLOCK_BYTES];
     size_t es = sc_dtype_size(dtype), per = SC_STREAM_BLOCK_BYTES / es;
@@ -688,7 +824,7 @@ void sc_reduce_local_streamed(sc_op_t op, sc_dtype_t dtype, const void *a, int s
         const uint8_t *pa = (const uint8_t *)a + i * es, *pb = (const uint8_t *)b + i * es;
 
         if (scale != 0.0)
-            sc_reduce_local_scaled(op, dtype, pa, scale_a, pb, tmp, n, scale);
+            sc_reduce_local_scaled(op, dtype, pa, scale_a, pb, tmp, n, scale, bound);
         else
             sc_reduce_local(op, dtype, pa, pb, tmp, n);
         sc_stream_copy((uint8_t *)out + i * es, tmp, n * es);

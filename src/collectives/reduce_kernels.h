@@ -24,17 +24,28 @@ void sc_reduce_local(sc_op_t op, sc_dtype_t dtype, const void *a, const void *b,
 
 /* dst[i] = src[i] * scale (src == dst allowed) for float dtypes, in the dtype's
  * arithmetic (float32, and the scale as a float, for float32, float16, bfloat16 and
- * float8, rounded once); integers are copied (scale applies to floats only). The one
- * definition of a pre-division: by the reducer's factor (the scaled copy into a bucket
- * and the scaled reduction below compute the same bits), and by the size in avg of
- * the narrow floats (sc_dtype_avg_premultiplies). */
-void sc_scale_local(sc_dtype_t dtype, void *dst, const void *src, size_t count, double scale);
+ * float8, rounded once); integers are copied (scale applies to floats only). For
+ * float16, bfloat16 and float8 a finite product whose magnitude passes bound is bound
+ * (its sign kept; Inf and NaN stay as they are, bound Inf changes nothing). The one
+ * definition of a pre-division: by the reducer's factor (bound Inf; the scaled copy
+ * into a bucket and the scaled reduction below compute the same bits), and by the size
+ * in avg of the narrow floats (sc_dtype_avg_premultiplies; bound sc_avg_bound). */
+void sc_scale_local(sc_dtype_t dtype, void *dst, const void *src, size_t count, double scale,
+                    float bound);
+
+/* avg's bound on each pre-scaled input of the narrow float dtype over size ranks (>= 2),
+ * into *bound: the largest value of the dtype not above its largest finite value / size
+ * such that every sum of size terms within it, rounded to the dtype at every step in
+ * any order and grouping (as every algorithm reduces), is finite. Values below it keep
+ * their bits. O(size^2) work the first time for a size (remembered per dtype after);
+ * 0 when out of memory. Thread safe. */
+int sc_avg_bound(sc_dtype_t dtype, int size, float *bound);
 
 /* out[i] = A op B, where A is a[i] * scale when scale_a (else a[i]) and B is
- * b[i] * scale, each scaled as sc_scale_local does (so bit for bit the reduction of
- * the scaled copies). out may alias a or b exactly. */
+ * b[i] * scale, each scaled (and bound) as sc_scale_local does (so bit for bit the
+ * reduction of the scaled copies). out may alias a or b exactly. */
 void sc_reduce_local_scaled(sc_op_t op, sc_dtype_t dtype, const void *a, int scale_a,
-                            const void *b, void *out, size_t count, double scale);
+                            const void *b, void *out, size_t count, double scale, float bound);
 
 /* buf[i] /= nranks (nranks >= 1) for float32 and float64 buffers (avg of those; the
  * narrow floats premultiply instead, sc_dtype_avg_premultiplies, and integers have no
@@ -42,7 +53,7 @@ void sc_reduce_local_scaled(sc_op_t op, sc_dtype_t dtype, const void *a, int sca
  * anywhere else; NaNs stay NaN (made quiet, sign and payload kept). */
 void sc_reduce_finish_avg(sc_dtype_t dtype, void *buf, size_t count, int nranks);
 
-/* sc_reduce_local (scale 0) or sc_reduce_local_scaled (scale_a, scale as there), the
+/* sc_reduce_local (scale 0) or sc_reduce_local_scaled (scale_a, scale, bound as there), the
  * result written to out, and to out2 as well unless it is NULL, with non-temporal stores:
  * for results that no one reads again soon, the writes skip reading the destination's
  * lines first (a third less memory traffic for a large reduction) and leave the caches
@@ -51,7 +62,7 @@ void sc_reduce_finish_avg(sc_dtype_t dtype, void *buf, size_t count, int nranks)
  * follows is seen after them. */
 void sc_reduce_local_streamed(sc_op_t op, sc_dtype_t dtype, const void *a, int scale_a,
                               const void *b, void *out, void *out2, size_t count,
-                              double scale);
+                              double scale, float bound);
 
 /* memcpy with non-temporal stores where dst is 16-byte aligned, fenced before it
  * returns, for copies that no one reads again soon (dst and src do not overlap). */

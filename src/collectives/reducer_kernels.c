@@ -87,7 +87,7 @@ static sc_status_t sc_rmem_host_scale(sc_reducer_mem_t *m, sc_dtype_t dtype, voi
     if (accumulate)
         sc_reducer_scale_add(dtype, dst, src, count, scale);
     else
-        sc_scale_local(dtype, dst, src, count, scale);
+        sc_scale_local(dtype, dst, src, count, scale, __builtin_inff());
     return SC_SUCCESS;
 }
 

@@ -486,7 +486,7 @@ static sc_status_t sc_op_start(sc_coll_op_t *op)
      * before anything reads it. */
     if (op->prescale_buf)
         sc_scale_local(op->dtype, op->prescale_buf, op->prescale_src, op->prescale_count,
-                       op->prescale);
+                       op->prescale, op->prescale_bound);
     if (kind == SC_COLL_SEND || kind == SC_COLL_RECV) {
         /* The receiver checks the sender's header. */
         op->nhdr = (kind == SC_COLL_RECV) ? 1 : 0;
@@ -700,10 +700,11 @@ static sc_status_t sc_op_run_action(sc_coll_op_t *op, sc_action_t *a)
     case SC_ACT_REDUCE:
         if (a->streamed)
             sc_reduce_local_streamed(op->redop, op->dtype, a->src, a->scaled & 1, a->src2,
-                                     a->dst, a->dst2, a->len, a->scaled ? op->prescale : 0.0);
+                                     a->dst, a->dst2, a->len, a->scaled ? op->prescale : 0.0,
+                                     op->prescale_bound);
         else if (a->scaled)
             sc_reduce_local_scaled(op->redop, op->dtype, a->src, a->scaled & 1, a->src2,
-                                   a->dst, a->len, op->prescale);
+                                   a->dst, a->len, op->prescale, op->prescale_bound);
         else
             sc_reduce_local(op->redop, op->dtype, a->src, a->src2, a->dst, a->len);
         break;

@@ -176,6 +176,8 @@ typedef struct sc_op {
      * prescale_buf, which the algorithm reads as its input: an allreduce's receive
      * buffer (the same one in place), or prescale_own, a copy the op owns. */
     double prescale;
+    float prescale_bound;      /* each scaled input's largest magnitude: sc_avg_bound for
+                                  avg, Inf for sc_allreduce_prescaled */
     void *prescale_buf;
     const void *prescale_src;
     size_t prescale_count;

@@ -9,6 +9,7 @@
 
 #include "../common/sc_bits.h"
 #include "../common/sc_test_runner.h"
+#include "collectives/fp8_spec.h"
 #include "collectives/reduce_kernels.h"
 
 #define CHECK(cond, ...)                                                                 \
@@ -731,10 +732,17 @@ static int test_reduce_is_commutative_bitwise(void)
     return 0;
 }
 
+/* The dtypes whose avg pre-scales its inputs, with a bound (sc_avg_bound). */
+static int narrow(sc_dtype_t d)
+{
+    return d == SC_FLOAT16 || d == SC_BFLOAT16 || d == SC_FLOAT8_E4M3 || d == SC_FLOAT8_E5M2;
+}
+
 /* The scaled reduction (the reducer's pre-division inside an all-reduce) is bit for bit
  * the reduction of the inputs scaled by sc_scale_local, for every dtype and op, with
  * the first input scaled or not, in place too, on random bit patterns (NaN, Inf and
- * subnormals among them) and a count that is no multiple of a vector or a tile. */
+ * subnormals among them) and a count that is no multiple of a vector or a tile; with
+ * avg's bound on the narrow floats too (the fused kernels bound as sc_scale_local). */
 static int test_scaled_reduce_equals_scale_then_reduce(void)
 {
     static const double scales[] = {0.5, 1.0 / 3.0, 0.125};
@@ -747,34 +755,133 @@ static int test_scaled_reduce_equals_scale_then_reduce(void)
             for (int k = 0; k < 6; k++) {
                 int scale_a = k % 2, in_place = k >= 4;
                 double s = scales[k / 2 % 3];
+                float bound = INFINITY;
                 bufs_t t;
                 char *sa, *sb;
+                /* avg's bound on the narrow floats over 2 + k ranks */
+                if (k >= 2 && narrow(d))
+                    CHECK(sc_avg_bound(d, 2 + k, &bound), "no memory");
                 CHECK(bufs_alloc(&t, d, count, k % 2, 1300 + di * 10 + oi) == 0, "no memory");
                 sa = malloc(count * n);
                 sb = malloc(count * n);
                 CHECK(sa && sb, "no memory");
                 if (scale_a)
-                    sc_scale_local(d, sa, t.a, count, s);
+                    sc_scale_local(d, sa, t.a, count, s, bound);
                 else
                     memcpy(sa, t.a, count * n);
-                sc_scale_local(d, sb, t.b, count, s);
+                sc_scale_local(d, sb, t.b, count, s, bound);
                 sc_reduce_local(all_ops[oi], d, sa, sb, t.expected, count);
                 if (in_place) {
                     memcpy(t.out, t.a, count * n);
-                    sc_reduce_local_scaled(all_ops[oi], d, t.out, scale_a, t.b, t.out, count, s);
+                    sc_reduce_local_scaled(all_ops[oi], d, t.out, scale_a, t.b, t.out, count, s,
+                                           bound);
                 } else {
-                    sc_reduce_local_scaled(all_ops[oi], d, t.a, scale_a, t.b, t.out, count, s);
+                    sc_reduce_local_scaled(all_ops[oi], d, t.a, scale_a, t.b, t.out, count, s,
+                                           bound);
                 }
                 int bad = memcmp(t.out, t.expected, count * n) != 0;
                 free(sa);
                 free(sb);
                 bufs_free(&t);
-                CHECK(!bad, "%s %s scale %g, first input %s%s: differs from scaling, then "
-                      "reducing", dtype_str(d), op_str(all_ops[oi]), s,
+                CHECK(!bad, "%s %s scale %g bound %g, first input %s%s: differs from scaling, "
+                      "then reducing", dtype_str(d), op_str(all_ops[oi]), s, bound,
                       scale_a ? "scaled" : "as is", in_place ? ", in place" : "");
             }
         }
     }
+    return 0;
+}
+
+/* A narrow float's code as a double, and a value of the type as its code (exact). */
+static double decode_any(sc_dtype_t d, uint16_t c)
+{
+    uint32_t u;
+    float f;
+
+    switch (d) {
+    case SC_FLOAT16: return ref_half_to_double(c);
+    case SC_BFLOAT16: return ref_bf16_to_double(c);
+    case SC_FLOAT8_E4M3: u = sc_fp8_e4m3_to_f32((uint8_t)c); break;
+    default: u = sc_fp8_e5m2_to_f32((uint8_t)c); break;
+    }
+    memcpy(&f, &u, 4);
+    return f;
+}
+
+static uint16_t encode_any(sc_dtype_t d, float x)
+{
+    uint32_t u;
+
+    memcpy(&u, &x, 4);
+    switch (d) {
+    case SC_FLOAT16: return sc_float_to_half(x);
+    case SC_BFLOAT16: return sc_float_to_bfloat16(x);
+    case SC_FLOAT8_E4M3: return sc_fp8_e4m3_from_f32(u);
+    default: return sc_fp8_e5m2_from_f32(u);
+    }
+}
+
+/* avg's bound over p ranks (sc_avg_bound) keeps every sum of p terms within it finite,
+ * rounded at each step by the library's sum in any grouping (the ring's chain, recursive
+ * doubling's pairs, and all others: each grouping's largest sum is that of p copies of
+ * the bound, m[k] below), for p from 2 to 64; it is no larger than the largest value / p.
+ * Scaling with it keeps the bits of every product at most the bound, brings the larger
+ * ones to it with their sign, and keeps Inf and NaN. */
+static int test_avg_bound_keeps_every_sum_finite(void)
+{
+    static const sc_dtype_t ds[] = {SC_FLOAT16, SC_BFLOAT16, SC_FLOAT8_E4M3, SC_FLOAT8_E5M2};
+    static const double maxes[] = {65504.0, 0x1.fep127, 448.0, 57344.0};
+    uint8_t m[65][2], *in = malloc(2 * 65536), *plain = malloc(2 * 65536);
+    uint8_t *bounded = malloc(2 * 65536);
+
+    CHECK(in && plain && bounded, "no memory");
+    for (size_t di = 0; di < NELEM(ds); di++) {
+        sc_dtype_t d = ds[di];
+        size_t es = sc_dtype_size(d), ncodes = es == 1 ? 256 : 65536;
+        for (int p = 2; p <= 64; p++) {
+            float t;
+            CHECK(sc_avg_bound(d, p, &t), "no memory");
+            CHECK((double)t * p <= maxes[di], "%s over %d ranks: bound %g above max / p",
+                  dtype_str(d), p, t);
+            for (size_t c = 0; c < ncodes; c++)
+                memcpy(in + c * es, &(uint16_t){(uint16_t)c}, es);
+            sc_scale_local(d, plain, in, ncodes, 1.0 / p, INFINITY);
+            sc_scale_local(d, bounded, in, ncodes, 1.0 / p, t);
+            for (size_t c = 0; c < ncodes; c++) {
+                uint16_t u = 0, b = 0;
+                double x;
+                memcpy(&u, plain + c * es, es);
+                memcpy(&b, bounded + c * es, es);
+                x = decode_any(d, u);
+                if (!isfinite(x) || fabs(x) <= t)
+                    CHECK(u == b || (isnan(x) && isnan(decode_any(d, b))),
+                          "%s code 0x%zx over %d ranks: bits changed below the bound",
+                          dtype_str(d), c, p);
+                else
+                    CHECK(decode_any(d, b) == (x < 0 ? -t : t), "%s code 0x%zx over %d "
+                          "ranks: %g not bound to %g", dtype_str(d), c, p, x, t);
+            }
+            memcpy(m[1], &(uint16_t){encode_any(d, t)}, es);
+            for (int k = 2; k <= p; k++) {
+                memset(m[k], 0, sizeof(m[k]));
+                for (int i = 1; i <= k / 2; i++) {
+                    uint8_t v[2] = {0, 0};
+                    uint16_t vc = 0, mc = 0;
+                    sc_reduce_local(SC_SUM, d, m[i], m[k - i], v, 1);
+                    memcpy(&vc, v, es);
+                    memcpy(&mc, m[k], es);
+                    CHECK(isfinite(decode_any(d, vc)), "%s over %d ranks: %d terms of the "
+                          "bound %g grouped %d + %d sum to %g", dtype_str(d), p, k, t, i,
+                          k - i, decode_any(d, vc));
+                    if (decode_any(d, vc) > decode_any(d, mc))
+                        memcpy(m[k], v, es);
+                }
+            }
+        }
+    }
+    free(in);
+    free(plain);
+    free(bounded);
     return 0;
 }
 
@@ -794,10 +901,13 @@ static int test_streamed_reduce_equals_plain_reduce(void)
             for (int k = 0; k < 10; k++) {
                 size_t count = counts[k % NELEM(counts)], bytes, skew = (size_t)(k * 5) % 16;
                 double s = k % 3 == 0 ? 0.5 : 0.0;
+                float bound = INFINITY;
                 int scale_a = k % 2, two = k >= 5, bad;
                 uint8_t *o1, *o2;
                 bufs_t t;
 
+                if (k == 6 && narrow(d))
+                    CHECK(sc_avg_bound(d, 2, &bound), "no memory");
                 CHECK(bufs_alloc(&t, d, count, k % 2, 1700 + di * 10 + oi) == 0, "no memory");
                 bytes = count * n;
                 o1 = malloc(bytes + 2 * GUARD + 16);
@@ -807,11 +917,11 @@ static int test_streamed_reduce_equals_plain_reduce(void)
                 memset(o2, 0x5a, bytes + 2 * GUARD + 16);
                 if (s != 0.0)
                     sc_reduce_local_scaled(all_ops[oi], d, t.a, scale_a, t.b, t.expected, count,
-                                           s);
+                                           s, bound);
                 else
                     sc_reduce_local(all_ops[oi], d, t.a, t.b, t.expected, count);
                 sc_reduce_local_streamed(all_ops[oi], d, t.a, scale_a, t.b, o1 + GUARD + skew,
-                                         two ? o2 + GUARD + skew : NULL, count, s);
+                                         two ? o2 + GUARD + skew : NULL, count, s, bound);
                 bad = memcmp(o1 + GUARD + skew, t.expected, bytes) != 0 ||
                       (two && memcmp(o2 + GUARD + skew, t.expected, bytes) != 0);
                 for (size_t i = 0; i < GUARD + skew && !bad; i++)
@@ -1171,6 +1281,7 @@ static const sc_test_t tests[] = {
     SC_TEST(half_subnormal_results_are_exact_or_round_to_even),
     SC_TEST(bfloat16_sum_rounds_once_to_nearest_even),
     SC_TEST(bfloat16_sum_overflows_to_inf),
+    SC_TEST(avg_bound_keeps_every_sum_finite),
     SC_TEST(integer_sum_wraps_around),
     SC_TEST(integer_prod_wraps_around),
     SC_TEST(integer_min_max_respect_signedness),
