@@ -1,6 +1,7 @@
 /* Host twins of the mixed-precision kernels: the element spec of cast_spec.h over
  * whole buffers, with an AVX2 + F16C path chosen at run time and the scalar spec for
  * tails and other CPUs. */
+#include "collectives/bound_scan.h"
 #include "collectives/cast_kernels.h"
 #include "collectives/cast_spec.h"
 #include "core/clones.h"
@@ -242,6 +243,56 @@ void sc_cast_host(const void *src, sc_dtype_t src_type, void *dst, sc_dtype_t ds
     sc_fpenv_leave(fe);
 }
 
+uint16_t sc_scale_bound_code(sc_dtype_t dtype, float scale, float bound)
+{
+    uint16_t lo = 0, hi = dtype == SC_FLOAT16 ? 0x7c00u : 0x7f80u;
+
+    if (!(scale > 0.0f) || bound != bound)
+        return 0;
+    /* Products at or below bound (exact in double: 11 or 8 bits times 24) round to at
+     * most bound in any mode. Codes up to the largest finite one are in value order. */
+    while (lo < hi) {
+        uint16_t mid = (uint16_t)(lo + (hi - lo) / 2);
+        uint32_t v = dtype == SC_FLOAT16 ? sc_spec_f16_to_f32(mid) : sc_spec_bf16_to_f32(mid);
+
+        if ((double)sc_spec_f32(v) * (double)scale > (double)bound)
+            hi = mid;
+        else
+            lo = (uint16_t)(mid + 1);
+    }
+    return lo;
+}
+
+#ifdef SC_HAVE_X86_PATHS
+/* Elements per check of the bounded map: a multiple of 64, read twice from L1. */
+#define SC_BOUND_BLOCK 512
+
+/* The bounded map of float16 or bfloat16 a block at a time: a block whose inputs'
+ * magnitudes all lie below the threshold code (sc_scale_bound_code), nearly every one,
+ * runs the unbounded map (PLAIN, sc_cast_host's), which gives the same bits there, the
+ * rest the bounded one; so the bound costs a scan of the block from L1. Each block is
+ * read before it is written (src == dst allowed). Returns the elements done. */
+#define SC_X86_SCALE_BOUNDED(NAME, PLAIN, BOUNDED)                                       \
+    SC_X86 static size_t NAME(const uint16_t *src, uint16_t *dst, size_t count,          \
+                              float scale, float bound, uint16_t code)                   \
+    {                                                                                    \
+        size_t i = 0, done;                                                              \
+                                                                                         \
+        if (code != 0)                                                                   \
+            for (; i + SC_BOUND_BLOCK <= count; i += SC_BOUND_BLOCK) {                   \
+                if (sc_below(src + i, NULL, SC_BOUND_BLOCK, code))                         \
+                    (void)PLAIN(src + i, dst + i, SC_BOUND_BLOCK, scale, &done);         \
+                else                                                                     \
+                    (void)BOUNDED(src + i, dst + i, SC_BOUND_BLOCK, scale, bound, &done); \
+            }                                                                            \
+        (void)BOUNDED(src + i, dst + i, count - i, scale, bound, &done);                 \
+        return i + done;                                                                 \
+    }
+
+SC_X86_SCALE_BOUNDED(sc_x86_f16_scale_bounded, sc_x86_f16_f16, sc_x86_f16_bounded)
+SC_X86_SCALE_BOUNDED(sc_x86_bf16_scale_bounded, sc_x86_bf16_bf16, sc_x86_bf16_bounded)
+#endif
+
 void sc_scale_bounded_host(const void *src, void *dst, sc_dtype_t dtype, size_t count,
                            float scale, float bound)
 {
@@ -250,9 +301,10 @@ void sc_scale_bounded_host(const void *src, void *dst, sc_dtype_t dtype, size_t 
 
 #ifdef SC_HAVE_X86_PATHS
     if (sc_cpu_has_avx2_f16c())
-        (void)(dtype == SC_FLOAT16 ? sc_x86_f16_bounded : sc_x86_bf16_bounded)(src, dst, count,
-                                                                               scale, bound,
-                                                                               &done);
+        done = (dtype == SC_FLOAT16 ? sc_x86_f16_scale_bounded
+                                    : sc_x86_bf16_scale_bounded)(src, dst, count, scale, bound,
+                                                                 sc_scale_bound_code(dtype, scale,
+                                                                                     bound));
 #endif
     (void)sc_map_scalar(src, dtype, dst, dtype, done, count, scale, bound);
     sc_fpenv_leave(fe);

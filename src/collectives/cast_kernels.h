@@ -44,6 +44,13 @@ void sc_cast_host(const void *src, sc_dtype_t src_type, void *dst, sc_dtype_t ds
 void sc_scale_bounded_host(const void *src, void *dst, sc_dtype_t dtype, size_t count,
                            float scale, float bound);
 
+/* The smallest float16 or bfloat16 (dtype) code c such that a finite value whose
+ * magnitude's code is c or more may have its product by scale (> 0) pass bound: below
+ * it, bounding changes nothing (a threshold on the input, so that the bound stays out
+ * of the hot loops). 0x7c00 or 0x7f80 (Inf) when no finite value passes; 0 for a scale
+ * not above 0 or a NaN bound. */
+uint16_t sc_scale_bound_code(sc_dtype_t dtype, float scale, float bound);
+
 /* 1 when any element is Inf or NaN, else 0. */
 int sc_check_finite_host(const void *buf, sc_dtype_t dtype, size_t count);
 

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "collectives/bound_scan.h"
 #include "collectives/cast_kernels.h"
 #include "collectives/cast_spec.h"
 #include "collectives/fp8_spec.h"
@@ -18,6 +19,7 @@
 #define SC_HAVE_X86_PATHS 1
 #define SC_F16C __attribute__((target("avx,f16c")))
 #define SC_AVX2 __attribute__((target("avx2")))
+#define SC_F16C_AVX2 __attribute__((target("avx2,f16c")))
 #endif
 
 /* Canonical quiet NaNs: every NaN a reduction produces is replaced by these. x86
@@ -443,9 +445,11 @@ SC_DEFINE_FP8_KERNEL(sc_e5m2_min, sc_f32_min, sc_fp8_e5m2_to_f32, sc_fp8_e5m2_fr
 SC_DEFINE_FP8_KERNEL(sc_e5m2_max, sc_f32_max, sc_fp8_e5m2_to_f32, sc_fp8_e5m2_from_f32)
 
 /* dst[i] = src[i] * s, in float32, a finite product's magnitude at most bound
- * (sc_spec_bound), rounded back once (a NaN made canonical). */
-static void sc_fp8_scale(uint8_t *dst, const uint8_t *src, size_t count, float s,
-                         float bound, sc_fp8_dec_fn dec, sc_fp8_enc_fn enc)
+ * (sc_spec_bound) when bounded, rounded back once (a NaN made canonical). Inlined each
+ * way, so that the unbounded one is the loop as it was. */
+static inline __attribute__((always_inline)) void
+sc_fp8_scale_body(uint8_t *dst, const uint8_t *src, size_t count, float s, int bounded,
+                  float bound, sc_fp8_dec_fn dec, sc_fp8_enc_fn enc)
 {
     for (size_t i = 0; i < count; i++) {
         uint32_t bits = dec(src[i]);
@@ -453,8 +457,19 @@ static void sc_fp8_scale(uint8_t *dst, const uint8_t *src, size_t count, float s
         memcpy(&v, &bits, sizeof(v));
         v *= s;
         memcpy(&bits, &v, sizeof(v));
-        dst[i] = enc(sc_spec_f32_is_nan(bits) ? SC_SPEC_F32_QNAN : sc_spec_bound(bits, bound));
+        if (bounded)
+            bits = sc_spec_bound(bits, bound);
+        dst[i] = enc(sc_spec_f32_is_nan(bits) ? SC_SPEC_F32_QNAN : bits);
     }
+}
+
+static void sc_fp8_scale(uint8_t *dst, const uint8_t *src, size_t count, float s,
+                         float bound, sc_fp8_dec_fn dec, sc_fp8_enc_fn enc)
+{
+    if (bound < __builtin_inff())
+        sc_fp8_scale_body(dst, src, count, s, 1, bound, dec, enc);
+    else
+        sc_fp8_scale_body(dst, src, count, s, 0, 0.0f, dec, enc);
 }
 
 /* ---- dispatch ---------------------------------------------------------------------- */
@@ -656,7 +671,7 @@ static void sc_f32_sum_scaled(const float *x, int scale_x, const float *y, float
 }
 
 #ifdef SC_HAVE_X86_PATHS
-/* sc_spec_bound on eight lanes (bound Inf changes nothing). */
+/* sc_spec_bound on eight lanes. */
 SC_F16C static inline __m256 sc_f16c_bound(__m256 r, __m256 bound)
 {
     __m256 sign = _mm256_set1_ps(-0.0f), mag = _mm256_andnot_ps(sign, r);
@@ -667,43 +682,60 @@ SC_F16C static inline __m256 sc_f16c_bound(__m256 r, __m256 bound)
                         _mm256_and_ps(over, _mm256_or_ps(_mm256_and_ps(sign, r), bound)));
 }
 
-/* A float16 lane's product by s, bounded and rounded as sc_scale_local computes it. */
-SC_F16C static inline __m256 sc_f16c_scaled(__m256 v, __m256 s, __m256 bound)
+/* A float16 lane's product by s, bounded when bounded, rounded as sc_scale_local
+ * computes it. */
+SC_F16C static inline __attribute__((always_inline)) __m256
+sc_f16c_scaled(__m256 v, __m256 s, int bounded, __m256 bound)
 {
-    return _mm256_cvtph_ps(_mm256_cvtps_ph(sc_f16c_bound(_mm256_mul_ps(v, s), bound),
-                                           _MM_FROUND_TO_NEAREST_INT));
+    __m256 r = _mm256_mul_ps(v, s);
+
+    if (bounded)
+        r = sc_f16c_bound(r, bound);
+    return _mm256_cvtph_ps(_mm256_cvtps_ph(r, _MM_FROUND_TO_NEAREST_INT));
 }
 
-/* sc_f32_sum_scaled for float16, eight lanes at a time: each product bounded and
- * rounded to float16 (as sc_scale_local), the sum in float32 rounded once; returns the
- * elements done (a multiple of 8). */
-SC_F16C static size_t sc_f16_sum_scaled_f16c(const uint16_t *x, int scale_x, const uint16_t *y,
-                                             uint16_t *z, size_t count, float s, float bound)
+/* sc_f32_sum_scaled for float16, eight lanes at a time: each product (bounded when
+ * bounded) rounded to float16 (as sc_scale_local), the sum in float32 rounded once;
+ * returns the elements done (a multiple of 8). Inlined into one function each way, so
+ * that the unbounded one is the kernel as it was. */
+SC_F16C static inline __attribute__((always_inline)) size_t
+sc_f16_sum_scaled_body(const uint16_t *x, int scale_x, const uint16_t *y, uint16_t *z,
+                       size_t count, float s, int bounded, float bound)
 {
     __m256 vs = _mm256_set1_ps(s), vb = _mm256_set1_ps(bound);
     size_t i = 0;
 
     for (; i + 8 <= count; i += 8) {
-        __m256 a = sc_f16c_load(x + i), b = sc_f16c_scaled(sc_f16c_load(y + i), vs, vb);
+        __m256 a = sc_f16c_load(x + i), b = sc_f16c_scaled(sc_f16c_load(y + i), vs, bounded, vb);
         if (scale_x)
-            a = sc_f16c_scaled(a, vs, vb);
+            a = sc_f16c_scaled(a, vs, bounded, vb);
         sc_f16c_store(z + i, sc_f16c_canonical_nan(_mm256_add_ps(a, b)));
     }
     return i;
 }
 
-/* The bfloat16 value of each lane's product, bounded and rounded as sc_scale_local
- * computes it. */
-SC_AVX2 static inline __m256 sc_bf16x8_scaled(__m256 v, __m256 s, __m256 bound)
+SC_F16C static size_t sc_f16_sum_scaled_f16c(const uint16_t *x, int scale_x, const uint16_t *y,
+                                             uint16_t *z, size_t count, float s)
 {
-    __m256 r = sc_f16c_bound(_mm256_mul_ps(v, s), bound);
+    return sc_f16_sum_scaled_body(x, scale_x, y, z, count, s, 0, 0.0f);
+}
 
+/* The bfloat16 value of each lane's product, bounded when bounded, rounded as
+ * sc_scale_local computes it. */
+SC_AVX2 static inline __attribute__((always_inline)) __m256
+sc_bf16x8_scaled(__m256 v, __m256 s, int bounded, __m256 bound)
+{
+    __m256 r = _mm256_mul_ps(v, s);
+
+    if (bounded)
+        r = sc_f16c_bound(r, bound);
     return _mm256_castsi256_ps(_mm256_slli_epi32(sc_bf16x8_round(r), 16));
 }
 
 /* The same for bfloat16, sixteen lanes at a time; returns the elements done. */
-SC_AVX2 static size_t sc_bf16_sum_scaled_avx2(const uint16_t *x, int scale_x, const uint16_t *y,
-                                              uint16_t *z, size_t count, float s, float bound)
+SC_AVX2 static inline __attribute__((always_inline)) size_t
+sc_bf16_sum_scaled_body(const uint16_t *x, int scale_x, const uint16_t *y, uint16_t *z,
+                        size_t count, float s, int bounded, float bound)
 {
     __m256 vs = _mm256_set1_ps(s), vb = _mm256_set1_ps(bound);
     size_t i = 0;
@@ -713,26 +745,91 @@ SC_AVX2 static size_t sc_bf16_sum_scaled_avx2(const uint16_t *x, int scale_x, co
         sc_bf16x16_load(x + i, &xlo, &xhi);
         sc_bf16x16_load(y + i, &ylo, &yhi);
         if (scale_x) {
-            xlo = sc_bf16x8_scaled(xlo, vs, vb);
-            xhi = sc_bf16x8_scaled(xhi, vs, vb);
+            xlo = sc_bf16x8_scaled(xlo, vs, bounded, vb);
+            xhi = sc_bf16x8_scaled(xhi, vs, bounded, vb);
         }
-        sc_bf16x16_store(z + i, _mm256_add_ps(xlo, sc_bf16x8_scaled(ylo, vs, vb)),
-                         _mm256_add_ps(xhi, sc_bf16x8_scaled(yhi, vs, vb)));
+        sc_bf16x16_store(z + i, _mm256_add_ps(xlo, sc_bf16x8_scaled(ylo, vs, bounded, vb)),
+                         _mm256_add_ps(xhi, sc_bf16x8_scaled(yhi, vs, bounded, vb)));
     }
     return i;
 }
+
+SC_AVX2 static size_t sc_bf16_sum_scaled_avx2(const uint16_t *x, int scale_x, const uint16_t *y,
+                                              uint16_t *z, size_t count, float s)
+{
+    return sc_bf16_sum_scaled_body(x, scale_x, y, z, count, s, 0, 0.0f);
+}
+
+/* Elements per check of a bounded fused sum: a multiple of 64, read twice from L1. */
+#define SC_BOUND_BLOCK 128
+
+/* The bounded fused sums a block at a time: a block whose inputs' magnitudes all lie
+ * below the threshold code (sc_scale_bound_code: nearly every block, as only inputs
+ * near the type's largest value, Inf and NaN reach it) runs the unbounded kernel, the
+ * one a call without a bound runs, whose bits are the same there; the rest the bounded
+ * one. So the bound costs a scan of the block from L1, not a blend per lane. The block
+ * is read before it is written (z may alias x or y). Returns the elements done. */
+#define SC_DEFINE_SUM_SCALED_BOUND(NAME, PLAIN, BOUNDED, TARGET)                         \
+    TARGET static size_t NAME(const uint16_t *x, int scale_x, const uint16_t *y,         \
+                              uint16_t *z, size_t count, float s, float bound,           \
+                              uint16_t code)                                             \
+    {                                                                                    \
+        size_t i = 0;                                                                    \
+                                                                                         \
+        if (code != 0)                                                                   \
+            for (; i + SC_BOUND_BLOCK <= count; i += SC_BOUND_BLOCK) {                   \
+                if (sc_below(y + i, scale_x ? x + i : NULL, SC_BOUND_BLOCK, code))      \
+                    (void)PLAIN(x + i, scale_x, y + i, z + i, SC_BOUND_BLOCK, s);        \
+                else                                                                     \
+                    (void)BOUNDED(x + i, scale_x, y + i, z + i, SC_BOUND_BLOCK, s, bound); \
+            }                                                                            \
+        return i + BOUNDED(x + i, scale_x, y + i, z + i, count - i, s, bound);           \
+    }
+
+SC_F16C static __attribute__((noinline)) size_t
+sc_f16_sum_scaled_body_bound(const uint16_t *x, int scale_x, const uint16_t *y, uint16_t *z,
+                             size_t count, float s, float bound)
+{
+    return sc_f16_sum_scaled_body(x, scale_x, y, z, count, s, 1, bound);
+}
+
+SC_AVX2 static __attribute__((noinline)) size_t
+sc_bf16_sum_scaled_body_bound(const uint16_t *x, int scale_x, const uint16_t *y, uint16_t *z,
+                              size_t count, float s, float bound)
+{
+    return sc_bf16_sum_scaled_body(x, scale_x, y, z, count, s, 1, bound);
+}
+
+SC_DEFINE_SUM_SCALED_BOUND(sc_f16_sum_scaled_bound_avx2, sc_f16_sum_scaled_f16c,
+                           sc_f16_sum_scaled_body_bound, SC_F16C_AVX2)
+SC_DEFINE_SUM_SCALED_BOUND(sc_bf16_sum_scaled_bound_avx2, sc_bf16_sum_scaled_avx2,
+                           sc_bf16_sum_scaled_body_bound, SC_AVX2)
 #endif
 
 /* Elements done at once by a fused kernel (a sum of float16 or bfloat16 where the CPU
- * has one), leaving the rest to the tiles. */
+ * has one), leaving the rest to the tiles. No bound (Inf, the reducer's) runs the
+ * unbounded kernel whole, as before; a bound the blocked ones (float16 on a CPU with
+ * F16C but not AVX2 bounds every lane). Chosen once per call. */
 static size_t sc_sum_scaled_fused(sc_dtype_t dtype, const void *a, int scale_a, const void *b,
                                   void *out, size_t count, float s, float bound)
 {
 #ifdef SC_HAVE_X86_PATHS
-    if (dtype == SC_FLOAT16 && sc_cpu_has_f16c())
-        return sc_f16_sum_scaled_f16c(a, scale_a, b, out, count, s, bound);
-    if (dtype == SC_BFLOAT16 && sc_cpu_has_avx2())
-        return sc_bf16_sum_scaled_avx2(a, scale_a, b, out, count, s, bound);
+    int bounded = bound < __builtin_inff();
+
+    if (dtype == SC_FLOAT16 && sc_cpu_has_f16c()) {
+        if (!bounded)
+            return sc_f16_sum_scaled_f16c(a, scale_a, b, out, count, s);
+        if (sc_cpu_has_avx2())
+            return sc_f16_sum_scaled_bound_avx2(a, scale_a, b, out, count, s, bound,
+                                                sc_scale_bound_code(dtype, s, bound));
+        return sc_f16_sum_scaled_body_bound(a, scale_a, b, out, count, s, bound);
+    }
+    if (dtype == SC_BFLOAT16 && sc_cpu_has_avx2()) {
+        if (!bounded)
+            return sc_bf16_sum_scaled_avx2(a, scale_a, b, out, count, s);
+        return sc_bf16_sum_scaled_bound_avx2(a, scale_a, b, out, count, s, bound,
+                                             sc_scale_bound_code(dtype, s, bound));
+    }
 #else
     (void)dtype, (void)a, (void)scale_a, (void)b, (void)out, (void)count, (void)s, (void)bound;
 #endif

@@ -885,6 +885,82 @@ static int test_avg_bound_keeps_every_sum_finite(void)
     return 0;
 }
 
+/* x scaled by s, and bound to t as avg bounds it (sc_spec_bound's rule), from the
+ * unbounded scaling: a finite product past t is t with its sign, the rest keep their
+ * bits. Independent of the blocks and the threshold the bounded kernels use. */
+static void scale_bound_ref(sc_dtype_t d, uint16_t *dst, const uint16_t *src, size_t count,
+                            double s, float t)
+{
+    sc_scale_local(d, dst, src, count, s, INFINITY);
+    for (size_t i = 0; i < count; i++) {
+        double x = decode_any(d, dst[i]);
+        if (isfinite(x) && fabs(x) > t)
+            dst[i] = encode_any(d, x < 0 ? -t : t);
+    }
+}
+
+/* The bounded kernels check their inputs a block at a time and bound only blocks with
+ * an input at or past the threshold (sc_scale_bound_code): one such input, of every
+ * code from three binades below the largest up to NaN, either sign, alone among
+ * ordinary values at a position that moves through the blocks (and into the tail), is
+ * bound in sc_scale_local, the fused sum (first input scaled or not) and the streamed
+ * sum as the unbounded scaling bound afterwards is; its neighbours keep their bits. */
+static int test_bound_applies_to_one_large_value_among_ordinary_ones(void)
+{
+    static const sc_dtype_t ds[] = {SC_FLOAT16, SC_BFLOAT16};
+    static const int ps[] = {2, 3, 5, 6, 10, 64};
+    enum { N = 1100 };
+    uint16_t *a = malloc(2 * N), *b = malloc(2 * N), *ra = malloc(2 * N), *rb = malloc(2 * N);
+    uint16_t *exp = malloc(2 * N), *out = malloc(2 * N);
+
+    CHECK(a && b && ra && rb && exp && out, "no memory");
+    for (size_t di = 0; di < NELEM(ds); di++) {
+        sc_dtype_t d = ds[di];
+        uint16_t one = d == SC_FLOAT16 ? 0x3c00 : 0x3f80, top = d == SC_FLOAT16 ? 0x7bff : 0x7f7f;
+        uint16_t from = (uint16_t)(top - (d == SC_FLOAT16 ? 3 * 0x400 : 3 * 0x80));
+        for (size_t pi = 0; pi < NELEM(ps); pi++) {
+            double s = 1.0 / ps[pi];
+            float t;
+            CHECK(sc_avg_bound(d, ps[pi], &t), "no memory");
+            for (uint32_t c = from; c <= 0x7fff; c++) {
+                for (int sign = 0; sign < 2; sign++) {
+                    size_t pos = (c * 7u + (unsigned)sign * 131u) % N;
+                    for (size_t i = 0; i < N; i++)
+                        a[i] = b[i] = (uint16_t)(one + i % 97);
+                    a[pos] = (uint16_t)(c | (sign ? 0x8000u : 0));
+                    b[(pos + 517) % N] = (uint16_t)(c | (sign ? 0 : 0x8000u));
+                    scale_bound_ref(d, ra, a, N, s, t);
+                    scale_bound_ref(d, rb, b, N, s, t);
+                    sc_scale_local(d, out, a, N, s, t);
+                    CHECK(memcmp(out, ra, 2 * N) == 0, "%s code 0x%x%s over %d ranks: "
+                          "sc_scale_local differs from the bound product", dtype_str(d),
+                          (unsigned)c, sign ? " negated" : "", ps[pi]);
+                    for (int scale_a = 0; scale_a < 2; scale_a++) {
+                        sc_reduce_local(SC_SUM, d, scale_a ? ra : a, rb, exp, N);
+                        sc_reduce_local_scaled(SC_SUM, d, a, scale_a, b, out, N, s, t);
+                        CHECK(memcmp(out, exp, 2 * N) == 0, "%s code 0x%x%s over %d ranks, "
+                              "first input %s: the scaled sum differs from the bound one",
+                              dtype_str(d), (unsigned)c, sign ? " negated" : "", ps[pi],
+                              scale_a ? "scaled" : "as is");
+                        sc_reduce_local_streamed(SC_SUM, d, a, scale_a, b, out, NULL, N, s, t);
+                        CHECK(memcmp(out, exp, 2 * N) == 0, "%s code 0x%x%s over %d ranks, "
+                              "first input %s: the streamed sum differs from the bound one",
+                              dtype_str(d), (unsigned)c, sign ? " negated" : "", ps[pi],
+                              scale_a ? "scaled" : "as is");
+                    }
+                }
+            }
+        }
+    }
+    free(a);
+    free(b);
+    free(ra);
+    free(rb);
+    free(exp);
+    free(out);
+    return 0;
+}
+
 /* sc_reduce_local_streamed (non-temporal stores through a block buffer) writes the
  * bits sc_reduce_local and sc_reduce_local_scaled write, into one destination or two,
  * for every dtype and op, at destinations off a 16-byte boundary by 0 to 15 bytes and
@@ -1282,6 +1358,7 @@ static const sc_test_t tests[] = {
     SC_TEST(bfloat16_sum_rounds_once_to_nearest_even),
     SC_TEST(bfloat16_sum_overflows_to_inf),
     SC_TEST(avg_bound_keeps_every_sum_finite),
+    SC_TEST(bound_applies_to_one_large_value_among_ordinary_ones),
     SC_TEST(integer_sum_wraps_around),
     SC_TEST(integer_prod_wraps_around),
     SC_TEST(integer_min_max_respect_signedness),
