@@ -81,25 +81,42 @@ static int scrun_install_handlers(void)
     return 0;
 }
 
+/* How many exited ranks still have processes in their group (their children), each
+ * marked in alive (nstarted entries; false for running ranks), from one pass over
+ * /proc (none while every rank runs). 0, all false, when out of memory. */
+static long scrun_leftover_groups(const scrun_run_t *run, bool *alive)
+{
+    pid_t *pgids = run->nrunning < run->nstarted
+                       ? malloc((size_t)run->nstarted * sizeof *pgids)
+                       : NULL;
+    long n;
+
+    if (!pgids) { /* every rank running (nothing to look for), or out of memory */
+        for (long i = 0; i < run->nstarted; i++)
+            alive[i] = false;
+        return 0;
+    }
+    for (long i = 0; i < run->nstarted; i++)
+        pgids[i] = run->ranks[i].running ? 0 : run->ranks[i].pid;
+    n = scrun_proc_groups_alive(pgids, run->nstarted, alive);
+    free(pgids);
+    return n;
+}
+
 /* Sends sig to the group of every rank: the rank and its own children, and the
  * children a rank that exited left behind (a failed rank's helpers, which would
  * otherwise outlive the run). An exited rank's group is signalled only while a process
  * of this session is still in it: once it is empty its id may be another's. */
 static void scrun_signal_ranks(scrun_run_t *run, int sig)
 {
+    bool *alive = calloc((size_t)run->nstarted + 1, sizeof *alive);
+
+    if (alive)
+        scrun_leftover_groups(run, alive);
     for (long i = 0; i < run->nstarted; i++)
-        if (run->ranks[i].running || scrun_proc_group_alive(run->ranks[i].pid))
+        if (run->ranks[i].running || (alive && alive[i]))
             kill(-run->ranks[i].pid, sig);
-}
-
-/* How many exited ranks still have processes in their group (their children). */
-static long scrun_leftover_groups(const scrun_run_t *run)
-{
-    long n = 0;
-
-    for (long i = 0; i < run->nstarted; i++)
-        n += !run->ranks[i].running && scrun_proc_group_alive(run->ranks[i].pid);
-    return n;
+    free(alive);
 }
 
 /* A run that was stopped (a failure, a signal) ends with every rank's children gone:
@@ -107,13 +124,15 @@ static long scrun_leftover_groups(const scrun_run_t *run)
  * period get SIGKILL. */
 static void scrun_stop_leftovers(scrun_run_t *run)
 {
+    bool *alive;
     long n;
 
-    if (!run->stopping)
+    if (!run->stopping || !(alive = calloc((size_t)run->nstarted + 1, sizeof *alive)))
         return;
-    while ((n = scrun_leftover_groups(run)) > 0 && !run->killed &&
+    while ((n = scrun_leftover_groups(run, alive)) > 0 && !run->killed &&
            scrun_now() < run->kill_deadline)
         nanosleep(&(struct timespec){0, 20 * 1000 * 1000}, NULL);
+    free(alive);
     if (n == 0)
         return;
     scrun_msg(run, "processes the ranks left behind (their children) still running %s, "

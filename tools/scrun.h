@@ -144,8 +144,9 @@ void scrun_stream_close(scrun_stream_t *s);
  * SIGKILL) and it cannot be reaped yet. Linux only; elsewhere never. */
 bool scrun_proc_dying(pid_t pid);
 
-/* True while a live process of scrun's session is in process group pgid (an exited
- * rank's children). Linux only; elsewhere never. */
-bool scrun_proc_group_alive(pid_t pgid);
+/* alive[i] = true while a live process of scrun's session is in process group pgids[i]
+ * (an exited rank's children; pgids[i] <= 0: not asked), in one pass over /proc;
+ * returns how many are. Linux only; elsewhere none. */
+long scrun_proc_groups_alive(const pid_t *pgids, long n, bool *alive);
 
 #endif

@@ -37,16 +37,18 @@ bool scrun_proc_dying(pid_t pid)
     return s && (s[0] == 'Z' || s[0] == 'X');
 }
 
-bool scrun_proc_group_alive(pid_t pgid)
+long scrun_proc_groups_alive(const pid_t *pgids, long n, bool *alive)
 {
     pid_t sid = getsid(0);
-    bool found = false;
+    long found = 0;
     struct dirent *e;
     DIR *d = opendir("/proc");
 
+    for (long i = 0; i < n; i++)
+        alive[i] = false;
     if (!d)
-        return false;
-    while (!found && (e = readdir(d)) != NULL) {
+        return 0;
+    while (found < n && (e = readdir(d)) != NULL) {
         char buf[512];
         const char *s;
         long pgrp, session;
@@ -55,9 +57,15 @@ bool scrun_proc_group_alive(pid_t pgid)
             continue;
         s = scrun_proc_stat(atol(e->d_name), buf, sizeof buf);
         /* A zombie is gone already (its parent has yet to reap it). */
-        if (s && s[0] != 'Z' && s[0] != 'X' &&
-            sscanf(s, "%*c %*d %ld %ld", &pgrp, &session) == 2)
-            found = pgrp == (long)pgid && session == (long)sid;
+        if (!s || s[0] == 'Z' || s[0] == 'X' ||
+            sscanf(s, "%*c %*d %ld %ld", &pgrp, &session) != 2 || session != (long)sid)
+            continue;
+        for (long i = 0; i < n; i++) {
+            if (pgids[i] > 0 && !alive[i] && pgrp == (long)pgids[i]) {
+                alive[i] = true;
+                found++;
+            }
+        }
     }
     closedir(d);
     return found;

@@ -331,23 +331,10 @@ sc_status_t sc_op_built(sc_coll_op_t *op)
 
 /* ---- execution ---- */
 
-/* "rank r" of the op's communicator, for sentences; on a communicator whose numbering
- * is not the world's (a split), with the world rank beside it, since the sentence's
- * "rank R: " prefix and scrun's "[R]" are world ranks. */
-typedef struct {
-    char s[48];
-} sc_rank_name_t;
-
+/* "rank r" of the op's communicator, for sentences (sc_comm_rank_name). */
 static sc_rank_name_t sc_op_rank(const sc_coll_op_t *op, int r)
 {
-    sc_rank_name_t n;
-    int w = r >= 0 && r < op->comm->size ? op->comm->world_of[r] : r;
-
-    if (w == r)
-        snprintf(n.s, sizeof(n.s), "rank %d", r);
-    else
-        snprintf(n.s, sizeof(n.s), "rank %d (world rank %d)", r, w);
-    return n;
+    return sc_comm_rank_name(op->comm, r);
 }
 
 static void sc_op_describe_call(const sc_coll_op_t *op, const sc_op_header_t *h, char *buf,

@@ -644,6 +644,18 @@ SC_API sc_status_t sc_comm_abort(sc_comm_t *comm)
     return sc_comm_abort_why(comm, NULL);
 }
 
+sc_rank_name_t sc_comm_rank_name(const sc_comm_t *comm, int r)
+{
+    sc_rank_name_t n;
+    int w = r >= 0 && r < comm->size ? comm->world_of[r] : r;
+
+    if (w == r)
+        snprintf(n.s, sizeof(n.s), "rank %d", r);
+    else
+        snprintf(n.s, sizeof(n.s), "rank %d (world rank %d)", r, w);
+    return n;
+}
+
 sc_status_t sc_comm_abort_why(sc_comm_t *comm, const char *why)
 {
     sc_status_t st = sc_comm_check_handle(comm, "sc_comm_abort");

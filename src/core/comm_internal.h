@@ -168,6 +168,15 @@ int sc_process_is_fork_of(pid_t owner);
 void sc_comm_hold(sc_comm_t *comm);
 void sc_comm_release(sc_comm_t *comm);
 
+/* "rank r" of comm, for sentences; on a communicator whose numbering is not the
+ * world's (a split), with the world rank beside it ("rank 1 (world rank 3)"), since
+ * the sentence's "rank R: " prefix and scrun's "[R]" are world ranks. */
+typedef struct {
+    char s[48];
+} sc_rank_name_t;
+
+sc_rank_name_t sc_comm_rank_name(const sc_comm_t *comm, int r);
+
 /* sc_comm_abort with the reason (a sentence, NULL: none) in what every rank's calls
  * then report: "rank R: the communicator was aborted: <why>". */
 sc_status_t sc_comm_abort_why(sc_comm_t *comm, const char *why);

@@ -178,12 +178,10 @@ const char *sc_progress_refusal_text(const sc_comm_t *c, uint64_t seq)
 void sc_progress_refused(sc_comm_t *c, sc_coll_kind_t kind)
 {
     sc_transport_t *tp = c->tp;
-    char text[SC_CTL_TEXT], saved[SC_ERROR_MAX];
-    int w;
+    char saved[SC_ERROR_MAX];
 
     if (c->size == 1 || kind == SC_COLL_SEND || kind == SC_COLL_RECV)
         return;
-    w = c->world_of[c->rank];
     snprintf(saved, sizeof(saved), "%s", sc_last_error()); /* the caller's sentence */
     pthread_mutex_lock(&tp->lock);
     /* A refusal of a number already announced (calls refused one after the other, with
@@ -195,15 +193,11 @@ void sc_progress_refused(sc_comm_t *c, sc_coll_kind_t kind)
         c->own_refusal_seq = seq;
         if (c->refusal_held && c->refusal_seq == seq)
             c->refusal_held = 0;
-        if (w == c->rank)
-            snprintf(text, sizeof(text), "rank %d refused its part of collective #%llu: %s",
-                     c->rank, (unsigned long long)seq, sc_error_text_unprefixed());
-        else
-            snprintf(text, sizeof(text), "rank %d (world rank %d) refused its part of "
-                     "collective #%llu: %s", c->rank, w, (unsigned long long)seq,
-                     sc_error_text_unprefixed());
-        snprintf(c->own_refusal_text, sizeof(c->own_refusal_text), "%s", text);
-        sc_progress_notify(c, SC_ERR_MISMATCH, seq, SC_CTL_REFUSED, text);
+        snprintf(c->own_refusal_text, sizeof(c->own_refusal_text),
+                 "%s refused its part of collective #%llu: %s",
+                 sc_comm_rank_name(c, c->rank).s, (unsigned long long)seq,
+                 sc_error_text_unprefixed());
+        sc_progress_notify(c, SC_ERR_MISMATCH, seq, SC_CTL_REFUSED, c->own_refusal_text);
         __atomic_store_n(&tp->rescan, 1, __ATOMIC_RELAXED);
     }
     pthread_mutex_unlock(&tp->lock);
