@@ -31,7 +31,9 @@
  * place; the communicator then fails on every rank, the rejecting one included (its
  * next call reports it). A rank that issues the call again, right, within that time
  * goes on as if nothing happened, and so does a call every rank rejected. A rejected
- * send or receive is not told to the peer, which waits until SC_TIMEOUT.
+ * send or receive (to or from a peer inside the communicator) is told to that peer
+ * alone, the same way: its receive (its send, when the send waits for the receive)
+ * of that number fails after 3 s.
  *
  * Device buffers (CUDA builds): the same calls take GPU memory (cudaMalloc, managed)
  * and a cudaStream_t as stream (NULL: the legacy default stream). They are

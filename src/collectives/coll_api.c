@@ -15,6 +15,7 @@
 #include "core/log.h"
 #include "core/memory.h"
 #include "core/progress.h"
+#include "core/progress_refusal.h"
 
 const char *sc_call_name(const sc_call_t *call)
 {
@@ -485,7 +486,7 @@ static sc_status_t sc_call_admit(const sc_call_t *call, sc_comm_t *comm, sc_stre
     if (broken != SC_SUCCESS && st == SC_IN_PROGRESS)
         return sc_comm_check(comm, sc_call_name(call)); /* the device path: refused */
     if (st != SC_SUCCESS && st != SC_IN_PROGRESS)
-        sc_progress_refused(comm, call->kind);
+        sc_progress_refused(comm, call->kind, call->root);
     return st;
 }
 
@@ -501,7 +502,7 @@ static sc_status_t sc_call_issue_host(const sc_call_t *call, sc_comm_t *comm, in
 
     if (req && !r) {
         st = sc_error(SC_ERR_NO_MEMORY, "%s: out of memory", sc_call_name(call));
-        sc_progress_refused(comm, call->kind);
+        sc_progress_refused(comm, call->kind, call->root);
         return st;
     }
     if (!req)
@@ -510,7 +511,7 @@ static sc_status_t sc_call_issue_host(const sc_call_t *call, sc_comm_t *comm, in
     if (st != SC_SUCCESS) {
         if (req)
             free(r);
-        sc_progress_refused(comm, call->kind);
+        sc_progress_refused(comm, call->kind, call->root);
         return st;
     }
     if (req) {
@@ -548,7 +549,7 @@ static sc_status_t sc_call_issue_host_only(const sc_call_t *call, sc_comm_t *com
     if (st == SC_IN_PROGRESS) {
         st = sc_error(SC_ERR_INVALID_ARG, "%s: %s takes host buffers only",
                       sc_call_name(call), what);
-        sc_progress_refused(comm, call->kind);
+        sc_progress_refused(comm, call->kind, call->root);
         return st;
     }
     if (st != SC_SUCCESS)

@@ -11,6 +11,7 @@
 #include "collectives/transport_ucx.h"
 #include "core/clock.h"
 #include "core/progress.h"
+#include "core/progress_refusal.h"
 
 #define SC_OP_HDR_MAGIC 0x5343484fu /* "SCHO" */
 /* How far past the first unfinished action the executor looks for work to start. */
@@ -557,7 +558,7 @@ static sc_status_t sc_op_check_header(sc_coll_op_t *op, int i, size_t len)
     sc_op_describe(op, &op->hdr, mine, sizeof(mine));
     sc_op_describe(op, &in, theirs, sizeof(theirs));
     /* A rank that refused its call of this number, then issued another. */
-    refusal = sc_progress_refusal_text(op->comm, op->hdr.seq);
+    refusal = sc_progress_refusal_text(op->comm, op);
     return sc_error(SC_ERR_MISMATCH, "ranks disagree: %s called %s but %s called %s%s%s",
                     sc_op_rank(op, op->comm->rank).s, mine, sc_op_rank(op, op->hdr_peer[i]).s,
                     theirs, refusal ? "; before that, " : "", refusal ? refusal : "");
@@ -808,10 +809,14 @@ static sc_status_t sc_op_timeout(sc_coll_op_t *op)
 
     sc_op_describe(op, &op->hdr, mine, sizeof(mine));
     if (op->refused) {
-        const char *why = sc_progress_refusal_text(op->comm, op->hdr.seq);
-        return sc_error(SC_ERR_MISMATCH, "%s failed: %s; it issued no collective in its "
-                        "place within %.1f s", mine,
-                        why ? why : "a rank refused its part of it", sc_op_patience(op));
+        const char *why = sc_progress_refusal_text(op->comm, op);
+        /* What the refusing rank did not issue: the pair of a send or receive. */
+        const char *call = op->hdr.kind == SC_COLL_RECV   ? "send"
+                           : op->hdr.kind == SC_COLL_SEND ? "receive"
+                                                          : "collective";
+        return sc_error(SC_ERR_MISMATCH, "%s failed: %s; it issued no %s in its place "
+                        "within %.1f s", mine, why ? why : "a rank refused its part of it",
+                        call, sc_op_patience(op));
     }
     sc_op_stopped_peers(op, stopped, sizeof(stopped));
     for (int i = 0; i < op->nhdr; i++)

@@ -20,6 +20,7 @@
 #include "core/error.h"
 #include "core/log.h"
 #include "core/progress.h"
+#include "core/progress_refusal.h"
 #include "core/topology.h"
 #include "core/tuning.h"
 #include "shardcomm/info.h"
@@ -327,6 +328,7 @@ static void sc_comm_detach(sc_comm_t *c)
 
     pthread_mutex_lock(&tp->lock);
     sc_progress_detach(c);
+    sc_progress_refusals_free(c);
     for (sc_comm_t **pp = &tp->comms; *pp; pp = &(*pp)->next) {
         if (*pp == c) {
             *pp = c->next;

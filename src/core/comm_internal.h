@@ -63,21 +63,29 @@ typedef struct sc_transport {
 
 #define SC_CTL_TEXT 512
 
-/* The kinds of refusal notices (sc_progress_refused): a rank refused its part of a
- * collective, or issued one in its place after all. */
+/* The kinds of refusal notices (progress_refusal.c): a rank refused its part of a
+ * collective, or its send or receive, or issued one in its place after all. */
 #define SC_CTL_REFUSED 1
 #define SC_CTL_REISSUED 2
 
-/* How long a collective that a peer refused waits, after it last moved, for the peer
- * to issue a collective in its place (at most SC_TIMEOUT). */
+/* What a refusal notice is about: a collective, or the sender's send or receive. */
+#define SC_CTL_P2P_NONE 0
+#define SC_CTL_P2P_SEND 1
+#define SC_CTL_P2P_RECV 2
+
+/* How long a collective (a send, a receive) that a peer refused waits, after it last
+ * moved, for the peer to issue one in its place (at most SC_TIMEOUT). */
 #define SC_REFUSAL_GRACE_S 3.0
 
 typedef struct {
     int32_t status;
     int32_t refused;            /* SC_CTL_REFUSED, SC_CTL_REISSUED, or 0 (an abort notice, a
                                    wake-up) */
+    int32_t p2p;                /* refusals: SC_CTL_P2P_* */
+    int32_t src;                /* the sender's rank in the communicator */
     uint64_t seq;               /* abort notices: the first collective that fails;
-                                   refusals: the collective refused */
+                                   refusals: the collective, send or receive refused
+                                   (sends and receives numbered per peer) */
     char text[SC_CTL_TEXT];
 } sc_ctl_msg_t;
 
@@ -122,6 +130,9 @@ struct sc_comm {
     int own_refusal;
     uint64_t own_refusal_seq;
     char own_refusal_text[SC_CTL_TEXT];
+    /* Refusals of sends and receives, this rank's and its peers' (a few per peer that
+     * refused one): progress_refusal.c. */
+    struct sc_p2p_refusal *p2p_refusals;
     struct sc_device *dev;      /* device path state; NULL in host-only builds */
     struct sc_shm_seg *shm_segs; /* registered memory (sc_mem_alloc), newest first */
     uint32_t shm_next_id;       /* the last segment's id, equal on every rank */

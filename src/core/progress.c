@@ -20,6 +20,7 @@
 #include "core/fpenv.h"
 #include "core/log.h"
 #include "core/progress.h"
+#include "core/progress_refusal.h"
 
 static void sc_request_complete(sc_transport_t *tp, struct sc_request *req, sc_status_t st,
                                 const char *text)
@@ -290,8 +291,7 @@ void sc_progress_enqueue(sc_comm_t *c, sc_coll_op_t *op, struct sc_request *req,
     op->hdr.seq = op->hdr.kind == SC_COLL_SEND   ? c->send_seq[op->hdr.root]++
                   : op->hdr.kind == SC_COLL_RECV ? c->recv_seq[op->hdr.root]++
                                                  : c->seq++;
-    if (op->hdr.kind != SC_COLL_SEND && op->hdr.kind != SC_COLL_RECV)
-        sc_progress_refusal_mark(c, op);
+    sc_progress_refusal_mark(c, op);
     /* Refused once broken, unless a peer broke it at a later collective than this one. */
     if (c->broken != SC_SUCCESS &&
         (op->hdr.kind == SC_COLL_SEND || op->hdr.kind == SC_COLL_RECV ||

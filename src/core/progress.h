@@ -45,27 +45,15 @@ void sc_progress_detach(sc_comm_t *comm);
 void sc_progress_notify(sc_comm_t *comm, sc_status_t status, uint64_t seq, int refused,
                         const char *text);
 
+/* Sends peer (a comm rank other than this one) a refusal notice of this rank's send or
+ * receive #seq to it (p2p SC_CTL_P2P_SEND or SC_CTL_P2P_RECV; refused SC_CTL_REFUSED
+ * with text saying why, or SC_CTL_REISSUED). Caller holds tp->lock. */
+void sc_progress_notify_p2p(sc_comm_t *comm, int peer, int refused, int p2p, uint64_t seq,
+                            const char *text);
+
 /* Takes the control messages that arrived and releases the notices sent; nonzero when
  * one arrived. Caller holds tp->lock. */
 int sc_progress_ctl(sc_comm_t *comm);
-
-/* This rank refused a collective of kind `kind` (the calling thread's last error says
- * why) before it was numbered: the peers are told (once per number), so that the
- * collective they issued in its place (the same number) fails with that sentence
- * SC_REFUSAL_GRACE_S after it last moved, unless this rank issues a collective in its
- * place meanwhile (then they are told that too: a call issued again, or every rank's
- * refusal followed by another call, goes on). Nothing for point-to-point calls
- * (numbered per peer) nor on a broken or one-rank communicator. Takes tp->lock. */
-void sc_progress_refused(sc_comm_t *comm, sc_coll_kind_t kind);
-
-/* Marks op (just numbered) if a peer refused its part of that collective; tells the
- * peers when this rank refused its own call of that number before. Caller holds
- * tp->lock. */
-void sc_progress_refusal_mark(sc_comm_t *comm, sc_coll_op_t *op);
-
-/* The sentence of a refusal of collective seq, a peer's or (the last one) this rank's,
- * or NULL. Caller holds tp->lock. */
-const char *sc_progress_refusal_text(const sc_comm_t *comm, uint64_t seq);
 
 /* Marks comm broken (new calls are refused) and fails, with status and text, its queued
  * collectives numbered from seq on and every point-to-point op; tells peers when notify

@@ -1,7 +1,7 @@
-/* A collective one rank refuses (a bad argument there) while its peers issued theirs:
- * the peers' call fails within a few seconds naming that rank and its reason, instead
- * of waiting out SC_TIMEOUT; a call every rank refuses, or one the refusing rank
- * issues again in time, leaves the communicator working. */
+/* A collective, a send or a receive one rank refuses (a bad argument there) while its
+ * peers issued theirs: the peers' call fails within a few seconds naming that rank and
+ * its reason, instead of waiting out SC_TIMEOUT; a call every rank refuses, or one the
+ * refusing rank issues again in time, leaves the communicator working. */
 #include "fault_util.h"
 
 #define COUNT 100
@@ -265,6 +265,144 @@ static int test_refusals_in_a_row_send_one_notice(sc_comm_t *comm, int size, con
     return TEST_PASS;
 }
 
+/* Large enough that a send waits for its receive (no eager completion). */
+#define P2P_BIG (4 << 20)
+
+/* A blocking send (send nonzero) or receive of P2P_BIG floats to or from peer. */
+static sc_status_t p2p_big(int send, float *buf, int peer, sc_comm_t *comm)
+{
+    return send ? sc_send(buf, P2P_BIG, SC_FLOAT32, peer, comm, NULL, NULL)
+                : sc_recv(buf, P2P_BIG, SC_FLOAT32, peer, comm, NULL, NULL);
+}
+
+/* argv[0]: "send" (rank 1 refuses its send to rank 0: a NULL buffer) or "recv" (rank 0
+ * refuses its receive from rank 1, and rank 1's send of 16 MiB waits for it); "early"
+ * after it: the refusal comes before the peer's call. The refusing rank issues nothing
+ * for 6 s; the peer's call fails with SC_ERR_MISMATCH naming the rank, the call and its
+ * sentence, within FAIL_WITHIN_S (SC_TIMEOUT 60 s); then every rank's later calls fail
+ * with the first error, and destroy returns. */
+static int test_p2p_refusal_fails_the_peers_call(sc_comm_t *comm, int size, const char *mode)
+{
+    static float buf[P2P_BIG]; /* kept until destroy, as a failed call asks */
+    int refuse_send = strncmp(mode ? mode : "send", "send", 4) == 0;
+    int early = mode && strstr(mode, "early") != NULL;
+    int refuser = refuse_send ? 1 : 0, peer = 1 - fault_rank;
+    fault_error_t err;
+    double t0;
+
+    (void)size;
+    if (fault_rank == refuser) {
+        if (!early)
+            fault_sleep(0.5);
+        t0 = fault_now();
+        fault_error_take(&err, p2p_big(refuse_send, NULL, peer, comm), t0);
+        CHECK(err.status == SC_ERR_INVALID_ARG, "the refused call returned %s: %s",
+              sc_status_string(err.status), err.text);
+        fault_sleep(6.0);
+        t0 = fault_now();
+        fault_error_take(&err, sc_barrier(comm, NULL), t0);
+    } else {
+        if (early)
+            fault_sleep(0.5);
+        t0 = fault_now();
+        fault_error_take(&err, p2p_big(!refuse_send, buf, peer, comm), t0);
+        CHECK(err.elapsed < FAIL_WITHIN_S, "failed after %.3f s (SC_TIMEOUT %g s)",
+              err.elapsed, fault_timeout());
+        if (check_sentence(err.text, refuse_send ? "it issued no send in its place"
+                                                 : "it issued no receive in its place") !=
+            TEST_PASS)
+            return TEST_FAIL;
+    }
+    CHECK(err.status == SC_ERR_MISMATCH, "the call returned %s: %s",
+          sc_status_string(err.status), err.text);
+    if (check_sentence(err.text, refuse_send ? "rank 1 refused its send #"
+                                             : "rank 0 refused its receive #") !=
+            TEST_PASS ||
+        check_sentence(err.text, refuse_send ? "sendbuf is NULL" : "recvbuf is NULL") !=
+            TEST_PASS)
+        return TEST_FAIL;
+    if (fault_check_later_calls_fail(comm, &err) != TEST_PASS)
+        return TEST_FAIL;
+    printf("rank %d: got %s after %.3f s: %s\n", fault_rank, sc_status_string(err.status),
+           err.elapsed, err.text);
+    return fault_check_destroy(comm, 3.0);
+}
+
+/* n floats from rank `from`, message it: checked element by element. */
+static int check_message(const float *v, int n, int from, int it)
+{
+    for (int i = 0; i < n; i++)
+        CHECK(v[i] == (float)(from * 1000 + it + i % 13), "message %d: element %d is %g", it,
+              i, (double)v[i]);
+    return TEST_PASS;
+}
+
+static void fill_message(float *v, int n, int it)
+{
+    for (int i = 0; i < n; i++)
+        v[i] = (float)(fault_rank * 1000 + it + i % 13);
+}
+
+/* Rank 1 refuses its send to rank 0, then sends after all 0.3 s later ("reissued"), or
+ * rank 0 refuses its receive as well ("both", each then issues the right call): the
+ * message arrives whole, and more messages and a barrier after it. Large messages, so
+ * that the send waits for the receive. */
+static int test_p2p_refusal_reissued_goes_on(sc_comm_t *comm, int size, const char *mode)
+{
+    static float buf[P2P_BIG];
+    int both = mode && strcmp(mode, "both") == 0;
+
+    (void)size;
+    for (int it = 0; it < 3; it++) {
+        if (fault_rank == 1) {
+            if (it == 0) {
+                CHECK(sc_send(NULL, P2P_BIG, SC_FLOAT32, 0, comm, NULL, NULL) ==
+                          SC_ERR_INVALID_ARG, "a NULL send buffer was not refused");
+                fault_sleep(0.3);
+            }
+            fill_message(buf, P2P_BIG, it);
+            CHECK_OK(sc_send(buf, P2P_BIG, SC_FLOAT32, 0, comm, NULL, NULL));
+        } else {
+            if (it == 0 && both)
+                CHECK(sc_recv(NULL, P2P_BIG, SC_FLOAT32, 1, comm, NULL, NULL) ==
+                          SC_ERR_INVALID_ARG, "a NULL receive buffer was not refused");
+            if (it == 0 && both)
+                fault_sleep(4.0); /* past the grace: rank 1's send waits for this one */
+            CHECK_OK(sc_recv(buf, P2P_BIG, SC_FLOAT32, 1, comm, NULL, NULL));
+            if (check_message(buf, P2P_BIG, 1, it) != TEST_PASS)
+                return TEST_FAIL;
+        }
+    }
+    CHECK_OK(sc_barrier(comm, NULL));
+    CHECK_OK(sc_comm_destroy(comm));
+    return TEST_PASS;
+}
+
+/* One rank: its send to itself refused, then a receive from itself fails within
+ * FAIL_WITHIN_S naming the refusal (it would wait out SC_TIMEOUT). */
+static int test_p2p_refusal_to_itself(sc_comm_t *comm, int size, const char *mode)
+{
+    static float buf[16];
+    sc_request_t *req;
+    fault_error_t err;
+    double t0;
+
+    (void)size;
+    (void)mode;
+    CHECK(sc_send(NULL, 16, SC_FLOAT32, sc_comm_rank(comm), comm, NULL, NULL) ==
+              SC_ERR_INVALID_ARG, "a NULL send buffer was not refused");
+    t0 = fault_now();
+    CHECK_OK(sc_recv(buf, 16, SC_FLOAT32, sc_comm_rank(comm), comm, NULL, &req));
+    fault_error_take(&err, sc_wait(req), t0);
+    sc_request_free(req);
+    CHECK(err.status == SC_ERR_MISMATCH, "the receive returned %s: %s",
+          sc_status_string(err.status), err.text);
+    CHECK(err.elapsed < FAIL_WITHIN_S, "failed after %.3f s", err.elapsed);
+    if (check_sentence(err.text, "refused its send #") != TEST_PASS)
+        return TEST_FAIL;
+    return fault_check_destroy(comm, 3.0);
+}
+
 /* Each test runs on the world communicator, every rank present; argv[0], if given, is
  * its mode. */
 #define REFUSED_TEST(fn)                                                                 \
@@ -282,6 +420,9 @@ REFUSED_TEST(test_refusal_reissued_in_time_goes_on)
 REFUSED_TEST(test_refusal_reissued_while_a_third_rank_is_slow)
 REFUSED_TEST(test_refusal_by_every_rank_with_one_far_behind)
 REFUSED_TEST(test_refusals_in_a_row_send_one_notice)
+REFUSED_TEST(test_p2p_refusal_fails_the_peers_call)
+REFUSED_TEST(test_p2p_refusal_reissued_goes_on)
+REFUSED_TEST(test_p2p_refusal_to_itself)
 
 int main(int argc, char **argv)
 {
@@ -295,6 +436,9 @@ int main(int argc, char **argv)
         {"by_every_rank_with_one_far_behind",
          test_refusal_by_every_rank_with_one_far_behind_joined},
         {"in_a_row_send_one_notice", test_refusals_in_a_row_send_one_notice_joined},
+        {"p2p_fails_the_peers_call", test_p2p_refusal_fails_the_peers_call_joined},
+        {"p2p_reissued_goes_on", test_p2p_refusal_reissued_goes_on_joined},
+        {"p2p_to_itself", test_p2p_refusal_to_itself_joined},
         {NULL, NULL}};
     return fault_main(tests, argc, argv);
 }
