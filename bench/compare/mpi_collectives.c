@@ -196,8 +196,10 @@ int main(int argc, char **argv)
             sum_busbw += bus;
             rows++;
             if (rank == 0) {
+                /* count: the call's count argument, a rank's block for reduce_scatter
+                 * and allgather, as sc-bench's (nccl-tests') column. */
                 printf("  %14s %12zu %12zu %9s %7s %5d %11.2f %9.2f %9.2f %7s\n",
-                       mpib_names[coll], total * sizeof(float), total, "float32",
+                       mpib_names[coll], total * sizeof(float), count, "float32",
                        coll == MPIB_ALLGATHER || coll == MPIB_SENDRECV ? "none" : "sum", -1,
                        tmax * 1e6, alg, bus, "N/A");
                 fflush(stdout);
@@ -208,7 +210,7 @@ int main(int argc, char **argv)
                             "\"inplace\": false, \"nranks\": %d, \"time_us\": %.6g, "
                             "\"algbw\": %.6g, \"busbw\": %.6g, \"wrong\": null}",
                             first ? "" : ",\n", mpib_names[coll], total * sizeof(float),
-                            total,
+                            count,
                             coll == MPIB_ALLGATHER || coll == MPIB_SENDRECV ? "none" : "sum",
                             n, tmax * 1e6,
                             alg, bus);
