@@ -506,7 +506,11 @@ static int sc_bench_main(int argc, char **argv)
     exit_code = 1;
     max_bytes = sc_bench_max_bytes(&opts, nranks);
     rows = calloc((size_t)sc_bench_row_capacity(&opts), sizeof(*rows));
-    if (opts.registered) {
+    /* Registered buffers too: a rank's segments take as many pages as plain ones. */
+    if (rows && !sc_bench_memory_fits("sc-bench", rank, "2 buffers of the largest size",
+                                      2 * max_bytes, sc_comm_local_size(comm))) {
+        goto err_free;
+    } else if (opts.registered) {
         /* Collective: every rank allocates both, or every rank reports the failure. */
         if (!rows || sc_mem_alloc(comm, max_bytes, &a) != SC_SUCCESS ||
             sc_mem_alloc(comm, max_bytes, &b) != SC_SUCCESS) {
@@ -514,9 +518,6 @@ static int sc_bench_main(int argc, char **argv)
                     rows ? sc_last_error() : "out of memory");
             goto err_free;
         }
-    } else if (rows && !sc_bench_memory_fits("sc-bench", rank, "2 buffers of the largest size",
-                                             2 * max_bytes, sc_comm_local_size(comm))) {
-        goto err_free;
     } else if (!rows || posix_memalign(&a, 4096, max_bytes) != 0 ||
                posix_memalign(&b, 4096, max_bytes) != 0) {
         fprintf(stderr, "sc-bench: rank %d: cannot allocate 2 x %zu B\n", rank, max_bytes);
