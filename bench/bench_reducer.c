@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "bench_agree.h"
+#include "bench_memory.h"
 #include "bench_output.h"
 #include "bench_profile.h"
 #include "bench_reducer.h"
@@ -854,6 +855,11 @@ int sc_bench_reducer_main(int argc, char **argv)
     if (exit_code != 0)
         goto err_destroy;
     exit_code = 1;
+    /* Refused before anything is allocated, as sc-bench's buffers are: the gradients
+     * and the buckets, or with views the buckets' two layouts in the first rebuild. */
+    if (!sc_bench_memory_fits("sc-bench reducer", c.rank, "the gradients and their buckets",
+                              2 * p.bytes, sc_comm_local_size(c.comm)))
+        goto err_close_json;
     if (c.rank == 0)
         sc_br_print_header(&o, &p, c.comm, argc, argv);
     status = sc_br_run(&c, rows, &nrows);
