@@ -38,7 +38,8 @@ static const char sc_bc_usage_text[] =
     "      --no-error-feedback  compressor without error feedback (selection straight\n"
     "                           from the gradient, no residual pass)\n"
     "      --threads T          selection threads (default: the library's)\n"
-    "      --json FILE          rank 0 also writes the rows to FILE as JSON\n"
+    "      --json FILE          rank 0 also writes the rows to FILE as JSON (select_ms\n"
+    "                           and scatter_ms null for the dense all-reduce)\n"
     "      --seed S             seed of the gradient values (default 1)\n"
     "  -h, --help               this text\n"
     "time_ms: per call, average over the timed calls, slowest rank. select_ms: error\n"
@@ -362,18 +363,25 @@ static void sc_bc_json_write(FILE *f, const sc_bc_options_t *o, const sc_bc_data
                              const sc_bc_row_t *rows)
 {
     fputs("[\n", f);
-    for (int i = 0; i < 2; i++)
+    for (int i = 0; i < 2; i++) {
+        /* The dense all-reduce selects and scatters nothing: null, as the table's "-". */
+        char sel[32] = "null", sca[32] = "null";
+
+        if (rows[i].select_ms >= 0) {
+            snprintf(sel, sizeof(sel), "%.6g", rows[i].select_ms);
+            snprintf(sca, sizeof(sca), "%.6g", rows[i].scatter_ms);
+        }
         fprintf(f, "  {\"method\": \"%s\", \"nranks\": %d, \"count\": %zu, \"density\": %g, "
                    "\"k\": %zu, \"mode\": \"%s\", \"values\": \"%s\", \"error_feedback\": %s, "
                    "\"time_ms\": %.6g, "
-                   "\"select_ms\": %.6g, \"scatter_ms\": %.6g, \"sent_mb\": %.6g, "
+                   "\"select_ms\": %s, \"scatter_ms\": %s, \"sent_mb\": %.6g, "
                    "\"speedup\": %.6g, \"wrong\": %" PRId64 "}%s\n",
                 rows[i].method, p, d->n, o->ratio, d->k,
                 o->mode == SC_TOPK_EXACT ? "exact" : "approx",
                 o->values_fp16 ? "float16" : "float32", o->error_feedback ? "true" : "false",
-                rows[i].time_ms, rows[i].select_ms,
-                rows[i].scatter_ms, rows[i].sent_mb, rows[0].time_ms / rows[i].time_ms,
+                rows[i].time_ms, sel, sca, rows[i].sent_mb, rows[0].time_ms / rows[i].time_ms,
                 rows[i].wrong, i ? "" : ",");
+    }
     fputs("]\n", f);
 }
 
