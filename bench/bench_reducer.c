@@ -331,26 +331,6 @@ static sc_status_t sc_br_per_tensor_step(sc_br_ctx_t *c, double t[3])
     return status;
 }
 
-/* One all-reduce of a buffer, as the reducer issues a bucket's. */
-static sc_status_t sc_br_bucket_step(sc_br_ctx_t *c, void *buf, size_t count,
-                                     sc_dtype_t dtype, double t[3])
-{
-    sc_request_t *req;
-    sc_status_t status;
-    double t0 = bench_now_s();
-
-    status = sc_allreduce(buf, buf, count, dtype, SC_SUM, c->comm, NULL, &req);
-    if (status != SC_SUCCESS)
-        return sc_br_fail(status, "sc_allreduce of the last bucket's size");
-    status = sc_wait(req);
-    sc_request_free(req);
-    if (status != SC_SUCCESS)
-        return sc_br_fail(status, "sc_wait of the last bucket's all-reduce");
-    t[0] = t0;
-    t[1] = t[2] = bench_now_s();
-    return SC_SUCCESS;
-}
-
 /* SC_BR_BUCKET_COLD: the same all-reduce, each rank's caches flushed before it, as a
  * bucket's memory is at the end of a backward that went through other memory since. */
 typedef enum { SC_BR_REDUCER, SC_BR_PER_TENSOR, SC_BR_BUCKET, SC_BR_BUCKET_COLD } sc_br_kind_t;
@@ -361,7 +341,39 @@ typedef struct {
     void *buf;             /* SC_BR_BUCKET, SC_BR_BUCKET_COLD */
     size_t count;
     sc_dtype_t dtype;
+    /* The top-k hook's buckets: buf compressed as the hook does (the compressor of
+     * its settings), the result in out, buf left dense for the next step. */
+    sc_compressor_t *comp;
+    void *out;
 } sc_br_step_t;
+
+/* One all-reduce of a buffer, as the reducer issues a bucket's (through the top-k
+ * hook, a compressed all-reduce). */
+static sc_status_t sc_br_bucket_step(sc_br_ctx_t *c, const sc_br_step_t *s, double t[3])
+{
+    sc_request_t *req;
+    sc_status_t status;
+    double t0 = bench_now_s();
+
+    if (s->comp) {
+        status = sc_compressed_allreduce(s->comp, c->comm, 0, s->buf, s->out, s->count,
+                                         s->dtype, SC_SUM);
+        if (status != SC_SUCCESS)
+            return sc_br_fail(status, "sc_compressed_allreduce of the last bucket's size");
+    } else {
+        status = sc_allreduce(s->buf, s->buf, s->count, s->dtype, SC_SUM, c->comm, NULL,
+                              &req);
+        if (status != SC_SUCCESS)
+            return sc_br_fail(status, "sc_allreduce of the last bucket's size");
+        status = sc_wait(req);
+        sc_request_free(req);
+        if (status != SC_SUCCESS)
+            return sc_br_fail(status, "sc_wait of the last bucket's all-reduce");
+    }
+    t[0] = t0;
+    t[1] = t[2] = bench_now_s();
+    return SC_SUCCESS;
+}
 
 /* Every gradient (or view) written with its values. */
 static sc_status_t sc_br_grads_refill(sc_br_ctx_t *c, sc_reducer_t *r)
@@ -428,7 +440,7 @@ static sc_status_t sc_br_step(sc_br_ctx_t *c, const sc_br_step_t *s, double t[3]
         return sc_br_reducer_step(c, s->reducer, c->o->compute_ms * 1e-3, t);
     if (s->kind == SC_BR_PER_TENSOR)
         return sc_br_per_tensor_step(c, t);
-    return sc_br_bucket_step(c, s->buf, s->count, s->dtype, t);
+    return sc_br_bucket_step(c, s, t);
 }
 
 /* Per timed iteration, maxed over ranks: iteration, compute, exposed from the rank's
@@ -554,7 +566,7 @@ static sc_status_t sc_br_check(sc_br_ctx_t *c, sc_reducer_t *r, sc_br_row_t *row
  * is done. */
 static sc_status_t sc_br_autotune_settle(sc_br_ctx_t *c, sc_reducer_t *r)
 {
-    sc_br_step_t s = {SC_BR_REDUCER, r, NULL, 0, SC_FLOAT32};
+    sc_br_step_t s = {.kind = SC_BR_REDUCER, .reducer = r, .dtype = SC_FLOAT32};
     sc_reducer_stats_t stats;
     sc_status_t status;
     int done = 0;
@@ -580,6 +592,74 @@ static sc_status_t sc_br_autotune_settle(sc_br_ctx_t *c, sc_reducer_t *r)
     return SC_ERR_INTERNAL;
 }
 
+/* Times the last bucket's all-reduce alone (s: its count and dtype), back to back and
+ * cold, into row: in the memory the reducer's bucket all-reduce uses (its registered
+ * buckets with the plain hook, plain memory otherwise) and, with the top-k hook, as a
+ * compressed all-reduce of the hook's settings on values that vary as gradients do. */
+static sc_status_t sc_br_last_bucket_time(sc_br_ctx_t *c, sc_br_step_t *s, int registered,
+                                          sc_br_row_t *row)
+{
+    size_t bytes = s->count * sc_dtype_size(s->dtype);
+    sc_br_times_t bucket;
+    sc_status_t status = SC_ERR_NO_MEMORY;
+    void *buf = NULL;
+
+    registered = registered && c->o->hook == SC_HOOK_ALLREDUCE && !c->o->topk;
+    if (registered ? sc_mem_alloc(c->comm, bytes, &buf) != SC_SUCCESS
+                   : posix_memalign(&buf, 64, bytes) != 0) {
+        snprintf(sc_br_error, sizeof(sc_br_error), "cannot allocate %zu B", bytes);
+        return SC_ERR_NO_MEMORY;
+    }
+    memset(buf, 0, bytes);
+    s->buf = buf;
+    if (c->o->topk) {
+        sc_compress_config_t cc = SC_COMPRESS_CONFIG_INIT;
+
+        /* Bytes below 0x40: every dtype's values finite, of varied magnitudes. */
+        for (size_t i = 0; i < bytes; i++)
+            ((unsigned char *)buf)[i] = (unsigned char)((i * 131 + (size_t)c->rank * 7) & 0x3f);
+        cc.density = c->o->density;
+        status = sc_compressor_create(&cc, &s->comp);
+        if (status != SC_SUCCESS) {
+            sc_br_fail(status, "sc_compressor_create");
+            goto out;
+        }
+        if (posix_memalign(&s->out, 64, bytes) != 0) {
+            snprintf(sc_br_error, sizeof(sc_br_error), "cannot allocate %zu B", bytes);
+            status = SC_ERR_NO_MEMORY;
+            goto out;
+        }
+    }
+    status = sc_br_time(c, s, c->o->warmup > 1 ? c->o->warmup : 1, &bucket);
+    row->last_bucket_ms = bucket.iter;
+    row->last_bucket_sent = 2 * (bytes / (size_t)sc_comm_size(c->comm)) *
+                            (size_t)(sc_comm_size(c->comm) - 1);
+    if (status == SC_SUCCESS && s->comp) {
+        sc_compress_stats_t st;
+
+        status = sc_compressor_stats(s->comp, &st);
+        if (status != SC_SUCCESS)
+            sc_br_fail(status, "sc_compressor_stats");
+        row->last_bucket_sent = st.bytes_sent;
+    }
+    if (status == SC_SUCCESS) {
+        s->kind = SC_BR_BUCKET_COLD;
+        status = sc_br_time(c, s, 1, &bucket);
+        row->last_bucket_cold_ms = bucket.iter;
+    }
+out:
+    if (s->comp)
+        sc_compressor_destroy(s->comp);
+    free(s->out);
+    s->comp = NULL;
+    s->out = NULL;
+    if (registered)
+        sc_mem_free(c->comm, buf);
+    else
+        free(buf);
+    return status;
+}
+
 /* One row: a reducer with the cap (0: the reducer's default; autotune), timed, its last
  * bucket timed alone, checked. */
 static sc_status_t sc_br_row_measure(sc_br_ctx_t *c, size_t cap_bytes, int autotune,
@@ -594,8 +674,6 @@ static sc_status_t sc_br_row_measure(sc_br_ctx_t *c, size_t cap_bytes, int autot
     sc_br_step_t s;
     sc_status_t status;
     sc_dtype_t bucket_dtype;
-    void *buf = NULL;
-    sc_br_times_t bucket;
 
     descs = calloc((size_t)c->p->ntensors, sizeof(*descs));
     if (!descs) {
@@ -634,7 +712,7 @@ static sc_status_t sc_br_row_measure(sc_br_ctx_t *c, size_t cap_bytes, int autot
         if (status != SC_SUCCESS)
             goto err_destroy;
     }
-    s = (sc_br_step_t){SC_BR_REDUCER, r, NULL, 0, SC_FLOAT32};
+    s = (sc_br_step_t){.kind = SC_BR_REDUCER, .reducer = r, .dtype = SC_FLOAT32};
     status = sc_br_time(c, &s, c->o->warmup, &w.t);
     if (status != SC_SUCCESS)
         goto err_destroy;
@@ -654,35 +732,13 @@ static sc_status_t sc_br_row_measure(sc_br_ctx_t *c, size_t cap_bytes, int autot
     bucket_dtype = c->o->hook == SC_HOOK_FP16   ? SC_FLOAT16
                    : c->o->hook == SC_HOOK_BF16 ? SC_BFLOAT16
                                                 : c->p->tensors[0].dtype;
-    s = (sc_br_step_t){SC_BR_BUCKET, NULL, NULL, 0, bucket_dtype};
+    s = (sc_br_step_t){.kind = SC_BR_BUCKET, .dtype = bucket_dtype};
     status = sc_br_last_bucket(c, r, &s.count);
     if (status != SC_SUCCESS)
         goto err_destroy;
     w.last_bucket_bytes = s.count * sc_dtype_size(bucket_dtype);
     if (s.count > 0) {
-        /* The memory the reducer's bucket all-reduce uses: its registered buckets with
-         * the plain hook, the hook's own plain memory otherwise. */
-        int registered = stats.registered && c->o->hook == SC_HOOK_ALLREDUCE && !c->o->topk;
-        size_t bytes = s.count * sc_dtype_size(bucket_dtype);
-        if (registered ? sc_mem_alloc(c->comm, bytes, &buf) != SC_SUCCESS
-                       : posix_memalign(&buf, 64, bytes) != 0) {
-            snprintf(sc_br_error, sizeof(sc_br_error), "cannot allocate %zu B", bytes);
-            status = SC_ERR_NO_MEMORY;
-            goto err_destroy;
-        }
-        memset(buf, 0, bytes);
-        s.buf = buf;
-        status = sc_br_time(c, &s, c->o->warmup > 1 ? c->o->warmup : 1, &bucket);
-        w.last_bucket_ms = bucket.iter;
-        if (status == SC_SUCCESS) {
-            s.kind = SC_BR_BUCKET_COLD;
-            status = sc_br_time(c, &s, 1, &bucket);
-            w.last_bucket_cold_ms = bucket.iter;
-        }
-        if (registered)
-            sc_mem_free(c->comm, buf);
-        else
-            free(buf);
+        status = sc_br_last_bucket_time(c, &s, stats.registered, &w);
         if (status != SC_SUCCESS)
             goto err_destroy;
     }
@@ -770,7 +826,7 @@ err_no_memory:
 static sc_status_t sc_br_run(sc_br_ctx_t *c, sc_br_row_t *rows, int *nrows)
 {
     const sc_br_options_t *o = c->o;
-    sc_br_step_t s = {SC_BR_PER_TENSOR, NULL, NULL, 0, SC_FLOAT32};
+    sc_br_step_t s = {.kind = SC_BR_PER_TENSOR, .dtype = SC_FLOAT32};
     sc_status_t status;
     sc_br_times_t per_tensor;
     int ncaps = o->ncaps ? o->ncaps : (o->autotune ? 0 : 1);

@@ -49,7 +49,8 @@ void sc_br_print_header(const sc_br_options_t *o, const sc_bench_profile_t *p, s
         printf("# exposed_ms = rank_exposed_ms, from each rank's own last gradient (the "
                "nodes do not share a clock)\n");
     printf("# last_bucket_ms: back to back, in cache; last_bucket_cold_ms: every rank's "
-           "caches flushed first\n#\n");
+           "caches flushed first%s\n#\n",
+           o->topk ? "; both a compressed all-reduce at the hook's density" : "");
     printf("# %9s %7s %9s %10s %10s %8s %15s %14s %19s %18s %10s %8s %-5s %s\n", "bucket_mb",
            "buckets", "iter_ms", "compute_ms", "exposed_ms", "skew_ms", "rank_exposed_ms",
            "last_bucket_ms", "last_bucket_cold_ms", "per_tensor_iter_ms", "per_tensor",
@@ -137,7 +138,7 @@ void sc_br_json_write(FILE *f, const sc_br_options_t *o, int nranks, const sc_br
                 "\"autotune\": %s, \"buckets\": %d, \"iter_ms\": %.6g, \"compute_ms\": %.6g, "
                 "\"exposed_ms\": %.6g, \"skew_ms\": %s, \"rank_exposed_ms\": %.6g, "
                 "\"last_bucket_ms\": %.6g, \"last_bucket_cold_ms\": %.6g, "
-                "\"last_bucket_bytes\": %zu, "
+                "\"last_bucket_bytes\": %zu, \"last_bucket_sent_bytes\": %zu, "
                 "\"per_tensor_iter_ms\": %.6g, \"per_tensor_exposed_ms\": %.6g, "
                 "\"compute_target_ms\": %.6g, \"compute_mode\": \"%s\", \"view\": %s, "
                 "\"hook\": \"%s\", \"iters\": %d, "
@@ -145,7 +146,8 @@ void sc_br_json_write(FILE *f, const sc_br_options_t *o, int nranks, const sc_br
                 nranks, (double)w->cap_bytes / (1 << 20), w->cap_bytes,
                 w->autotune ? "true" : "false", w->buckets, w->t.iter, w->t.compute,
                 w->t.exposed, skew, w->t.exposed_rank, w->last_bucket_ms,
-                w->last_bucket_cold_ms, w->last_bucket_bytes, w->per_tensor.iter, w->per_tensor.exposed,
+                w->last_bucket_cold_ms, w->last_bucket_bytes, w->last_bucket_sent,
+                w->per_tensor.iter, w->per_tensor.exposed,
                 o->compute_ms, o->spin ? "spin" : "sleep",
                 o->view ? "true" : "false", sc_br_hook_name(o), o->iters, w->wrong,
                 w->identical ? "true" : "false", w->copy_bytes, i + 1 < nrows ? "," : "");

@@ -27,6 +27,8 @@ typedef struct {
     size_t cap_bytes;         /* in force, from sc_reducer_stats */
     int buckets;
     size_t last_bucket_bytes; /* what last_bucket_ms reduced */
+    size_t last_bucket_sent;  /* bytes rank 0 sent in one such call: the top-k hook's
+                                 count, else a ring all-reduce's 2 (p-1)/p of it */
     size_t copy_bytes;        /* copied to and from buckets in the last timed iteration */
     sc_br_times_t t;          /* the reducer's step */
     double last_bucket_ms;      /* back to back, its memory in cache */
