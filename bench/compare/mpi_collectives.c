@@ -207,7 +207,8 @@ int main(int argc, char **argv)
                     fprintf(json,
                             "%s  {\"coll\": \"%s\", \"bytes\": %zu, \"count\": %zu, "
                             "\"dtype\": \"float32\", \"op\": \"%s\", \"root\": -1, "
-                            "\"inplace\": false, \"nranks\": %d, \"time_us\": %.6g, "
+                            "\"inplace\": false, \"memory\": \"host\", \"nranks\": %d, "
+                            "\"time_us\": %.6g, "
                             "\"algbw\": %.6g, \"busbw\": %.6g, \"wrong\": null}",
                             first ? "" : ",\n", mpib_names[coll], total * sizeof(float),
                             count,
