@@ -22,8 +22,8 @@ sc_status_t sc_env_double(const char *const *names, double def, double *value);
  * naming the variable. *value is written only on success. */
 sc_status_t sc_env_int_leading(const char *const *names, long def, long *value);
 
-/* A per-node count: an integer, or a list as Slurm writes SLURM_TASKS_PER_NODE (and
- * SLURM_NTASKS_PER_NODE where the nodes differ), "4(x2),3" (4 on nodes 0 and 1, 3 on
+/* A per-node count: an integer, or a list as Slurm writes SLURM_STEP_TASKS_PER_NODE
+ * (and SLURM_TASKS_PER_NODE), "4(x2),3" (4 on nodes 0 and 1, 3 on
  * node 2). Equal counts give that count; different ones give node's entry (node: this
  * node's index, SLURM_NODEID), or def when node is negative or past the list: the
  * leading count holds on the first nodes only. SC_ERR_INVALID_ARG naming the variable

@@ -14,9 +14,11 @@ const char *const sc_env_world_size_names[] = {
 const char *const sc_env_local_rank_names[] = {
     "SC_LOCAL_RANK", "LOCAL_RANK", "OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID",
     "SLURM_LOCALID", NULL};
+/* Slurm's is the step's layout (srun sets it, -E too), not SLURM_NTASKS_PER_NODE: that
+ * is --ntasks-per-node as asked, on every node, including one given fewer tasks. */
 const char *const sc_env_local_size_names[] = {
     "SC_LOCAL_SIZE", "LOCAL_WORLD_SIZE", "OMPI_COMM_WORLD_LOCAL_SIZE", "MPI_LOCALNRANKS",
-    "SLURM_NTASKS_PER_NODE", NULL};
+    "SLURM_STEP_TASKS_PER_NODE", NULL};
 static const char *const sc_env_launcher_names[] = {NULL, "torchrun", "Open MPI",
                                                     "MPICH (PMI)", "Slurm"};
 #define SC_ENV_LAUNCHERS 5

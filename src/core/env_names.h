@@ -13,7 +13,7 @@
 extern const char *const sc_env_rank_names[];        /* SC_RANK RANK ... SLURM_PROCID */
 extern const char *const sc_env_world_size_names[];  /* SC_WORLD_SIZE ... SLURM_NTASKS */
 extern const char *const sc_env_local_rank_names[];  /* SC_LOCAL_RANK ... SLURM_LOCALID */
-extern const char *const sc_env_local_size_names[];  /* ... SLURM_NTASKS_PER_NODE */
+extern const char *const sc_env_local_size_names[];  /* ... SLURM_STEP_TASKS_PER_NODE */
 extern const char *const sc_env_master_addr_names[]; /* SC_MASTER_ADDR MASTER_ADDR */
 extern const char *const sc_env_node_index_names[];  /* SLURM_NODEID: per-node counts */
 extern const char *const sc_env_master_port_names[]; /* SC_MASTER_PORT MASTER_PORT */

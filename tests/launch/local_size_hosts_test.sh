@@ -7,9 +7,13 @@
 #                            rank fails at once naming SC_LOCAL_SIZE and the host. Both
 #                            took themselves for one node's and UCX failed with "no
 #                            active messages transport ... Destination is unreachable"
-#   slurm_counts_per_node    Slurm's layout SLURM_NTASKS_PER_NODE=2,1: ranks 0 and 1 on
-#                            node0, rank 2 on node1, which gets local size 1 (it got the
-#                            leading 2 and bound to half the cores, silently)
+#   slurm_counts_per_node    Slurm's layout SLURM_STEP_TASKS_PER_NODE=2,1: ranks 0 and 1
+#                            on node0, rank 2 on node1, which gets local size 1 (it got
+#                            the leading 2 and bound to half the cores, silently)
+#   slurm_fewer_than_requested  the same step under --ntasks-per-node=2, which sets
+#                            SLURM_NTASKS_PER_NODE=2 on every node, node1 too: the request,
+#                            not what the node got. Every rank failed, rank 2 taken for
+#                            local size 2 "but 1 rank of 3 has the host name node1"
 set -u
 sc_info=$1
 mode=$2
@@ -66,12 +70,14 @@ larger_than_the_host)
     ! grep -q "unreachable" "$logs/$r" || fail "rank $r got UCX's error"
   done
   ;;
-slurm_counts_per_node)
+slurm_counts_per_node | slurm_fewer_than_requested)
   nodes=(0 0 1)
   local_ids=(0 1 0)
+  request=()
+  [[ $mode == slurm_fewer_than_requested ]] && request=(SLURM_NTASKS_PER_NODE=2)
   for r in 0 1 2; do
     on_host node${nodes[$r]} SLURM_PROCID=$r SLURM_NTASKS=3 SLURM_LOCALID=${local_ids[$r]} \
-      SLURM_NODEID=${nodes[$r]} SLURM_NTASKS_PER_NODE=2,1
+      SLURM_NODEID=${nodes[$r]} SLURM_STEP_TASKS_PER_NODE=2,1 "${request[@]}"
   done
   wait_all
   for r in 0 1 2; do

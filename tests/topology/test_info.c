@@ -227,23 +227,36 @@ static int config_local_rank_and_size_are_auto_when_unset(void)
 static int config_takes_the_leading_number_of_slurm_tasks_per_node(void)
 {
     static const char *const env[] = {"SLURM_PROCID", "0", "SLURM_NTASKS", "8",
-                                      "SLURM_NTASKS_PER_NODE", "4(x2)", NULL};
+                                      "SLURM_STEP_TASKS_PER_NODE", "4(x2)", NULL};
     report_t r;
 
-    return config_shows(env, "SC_LOCAL_SIZE", "4", "SLURM_NTASKS_PER_NODE=4(x2)", &r);
+    return config_shows(env, "SC_LOCAL_SIZE", "4", "SLURM_STEP_TASKS_PER_NODE=4(x2)", &r);
 }
 
-/* SLURM_NTASKS_PER_NODE=2,1 on the second node (SLURM_NODEID=1): its count, 1. The
+/* SLURM_STEP_TASKS_PER_NODE=2,1 on the second node (SLURM_NODEID=1): its count, 1. The
  * leading number, 2, held on the first node only (the reviewer's layout: rank 2 alone
  * on node 1 bound to half the cores). */
 static int config_takes_this_nodes_entry_of_slurm_tasks_per_node(void)
 {
     static const char *const env[] = {"SLURM_PROCID", "2", "SLURM_NTASKS", "3",
-                                      "SLURM_NODEID", "1", "SLURM_NTASKS_PER_NODE", "2,1",
+                                      "SLURM_NODEID", "1", "SLURM_STEP_TASKS_PER_NODE", "2,1",
                                       NULL};
     report_t r;
 
-    return config_shows(env, "SC_LOCAL_SIZE", "1", "SLURM_NTASKS_PER_NODE=2,1", &r);
+    return config_shows(env, "SC_LOCAL_SIZE", "1", "SLURM_STEP_TASKS_PER_NODE=2,1", &r);
+}
+
+/* srun -n 7 --ntasks-per-node 4 on two nodes: SLURM_NTASKS_PER_NODE is the 4 asked for,
+ * on node 1 too, which got 3 (the step's layout); it gave 4 there. */
+static int config_takes_the_steps_tasks_per_node_not_the_requested(void)
+{
+    static const char *const env[] = {"SLURM_PROCID", "5", "SLURM_NTASKS", "7",
+                                      "SLURM_LOCALID", "1", "SLURM_NODEID", "1",
+                                      "SLURM_NTASKS_PER_NODE", "4",
+                                      "SLURM_STEP_TASKS_PER_NODE", "4,3", NULL};
+    report_t r;
+
+    return config_shows(env, "SC_LOCAL_SIZE", "3", "SLURM_STEP_TASKS_PER_NODE=4,3", &r);
 }
 
 /* What sc_comm_init checks of the launch settings together, sc-info checks too: each
@@ -792,6 +805,8 @@ static const test_entry_t tests[] = {
      config_takes_the_leading_number_of_slurm_tasks_per_node},
     {"config_takes_this_nodes_entry_of_slurm_tasks_per_node",
      config_takes_this_nodes_entry_of_slurm_tasks_per_node},
+    {"config_takes_the_steps_tasks_per_node_not_the_requested",
+     config_takes_the_steps_tasks_per_node_not_the_requested},
     {"config_takes_rank_and_size_from_one_launcher",
      config_takes_rank_and_size_from_one_launcher},
     {"config_shows_an_unknown_log_level_as_the_library_takes_it",
