@@ -11,7 +11,6 @@
 
 typedef enum {
     SC_READ_PLAIN,    /* an integer */
-    SC_READ_LEADING,  /* the leading integer of a launcher's "4(x2)" or "4,2" */
     SC_READ_PER_NODE  /* this node's entry of Slurm's per-node counts (sc_env_int_per_node) */
 } sc_read_t;
 
@@ -40,9 +39,8 @@ static sc_status_t sc_bootstrap_int(const char *field, int from_cfg, const char 
     if (read == SC_READ_PER_NODE &&
         sc_env_int(sc_env_node_index_names, -1, &node) != SC_SUCCESS)
         node = -1;
-    st = read == SC_READ_LEADING    ? sc_env_int_leading(names, def, &v)
-         : read == SC_READ_PER_NODE ? sc_env_int_per_node(names, def, node, &v)
-                                    : sc_env_int(names, def, &v);
+    st = read == SC_READ_PER_NODE ? sc_env_int_per_node(names, def, node, &v)
+                                  : sc_env_int(names, def, &v);
     if (st != SC_SUCCESS)
         return st;
     raw = sc_env_first(names, &which);
@@ -123,15 +121,15 @@ sc_status_t sc_bootstrap_resolve(const sc_comm_config_t *cfg, sc_bootstrap_param
                         "be positive seconds, or 0 (unset) to read SC_TIMEOUT",
                         cfg->timeout_s);
     if ((st = sc_bootstrap_int("rank", cfg->rank,
-                               sc_env_launch_names(SC_LAUNCH_RANK, NULL), SC_READ_LEADING,
+                               sc_env_launch_names(SC_LAUNCH_RANK, NULL), SC_READ_PLAIN,
                                SC_DEFAULT_RANK, &p.rank, NULL, 0)) ||
         (st = sc_bootstrap_int("world_size", cfg->world_size,
                                sc_env_launch_names(SC_LAUNCH_WORLD_SIZE, NULL),
-                               SC_READ_LEADING, SC_DEFAULT_WORLD_SIZE, &p.world_size,
+                               SC_READ_PLAIN, SC_DEFAULT_WORLD_SIZE, &p.world_size,
                                NULL, 0)) ||
         (st = sc_bootstrap_int("local_rank", cfg->local_rank,
                                sc_env_launch_names(SC_LAUNCH_LOCAL_RANK, NULL),
-                               SC_READ_LEADING, -1, &p.local_rank, NULL, 0)) ||
+                               SC_READ_PLAIN, -1, &p.local_rank, NULL, 0)) ||
         (st = sc_bootstrap_int("local_size", cfg->local_size,
                                sc_env_launch_names(SC_LAUNCH_LOCAL_SIZE, NULL),
                                SC_READ_PER_NODE, -1, &p.local_size, p.local_size_from,

@@ -30,10 +30,7 @@ static int sc_env_plain_start(const char *s, int number)
     return isdigit(c) || c == '-' || (number && (c == '.' || isalpha(c)));
 }
 
-/* The integer at the start of the first set variable, which may be followed only by
- * the end of the string or, when stops is not empty, one of its characters. */
-static sc_status_t sc_env_long(const char *const *names, long def, const char *stops,
-                               long *value)
+sc_status_t sc_env_int(const char *const *names, long def, long *value)
 {
     const char *which = NULL;
     const char *s = sc_env_first(names, &which);
@@ -46,21 +43,10 @@ static sc_status_t sc_env_long(const char *const *names, long def, const char *s
     }
     errno = 0;
     v = strtol(s, &end, 10);
-    if (!sc_env_plain_start(s, 0) || errno || end == s ||
-        (*end != '\0' && !strchr(stops, *end)))
+    if (!sc_env_plain_start(s, 0) || errno || end == s || *end != '\0')
         return sc_error(SC_ERR_INVALID_ARG, "%s=%s is not an integer", which, s);
     *value = v;
     return SC_SUCCESS;
-}
-
-sc_status_t sc_env_int(const char *const *names, long def, long *value)
-{
-    return sc_env_long(names, def, "", value);
-}
-
-sc_status_t sc_env_int_leading(const char *const *names, long def, long *value)
-{
-    return sc_env_long(names, def, "(,", value);
 }
 
 /* One count of a per-node list at *s ("4(x2)" or "3"): the count and how many nodes

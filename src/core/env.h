@@ -1,5 +1,5 @@
 /* Reading settings from the environment, first variable set wins: integers (plain, or
- * leading as Slurm writes task counts) and doubles. */
+ * this node's entry of Slurm's per-node task counts) and doubles. */
 #ifndef SC_CORE_ENV_H
 #define SC_CORE_ENV_H
 
@@ -15,12 +15,6 @@ const char *sc_env_first(const char *const *names, const char **which);
  * variable when its value does not parse. */
 sc_status_t sc_env_int(const char *const *names, long def, long *value);
 sc_status_t sc_env_double(const char *const *names, double def, double *value);
-
-/* Like sc_env_int, but a value made of a leading integer followed by '(' or ',' gives
- * that integer (rank and size variables; a per-node count is sc_env_int_per_node's).
- * Anything else that is not an integer is SC_ERR_INVALID_ARG
- * naming the variable. *value is written only on success. */
-sc_status_t sc_env_int_leading(const char *const *names, long def, long *value);
 
 /* A per-node count: an integer, or a list as Slurm writes SLURM_STEP_TASKS_PER_NODE
  * (and SLURM_TASKS_PER_NODE), "4(x2),3" (4 on nodes 0 and 1, 3 on

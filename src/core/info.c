@@ -197,7 +197,6 @@ out_destroy:
  * sc-info accepts is what the library accepts. */
 typedef enum {
     SC_INFO_INT,         /* an integer in [min, max] (sc_env_int) */
-    SC_INFO_INT_LEADING, /* the same, Slurm's "4(x2)" read as 4 (bootstrap) */
     SC_INFO_INT_PER_NODE, /* the same, this node's entry of Slurm's "2,1" (bootstrap) */
     SC_INFO_NUMBER,      /* a number >= 0, or > 0 when positive is set; at most
                             max_number when that is set */
@@ -255,11 +254,11 @@ static sc_status_t sc_info_cpu_isa_usable(void)
 #define SC_INFO_BY_HOST "counted at start-up among the ranks with this host name"
 
 static const sc_info_setting_t sc_info_settings[SC_INFO_SETTING_COUNT] = {
-    [SC_INFO_RANK] = {.launch = 1 + SC_LAUNCH_RANK, .kind = SC_INFO_INT_LEADING, .min = 0,
+    [SC_INFO_RANK] = {.launch = 1 + SC_LAUNCH_RANK, .kind = SC_INFO_INT, .min = 0,
                       .max = INT_MAX, .def = SC_DEFAULT_RANK},
-    [SC_INFO_WORLD_SIZE] = {.launch = 1 + SC_LAUNCH_WORLD_SIZE, .kind = SC_INFO_INT_LEADING,
+    [SC_INFO_WORLD_SIZE] = {.launch = 1 + SC_LAUNCH_WORLD_SIZE, .kind = SC_INFO_INT,
                             .min = 1, .max = SC_MAX_WORLD, .def = SC_DEFAULT_WORLD_SIZE},
-    [SC_INFO_LOCAL_RANK] = {.launch = 1 + SC_LAUNCH_LOCAL_RANK, .kind = SC_INFO_INT_LEADING,
+    [SC_INFO_LOCAL_RANK] = {.launch = 1 + SC_LAUNCH_LOCAL_RANK, .kind = SC_INFO_INT,
                             .min = 0, .max = INT_MAX, .default_note = SC_INFO_BY_HOST},
     [SC_INFO_LOCAL_SIZE] = {.launch = 1 + SC_LAUNCH_LOCAL_SIZE, .kind = SC_INFO_INT_PER_NODE,
                             .min = 1, .max = INT_MAX, .default_note = SC_INFO_BY_HOST},
@@ -340,7 +339,6 @@ static void sc_info_evaluate(const sc_info_setting_t *s, const char *raw,
     memset(v, 0, sizeof(*v));
     switch (s->kind) {
     case SC_INFO_INT:
-    case SC_INFO_INT_LEADING:
     case SC_INFO_INT_PER_NODE:
         if (!raw && s->default_note) {
             snprintf(v->value, sizeof(v->value), "auto");
@@ -357,8 +355,7 @@ static void sc_info_evaluate(const sc_info_setting_t *s, const char *raw,
                 return;
             }
         } else {
-            status = s->kind == SC_INFO_INT ? sc_env_int(s->names, s->def, &n)
-                                            : sc_env_int_leading(s->names, s->def, &n);
+            status = sc_env_int(s->names, s->def, &n);
         }
         if (status == SC_SUCCESS && raw && n < s->min)
             status = sc_error(SC_ERR_INVALID_ARG, "%s=%s is below the minimum, %ld", which,

@@ -480,6 +480,44 @@ static int bootstrap_refuses_ports_and_devices_that_are_not_plain_integers(void)
     return TEST_PASS;
 }
 
+/* No launcher writes a rank, a world size or a local rank as a list: "4(x2)" or "1,5"
+ * there is a wrong variable, refused naming it and its text, in sc_comm_init as in
+ * sc-info (both took the leading number: rank 4, world size 2, local rank 3). */
+static int bootstrap_refuses_launch_values_that_are_not_plain_integers(void)
+{
+    static const char *const cases[][7] = {
+        /* the variable and its text first, then the launch's other variables */
+        {"SC_RANK", "4(x2)", "SC_WORLD_SIZE", "8", NULL},
+        {"RANK", "1,5", "WORLD_SIZE", "8", NULL},
+        {"OMPI_COMM_WORLD_RANK", "3(", "OMPI_COMM_WORLD_SIZE", "8", NULL},
+        {"SLURM_PROCID", "3abc", "SLURM_NTASKS", "8", NULL},
+        {"SLURM_NTASKS", "2(x3)", "SLURM_PROCID", "1", NULL},
+        {"WORLD_SIZE", "8,8", "RANK", "1", NULL},
+        {"LOCAL_RANK", "3(x2)", "RANK", "1", "WORLD_SIZE", "8", NULL}};
+    char want[128];
+    report_t r;
+
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        report_args_t a = {cases[i], NULL};
+        snprintf(want, sizeof(want), "%s=%s is not an integer", cases[i][0], cases[i][1]);
+        memset(&r, 0, sizeof(r));
+        CHECK(run_in_child(resolve_body, &a, &r, sizeof(r)) == 0);
+        if (r.status != SC_ERR_INVALID_ARG || !strstr(r.error, want)) {
+            fprintf(stderr, "sc_bootstrap_resolve: expected '%s', got %s '%s' (%s)\n", want,
+                    sc_status_string(r.status), r.error, r.text);
+            return TEST_FAIL;
+        }
+        CHECK(run_report(config_body, cases[i], NULL, &r) == 0);
+        if (r.status != SC_ERR_INVALID_ARG || !strstr(r.error, want) ||
+            !strstr(r.text, "INVALID: ")) {
+            fprintf(stderr, "sc-info --config: expected '%s', got %s '%s'\n%s", want,
+                    sc_status_string(r.status), r.error, r.text);
+            return TEST_FAIL;
+        }
+    }
+    return TEST_PASS;
+}
+
 /* A rank without a world size (a lost or left-over variable) is refused on every
  * process instead of rank 0 running alone as a world of one; so is a world size above 1
  * without a rank. An empty variable counts as unset, also when the launcher is chosen:
@@ -625,40 +663,6 @@ static int tuning_takes_the_eager_modes_and_refuses_others(void)
         }
         CHECK(run_report(config_body, env, NULL, &r) == 0);
         CHECK(r.status == (ok ? SC_SUCCESS : SC_ERR_INVALID_ARG));
-    }
-    return TEST_PASS;
-}
-
-static void leading_body(void *out, const void *arg)
-{
-    static const char *const names[] = {"SC_TEST_COUNT", NULL};
-    report_t *r = out;
-    long v = -42;
-
-    setenv("SC_TEST_COUNT", arg, 1);
-    r->status = sc_env_int_leading(names, 9, &v);
-    snprintf(r->error, sizeof(r->error), "%s", sc_last_error());
-    snprintf(r->text, sizeof(r->text), "%ld", v);
-}
-
-static int env_int_leading_reads_slurm_counts_and_rejects_other_text(void)
-{
-    static const char *const cases[][3] = {
-        /* value, status, number left in the output */
-        {"4(x2)", "ok", "4"}, {"2,1", "ok", "2"}, {"12", "ok", "12"},
-        {"4x2", "invalid", "-42"}, {"(x2)", "invalid", "-42"}, {"four", "invalid", "-42"}};
-    report_t r;
-
-    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-        memset(&r, 0, sizeof(r));
-        CHECK(run_in_child(leading_body, cases[i][0], &r, sizeof(r)) == 0);
-        if (strcmp(cases[i][1], "ok") == 0) {
-            CHECK(r.status == SC_SUCCESS);
-        } else {
-            CHECK(r.status == SC_ERR_INVALID_ARG);
-            CHECK(strstr(r.error, "SC_TEST_COUNT") != NULL);
-        }
-        CHECK(strcmp(r.text, cases[i][2]) == 0);
     }
     return TEST_PASS;
 }
@@ -821,6 +825,8 @@ static const test_entry_t tests[] = {
      config_agrees_with_the_library_on_ranges_and_switches},
     {"bootstrap_refuses_ports_and_devices_that_are_not_plain_integers",
      bootstrap_refuses_ports_and_devices_that_are_not_plain_integers},
+    {"bootstrap_refuses_launch_values_that_are_not_plain_integers",
+     bootstrap_refuses_launch_values_that_are_not_plain_integers},
     {"bootstrap_refuses_a_rank_without_a_world_size", bootstrap_refuses_a_rank_without_a_world_size},
     {"config_checks_the_launch_settings_together", config_checks_the_launch_settings_together},
     {"config_takes_the_port_after_torchs_master_port",
@@ -830,8 +836,6 @@ static const test_entry_t tests[] = {
     {"env_reads_plain_numbers_only", env_reads_plain_numbers_only},
     {"tuning_takes_the_eager_modes_and_refuses_others",
      tuning_takes_the_eager_modes_and_refuses_others},
-    {"env_int_leading_reads_slurm_counts_and_rejects_other_text",
-     env_int_leading_reads_slurm_counts_and_rejects_other_text},
     {"env_int_per_node_takes_this_nodes_slurm_count",
      env_int_per_node_takes_this_nodes_slurm_count},
     {"topology_report_shows_the_binding_as_a_cpu_list",
