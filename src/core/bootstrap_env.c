@@ -17,7 +17,7 @@ typedef enum {
 /* field: the configuration field's name; from_cfg -1 (unset) reads the environment,
  * any other negative value is refused; so is a negative value in the environment.
  * from (may be NULL): "config.FIELD" or the variable read; left alone when neither
- * gave the value. */
+ * gave the value (a per-node count without this node's entry gives none). */
 static sc_status_t sc_bootstrap_int(const char *field, int from_cfg, const char *const *names,
                                     sc_read_t read, long def, int *out, char *from,
                                     size_t from_len)
@@ -44,7 +44,7 @@ static sc_status_t sc_bootstrap_int(const char *field, int from_cfg, const char 
     if (st != SC_SUCCESS)
         return st;
     raw = sc_env_first(names, &which);
-    if (raw && from && v != def)
+    if (raw && from && (read != SC_READ_PER_NODE || v != def))
         snprintf(from, from_len, "%s", which);
     if (raw && (v < 0 || v > 0x7fffffff))
         return sc_error(SC_ERR_INVALID_ARG, "%s=%s is out of range", which, raw);
@@ -103,6 +103,9 @@ int sc_bootstrap_beside_torch_store(int *torch_port, int *port)
 
 sc_status_t sc_bootstrap_resolve(const sc_comm_config_t *cfg, sc_bootstrap_params_t *out)
 {
+    /* What gave each value, for the sentences that refuse them together. */
+    char rank_from[32] = "default", size_from[32] = "default", local_from[32] = "default",
+         port_from[32] = "default";
     int torch_port, port;
     sc_bootstrap_params_t p;
     const char *addr;
@@ -122,39 +125,47 @@ sc_status_t sc_bootstrap_resolve(const sc_comm_config_t *cfg, sc_bootstrap_param
                         cfg->timeout_s);
     if ((st = sc_bootstrap_int("rank", cfg->rank,
                                sc_env_launch_names(SC_LAUNCH_RANK, NULL), SC_READ_PLAIN,
-                               SC_DEFAULT_RANK, &p.rank, NULL, 0)) ||
+                               SC_DEFAULT_RANK, &p.rank, rank_from, sizeof(rank_from))) ||
         (st = sc_bootstrap_int("world_size", cfg->world_size,
                                sc_env_launch_names(SC_LAUNCH_WORLD_SIZE, NULL),
                                SC_READ_PLAIN, SC_DEFAULT_WORLD_SIZE, &p.world_size,
-                               NULL, 0)) ||
+                               size_from, sizeof(size_from))) ||
         (st = sc_bootstrap_int("local_rank", cfg->local_rank,
                                sc_env_launch_names(SC_LAUNCH_LOCAL_RANK, NULL),
-                               SC_READ_PLAIN, -1, &p.local_rank, NULL, 0)) ||
+                               SC_READ_PLAIN, -1, &p.local_rank, local_from,
+                               sizeof(local_from))) ||
         (st = sc_bootstrap_int("local_size", cfg->local_size,
                                sc_env_launch_names(SC_LAUNCH_LOCAL_SIZE, NULL),
                                SC_READ_PER_NODE, -1, &p.local_size, p.local_size_from,
                                sizeof(p.local_size_from))) ||
         (st = sc_bootstrap_int("master_port", cfg->master_port, sc_env_master_port_names,
-                               SC_READ_PLAIN, SC_DEFAULT_MASTER_PORT, &p.master_port, NULL,
-                               0)) ||
+                               SC_READ_PLAIN, SC_DEFAULT_MASTER_PORT, &p.master_port,
+                               port_from, sizeof(port_from))) ||
         (st = sc_bootstrap_int("device", cfg->device, sc_env_device_names, SC_READ_PLAIN, -1,
                                &p.device, NULL, 0)))
         return st;
     if ((st = sc_bootstrap_check_pair(cfg, p.world_size)) != SC_SUCCESS)
         return st;
     if (p.world_size < 1)
-        return sc_error(SC_ERR_INVALID_ARG, "world size %d must be at least 1", p.world_size);
+        return sc_error(SC_ERR_INVALID_ARG, "world size %d (from %s) must be at least 1",
+                        p.world_size, size_from);
     if (p.rank < 0 || p.rank >= p.world_size)
-        return sc_error(SC_ERR_INVALID_ARG, "rank %d is outside the world of size %d", p.rank,
-                        p.world_size);
-    if (p.local_size == 0 || (p.local_size > 0 && p.local_rank >= p.local_size))
-        return sc_error(SC_ERR_INVALID_ARG, "local rank %d is outside the local size %d",
-                        p.local_rank, p.local_size);
+        return sc_error(SC_ERR_INVALID_ARG, "rank %d (from %s) is outside the world of size "
+                        "%d (from %s)", p.rank, rank_from, p.world_size, size_from);
+    if (p.local_size == 0)
+        return sc_error(SC_ERR_INVALID_ARG, "local size 0 (from %s) must be at least 1",
+                        p.local_size_from);
+    if (p.local_size > 0 && p.local_rank >= p.local_size)
+        return sc_error(SC_ERR_INVALID_ARG, "local rank %d (from %s) is outside the local "
+                        "size %d (from %s)", p.local_rank, local_from, p.local_size,
+                        p.local_size_from);
     if (p.local_size > p.world_size)
-        return sc_error(SC_ERR_INVALID_ARG, "local size %d is larger than the world size %d",
-                        p.local_size, p.world_size);
+        return sc_error(SC_ERR_INVALID_ARG, "local size %d (from %s) is larger than the world "
+                        "size %d (from %s)", p.local_size, p.local_size_from, p.world_size,
+                        size_from);
     if (p.master_port <= 0 || p.master_port > 65535)
-        return sc_error(SC_ERR_INVALID_ARG, "master port %d is not a TCP port", p.master_port);
+        return sc_error(SC_ERR_INVALID_ARG, "master port %d (from %s) is not a TCP port "
+                        "(1-65535)", p.master_port, port_from);
     /* A world of one opens no port (sc_store_allgather): none to refuse there. */
     if (cfg->master_port < 0 && sc_bootstrap_beside_torch_store(&torch_port, &port)) {
         if (port < 0 && p.world_size > 1)

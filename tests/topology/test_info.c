@@ -264,9 +264,11 @@ static int config_takes_the_steps_tasks_per_node_not_the_requested(void)
 static int config_checks_the_launch_settings_together(void)
 {
     static const char *const cases[][5] = {
-        {"SC_RANK", "5", "SC_WORLD_SIZE", "2", "rank 5 is outside the world of size 2"},
+        {"SC_RANK", "5", "SC_WORLD_SIZE", "2",
+         "rank 5 (from SC_RANK) is outside the world of size 2 (from SC_WORLD_SIZE)"},
         {"SC_RANK", "1", NULL, NULL, "no world size is set"},
-        {"SC_LOCAL_RANK", "1", "SC_LOCAL_SIZE", "1", "local rank 1 is outside the local size"}};
+        {"SC_LOCAL_RANK", "1", "SC_LOCAL_SIZE", "1",
+         "local rank 1 (from SC_LOCAL_RANK) is outside the local size 1 (from SC_LOCAL_SIZE)"}};
     report_t r;
 
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
@@ -512,6 +514,41 @@ static int bootstrap_refuses_launch_values_that_are_not_plain_integers(void)
             !strstr(r.text, "INVALID: ")) {
             fprintf(stderr, "sc-info --config: expected '%s', got %s '%s'\n%s", want,
                     sc_status_string(r.status), r.error, r.text);
+            return TEST_FAIL;
+        }
+    }
+    return TEST_PASS;
+}
+
+/* Values that do not fit together name the variables that gave them: the sentences
+ * gave the numbers alone ("rank 8 is outside the world of size 8"; LOCAL_WORLD_SIZE=0
+ * was "local rank -1 is outside the local size 0"). */
+static int bootstrap_names_the_variables_of_values_that_do_not_fit(void)
+{
+    static const char *const cases[][10] = {
+        /* NAME, VALUE pairs (NULL-ended), then at [9] the sentence expected */
+        {"SLURM_PROCID", "8", "SLURM_NTASKS", "8", NULL, NULL, NULL, NULL, NULL,
+         "rank 8 (from SLURM_PROCID) is outside the world of size 8 (from SLURM_NTASKS)"},
+        {"RANK", "1", "WORLD_SIZE", "2", "LOCAL_WORLD_SIZE", "0", NULL, NULL, NULL,
+         "local size 0 (from LOCAL_WORLD_SIZE) must be at least 1"},
+        {"OMPI_COMM_WORLD_RANK", "0", "OMPI_COMM_WORLD_SIZE", "4",
+         "OMPI_COMM_WORLD_LOCAL_RANK", "2", "OMPI_COMM_WORLD_LOCAL_SIZE", "2", NULL,
+         "local rank 2 (from OMPI_COMM_WORLD_LOCAL_RANK) is outside the local size 2 (from "
+         "OMPI_COMM_WORLD_LOCAL_SIZE)"},
+        {"RANK", "0", "WORLD_SIZE", "2", "LOCAL_WORLD_SIZE", "4", NULL, NULL, NULL,
+         "local size 4 (from LOCAL_WORLD_SIZE) is larger than the world size 2 (from "
+         "WORLD_SIZE)"},
+        {"MASTER_PORT", "70000", NULL, NULL, NULL, NULL, NULL, NULL, NULL,
+         "master port 70000 (from MASTER_PORT) is not a TCP port (1-65535)"}};
+    report_t r;
+
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        report_args_t a = {cases[i], NULL};
+        memset(&r, 0, sizeof(r));
+        CHECK(run_in_child(resolve_body, &a, &r, sizeof(r)) == 0);
+        if (r.status != SC_ERR_INVALID_ARG || !strstr(r.error, cases[i][9])) {
+            fprintf(stderr, "expected '%s', got %s '%s'\n", cases[i][9],
+                    sc_status_string(r.status), r.error);
             return TEST_FAIL;
         }
     }
@@ -827,6 +864,8 @@ static const test_entry_t tests[] = {
      bootstrap_refuses_ports_and_devices_that_are_not_plain_integers},
     {"bootstrap_refuses_launch_values_that_are_not_plain_integers",
      bootstrap_refuses_launch_values_that_are_not_plain_integers},
+    {"bootstrap_names_the_variables_of_values_that_do_not_fit",
+     bootstrap_names_the_variables_of_values_that_do_not_fit},
     {"bootstrap_refuses_a_rank_without_a_world_size", bootstrap_refuses_a_rank_without_a_world_size},
     {"config_checks_the_launch_settings_together", config_checks_the_launch_settings_together},
     {"config_takes_the_port_after_torchs_master_port",
