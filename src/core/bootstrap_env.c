@@ -104,8 +104,7 @@ int sc_bootstrap_beside_torch_store(int *torch_port, int *port)
 sc_status_t sc_bootstrap_resolve(const sc_comm_config_t *cfg, sc_bootstrap_params_t *out)
 {
     /* What gave each value, for the sentences that refuse them together. */
-    char rank_from[32] = "default", size_from[32] = "default", local_from[32] = "default",
-         port_from[32] = "default";
+    char rank_from[32] = "default", size_from[32] = "default", port_from[32] = "default";
     int torch_port, port;
     sc_bootstrap_params_t p;
     const char *addr;
@@ -132,8 +131,8 @@ sc_status_t sc_bootstrap_resolve(const sc_comm_config_t *cfg, sc_bootstrap_param
                                size_from, sizeof(size_from))) ||
         (st = sc_bootstrap_int("local_rank", cfg->local_rank,
                                sc_env_launch_names(SC_LAUNCH_LOCAL_RANK, NULL),
-                               SC_READ_PLAIN, -1, &p.local_rank, local_from,
-                               sizeof(local_from))) ||
+                               SC_READ_PLAIN, -1, &p.local_rank, p.local_rank_from,
+                               sizeof(p.local_rank_from))) ||
         (st = sc_bootstrap_int("local_size", cfg->local_size,
                                sc_env_launch_names(SC_LAUNCH_LOCAL_SIZE, NULL),
                                SC_READ_PER_NODE, -1, &p.local_size, p.local_size_from,
@@ -157,7 +156,7 @@ sc_status_t sc_bootstrap_resolve(const sc_comm_config_t *cfg, sc_bootstrap_param
                         p.local_size_from);
     if (p.local_size > 0 && p.local_rank >= p.local_size)
         return sc_error(SC_ERR_INVALID_ARG, "local rank %d (from %s) is outside the local "
-                        "size %d (from %s)", p.local_rank, local_from, p.local_size,
+                        "size %d (from %s)", p.local_rank, p.local_rank_from, p.local_size,
                         p.local_size_from);
     if (p.local_size > p.world_size)
         return sc_error(SC_ERR_INVALID_ARG, "local size %d (from %s) is larger than the world "

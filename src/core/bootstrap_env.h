@@ -15,6 +15,7 @@ typedef struct {
     int local_rank;   /* -1 when unknown: derived from host names */
     int local_size;   /* -1 when unknown */
     char local_size_from[32]; /* what gave local_size: a variable, config.local_size */
+    char local_rank_from[32]; /* what gave local_rank, likewise */
     char master_addr[256];
     int master_port;
     double timeout_s;

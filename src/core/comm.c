@@ -121,12 +121,15 @@ static sc_transport_t *sc_transport_alloc(int world_size, int world_rank)
 }
 
 /* Rendezvous blob: host name, process id, the local size the launcher gave (-1: none)
- * and what gave it (a variable's name), the device path's contribution, then the UCX
- * worker address. */
+ * and what gave it (a variable's name), the local rank likewise, the device path's
+ * contribution, then the UCX worker address. */
+#define SC_BLOB_FROM_LEN sizeof(((sc_bootstrap_params_t *)0)->local_size_from)
 #define SC_BLOB_PID SC_HOSTNAME_MAX
 #define SC_BLOB_LOCAL (SC_BLOB_PID + sizeof(int32_t))
 #define SC_BLOB_LOCAL_FROM (SC_BLOB_LOCAL + sizeof(int32_t))
-#define SC_BLOB_DEV (SC_BLOB_LOCAL_FROM + sizeof(((sc_bootstrap_params_t *)0)->local_size_from))
+#define SC_BLOB_LOCAL_RANK (SC_BLOB_LOCAL_FROM + SC_BLOB_FROM_LEN)
+#define SC_BLOB_LOCAL_RANK_FROM (SC_BLOB_LOCAL_RANK + sizeof(int32_t))
+#define SC_BLOB_DEV (SC_BLOB_LOCAL_RANK_FROM + SC_BLOB_FROM_LEN)
 #define SC_BLOB_ADDR (SC_BLOB_DEV + SC_DEVICE_BLOB)
 
 /* Rank r's local size: the launcher's (from its blob), else the ranks of its node. */
@@ -169,7 +172,7 @@ static sc_status_t sc_comm_check_local(const sc_store_result_t *res, int size)
     }
     for (int r = 0; r < size && st == SC_SUCCESS; r++) {
         int32_t given, count = 0;
-        char from[sizeof(((sc_bootstrap_params_t *)0)->local_size_from)];
+        char from[SC_BLOB_FROM_LEN];
 
         memcpy(&given, res->blobs[r] + SC_BLOB_LOCAL, sizeof(given));
         memcpy(from, res->blobs[r] + SC_BLOB_LOCAL_FROM, sizeof(from));
@@ -195,6 +198,23 @@ static sc_status_t sc_comm_check_local(const sc_store_result_t *res, int size)
                           "%.64s but have local sizes %d and %d; the ranks of one node must "
                           "agree (check the launcher's local size variables)", node[r], r,
                           (char *)res->blobs[r], first, mine);
+    }
+    /* A given local rank past its host's local size (counted: none was given) failed
+     * the binding on that rank alone, after the rendezvous: its peers were told only
+     * that it exited. */
+    for (int r = 0; r < size && st == SC_SUCCESS; r++) {
+        int32_t local_rank, local_size = sc_comm_blob_local_size(res, node, size, r);
+        char from[SC_BLOB_FROM_LEN];
+
+        memcpy(&local_rank, res->blobs[r] + SC_BLOB_LOCAL_RANK, sizeof(local_rank));
+        memcpy(from, res->blobs[r] + SC_BLOB_LOCAL_RANK_FROM, sizeof(from));
+        from[sizeof(from) - 1] = '\0';
+        if (local_rank >= local_size)
+            st = sc_error(SC_ERR_INVALID_ARG, "sc_comm_init: rank %d has local rank %d "
+                          "(from %s) but its host %.64s has local size %d (the ranks of "
+                          "that host name); a local rank lies in [0, local size) (check %s "
+                          "on the host of rank %d)", r, local_rank, from,
+                          (char *)res->blobs[r], local_size, from, r);
     }
     free(node);
     return st;
@@ -224,10 +244,13 @@ static sc_status_t sc_comm_exchange(sc_transport_t *tp, const sc_bootstrap_param
     }
     gethostname((char *)blob, SC_HOSTNAME_MAX - 1);
     {
-        int32_t pid = (int32_t)getpid(), local_size = p->local_size;
+        int32_t pid = (int32_t)getpid(), local_size = p->local_size,
+                local_rank = p->local_rank;
         memcpy(blob + SC_BLOB_PID, &pid, sizeof(pid));
         memcpy(blob + SC_BLOB_LOCAL, &local_size, sizeof(local_size));
-        memcpy(blob + SC_BLOB_LOCAL_FROM, p->local_size_from, sizeof(p->local_size_from));
+        memcpy(blob + SC_BLOB_LOCAL_FROM, p->local_size_from, SC_BLOB_FROM_LEN);
+        memcpy(blob + SC_BLOB_LOCAL_RANK, &local_rank, sizeof(local_rank));
+        memcpy(blob + SC_BLOB_LOCAL_RANK_FROM, p->local_rank_from, SC_BLOB_FROM_LEN);
     }
     sc_device_blob_fill(p, blob + SC_BLOB_DEV);
     memcpy(blob + SC_BLOB_ADDR, addr, addr_len);

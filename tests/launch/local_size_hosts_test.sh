@@ -7,6 +7,10 @@
 #                            rank fails at once naming SC_LOCAL_SIZE and the host. Both
 #                            took themselves for one node's and UCX failed with "no
 #                            active messages transport ... Destination is unreachable"
+#   local_rank_past_the_host two ranks on one host, rank 1 told SC_LOCAL_RANK=3 and no
+#                            local size: every rank fails at once naming rank 1, its local
+#                            rank and the variable. Rank 1 alone said so, and rank 0 only
+#                            that rank 1 "exited or was killed"
 #   slurm_counts_per_node    Slurm's layout SLURM_STEP_TASKS_PER_NODE=2,1: ranks 0 and 1
 #                            on node0, rank 2 on node1, which gets local size 1 (it got
 #                            the leading 2 and bound to half the cores, silently)
@@ -68,6 +72,16 @@ larger_than_the_host)
     grep -qF "rank 0 has local size 2 (from SC_LOCAL_SIZE) but 1 rank of 2 has the host name node0" \
       "$logs/$r" || fail "rank $r does not name the local size, its variable and the host"
     ! grep -q "unreachable" "$logs/$r" || fail "rank $r got UCX's error"
+  done
+  ;;
+local_rank_past_the_host)
+  on_host node0 SC_RANK=0 SC_WORLD_SIZE=2
+  on_host node0 SC_RANK=1 SC_WORLD_SIZE=2 SC_LOCAL_RANK=3
+  wait_all
+  for r in 0 1; do
+    [[ $(cat "$logs/$r.rc") != 0 ]] || fail "rank $r succeeded"
+    grep -qF "rank 1 has local rank 3 (from SC_LOCAL_RANK) but its host node0 has local size 2" \
+      "$logs/$r" || fail "rank $r does not name rank 1's local rank, its variable and the host"
   done
   ;;
 slurm_counts_per_node | slurm_fewer_than_requested)
