@@ -6,11 +6,15 @@
 #include "core/env_names.h"
 #include "core/error.h"
 
-/* Position i > 0 of the four launch lists is launcher i's (sc_env_launcher_names). */
+/* Position i > 0 of the four launch lists is launcher i's (sc_env_launcher_names); a
+ * name after the last launcher's is that launcher's too, read when its own is unset.
+ * Slurm's world is the step's: srun -E leaves SLURM_NTASKS as the job's, and only a
+ * program the batch script runs itself has SLURM_NTASKS without SLURM_STEP_NUM_TASKS. */
 const char *const sc_env_rank_names[] = {
     "SC_RANK", "RANK", "OMPI_COMM_WORLD_RANK", "PMI_RANK", "SLURM_PROCID", NULL};
 const char *const sc_env_world_size_names[] = {
-    "SC_WORLD_SIZE", "WORLD_SIZE", "OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "SLURM_NTASKS", NULL};
+    "SC_WORLD_SIZE", "WORLD_SIZE", "OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "SLURM_STEP_NUM_TASKS",
+    "SLURM_NTASKS", NULL};
 const char *const sc_env_local_rank_names[] = {
     "SC_LOCAL_RANK", "LOCAL_RANK", "OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID",
     "SLURM_LOCALID", NULL};
@@ -43,7 +47,7 @@ static int sc_env_launcher(void)
 
 const char *const *sc_env_launch_names(sc_launch_var_t what, const char **launcher)
 {
-    static _Thread_local const char *list[SC_LAUNCH_COUNT][3];
+    static _Thread_local const char *list[SC_LAUNCH_COUNT][4];
     int l = sc_env_launcher();
 
     if (launcher)
@@ -52,7 +56,8 @@ const char *const *sc_env_launch_names(sc_launch_var_t what, const char **launch
         return sc_env_launch_all[what];
     list[what][0] = sc_env_launch_all[what][0];
     list[what][1] = sc_env_launch_all[what][l];
-    list[what][2] = NULL;
+    list[what][2] = l == SC_ENV_LAUNCHERS - 1 ? sc_env_launch_all[what][l + 1] : NULL;
+    list[what][3] = NULL;
     return list[what];
 }
 const char *const sc_env_node_index_names[] = {"SLURM_NODEID", NULL};

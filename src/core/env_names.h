@@ -11,7 +11,7 @@
  * MPICH's (PMI) and Slurm's: every variable that may hold them (sc_env_launch_names
  * gives the two that are read). */
 extern const char *const sc_env_rank_names[];        /* SC_RANK RANK ... SLURM_PROCID */
-extern const char *const sc_env_world_size_names[];  /* SC_WORLD_SIZE ... SLURM_NTASKS */
+extern const char *const sc_env_world_size_names[];  /* SC_WORLD_SIZE ... SLURM_STEP_NUM_TASKS, SLURM_NTASKS */
 extern const char *const sc_env_local_rank_names[];  /* SC_LOCAL_RANK ... SLURM_LOCALID */
 extern const char *const sc_env_local_size_names[];  /* ... SLURM_STEP_TASKS_PER_NODE */
 extern const char *const sc_env_master_addr_names[]; /* SC_MASTER_ADDR MASTER_ADDR */

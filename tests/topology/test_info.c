@@ -458,6 +458,27 @@ static void resolve_body(void *out, const void *arg)
         snprintf(r->text, sizeof(r->text), "rank %d size %d", p.rank, p.world_size);
 }
 
+/* srun -E (--preserve-env) leaves SLURM_NTASKS as the job's (8) and sets the step's count
+ * in SLURM_STEP_NUM_TASKS alone: the world is the step's (it was 8, and the rendezvous
+ * waited for 6 ranks that never came). Outside a step (a program run by the batch
+ * script itself) SLURM_NTASKS is still read. */
+static int config_takes_the_steps_task_count_under_srun(void)
+{
+    static const char *const step[] = {"SLURM_PROCID", "1", "SLURM_NTASKS", "8",
+                                       "SLURM_STEP_NUM_TASKS", "2", NULL};
+    static const char *const batch[] = {"SLURM_PROCID", "0", "SLURM_NTASKS", "1", NULL};
+    report_args_t a = {step, NULL};
+    report_t r;
+
+    CHECK(config_shows(step, "SC_WORLD_SIZE", "2", "SLURM_STEP_NUM_TASKS", &r) == TEST_PASS);
+    CHECK(config_shows(batch, "SC_WORLD_SIZE", "1", "SLURM_NTASKS", &r) == TEST_PASS);
+    memset(&r, 0, sizeof(r));
+    CHECK(run_in_child(resolve_body, &a, &r, sizeof(r)) == 0);
+    CHECK(r.status == SC_SUCCESS);
+    CHECK(strcmp(r.text, "rank 1 size 2") == 0);
+    return TEST_PASS;
+}
+
 /* sc_comm_init refuses what sc-info calls invalid among the rendezvous settings. */
 static int bootstrap_refuses_ports_and_devices_that_are_not_plain_integers(void)
 {
@@ -848,6 +869,7 @@ static const test_entry_t tests[] = {
      config_takes_this_nodes_entry_of_slurm_tasks_per_node},
     {"config_takes_the_steps_tasks_per_node_not_the_requested",
      config_takes_the_steps_tasks_per_node_not_the_requested},
+    {"config_takes_the_steps_task_count_under_srun", config_takes_the_steps_task_count_under_srun},
     {"config_takes_rank_and_size_from_one_launcher",
      config_takes_rank_and_size_from_one_launcher},
     {"config_shows_an_unknown_log_level_as_the_library_takes_it",
