@@ -199,22 +199,39 @@ static sc_status_t sc_comm_check_local(const sc_store_result_t *res, int size)
                           "agree (check the launcher's local size variables)", node[r], r,
                           (char *)res->blobs[r], first, mine);
     }
-    /* A given local rank past its host's local size (counted: none was given) failed
-     * the binding on that rank alone, after the rendezvous: its peers were told only
-     * that it exited. */
+    /* A local rank past its local size failed the binding on that rank alone, after
+     * the rendezvous, and its peers were told only that it exited or timed out: a given
+     * one past the ranks of its host name (no local size given), or one counted among
+     * more ranks than a given local size (several launches on one host, no local rank
+     * given). */
     for (int r = 0; r < size && st == SC_SUCCESS; r++) {
-        int32_t local_rank, local_size = sc_comm_blob_local_size(res, node, size, r);
-        char from[SC_BLOB_FROM_LEN];
+        int32_t local_rank, given_size, count = 0, index = 0,
+                local_size = sc_comm_blob_local_size(res, node, size, r);
+        char from[SC_BLOB_FROM_LEN], size_from[SC_BLOB_FROM_LEN];
 
         memcpy(&local_rank, res->blobs[r] + SC_BLOB_LOCAL_RANK, sizeof(local_rank));
         memcpy(from, res->blobs[r] + SC_BLOB_LOCAL_RANK_FROM, sizeof(from));
         from[sizeof(from) - 1] = '\0';
+        memcpy(&given_size, res->blobs[r] + SC_BLOB_LOCAL, sizeof(given_size));
+        memcpy(size_from, res->blobs[r] + SC_BLOB_LOCAL_FROM, sizeof(size_from));
+        size_from[sizeof(size_from) - 1] = '\0';
+        for (int q = 0; q < size; q++) {
+            count += node[q] == node[r];
+            index += node[q] == node[r] && q < r;
+        }
         if (local_rank >= local_size)
             st = sc_error(SC_ERR_INVALID_ARG, "sc_comm_init: rank %d has local rank %d "
                           "(from %s) but its host %.64s has local size %d (the ranks of "
                           "that host name); a local rank lies in [0, local size) (check %s "
                           "on the host of rank %d)", r, local_rank, from,
                           (char *)res->blobs[r], local_size, from, r);
+        else if (local_rank < 0 && index >= given_size && given_size > 0)
+            st = sc_error(SC_ERR_INVALID_ARG, "sc_comm_init: rank %d is given local size %d "
+                          "(from %s) but no local rank, and counted among the %d ranks of "
+                          "the host name %.64s it is local rank %d; where a host holds more "
+                          "ranks than the local size (several launches), give every rank "
+                          "its local rank too", r, given_size, size_from, count,
+                          (char *)res->blobs[r], index);
     }
     free(node);
     return st;

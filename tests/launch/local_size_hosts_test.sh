@@ -11,6 +11,11 @@
 #                            local size: every rank fails at once naming rank 1, its local
 #                            rank and the variable. Rank 1 alone said so, and rank 0 only
 #                            that rank 1 "exited or was killed"
+#   smaller_without_local_rank  four ranks on one host, each told SC_LOCAL_SIZE=2 (two
+#                            launches' worth) and no local rank: every rank fails at once
+#                            naming rank 2, the first counted past the local size. Ranks 2
+#                            and 3 failed their binding alone, and ranks 0 and 1 with
+#                            "Endpoint timeout"
 #   slurm_counts_per_node    Slurm's layout SLURM_STEP_TASKS_PER_NODE=2,1: ranks 0 and 1
 #                            on node0, rank 2 on node1, which gets local size 1 (it got
 #                            the leading 2 and bound to half the cores, silently)
@@ -82,6 +87,17 @@ local_rank_past_the_host)
     [[ $(cat "$logs/$r.rc") != 0 ]] || fail "rank $r succeeded"
     grep -qF "rank 1 has local rank 3 (from SC_LOCAL_RANK) but its host node0 has local size 2" \
       "$logs/$r" || fail "rank $r does not name rank 1's local rank, its variable and the host"
+  done
+  ;;
+smaller_without_local_rank)
+  for r in 0 1 2 3; do
+    on_host node0 SC_RANK=$r SC_WORLD_SIZE=4 SC_LOCAL_SIZE=2
+  done
+  wait_all
+  for r in 0 1 2 3; do
+    [[ $(cat "$logs/$r.rc") != 0 ]] || fail "rank $r succeeded"
+    grep -qF "rank 2 is given local size 2 (from SC_LOCAL_SIZE) but no local rank" "$logs/$r" ||
+      fail "rank $r does not name rank 2, its local size and the variable"
   done
   ;;
 slurm_counts_per_node | slurm_fewer_than_requested)
