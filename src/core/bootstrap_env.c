@@ -88,6 +88,16 @@ static sc_status_t sc_bootstrap_check_pair(const sc_comm_config_t *cfg, int worl
     return SC_SUCCESS;
 }
 
+/* No name or address holds a blank; one would be retried as a name not yet in DNS
+ * until the timeout. */
+sc_status_t sc_bootstrap_check_addr(const char *addr, const char *from)
+{
+    if (strpbrk(addr, " \t\n\v\f\r"))
+        return sc_error(SC_ERR_INVALID_ARG, "%s='%s' holds a blank: the master address is a "
+                        "host name or an IP address", from, addr);
+    return SC_SUCCESS;
+}
+
 int sc_bootstrap_beside_torch_store(int *torch_port, int *port)
 {
     const char *which = NULL;
@@ -107,7 +117,7 @@ sc_status_t sc_bootstrap_resolve(const sc_comm_config_t *cfg, sc_bootstrap_param
     char rank_from[32] = "default", size_from[32] = "default", port_from[32] = "default";
     int torch_port, port;
     sc_bootstrap_params_t p;
-    const char *addr;
+    const char *addr, *addr_from = "config.master_addr";
     sc_status_t st;
 
     if (!cfg)
@@ -174,7 +184,10 @@ sc_status_t sc_bootstrap_resolve(const sc_comm_config_t *cfg, sc_bootstrap_param
         if (port > 0)
             p.master_port = port;
     }
-    addr = cfg->master_addr ? cfg->master_addr : sc_env_first(sc_env_master_addr_names, NULL);
+    addr = cfg->master_addr ? cfg->master_addr
+                            : sc_env_first(sc_env_master_addr_names, &addr_from);
+    if (addr && (st = sc_bootstrap_check_addr(addr, addr_from)) != SC_SUCCESS)
+        return st;
     snprintf(p.master_addr, sizeof(p.master_addr), "%s", addr ? addr : SC_DEFAULT_MASTER_ADDR);
     if (cfg->timeout_s > 0.0) {
         p.timeout_s = cfg->timeout_s;

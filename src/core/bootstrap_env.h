@@ -32,6 +32,10 @@ typedef struct {
  * *port (-1: none follows 65535). */
 int sc_bootstrap_beside_torch_store(int *torch_port, int *port);
 
+/* SC_ERR_INVALID_ARG, naming from (the variable or field that gave addr) and addr,
+ * for a master address that no host name or address can be (one with a blank). */
+sc_status_t sc_bootstrap_check_addr(const char *addr, const char *from);
+
 /* Fills *params from cfg, then the environment, then defaults; checks ranges.
  * SC_ERR_INVALID_ARG with a sentence naming the setting otherwise. */
 sc_status_t sc_bootstrap_resolve(const sc_comm_config_t *cfg, sc_bootstrap_params_t *params);

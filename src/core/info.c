@@ -201,7 +201,7 @@ typedef enum {
     SC_INFO_NUMBER,      /* a number >= 0, or > 0 when positive is set; at most
                             max_number when that is set */
     SC_INFO_SWITCH,      /* on (1) unless the integer 0 (sc_env_switched_off) */
-    SC_INFO_STRING,
+    SC_INFO_STRING,      /* a master address (sc_bootstrap_check_addr) */
     SC_INFO_CHOICE       /* one of choices; case-insensitive unless exact_case */
 } sc_info_kind_t;
 
@@ -387,6 +387,10 @@ static void sc_info_evaluate(const sc_info_setting_t *s, const char *raw,
         snprintf(v->value, sizeof(v->value), "%g", number);
         return;
     case SC_INFO_STRING:
+        if (raw && sc_bootstrap_check_addr(raw, which) != SC_SUCCESS) {
+            sc_info_invalid(v, raw);
+            return;
+        }
         snprintf(v->value, sizeof(v->value), "%s", raw ? raw : s->def_text);
         return;
     case SC_INFO_SWITCH:

@@ -479,6 +479,48 @@ static int config_takes_the_steps_task_count_under_srun(void)
     return TEST_PASS;
 }
 
+/* sc_comm_init (sc_bootstrap_resolve) and sc-info --config both refuse env (name, value
+ * pairs) with a sentence holding want, and sc-info marks a setting INVALID. */
+static int refused_alike(const char *const *env, const char *want)
+{
+    report_args_t a = {env, NULL};
+    report_t r;
+
+    memset(&r, 0, sizeof(r));
+    CHECK(run_in_child(resolve_body, &a, &r, sizeof(r)) == 0);
+    if (r.status != SC_ERR_INVALID_ARG || !strstr(r.error, want)) {
+        fprintf(stderr, "sc_bootstrap_resolve: expected '%s', got %s '%s' (%s)\n", want,
+                sc_status_string(r.status), r.error, r.text);
+        return TEST_FAIL;
+    }
+    CHECK(run_report(config_body, env, NULL, &r) == 0);
+    if (r.status != SC_ERR_INVALID_ARG || !strstr(r.error, want) ||
+        !strstr(r.text, "INVALID: ")) {
+        fprintf(stderr, "sc-info --config: expected '%s', got %s '%s'\n%s", want,
+                sc_status_string(r.status), r.error, r.text);
+        return TEST_FAIL;
+    }
+    return TEST_PASS;
+}
+
+/* No host name or address holds a blank: a master address with one (a blank left at
+ * its end by a script) fails at once naming the variable and its text, in sc_comm_init
+ * as in sc-info. It was retried as a name not yet in DNS: rank 0 timed out after
+ * SC_TIMEOUT, the others 3 s later. */
+static int bootstrap_refuses_a_master_address_with_a_blank(void)
+{
+    static const char *const cases[][3] = {
+        {"SC_MASTER_ADDR", "127.0.0.1 ", "SC_MASTER_ADDR='127.0.0.1 ' holds a blank"},
+        {"MASTER_ADDR", " node0", "MASTER_ADDR=' node0' holds a blank"},
+        {"SC_MASTER_ADDR", "node\t0", "SC_MASTER_ADDR='node\t0' holds a blank"}};
+
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        const char *const env[] = {cases[i][0], cases[i][1], NULL};
+        CHECK(refused_alike(env, cases[i][2]) == TEST_PASS);
+    }
+    return TEST_PASS;
+}
+
 /* sc_comm_init refuses what sc-info calls invalid among the rendezvous settings. */
 static int bootstrap_refuses_ports_and_devices_that_are_not_plain_integers(void)
 {
@@ -518,25 +560,10 @@ static int bootstrap_refuses_launch_values_that_are_not_plain_integers(void)
         {"WORLD_SIZE", "8,8", "RANK", "1", NULL},
         {"LOCAL_RANK", "3(x2)", "RANK", "1", "WORLD_SIZE", "8", NULL}};
     char want[128];
-    report_t r;
 
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-        report_args_t a = {cases[i], NULL};
         snprintf(want, sizeof(want), "%s=%s is not an integer", cases[i][0], cases[i][1]);
-        memset(&r, 0, sizeof(r));
-        CHECK(run_in_child(resolve_body, &a, &r, sizeof(r)) == 0);
-        if (r.status != SC_ERR_INVALID_ARG || !strstr(r.error, want)) {
-            fprintf(stderr, "sc_bootstrap_resolve: expected '%s', got %s '%s' (%s)\n", want,
-                    sc_status_string(r.status), r.error, r.text);
-            return TEST_FAIL;
-        }
-        CHECK(run_report(config_body, cases[i], NULL, &r) == 0);
-        if (r.status != SC_ERR_INVALID_ARG || !strstr(r.error, want) ||
-            !strstr(r.text, "INVALID: ")) {
-            fprintf(stderr, "sc-info --config: expected '%s', got %s '%s'\n%s", want,
-                    sc_status_string(r.status), r.error, r.text);
-            return TEST_FAIL;
-        }
+        CHECK(refused_alike(cases[i], want) == TEST_PASS);
     }
     return TEST_PASS;
 }
@@ -886,6 +913,8 @@ static const test_entry_t tests[] = {
      bootstrap_refuses_ports_and_devices_that_are_not_plain_integers},
     {"bootstrap_refuses_launch_values_that_are_not_plain_integers",
      bootstrap_refuses_launch_values_that_are_not_plain_integers},
+    {"bootstrap_refuses_a_master_address_with_a_blank",
+     bootstrap_refuses_a_master_address_with_a_blank},
     {"bootstrap_names_the_variables_of_values_that_do_not_fit",
      bootstrap_names_the_variables_of_values_that_do_not_fit},
     {"bootstrap_refuses_a_rank_without_a_world_size", bootstrap_refuses_a_rank_without_a_world_size},
