@@ -158,6 +158,9 @@ sc_status_t sc_bootstrap_resolve(const sc_comm_config_t *cfg, sc_bootstrap_param
     if (p.world_size < 1)
         return sc_error(SC_ERR_INVALID_ARG, "world size %d (from %s) must be at least 1",
                         p.world_size, size_from);
+    if (p.world_size > SC_MAX_WORLD)
+        return sc_error(SC_ERR_UNSUPPORTED, "world size %d (from %s) exceeds the supported %d",
+                        p.world_size, size_from, SC_MAX_WORLD);
     if (p.rank < 0 || p.rank >= p.world_size)
         return sc_error(SC_ERR_INVALID_ARG, "rank %d (from %s) is outside the world of size "
                         "%d (from %s)", p.rank, rank_from, p.world_size, size_from);

@@ -425,9 +425,6 @@ static sc_status_t sc_comm_init_call(const sc_comm_config_t *config, sc_comm_t *
     st = sc_bootstrap_resolve(config, &p);
     if (st != SC_SUCCESS)
         return st;
-    if (p.world_size > SC_MAX_WORLD)
-        return sc_error(SC_ERR_UNSUPPORTED, "world size %d exceeds the supported %d",
-                        p.world_size, SC_MAX_WORLD);
     sc_log_set_rank(p.rank);
     st = sc_tuning_get(&tuning);
     if (st != SC_SUCCESS)

@@ -1,6 +1,7 @@
 /* Settings from the environment: the first variable of a list that is set wins. */
 #include <ctype.h>
 #include <errno.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -90,7 +91,8 @@ sc_status_t sc_env_int_per_node(const char *const *names, long def, long node, l
         return sc_env_int(names, def, value);
     for (p = s;;) {
         long count, nodes;
-        if (sc_env_count_item(&p, &count, &nodes) != 0 || (*p != '\0' && *p != ','))
+        if (sc_env_count_item(&p, &count, &nodes) != 0 || (*p != '\0' && *p != ',') ||
+            nodes > LONG_MAX - index) /* more nodes in all than a long counts */
             return sc_error(SC_ERR_INVALID_ARG, "%s=%s is not an integer, nor a list of "
                             "per-node counts as Slurm writes them (\"4(x2),3\")", which, s);
         if (first < 0)

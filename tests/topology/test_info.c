@@ -568,9 +568,10 @@ static int bootstrap_refuses_launch_values_that_are_not_plain_integers(void)
     return TEST_PASS;
 }
 
-/* Values that do not fit together name the variables that gave them: the sentences
- * gave the numbers alone ("rank 8 is outside the world of size 8"; LOCAL_WORLD_SIZE=0
- * was "local rank -1 is outside the local size 0"). */
+/* Values that do not fit together, or a world larger than the library takes, name the
+ * variables that gave them: the sentences gave the numbers alone ("rank 8 is outside
+ * the world of size 8"; LOCAL_WORLD_SIZE=0 was "local rank -1 is outside the local
+ * size 0"). */
 static int bootstrap_names_the_variables_of_values_that_do_not_fit(void)
 {
     static const char *const cases[][10] = {
@@ -587,14 +588,19 @@ static int bootstrap_names_the_variables_of_values_that_do_not_fit(void)
          "local size 4 (from LOCAL_WORLD_SIZE) is larger than the world size 2 (from "
          "WORLD_SIZE)"},
         {"MASTER_PORT", "70000", NULL, NULL, NULL, NULL, NULL, NULL, NULL,
-         "master port 70000 (from MASTER_PORT) is not a TCP port (1-65535)"}};
+         "master port 70000 (from MASTER_PORT) is not a TCP port (1-65535)"},
+        /* more ranks than the library takes (it named no variable) */
+        {"SC_RANK", "0", "SC_WORLD_SIZE", "70000", NULL, NULL, NULL, NULL, NULL,
+         "world size 70000 (from SC_WORLD_SIZE) exceeds the supported 65536"}};
     report_t r;
 
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         report_args_t a = {cases[i], NULL};
+        sc_status_t want = strstr(cases[i][9], "supported") ? SC_ERR_UNSUPPORTED
+                                                            : SC_ERR_INVALID_ARG;
         memset(&r, 0, sizeof(r));
         CHECK(run_in_child(resolve_body, &a, &r, sizeof(r)) == 0);
-        if (r.status != SC_ERR_INVALID_ARG || !strstr(r.error, cases[i][9])) {
+        if (r.status != want || !strstr(r.error, cases[i][9])) {
             fprintf(stderr, "expected '%s', got %s '%s'\n", cases[i][9],
                     sc_status_string(r.status), r.error);
             return TEST_FAIL;
@@ -772,7 +778,7 @@ static void per_node_body(void *out, const void *arg)
 
 /* Slurm's per-node counts: this node's entry, expanded from "4(x2)"; equal counts on
  * any node; the default (9: count by host name) where the counts differ and the node
- * is unknown or past the list. */
+ * is unknown or past the list; more nodes in all than a long counts, refused. */
 static int env_int_per_node_takes_this_nodes_slurm_count(void)
 {
     static const struct {
@@ -786,7 +792,9 @@ static int env_int_per_node_takes_this_nodes_slurm_count(void)
         {{"1,3(x2),2", 2}, "ok", "3"},    {{"5", 7}, "ok", "5"},
         {{"4(x0)", 0}, "invalid", "-42"}, {{"2,,1", 0}, "invalid", "-42"},
         {{"4(x2", 0}, "invalid", "-42"},  {{"2,1,", 0}, "invalid", "-42"},
-        {{"4x2", 0}, "invalid", "-42"},   {{"four", 0}, "invalid", "-42"}};
+        {{"4x2", 0}, "invalid", "-42"},   {{"four", 0}, "invalid", "-42"},
+        /* more nodes than a long counts (the sum overflowed) */
+        {{"1(x9223372036854775806),1(x5)", 0}, "invalid", "-42"}};
     report_t r;
 
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
