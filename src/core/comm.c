@@ -16,6 +16,7 @@
 #include "core/bootstrap_env.h"
 #include "core/bootstrap_store.h"
 #include "core/comm_ctx.h"
+#include "core/comm_hosts.h"
 #include "core/comm_internal.h"
 #include "core/error.h"
 #include "core/log.h"
@@ -120,129 +121,12 @@ static sc_transport_t *sc_transport_alloc(int world_size, int world_rank)
     return tp;
 }
 
-/* Rendezvous blob: host name, process id, the local size the launcher gave (-1: none)
- * and what gave it (a variable's name), the local rank likewise, the device path's
- * contribution, then the UCX worker address. */
-#define SC_BLOB_FROM_LEN sizeof(((sc_bootstrap_params_t *)0)->local_size_from)
-#define SC_BLOB_PID SC_HOSTNAME_MAX
-#define SC_BLOB_LOCAL (SC_BLOB_PID + sizeof(int32_t))
-#define SC_BLOB_LOCAL_FROM (SC_BLOB_LOCAL + sizeof(int32_t))
-#define SC_BLOB_LOCAL_RANK (SC_BLOB_LOCAL_FROM + SC_BLOB_FROM_LEN)
-#define SC_BLOB_LOCAL_RANK_FROM (SC_BLOB_LOCAL_RANK + sizeof(int32_t))
-#define SC_BLOB_DEV (SC_BLOB_LOCAL_RANK_FROM + SC_BLOB_FROM_LEN)
-#define SC_BLOB_ADDR (SC_BLOB_DEV + SC_DEVICE_BLOB)
-
-/* Rank r's local size: the launcher's (from its blob), else the ranks of its node. */
-static int32_t sc_comm_blob_local_size(const sc_store_result_t *res, const int *node, int size,
-                                       int r)
-{
-    int32_t given, count = 0;
-
-    memcpy(&given, res->blobs[r] + SC_BLOB_LOCAL, sizeof(given));
-    if (given > 0)
-        return given;
-    for (int q = 0; q < size; q++)
-        count += node[q] == node[r];
-    return count;
-}
-
-/* Ranks that share a host name must agree on the local size, whether a launcher gave it
- * or it is counted: a rank that takes itself for the only node's opens other transports
- * than one that does not, and the two would hang. A given local size may be smaller
- * than the ranks of its host name (two launches on one host, as torchrun --nnodes 2
- * there: equal local sizes, they pass) but not larger: ranks on several hosts that
- * each took themselves for one node's (a launcher's variable wrong on every node but
- * one) would bind to a share of the cores, or open shared-memory transports alone and
- * fail in UCX ("Destination is unreachable"). Every rank reaches the same verdict from
- * the same blobs. */
-static sc_status_t sc_comm_check_local(const sc_store_result_t *res, int size)
-{
-    int *node = malloc((size_t)size * sizeof(int)); /* the first rank of its host name */
-    sc_status_t st = SC_SUCCESS;
-
-    if (!node)
-        return sc_error(SC_ERR_NO_MEMORY, "sc_comm_init: out of memory");
-    for (int r = 0; r < size; r++) {
-        node[r] = r;
-        for (int q = 0; q < r; q++)
-            if (strncmp((char *)res->blobs[q], (char *)res->blobs[r], SC_HOSTNAME_MAX) == 0) {
-                node[r] = node[q];
-                break;
-            }
-    }
-    for (int r = 0; r < size && st == SC_SUCCESS; r++) {
-        int32_t given, count = 0;
-        char from[SC_BLOB_FROM_LEN];
-
-        memcpy(&given, res->blobs[r] + SC_BLOB_LOCAL, sizeof(given));
-        memcpy(from, res->blobs[r] + SC_BLOB_LOCAL_FROM, sizeof(from));
-        from[sizeof(from) - 1] = '\0';
-        for (int q = 0; q < size; q++)
-            count += node[q] == node[r];
-        if (given > count)
-            st = sc_error(SC_ERR_INVALID_ARG, "sc_comm_init: rank %d has local size %d "
-                          "(from %s) but %d rank%s of %d %s the host name %.64s; the local "
-                          "size counts the ranks of one host (check %s on the host of rank "
-                          "%d)", r, given, from, count, count == 1 ? "" : "s", size,
-                          count == 1 ? "has" : "have", (char *)res->blobs[r], from, r);
-    }
-    for (int r = 0; r < size && st == SC_SUCCESS; r++) {
-        int32_t mine, first;
-
-        if (node[r] == r)
-            continue;
-        mine = sc_comm_blob_local_size(res, node, size, r);
-        first = sc_comm_blob_local_size(res, node, size, node[r]);
-        if (mine != first)
-            st = sc_error(SC_ERR_INVALID_ARG, "sc_comm_init: ranks %d and %d share the host "
-                          "%.64s but have local sizes %d and %d; the ranks of one node must "
-                          "agree (check the launcher's local size variables)", node[r], r,
-                          (char *)res->blobs[r], first, mine);
-    }
-    /* A local rank past its local size failed the binding on that rank alone, after
-     * the rendezvous, and its peers were told only that it exited or timed out: a given
-     * one past the ranks of its host name (no local size given), or one counted among
-     * more ranks than a given local size (several launches on one host, no local rank
-     * given). */
-    for (int r = 0; r < size && st == SC_SUCCESS; r++) {
-        int32_t local_rank, given_size, count = 0, index = 0,
-                local_size = sc_comm_blob_local_size(res, node, size, r);
-        char from[SC_BLOB_FROM_LEN], size_from[SC_BLOB_FROM_LEN];
-
-        memcpy(&local_rank, res->blobs[r] + SC_BLOB_LOCAL_RANK, sizeof(local_rank));
-        memcpy(from, res->blobs[r] + SC_BLOB_LOCAL_RANK_FROM, sizeof(from));
-        from[sizeof(from) - 1] = '\0';
-        memcpy(&given_size, res->blobs[r] + SC_BLOB_LOCAL, sizeof(given_size));
-        memcpy(size_from, res->blobs[r] + SC_BLOB_LOCAL_FROM, sizeof(size_from));
-        size_from[sizeof(size_from) - 1] = '\0';
-        for (int q = 0; q < size; q++) {
-            count += node[q] == node[r];
-            index += node[q] == node[r] && q < r;
-        }
-        if (local_rank >= local_size)
-            st = sc_error(SC_ERR_INVALID_ARG, "sc_comm_init: rank %d has local rank %d "
-                          "(from %s) but its host %.64s has local size %d (the ranks of "
-                          "that host name); a local rank lies in [0, local size) (check %s "
-                          "on the host of rank %d)", r, local_rank, from,
-                          (char *)res->blobs[r], local_size, from, r);
-        else if (local_rank < 0 && index >= given_size && given_size > 0)
-            st = sc_error(SC_ERR_INVALID_ARG, "sc_comm_init: rank %d is given local size %d "
-                          "(from %s) but no local rank, and counted among the %d ranks of "
-                          "the host name %.64s it is local rank %d; where a host holds more "
-                          "ranks than the local size (several launches), give every rank "
-                          "its local rank too", r, given_size, size_from, count,
-                          (char *)res->blobs[r], index);
-    }
-    free(node);
-    return st;
-}
-
 static sc_status_t sc_comm_exchange(sc_transport_t *tp, const sc_bootstrap_params_t *p,
                                     uint8_t *dev_blobs)
 {
     /* Known single-node: shared-memory transports only (a TCP interface costs an
      * epoll_wait in every progress call). A launcher wrong about it is found below, by
-     * host name, before any rank connects (sc_comm_check_local). */
+     * host name, before any rank connects (sc_comm_hosts). */
     int single_node = p->local_size == p->world_size;
     sc_store_result_t res;
     void *addr = NULL;
@@ -277,7 +161,7 @@ static sc_status_t sc_comm_exchange(sc_transport_t *tp, const sc_bootstrap_param
     free(blob);
     if (st != SC_SUCCESS)
         return st;
-    st = sc_comm_check_local(&res, p->world_size);
+    st = sc_comm_hosts(&res, p->world_size, tp->node_of);
     if (st != SC_SUCCESS) {
         sc_store_result_free(&res);
         return st;
@@ -294,13 +178,6 @@ static sc_status_t sc_comm_exchange(sc_transport_t *tp, const sc_bootstrap_param
                SC_DEVICE_BLOB);
         memcpy(&pid, res.blobs[r] + SC_BLOB_PID, sizeof(pid));
         tp->peer_pid[r] = pid;
-        tp->node_of[r] = r;
-        for (int q = 0; q < r; q++) {
-            if (strncmp((char *)res.blobs[q], (char *)res.blobs[r], SC_HOSTNAME_MAX) == 0) {
-                tp->node_of[r] = tp->node_of[q];
-                break;
-            }
-        }
     }
     st = sc_ucx_connect(tp, addrs);
     free(addrs);

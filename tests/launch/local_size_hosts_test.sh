@@ -16,6 +16,11 @@
 #                            naming rank 2, the first counted past the local size. Ranks 2
 #                            and 3 failed their binding alone, and ranks 0 and 1 with
 #                            "Endpoint timeout"
+#   duplicate_local_rank     two ranks on one host, both told SC_LOCAL_RANK=0: every rank
+#                            fails at once naming both (they bound the same cores and
+#                            would take the same GPU, silently)
+#   two_launches_on_one_host four ranks on one host, two launches' worth (SC_LOCAL_SIZE=2,
+#                            local ranks 0 1 0 1): the same local rank twice is right there
 #   slurm_counts_per_node    Slurm's layout SLURM_STEP_TASKS_PER_NODE=2,1: ranks 0 and 1
 #                            on node0, rank 2 on node1, which gets local size 1 (it got
 #                            the leading 2 and bound to half the cores, silently)
@@ -64,6 +69,16 @@ fail() {
   exit 1
 }
 
+# every_rank_fails N TEXT WHAT: ranks 0..N-1 each failed, saying TEXT (else "rank R
+# does not name WHAT").
+every_rank_fails() {
+  local r
+  for ((r = 0; r < $1; r++)); do
+    [[ $(cat "$logs/$r.rc") != 0 ]] || fail "rank $r succeeded"
+    grep -qF "$2" "$logs/$r" || fail "rank $r does not name $3"
+  done
+}
+
 case $mode in
 larger_than_the_host)
   t0=$SECONDS
@@ -83,21 +98,32 @@ local_rank_past_the_host)
   on_host node0 SC_RANK=0 SC_WORLD_SIZE=2
   on_host node0 SC_RANK=1 SC_WORLD_SIZE=2 SC_LOCAL_RANK=3
   wait_all
-  for r in 0 1; do
-    [[ $(cat "$logs/$r.rc") != 0 ]] || fail "rank $r succeeded"
-    grep -qF "rank 1 has local rank 3 (from SC_LOCAL_RANK) but its host node0 has local size 2" \
-      "$logs/$r" || fail "rank $r does not name rank 1's local rank, its variable and the host"
-  done
+  every_rank_fails 2 "rank 1 has local rank 3 (from SC_LOCAL_RANK) but its host node0 has local size 2" \
+    "rank 1's local rank, its variable and the host"
   ;;
 smaller_without_local_rank)
   for r in 0 1 2 3; do
     on_host node0 SC_RANK=$r SC_WORLD_SIZE=4 SC_LOCAL_SIZE=2
   done
   wait_all
+  every_rank_fails 4 "rank 2 is given local size 2 (from SC_LOCAL_SIZE) but no local rank" \
+    "rank 2, its local size and the variable"
+  ;;
+duplicate_local_rank)
+  on_host node0 SC_RANK=0 SC_WORLD_SIZE=2 SC_LOCAL_RANK=0
+  on_host node0 SC_RANK=1 SC_WORLD_SIZE=2 SC_LOCAL_RANK=0
+  wait_all
+  every_rank_fails 2 "ranks 0 and 1 share the host node0 and both have local rank 0 (from SC_LOCAL_RANK)" \
+    "both ranks, their local rank and the variable"
+  ;;
+two_launches_on_one_host)
+  local_ids=(0 1 0 1)
   for r in 0 1 2 3; do
-    [[ $(cat "$logs/$r.rc") != 0 ]] || fail "rank $r succeeded"
-    grep -qF "rank 2 is given local size 2 (from SC_LOCAL_SIZE) but no local rank" "$logs/$r" ||
-      fail "rank $r does not name rank 2, its local size and the variable"
+    on_host node0 SC_RANK=$r SC_WORLD_SIZE=4 SC_LOCAL_SIZE=2 SC_LOCAL_RANK=${local_ids[$r]}
+  done
+  wait_all
+  for r in 0 1 2 3; do
+    [[ $(cat "$logs/$r.rc") == 0 ]] || fail "rank $r failed"
   done
   ;;
 slurm_counts_per_node | slurm_fewer_than_requested)
