@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -97,6 +98,46 @@ static int sc_store_missing(const int *fds, int size, char *buf, size_t len)
     return missing;
 }
 
+/* Rank 0 ran out of open files holding the ranks' connections (it holds one per rank
+ * until every rank arrived): every rank is told so, with sentence err, not left to time
+ * out as "never arrived". The connections held are answered and closed, which frees
+ * their descriptors; then every rank that connects is answered until all were told or
+ * the deadline passed. */
+static void sc_store_refuse_all(sc_store_server_t *s, int *fds, sc_status_t st,
+                                const char *err)
+{
+    int told = 0;
+
+    for (int r = 0; r < s->size; r++) {
+        if (fds[r] < 0)
+            continue;
+        sc_store_reply_error(fds[r], st, err, sc_clock_now() + 2.0);
+        close(fds[r]);
+        fds[r] = -2;
+        told++;
+    }
+    while (told < s->size) {
+        struct pollfd pfd = {s->listen_fd, POLLIN, 0};
+        int ms = sc_clock_ms_until(s->deadline), fd;
+        sc_store_hello_t h;
+
+        if (ms <= 0)
+            return;
+        if (poll(&pfd, 1, ms) <= 0)
+            continue;
+        fd = accept(s->listen_fd, NULL, NULL);
+        if (fd < 0)
+            continue;
+        if (sc_store_io(fd, &h, sizeof(h), sc_clock_now() + 5.0, 0) == 0 &&
+            h.magic == SC_STORE_MAGIC && h.rank < (uint32_t)s->size && fds[h.rank] != -2) {
+            fds[h.rank] = -2;
+            told++;
+        }
+        sc_store_reply_error(fd, st, err, sc_clock_now() + 2.0);
+        close(fd);
+    }
+}
+
 /* Accepts one hello per rank, then answers every rank with all blobs. */
 static void *sc_store_serve(void *arg)
 {
@@ -104,7 +145,7 @@ static void *sc_store_serve(void *arg)
     int *fds = malloc((size_t)s->size * sizeof(int));
     uint8_t **blobs = calloc((size_t)s->size, sizeof(uint8_t *));
     uint32_t *lens = calloc((size_t)s->size, sizeof(uint32_t));
-    int arrived = 0;
+    int arrived = 0, spare = open("/dev/null", O_RDONLY | O_CLOEXEC);
     char err[SC_ERROR_MAX] = "";
     sc_status_t st = SC_SUCCESS;
 
@@ -112,6 +153,8 @@ static void *sc_store_serve(void *arg)
         free(fds);
         free(blobs);
         free(lens);
+        if (spare >= 0)
+            close(spare);
         return NULL;
     }
     for (int r = 0; r < s->size; r++)
@@ -135,6 +178,25 @@ static void *sc_store_serve(void *arg)
         if (poll(&pfd, 1, ms) <= 0)
             continue;
         fd = accept(s->listen_fd, NULL, NULL);
+        if (fd < 0 && (errno == EMFILE || errno == ENFILE)) {
+            struct rlimit rl = {0, 0};
+
+            getrlimit(RLIMIT_NOFILE, &rl);
+            snprintf(err, sizeof(err), "rendezvous at %s: rank 0 ran out of open files "
+                     "after %d of %d ranks arrived (it holds one connection per rank until "
+                     "every rank arrived, and the limit of open files is %llu): raise the "
+                     "limit (ulimit -n) to at least %d, twice the world size and some",
+                     s->where, arrived, s->size, (unsigned long long)rl.rlim_cur,
+                     2 * s->size + 256);
+            st = SC_ERR_SYSTEM;
+            /* The spare descriptor makes room to tell this rank too. */
+            if (spare >= 0) {
+                close(spare);
+                spare = -1;
+            }
+            sc_store_refuse_all(s, fds, st, err);
+            break;
+        }
         if (fd < 0)
             continue;
         if (sc_store_io(fd, &h, sizeof(h), sc_clock_now() + 5.0, 0) != 0 ||
@@ -172,6 +234,8 @@ static void *sc_store_serve(void *arg)
     }
     /* No later process may join this rendezvous. */
     close(s->listen_fd);
+    if (spare >= 0)
+        close(spare);
     for (int r = 0; r < s->size; r++) {
         double deadline = sc_clock_now() + 5.0;
         if (fds[r] < 0)
@@ -527,6 +591,27 @@ static sc_status_t sc_store_alone(const void *blob, size_t len, sc_store_result_
     return SC_SUCCESS;
 }
 
+/* A world of size ranks holds up to 2 size descriptors on a rank: rank 0's store holds
+ * a connection per rank while it gathers, and UCX over TCP a socket per peer. The soft
+ * limit of open files is raised that far, within the hard limit (1024, a common
+ * default, failed the rendezvous of 1000 ranks); past the hard limit rank 0 tells
+ * every rank when it runs out (sc_store_refuse_all). */
+static void sc_store_raise_nofile(int size)
+{
+    rlim_t need = 2 * (rlim_t)size + 256, was;
+    struct rlimit rl;
+
+    if (getrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY ||
+        rl.rlim_cur >= need)
+        return;
+    was = rl.rlim_cur;
+    rl.rlim_cur = rl.rlim_max != RLIM_INFINITY && rl.rlim_max < need ? rl.rlim_max : need;
+    if (rl.rlim_cur > was && setrlimit(RLIMIT_NOFILE, &rl) == 0)
+        sc_log(SC_LOG_INFO, "rendezvous: the limit of open files raised from %llu to %llu "
+               "for a world of %d", (unsigned long long)was, (unsigned long long)rl.rlim_cur,
+               size);
+}
+
 sc_status_t sc_store_allgather(const char *addr, int port, int rank, int size,
                                double timeout_s, const void *blob, size_t len,
                                sc_store_result_t *result)
@@ -542,6 +627,7 @@ sc_status_t sc_store_allgather(const char *addr, int port, int rank, int size,
 
     if (size == 1 && rank == 0)
         return sc_store_alone(blob, len, result);
+    sc_store_raise_nofile(size);
     sc_store_where(addr, port, where, sizeof(where));
     if (rank == 0) {
         memset(&server, 0, sizeof(server));

@@ -35,13 +35,7 @@ port=${SC_MASTER_PORT:?run under with_reserved_port.py SC_MASTER_PORT}
 unshare -u true 2>/dev/null || { echo "SKIP: unshare -u is not allowed here"; exit 77; }
 logs=$(mktemp -d)
 trap 'rm -rf "$logs"' EXIT
-for v in $(compgen -e); do
-  case $v in
-  SC_MASTER_PORT) ;;
-  SC_* | RANK | WORLD_SIZE | LOCAL_RANK | LOCAL_WORLD_SIZE | MASTER_* | OMPI_COMM_WORLD_* | \
-  PMI_* | MPI_LOCAL* | SLURM_*) unset "$v" ;;
-  esac
-done
+. "$(dirname "$0")/launch_env.sh"
 export SC_TIMEOUT=8 SC_LOG_LEVEL=info
 
 # on_host NAME ENV...: runs sc-info --transports as host NAME with ENV, in the background.
