@@ -282,7 +282,8 @@ SC_API sc_status_t sc_reducer_hook_load(sc_reducer_t *reducer, const void *buf, 
  * (the reducer is the parent's, as its communicator is: comm.h, sc_comm_init).
  * Destroyed in the middle of a synced iteration (gradients marked, finalize not
  * reached), it aborts the communicator (sc_comm_abort): the peers wait for buckets this
- * rank will never start, and fail at once instead of after SC_TIMEOUT. Only the
+ * rank will never start, and fail at once instead of after SC_TIMEOUT, with SC_ERR_ABORTED
+ * whose sentence names this rank's sc_reducer_destroy. Only the
  * reducer's communicator is aborted, but the others of the same sc_comm_init share its
  * connections and may fail with the peers it had transfers in flight with (comm.h,
  * sc_comm_abort). */

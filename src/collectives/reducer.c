@@ -1,6 +1,7 @@
 /* The gradient reducer's lifetime: creation (local checks, settings, the first layout,
  * the registration agreement), destruction, and the accessors. */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -263,11 +264,15 @@ SC_API sc_status_t sc_reducer_destroy(sc_reducer_t *reducer)
     sc_reducer_finisher_stop(reducer);
     if (reducer->nready > 0 && reducer->sync) {
         /* Mid-iteration: the peers wait for buckets this rank will never start. The
-         * abort tells them at once (they waited SC_TIMEOUT), and fails what is in
-         * flight here. */
-        sc_log(SC_LOG_INFO, "reducer destroyed with %d gradients marked and the iteration "
-                            "not finalized: the communicator is aborted", reducer->nready);
-        sc_comm_abort(reducer->comm);
+         * abort tells them at once (they waited SC_TIMEOUT), with the reason, and fails
+         * what is in flight here. */
+        char why[192];
+        snprintf(why, sizeof(why), "sc_reducer_destroy on %s: its reducer was destroyed with "
+                 "%d of %d gradients marked, before finalize ended the iteration",
+                 sc_comm_rank_name(reducer->comm, reducer->rank).s, reducer->nready,
+                 reducer->n);
+        sc_log(SC_LOG_INFO, "%s: the communicator is aborted", why);
+        sc_comm_abort_why(reducer->comm, why);
         aborted = 1;
     }
     /* Buckets started in an iteration that never finalized. */

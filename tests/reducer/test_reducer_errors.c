@@ -722,13 +722,16 @@ static int test_failing_hook_finish_fails_every_rank(int argc, char **argv)
 
 /* The last rank destroys its reducer in the middle of an iteration (half its gradients
  * marked): the others, which marked all and wait in finalize for buckets it will never
- * start, fail at once with the abort it sent (they waited SC_TIMEOUT, 5 s here). */
+ * start, fail at once with the abort it sent (they waited SC_TIMEOUT, 5 s here), whose
+ * sentence names that rank and its destroy (it said only that the communicator was
+ * aborted). */
 static int test_destroy_mid_iteration_fails_peers_at_once(int argc, char **argv)
 {
     sc_status_t st = SC_SUCCESS;
     sc_reducer_t *r;
     rt_world_t w;
     rt_model_t m;
+    char who[64], marked[64];
     double t0;
 
     (void)argc, (void)argv;
@@ -754,6 +757,10 @@ static int test_destroy_mid_iteration_fails_peers_at_once(int argc, char **argv)
             st = sc_reducer_finalize(r);
         CHECK(st == SC_ERR_ABORTED, "the iteration ended with %s: %s", sc_status_string(st),
               sc_last_error());
+        snprintf(who, sizeof(who), "sc_reducer_destroy on rank %d:", w.size - 1);
+        snprintf(marked, sizeof(marked), "destroyed with %d of %d gradients marked",
+                 m.n - m.n / 2, m.n);
+        CHECK_SAYS("the communicator was aborted", who, marked, "before finalize");
         CHECK(rt_now() - t0 < 2.5, "the abort took %.1f s to arrive", rt_now() - t0);
         sc_reducer_destroy(r);
     }
