@@ -168,7 +168,10 @@ typedef struct {
  * config.stream set in a host-only build) fails every rank: that rank
  * with its sentence, the others naming it. n == 0 and gradients of zero elements are
  * legal. The hook in config is owned by the reducer from this call on, also when it
- * fails (then it is destroyed here). config NULL: SC_REDUCER_CONFIG_INIT. */
+ * fails (then it is destroyed here), so each reducer needs a hook of its own: one whose
+ * state a live reducer owns already (the same hook given twice) is SC_ERR_INVALID_ARG on
+ * every rank and stays that reducer's (a hook of a destroyed reducer is freed memory,
+ * which cannot be told). config NULL: SC_REDUCER_CONFIG_INIT. */
 SC_API sc_status_t sc_reducer_create(sc_comm_t *comm, const sc_grad_desc_t *grads, int n,
                                      const sc_reducer_config_t *config,
                                      sc_reducer_t **reducer);

@@ -145,6 +145,62 @@ static sc_status_t sc_reducer_setup(sc_reducer_t *r, const sc_grad_desc_t *grads
     return st;
 }
 
+/* The hook states that live reducers own. One hook given to two reducers would be
+ * destroyed twice (a framework that passed one hook object to two models' reducers
+ * crashed in free when the second was destroyed), so the second is refused. */
+static pthread_mutex_t sc_hooks_owned_lock = PTHREAD_MUTEX_INITIALIZER;
+static void **sc_hooks_owned;
+static size_t sc_hooks_owned_n, sc_hooks_owned_cap;
+
+/* Records r's hook state as owned by r: SC_ERR_INVALID_ARG, nothing recorded, when a
+ * live reducer owns it already. A hook without state needs no record. */
+static sc_status_t sc_reducer_claim_hook(sc_reducer_t *r)
+{
+    sc_status_t st = SC_SUCCESS;
+
+    if (!r->hook.state)
+        return SC_SUCCESS;
+    pthread_mutex_lock(&sc_hooks_owned_lock);
+    for (size_t i = 0; i < sc_hooks_owned_n && st == SC_SUCCESS; i++)
+        if (sc_hooks_owned[i] == r->hook.state)
+            st = sc_error(SC_ERR_INVALID_ARG, "sc_reducer_create: config.hook (\"%s\") is "
+                          "owned by another reducer, which was given the same hook and "
+                          "destroys its state with itself; fill a new hook for each reducer "
+                          "(sc_comm_hook_builtin, sc_comm_hook_topk)",
+                          r->hook.name ? r->hook.name : "");
+    if (st == SC_SUCCESS && sc_hooks_owned_n == sc_hooks_owned_cap) {
+        size_t cap = sc_hooks_owned_cap ? 2 * sc_hooks_owned_cap : 16;
+        void **grown = realloc(sc_hooks_owned, cap * sizeof(*grown));
+        if (grown) {
+            sc_hooks_owned = grown;
+            sc_hooks_owned_cap = cap;
+        } else {
+            st = sc_error(SC_ERR_NO_MEMORY, "sc_reducer_create: out of memory");
+        }
+    }
+    if (st == SC_SUCCESS) {
+        sc_hooks_owned[sc_hooks_owned_n++] = r->hook.state;
+        r->hook_claimed = 1;
+    }
+    pthread_mutex_unlock(&sc_hooks_owned_lock);
+    return st;
+}
+
+/* Before the hook's destroy: once freed, its address may be a new hook's. */
+static void sc_reducer_unclaim_hook(sc_reducer_t *r)
+{
+    if (!r->hook_claimed)
+        return;
+    pthread_mutex_lock(&sc_hooks_owned_lock);
+    for (size_t i = 0; i < sc_hooks_owned_n; i++)
+        if (sc_hooks_owned[i] == r->hook.state) {
+            sc_hooks_owned[i] = sc_hooks_owned[--sc_hooks_owned_n];
+            break;
+        }
+    pthread_mutex_unlock(&sc_hooks_owned_lock);
+    r->hook_claimed = 0;
+}
+
 static void sc_reducer_free(sc_reducer_t *r)
 {
     sc_reducer_finisher_stop(r);
@@ -157,6 +213,7 @@ static void sc_reducer_free(sc_reducer_t *r)
     /* The hook first: its work may still read a bucket (the top-k hook's selection
      * runs on a worker, which a failed iteration does not wait for), and its destroy
      * waits for that work. */
+    sc_reducer_unclaim_hook(r);
     if (sc_reducer_must_keep(r))
         sc_reducer_hook_cast_keep(&r->hook, r->comm->tp);
     if (r->hook.destroy)
@@ -191,7 +248,7 @@ static sc_status_t sc_reducer_create_call(sc_comm_t *comm, const sc_grad_desc_t 
 {
     sc_reducer_config_t cfg = SC_REDUCER_CONFIG_INIT;
     sc_reducer_t *r;
-    sc_status_t st = SC_SUCCESS, comm_st;
+    sc_status_t st = SC_SUCCESS, comm_st, hook_st;
 
     if (config) {
         /* Exactly this version's size: a part of the struct could end inside a field. */
@@ -212,8 +269,14 @@ static sc_status_t sc_reducer_create_call(sc_comm_t *comm, const sc_grad_desc_t 
     pthread_cond_init(&r->changed, NULL);
     sc_reducer_mem_host(&r->mem);
     sc_comm_hook_builtin(SC_HOOK_ALLREDUCE, &r->hook);
-    if (cfg.hook)
-        r->hook = *cfg.hook; /* owned from here on, whatever happens */
+    if (cfg.hook) {
+        r->hook = *cfg.hook; /* owned from here on, whatever happens... */
+        hook_st = sc_reducer_claim_hook(r);
+        if (hook_st == SC_ERR_INVALID_ARG)
+            sc_comm_hook_builtin(SC_HOOK_ALLREDUCE, &r->hook); /* ...but another's */
+        if (st == SC_SUCCESS)
+            st = hook_st;
+    }
     comm_st = sc_comm_check(comm, "sc_reducer_create");
     if (comm_st != SC_SUCCESS) {
         /* No communicator to agree over: this rank's error only. */

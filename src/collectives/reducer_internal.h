@@ -121,6 +121,7 @@ struct sc_reducer {
     int view, find_unused;
     double prediv;           /* resolved: > 0 */
     sc_comm_hook_t hook;
+    int hook_claimed;        /* hook.state is in the list of owned states (reducer.c) */
 
     /* Iteration state, under lock. */
     pthread_mutex_t lock;

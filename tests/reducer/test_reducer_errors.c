@@ -16,6 +16,7 @@
  *   failing_hook_start_fails_every_rank   (a caller's hook fails on the last rank)
  *   failing_hook_finish_fails_every_rank  (the same for its finish)
  *   failing_hook_validate_fails_every_rank, failing_hook_save_and_load_say_why
+ *   hook_given_to_two_reducers_is_refused
  *   destroy_mid_iteration_fails_peers_at_once
  *   destroy_after_a_transfer_left_in_flight plain|registered  the buckets kept or given
  *                                    back */
@@ -599,6 +600,45 @@ static int test_narrow_hook_refuses_non_float32_buckets(int argc, char **argv)
     return 0;
 }
 
+/* The last rank gives the float16 hook of its live reducer to a second reducer too (the
+ * others a new hook): every rank's create fails, that rank's saying the hook is owned,
+ * and the hook stays the first reducer's, which goes on and is destroyed once (the
+ * second reducer took it and the second destroy freed it again: a crash in free). */
+static int test_hook_given_to_two_reducers_is_refused(int argc, char **argv)
+{
+    sc_reducer_config_t cfg = SC_REDUCER_CONFIG_INIT;
+    sc_comm_hook_t hook, fresh;
+    sc_reducer_t *r, *second = NULL;
+    rt_world_t w;
+    rt_model_t m;
+    sc_status_t st;
+    char who[32];
+
+    (void)argc, (void)argv;
+    CHECK_OK(sc_comm_hook_builtin(SC_HOOK_FP16, &hook));
+    if (setup_hook(&w, &m, &r, 0, &hook))
+        return 1;
+    if (w.rank < w.size - 1)
+        CHECK_OK(sc_comm_hook_builtin(SC_HOOK_FP16, &fresh));
+    cfg.hook = w.rank == w.size - 1 ? &hook : &fresh;
+    st = sc_reducer_create(w.comm, m.desc, m.n, &cfg, &second);
+    CHECK(st != SC_SUCCESS && !second, "the second reducer was made (%s)", sc_status_string(st));
+    snprintf(who, sizeof(who), "rank %d", w.size - 1);
+    if (w.rank == w.size - 1) {
+        CHECK(st == SC_ERR_INVALID_ARG, "%s: %s", sc_status_string(st), sc_last_error());
+        CHECK_SAYS("config.hook (\"fp16\") is owned by another reducer",
+                   "fill a new hook for each reducer");
+    } else {
+        CHECK_SAYS(who);
+    }
+    for (int g = m.n - 1; g >= 0; g--) {
+        rt_fill(&m, m.buf[g], SEED, w.rank, 0, g);
+        CHECK_OK(sc_reducer_mark_ready(r, g, m.buf[g]));
+    }
+    CHECK_OK(sc_reducer_finalize(r));
+    return teardown(&w, &m, r);
+}
+
 /* A caller's hook whose second start fails on the last rank: that rank's finalize
  * reports the hook's failure, the others' fail with SC_ERR_ABORTED (the reducer
  * aborted the communicator), well before SC_TIMEOUT; a rank still completing create
@@ -942,6 +982,7 @@ int main(int argc, char **argv)
         {"config_out_of_range_is_refused", test_config_out_of_range_is_refused},
         {"destroy_after_a_transfer_left_in_flight",
          test_destroy_after_a_transfer_left_in_flight},
+        {"hook_given_to_two_reducers_is_refused", test_hook_given_to_two_reducers_is_refused},
         {"destroy_mid_iteration_fails_peers_at_once",
          test_destroy_mid_iteration_fails_peers_at_once},
         {"failing_hook_validate_fails_every_rank",
