@@ -205,9 +205,14 @@ SC_API sc_status_t sc_reducer_create(sc_comm_t *comm, const sc_grad_desc_t *grad
 SC_API sc_status_t sc_reducer_mark_ready(sc_reducer_t *reducer, int i, void *grad);
 
 /* Where gradient i lives in bucket memory (gradient_as_bucket_view), else NULL (also
- * for a gradient of zero elements alone in its bucket). Valid until the buckets are
- * rebuilt (after the first iteration, and while autotuning changes the cap) or the
- * reducer destroyed: ask again each iteration. A rebuild keeps the views' contents. */
+ * for a gradient of zero elements alone in its bucket). A rebuild of the buckets (by the
+ * first synced finalize, and by finalize while autotuning changes the cap) moves the
+ * views: those taken before stay valid after that finalize, holding its results, until
+ * the next call on the reducer other than sc_reducer_stats and sc_reducer_grad_bucket
+ * (this one, mark_ready, set_sync, finalize), which moves their contents, with what the
+ * framework wrote to them meanwhile (an optimizer's zero_grad), into the new views and
+ * frees them. So ask again each iteration, before writing to the views; valid until
+ * then or until the reducer is destroyed. */
 SC_API void *sc_reducer_grad_view(sc_reducer_t *reducer, int i);
 
 /* Which bucket holds gradient i (buckets are numbered in the order they start) and its

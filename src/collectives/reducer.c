@@ -219,6 +219,7 @@ static void sc_reducer_free(sc_reducer_t *r)
     if (r->hook.destroy)
         r->hook.destroy(r->hook.state);
     sc_reducer_free_buckets(r, r->buckets, r->nbuckets, r->registered);
+    sc_reducer_drop_moved(r);
     r->mem.close(&r->mem);
     if (r->comm)
         sc_comm_release(r->comm);
@@ -356,8 +357,15 @@ SC_API sc_status_t sc_reducer_destroy(sc_reducer_t *reducer)
 SC_API void *sc_reducer_grad_view(sc_reducer_t *reducer, int i)
 {
     const sc_rgrad_t *g;
+    sc_status_t st = SC_SUCCESS;
 
     if (!reducer || !reducer->view || i < 0 || i >= reducer->n)
+        return NULL;
+    /* The first call after a change of layout moves the views (reducer_layout.c). */
+    pthread_mutex_lock(&reducer->lock);
+    st = sc_reducer_move_views(reducer);
+    pthread_mutex_unlock(&reducer->lock);
+    if (st != SC_SUCCESS || reducer->unbuilt != SC_SUCCESS)
         return NULL;
     g = &reducer->grads[i];
     if (!reducer->buckets[g->bucket].hb.data)

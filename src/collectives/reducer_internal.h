@@ -149,6 +149,13 @@ struct sc_reducer {
     sc_status_t unbuilt;     /* a rebuild released the buckets' memory and then failed:
                                 no iteration can run (SC_SUCCESS while it has buckets) */
     char unbuilt_text[SC_ERROR_MAX];
+    /* The previous layout's buckets after a change of layout with views, until the
+     * views move (sc_reducer_move_views): the views the framework holds keep the results
+     * until its next call on the reducer. NULL when none are pending. */
+    sc_rbucket_t *moved;
+    int nmoved;
+    void *moved_registered;
+    void **moved_slot;       /* per gradient: its view in the previous layout, or NULL */
     int *fill;               /* fill order since the rebuild (rank 0's ready order);
                                 NULL before it: reverse registration order */
     sc_reducer_tune_t tune;
@@ -172,8 +179,8 @@ void sc_reducer_finisher_stop(sc_reducer_t *r);
 /* ---- layout (reducer_layout.c) ---------------------------------------------------- */
 
 /* Lays out the buckets for cap, filling them in `order` (NULL: reverse registration
- * order), and moves the contents of the views into the new layout when the reducer
- * has views. Replaces r->buckets only on success. Called between iterations.
+ * order). Replaces r->buckets only on success. Called between iterations. With views,
+ * the previous layout's buckets stay (r->moved) until sc_reducer_move_views.
  * collective: on a layout every rank agreed on, the host buckets go into one block of
  * registered memory (sc_mem_alloc), which the peers on this node read in place when
  * the plain all-reduce reduces a bucket; where that cannot be (a device or single-rank
@@ -181,6 +188,17 @@ void sc_reducer_finisher_stop(sc_reducer_t *r);
  * rank: the same outcome on every rank) into plain memory. Then it fails only when the
  * communicator does. */
 sc_status_t sc_reducer_layout(sc_reducer_t *r, const int *order, size_t cap, int collective);
+
+/* Moves the views' contents from the previous layout's buckets, left by
+ * sc_reducer_layout, into the current ones and frees the previous ones; no-op when none
+ * are left. Called by the first call on the reducer after the change of layout (under
+ * r->lock where mark_ready may run), so that the views the framework held at finalize
+ * keep the results, and its writes to them (an optimizer's zero_grad), until then. A
+ * failure (a device copy) leaves the reducer without buckets (r->unbuilt). */
+sc_status_t sc_reducer_move_views(sc_reducer_t *r);
+
+/* Frees the previous layout's buckets without moving anything (sc_reducer_destroy). */
+void sc_reducer_drop_moved(sc_reducer_t *r);
 
 /* Whether the host buckets should live in registered memory (host reducer, ranks all on
  * one node, SC_LOCAL_REGISTER=1): the same answer on every rank. */

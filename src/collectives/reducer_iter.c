@@ -462,6 +462,10 @@ static sc_status_t sc_reducer_mark_ready_call(sc_reducer_t *r, int i, void *grad
             return st;
     }
     pthread_mutex_lock(&r->lock);
+    if (r->moved && (st = sc_reducer_move_views(r)) != SC_SUCCESS) {
+        pthread_mutex_unlock(&r->lock);
+        return st;
+    }
     if (g->marked) {
         pthread_mutex_unlock(&r->lock);
         return sc_error(SC_ERR_INVALID_ARG, "sc_reducer_mark_ready: gradient %d (\"%s\") was "
@@ -548,6 +552,8 @@ SC_API sc_status_t sc_reducer_set_sync(sc_reducer_t *r, int sync)
                       "marked in this iteration; change sync between iterations (after "
                       "finalize)", r->nready);
     else
+        st = sc_reducer_move_views(r);
+    if (st == SC_SUCCESS)
         r->sync = sync;
     pthread_mutex_unlock(&r->lock);
     return st;
@@ -735,6 +741,10 @@ static sc_status_t sc_reducer_finalize_call(sc_reducer_t *r)
         return sc_error(SC_ERR_INVALID_ARG, "sc_reducer_finalize: %d mark_ready calls are "
                         "still running; finalize after every mark_ready of the iteration "
                         "returned", r->marking);
+    }
+    if ((st = sc_reducer_move_views(r)) != SC_SUCCESS) {
+        pthread_mutex_unlock(&r->lock);
+        return st;
     }
     if (!r->sync) {
         pthread_mutex_unlock(&r->lock);

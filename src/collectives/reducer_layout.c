@@ -277,6 +277,43 @@ static int sc_layout_same(const sc_reducer_t *r, const int *order, const sc_draf
     return 1;
 }
 
+void sc_reducer_drop_moved(sc_reducer_t *r)
+{
+    if (!r->moved)
+        return;
+    sc_reducer_free_buckets(r, r->moved, r->nmoved, r->moved_registered);
+    free(r->moved_slot);
+    r->moved = NULL;
+    r->nmoved = 0;
+    r->moved_registered = NULL;
+    r->moved_slot = NULL;
+}
+
+sc_status_t sc_reducer_move_views(sc_reducer_t *r)
+{
+    sc_status_t st;
+
+    if (!r->moved)
+        return SC_SUCCESS;
+    st = r->mem.after_compute(&r->mem);
+    for (int g = 0; g < r->n && st == SC_SUCCESS; g++) {
+        size_t es = sc_dtype_size(r->grads[g].dtype), bytes = r->grads[g].count * es;
+        if (bytes && r->moved_slot[g])
+            st = r->mem.copy(&r->mem, (char *)r->buckets[r->grads[g].bucket].hb.data +
+                                          r->grads[g].offset * es,
+                             r->moved_slot[g], bytes);
+    }
+    if (st == SC_SUCCESS)
+        st = r->mem.before_compute(&r->mem);
+    sc_reducer_drop_moved(r);
+    if (st != SC_SUCCESS) {
+        /* The views lost their contents: no later iteration can be right. */
+        r->unbuilt = st;
+        snprintf(r->unbuilt_text, sizeof(r->unbuilt_text), "%s", sc_last_error());
+    }
+    return st;
+}
+
 sc_status_t sc_reducer_layout(sc_reducer_t *r, const int *order, size_t cap, int collective)
 {
     sc_drafts_t d = {0};
@@ -284,9 +321,12 @@ sc_status_t sc_reducer_layout(sc_reducer_t *r, const int *order, size_t cap, int
     int *rev = NULL, *gb = NULL;
     size_t *goff = NULL, block_off = 0;
     uint8_t *block = NULL;
+    void **moved_slot = NULL;
     int released = 0;
-    sc_status_t st = SC_SUCCESS;
+    sc_status_t st = sc_reducer_move_views(r);
 
+    if (st != SC_SUCCESS)
+        return st;
     if (!order) {
         rev = malloc((size_t)(r->n ? r->n : 1) * sizeof(*rev));
         if (!rev)
@@ -361,27 +401,27 @@ sc_status_t sc_reducer_layout(sc_reducer_t *r, const int *order, size_t cap, int
         }
     }
     /* The views keep their contents across a change of layout: the framework reads
-     * the averaged gradients after finalize, and may accumulate into them. */
+     * the averaged gradients after finalize in the views it holds, and may zero them or
+     * accumulate into them, so they move at its next call (sc_reducer_move_views). */
     if (r->view && r->buckets) {
-        st = r->mem.after_compute(&r->mem);
-        for (int g = 0; g < r->n && st == SC_SUCCESS; g++) {
-            size_t es = sc_dtype_size(r->grads[g].dtype), bytes = r->grads[g].count * es;
-            if (bytes)
-                st = r->mem.copy(&r->mem, (char *)nb[gb[g]].hb.data + goff[g] * es,
-                                 (char *)r->buckets[r->grads[g].bucket].hb.data +
-                                     r->grads[g].offset * es,
-                                 bytes);
-        }
-        if (st == SC_SUCCESS)
-            st = r->mem.before_compute(&r->mem);
-        if (st != SC_SUCCESS)
-            goto err;
+        moved_slot = calloc((size_t)(r->n ? r->n : 1), sizeof(*moved_slot));
+        if (!moved_slot)
+            goto err_nomem;
+        for (int g = 0; g < r->n; g++)
+            if (r->buckets[r->grads[g].bucket].hb.data)
+                moved_slot[g] = (char *)r->buckets[r->grads[g].bucket].hb.data +
+                                r->grads[g].offset * sc_dtype_size(r->grads[g].dtype);
+        r->moved = r->buckets;
+        r->nmoved = r->nbuckets;
+        r->moved_registered = r->registered;
+        r->moved_slot = moved_slot;
+    } else {
+        sc_reducer_free_buckets(r, r->buckets, r->nbuckets, r->registered);
     }
     for (int g = 0; g < r->n; g++) {
         r->grads[g].bucket = gb[g];
         r->grads[g].offset = goff[g];
     }
-    sc_reducer_free_buckets(r, r->buckets, r->nbuckets, r->registered);
     r->registered = block;
     r->buckets = nb;
     r->nbuckets = d.n;
@@ -408,6 +448,7 @@ err:
     free(gb);
     free(goff);
     free(rev);
+    free(moved_slot);
     return st;
 }
 

@@ -10,6 +10,7 @@
  *                                       rank also skips every gradient of one bucket)
  *   rebuild_follows_rank_0_ready_order
  *   views_stay_put_when_the_ready_order_is_the_layout
+ *   views_held_at_finalize_keep_the_results_until_the_next_call
  *   no_sync_iterations_accumulate MODE  (copy | view)
  *   synced_iteration_after_one_rank_failed_without_sync   rank 0 leaves the odd
  *                                       gradients unmarked in an iteration without sync
@@ -461,6 +462,67 @@ static int test_views_stay_put_when_the_ready_order_is_the_layout(int argc, char
         if (check_results(&fx, views, it, fx.w.size, SC_FLOAT32))
             return 1;
     }
+    return fixture_finish(&fx);
+}
+
+/* Marks every view (filled by the caller) in a shuffled order, finalizes and checks the
+ * results of iteration it in views. */
+static int view_iteration(fixture_t *fx, void *const *views, int it)
+{
+    int order[MODEL_N];
+
+    shuffled(order, fx->m.n, fx->w.rank, it);
+    for (int k = 0; k < fx->m.n; k++)
+        CHECK_OK(sc_reducer_mark_ready(fx->r, order[k], NULL));
+    CHECK_OK(sc_reducer_finalize(fx->r));
+    return check_results(fx, views, it, fx->w.size, SC_FLOAT32);
+}
+
+/* The framework takes the views before the first iteration (as p.grad) and marks in
+ * an order that moves gradients, so the first finalize rebuilds the buckets: the views
+ * it holds still give the results after finalize (an optimizer's step reads them; they
+ * were the previous layout's freed memory: a crash in registered memory), and what it
+ * writes to them before its next call (zero_grad) is in the new views it asks for then.
+ * The next iteration accumulates into the new views (over the zeros) and is right. */
+static int test_views_held_at_finalize_keep_the_results_until_the_next_call(int argc,
+                                                                            char **argv)
+{
+    sc_reducer_config_t cfg = small_buckets();
+    void *held[MODEL_N], *views[MODEL_N];
+    float *tmp = malloc(20000 * sizeof(float));
+    int moved = 0;
+    fixture_t fx;
+
+    (void)argc, (void)argv;
+    CHECK(tmp, "out of memory");
+    model_of(&fx.m, SC_FLOAT32);
+    cfg.gradient_as_bucket_view = 1;
+    if (fixture_start(&fx, &cfg))
+        return 1;
+    for (int g = 0; g < fx.m.n; g++) {
+        held[g] = sc_reducer_grad_view(fx.r, g);
+        rt_fill(&fx.m, held[g], SEED, fx.w.rank, 0, g);
+    }
+    if (view_iteration(&fx, held, 0))
+        return 1;
+    for (int g = 0; g < fx.m.n; g++)
+        memset(held[g], 0, fx.m.desc[g].count * sizeof(float));
+    for (int g = 0; g < fx.m.n; g++) {
+        views[g] = sc_reducer_grad_view(fx.r, g);
+        moved += views[g] != held[g];
+        for (size_t e = 0; e < fx.m.desc[g].count; e++)
+            CHECK(((float *)views[g])[e] == 0.0f, "gradient %d's new view holds %g at %zu, "
+                  "not the 0 written to its old view", g, ((float *)views[g])[e], e);
+    }
+    CHECK(moved > 0, "no view moved: the case is not the one meant");
+    for (int g = 0; g < fx.m.n; g++) {
+        rt_fill(&fx.m, tmp, SEED, fx.w.rank, 1, g);
+        for (size_t e = 0; e < fx.m.desc[g].count; e++)
+            ((float *)views[g])[e] += tmp[e];
+    }
+    if (view_iteration(&fx, views, 1))
+        return 1;
+    free(tmp);
     return fixture_finish(&fx);
 }
 
@@ -1153,6 +1215,8 @@ int main(int argc, char **argv)
         {"rebuild_follows_rank_0_ready_order", test_rebuild_follows_rank_0_ready_order},
         {"views_stay_put_when_the_ready_order_is_the_layout",
          test_views_stay_put_when_the_ready_order_is_the_layout},
+        {"views_held_at_finalize_keep_the_results_until_the_next_call",
+         test_views_held_at_finalize_keep_the_results_until_the_next_call},
         {"no_sync_iterations_accumulate", test_no_sync_iterations_accumulate},
         {"synced_iteration_after_one_rank_failed_without_sync",
          test_synced_iteration_after_one_rank_failed_without_sync},
