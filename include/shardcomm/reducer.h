@@ -5,7 +5,9 @@
  * The result of an iteration is, for every element, the sum over ranks of the
  * gradient divided by prediv (the default, prediv = the communicator size, gives the
  * average), bitwise the same on every rank with the default hook. Integer gradients
- * are summed (prediv must be 1 for them).
+ * are summed (prediv must be 1 for them). prediv is the whole division, unlike DDP's
+ * gradient_predivide_factor (after which DDP divides by world_size / factor again):
+ * prediv 1 gives the sum, not the average.
  *
  * Buckets hold one dtype and one memory kind. They are filled in reverse registration
  * order (the order of a backward pass), one open bucket per dtype: a dtype's first
@@ -62,7 +64,10 @@ extern "C" {
 typedef struct sc_reducer sc_reducer_t;
 
 /* One gradient as registered: element count, dtype, optional name (copied; used in
- * error sentences). */
+ * error sentences). A gradient is count contiguous elements from the pointer given to
+ * mark_ready: a binding passes contiguous tensors only (torch: is_contiguous(); a dense
+ * permuted layout such as channels_last is fine when every rank uses the same), since
+ * a strided view's memory would be read as if it were contiguous. */
 typedef struct {
     size_t count;
     sc_dtype_t dtype;

@@ -479,8 +479,11 @@ static sc_status_t sc_reducer_mark_ready_call(sc_reducer_t *r, int i, void *grad
         if (r->view)
             return sc_error(SC_ERR_INVALID_ARG, "sc_reducer_mark_ready: gradient %d (\"%s\") "
                             "is at %p, but with gradient_as_bucket_view it must be in its "
-                            "view %p (pass NULL or sc_reducer_grad_view())", i, g->name,
-                            grad, slot);
+                            "view %p (pass NULL or sc_reducer_grad_view())%s", i, g->name,
+                            grad, slot,
+                            r->fill ? "; the views moved when the buckets were rebuilt "
+                                      "after the first synced iteration: take them again "
+                                      "with sc_reducer_grad_view()" : "");
         return sc_error(SC_ERR_INVALID_ARG, "sc_reducer_mark_ready: gradient %d (\"%s\") of "
                         "%zu elements is NULL", i, g->name, g->count);
     }
