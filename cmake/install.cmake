@@ -19,9 +19,23 @@ install(FILES ${PROJECT_BINARY_DIR}/shardcommConfig.cmake
         DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/shardcomm)
 
 # The .pc file finds its prefix from its own location, so that an install with
-# `cmake --install --prefix P` works wherever P is.
-file(RELATIVE_PATH SC_PC_TO_PREFIX "/root/${CMAKE_INSTALL_LIBDIR}/pkgconfig" "/root")
-set(SC_PC_PREFIX "\${pcfiledir}/${SC_PC_TO_PREFIX}")
+# `cmake --install --prefix P` works wherever P is. An absolute CMAKE_INSTALL_LIBDIR
+# stays where it is whatever the prefix: the .pc file there names it as it is, and the
+# prefix installed to, written at install time. An absolute CMAKE_INSTALL_INCLUDEDIR
+# is named as it is.
+if(IS_ABSOLUTE "${CMAKE_INSTALL_LIBDIR}")
+  set(SC_PC_PREFIX "@SC_PC_INSTALL_PREFIX@")
+  set(SC_PC_LIBDIR "${CMAKE_INSTALL_LIBDIR}")
+else()
+  file(RELATIVE_PATH SC_PC_TO_PREFIX "/root/${CMAKE_INSTALL_LIBDIR}/pkgconfig" "/root")
+  set(SC_PC_PREFIX "\${pcfiledir}/${SC_PC_TO_PREFIX}")
+  set(SC_PC_LIBDIR "\${prefix}/${CMAKE_INSTALL_LIBDIR}")
+endif()
+if(IS_ABSOLUTE "${CMAKE_INSTALL_INCLUDEDIR}")
+  set(SC_PC_INCLUDEDIR "${CMAKE_INSTALL_INCLUDEDIR}")
+else()
+  set(SC_PC_INCLUDEDIR "\${prefix}/${CMAKE_INSTALL_INCLUDEDIR}")
+endif()
 # A static link also takes the device path's libraries (and the C++ runtime its CUDA
 # objects use) where it was built.
 set(SC_PC_LIBS_PRIVATE "-lpthread -lm")
@@ -38,5 +52,14 @@ if(SC_HAVE_CUDA)
   string(APPEND SC_PC_LIBS_PRIVATE " -lstdc++ -ldl")
 endif()
 configure_file(cmake/shardcomm.pc.in ${PROJECT_BINARY_DIR}/shardcomm.pc @ONLY)
-install(FILES ${PROJECT_BINARY_DIR}/shardcomm.pc
-        DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
+set(SC_PC_INSTALLED ${PROJECT_BINARY_DIR}/shardcomm.pc)
+if(IS_ABSOLUTE "${CMAKE_INSTALL_LIBDIR}")
+  set(SC_PC_INSTALLED ${PROJECT_BINARY_DIR}/shardcomm-installed.pc)
+  # The installed file goes too: one installed from another prefix in the same second
+  # would be taken for up to date.
+  install(CODE "set(SC_PC_INSTALL_PREFIX \"\${CMAKE_INSTALL_PREFIX}\")
+    configure_file(\"${PROJECT_BINARY_DIR}/shardcomm.pc\" \"${SC_PC_INSTALLED}\" @ONLY)
+    file(REMOVE \"\$ENV{DESTDIR}${CMAKE_INSTALL_LIBDIR}/pkgconfig/shardcomm.pc\")")
+endif()
+install(FILES ${SC_PC_INSTALLED} DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig
+        RENAME shardcomm.pc)

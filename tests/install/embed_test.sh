@@ -7,7 +7,10 @@
 #   run:   its programs, linked with shardcomm::shardcomm and shardcomm::shardcomm_static,
 #          run on 2 ranks (through SCRUN);
 #   tools: the installed sc-info and sc-bench run with LD_LIBRARY_PATH unset: their
-#          RUNPATH leads from the nested bin directory to the absolute library directory.
+#          RUNPATH leads from the nested bin directory to the absolute library directory;
+#   pkgconfig: a program built with `pkg-config --cflags --libs shardcomm` (the .pc file
+#          in the absolute library directory) runs on 2 ranks, and after a second install
+#          with --prefix WORK/other the .pc file names the headers there.
 # Usage: embed_test.sh SRC WORK CUDA SCRUN MODE
 set -euo pipefail
 src=$1 work=$2 cuda=$3 scrun=$4 mode=$5
@@ -58,8 +61,27 @@ tools)
   version=$("$bindir/sc-info" --version)
   echo "embed test: installed sc-info and sc-bench find the library: $version"
   ;;
+pkgconfig)
+  pc() { PKG_CONFIG_PATH="$libdir/pkgconfig" pkg-config "$@" shardcomm; }
+  flags=$(pc --cflags --libs) || fail "pkg-config does not read $libdir/pkgconfig/shardcomm.pc"
+  echo "pkg-config --cflags --libs shardcomm: $flags"
+  cc -std=c11 "$src/examples/allreduce_overlap.c" $flags -o "$work/ex_pc" >"$log" 2>&1 ||
+    fail "a program does not build with pkg-config's flags ($flags)"
+  LD_LIBRARY_PATH=$libdir "$scrun" -n 2 "$work/ex_pc" ||
+    fail "the program built with pkg-config's flags does not run"
+  other=$work/other
+  rm -rf "$other"
+  cmake --install "$work/build" --prefix "$other" >"$log" 2>&1 ||
+    fail "a project that embeds shardcomm does not install it into $other"
+  [ "$(pc --variable=includedir)" = "$other/include" ] ||
+    fail "installed with --prefix $other, the .pc file names the headers in" \
+         "'$(pc --variable=includedir)'"
+  [ "$(pc --variable=libdir)" = "$libdir" ] ||
+    fail "the .pc file names the library directory '$(pc --variable=libdir)', not $libdir"
+  echo "embed test: pkg-config finds the library in $libdir and the headers of each prefix"
+  ;;
 *)
-  echo "embed_test.sh: no mode '$mode' (build, run or tools)" >&2
+  echo "embed_test.sh: no mode '$mode' (build, run, tools or pkgconfig)" >&2
   exit 2
   ;;
 esac
