@@ -1,10 +1,15 @@
-# Install rules: libraries, headers, tools, a CMake package and a pkg-config file.
+# Install rules: libraries, headers, tools, a CMake package and a pkg-config file
+# (included where SC_INSTALL is on).
 include(CMakePackageConfigHelpers)
 
 install(TARGETS shardcomm shardcomm_static EXPORT shardcommTargets
         LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
         ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
         RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+install(TARGETS scrun sc-info RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+if(SC_BUILD_BENCH)
+  install(TARGETS sc-bench RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+endif()
 install(DIRECTORY include/shardcomm DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 install(EXPORT shardcommTargets NAMESPACE shardcomm::
         DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/shardcomm)

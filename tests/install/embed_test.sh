@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # A project that embeds shardcomm with add_subdirectory (tests/install/embed/), in
 # WORK, with the device path CUDA (ON or OFF); one CTest test per MODE:
-#   build: configures it with an absolute CMAKE_INSTALL_LIBDIR (WORK/prefix/lib/abs)
-#          and a nested CMAKE_INSTALL_BINDIR (bin/nested), builds its programs and the
-#          installed tools, and installs into WORK/prefix;
+#   build: configures it with SC_INSTALL on, an absolute CMAKE_INSTALL_LIBDIR
+#          (WORK/prefix/lib/abs) and a nested CMAKE_INSTALL_BINDIR (bin/nested), builds
+#          its programs and the installed tools, and installs into WORK/prefix;
+#   noinstall: configures it as it is (SC_INSTALL off by default), builds nothing, and
+#          `cmake --install` installs nothing into WORK/prefix;
 #   run:   its programs, linked with shardcomm::shardcomm and shardcomm::shardcomm_static,
 #          run on 2 ranks (through SCRUN);
 #   tools: the installed sc-info and sc-bench run with LD_LIBRARY_PATH unset: their
@@ -30,7 +32,7 @@ build)
   rm -rf "$work"
   mkdir -p "$work"
   cmake -S "$src/tests/install/embed" -B "$work/build" -DSC_SOURCE_DIR="$src" \
-    -DSC_WITH_CUDA="$cuda" -DSC_BUILD_BENCH=ON -DCMAKE_INSTALL_PREFIX="$prefix" \
+    -DSC_WITH_CUDA="$cuda" -DSC_BUILD_BENCH=ON -DSC_INSTALL=ON -DCMAKE_INSTALL_PREFIX="$prefix" \
     -DCMAKE_INSTALL_LIBDIR="$libdir" -DCMAKE_INSTALL_BINDIR=bin/nested >"$log" 2>&1 ||
     fail "a project that embeds shardcomm with add_subdirectory does not configure"
   cmake --build "$work/build" -j"${CMAKE_BUILD_PARALLEL_LEVEL:-$(nproc)}" \
@@ -40,6 +42,21 @@ build)
   cmake --install "$work/build" >>"$log" 2>&1 ||
     fail "a project that embeds shardcomm does not install it"
   echo "embed test: built and installed (library in $libdir, tools in $bindir)"
+  ;;
+noinstall)
+  rm -rf "$work"
+  mkdir -p "$work"
+  cmake -S "$src/tests/install/embed" -B "$work/build" -DSC_SOURCE_DIR="$src" \
+    -DSC_WITH_CUDA="$cuda" >"$log" 2>&1 ||
+    fail "a project that embeds shardcomm with add_subdirectory does not configure"
+  cmake --install "$work/build" --prefix "$prefix" >>"$log" 2>&1 ||
+    fail "a project that embeds shardcomm and did not ask to install it fails to install" \
+         "(shardcomm's install rules, with nothing built)"
+  installed=
+  [ ! -e "$prefix" ] || installed=$(find "$prefix" -type f | head -n 5)
+  [ -z "$installed" ] ||
+    fail "a project that embeds shardcomm and did not ask to install it installs $installed"
+  echo "embed test: without SC_INSTALL, shardcomm installs nothing with the project"
   ;;
 run)
   for prog in allreduce_overlap allreduce_overlap_static; do
@@ -81,7 +98,7 @@ pkgconfig)
   echo "embed test: pkg-config finds the library in $libdir and the headers of each prefix"
   ;;
 *)
-  echo "embed_test.sh: no mode '$mode' (build, run, tools or pkgconfig)" >&2
+  echo "embed_test.sh: no mode '$mode' (build, noinstall, run, tools or pkgconfig)" >&2
   exit 2
   ;;
 esac
