@@ -18,7 +18,7 @@ configure_package_config_file(cmake/shardcommConfig.cmake.in
   ${PROJECT_BINARY_DIR}/shardcommConfig.cmake
   INSTALL_DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/shardcomm)
 write_basic_package_version_file(${PROJECT_BINARY_DIR}/shardcommConfigVersion.cmake
-  VERSION ${PROJECT_VERSION} COMPATIBILITY SameMinorVersion)
+  VERSION ${PROJECT_VERSION} COMPATIBILITY ${SC_PACKAGE_COMPATIBILITY})
 install(FILES ${PROJECT_BINARY_DIR}/shardcommConfig.cmake
               ${PROJECT_BINARY_DIR}/shardcommConfigVersion.cmake
         DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/shardcomm)

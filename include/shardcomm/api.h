@@ -20,7 +20,8 @@ extern "C" {
 #endif
 
 /* The version of the library loaded, as SC_VERSION_CODE: a program built against other
- * headers than the library it runs with can tell (compare the major and minor parts). */
+ * headers than the library it runs with can tell (compare the major parts, and the
+ * minor parts too while the major is 0: a minor version of 0.x may change the ABI). */
 SC_API int sc_version(void);
 
 #ifdef __cplusplus
