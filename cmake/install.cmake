@@ -42,8 +42,12 @@ else()
   set(SC_PC_INCLUDEDIR "\${prefix}/${CMAKE_INSTALL_INCLUDEDIR}")
 endif()
 # A static link also takes the device path's libraries (and the C++ runtime its CUDA
-# objects use) where it was built.
+# objects use) where it was built, and the dynamic loader in every build (the CUDA
+# driver is loaded at run time: src/core/cuda_driver.c).
 set(SC_PC_LIBS_PRIVATE "-lpthread -lm")
+foreach(lib IN LISTS CMAKE_DL_LIBS)
+  string(APPEND SC_PC_LIBS_PRIVATE " -l${lib}")
+endforeach()
 if(SC_HAVE_CUDA)
   get_target_property(SC_CUDART_LOCATION CUDA::cudart IMPORTED_LOCATION)
   get_filename_component(SC_CUDART_DIR "${SC_CUDART_LOCATION}" DIRECTORY)
@@ -54,7 +58,7 @@ if(SC_HAVE_NCCL)
   string(APPEND SC_PC_LIBS_PRIVATE " -L${SC_NCCL_DIR} -lnccl")
 endif()
 if(SC_HAVE_CUDA)
-  string(APPEND SC_PC_LIBS_PRIVATE " -lstdc++ -ldl")
+  string(APPEND SC_PC_LIBS_PRIVATE " -lstdc++")
 endif()
 configure_file(cmake/shardcomm.pc.in ${PROJECT_BINARY_DIR}/shardcomm.pc @ONLY)
 set(SC_PC_INSTALLED ${PROJECT_BINARY_DIR}/shardcomm.pc)
