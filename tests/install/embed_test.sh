@@ -6,6 +6,9 @@
 #          its programs and the installed tools, and installs into WORK/prefix;
 #   noinstall: configures it as it is (SC_INSTALL off by default), builds nothing, and
 #          `cmake --install` installs nothing into WORK/prefix;
+#   nocxx: configures it with a C++ compiler that does not exist (the project and
+#          shardcomm are C, and CUDA where CUDA is ON) and builds the program linked with
+#          shardcomm::shardcomm_static;
 #   run:   its programs, linked with shardcomm::shardcomm and shardcomm::shardcomm_static,
 #          run on 2 ranks (through SCRUN);
 #   tools: the installed sc-info and sc-bench run with LD_LIBRARY_PATH unset: their
@@ -58,6 +61,18 @@ noinstall)
     fail "a project that embeds shardcomm and did not ask to install it installs $installed"
   echo "embed test: without SC_INSTALL, shardcomm installs nothing with the project"
   ;;
+nocxx)
+  rm -rf "$work"
+  mkdir -p "$work"
+  cmake -S "$src/tests/install/embed" -B "$work/build" -DSC_SOURCE_DIR="$src" \
+    -DSC_WITH_CUDA="$cuda" -DCMAKE_CXX_COMPILER="$work/no-such-c++" >"$log" 2>&1 ||
+    fail "a C project that embeds shardcomm does not configure without a C++ compiler"
+  cmake --build "$work/build" -j"${CMAKE_BUILD_PARALLEL_LEVEL:-$(nproc)}" \
+    --target allreduce_overlap_static >>"$log" 2>&1 ||
+    fail "a C project that embeds shardcomm does not build without a C++ compiler"
+  echo "embed test: a C project builds and links shardcomm statically without a C++" \
+    "compiler"
+  ;;
 run)
   for prog in allreduce_overlap allreduce_overlap_static; do
     "$scrun" -n 2 "$work/build/$prog" ||
@@ -98,7 +113,7 @@ pkgconfig)
   echo "embed test: pkg-config finds the library in $libdir and the headers of each prefix"
   ;;
 *)
-  echo "embed_test.sh: no mode '$mode' (build, noinstall, run, tools or pkgconfig)" >&2
+  echo "embed_test.sh: no mode '$mode' (build, noinstall, nocxx, run, tools or pkgconfig)" >&2
   exit 2
   ;;
 esac
