@@ -6,6 +6,8 @@
 #          its programs and the installed tools, and installs into WORK/prefix;
 #   noinstall: configures it as it is (SC_INSTALL off by default), builds nothing, and
 #          `cmake --install` installs nothing into WORK/prefix;
+#   defaults: configures it as it is and builds all: shardcomm's library and tools are
+#          built, none of its tests, benchmarks or its tests' internal library;
 #   nocxx: configures it with a C++ compiler that does not exist (the project and
 #          shardcomm are C, and CUDA where CUDA is ON) and builds the program linked with
 #          shardcomm::shardcomm_static;
@@ -30,28 +32,33 @@ fail() {
   exit 1
 }
 
-case $mode in
-build)
+# configure [CMAKE ARGS]: the project in a fresh WORK/build, this variant's device path.
+configure() {
   rm -rf "$work"
   mkdir -p "$work"
   cmake -S "$src/tests/install/embed" -B "$work/build" -DSC_SOURCE_DIR="$src" \
-    -DSC_WITH_CUDA="$cuda" -DSC_BUILD_BENCH=ON -DSC_INSTALL=ON -DCMAKE_INSTALL_PREFIX="$prefix" \
-    -DCMAKE_INSTALL_LIBDIR="$libdir" -DCMAKE_INSTALL_BINDIR=bin/nested >"$log" 2>&1 ||
-    fail "a project that embeds shardcomm with add_subdirectory does not configure"
-  cmake --build "$work/build" -j"${CMAKE_BUILD_PARALLEL_LEVEL:-$(nproc)}" \
-    --target allreduce_overlap allreduce_overlap_static scrun sc-info sc-bench \
+    -DSC_WITH_CUDA="$cuda" "$@" >"$log" 2>&1 ||
+    fail "a project that embeds shardcomm with add_subdirectory does not configure ($*)"
+}
+
+# build [--target T...]: builds the project (all of it without arguments).
+build() {
+  cmake --build "$work/build" -j"${CMAKE_BUILD_PARALLEL_LEVEL:-$(nproc)}" "$@" \
     >>"$log" 2>&1 ||
-    fail "a project that embeds shardcomm with add_subdirectory does not build"
+    fail "a project that embeds shardcomm with add_subdirectory does not build ($*)"
+}
+
+case $mode in
+build)
+  configure -DSC_BUILD_BENCH=ON -DSC_INSTALL=ON -DCMAKE_INSTALL_PREFIX="$prefix" \
+    -DCMAKE_INSTALL_LIBDIR="$libdir" -DCMAKE_INSTALL_BINDIR=bin/nested
+  build --target allreduce_overlap allreduce_overlap_static scrun sc-info sc-bench
   cmake --install "$work/build" >>"$log" 2>&1 ||
     fail "a project that embeds shardcomm does not install it"
   echo "embed test: built and installed (library in $libdir, tools in $bindir)"
   ;;
 noinstall)
-  rm -rf "$work"
-  mkdir -p "$work"
-  cmake -S "$src/tests/install/embed" -B "$work/build" -DSC_SOURCE_DIR="$src" \
-    -DSC_WITH_CUDA="$cuda" >"$log" 2>&1 ||
-    fail "a project that embeds shardcomm with add_subdirectory does not configure"
+  configure
   cmake --install "$work/build" --prefix "$prefix" >>"$log" 2>&1 ||
     fail "a project that embeds shardcomm and did not ask to install it fails to install" \
          "(shardcomm's install rules, with nothing built)"
@@ -61,15 +68,22 @@ noinstall)
     fail "a project that embeds shardcomm and did not ask to install it installs $installed"
   echo "embed test: without SC_INSTALL, shardcomm installs nothing with the project"
   ;;
+defaults)
+  configure
+  build
+  sc=$work/build/shardcomm
+  for f in "$sc/libshardcomm.so" "$sc/libshardcomm.a" "$sc/tools/scrun" "$sc/tools/sc-info"; do
+    [ -e "$f" ] || fail "building a project that embeds shardcomm did not build $f"
+  done
+  extra=$(find "$sc" -type f \( -name 'libshardcomm_internal.a' -o -name 'sc-bench' \
+            -o -name 'test_*' -o -name 'kernels_bench' \) ! -name '*.o' ! -name '*.d' |
+          head -n 5)
+  [ -z "$extra" ] || fail "building a project that embeds shardcomm built $extra"
+  echo "embed test: as it is, a project that embeds shardcomm builds its library and tools only"
+  ;;
 nocxx)
-  rm -rf "$work"
-  mkdir -p "$work"
-  cmake -S "$src/tests/install/embed" -B "$work/build" -DSC_SOURCE_DIR="$src" \
-    -DSC_WITH_CUDA="$cuda" -DCMAKE_CXX_COMPILER="$work/no-such-c++" >"$log" 2>&1 ||
-    fail "a C project that embeds shardcomm does not configure without a C++ compiler"
-  cmake --build "$work/build" -j"${CMAKE_BUILD_PARALLEL_LEVEL:-$(nproc)}" \
-    --target allreduce_overlap_static >>"$log" 2>&1 ||
-    fail "a C project that embeds shardcomm does not build without a C++ compiler"
+  configure -DCMAKE_CXX_COMPILER="$work/no-such-c++"
+  build --target allreduce_overlap_static
   echo "embed test: a C project builds and links shardcomm statically without a C++" \
     "compiler"
   ;;
@@ -113,7 +127,7 @@ pkgconfig)
   echo "embed test: pkg-config finds the library in $libdir and the headers of each prefix"
   ;;
 *)
-  echo "embed_test.sh: no mode '$mode' (build, noinstall, nocxx, run, tools or pkgconfig)" >&2
+  echo "embed_test.sh: no mode '$mode' (build, noinstall, defaults, nocxx, run, tools or pkgconfig)" >&2
   exit 2
   ;;
 esac
