@@ -15,6 +15,9 @@
 #          run on 2 ranks (through SCRUN);
 #   tools: the installed sc-info and sc-bench run with LD_LIBRARY_PATH unset: their
 #          RUNPATH leads from the nested bin directory to the absolute library directory;
+#   toolsprefix: installed again with --prefix WORK/other-tools, the sc-info and sc-bench
+#          there run with LD_LIBRARY_PATH unset (the library stays in the absolute
+#          directory);
 #   pkgconfig: a program built with `pkg-config --cflags --libs shardcomm` (the .pc file
 #          in the absolute library directory) runs on 2 ranks, and after a second install
 #          with --prefix WORK/other the .pc file names the headers there.
@@ -93,8 +96,14 @@ run)
       fail "$prog, built in a project that embeds shardcomm, does not run"
   done
   ;;
-tools)
+tools | toolsprefix)
   unset LD_LIBRARY_PATH
+  if [ "$mode" = toolsprefix ]; then
+    bindir=$work/other-tools/bin/nested
+    rm -rf "$work/other-tools"
+    cmake --install "$work/build" --prefix "$work/other-tools" >"$log" 2>&1 ||
+      fail "a project that embeds shardcomm does not install it into $work/other-tools"
+  fi
   [ -e "$libdir/libshardcomm.so" ] || fail "the library is not installed in $libdir"
   for tool in sc-info sc-bench; do
     runpath=$(readelf -d "$bindir/$tool" | sed -n 's/.*(RUNPATH).*\[\(.*\)\]$/\1/p')
@@ -127,7 +136,8 @@ pkgconfig)
   echo "embed test: pkg-config finds the library in $libdir and the headers of each prefix"
   ;;
 *)
-  echo "embed_test.sh: no mode '$mode' (build, noinstall, defaults, nocxx, run, tools or pkgconfig)" >&2
+  echo "embed_test.sh: no mode '$mode' (build, noinstall, defaults, nocxx, run, tools," \
+    "toolsprefix or pkgconfig)" >&2
   exit 2
   ;;
 esac
