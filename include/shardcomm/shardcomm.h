@@ -1,4 +1,6 @@
-/* shardcomm: the communication core of sharded data-parallel training. */
+/* shardcomm: the communication core of sharded data-parallel training. Identifiers
+ * beginning with sc_ or SC_ are reserved for the library (its static archive holds
+ * internal functions of that prefix). */
 #ifndef SHARDCOMM_H
 #define SHARDCOMM_H
 
