@@ -243,7 +243,8 @@ SC_API sc_status_t sc_reducer_grad_bucket(const sc_reducer_t *reducer, int i, in
  * their peers read and write them through their own mappings, and only a message
  * algorithm forced by SC_ALGO could leave a transfer writing them). With find_unused a gradient this rank
  * never marked gets the other ranks' contributions in its view (gradient_as_bucket_view);
- * in copy mode it has no pointer to be written to. In an iteration without sync
+ * in copy mode it has no pointer to be written to: to receive them (as DDP gives a
+ * parameter unused on one rank the others' average), mark it with a zeroed buffer. In an iteration without sync
  * nothing is communicated and missing gradients are an error on this rank only. */
 SC_API sc_status_t sc_reducer_finalize(sc_reducer_t *reducer);
 
