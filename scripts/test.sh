@@ -3,12 +3,13 @@
 # (unit, multirank, fault, install; gpu tests report themselves skipped without a GPU)
 # in both variants: with the device path (CUDA + NCCL, when the toolkit is installed)
 # and host-only. Then a host-only build with AddressSanitizer + UBSan runs the unit
-# and the fault tests, and one with ThreadSanitizer the tests of the threaded parts:
-# the reducer (its finisher thread, marks from several threads, hooks), the compressed
-# all-reduce and the top-k hook (its selection worker and gated all-gathers) across
-# ranks, the ranks killed in the middle of those, and communicators split at once from
-# two threads. BUILD_DIR names the first build directory (default build/, as
-# scripts/build.sh); the others are beside it: BUILD_DIR-host, BUILD_DIR-asan, -tsan.
+# and the fault tests and the compressor's multi-rank fuzzers, and one with
+# ThreadSanitizer the tests of the threaded parts: the reducer (its finisher thread,
+# marks from several threads, hooks), the compressed all-reduce and the top-k hook (its
+# selection worker and gated all-gathers) across ranks, the ranks killed in the middle
+# of those, and communicators split at once from two threads. BUILD_DIR names the first
+# build directory (default build/, as scripts/build.sh); the others are beside it:
+# BUILD_DIR-host, BUILD_DIR-asan, -tsan.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${BUILD_DIR:-$root/build}
@@ -37,11 +38,13 @@ BUILD_DIR="$build-asan" "$root/scripts/build.sh" -DSC_SANITIZE=ON -DSC_BUILD_BEN
 # namespaces), where transfers are left in flight and UCX may still touch memory the
 # library or the test gave up: under ASan such an access is an error, not silent
 # corruption. Left out: the killed rank on registered memory (64 MiB per rank: past its
-# 20 s limit under ASan).
+# 20 s limit under ASan). Then the compressor's differential fuzzers across ranks (about
+# 50 s), whose checks read the saved state's records as the library writes them.
 (cd "$build-asan" && export UCX_MEM_MALLOC_HOOKS=no UCX_MEM_MMAP_HOOK_MODE=none &&
   ctest --output-on-failure --timeout 300 -L unit &&
   ctest --output-on-failure --timeout 300 -L fault \
-    -E '^fault\.killed_rank_fails_pending_and_later_calls\.registered$')
+    -E '^fault\.killed_rank_fails_pending_and_later_calls\.registered$' &&
+  ctest --output-on-failure --timeout 300 -L multirank -R '^compress\.fuzz\.')
 
 BUILD_DIR="$build-tsan" "$root/scripts/build.sh" -DSC_SANITIZE_THREAD=ON \
   -DSC_BUILD_BENCH=OFF -DSC_WITH_CUDA=OFF

@@ -688,8 +688,16 @@ static void fz_check_state(sc_compressor_t *comp, const fz_case_t *c, const fz_m
             if (!want)
                 continue;
             for (size_t e = 0; e < key->count; e++) {
-                double got = es == 8 ? ((const double *)(const void *)p)[e]
-                                     : ((const float *)(const void *)p)[e];
+                /* A record follows the previous one's elements: not aligned to them. */
+                double got;
+                float f;
+
+                if (es == 8) {
+                    memcpy(&got, p + e * 8, 8);
+                } else {
+                    memcpy(&f, p + e * 4, 4);
+                    got = f;
+                }
                 FZ_CHECK(memcmp(&got, &want[e], 8) == 0 || (got == 0 && want[e] == 0),
                          "key %d: %s element %zu is %.17g, the model's %.17g", rec.key,
                          part ? "momentum" : "residual", e, got, want[e]);
