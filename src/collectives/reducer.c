@@ -16,6 +16,7 @@
 #include "core/env_names.h"
 #include "core/error.h"
 #include "core/log.h"
+#include "core/ptr_set.h"
 
 #define SC_MIB ((size_t)1 << 20)
 #define SC_DEFAULT_FIRST_BUCKET_BYTES SC_MIB
@@ -148,56 +149,34 @@ static sc_status_t sc_reducer_setup(sc_reducer_t *r, const sc_grad_desc_t *grads
 /* The hook states that live reducers own. One hook given to two reducers would be
  * destroyed twice (a framework that passed one hook object to two models' reducers
  * crashed in free when the second was destroyed), so the second is refused. */
-static pthread_mutex_t sc_hooks_owned_lock = PTHREAD_MUTEX_INITIALIZER;
-static void **sc_hooks_owned;
-static size_t sc_hooks_owned_n, sc_hooks_owned_cap;
+static sc_ptr_set_t sc_hooks_owned = SC_PTR_SET_INIT;
 
 /* Records r's hook state as owned by r: SC_ERR_INVALID_ARG, nothing recorded, when a
  * live reducer owns it already. A hook without state needs no record. */
 static sc_status_t sc_reducer_claim_hook(sc_reducer_t *r)
 {
-    sc_status_t st = SC_SUCCESS;
+    int added;
 
     if (!r->hook.state)
         return SC_SUCCESS;
-    pthread_mutex_lock(&sc_hooks_owned_lock);
-    for (size_t i = 0; i < sc_hooks_owned_n && st == SC_SUCCESS; i++)
-        if (sc_hooks_owned[i] == r->hook.state)
-            st = sc_error(SC_ERR_INVALID_ARG, "sc_reducer_create: config.hook (\"%s\") is "
-                          "owned by another reducer, which was given the same hook and "
-                          "destroys its state with itself; fill a new hook for each reducer "
-                          "(sc_comm_hook_builtin, sc_comm_hook_topk)",
-                          r->hook.name ? r->hook.name : "");
-    if (st == SC_SUCCESS && sc_hooks_owned_n == sc_hooks_owned_cap) {
-        size_t cap = sc_hooks_owned_cap ? 2 * sc_hooks_owned_cap : 16;
-        void **grown = realloc(sc_hooks_owned, cap * sizeof(*grown));
-        if (grown) {
-            sc_hooks_owned = grown;
-            sc_hooks_owned_cap = cap;
-        } else {
-            st = sc_error(SC_ERR_NO_MEMORY, "sc_reducer_create: out of memory");
-        }
-    }
-    if (st == SC_SUCCESS) {
-        sc_hooks_owned[sc_hooks_owned_n++] = r->hook.state;
-        r->hook_claimed = 1;
-    }
-    pthread_mutex_unlock(&sc_hooks_owned_lock);
-    return st;
+    added = sc_ptr_set_add(&sc_hooks_owned, r->hook.state, 1);
+    if (added == 0)
+        return sc_error(SC_ERR_INVALID_ARG, "sc_reducer_create: config.hook (\"%s\") is "
+                        "owned by another reducer, which was given the same hook and "
+                        "destroys its state with itself; fill a new hook for each reducer "
+                        "(sc_comm_hook_builtin, sc_comm_hook_topk)",
+                        r->hook.name ? r->hook.name : "");
+    if (added < 0)
+        return sc_error(SC_ERR_NO_MEMORY, "sc_reducer_create: out of memory");
+    r->hook_claimed = 1;
+    return SC_SUCCESS;
 }
 
 /* Before the hook's destroy: once freed, its address may be a new hook's. */
 static void sc_reducer_unclaim_hook(sc_reducer_t *r)
 {
-    if (!r->hook_claimed)
-        return;
-    pthread_mutex_lock(&sc_hooks_owned_lock);
-    for (size_t i = 0; i < sc_hooks_owned_n; i++)
-        if (sc_hooks_owned[i] == r->hook.state) {
-            sc_hooks_owned[i] = sc_hooks_owned[--sc_hooks_owned_n];
-            break;
-        }
-    pthread_mutex_unlock(&sc_hooks_owned_lock);
+    if (r->hook_claimed)
+        sc_ptr_set_remove(&sc_hooks_owned, r->hook.state);
     r->hook_claimed = 0;
 }
 

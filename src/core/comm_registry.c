@@ -9,21 +9,20 @@
 
 #include "core/comm_internal.h"
 #include "core/error.h"
+#include "core/ptr_set.h"
 
-static pthread_mutex_t sc_registry_lock = PTHREAD_MUTEX_INITIALIZER;
-static const sc_comm_t **sc_registry;
-static size_t sc_registry_len, sc_registry_cap;
+static sc_ptr_set_t sc_registry = SC_PTR_SET_INIT;
 /* Set in a forked child: the communicators it inherited are the parent's (their
  * threads and UCX state are not in the child) and are refused there. */
 static int sc_registry_forked;
 static pthread_once_t sc_registry_once = PTHREAD_ONCE_INIT;
 
 /* The registry's lock is held across fork(), so that the child gets it unlocked. */
-static void sc_registry_fork_prepare(void) { pthread_mutex_lock(&sc_registry_lock); }
-static void sc_registry_fork_parent(void) { pthread_mutex_unlock(&sc_registry_lock); }
+static void sc_registry_fork_prepare(void) { pthread_mutex_lock(&sc_registry.lock); }
+static void sc_registry_fork_parent(void) { pthread_mutex_unlock(&sc_registry.lock); }
 static void sc_registry_fork_child(void)
 {
-    pthread_mutex_unlock(&sc_registry_lock);
+    pthread_mutex_unlock(&sc_registry.lock);
     __atomic_store_n(&sc_registry_forked, 1, __ATOMIC_RELAXED);
 }
 
@@ -34,45 +33,15 @@ static void sc_registry_watch_fork(void)
 
 sc_status_t sc_registry_add(const sc_comm_t *c)
 {
-    sc_status_t st = SC_SUCCESS;
-
     pthread_once(&sc_registry_once, sc_registry_watch_fork);
-    pthread_mutex_lock(&sc_registry_lock);
-    if (sc_registry_len == sc_registry_cap) {
-        size_t cap = sc_registry_cap ? 2 * sc_registry_cap : 16;
-        const sc_comm_t **r = realloc(sc_registry, cap * sizeof(*r));
-        if (!r) {
-            st = sc_error(SC_ERR_NO_MEMORY, "communicator registry: out of memory");
-            goto out;
-        }
-        sc_registry = r;
-        sc_registry_cap = cap;
-    }
-    sc_registry[sc_registry_len++] = c;
-out:
-    pthread_mutex_unlock(&sc_registry_lock);
-    return st;
+    if (sc_ptr_set_add(&sc_registry, c, 0) < 0)
+        return sc_error(SC_ERR_NO_MEMORY, "communicator registry: out of memory");
+    return SC_SUCCESS;
 }
 
 int sc_registry_remove(const sc_comm_t *c)
 {
-    int found = 0;
-
-    pthread_mutex_lock(&sc_registry_lock);
-    for (size_t i = 0; i < sc_registry_len; i++) {
-        if (sc_registry[i] == c) {
-            sc_registry[i] = sc_registry[--sc_registry_len];
-            found = 1;
-            break;
-        }
-    }
-    if (sc_registry_len == 0) {
-        free(sc_registry);
-        sc_registry = NULL;
-        sc_registry_cap = 0;
-    }
-    pthread_mutex_unlock(&sc_registry_lock);
-    return found;
+    return sc_ptr_set_remove(&sc_registry, c);
 }
 
 int sc_process_is_fork_of(pid_t owner)
@@ -82,15 +51,9 @@ int sc_process_is_fork_of(pid_t owner)
 
 sc_status_t sc_comm_check_handle(const sc_comm_t *c, const char *caller)
 {
-    int found = 0;
-
     if (!c)
         return sc_error(SC_ERR_INVALID_COMM, "%s: communicator is NULL", caller);
-    pthread_mutex_lock(&sc_registry_lock);
-    for (size_t i = 0; i < sc_registry_len && !found; i++)
-        found = sc_registry[i] == c;
-    pthread_mutex_unlock(&sc_registry_lock);
-    if (!found)
+    if (!sc_ptr_set_contains(&sc_registry, c))
         return sc_error(SC_ERR_INVALID_COMM,
                         "%s: communicator %p was destroyed or never created", caller,
                         (const void *)c);
@@ -122,9 +85,10 @@ static int sc_comm_field(const sc_comm_t *comm, int which)
 {
     int v = -1;
 
-    pthread_mutex_lock(&sc_registry_lock);
-    for (size_t i = 0; i < sc_registry_len; i++) {
-        if (sc_registry[i] == comm) {
+    /* Read under the set's lock: a destroy cannot free comm meanwhile. */
+    pthread_mutex_lock(&sc_registry.lock);
+    for (size_t i = 0; i < sc_registry.len; i++) {
+        if (sc_registry.items[i] == comm) {
             v = which == 0 ? comm->rank
                 : which == 1 ? comm->size
                 : which == 2 ? comm->local_rank
@@ -132,7 +96,7 @@ static int sc_comm_field(const sc_comm_t *comm, int which)
             break;
         }
     }
-    pthread_mutex_unlock(&sc_registry_lock);
+    pthread_mutex_unlock(&sc_registry.lock);
     return v;
 }
 

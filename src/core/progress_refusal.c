@@ -199,25 +199,43 @@ static void sc_refusal_p2p_withdrawn(sc_comm_t *c, int peer, int kind, uint64_t 
         sc_refusal_unmark_op(op);
 }
 
+/* Peer src's notice (refused: SC_CTL_REFUSED or SC_CTL_REISSUED) of its send or
+ * receive #seq (p2p: SC_CTL_P2P_SEND or SC_CTL_P2P_RECV), taken for the op here that
+ * pairs with it: a receive for its send. */
+static void sc_refusal_p2p_notice(sc_comm_t *c, int src, int p2p, int refused, uint64_t seq,
+                                  const char *text)
+{
+    int kind = p2p == SC_CTL_P2P_SEND ? SC_COLL_RECV : SC_COLL_SEND;
+
+    if (refused == SC_CTL_REFUSED)
+        sc_refusal_p2p_take(c, src, kind, seq, text);
+    else if (refused == SC_CTL_REISSUED)
+        sc_refusal_p2p_withdrawn(c, src, kind, seq);
+}
+
+/* Tells peer this rank refused (or issued after all) its send or receive (kind) #seq: a
+ * notice, or, to itself, taken at once as the notice would be. */
+static void sc_refusal_p2p_tell(sc_comm_t *c, int peer, int kind, int refused, uint64_t seq,
+                                const char *text)
+{
+    int p2p = kind == SC_COLL_SEND ? SC_CTL_P2P_SEND : SC_CTL_P2P_RECV;
+
+    if (peer == c->rank)
+        sc_refusal_p2p_notice(c, peer, p2p, refused, seq, text);
+    else
+        sc_progress_notify_p2p(c, peer, refused, p2p, seq, text);
+}
+
 void sc_progress_refusal_notice(sc_comm_t *c, const sc_ctl_msg_t *msg, const char *text)
 {
-    int kind;
-
     if (msg->p2p == SC_CTL_P2P_NONE) {
         if (msg->refused == SC_CTL_REFUSED)
             sc_refusal_take(c, msg->seq, text);
         else if (msg->refused == SC_CTL_REISSUED)
             sc_refusal_withdrawn(c, msg->seq);
-        return;
+    } else if (msg->src >= 0 && msg->src < c->size && msg->src != c->rank) {
+        sc_refusal_p2p_notice(c, msg->src, msg->p2p, msg->refused, msg->seq, text);
     }
-    if (msg->src < 0 || msg->src >= c->size || msg->src == c->rank)
-        return;
-    /* The op here that pairs with the peer's: a receive for its send. */
-    kind = msg->p2p == SC_CTL_P2P_SEND ? SC_COLL_RECV : SC_COLL_SEND;
-    if (msg->refused == SC_CTL_REFUSED)
-        sc_refusal_p2p_take(c, msg->src, kind, msg->seq, text);
-    else if (msg->refused == SC_CTL_REISSUED)
-        sc_refusal_p2p_withdrawn(c, msg->src, kind, msg->seq);
 }
 
 /* A send or receive just numbered: marked when its peer refused its pair, and the peer
@@ -230,14 +248,7 @@ static void sc_refusal_p2p_mark(sc_comm_t *c, sc_coll_op_t *op)
 
     if (own && own->seq == op->hdr.seq && c->broken == SC_SUCCESS) {
         op->refused_here = 1;
-        if (peer == c->rank)
-            sc_refusal_p2p_withdrawn(c, peer, kind == SC_COLL_SEND ? SC_COLL_RECV
-                                                                   : SC_COLL_SEND,
-                                     op->hdr.seq);
-        else
-            sc_progress_notify_p2p(c, peer, SC_CTL_REISSUED,
-                                   kind == SC_COLL_SEND ? SC_CTL_P2P_SEND : SC_CTL_P2P_RECV,
-                                   op->hdr.seq, "");
+        sc_refusal_p2p_tell(c, peer, kind, SC_CTL_REISSUED, op->hdr.seq, "");
     }
     if (held && !held->withdrawn && op->hdr.seq == held->seq)
         sc_refusal_mark_op(op);
@@ -291,7 +302,6 @@ static void sc_refusal_p2p_own(sc_comm_t *c, int kind, int peer)
 {
     uint64_t seq = sc_refusal_p2p_next(c, kind, peer);
     struct sc_p2p_refusal *own = sc_refusal_p2p_find(c, 1, peer, kind), *held;
-    int pair = kind == SC_COLL_SEND ? SC_COLL_RECV : SC_COLL_SEND;
 
     if (own && own->seq == seq)
         return;
@@ -307,12 +317,7 @@ static void sc_refusal_p2p_own(sc_comm_t *c, int kind, int peer)
     held = sc_refusal_p2p_find(c, 0, peer, kind);
     if (held && held->seq == seq)
         sc_refusal_p2p_drop(c, held);
-    if (peer == c->rank)
-        sc_refusal_p2p_take(c, peer, pair, seq, own->text);
-    else
-        sc_progress_notify_p2p(c, peer, SC_CTL_REFUSED,
-                               kind == SC_COLL_SEND ? SC_CTL_P2P_SEND : SC_CTL_P2P_RECV, seq,
-                               own->text);
+    sc_refusal_p2p_tell(c, peer, kind, SC_CTL_REFUSED, seq, own->text);
 }
 
 /* This rank refused collective #c->seq: announced once per number. */
