@@ -276,14 +276,26 @@ static void scrun_describe_status(int status, char *buf, size_t len)
         snprintf(buf, len, "exited with status %d", WEXITSTATUS(status));
 }
 
-static void scrun_on_exit(scrun_run_t *run, scrun_rank_t *r, int status);
-
-/* Before r's failure is named as the first: a rank that was dying already died before
- * it (the surviving ranks' library sees such a peer as dead, and a program exits on
- * that error at once), so that rank is reaped first, waiting up to 2 s for it, and
- * named instead. */
-static void scrun_reap_dying_first(scrun_run_t *run, const scrun_rank_t *r)
+/* Marks r ended with status and reads its last lines, which are in the pipes by now and
+ * read before scrun's verdict on it. */
+static void scrun_record_exit(scrun_run_t *run, scrun_rank_t *r, int status)
 {
+    r->running = false;
+    r->status = status;
+    run->nrunning--;
+    scrun_stream_read(&r->out, true);
+    scrun_stream_read(&r->err, true);
+}
+
+/* The cause to name when r exited with a failure status: a rank killed by a signal whose
+ * teardown was still going on (its main thread a zombie; a surviving rank's library sees
+ * such a peer as dead, and a program exits on that error at once) died before r. Each
+ * dying rank is reaped, waiting up to 2 s for it; the first one a signal killed is
+ * returned, else NULL. The others reaped here are recorded, not named. */
+static scrun_rank_t *scrun_reap_killed_before(scrun_run_t *run, const scrun_rank_t *r)
+{
+    scrun_rank_t *cause = NULL;
+
     for (long i = 0; i < run->nstarted; i++) {
         scrun_rank_t *q = &run->ranks[i];
         if (q == r || !q->running || !scrun_proc_dying(q->pid))
@@ -291,36 +303,39 @@ static void scrun_reap_dying_first(scrun_run_t *run, const scrun_rank_t *r)
         for (double until = scrun_now() + 2.0; scrun_now() < until;) {
             int status;
             if (waitpid(q->pid, &status, WNOHANG) == q->pid) {
-                scrun_on_exit(run, q, status);
+                scrun_record_exit(run, q, status);
+                if (cause == NULL && WIFSIGNALED(status))
+                    cause = q;
                 break;
             }
             nanosleep(&(struct timespec){0, 2000000}, NULL);
         }
-        if (run->first_failed >= 0)
-            return;
     }
+    return cause;
 }
 
+/* r ended with status. Only the first failure is the cause, named; later ones are ranks
+ * scrun stopped (or failing after it). A rank a signal killed is named itself; one that
+ * exited with a failure status may be reacting to a peer killed before it, which is
+ * named instead (whichever of the two scrun happened to reap first). */
 static void scrun_on_exit(scrun_run_t *run, scrun_rank_t *r, int status)
 {
-    r->running = false;
-    r->status = status;
-    run->nrunning--;
-    /* Its last lines are in the pipes by now and read before scrun's verdict on it. */
-    scrun_stream_read(&r->out, true);
-    scrun_stream_read(&r->err, true);
-    if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
+    scrun_rank_t *cause = r;
+    char how[64];
+
+    scrun_record_exit(run, r, status);
+    if ((WIFEXITED(status) && WEXITSTATUS(status) == 0) || run->first_failed >= 0 ||
+        run->stopping)
         return;
-    /* Only the first failure is the cause; later ones are ranks scrun stopped. */
-    if (run->first_failed < 0 && !run->stopping)
-        scrun_reap_dying_first(run, r);
-    if (run->first_failed < 0 && !run->stopping) {
-        char how[64];
-        scrun_describe_status(status, how, sizeof how);
-        run->first_failed = r->rank;
-        scrun_msg(run, "rank %ld %s", r->rank, how);
-        scrun_stop(run, true);
+    if (WIFEXITED(status)) {
+        scrun_rank_t *killed = scrun_reap_killed_before(run, r);
+        if (killed != NULL)
+            cause = killed;
     }
+    scrun_describe_status(cause->status, how, sizeof how);
+    run->first_failed = cause->rank;
+    scrun_msg(run, "rank %ld %s", cause->rank, how);
+    scrun_stop(run, true);
 }
 
 static void scrun_reap(scrun_run_t *run)

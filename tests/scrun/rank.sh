@@ -104,6 +104,18 @@ kill-self) # kill-self R SIGNAL: rank R kills itself with SIGNAL once the others
     mark_ready
     sleep 1000
     ;;
+killed-then-reacting) # killed-then-reacting K R: once $SCRUN_TEST_DIR/go exists, rank K
+    # kills itself with SIGKILL; rank R waits until K is a zombie and exits 1 (as a program
+    # whose library saw a peer die does). Each leaves its pid in pid.RANK.
+    echo $$ > "$SCRUN_TEST_DIR/pid.$rank.tmp" && mv "$SCRUN_TEST_DIR/pid.$rank.tmp" "$SCRUN_TEST_DIR/pid.$rank"
+    mark_ready
+    [[ $rank == "$1" || $rank == "$2" ]] || sleep 1000
+    while [[ ! -e $SCRUN_TEST_DIR/go ]]; do sleep 0.01; done
+    [[ $rank == "$1" ]] && kill -s KILL $$
+    killed=$(cat "$SCRUN_TEST_DIR/pid.$1")
+    while [[ $(awk '{ print $3 }' "/proc/$killed/stat" 2>/dev/null) != Z ]]; do sleep 0.01; done
+    exit 1
+    ;;
 fail-with-child) # fail-with-child R: rank R exits 1; the others record a child that sleeps
     if [[ $rank == "$1" ]]; then
         wait_for_others

@@ -351,6 +351,37 @@ test_rank_dying_before_a_failure_it_caused_is_named_first() {
     grep -q '^scrun: rank 1 failed first' "$ERR" || fail "rank 1 is not named first"
 }
 
+# Rank 0 killed by a signal and rank 1 exiting 1 because of it, both ended before scrun
+# reaps either (scrun stopped meanwhile): rank 0, reaped first, is named. scrun saw rank 1
+# as a rank dying before rank 0 and named it (CI, host-only variant, where the two ended
+# together in rank_dying_before_a_failure_it_caused_is_named_first the other way round).
+test_rank_killed_is_named_before_a_rank_that_ended_with_it() {
+    local t0=$EPOCHREALTIME r
+    start_bg -n 3 bash "$RANK" killed-then-reacting 0 1
+    wait_ready 3
+    kill -STOP "$BG_PID"
+    : > "$SCRUN_TEST_DIR/go"
+    for r in 0 1; do
+        wait_for_state "$(cat "$SCRUN_TEST_DIR/pid.$r")" Z 10
+    done
+    kill -CONT "$BG_PID"
+    wait_bg 10 "$t0"
+    expect_rc 1
+    expect_line "$ERR" "scrun: rank 0 was killed by signal 9 (SIGKILL)"
+    expect_no_match "$ERR" "^scrun: rank [12] (exited|was killed)"
+    grep -q '^scrun: rank 0 failed first; ranks stopped by scrun (or failing after it): 1 2$' \
+        "$ERR" || fail "rank 0 is not named first, with ranks 1 and 2 after it"
+}
+
+# wait_for_state PID STATE LIMIT: waits up to LIMIT s until PID's state letter is STATE.
+wait_for_state() {
+    local deadline=$((SECONDS + $3))
+    while [[ $(awk '{ print $3 }' "/proc/$1/stat" 2>/dev/null) != "$2" ]]; do
+        ((SECONDS < deadline)) || fail "process $1 is not in state $2 after $3 s"
+        sleep 0.01
+    done
+}
+
 test_children_of_stopped_ranks_are_stopped() {
     run -n 3 bash "$RANK" fail-with-child 0
     expect_rc 1
