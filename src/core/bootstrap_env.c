@@ -1,8 +1,10 @@
 /* Rank, size and rendezvous settings: the configuration first, then the environment
  * (first variable of each list in env_names.c; rank, size and local values from one
  * launcher), then defaults. */
+#include <netdb.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/socket.h>
 
 #include "core/bootstrap_env.h"
 #include "core/env.h"
@@ -90,11 +92,53 @@ static sc_status_t sc_bootstrap_check_pair(const sc_comm_config_t *cfg, int worl
 
 /* No name or address holds a blank; one would be retried as a name not yet in DNS
  * until the timeout. */
-sc_status_t sc_bootstrap_check_addr(const char *addr, const char *from)
+int sc_bootstrap_addr_is_numeric(const char *addr)
 {
+    return strchr(addr, ':') || addr[strspn(addr, "0123456789.")] == '\0';
+}
+
+/* Whether addr parses as an IP address, as the rendezvous looks it up. */
+static int sc_bootstrap_addr_parses(const char *addr)
+{
+    struct addrinfo hints, *res = NULL;
+
+    memset(&hints, 0, sizeof(hints));
+    hints.ai_family = AF_UNSPEC;
+    hints.ai_socktype = SOCK_STREAM;
+    hints.ai_flags = AI_NUMERICHOST;
+    if (getaddrinfo(addr, NULL, &hints, &res) != 0)
+        return 0;
+    freeaddrinfo(res);
+    return 1;
+}
+
+/* A rank given such an address failed at once, but rank 0 serves on every address of
+ * its host without looking it up, and waited SC_TIMEOUT for the ranks that had failed. */
+sc_status_t sc_bootstrap_check_addr(const char *addr, const char *from, char *out, size_t len)
+{
+    char inner[SC_MASTER_ADDR_MAX];
+    size_t n = strlen(addr);
+
     if (strpbrk(addr, " \t\n\v\f\r"))
         return sc_error(SC_ERR_INVALID_ARG, "%s='%s' holds a blank: the master address is a "
                         "host name or an IP address", from, addr);
+    if (n >= SC_MASTER_ADDR_MAX)
+        return sc_error(SC_ERR_INVALID_ARG, "%s is %zu characters long: no host name or IP "
+                        "address is longer than %d", from, n, SC_MASTER_ADDR_MAX - 1);
+    if (addr[0] == '[') {
+        snprintf(inner, sizeof(inner), "%.*s", n >= 2 ? (int)(n - 2) : 0, addr + 1);
+        if (n < 2 || addr[n - 1] != ']' || !strchr(inner, ':') ||
+            !sc_bootstrap_addr_parses(inner))
+            return sc_error(SC_ERR_INVALID_ARG, "%s=%s: brackets hold an IPv6 address alone "
+                            "([::1])", from, addr);
+    } else {
+        snprintf(inner, sizeof(inner), "%s", addr);
+        if (sc_bootstrap_addr_is_numeric(inner) && !sc_bootstrap_addr_parses(inner))
+            return sc_error(SC_ERR_INVALID_ARG, "%s=%s is written as an IP address but is "
+                            "not an IPv4 or IPv6 address", from, addr);
+    }
+    if (out)
+        snprintf(out, len, "%s", inner);
     return SC_SUCCESS;
 }
 
@@ -189,9 +233,11 @@ sc_status_t sc_bootstrap_resolve(const sc_comm_config_t *cfg, sc_bootstrap_param
     }
     addr = cfg->master_addr ? cfg->master_addr
                             : sc_env_first(sc_env_master_addr_names, &addr_from);
-    if (addr && (st = sc_bootstrap_check_addr(addr, addr_from)) != SC_SUCCESS)
+    if (addr && (st = sc_bootstrap_check_addr(addr, addr_from, p.master_addr,
+                                              sizeof(p.master_addr))) != SC_SUCCESS)
         return st;
-    snprintf(p.master_addr, sizeof(p.master_addr), "%s", addr ? addr : SC_DEFAULT_MASTER_ADDR);
+    if (!addr)
+        snprintf(p.master_addr, sizeof(p.master_addr), "%s", SC_DEFAULT_MASTER_ADDR);
     if (cfg->timeout_s > 0.0) {
         p.timeout_s = cfg->timeout_s;
     } else {

@@ -9,6 +9,10 @@
  * (collectives/transport_ucx.h). sc_comm_init refuses more, and sc-info says so. */
 #define SC_MAX_WORLD 65536
 
+/* A master address's bytes with its terminating zero: a host name is at most 253
+ * characters. */
+#define SC_MASTER_ADDR_MAX 256
+
 typedef struct {
     int rank;
     int world_size;
@@ -16,7 +20,7 @@ typedef struct {
     int local_size;   /* -1 when unknown */
     char local_size_from[32]; /* what gave local_size: a variable, config.local_size */
     char local_rank_from[32]; /* what gave local_rank, likewise */
-    char master_addr[256];
+    char master_addr[SC_MASTER_ADDR_MAX];
     int master_port;
     double timeout_s;
     sc_bind_t bind;
@@ -32,9 +36,17 @@ typedef struct {
  * *port (-1: none follows 65535). */
 int sc_bootstrap_beside_torch_store(int *torch_port, int *port);
 
-/* SC_ERR_INVALID_ARG, naming from (the variable or field that gave addr) and addr,
- * for a master address that no host name or address can be (one with a blank). */
-sc_status_t sc_bootstrap_check_addr(const char *addr, const char *from);
+/* Whether addr is written as an IP address, not a host name: a colon (IPv6; no name
+ * has one) or digits and dots alone (no top-level domain is all digits). */
+int sc_bootstrap_addr_is_numeric(const char *addr);
+
+/* The master address as the rendezvous uses it, into out (len bytes; out may be NULL):
+ * addr, or the IPv6 address inside brackets ([::1], as URLs write it). SC_ERR_INVALID_ARG,
+ * naming from (the variable or field that gave addr) and addr, for a master address that
+ * no host name or address can be: one with a blank, one longer than a host name, one
+ * written as an IP address that is none (::1::2, 10.0.0.256), brackets around anything
+ * but an IPv6 address. */
+sc_status_t sc_bootstrap_check_addr(const char *addr, const char *from, char *out, size_t len);
 
 /* Fills *params from cfg, then the environment, then defaults; checks ranges.
  * SC_ERR_INVALID_ARG with a sentence naming the setting otherwise. */

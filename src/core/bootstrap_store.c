@@ -16,6 +16,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "core/bootstrap_env.h"
 #include "core/bootstrap_store.h"
 #include "core/clock.h"
 #include "core/error.h"
@@ -278,13 +279,6 @@ static void sc_store_where(const char *addr, int port, char *buf, size_t len)
         snprintf(buf, len, "%s:%d", addr, port);
 }
 
-/* Whether addr is written as an IP address, not a host name: a colon (IPv6; no name
- * has one) or digits and dots alone (no top-level domain is all digits). */
-static int sc_store_numeric(const char *addr)
-{
-    return strchr(addr, ':') || addr[strspn(addr, "0123456789.")] == '\0';
-}
-
 /* Whether sa is an address of this host: a loopback or unspecified one, or one of its
  * interfaces' (an IPv4 one also as an IPv4-mapped IPv6 address). */
 static int sc_store_own_address(const struct sockaddr *sa, const struct ifaddrs *ifs)
@@ -332,7 +326,7 @@ static void sc_store_check_master(const char *addr, char *note, size_t len)
     memset(&hints, 0, sizeof(hints));
     hints.ai_family = AF_UNSPEC;
     hints.ai_socktype = SOCK_STREAM;
-    hints.ai_flags = sc_store_numeric(addr) ? AI_NUMERICHOST : 0;
+    hints.ai_flags = sc_bootstrap_addr_is_numeric(addr) ? AI_NUMERICHOST : 0;
     if ((gai = getaddrinfo(addr, NULL, &hints, &res)) != 0) {
         snprintf(note, len, "the master address %s does not resolve on rank 0 (%s): the "
                  "other ranks cannot find this store by it", addr, gai_strerror(gai));
@@ -348,7 +342,7 @@ static void sc_store_check_master(const char *addr, char *note, size_t len)
         const void *a = res->ai_family == AF_INET
                             ? (const void *)&((struct sockaddr_in *)res->ai_addr)->sin_addr
                             : (const void *)&((struct sockaddr_in6 *)res->ai_addr)->sin6_addr;
-        if (!sc_store_numeric(addr))
+        if (!sc_bootstrap_addr_is_numeric(addr))
             inet_ntop(res->ai_family, a, first, sizeof(first));
         snprintf(note, len, "the master address %s%s%s%s is none of rank 0's own addresses "
                  "(the other ranks connect there, which leads to this store only through a "
@@ -481,7 +475,7 @@ static int sc_store_connect(const char *addr, int port, double deadline, const i
 {
     char portstr[16];
     struct addrinfo hints, *res = NULL;
-    int numeric = sc_store_numeric(addr), gai;
+    int numeric = sc_bootstrap_addr_is_numeric(addr), gai;
 
     snprintf(portstr, sizeof(portstr), "%d", port);
     memset(&hints, 0, sizeof(hints));

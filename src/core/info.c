@@ -387,7 +387,7 @@ static void sc_info_evaluate(const sc_info_setting_t *s, const char *raw,
         snprintf(v->value, sizeof(v->value), "%g", number);
         return;
     case SC_INFO_STRING:
-        if (raw && sc_bootstrap_check_addr(raw, which) != SC_SUCCESS) {
+        if (raw && sc_bootstrap_check_addr(raw, which, NULL, 0) != SC_SUCCESS) {
             sc_info_invalid(v, raw);
             return;
         }

@@ -531,25 +531,19 @@ static int test_one_rank_needs_no_rendezvous_port(int argc, char **argv)
 }
 
 /* 2 ranks with a master address that is no IP address although written as one
- * (::1::2). Rank 1 fails at once with SC_ERR_INVALID_ARG naming it (it retried the
- * lookup until SC_TIMEOUT + 3 s, then said the store could not be reached); rank 0,
- * which serves on every address, times out naming the store as [::1::2]:PORT and
- * saying that the address does not resolve there either. */
+ * (::1::2): both fail at once with SC_ERR_INVALID_ARG naming it. Rank 1 retried the
+ * lookup until SC_TIMEOUT + 3 s, then said the store could not be reached; later it
+ * failed at once, but rank 0, which serves on every address without looking it up,
+ * waited SC_TIMEOUT for rank 1. */
 static int test_master_address_that_is_no_ip_address_fails_at_once(int argc, char **argv)
 {
-    double timeout = fault_timeout();
-    char where[128];
-    const char *rank0[] = {where, "rank 1 never arrived (1 of 2); the master address ::1::2 "
-                                  "does not resolve on rank 0", NULL};
-    const char *rank1[] = {where, "the address ::1::2 is not an IPv4 or IPv6 address", NULL};
+    const char *what[] = {"SC_MASTER_ADDR=::1::2 is written as an IP address but is not an "
+                          "IPv4 or IPv6 address", NULL};
 
     (void)argc;
     (void)argv;
     setenv("SC_MASTER_ADDR", "::1::2", 1);
-    snprintf(where, sizeof(where), "[::1::2]:%d", fault_env_int("SC_MASTER_PORT"));
-    if (fault_rank == 0)
-        return check_init_times_out(timeout - 0.05, timeout + 2.0, rank0);
-    return check_init_fails(SC_ERR_INVALID_ARG, 0.0, 1.0, rank1);
+    return check_init_fails(SC_ERR_INVALID_ARG, 0.0, 1.0, what);
 }
 
 /* 2 ranks; rank 0 is given a master address that is none of its host's (192.0.2.1,

@@ -9,14 +9,15 @@
 # launch by default). With ::1, an IPv6 master address (skipped where the loopback
 # interface has none): the store listened on IPv4 alone and the ranks looked the address
 # up as IPv4 only, so rank 1 failed after SC_TIMEOUT + 3 s ("the address ::1 does not
-# resolve") and rank 0 said only that rank 1 never arrived.
+# resolve") and rank 0 said only that rank 1 never arrived. [::1] is the same address
+# in brackets.
 set -u
 scrun=$1
 bench=$2
 addr=${3:-127.0.0.1}
 n=${4:-2}
 port=${SC_MASTER_PORT:?run under with_reserved_port.py SC_MASTER_PORT}
-if [ "$addr" = ::1 ] && ! grep -qE '^0{31}1 .* lo$' /proc/net/if_inet6 2>/dev/null; then
+if { [ "$addr" = ::1 ] || [ "$addr" = "[::1]" ]; } && ! grep -qE '^0{31}1 .* lo$' /proc/net/if_inet6 2>/dev/null; then
   echo "SKIP: the loopback interface has no ::1"
   exit 77
 fi

@@ -455,7 +455,8 @@ static void resolve_body(void *out, const void *arg)
     r->status = sc_bootstrap_resolve(&cfg, &p);
     snprintf(r->error, sizeof(r->error), "%s", sc_last_error());
     if (r->status == SC_SUCCESS)
-        snprintf(r->text, sizeof(r->text), "rank %d size %d", p.rank, p.world_size);
+        snprintf(r->text, sizeof(r->text), "rank %d size %d master address %s", p.rank,
+                 p.world_size, p.master_addr);
 }
 
 /* srun -E (--preserve-env) leaves SLURM_NTASKS as the job's (8) and sets the step's count
@@ -475,7 +476,7 @@ static int config_takes_the_steps_task_count_under_srun(void)
     memset(&r, 0, sizeof(r));
     CHECK(run_in_child(resolve_body, &a, &r, sizeof(r)) == 0);
     CHECK(r.status == SC_SUCCESS);
-    CHECK(strcmp(r.text, "rank 1 size 2") == 0);
+    CHECK(strcmp(r.text, "rank 1 size 2 master address 127.0.0.1") == 0);
     return TEST_PASS;
 }
 
@@ -517,6 +518,59 @@ static int bootstrap_refuses_a_master_address_with_a_blank(void)
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         const char *const env[] = {cases[i][0], cases[i][1], NULL};
         CHECK(refused_alike(env, cases[i][2]) == TEST_PASS);
+    }
+    return TEST_PASS;
+}
+
+/* A master address that no host name or IP address can be fails at once, in
+ * sc_comm_init as in sc-info: written as an IP address but none (rank 0 serves on every
+ * address without looking it up, and waited SC_TIMEOUT for the ranks that had refused
+ * it), brackets around anything but an IPv6 address, longer than a host name (it was cut
+ * to 255 characters). */
+static int bootstrap_refuses_a_master_address_no_host_can_have(void)
+{
+    static char longname[300];
+    static const char *const cases[][3] = {
+        {"SC_MASTER_ADDR", "::1::2",
+         "SC_MASTER_ADDR=::1::2 is written as an IP address but is not an IPv4 or IPv6"},
+        {"MASTER_ADDR", "10.0.0.256",
+         "MASTER_ADDR=10.0.0.256 is written as an IP address but is not an IPv4 or IPv6"},
+        {"SC_MASTER_ADDR", "[node0]", "SC_MASTER_ADDR=[node0]: brackets hold an IPv6 address"},
+        {"SC_MASTER_ADDR", "[127.0.0.1]", "SC_MASTER_ADDR=[127.0.0.1]: brackets hold an IPv6"},
+        {"SC_MASTER_ADDR", "[::1", "SC_MASTER_ADDR=[::1: brackets hold an IPv6 address"},
+        {"SC_MASTER_ADDR", "[::1]]", "SC_MASTER_ADDR=[::1]]: brackets hold an IPv6 address"},
+        {"SC_MASTER_ADDR", longname,
+         "SC_MASTER_ADDR is 299 characters long: no host name or IP address is longer"}};
+
+    memset(longname, 'a', sizeof(longname) - 1);
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        const char *const env[] = {cases[i][0], cases[i][1], NULL};
+        CHECK(refused_alike(env, cases[i][2]) == TEST_PASS);
+    }
+    return TEST_PASS;
+}
+
+/* An IPv6 master address in brackets, as URLs write it ([::1]), is the address inside;
+ * others are taken as written. */
+static int bootstrap_takes_an_ipv6_master_address_in_brackets(void)
+{
+    static const char *const cases[][2] = {
+        {"[::1]", "::1"}, {"[fe80::1%lo]", "fe80::1%lo"}, {"::1", "::1"},
+        {"127.1", "127.1"}, {"node0.example", "node0.example"}};
+    char want[300];
+    report_t r;
+
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        const char *const env[] = {"SC_MASTER_ADDR", cases[i][0], NULL};
+        report_args_t a = {env, NULL};
+        memset(&r, 0, sizeof(r));
+        CHECK(run_in_child(resolve_body, &a, &r, sizeof(r)) == 0);
+        snprintf(want, sizeof(want), "rank 0 size 1 master address %s", cases[i][1]);
+        if (r.status != SC_SUCCESS || strcmp(r.text, want) != 0) {
+            fprintf(stderr, "SC_MASTER_ADDR=%s: expected the address %s, got %s '%s' (%s)\n",
+                    cases[i][0], cases[i][1], sc_status_string(r.status), r.text, r.error);
+            return TEST_FAIL;
+        }
     }
     return TEST_PASS;
 }
@@ -923,6 +977,10 @@ static const test_entry_t tests[] = {
      bootstrap_refuses_launch_values_that_are_not_plain_integers},
     {"bootstrap_refuses_a_master_address_with_a_blank",
      bootstrap_refuses_a_master_address_with_a_blank},
+    {"bootstrap_refuses_a_master_address_no_host_can_have",
+     bootstrap_refuses_a_master_address_no_host_can_have},
+    {"bootstrap_takes_an_ipv6_master_address_in_brackets",
+     bootstrap_takes_an_ipv6_master_address_in_brackets},
     {"bootstrap_names_the_variables_of_values_that_do_not_fit",
      bootstrap_names_the_variables_of_values_that_do_not_fit},
     {"bootstrap_refuses_a_rank_without_a_world_size", bootstrap_refuses_a_rank_without_a_world_size},
