@@ -24,7 +24,11 @@
 #include "core/port_holder.h"
 
 #define SC_STORE_MAGIC 0x53435354u /* "SCST" */
+/* A hello whose blob is the sentence of a rank that cannot join (sc_store_tell_failure). */
+#define SC_STORE_MAGIC_FAILED 0x53434654u /* "SCFT" */
 #define SC_STORE_MAX_BLOB (1u << 20)
+/* How long a rank that cannot join spends telling the others (sc_store_tell_failure). */
+#define SC_STORE_TELL_S 30.0
 
 typedef struct {
     uint32_t magic;
@@ -47,6 +51,7 @@ typedef struct {
     char note[400];                /* what rank 0 found wrong with the master address */
     pthread_t thread;
     int done;                      /* set (atomically) when the server has answered */
+    int told_outside;              /* processes told a failure outside fds (refuse_all) */
     sc_status_t verdict;           /* its outcome, for rank 0's own client */
     char verdict_text[SC_ERROR_MAX];
 } sc_store_server_t;
@@ -74,6 +79,19 @@ static int sc_store_io(int fd, void *buf, size_t len, double deadline, int writi
     return 0;
 }
 
+/* Reads and drops len bytes (up to the deadline). */
+static void sc_store_skip(int fd, size_t len, double deadline)
+{
+    uint8_t buf[4096];
+
+    while (len > 0) {
+        size_t n = len < sizeof(buf) ? len : sizeof(buf);
+        if (sc_store_io(fd, buf, n, deadline, 0) != 0)
+            return;
+        len -= n;
+    }
+}
+
 static void sc_store_reply_error(int fd, sc_status_t st, const char *text, double deadline)
 {
     sc_store_reply_t rep = {SC_STORE_MAGIC, st, (uint32_t)strlen(text)};
@@ -99,23 +117,25 @@ static int sc_store_missing(const int *fds, int size, char *buf, size_t len)
     return missing;
 }
 
-/* Rank 0 ran out of open files holding the ranks' connections (it holds one per rank
- * until every rank arrived): every rank is told so, with sentence err, not left to time
- * out as "never arrived". The connections held are answered and closed, which frees
- * their descriptors; then every rank that connects is answered until all were told or
- * the deadline passed. */
+/* The rendezvous failed with sentence err (rank 0 ran out of open files, two processes
+ * claimed a rank, a rank could not join): every process is told so at once, not left to
+ * time out as "never arrived" or, arriving after the verdict, as "could not be
+ * reached". The connections held are answered and closed (fds[r] -2: told), which
+ * frees their descriptors; then every process that connects is answered until as many
+ * as the world has ranks were told (s->told_outside: those answered already outside
+ * fds, a second claimant of a rank) or the deadline passed. */
 static void sc_store_refuse_all(sc_store_server_t *s, int *fds, sc_status_t st,
                                 const char *err)
 {
-    int told = 0;
+    int told = s->told_outside;
 
     for (int r = 0; r < s->size; r++) {
-        if (fds[r] < 0)
-            continue;
-        sc_store_reply_error(fds[r], st, err, sc_clock_now() + 2.0);
-        close(fds[r]);
-        fds[r] = -2;
-        told++;
+        if (fds[r] >= 0) {
+            sc_store_reply_error(fds[r], st, err, sc_clock_now() + 2.0);
+            close(fds[r]);
+            fds[r] = -2;
+        }
+        told += fds[r] == -2;
     }
     while (told < s->size) {
         struct pollfd pfd = {s->listen_fd, POLLIN, 0};
@@ -130,16 +150,47 @@ static void sc_store_refuse_all(sc_store_server_t *s, int *fds, sc_status_t st,
         if (fd < 0)
             continue;
         if (sc_store_io(fd, &h, sizeof(h), sc_clock_now() + 5.0, 0) == 0 &&
-            h.magic == SC_STORE_MAGIC && h.rank < (uint32_t)s->size && fds[h.rank] != -2) {
-            fds[h.rank] = -2;
+            (h.magic == SC_STORE_MAGIC || h.magic == SC_STORE_MAGIC_FAILED) &&
+            h.len <= SC_STORE_MAX_BLOB) {
             told++;
+            /* Its blob is read first: a close with unread bytes resets the connection,
+             * and the reset may reach the process before the answer. */
+            sc_store_skip(fd, h.len, sc_clock_now() + 2.0);
         }
         sc_store_reply_error(fd, st, err, sc_clock_now() + 2.0);
         close(fd);
     }
 }
 
-/* Accepts one hello per rank, then answers every rank with all blobs. */
+/* Into err: the rendezvous's sentence for rank's failure text (its sc_comm_init failed
+ * before it could join, or rank 0 before it could serve). */
+static void sc_store_failure_sentence(const sc_store_server_t *s, uint32_t rank,
+                                      const char *text, char *err, size_t len)
+{
+    char prefix[32];
+
+    /* Its sentence names its rank already, as every rank's sentences do. */
+    snprintf(prefix, sizeof(prefix), "rank %u: ", rank);
+    if (strncmp(text, prefix, strlen(prefix)) == 0)
+        text += strlen(prefix);
+    snprintf(err, len, "rendezvous at %s: rank %u could not %s it (its sc_comm_init failed): "
+             "%.600s", s->where, rank, rank == 0 ? "serve" : "join", text);
+}
+
+/* The failure text of a rank that cannot join, read from fd after its hello h, into err
+ * as sc_store_failure_sentence says it: 0, or -1 when the connection broke first. */
+static int sc_store_read_failure(sc_store_server_t *s, int fd, const sc_store_hello_t *h,
+                                 char *err, size_t len)
+{
+    char text[SC_ERROR_MAX];
+
+    if (h->len >= sizeof(text) || sc_store_io(fd, text, h->len, sc_clock_now() + 5.0, 0))
+        return -1;
+    text[h->len] = '\0';
+    sc_store_failure_sentence(s, h->rank, text, err, len);
+    return 0;
+}
+
 static void *sc_store_serve(void *arg)
 {
     sc_store_server_t *s = arg;
@@ -195,15 +246,29 @@ static void *sc_store_serve(void *arg)
                 close(spare);
                 spare = -1;
             }
-            sc_store_refuse_all(s, fds, st, err);
             break;
         }
         if (fd < 0)
             continue;
         if (sc_store_io(fd, &h, sizeof(h), sc_clock_now() + 5.0, 0) != 0 ||
-            h.magic != SC_STORE_MAGIC || h.len > SC_STORE_MAX_BLOB) {
+            (h.magic != SC_STORE_MAGIC && h.magic != SC_STORE_MAGIC_FAILED) ||
+            h.len > SC_STORE_MAX_BLOB) {
             close(fd);
             continue;
+        }
+        if (h.magic == SC_STORE_MAGIC_FAILED && h.rank < (uint32_t)s->size) {
+            if (sc_store_read_failure(s, fd, &h, err, sizeof(err)) != 0) {
+                close(fd);
+                continue;
+            }
+            st = SC_ERR_PEER_FAILED;
+            if (fds[h.rank] >= 0) { /* another process claimed that rank */
+                sc_store_reply_error(fds[h.rank], st, err, sc_clock_now() + 2.0);
+                close(fds[h.rank]);
+                s->told_outside++;
+            }
+            fds[h.rank] = fd; /* answered with the others */
+            break;
         }
         if (h.size != (uint32_t)s->size || h.rank >= (uint32_t)s->size || fds[h.rank] >= 0) {
             if (h.size != (uint32_t)s->size)
@@ -218,7 +283,9 @@ static void *sc_store_serve(void *arg)
                          "of world size %d (each process needs a rank of its own: check the "
                          "launcher's rank variables)", s->where, h.rank, s->size);
             st = SC_ERR_INVALID_ARG;
+            sc_store_skip(fd, h.len, sc_clock_now() + 2.0);
             sc_store_reply_error(fd, st, err, sc_clock_now() + 2.0);
+            s->told_outside++;
             close(fd);
             break;
         }
@@ -233,7 +300,10 @@ static void *sc_store_serve(void *arg)
         fds[h.rank] = fd;
         arrived++;
     }
-    /* No later process may join this rendezvous. */
+    /* A failed rendezvous is said to every rank, those still to come too; then no later
+     * process may join it. */
+    if (st != SC_SUCCESS)
+        sc_store_refuse_all(s, fds, st, err);
     close(s->listen_fd);
     if (spare >= 0)
         close(spare);
@@ -690,6 +760,53 @@ sc_status_t sc_store_allgather(const char *addr, int port, int rank, int size,
                       "rendezvous timed out after %.1f s: the store of rank 0 at %s %s",
                       sc_clock_now() - start, where, why);
     return st;
+}
+
+void sc_store_tell_failure(const char *addr, int port, int rank, int size, double timeout_s,
+                           const char *text)
+{
+    char saved[SC_ERROR_MAX], why[384];
+    double deadline = sc_clock_now() + (timeout_s < SC_STORE_TELL_S ? timeout_s
+                                                                     : SC_STORE_TELL_S);
+    int err = 0;
+
+    if (size <= 1)
+        return;
+    snprintf(saved, sizeof(saved), "%s", sc_last_error());
+    if (rank == 0) {
+        sc_store_server_t server;
+        int *fds = malloc((size_t)size * sizeof(int));
+        char sentence[SC_ERROR_MAX];
+
+        memset(&server, 0, sizeof(server));
+        server.size = size;
+        server.deadline = deadline;
+        sc_store_where(addr, port, server.where, sizeof(server.where));
+        if (fds && sc_store_listen(&server, port) == SC_SUCCESS) {
+            for (int r = 0; r < size; r++)
+                fds[r] = -1;
+            fds[0] = -2; /* rank 0 knows */
+            sc_store_failure_sentence(&server, 0, text, sentence, sizeof(sentence));
+            sc_store_refuse_all(&server, fds, SC_ERR_PEER_FAILED, sentence);
+            close(server.listen_fd);
+        }
+        free(fds);
+    } else {
+        size_t n = strlen(text);
+        sc_store_hello_t h = {SC_STORE_MAGIC_FAILED, (uint32_t)rank, (uint32_t)size,
+                              (uint32_t)(n < SC_ERROR_MAX ? n : SC_ERROR_MAX - 1)};
+        int fd = sc_store_connect(addr, port, deadline, NULL, why, sizeof(why), &err);
+        if (fd >= 0) {
+            sc_store_reply_t rep;
+            /* The answer is read so that rank 0's store counts this rank as told. */
+            if (sc_store_io(fd, &h, sizeof(h), deadline, 1) == 0 &&
+                sc_store_io(fd, (void *)text, h.len, deadline, 1) == 0 &&
+                sc_store_io(fd, &rep, sizeof(rep), deadline, 0) == 0)
+                sc_store_skip(fd, rep.len, deadline);
+            close(fd);
+        }
+    }
+    sc_error_set_text(saved);
 }
 
 void sc_store_result_free(sc_store_result_t *result)

@@ -27,6 +27,16 @@ sc_status_t sc_store_allgather(const char *addr, int port, int rank, int size,
                                double timeout_s, const void *blob, size_t len,
                                sc_store_result_t *result);
 
+/* A rank whose sc_comm_init failed after it knew its rank and the store, before it could
+ * join the rendezvous (its transport would not open, for one), tells the others with its
+ * sentence text, so that each fails at once with SC_ERR_PEER_FAILED saying why instead of
+ * waiting timeout_s for it: rank 0 serves the store only to say so to every rank that
+ * connects, until all were told; another rank tells rank 0's store, which fails the
+ * rendezvous for all. Either gives up after timeout_s or 30 s, whichever is shorter.
+ * Nothing to do in a world of one; sc_last_error() is left as it was. */
+void sc_store_tell_failure(const char *addr, int port, int rank, int size, double timeout_s,
+                           const char *text);
+
 void sc_store_result_free(sc_store_result_t *result);
 
 #endif

@@ -121,6 +121,17 @@ static sc_transport_t *sc_transport_alloc(int world_size, int world_rank)
     return tp;
 }
 
+/* st, after telling the other ranks this rank's sentence for it: a failure between
+ * knowing the rendezvous and joining it (sc_store_tell_failure), which they waited
+ * SC_TIMEOUT for, then said only that this rank never arrived. */
+static sc_status_t sc_comm_fail_before_rendezvous(const sc_bootstrap_params_t *p,
+                                                  sc_status_t st)
+{
+    sc_store_tell_failure(p->master_addr, p->master_port, p->rank, p->world_size,
+                          p->timeout_s, sc_last_error());
+    return st;
+}
+
 static sc_status_t sc_comm_exchange(sc_transport_t *tp, const sc_bootstrap_params_t *p,
                                     uint8_t *dev_blobs)
 {
@@ -137,11 +148,12 @@ static sc_status_t sc_comm_exchange(sc_transport_t *tp, const sc_bootstrap_param
 
     st = sc_ucx_open(tp, single_node, &addr, &addr_len);
     if (st != SC_SUCCESS)
-        return st;
+        return sc_comm_fail_before_rendezvous(p, st);
     blob = calloc(1, SC_BLOB_ADDR + addr_len);
     if (!blob) {
         sc_ucx_release_address(tp, addr);
-        return sc_error(SC_ERR_NO_MEMORY, "sc_comm_init: out of memory");
+        return sc_comm_fail_before_rendezvous(
+            p, sc_error(SC_ERR_NO_MEMORY, "sc_comm_init: out of memory"));
     }
     gethostname((char *)blob, SC_HOSTNAME_MAX - 1);
     {
@@ -305,22 +317,24 @@ static sc_status_t sc_comm_init_call(const sc_comm_config_t *config, sc_comm_t *
     sc_log_set_rank(p.rank);
     st = sc_tuning_get(&tuning);
     if (st != SC_SUCCESS)
-        return st;
+        return sc_comm_fail_before_rendezvous(&p, st);
     /* Bind before any thread starts, so that every thread inherits it. */
     if (p.local_rank >= 0 && p.local_size > 0) {
         st = sc_topology_bind(p.local_rank, p.local_size, p.bind);
         if (st != SC_SUCCESS)
-            return st;
+            return sc_comm_fail_before_rendezvous(&p, st);
     }
     tp = sc_transport_alloc(p.world_size, p.rank);
     if (!tp)
-        return sc_error(SC_ERR_NO_MEMORY, "sc_comm_init: out of memory");
+        return sc_comm_fail_before_rendezvous(
+            &p, sc_error(SC_ERR_NO_MEMORY, "sc_comm_init: out of memory"));
     tp->spin_s = tuning->spin_s;
     tp->proto.mode = (sc_proto_mode_t)tuning->eager_sends;
     tp->next_ctx = 1;
     dev_blobs = calloc((size_t)p.world_size, SC_DEVICE_BLOB);
     if (!dev_blobs) {
-        st = sc_error(SC_ERR_NO_MEMORY, "sc_comm_init: out of memory");
+        st = sc_comm_fail_before_rendezvous(
+            &p, sc_error(SC_ERR_NO_MEMORY, "sc_comm_init: out of memory"));
         goto err_tp;
     }
     st = sc_comm_exchange(tp, &p, dev_blobs);

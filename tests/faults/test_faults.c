@@ -309,6 +309,38 @@ static int test_settings_that_differ_fail_init_on_every_rank(int argc, char **ar
     return check_init_fails(SC_ERR_MISMATCH, 0.0, fault_timeout() - 0.5, what);
 }
 
+/* 3 ranks; rank R (argument) is given VARIABLE=VALUE, which makes its sc_comm_init fail
+ * after it knew its rank and the store, before it could join the rendezvous, with a
+ * sentence holding TEXT (UCX_TLS=bogus: its transport does not open; SC_CHUNK_BYTES=x: a
+ * setting that is no number). It fails with its own sentence, and the others at once
+ * with SC_ERR_PEER_FAILED giving it: they waited SC_TIMEOUT (10 s here) for it, then
+ * said only that rank R never arrived (rank 0 failing: that its store could not be
+ * reached). */
+static int test_rank_failing_before_the_rendezvous_fails_every_rank_at_once(int argc,
+                                                                          char **argv)
+{
+    char told[256];
+    const char *own[] = {NULL, NULL}, *others[] = {told, NULL};
+    int failing;
+
+    CHECK(argc == 4, "arguments: RANK VARIABLE VALUE TEXT");
+    failing = atoi(argv[0]);
+    own[0] = argv[3];
+    snprintf(told, sizeof(told), "rank %d could not %s it (its sc_comm_init failed): %s",
+             failing, failing == 0 ? "serve" : "join", argv[3]);
+    setenv("SC_TIMEOUT", "10", 1);
+    if (fault_rank != failing)
+        return check_init_fails(SC_ERR_PEER_FAILED, 0.0, 5.0, others);
+    setenv(argv[1], argv[2], 1);
+    {
+        sc_comm_t *comm = NULL;
+        sc_status_t st = sc_comm_init_from_env(&comm);
+        CHECK(st != SC_SUCCESS && comm == NULL, "init succeeded with %s=%s", argv[1],
+              argv[2]);
+        return check_sentence_has(sc_last_error(), own[0]);
+    }
+}
+
 /* 1 rank, launched as by mpirun with a stale torchrun WORLD_SIZE=2 in the environment:
  * the size is Open MPI's, as the rank is, and init succeeds at once (it waited for a
  * second rank). Values out of range name the variable they came from; SC_TIMEOUT=nan is
@@ -1047,6 +1079,8 @@ int main(int argc, char **argv)
          test_missing_rank_0_times_out_the_rendezvous_naming_its_store},
         {"busy_port_names_the_process_on_it", test_busy_port_names_the_process_on_it},
         {"one_rank_needs_no_rendezvous_port", test_one_rank_needs_no_rendezvous_port},
+        {"rank_failing_before_the_rendezvous_fails_every_rank_at_once",
+         test_rank_failing_before_the_rendezvous_fails_every_rank_at_once},
         {"master_address_that_is_no_ip_address_fails_at_once",
          test_master_address_that_is_no_ip_address_fails_at_once},
         {"master_address_not_of_rank_0_is_named_in_its_timeout",
