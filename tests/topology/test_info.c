@@ -692,8 +692,9 @@ static int bootstrap_refuses_a_rank_without_a_world_size(void)
 
         memset(&r, 0, sizeof(r));
         CHECK(run_in_child(resolve_body, &a, &r, sizeof(r)) == 0);
-        if (strncmp(want, "ok ", 3) == 0)
-            ok = r.status == SC_SUCCESS && strcmp(r.text, want + 3) == 0;
+        if (strncmp(want, "ok ", 3) == 0) /* "rank R size S", the master address after */
+            ok = r.status == SC_SUCCESS && strncmp(r.text, want + 3, strlen(want + 3)) == 0 &&
+                 strncmp(r.text + strlen(want + 3), " master address ", 16) == 0;
         else
             ok = r.status == SC_ERR_INVALID_ARG && strstr(r.error, want + 6) != NULL;
         if (!ok) {
