@@ -1,0 +1,295 @@
+/* The TCP plumbing of the rendezvous store: exact reads and writes with a deadline, the
+ * store's listening socket, a client's connection with its retries and reasons, and
+ * rank 0's look at the master address. */
+#include <errno.h>
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <ifaddrs.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "core/bootstrap_env.h"
+#include "core/bootstrap_store_net.h"
+#include "core/clock.h"
+#include "core/error.h"
+#include "core/port_holder.h"
+
+int sc_store_net_io(int fd, void *buf, size_t len, double deadline, int writing)
+{
+    uint8_t *p = buf;
+
+    while (len > 0) {
+        struct pollfd pfd = {fd, writing ? POLLOUT : POLLIN, 0};
+        int ms = sc_clock_ms_until(deadline);
+        ssize_t n;
+
+        if (ms <= 0 || poll(&pfd, 1, ms) <= 0)
+            return -1;
+        n = writing ? send(fd, p, len, MSG_NOSIGNAL) : recv(fd, p, len, 0);
+        if (n < 0 && (errno == EINTR || errno == EAGAIN))
+            continue;
+        if (n <= 0)
+            return -1;
+        p += n;
+        len -= (size_t)n;
+    }
+    return 0;
+}
+
+void sc_store_net_skip(int fd, size_t len, double deadline)
+{
+    uint8_t buf[4096];
+
+    while (len > 0) {
+        size_t n = len < sizeof(buf) ? len : sizeof(buf);
+        if (sc_store_net_io(fd, buf, n, deadline, 0) != 0)
+            return;
+        len -= n;
+    }
+}
+
+void sc_store_net_where(const char *addr, int port, char *buf, size_t len)
+{
+    if (strchr(addr, ':'))
+        snprintf(buf, len, "[%s]:%d", addr, port);
+    else
+        snprintf(buf, len, "%s:%d", addr, port);
+}
+
+/* Whether sa is an address of this host: a loopback or unspecified one, or one of its
+ * interfaces' (an IPv4 one also as an IPv4-mapped IPv6 address). */
+static int sc_store_net_own_address(const struct sockaddr *sa, const struct ifaddrs *ifs)
+{
+    struct in_addr v4;
+    int is_v4 = sa->sa_family == AF_INET;
+
+    if (is_v4) {
+        v4 = ((const struct sockaddr_in *)sa)->sin_addr;
+    } else {
+        const struct in6_addr *a6 = &((const struct sockaddr_in6 *)sa)->sin6_addr;
+        if (IN6_IS_ADDR_LOOPBACK(a6) || IN6_IS_ADDR_UNSPECIFIED(a6))
+            return 1;
+        if ((is_v4 = IN6_IS_ADDR_V4MAPPED(a6)))
+            memcpy(&v4, &a6->s6_addr[12], sizeof(v4));
+    }
+    if (is_v4 && ((ntohl(v4.s_addr) >> 24) == 127 || v4.s_addr == htonl(INADDR_ANY)))
+        return 1;
+    for (const struct ifaddrs *i = ifs; i; i = i->ifa_next) {
+        if (!i->ifa_addr)
+            continue;
+        if (is_v4 && i->ifa_addr->sa_family == AF_INET &&
+            ((const struct sockaddr_in *)i->ifa_addr)->sin_addr.s_addr == v4.s_addr)
+            return 1;
+        if (!is_v4 && i->ifa_addr->sa_family == AF_INET6 &&
+            memcmp(&((const struct sockaddr_in6 *)i->ifa_addr)->sin6_addr,
+                   &((const struct sockaddr_in6 *)sa)->sin6_addr, sizeof(struct in6_addr)) == 0)
+            return 1;
+    }
+    return 0;
+}
+
+void sc_store_net_check_master(const char *addr, char *note, size_t len)
+{
+    struct addrinfo hints, *res = NULL;
+    struct ifaddrs *ifs = NULL;
+    char first[INET6_ADDRSTRLEN] = ""; /* what a name resolves to */
+    int gai, own = 0;
+
+    note[0] = '\0';
+    memset(&hints, 0, sizeof(hints));
+    hints.ai_family = AF_UNSPEC;
+    hints.ai_socktype = SOCK_STREAM;
+    hints.ai_flags = sc_bootstrap_addr_is_numeric(addr) ? AI_NUMERICHOST : 0;
+    if ((gai = getaddrinfo(addr, NULL, &hints, &res)) != 0) {
+        snprintf(note, len, "the master address %s does not resolve on rank 0 (%s): the "
+                 "other ranks cannot find this store by it", addr, gai_strerror(gai));
+        return;
+    }
+    if (getifaddrs(&ifs) != 0) {
+        freeaddrinfo(res);
+        return; /* nothing to compare with: no claim either way */
+    }
+    for (struct addrinfo *ai = res; ai && !own; ai = ai->ai_next)
+        own = sc_store_net_own_address(ai->ai_addr, ifs);
+    if (!own) {
+        const void *a = res->ai_family == AF_INET
+                            ? (const void *)&((struct sockaddr_in *)res->ai_addr)->sin_addr
+                            : (const void *)&((struct sockaddr_in6 *)res->ai_addr)->sin6_addr;
+        if (!sc_bootstrap_addr_is_numeric(addr))
+            inet_ntop(res->ai_family, a, first, sizeof(first));
+        snprintf(note, len, "the master address %s%s%s%s is none of rank 0's own addresses "
+                 "(the other ranks connect there, which leads to this store only through a "
+                 "NAT or a virtual IP: check SC_MASTER_ADDR or MASTER_ADDR)", addr,
+                 first[0] ? " (" : "", first, first[0] ? ")" : "");
+    }
+    freeifaddrs(ifs);
+    freeaddrinfo(res);
+}
+
+/* A socket of family bound to port on every address, or -1 with *err its errno. An
+ * IPv6 socket takes IPv4 clients too (IPV6_V6ONLY off, as mapped addresses), so that the
+ * master address may be of either family. */
+static int sc_store_net_bind(int family, int port, int *err)
+{
+    struct sockaddr_in6 sa6;
+    struct sockaddr_in sa;
+    int one = 1, zero = 0, fd = socket(family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+    if (fd < 0) {
+        *err = errno;
+        return -1;
+    }
+    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+    if (family == AF_INET6) {
+        memset(&sa6, 0, sizeof(sa6));
+        sa6.sin6_family = AF_INET6;
+        sa6.sin6_addr = in6addr_any;
+        sa6.sin6_port = htons((uint16_t)port);
+        if (setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &zero, sizeof(zero)) == 0 &&
+            bind(fd, (struct sockaddr *)&sa6, sizeof(sa6)) == 0)
+            return fd;
+    } else {
+        memset(&sa, 0, sizeof(sa));
+        sa.sin_family = AF_INET;
+        sa.sin_addr.s_addr = htonl(INADDR_ANY);
+        sa.sin_port = htons((uint16_t)port);
+        if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0)
+            return fd;
+    }
+    *err = errno;
+    close(fd);
+    return -1;
+}
+
+sc_status_t sc_store_net_listen(int port, int backlog, int *fd)
+{
+    int e = 0;
+
+    /* Dual-stack; IPv4 alone where this host has no IPv6 (a kernel without it, or
+     * IPv6 switched off). A port in use is that, whichever family found it. */
+    *fd = sc_store_net_bind(AF_INET6, port, &e);
+    if (*fd < 0 && e != EADDRINUSE && e != EACCES)
+        *fd = sc_store_net_bind(AF_INET, port, &e);
+    if (*fd >= 0 && listen(*fd, backlog) != 0) {
+        e = errno;
+        close(*fd);
+        *fd = -1;
+    }
+    if (*fd < 0) {
+        char holder[128], who[160] = "";
+        if (e == EADDRINUSE && sc_port_holder(port, holder, sizeof(holder)) == 0)
+            snprintf(who, sizeof(who), ": %s listens on it", holder);
+        return sc_error(SC_ERR_SYSTEM, "rank 0 could not serve the rendezvous on port %d: "
+                        "%s%s (set SC_MASTER_PORT to a free port)", port, strerror(e), who);
+    }
+    return SC_SUCCESS;
+}
+
+/* One connection attempt, bounded by deadline (a blocking connect() behind a link that
+ * drops packets waits out the kernel's SYN retries, about two minutes): the connected
+ * socket, blocking again, or -1 with *err the reason (ETIMEDOUT: no answer by the
+ * deadline; 0: the deadline had passed before the attempt could learn anything). */
+static int sc_store_net_connect_one(const struct addrinfo *ai, double deadline, int *err)
+{
+    int fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK,
+                    ai->ai_protocol);
+    int one = 1, so_err = 0;
+    socklen_t len = sizeof(so_err);
+
+    if (fd < 0) {
+        *err = errno;
+        return -1;
+    }
+    if (connect(fd, ai->ai_addr, ai->ai_addrlen) != 0) {
+        struct pollfd pfd = {fd, POLLOUT, 0};
+        int ms = sc_clock_ms_until(deadline), ready;
+
+        if (errno != EINPROGRESS)
+            *err = errno;
+        else if (ms <= 0)
+            *err = 0; /* no time left to learn anything */
+        else if ((ready = poll(&pfd, 1, ms)) == 0)
+            *err = ETIMEDOUT;
+        else if (ready < 0 || getsockopt(fd, SOL_SOCKET, SO_ERROR, &so_err, &len) != 0)
+            *err = errno;
+        else
+            *err = so_err;
+        if (*err != 0 || ms <= 0) {
+            close(fd);
+            return -1;
+        }
+    }
+    fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+    return fd;
+}
+
+/* Why the store could not be reached, from a connection attempt's errno. */
+static void sc_store_net_connect_why(int err, char *why, size_t why_len)
+{
+    if (err == ECONNREFUSED)
+        snprintf(why, why_len, "could not be reached: nothing listens there (rank 0 has "
+                 "not started, or it has finished this rendezvous already with other "
+                 "processes: was this rank launched twice, or with another world size?)");
+    else if (err == ETIMEDOUT)
+        snprintf(why, why_len, "could not be reached: connections to it went unanswered "
+                 "(a host that is down, or a firewall that drops them?)");
+    else
+        snprintf(why, why_len, "could not be reached: %s", strerror(err));
+}
+
+int sc_store_net_connect(const char *addr, int port, double deadline, const int *stop,
+                            char *why, size_t why_len, int *last_err)
+{
+    char portstr[16];
+    struct addrinfo hints, *res = NULL;
+    int numeric = sc_bootstrap_addr_is_numeric(addr), gai;
+
+    snprintf(portstr, sizeof(portstr), "%d", port);
+    memset(&hints, 0, sizeof(hints));
+    hints.ai_family = AF_UNSPEC; /* the master address may be IPv4 or IPv6 */
+    hints.ai_socktype = SOCK_STREAM;
+    hints.ai_flags = numeric ? AI_NUMERICHOST : 0; /* no DNS query for an address */
+    while (sc_clock_now() < deadline && !(stop && __atomic_load_n(stop, __ATOMIC_ACQUIRE))) {
+        if (!res && (gai = getaddrinfo(addr, portstr, &hints, &res)) != 0) {
+            res = NULL;
+#ifdef EAI_ADDRFAMILY
+            if (gai == EAI_ADDRFAMILY) {
+                snprintf(why, why_len, "the address %s does not resolve (%s): the name has "
+                         "no address of a family this host uses", addr, gai_strerror(gai));
+                return -2;
+            }
+#endif
+            if (numeric && gai == EAI_NONAME) {
+                snprintf(why, why_len, "the address %s is not an IPv4 or IPv6 address (%s)",
+                         addr, gai_strerror(gai));
+                return -2;
+            }
+            snprintf(why, why_len, "could not be reached: the address %s does not resolve "
+                     "(%s)", addr, gai_strerror(gai));
+            usleep(100000);
+            continue;
+        }
+        for (struct addrinfo *ai = res; ai; ai = ai->ai_next) {
+            int err = 0, fd = sc_store_net_connect_one(ai, deadline, &err);
+            if (fd >= 0) {
+                freeaddrinfo(res);
+                return fd;
+            }
+            if (err != 0) {
+                sc_store_net_connect_why(err, why, why_len);
+                *last_err = err;
+            }
+        }
+        usleep(20000);
+    }
+    if (res)
+        freeaddrinfo(res);
+    return -1;
+}
