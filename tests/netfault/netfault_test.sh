@@ -43,8 +43,16 @@ for i in 0 1; do
     --master-port "$port" "$prog" "$fault" > "$out/node$i.log" 2>&1 &
   pids+=($!)
 done
+# The link goes down 1 s into the allreduce (64 MiB at 200 Mbit/s: about 3 s), once
+# both ranks said they issued it. A fixed 1.5 s from the start (init, then 1 s) took
+# it down in the middle of the rendezvous where init took longer (a loaded machine).
 if [ "$fault" = linkdown ]; then
-  sleep 1.5 # init, then 1 s into the allreduce
+  for _ in $(seq 300); do
+    grep -q '^\[0\] rank 0: the allreduce is issued$' "$out/node0.log" &&
+      grep -q '^\[1\] rank 1: the allreduce is issued$' "$out/node1.log" && break
+    sleep 0.1
+  done
+  sleep 1
   ip -n "${ns[0]}" link set "${dev[0]}" down
 fi
 rc=0

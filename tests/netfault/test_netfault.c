@@ -2,7 +2,8 @@
  * 64 MiB allreduce in flight when the connection fails (argv[1]):
  *   abort     rank 0 calls sc_comm_abort 1 s into it: both ranks' requests fail with
  *             SC_ERR_ABORTED, and sc_comm_destroy succeeds
- *   linkdown  the script takes the link down 1 s into it: both ranks fail with
+ *   linkdown  the script takes the link down 1 s after both ranks said they issued it
+ *             (a line "rank R: the allreduce is issued"): both ranks fail with
  *             SC_ERR_TIMEOUT (SC_TIMEOUT is short) and sc_comm_destroy succeeds
  * Either way a later call fails at once. Rendezvous transfers left in flight on the
  * link used to abort the process in sc_comm_destroy (a UCX assertion) or let UCX write
@@ -48,6 +49,9 @@ int main(int argc, char **argv)
     t0 = now();
     if (sc_allreduce(buf, buf, n, SC_FLOAT32, SC_SUM, comm, NULL, &req) != SC_SUCCESS)
         FAIL("issue: %s", sc_last_error());
+    /* What netfault_test.sh waits for before it takes the link down. */
+    printf("rank %d: the allreduce is issued\n", rank);
+    fflush(stdout);
     if (abort_mode && rank == 0) {
         usleep(1000 * 1000);
         if (sc_comm_abort(comm) != SC_SUCCESS)
