@@ -28,6 +28,9 @@
 static const int scrun_forwarded_signals[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
 #define SCRUN_NFORWARDED (sizeof scrun_forwarded_signals / sizeof scrun_forwarded_signals[0])
 
+/* How long scrun waits for a dying rank to be reaped before naming another failure. */
+#define SCRUN_DYING_WAIT_S 10.0
+
 /* Self-pipe: the signal handler only writes the signal number here; the poll loop acts. */
 static int scrun_sigpipe[2] = {-1, -1};
 
@@ -290,7 +293,9 @@ static void scrun_record_exit(scrun_run_t *run, scrun_rank_t *r, int status)
 /* The cause to name when r exited with a failure status: a rank killed by a signal whose
  * teardown was still going on (its main thread a zombie; a surviving rank's library sees
  * such a peer as dead, and a program exits on that error at once) died before r. Each
- * dying rank is reaped, waiting up to 2 s for it; the first one a signal killed is
+ * dying rank is reaped, waiting up to SCRUN_DYING_WAIT_S for it (a dying process only
+ * finishes its teardown; tens of milliseconds for hundreds of MiB on a quiet machine,
+ * seconds on a loaded one, where 2 s was too short); the first one a signal killed is
  * returned, else NULL. The others reaped here are recorded, not named. */
 static scrun_rank_t *scrun_reap_killed_before(scrun_run_t *run, const scrun_rank_t *r)
 {
@@ -300,7 +305,7 @@ static scrun_rank_t *scrun_reap_killed_before(scrun_run_t *run, const scrun_rank
         scrun_rank_t *q = &run->ranks[i];
         if (q == r || !q->running || !scrun_proc_dying(q->pid))
             continue;
-        for (double until = scrun_now() + 2.0; scrun_now() < until;) {
+        for (double until = scrun_now() + SCRUN_DYING_WAIT_S; scrun_now() < until;) {
             int status;
             if (waitpid(q->pid, &status, WNOHANG) == q->pid) {
                 scrun_record_exit(run, q, status);

@@ -646,7 +646,11 @@ static int test_abort_fails_the_allreduce_others_wait_in(int argc, char **argv)
 
 /* 2 ranks; rank 0 starts a non-blocking barrier that rank 1 never joins, and aborts
  * 0.2 s later: its own pending request fails with SC_ERR_ABORTED. Rank 1, calling a
- * barrier 0.5 s after the abort, fails with the same status and sentence. */
+ * barrier 0.5 s after the abort, fails with the same status and sentence. Both moments
+ * are on CLOCK_MONOTONIC, one clock for every process of the machine, from rank 0's
+ * broadcast: each rank's own time since it left start_world's barrier was the measure,
+ * and a rank 0 leaving it 0.5 s late (a loaded machine) would have met rank 1's barrier
+ * before its abort. */
 static int test_abort_fails_own_pending_request(int argc, char **argv)
 {
     double timeout = fault_timeout();
@@ -654,22 +658,26 @@ static int test_abort_fails_own_pending_request(int argc, char **argv)
     fault_error_t err;
     sc_request_t *req = NULL;
     sc_comm_t *comm;
-    double t0;
+    double t0, abort_at;
 
     (void)argc;
     (void)argv;
     if (start_world(&comm, 2) != TEST_PASS)
         return TEST_FAIL;
+    abort_at = fault_now() + 0.2;
+    CHECK_OK(sc_broadcast(&abort_at, &abort_at, 1, SC_FLOAT64, 0, comm, NULL, NULL));
     t0 = fault_now();
     if (fault_rank == 0) {
         CHECK_OK(sc_barrier(comm, &req));
-        fault_sleep(0.2);
+        if (abort_at > fault_now())
+            fault_sleep(abort_at - fault_now());
         CHECK(sc_test(req) == SC_IN_PROGRESS, "the barrier completed without rank 1");
         CHECK_OK(sc_comm_abort(comm));
         fault_error_take(&err, sc_wait(req), t0);
         sc_request_free(req);
     } else {
-        fault_sleep(0.7);
+        if (abort_at + 0.5 > fault_now())
+            fault_sleep(abort_at + 0.5 - fault_now());
         fault_error_take(&err, sc_barrier(comm, NULL), t0);
     }
     CHECK(err.status == SC_ERR_ABORTED, "the barrier returned %s: %s",
