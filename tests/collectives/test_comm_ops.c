@@ -558,18 +558,24 @@ static void test_barrier_waits_for_the_last_rank(cc_ctx_t *c)
     free(entered);
 }
 
-/* A non-blocking barrier stays pending while a rank has not entered it. */
+/* A non-blocking barrier stays pending while a rank has not entered it: the last rank
+ * enters it only after every other rank has tested its request and told it so (a
+ * message each). It slept 0.5 s instead, which a rank descheduled that long between its
+ * barrier and its test (a loaded machine) would not have covered. */
 static void test_barrier_nonblocking_pending_until_all_enter(cc_ctx_t *c)
 {
     sc_request_t *req = NULL;
     sc_status_t st;
+    int32_t tested = 1;
 
     cc_set_case(c, "barrier (non-blocking)", SC_FLOAT64, CC_NO_OP, 0);
     if (c->size < 2)
         return;
     cc_check_status(c, sc_barrier(c->comm, NULL), "sc_barrier");
     if (c->rank == c->size - 1) {
-        usleep(500000);
+        for (int q = 0; q < c->size - 1; q++)
+            cc_check_status(c, sc_recv(&tested, 1, SC_INT32, q, c->comm, NULL, NULL),
+                            "sc_recv");
         cc_check_status(c, sc_barrier(c->comm, &req), "sc_barrier");
         cc_wait_free(c, req, "sc_wait(barrier)");
         return;
@@ -579,6 +585,8 @@ static void test_barrier_nonblocking_pending_until_all_enter(cc_ctx_t *c)
     if (st != SC_IN_PROGRESS)
         cc_fail(c, "sc_test gave %s before rank %d entered the barrier", sc_status_string(st),
                 c->size - 1);
+    cc_check_status(c, sc_send(&tested, 1, SC_INT32, c->size - 1, c->comm, NULL, NULL),
+                    "sc_send");
     cc_wait_free(c, req, "sc_wait(barrier)");
 }
 
