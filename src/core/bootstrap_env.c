@@ -90,8 +90,6 @@ static sc_status_t sc_bootstrap_check_pair(const sc_comm_config_t *cfg, int worl
     return SC_SUCCESS;
 }
 
-/* No name or address holds a blank; one would be retried as a name not yet in DNS
- * until the timeout. */
 int sc_bootstrap_addr_is_numeric(const char *addr)
 {
     return strchr(addr, ':') || addr[strspn(addr, "0123456789.")] == '\0';
@@ -112,8 +110,9 @@ static int sc_bootstrap_addr_parses(const char *addr)
     return 1;
 }
 
-/* A rank given such an address failed at once, but rank 0 serves on every address of
- * its host without looking it up, and waited SC_TIMEOUT for the ranks that had failed. */
+/* No name or address holds a blank; one was retried as a name not yet in DNS until the
+ * timeout. A rank given an address that does not parse failed at once, but rank 0 serves
+ * on every address of its host without looking it up, and waited SC_TIMEOUT for it. */
 sc_status_t sc_bootstrap_check_addr(const char *addr, const char *from, char *out, size_t len)
 {
     char inner[SC_MASTER_ADDR_MAX];

@@ -298,6 +298,17 @@ static void *sc_store_serve(void *arg)
     return NULL;
 }
 
+/* A server of rank 0's store for a world of size ranks at addr:port, until deadline;
+ * not yet listening. */
+static void sc_store_server_init(sc_store_server_t *s, const char *addr, int port, int size,
+                                 double deadline)
+{
+    memset(s, 0, sizeof(*s));
+    s->size = size;
+    s->deadline = deadline;
+    sc_store_net_where(addr, port, s->where, sizeof(s->where));
+}
+
 /* One attempt: SC_IN_PROGRESS when the connection broke and a retry may succeed. */
 static sc_status_t sc_store_exchange(int fd, int rank, int size, const void *blob, size_t len,
                                      double deadline, sc_store_result_t *result)
@@ -402,10 +413,7 @@ sc_status_t sc_store_allgather(const char *addr, int port, int rank, int size,
     sc_store_raise_nofile(size);
     sc_store_net_where(addr, port, where, sizeof(where));
     if (rank == 0) {
-        memset(&server, 0, sizeof(server));
-        server.size = size;
-        server.deadline = deadline;
-        sc_store_net_where(addr, port, server.where, sizeof(server.where));
+        sc_store_server_init(&server, addr, port, size, deadline);
         sc_store_net_check_master(addr, server.note, sizeof(server.note));
         if (server.note[0])
             sc_log(SC_LOG_WARN, "%s", server.note);
@@ -486,10 +494,7 @@ void sc_store_tell_failure(const char *addr, int port, int rank, int size, doubl
         int *fds = malloc((size_t)size * sizeof(int));
         char sentence[SC_ERROR_MAX];
 
-        memset(&server, 0, sizeof(server));
-        server.size = size;
-        server.deadline = deadline;
-        sc_store_net_where(addr, port, server.where, sizeof(server.where));
+        sc_store_server_init(&server, addr, port, size, deadline);
         if (fds && sc_store_net_listen(port, size < 128 ? 128 : size, &server.listen_fd) == SC_SUCCESS) {
             for (int r = 0; r < size; r++)
                 fds[r] = -1;

@@ -121,19 +121,9 @@ static sc_transport_t *sc_transport_alloc(int world_size, int world_rank)
     return tp;
 }
 
-/* st, after telling the other ranks this rank's sentence for it: a failure between
- * knowing the rendezvous and joining it (sc_store_tell_failure), which they waited
- * SC_TIMEOUT for, then said only that this rank never arrived. */
-static sc_status_t sc_comm_fail_before_rendezvous(const sc_bootstrap_params_t *p,
-                                                  sc_status_t st)
-{
-    sc_store_tell_failure(p->master_addr, p->master_port, p->rank, p->world_size,
-                          p->timeout_s, sc_last_error());
-    return st;
-}
-
+/* *joined is set once this rank has gone to the rendezvous (whatever its outcome). */
 static sc_status_t sc_comm_exchange(sc_transport_t *tp, const sc_bootstrap_params_t *p,
-                                    uint8_t *dev_blobs)
+                                    uint8_t *dev_blobs, int *joined)
 {
     /* Known single-node: shared-memory transports only (a TCP interface costs an
      * epoll_wait in every progress call). A launcher wrong about it is found below, by
@@ -148,12 +138,11 @@ static sc_status_t sc_comm_exchange(sc_transport_t *tp, const sc_bootstrap_param
 
     st = sc_ucx_open(tp, single_node, &addr, &addr_len);
     if (st != SC_SUCCESS)
-        return sc_comm_fail_before_rendezvous(p, st);
+        return st;
     blob = calloc(1, SC_BLOB_ADDR + addr_len);
     if (!blob) {
         sc_ucx_release_address(tp, addr);
-        return sc_comm_fail_before_rendezvous(
-            p, sc_error(SC_ERR_NO_MEMORY, "sc_comm_init: out of memory"));
+        return sc_error(SC_ERR_NO_MEMORY, "sc_comm_init: out of memory");
     }
     gethostname((char *)blob, SC_HOSTNAME_MAX - 1);
     {
@@ -168,6 +157,7 @@ static sc_status_t sc_comm_exchange(sc_transport_t *tp, const sc_bootstrap_param
     sc_device_blob_fill(p, blob + SC_BLOB_DEV);
     memcpy(blob + SC_BLOB_ADDR, addr, addr_len);
     sc_ucx_release_address(tp, addr);
+    *joined = 1;
     st = sc_store_allgather(p->master_addr, p->master_port, p->rank, p->world_size,
                             p->timeout_s, blob, SC_BLOB_ADDR + addr_len, &res);
     free(blob);
@@ -300,44 +290,63 @@ SC_API sc_status_t sc_comm_init(const sc_comm_config_t *config, sc_comm_t **comm
     return st;
 }
 
+static sc_status_t sc_comm_init_resolved(const sc_bootstrap_params_t *params, int *joined,
+                                         sc_comm_t **comm);
+
 static sc_status_t sc_comm_init_call(const sc_comm_config_t *config, sc_comm_t **comm)
 {
     sc_bootstrap_params_t p;
-    const sc_tuning_t *tuning;
-    sc_transport_t *tp;
-    sc_comm_t *c = NULL;
-    uint8_t *dev_blobs = NULL;
     sc_status_t st;
+    int joined = 0;
 
     if (!comm)
         return sc_error(SC_ERR_INVALID_ARG, "sc_comm_init: comm (output) is NULL");
     st = sc_bootstrap_resolve(config, &p);
     if (st != SC_SUCCESS)
         return st;
+    st = sc_comm_init_resolved(&p, &joined, comm);
+    /* A failure between knowing the rendezvous and joining it is told to the other
+     * ranks with this rank's sentence (they waited SC_TIMEOUT for it, then said only
+     * that it never arrived). */
+    if (st != SC_SUCCESS && !joined)
+        sc_store_tell_failure(p.master_addr, p.master_port, p.rank, p.world_size,
+                              p.timeout_s, sc_last_error());
+    return st;
+}
+
+/* sc_comm_init once the bootstrap parameters are known; *joined as sc_comm_exchange. */
+static sc_status_t sc_comm_init_resolved(const sc_bootstrap_params_t *params, int *joined,
+                                         sc_comm_t **comm)
+{
+    sc_bootstrap_params_t p = *params;
+    const sc_tuning_t *tuning;
+    sc_transport_t *tp;
+    sc_comm_t *c = NULL;
+    uint8_t *dev_blobs = NULL;
+    sc_status_t st;
+
     sc_log_set_rank(p.rank);
     st = sc_tuning_get(&tuning);
     if (st != SC_SUCCESS)
-        return sc_comm_fail_before_rendezvous(&p, st);
+        return st;
     /* Bind before any thread starts, so that every thread inherits it. */
     if (p.local_rank >= 0 && p.local_size > 0) {
         st = sc_topology_bind(p.local_rank, p.local_size, p.bind);
         if (st != SC_SUCCESS)
-            return sc_comm_fail_before_rendezvous(&p, st);
+            return st;
     }
     tp = sc_transport_alloc(p.world_size, p.rank);
     if (!tp)
-        return sc_comm_fail_before_rendezvous(
-            &p, sc_error(SC_ERR_NO_MEMORY, "sc_comm_init: out of memory"));
+        return sc_error(SC_ERR_NO_MEMORY, "sc_comm_init: out of memory");
     tp->spin_s = tuning->spin_s;
     tp->proto.mode = (sc_proto_mode_t)tuning->eager_sends;
     tp->next_ctx = 1;
     dev_blobs = calloc((size_t)p.world_size, SC_DEVICE_BLOB);
     if (!dev_blobs) {
-        st = sc_comm_fail_before_rendezvous(
-            &p, sc_error(SC_ERR_NO_MEMORY, "sc_comm_init: out of memory"));
+        st = sc_error(SC_ERR_NO_MEMORY, "sc_comm_init: out of memory");
         goto err_tp;
     }
-    st = sc_comm_exchange(tp, &p, dev_blobs);
+    st = sc_comm_exchange(tp, &p, dev_blobs, joined);
     if (st != SC_SUCCESS)
         goto err_tp;
     c = sc_comm_alloc(tp, p.world_size);
