@@ -154,10 +154,10 @@ int sc_bootstrap_beside_torch_store(int *torch_port, int *port)
     return 1;
 }
 
-sc_status_t sc_bootstrap_resolve(const sc_comm_config_t *cfg, sc_bootstrap_params_t *out)
+sc_status_t sc_bootstrap_resolve_rendezvous(const sc_comm_config_t *cfg,
+                                            sc_bootstrap_params_t *out)
 {
-    /* What gave each value, for the sentences that refuse them together. */
-    char rank_from[32] = "default", size_from[32] = "default", port_from[32] = "default";
+    char rank_from[32] = "default", port_from[32] = "default";
     int torch_port, port;
     sc_bootstrap_params_t p;
     const char *addr, *addr_from = "config.master_addr";
@@ -170,54 +170,29 @@ sc_status_t sc_bootstrap_resolve(const sc_comm_config_t *cfg, sc_bootstrap_param
                         "sc_comm_init: config.size is %zu, expected %zu: initialize the "
                         "config with SC_COMM_CONFIG_INIT", cfg->size, sizeof(sc_comm_config_t));
     memset(&p, 0, sizeof(p));
-    /* 0 is the unset timeout; negative and NaN are refused before anything is read. */
-    if (!(cfg->timeout_s >= 0.0))
-        return sc_error(SC_ERR_INVALID_ARG, "sc_comm_init: config.timeout_s is %g; it must "
-                        "be positive seconds, or 0 (unset) to read SC_TIMEOUT",
-                        cfg->timeout_s);
+    snprintf(p.size_from, sizeof(p.size_from), "default");
     if ((st = sc_bootstrap_int("rank", cfg->rank,
                                sc_env_launch_names(SC_LAUNCH_RANK, NULL), SC_READ_PLAIN,
                                SC_DEFAULT_RANK, &p.rank, rank_from, sizeof(rank_from))) ||
         (st = sc_bootstrap_int("world_size", cfg->world_size,
                                sc_env_launch_names(SC_LAUNCH_WORLD_SIZE, NULL),
                                SC_READ_PLAIN, SC_DEFAULT_WORLD_SIZE, &p.world_size,
-                               size_from, sizeof(size_from))) ||
-        (st = sc_bootstrap_int("local_rank", cfg->local_rank,
-                               sc_env_launch_names(SC_LAUNCH_LOCAL_RANK, NULL),
-                               SC_READ_PLAIN, -1, &p.local_rank, p.local_rank_from,
-                               sizeof(p.local_rank_from))) ||
-        (st = sc_bootstrap_int("local_size", cfg->local_size,
-                               sc_env_launch_names(SC_LAUNCH_LOCAL_SIZE, NULL),
-                               SC_READ_PER_NODE, -1, &p.local_size, p.local_size_from,
-                               sizeof(p.local_size_from))) ||
+                               p.size_from, sizeof(p.size_from))) ||
         (st = sc_bootstrap_int("master_port", cfg->master_port, sc_env_master_port_names,
                                SC_READ_PLAIN, SC_DEFAULT_MASTER_PORT, &p.master_port,
-                               port_from, sizeof(port_from))) ||
-        (st = sc_bootstrap_int("device", cfg->device, sc_env_device_names, SC_READ_PLAIN, -1,
-                               &p.device, NULL, 0)))
+                               port_from, sizeof(port_from))))
         return st;
     if ((st = sc_bootstrap_check_pair(cfg, p.world_size)) != SC_SUCCESS)
         return st;
     if (p.world_size < 1)
         return sc_error(SC_ERR_INVALID_ARG, "world size %d (from %s) must be at least 1",
-                        p.world_size, size_from);
+                        p.world_size, p.size_from);
     if (p.world_size > SC_MAX_WORLD)
         return sc_error(SC_ERR_UNSUPPORTED, "world size %d (from %s) exceeds the supported %d",
-                        p.world_size, size_from, SC_MAX_WORLD);
+                        p.world_size, p.size_from, SC_MAX_WORLD);
     if (p.rank < 0 || p.rank >= p.world_size)
         return sc_error(SC_ERR_INVALID_ARG, "rank %d (from %s) is outside the world of size "
-                        "%d (from %s)", p.rank, rank_from, p.world_size, size_from);
-    if (p.local_size == 0)
-        return sc_error(SC_ERR_INVALID_ARG, "local size 0 (from %s) must be at least 1",
-                        p.local_size_from);
-    if (p.local_size > 0 && p.local_rank >= p.local_size)
-        return sc_error(SC_ERR_INVALID_ARG, "local rank %d (from %s) is outside the local "
-                        "size %d (from %s)", p.local_rank, p.local_rank_from, p.local_size,
-                        p.local_size_from);
-    if (p.local_size > p.world_size)
-        return sc_error(SC_ERR_INVALID_ARG, "local size %d (from %s) is larger than the world "
-                        "size %d (from %s)", p.local_size, p.local_size_from, p.world_size,
-                        size_from);
+                        "%d (from %s)", p.rank, rank_from, p.world_size, p.size_from);
     if (p.master_port <= 0 || p.master_port > 65535)
         return sc_error(SC_ERR_INVALID_ARG, "master port %d (from %s) is not a TCP port "
                         "(1-65535)", p.master_port, port_from);
@@ -237,6 +212,42 @@ sc_status_t sc_bootstrap_resolve(const sc_comm_config_t *cfg, sc_bootstrap_param
         return st;
     if (!addr)
         snprintf(p.master_addr, sizeof(p.master_addr), "%s", SC_DEFAULT_MASTER_ADDR);
+    *out = p;
+    return SC_SUCCESS;
+}
+
+sc_status_t sc_bootstrap_resolve_rest(const sc_comm_config_t *cfg, sc_bootstrap_params_t *io)
+{
+    sc_bootstrap_params_t p = *io;
+    sc_status_t st;
+
+    /* 0 is the unset timeout; negative and NaN are refused before anything is read. */
+    if (!(cfg->timeout_s >= 0.0))
+        return sc_error(SC_ERR_INVALID_ARG, "sc_comm_init: config.timeout_s is %g; it must "
+                        "be positive seconds, or 0 (unset) to read SC_TIMEOUT",
+                        cfg->timeout_s);
+    if ((st = sc_bootstrap_int("local_rank", cfg->local_rank,
+                               sc_env_launch_names(SC_LAUNCH_LOCAL_RANK, NULL),
+                               SC_READ_PLAIN, -1, &p.local_rank, p.local_rank_from,
+                               sizeof(p.local_rank_from))) ||
+        (st = sc_bootstrap_int("local_size", cfg->local_size,
+                               sc_env_launch_names(SC_LAUNCH_LOCAL_SIZE, NULL),
+                               SC_READ_PER_NODE, -1, &p.local_size, p.local_size_from,
+                               sizeof(p.local_size_from))) ||
+        (st = sc_bootstrap_int("device", cfg->device, sc_env_device_names, SC_READ_PLAIN, -1,
+                               &p.device, NULL, 0)))
+        return st;
+    if (p.local_size == 0)
+        return sc_error(SC_ERR_INVALID_ARG, "local size 0 (from %s) must be at least 1",
+                        p.local_size_from);
+    if (p.local_size > 0 && p.local_rank >= p.local_size)
+        return sc_error(SC_ERR_INVALID_ARG, "local rank %d (from %s) is outside the local "
+                        "size %d (from %s)", p.local_rank, p.local_rank_from, p.local_size,
+                        p.local_size_from);
+    if (p.local_size > p.world_size)
+        return sc_error(SC_ERR_INVALID_ARG, "local size %d (from %s) is larger than the world "
+                        "size %d (from %s)", p.local_size, p.local_size_from, p.world_size,
+                        p.size_from);
     if (cfg->timeout_s > 0.0) {
         p.timeout_s = cfg->timeout_s;
     } else {
@@ -257,6 +268,18 @@ sc_status_t sc_bootstrap_resolve(const sc_comm_config_t *cfg, sc_bootstrap_param
         if (st != SC_SUCCESS)
             return st;
     }
-    *out = p;
+    *io = p;
     return SC_SUCCESS;
+}
+
+sc_status_t sc_bootstrap_resolve(const sc_comm_config_t *cfg, sc_bootstrap_params_t *out)
+{
+    sc_bootstrap_params_t p;
+    sc_status_t st = sc_bootstrap_resolve_rendezvous(cfg, &p);
+
+    if (st == SC_SUCCESS)
+        st = sc_bootstrap_resolve_rest(cfg, &p);
+    if (st == SC_SUCCESS)
+        *out = p;
+    return st;
 }

@@ -18,6 +18,7 @@ typedef struct {
     int world_size;
     int local_rank;   /* -1 when unknown: derived from host names */
     int local_size;   /* -1 when unknown */
+    char size_from[32];       /* what gave world_size: a variable, config.world_size */
     char local_size_from[32]; /* what gave local_size: a variable, config.local_size */
     char local_rank_from[32]; /* what gave local_rank, likewise */
     char master_addr[SC_MASTER_ADDR_MAX];
@@ -49,7 +50,18 @@ int sc_bootstrap_addr_is_numeric(const char *addr);
 sc_status_t sc_bootstrap_check_addr(const char *addr, const char *from, char *out, size_t len);
 
 /* Fills *params from cfg, then the environment, then defaults; checks ranges.
- * SC_ERR_INVALID_ARG with a sentence naming the setting otherwise. */
+ * SC_ERR_INVALID_ARG with a sentence naming the setting otherwise. The two halves of it
+ * follow. */
 sc_status_t sc_bootstrap_resolve(const sc_comm_config_t *cfg, sc_bootstrap_params_t *params);
+
+/* The first half: rank, world size and the rendezvous's address and port into *params
+ * (the rest zero), which is what a rank needs to tell the others that it cannot join
+ * (sc_store_tell_failure) when a setting of the second half fails. */
+sc_status_t sc_bootstrap_resolve_rendezvous(const sc_comm_config_t *cfg,
+                                            sc_bootstrap_params_t *params);
+
+/* The second half, completing *params (written only on success): local rank and size,
+ * device, timeout, binding. */
+sc_status_t sc_bootstrap_resolve_rest(const sc_comm_config_t *cfg, sc_bootstrap_params_t *params);
 
 #endif

@@ -18,6 +18,7 @@
 #include "core/comm_ctx.h"
 #include "core/comm_hosts.h"
 #include "core/comm_internal.h"
+#include "core/env_names.h"
 #include "core/error.h"
 #include "core/log.h"
 #include "core/progress.h"
@@ -301,16 +302,20 @@ static sc_status_t sc_comm_init_call(const sc_comm_config_t *config, sc_comm_t *
 
     if (!comm)
         return sc_error(SC_ERR_INVALID_ARG, "sc_comm_init: comm (output) is NULL");
-    st = sc_bootstrap_resolve(config, &p);
+    st = sc_bootstrap_resolve_rendezvous(config, &p);
     if (st != SC_SUCCESS)
-        return st;
-    st = sc_comm_init_resolved(&p, &joined, comm);
-    /* A failure between knowing the rendezvous and joining it is told to the other
-     * ranks with this rank's sentence (they waited SC_TIMEOUT for it, then said only
-     * that it never arrived). */
+        return st; /* no rendezvous to tell */
+    st = sc_bootstrap_resolve_rest(config, &p);
+    if (st == SC_SUCCESS)
+        st = sc_comm_init_resolved(&p, &joined, comm);
+    /* A failure between knowing the rendezvous and joining it (a setting of this rank
+     * alone that does not parse, its transport, its memory) is told to the other ranks
+     * with this rank's sentence (they waited SC_TIMEOUT for it, then said only that it
+     * never arrived); within the default timeout where its own did not parse. */
     if (st != SC_SUCCESS && !joined)
         sc_store_tell_failure(p.master_addr, p.master_port, p.rank, p.world_size,
-                              p.timeout_s, sc_last_error());
+                              p.timeout_s > 0.0 ? p.timeout_s : SC_DEFAULT_TIMEOUT_S,
+                              sc_last_error());
     return st;
 }
 
