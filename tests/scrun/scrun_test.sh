@@ -269,14 +269,16 @@ test_open_file_limit_is_raised_for_many_ranks() {
 
 # A reader that takes nothing (a terminal paused with Ctrl-S): scrun still acts on
 # signals. Two SIGINTs kill the ranks at once and scrun ends within the grace period of
-# its last output; it waited for the reader (20 s here) before.
+# its last output (3 s); it waited for the reader (20 s here) before. The grace period
+# outlasts the 0.3 s between the two signals on a loaded machine (with 1 s, a second
+# SIGINT could find the ranks SIGKILLed at the end of the grace period already).
 test_signals_are_acted_on_while_the_reader_stalls() {
-    ( "$SCRUN" -n 2 --grace 1 bash "$RANK" spew </dev/null 2>"$ERR"
+    ( "$SCRUN" -n 2 --grace 3 bash "$RANK" spew </dev/null 2>"$ERR"
       echo $? >"$SCRUN_TEST_DIR/rc" ) | (sleep 20) &
     BG_PID=$!
     local pid= deadline=$((SECONDS + 5))
     while [[ -z $pid ]] && ((SECONDS < deadline)); do
-        pid=$(pgrep -f -- "^$SCRUN -n 2 --grace 1 bash $RANK spew" | head -1)
+        pid=$(pgrep -f -- "^$SCRUN -n 2 --grace 3 bash $RANK spew" | head -1)
         sleep 0.1
     done
     [[ -n $pid ]] || fail "scrun did not start"
@@ -287,11 +289,11 @@ test_signals_are_acted_on_while_the_reader_stalls() {
     kill -INT "$pid"
     while kill -0 "$pid" 2>/dev/null && [[ ! -s $SCRUN_TEST_DIR/rc ]]; do
         elapsed=$(seconds_since "$t0")
-        awk -v e="$elapsed" 'BEGIN { exit !(e < 8) }' || fail "scrun still runs ${elapsed}s after SIGINT"
+        awk -v e="$elapsed" 'BEGIN { exit !(e < 12) }' || fail "scrun still runs ${elapsed}s after SIGINT"
         sleep 0.1
     done
     elapsed=$(seconds_since "$t0")
-    expect_elapsed_below 4
+    expect_elapsed_below 10
     for _ in $(seq 50); do [[ -s $SCRUN_TEST_DIR/rc ]] && break; sleep 0.1; done
     rc=$(cat "$SCRUN_TEST_DIR/rc")
     expect_rc 130
