@@ -660,27 +660,22 @@ out:
     return status;
 }
 
-/* One row: a reducer with the cap (0: the reducer's default; autotune), timed, its last
- * bucket timed alone, checked. */
-static sc_status_t sc_br_row_measure(sc_br_ctx_t *c, size_t cap_bytes, int autotune,
-                                     const sc_br_times_t *per_tensor, sc_br_row_t *row)
+/* A reducer of the profile's first n gradients with a row's settings: the cap (0: the
+ * reducer's default), autotune, views, the hook. */
+static sc_status_t sc_br_reducer_create(sc_br_ctx_t *c, int n, size_t cap_bytes, int autotune,
+                                        sc_reducer_t **r)
 {
     sc_reducer_config_t cfg = SC_REDUCER_CONFIG_INIT;
-    sc_br_row_t w = {.autotune = autotune, .per_tensor = *per_tensor};
     sc_grad_desc_t *descs;
-    sc_reducer_stats_t stats;
     sc_comm_hook_t hook;
-    sc_reducer_t *r;
-    sc_br_step_t s;
     sc_status_t status;
-    sc_dtype_t bucket_dtype;
 
-    descs = calloc((size_t)c->p->ntensors, sizeof(*descs));
+    descs = calloc(n > 0 ? (size_t)n : 1, sizeof(*descs));
     if (!descs) {
         snprintf(sc_br_error, sizeof(sc_br_error), "out of memory");
         return SC_ERR_NO_MEMORY;
     }
-    for (int k = 0; k < c->p->ntensors; k++) {
+    for (int k = 0; k < n; k++) {
         descs[k].count = c->p->tensors[k].count;
         descs[k].dtype = c->p->tensors[k].dtype;
         descs[k].name = c->p->tensors[k].name;
@@ -697,14 +692,47 @@ static sc_status_t sc_br_row_measure(sc_br_ctx_t *c, size_t cap_bytes, int autot
     }
     if (status != SC_SUCCESS) {
         sc_br_fail(status, c->o->topk ? "sc_comm_hook_topk" : "sc_comm_hook_builtin");
-        goto err_free_descs;
+        goto out;
     }
     cfg.hook = &hook;
-    status = sc_reducer_create(c->comm, descs, c->p->ntensors, &cfg, &r);
-    if (status != SC_SUCCESS) {
+    status = sc_reducer_create(c->comm, descs, n, &cfg, r);
+    if (status != SC_SUCCESS)
         sc_br_fail(status, "sc_reducer_create");
-        goto err_free_descs;
-    }
+out:
+    free(descs);
+    return status;
+}
+
+/* The settings of the first row (its cap, the hook, views, and what the reducer reads
+ * from the environment: SC_BUCKET_CAP_MB), checked by every rank before anything is
+ * measured: a reducer of no gradients made and destroyed. They were refused only after
+ * the per-tensor step had been timed. */
+static sc_status_t sc_br_settings_check(sc_br_ctx_t *c, size_t cap_bytes, int autotune)
+{
+    sc_reducer_t *r;
+    sc_status_t status = sc_br_reducer_create(c, 0, cap_bytes, autotune, &r);
+
+    if (status != SC_SUCCESS)
+        return status;
+    status = sc_reducer_destroy(r);
+    return status == SC_SUCCESS ? SC_SUCCESS : sc_br_fail(status, "sc_reducer_destroy");
+}
+
+/* One row: a reducer with the cap (0: the reducer's default; autotune), timed, its last
+ * bucket timed alone, checked. */
+static sc_status_t sc_br_row_measure(sc_br_ctx_t *c, size_t cap_bytes, int autotune,
+                                     const sc_br_times_t *per_tensor, sc_br_row_t *row)
+{
+    sc_br_row_t w = {.autotune = autotune, .per_tensor = *per_tensor};
+    sc_reducer_stats_t stats;
+    sc_reducer_t *r;
+    sc_br_step_t s;
+    sc_status_t status;
+    sc_dtype_t bucket_dtype;
+
+    status = sc_br_reducer_create(c, c->p->ntensors, cap_bytes, autotune, &r);
+    if (status != SC_SUCCESS)
+        return status;
     for (int k = 0; k < c->p->ntensors; k++)
         c->views[k] = NULL;
     if (autotune) {
@@ -743,7 +771,6 @@ static sc_status_t sc_br_row_measure(sc_br_ctx_t *c, size_t cap_bytes, int autot
             goto err_destroy;
     }
     status = sc_reducer_destroy(r);
-    free(descs);
     if (status != SC_SUCCESS)
         return sc_br_fail(status, "sc_reducer_destroy");
     *row = w;
@@ -751,8 +778,6 @@ static sc_status_t sc_br_row_measure(sc_br_ctx_t *c, size_t cap_bytes, int autot
 
 err_destroy:
     sc_reducer_destroy(r);
-err_free_descs:
-    free(descs);
     return status;
 }
 
@@ -831,6 +856,10 @@ static sc_status_t sc_br_run(sc_br_ctx_t *c, sc_br_row_t *rows, int *nrows)
     sc_br_times_t per_tensor;
     int ncaps = o->ncaps ? o->ncaps : (o->autotune ? 0 : 1);
 
+    status = sc_br_settings_check(c, o->ncaps ? (size_t)(o->caps_mb[0] * (1 << 20)) : 0,
+                                  ncaps == 0);
+    if (status != SC_SUCCESS)
+        return status;
     status = sc_br_grads_alloc(c);
     if (status != SC_SUCCESS)
         return status;
