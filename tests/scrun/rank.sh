@@ -8,6 +8,12 @@ rank=${SC_RANK:-unset}
 
 mark_ready() { : > "$SCRUN_TEST_DIR/ready.$rank"; }
 
+# Records the moment this rank fails (an $EPOCHREALTIME) in $SCRUN_TEST_DIR/failed_at, so
+# that a test measures scrun's reaction from it, not from a start-up a loaded machine
+# may stretch.
+mark_failing() { echo "$EPOCHREALTIME" > "$SCRUN_TEST_DIR/failed_at.tmp" &&
+                 mv "$SCRUN_TEST_DIR/failed_at.tmp" "$SCRUN_TEST_DIR/failed_at"; }
+
 # Waits (up to 10 s) until every other rank of the world has marked itself ready.
 wait_for_others() {
     local deadline=$((SECONDS + 10)) r
@@ -81,6 +87,7 @@ ignore) # ignore SIGNAL: records its pid, then sleeps as the rank process, ignor
 fail) # fail R CODE: rank R exits with CODE once the others are ready; they sleep
     if [[ $rank == "$1" ]]; then
         wait_for_others
+        mark_failing
         exit "$2"
     fi
     mark_ready
@@ -89,6 +96,7 @@ fail) # fail R CODE: rank R exits with CODE once the others are ready; they slee
 fail-ignoring-term) # like fail, but the other ranks (and their sleep) ignore SIGTERM
     if [[ $rank == "$1" ]]; then
         wait_for_others
+        mark_failing
         exit "$2"
     fi
     trap '' TERM
@@ -98,6 +106,7 @@ fail-ignoring-term) # like fail, but the other ranks (and their sleep) ignore SI
 kill-self) # kill-self R SIGNAL: rank R kills itself with SIGNAL once the others are ready
     if [[ $rank == "$1" ]]; then
         wait_for_others
+        mark_failing
         kill -s "$2" $$
         sleep 10
     fi

@@ -31,12 +31,24 @@ fail() {
 # Seconds from T0 (an $EPOCHREALTIME) until now.
 seconds_since() { awk -v a="$1" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.3f", b - a }'; }
 
-# run ARGS...: runs scrun with stdin from /dev/null; sets $rc and $elapsed (seconds).
+# run ARGS...: runs scrun with stdin from /dev/null; sets $rc, $elapsed (seconds) and
+# $ended (an $EPOCHREALTIME).
 run() {
     local t0=$EPOCHREALTIME
     "$SCRUN" "$@" </dev/null >"$OUT" 2>"$ERR"
     rc=$?
+    ended=$EPOCHREALTIME
     elapsed=$(seconds_since "$t0")
+}
+
+# Sets $elapsed to the seconds from the moment a rank of rank.sh failed (its failed_at)
+# to the end of the last run: scrun's reaction alone. Measured from scrun's start, it
+# included starting the ranks and their waits for each other, which a loaded machine
+# (ctest -j2 beside sanitizer builds) stretches by seconds.
+elapsed_since_failure() {
+    [[ -s $SCRUN_TEST_DIR/failed_at ]] || fail "no rank recorded its failure"
+    elapsed=$(awk -v a="$(cat "$SCRUN_TEST_DIR/failed_at")" -v b="$ended" \
+                  'BEGIN { printf "%.3f", b - a }')
 }
 
 # start_bg ARGS...: runs scrun in the background with stdin from /dev/null ($BG_PID).
@@ -302,12 +314,14 @@ test_signals_are_acted_on_while_the_reader_stalls() {
 }
 
 test_failing_rank_is_named_and_others_stopped() {
-    run -n 3 bash "$RANK" fail 1 3
+    run -n 3 --grace 10 bash "$RANK" fail 1 3
     expect_rc 1
     expect_line "$ERR" "scrun: rank 1 exited with status 3"
     expect_no_match "$ERR" "^scrun: rank [02] (exited|was killed)"
-    # The sleeping ranks end on SIGTERM, long before the 3 s grace period is over.
-    expect_elapsed_below 2.5
+    # The sleeping ranks end on SIGTERM, long before the grace period is over: left to
+    # the SIGKILL after it, scrun would end 10 s after the failure.
+    elapsed_since_failure
+    expect_elapsed_below 5
 }
 
 # A list of stopped ranks too long for one line says how many there are in all (it was
@@ -325,16 +339,20 @@ test_rank_ignoring_sigterm_is_killed_after_grace() {
     expect_line "$ERR" "scrun: rank 2 exited with status 4"
     expect_no_match "$ERR" "^scrun: rank [01] (exited|was killed)"
     grep -q "SIGKILL" "$ERR" || fail "stderr does not say that SIGKILL was sent"
+    # 0.5 s of grace from the failure, not the default 3 s.
+    elapsed_since_failure
     expect_elapsed_at_least 0.5
     expect_elapsed_below 2.5
 }
 
 test_rank_killed_by_signal_is_named() {
-    run -n 3 bash "$RANK" kill-self 1 KILL
+    run -n 3 --grace 10 bash "$RANK" kill-self 1 KILL
     expect_rc 1
     expect_line "$ERR" "scrun: rank 1 was killed by signal 9 (SIGKILL)"
     expect_no_match "$ERR" "^scrun: rank [02] (exited|was killed)"
-    expect_elapsed_below 2.5
+    # The others end on SIGTERM, not 10 s later at the SIGKILL after the grace period.
+    elapsed_since_failure
+    expect_elapsed_below 5
     # Every signal has its name (SIGPROF was "unknown signal").
     run -n 2 bash "$RANK" kill-self 0 PROF
     expect_rc 1
