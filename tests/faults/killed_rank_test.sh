@@ -14,6 +14,8 @@ DEAD=$5
 shift 5
 DIR=$(mktemp -d)
 trap 'rm -rf "$DIR"' EXIT
+# Where ranks leave each other notes (test_faults' store_killed_mid_rendezvous_...).
+export FAULT_DIR=$DIR
 OUT=$DIR/stdout
 ERR=$DIR/stderr
 
