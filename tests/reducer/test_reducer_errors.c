@@ -704,7 +704,8 @@ static int test_failing_hook_start_fails_every_rank(int argc, char **argv)
     } else {
         CHECK_STATUS(sc_reducer_finalize(r), SC_ERR_ABORTED);
     }
-    CHECK(rt_now() - t0 < 4.0, "the failure took %.1f s to reach every rank", rt_now() - t0);
+    /* At once, not after SC_TIMEOUT (20 s here; 10 s leaves room for a loaded machine). */
+    CHECK(rt_now() - t0 < 10.0, "the failure took %.1f s to reach every rank", rt_now() - t0);
     sc_reducer_destroy(r);
     sc_comm_destroy(w.comm);
     rt_model_free(&m);
@@ -754,7 +755,8 @@ static int test_failing_hook_finish_fails_every_rank(int argc, char **argv)
         snprintf(says, sizeof(says), "rank %d failed in this iteration", w.size - 1);
         CHECK_SAYS(says);
     }
-    CHECK(rt_now() - t0 < 4.0, "the failure took %.1f s to reach every rank", rt_now() - t0);
+    /* At once, not after SC_TIMEOUT (20 s here; 10 s leaves room for a loaded machine). */
+    CHECK(rt_now() - t0 < 10.0, "the failure took %.1f s to reach every rank", rt_now() - t0);
     if (good_iteration(&w, &m, r, 1))
         return 1;
     return teardown(&w, &m, r);
@@ -762,7 +764,7 @@ static int test_failing_hook_finish_fails_every_rank(int argc, char **argv)
 
 /* The last rank destroys its reducer in the middle of an iteration (half its gradients
  * marked): the others, which marked all and wait in finalize for buckets it will never
- * start, fail at once with the abort it sent (they waited SC_TIMEOUT, 5 s here), whose
+ * start, fail at once with the abort it sent (they waited SC_TIMEOUT, 20 s here), whose
  * sentence names that rank and its destroy (it said only that the communicator was
  * aborted). */
 static int test_destroy_mid_iteration_fails_peers_at_once(int argc, char **argv)
@@ -801,7 +803,7 @@ static int test_destroy_mid_iteration_fails_peers_at_once(int argc, char **argv)
         snprintf(marked, sizeof(marked), "destroyed with %d of %d gradients marked",
                  m.n - m.n / 2, m.n);
         CHECK_SAYS("the communicator was aborted", who, marked, "before finalize");
-        CHECK(rt_now() - t0 < 2.5, "the abort took %.1f s to arrive", rt_now() - t0);
+        CHECK(rt_now() - t0 < 10.0, "the abort took %.1f s to arrive", rt_now() - t0);
         sc_reducer_destroy(r);
     }
     sc_comm_destroy(w.comm);
