@@ -855,37 +855,56 @@ static int test_peer_exiting_right_after_a_barrier_does_not_fail_it(int argc, ch
 
 /* ---- a silent peer ---- */
 
-/* 2 ranks; rank 1 stays alive but does not call the allreduce until SC_TIMEOUT + 1.5 s
- * have passed. Rank 0's allreduce fails with SC_ERR_TIMEOUT naming rank 1, after
- * SC_TIMEOUT and within 1 s more; rank 1's late allreduce then fails with the same
- * status and sentence (rank 0's abort notice), at once. */
+/* 2 ranks; rank 1 stays alive but does not call the allreduce until rank 0's has failed
+ * (rank 0 tells it with SIGUSR1; 20 s after SC_TIMEOUT at most). Rank 0's allreduce fails
+ * with SC_ERR_TIMEOUT naming rank 1, after SC_TIMEOUT and within 2 s more; rank 1's late
+ * allreduce then fails with the same status and sentence (rank 0's abort notice), at
+ * once. Rank 1 slept SC_TIMEOUT + 1.5 s instead, and the 2 s timeout had 1 s of slack:
+ * a rank 0 slowed by a loaded machine could pass the bound, or see rank 1's allreduce
+ * arrive before its timeout and succeed. SC_TIMEOUT is 4 s here: twice the timeout, or
+ * the timeout and the 3 s the rendezvous clients add, still fail the bound. */
 static int test_pending_op_times_out_naming_the_silent_rank(int argc, char **argv)
 {
     double timeout = fault_timeout();
     char what[192];
     fault_error_t err;
     sc_comm_t *comm;
+    int32_t pids[2];
+    sigset_t usr1;
     double t0;
 
     (void)argc;
     (void)argv;
-    if (start_world(&comm, 2) != TEST_PASS)
+    /* Blocked before any rank can send it, so it waits for sigtimedwait. */
+    sigemptyset(&usr1);
+    sigaddset(&usr1, SIGUSR1);
+    CHECK(pthread_sigmask(SIG_BLOCK, &usr1, NULL) == 0, "SIGUSR1 could not be blocked");
+    if (start_world(&comm, 2) != TEST_PASS || gather_pids(comm, pids) != TEST_PASS)
         return TEST_FAIL;
     snprintf(what, sizeof(what), "timed out after %.1f s: nothing came from rank 1: it never "
              "issued its matching call, or it or the network to it failed", timeout);
-    if (fault_rank == 1)
-        fault_sleep(timeout + 1.5);
+    if (fault_rank == 1) {
+        double limit = timeout + 20.0;
+        struct timespec ts = {(time_t)limit, 0};
+
+        /* Without the signal (rank 0's allreduce did not fail) it calls anyway, and rank
+         * 0's check of its status fails the test. */
+        if (sigtimedwait(&usr1, NULL, &ts) != SIGUSR1)
+            printf("rank 1: no word from rank 0 after %.0f s; calling the allreduce\n", limit);
+    }
     t0 = fault_now();
     fault_error_take(&err, allreduce_input(comm), t0);
+    if (fault_rank == 0)
+        kill((pid_t)pids[1], SIGUSR1);
     CHECK(err.status == SC_ERR_TIMEOUT, "the allreduce returned %s: %s",
           sc_status_string(err.status), err.text);
     if (check_sentence_has(err.text, "allreduce #") != TEST_PASS ||
         check_sentence_has(err.text, what) != TEST_PASS)
         return TEST_FAIL;
     if (fault_rank == 0)
-        CHECK(err.elapsed >= timeout - 0.05 && err.elapsed < timeout + 1.0,
+        CHECK(err.elapsed >= timeout - 0.05 && err.elapsed < timeout + 2.0,
               "the allreduce timed out after %.3f s, expected [%g, %g) s", err.elapsed,
-              timeout, timeout + 1.0);
+              timeout, timeout + 2.0);
     else
         CHECK(err.elapsed < 0.5, "the late allreduce took %.3f s to fail", err.elapsed);
     return finish_failed(comm, &err, "the allreduce");
