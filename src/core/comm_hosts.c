@@ -2,13 +2,15 @@
  * name) and whether the launcher's local sizes and local ranks fit them. Every rank
  * reaches the same verdict from the same blobs, in O(N log N) for N ranks (a sort of the
  * host names: comparing each rank with every other took seconds at 65536 ranks). */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/comm_hosts.h"
 #include "core/error.h"
 
-/* One rank's entry in the sort: its host name, the local rank it was given, itself. */
+/* One rank's entry in the sort: its host name, the local rank it was given (-1: none; for
+ * the check of duplicates, the one it takes), itself. */
 typedef struct {
     const char *host;
     int32_t local_rank;
@@ -137,26 +139,53 @@ static sc_status_t sc_hosts_check_ranks(const sc_hosts_t *h)
     return SC_SUCCESS;
 }
 
-/* Two ranks of one host given the same local rank, where the host holds one launch
- * (its local size is its ranks): both bound the same cores and took the same GPU.
- * sorted holds the entries by host name, then local rank: duplicates are neighbours. */
+/* Rank r's local rank as its sentence names where it came from: the variable that gave
+ * it, or that it was counted. */
+static void sc_hosts_local_rank_from(const sc_hosts_t *h, int r, char *out, size_t len)
+{
+    char from[SC_BLOB_FROM_LEN];
+
+    if (sc_blob_int(h->res, r, SC_BLOB_LOCAL_RANK) < 0) {
+        snprintf(out, len, "counted among the ranks of that host name: it was given none");
+        return;
+    }
+    sc_blob_from(h->res, r, SC_BLOB_LOCAL_RANK_FROM, from);
+    snprintf(out, len, "from %s", from);
+}
+
+/* Two ranks of one host with the same local rank, where the host holds one launch (its
+ * local size is its ranks): both bound the same cores and took the same GPU. A local
+ * rank is the one given, else the rank's place among the ranks of its host name (as
+ * sc_comm_set_local counts it), so that a rank given none cannot take one given to
+ * another. sorted holds the entries by host name, then that local rank: duplicates are
+ * neighbours. */
 static sc_status_t sc_hosts_check_duplicates(const sc_hosts_t *h, const sc_host_entry_t *sorted)
 {
     for (int i = 1; i < h->size; i++) {
         const sc_host_entry_t *a = &sorted[i - 1], *b = &sorted[i];
         int first = a->rank < b->rank ? a->rank : b->rank;
         int second = a->rank < b->rank ? b->rank : a->rank;
-        char from[SC_BLOB_FROM_LEN];
+        char from[SC_BLOB_FROM_LEN], from_first[96], from_second[96];
 
-        if (b->local_rank < 0 || a->local_rank != b->local_rank ||
-            h->node[a->rank] != h->node[b->rank] ||
+        if (a->local_rank != b->local_rank || h->node[a->rank] != h->node[b->rank] ||
             sc_hosts_local_size(h, b->rank) != h->count[h->node[b->rank]])
             continue;
-        sc_blob_from(h->res, second, SC_BLOB_LOCAL_RANK_FROM, from);
+        if (sc_blob_int(h->res, first, SC_BLOB_LOCAL_RANK) >= 0 &&
+            sc_blob_int(h->res, second, SC_BLOB_LOCAL_RANK) >= 0) {
+            sc_blob_from(h->res, second, SC_BLOB_LOCAL_RANK_FROM, from);
+            return sc_error(SC_ERR_INVALID_ARG, "sc_comm_init: ranks %d and %d share the "
+                            "host %.64s and both have local rank %d (from %s); the local "
+                            "ranks of one host are distinct (check %s on that host)", first,
+                            second, sc_blob_host(h->res, second), b->local_rank, from, from);
+        }
+        sc_hosts_local_rank_from(h, first, from_first, sizeof(from_first));
+        sc_hosts_local_rank_from(h, second, from_second, sizeof(from_second));
         return sc_error(SC_ERR_INVALID_ARG, "sc_comm_init: ranks %d and %d share the host "
-                        "%.64s and both have local rank %d (from %s); the local ranks of one "
-                        "host are distinct (check %s on that host)", first, second,
-                        sc_blob_host(h->res, second), b->local_rank, from, from);
+                        "%.64s and both have local rank %d (rank %d's %s, rank %d's %s); "
+                        "the local ranks of one host are distinct (give every rank of that "
+                        "host its local rank, or none)", first, second,
+                        sc_blob_host(h->res, second), b->local_rank, first, from_first,
+                        second, from_second);
     }
     return SC_SUCCESS;
 }
@@ -192,8 +221,13 @@ sc_status_t sc_comm_hosts(const sc_store_result_t *res, int size, int *node_of)
     st = sc_hosts_check_sizes(&h);
     if (st == SC_SUCCESS)
         st = sc_hosts_check_ranks(&h);
-    if (st == SC_SUCCESS)
+    if (st == SC_SUCCESS) {
+        for (int i = 0; i < size; i++)
+            if (e[i].local_rank < 0)
+                e[i].local_rank = index[e[i].rank];
+        qsort(e, (size_t)size, sizeof(*e), sc_host_entry_cmp);
         st = sc_hosts_check_duplicates(&h, e);
+    }
     free(e);
     free(count);
     free(index);

@@ -19,6 +19,10 @@
 #   duplicate_local_rank     two ranks on one host, both told SC_LOCAL_RANK=0: every rank
 #                            fails at once naming both (they bound the same cores and
 #                            would take the same GPU, silently)
+#   duplicate_of_a_counted_local_rank  two ranks on one host, rank 0 told SC_LOCAL_RANK=1
+#                            and rank 1 given none (counted: 1): every rank fails at once
+#                            naming both. Both were local rank 1 of 2, bound to the same
+#                            cores, silently
 #   two_launches_on_one_host four ranks on one host, two launches' worth (SC_LOCAL_SIZE=2,
 #                            local ranks 0 1 0 1): the same local rank twice is right there
 #   slurm_counts_per_node    Slurm's layout SLURM_STEP_TASKS_PER_NODE=2,1: ranks 0 and 1
@@ -109,6 +113,13 @@ duplicate_local_rank)
   wait_all
   every_rank_fails 2 "ranks 0 and 1 share the host node0 and both have local rank 0 (from SC_LOCAL_RANK)" \
     "both ranks, their local rank and the variable"
+  ;;
+duplicate_of_a_counted_local_rank)
+  on_host node0 SC_RANK=0 SC_WORLD_SIZE=2 SC_LOCAL_RANK=1
+  on_host node0 SC_RANK=1 SC_WORLD_SIZE=2
+  wait_all
+  every_rank_fails 2 "ranks 0 and 1 share the host node0 and both have local rank 1 (rank 0's from SC_LOCAL_RANK, rank 1's counted among the ranks of that host name: it was given none)" \
+    "both ranks, their local rank and where each came from"
   ;;
 two_launches_on_one_host)
   local_ids=(0 1 0 1)
