@@ -149,6 +149,67 @@ static int sc_store_read_failure(sc_store_server_t *s, int fd, const sc_store_he
     return 0;
 }
 
+/* One connection accepted by the store, fd, which it owns from then on; its hello is
+ * awaited hello_s seconds: 1 when a rank arrived (its blob kept), 0 when the connection
+ * was dropped (it broke, or it is no rendezvous's), -1 when the rendezvous failed (*st
+ * and err set: a rank could not join, a second process claimed a rank, a world size that
+ * differs). */
+static int sc_store_take(sc_store_server_t *s, int fd, double hello_s, int *fds,
+                         uint8_t **blobs, uint32_t *lens, sc_status_t *st, char *err,
+                         size_t len)
+{
+    sc_store_hello_t h;
+
+    if (sc_store_net_io(fd, &h, sizeof(h), sc_clock_now() + hello_s, 0) != 0 ||
+        (h.magic != SC_STORE_MAGIC && h.magic != SC_STORE_MAGIC_FAILED) ||
+        h.len > SC_STORE_MAX_BLOB) {
+        close(fd);
+        return 0;
+    }
+    if (h.magic == SC_STORE_MAGIC_FAILED && h.rank < (uint32_t)s->size) {
+        if (sc_store_read_failure(s, fd, &h, err, len) != 0) {
+            close(fd);
+            return 0;
+        }
+        *st = SC_ERR_PEER_FAILED;
+        if (fds[h.rank] >= 0) { /* another process claimed that rank */
+            sc_store_reply_error(fds[h.rank], *st, err, sc_clock_now() + 2.0);
+            close(fds[h.rank]);
+            s->told_outside++;
+        }
+        fds[h.rank] = fd; /* answered with the others */
+        return -1;
+    }
+    if (h.size != (uint32_t)s->size || h.rank >= (uint32_t)s->size || fds[h.rank] >= 0) {
+        if (h.size != (uint32_t)s->size)
+            snprintf(err, len, "rendezvous at %s: a process claimed rank %u of world size "
+                     "%u, but rank 0 has world size %d", s->where, h.rank, h.size, s->size);
+        else if (h.rank >= (uint32_t)s->size)
+            snprintf(err, len, "rendezvous at %s: a process claimed rank %u, outside the "
+                     "world of size %d", s->where, h.rank, s->size);
+        else
+            snprintf(err, len, "rendezvous at %s: two processes claimed rank %u of world "
+                     "size %d (each process needs a rank of its own: check the launcher's "
+                     "rank variables)", s->where, h.rank, s->size);
+        *st = SC_ERR_INVALID_ARG;
+        sc_store_net_skip(fd, h.len, sc_clock_now() + 2.0);
+        sc_store_reply_error(fd, *st, err, sc_clock_now() + 2.0);
+        s->told_outside++;
+        close(fd);
+        return -1;
+    }
+    blobs[h.rank] = malloc(h.len ? h.len : 1);
+    if (!blobs[h.rank] || sc_store_net_io(fd, blobs[h.rank], h.len, sc_clock_now() + 5.0, 0)) {
+        free(blobs[h.rank]);
+        blobs[h.rank] = NULL;
+        close(fd);
+        return 0;
+    }
+    lens[h.rank] = h.len;
+    fds[h.rank] = fd;
+    return 1;
+}
+
 static void *sc_store_serve(void *arg)
 {
     sc_store_server_t *s = arg;
@@ -172,7 +233,6 @@ static void *sc_store_serve(void *arg)
     while (arrived < s->size && st == SC_SUCCESS) {
         struct pollfd pfd = {s->listen_fd, POLLIN, 0};
         int ms = sc_clock_ms_until(s->deadline);
-        sc_store_hello_t h;
         int fd;
 
         if (ms <= 0) {
@@ -208,55 +268,20 @@ static void *sc_store_serve(void *arg)
         }
         if (fd < 0)
             continue;
-        if (sc_store_net_io(fd, &h, sizeof(h), sc_clock_now() + 5.0, 0) != 0 ||
-            (h.magic != SC_STORE_MAGIC && h.magic != SC_STORE_MAGIC_FAILED) ||
-            h.len > SC_STORE_MAX_BLOB) {
-            close(fd);
-            continue;
-        }
-        if (h.magic == SC_STORE_MAGIC_FAILED && h.rank < (uint32_t)s->size) {
-            if (sc_store_read_failure(s, fd, &h, err, sizeof(err)) != 0) {
-                close(fd);
-                continue;
-            }
-            st = SC_ERR_PEER_FAILED;
-            if (fds[h.rank] >= 0) { /* another process claimed that rank */
-                sc_store_reply_error(fds[h.rank], st, err, sc_clock_now() + 2.0);
-                close(fds[h.rank]);
-                s->told_outside++;
-            }
-            fds[h.rank] = fd; /* answered with the others */
+        arrived += sc_store_take(s, fd, 5.0, fds, blobs, lens, &st, err, sizeof(err)) > 0;
+    }
+    /* A connection already waiting when the last rank arrived (a second process claiming
+     * a rank, a rank telling its failure) is judged as one before it, before any rank is
+     * answered: it was told that rank 0 exited or was killed when the store closed it
+     * unread, and the world went on with whichever claimant came first. Its hello was
+     * sent as it connected: a connection silent for 1 s is no rank's. */
+    while (st == SC_SUCCESS) {
+        struct pollfd pfd = {s->listen_fd, POLLIN, 0};
+        int fd;
+
+        if (poll(&pfd, 1, 0) <= 0 || (fd = accept(s->listen_fd, NULL, NULL)) < 0)
             break;
-        }
-        if (h.size != (uint32_t)s->size || h.rank >= (uint32_t)s->size || fds[h.rank] >= 0) {
-            if (h.size != (uint32_t)s->size)
-                snprintf(err, sizeof(err), "rendezvous at %s: a process claimed rank %u of "
-                         "world size %u, but rank 0 has world size %d", s->where, h.rank,
-                         h.size, s->size);
-            else if (h.rank >= (uint32_t)s->size)
-                snprintf(err, sizeof(err), "rendezvous at %s: a process claimed rank %u, "
-                         "outside the world of size %d", s->where, h.rank, s->size);
-            else
-                snprintf(err, sizeof(err), "rendezvous at %s: two processes claimed rank %u "
-                         "of world size %d (each process needs a rank of its own: check the "
-                         "launcher's rank variables)", s->where, h.rank, s->size);
-            st = SC_ERR_INVALID_ARG;
-            sc_store_net_skip(fd, h.len, sc_clock_now() + 2.0);
-            sc_store_reply_error(fd, st, err, sc_clock_now() + 2.0);
-            s->told_outside++;
-            close(fd);
-            break;
-        }
-        blobs[h.rank] = malloc(h.len ? h.len : 1);
-        if (!blobs[h.rank] || sc_store_net_io(fd, blobs[h.rank], h.len, sc_clock_now() + 5.0, 0)) {
-            free(blobs[h.rank]);
-            blobs[h.rank] = NULL;
-            close(fd);
-            continue;
-        }
-        lens[h.rank] = h.len;
-        fds[h.rank] = fd;
-        arrived++;
+        sc_store_take(s, fd, 1.0, fds, blobs, lens, &st, err, sizeof(err));
     }
     /* A failed rendezvous is said to every rank, those still to come too; then no later
      * process may join it. */

@@ -246,6 +246,79 @@ static int test_two_processes_claiming_one_rank_fail_init_naming_it(int argc, ch
     return check_init_fails(SC_ERR_INVALID_ARG, 0.0, fault_timeout() - 0.5, what);
 }
 
+/* Connects to rank 0's store (SC_MASTER_PORT on this host) and, after hold_s, sends 16
+ * bytes that are no rendezvous's hello: the store reads nothing else meanwhile. */
+typedef struct {
+    int fd;
+    double hold_s;
+} store_holder_t;
+
+static void *hold_the_store(void *arg)
+{
+    store_holder_t *h = arg;
+    char junk[16] = {0};
+
+    fault_sleep(h->hold_s);
+    if (write(h->fd, junk, sizeof(junk)) != (ssize_t)sizeof(junk))
+        fprintf(stderr, "rank %d: the store's holder could not write\n", fault_rank);
+    close(h->fd);
+    return NULL;
+}
+
+static int connect_to_the_store(int *fd)
+{
+    struct sockaddr_in sa;
+    double until = fault_now() + 5.0;
+
+    memset(&sa, 0, sizeof(sa));
+    sa.sin_family = AF_INET;
+    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    sa.sin_port = htons((uint16_t)fault_env_int("SC_MASTER_PORT"));
+    while (fault_now() < until) {
+        *fd = socket(AF_INET, SOCK_STREAM, 0);
+        if (*fd < 0)
+            return -1;
+        if (connect(*fd, (struct sockaddr *)&sa, sizeof(sa)) == 0)
+            return 0;
+        close(*fd);
+        fault_sleep(0.01);
+    }
+    return -1;
+}
+
+/* 3 processes in a world of 2; the last claims rank 1 too. It holds rank 0's store busy
+ * for 1.5 s (a connection that sends no hello) while both claimants connect, so that
+ * the second still waits in the store's queue when the first completes the world: every
+ * process fails init naming the two claimants, as when the store reads them in turn.
+ * The second was told that rank 0 "exited or was killed during the rendezvous", and
+ * ranks 0 and 1 went on. */
+static int test_process_claiming_a_rank_while_the_store_is_busy_fails_init_naming_it(
+    int argc, char **argv)
+{
+    const char *what[] = {"two processes claimed rank 1 of world size 2", NULL};
+    store_holder_t holder = {-1, 1.5};
+    pthread_t thread;
+    int rc;
+
+    (void)argc, (void)argv;
+    setenv("SC_WORLD_SIZE", "2", 1);
+    setenv("SC_LOCAL_SIZE", "2", 1);
+    if (fault_rank == 1)
+        fault_sleep(0.5);
+    if (fault_rank == 2) {
+        setenv("SC_RANK", "1", 1);
+        setenv("SC_LOCAL_RANK", "1", 1);
+        fault_sleep(0.2);
+        CHECK(connect_to_the_store(&holder.fd) == 0, "no store to hold");
+        CHECK(pthread_create(&thread, NULL, hold_the_store, &holder) == 0, "no thread");
+        fault_sleep(0.5);
+    }
+    rc = check_init_fails(SC_ERR_INVALID_ARG, 0.0, fault_timeout() - 0.5, what);
+    if (fault_rank == 2)
+        pthread_join(thread, NULL);
+    return rc;
+}
+
 /* 3 processes in a world of 2; the last claims rank 1 too, but comes a second late,
  * after ranks 0 and 1 finished the rendezvous and rank 0's store closed. Ranks 0 and 1
  * run an allreduce; the late process gets SC_ERR_TIMEOUT after SC_TIMEOUT + 3 s saying
@@ -1227,6 +1300,8 @@ int main(int argc, char **argv)
          test_master_address_not_of_rank_0_is_named_in_its_timeout},
         {"two_processes_claiming_one_rank_fail_init_naming_it",
          test_two_processes_claiming_one_rank_fail_init_naming_it},
+        {"process_claiming_a_rank_while_the_store_is_busy_fails_init_naming_it",
+         test_process_claiming_a_rank_while_the_store_is_busy_fails_init_naming_it},
         {"late_process_claiming_a_rank_is_told_the_store_is_gone",
          test_late_process_claiming_a_rank_is_told_the_store_is_gone},
         {"local_sizes_that_differ_fail_init_at_once",
