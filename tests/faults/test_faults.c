@@ -932,12 +932,15 @@ static int test_peer_exiting_right_after_a_barrier_does_not_fail_it(int argc, ch
  * (rank 0 tells it with SIGUSR1; 20 s after SC_TIMEOUT at most). Rank 0's allreduce fails
  * with SC_ERR_TIMEOUT naming rank 1, after SC_TIMEOUT and within 2 s more; rank 1's late
  * allreduce then fails with the same status and sentence (rank 0's abort notice), at
- * once. Rank 1 slept SC_TIMEOUT + 1.5 s instead, and the 2 s timeout had 1 s of slack:
+ * once, or, where it starts before that notice is read, completes with rank 0's part
+ * (sent before rank 0 gave up: 3 runs in 24, three at a time) and rank 1's next call
+ * fails so, at once. Rank 1 slept SC_TIMEOUT + 1.5 s instead, and the 2 s timeout had 1 s of slack:
  * a rank 0 slowed by a loaded machine could pass the bound, or see rank 1's allreduce
  * arrive before its timeout and succeed. SC_TIMEOUT is 4 s here: twice the timeout, or
  * the timeout and the 3 s the rendezvous clients add, still fail the bound. */
 static int test_pending_op_times_out_naming_the_silent_rank(int argc, char **argv)
 {
+    float in[ALLREDUCE_COUNT], out[ALLREDUCE_COUNT];
     double timeout = fault_timeout();
     char what[192];
     fault_error_t err;
@@ -965,10 +968,22 @@ static int test_pending_op_times_out_naming_the_silent_rank(int argc, char **arg
         if (sigtimedwait(&usr1, NULL, &ts) != SIGUSR1)
             printf("rank 1: no word from rank 0 after %.0f s; calling the allreduce\n", limit);
     }
+    for (size_t i = 0; i < ALLREDUCE_COUNT; i++)
+        in[i] = input_value(fault_rank, 0, i);
     t0 = fault_now();
-    fault_error_take(&err, allreduce_input(comm), t0);
+    fault_error_take(&err, sc_allreduce(in, out, ALLREDUCE_COUNT, SC_FLOAT32, SC_SUM, comm,
+                                        NULL, NULL), t0);
     if (fault_rank == 0)
         kill((pid_t)pids[1], SIGUSR1);
+    if (fault_rank == 1 && err.status == SC_SUCCESS) {
+        for (size_t i = 0; i < ALLREDUCE_COUNT; i++)
+            CHECK(out[i] == expected_sum(2, 0, i), "the late allreduce completed with "
+                  "element %zu %g, expected %g", i, out[i], expected_sum(2, 0, i));
+        printf("rank 1: the late allreduce completed, right, before rank 0's notice was "
+               "read; the next one must fail\n");
+        t0 = fault_now();
+        fault_error_take(&err, allreduce_input(comm), t0);
+    }
     CHECK(err.status == SC_ERR_TIMEOUT, "the allreduce returned %s: %s",
           sc_status_string(err.status), err.text);
     if (check_sentence_has(err.text, "allreduce #") != TEST_PASS ||
