@@ -19,7 +19,9 @@
  * arrives): until the last communicator of its sc_comm_init is destroyed, it may still
  * write recvbuf (and read sendbuf), so keep them allocated until then. Such a failure
  * breaks the communicator on every rank: its pending operations fail with the
- * failure's sentence and later calls are refused. After a mismatch,
+ * failure's sentence and later calls are refused. A peer that issues the call just as
+ * a rank's SC_TIMEOUT ends it may still complete it, right, with what that rank had
+ * sent before it gave up; its next call then fails with the timeout. After a mismatch,
  * collectives issued before the mismatched one still complete (a rank running behind
  * finishes the calls its peers finished, so that the error lands on the mismatched
  * call on every rank).
