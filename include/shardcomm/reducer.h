@@ -162,9 +162,9 @@ typedef struct {
 /* Registers n gradients (collective: every rank registers the same list; a mismatch
  * is SC_ERR_MISMATCH on every rank naming the first differing gradient and both
  * ranks) and lays out the buckets in reverse registration order. The caps, find_unused,
- * autotune, prediv, gradient_as_bucket_view, whether config.stream is set and the
- * hook's name and config must agree across ranks too (SC_ERR_MISMATCH naming the
- * field). An argument error on one rank (SC_ERR_INVALID_ARG: config.size other than
+ * autotune (and, with autotune, whether SC_BUCKET_CAP_MB is set, which turns it off),
+ * prediv, gradient_as_bucket_view, whether config.stream is set and the hook's name and
+ * config must agree across ranks too (SC_ERR_MISMATCH naming the field). An argument error on one rank (SC_ERR_INVALID_ARG: config.size other than
  * sizeof(sc_reducer_config_t) (the config is then not read, its hook not destroyed), a
  * switch (gradient_as_bucket_view, find_unused, autotune) other than 0 or 1, a
  * dtype the reducer does not take, prediv not 1 with integer gradients, a hook that refuses a

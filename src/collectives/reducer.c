@@ -128,7 +128,9 @@ static sc_status_t sc_reducer_setup(sc_reducer_t *r, const sc_grad_desc_t *grads
             }
         }
     }
-    if (cfg->autotune && fixed)
+    r->tune.asked = cfg->autotune;
+    r->tune.fixed = cfg->autotune && fixed;
+    if (r->tune.fixed)
         sc_log(SC_LOG_INFO, "reducer: SC_BUCKET_CAP_MB fixes the bucket cap at %zu bytes; "
                             "autotuning is off", r->cap);
     else if (cfg->autotune)

@@ -108,7 +108,7 @@ out:
 
 /* The facts every rank must share, in sc_comm_agree's order: the first two say
  * whether the gradient lists agree. */
-enum { SC_RFACT_N, SC_RFACT_LIST, SC_RFACT_HOOK = 7, SC_RFACT_HOOK_CONFIG = 10,
+enum { SC_RFACT_N, SC_RFACT_LIST, SC_RFACT_HOOK = 8, SC_RFACT_HOOK_CONFIG = 11,
        SC_RFACT_COUNT };
 
 sc_status_t sc_reducer_agree(sc_comm_t *comm, const sc_grad_desc_t *grads, int n,
@@ -138,7 +138,9 @@ sc_status_t sc_reducer_agree(sc_comm_t *comm, const sc_grad_desc_t *grads, int n
             {"first_bucket_bytes", SC_FACT_NUMBER, (int64_t)r->first_cap},
             {"bucket_cap_bytes", SC_FACT_NUMBER, (int64_t)r->cap},
             {"find_unused", SC_FACT_NUMBER, r->find_unused},
-            {"autotune", SC_FACT_NUMBER, r->tune.active},
+            {"autotune", SC_FACT_NUMBER, r->tune.asked},
+            /* Set on some ranks only, the variable turns autotuning off on those alone. */
+            {"SC_BUCKET_CAP_MB set (it turns autotune off)", SC_FACT_NUMBER, r->tune.fixed},
             {"prediv", SC_FACT_DOUBLE, prediv_bits},
             {"the comm hook's name", SC_FACT_HASH, (int64_t)sc_name_hash(r->hook.name)},
             {"gradient_as_bucket_view", SC_FACT_NUMBER, r->view},

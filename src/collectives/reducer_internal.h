@@ -99,6 +99,8 @@ typedef struct {
 } sc_rbucket_t;
 
 typedef struct {
+    int asked;            /* config.autotune */
+    int fixed;            /* config.autotune, but SC_BUCKET_CAP_MB fixes the cap: off */
     int active;           /* candidates left to measure */
     int done;             /* a cap was chosen */
     int ncand, cand, round, samples;

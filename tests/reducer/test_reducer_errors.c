@@ -439,12 +439,15 @@ static int test_different_registration_fails_create_on_every_rank(int argc, char
 
 /* The last rank's configuration differs in one field (argv[0]: cap, the bucket cap;
  * view, gradient_as_bucket_view, which changes which collective each bucket issues, so
- * that without the check the ranks' collectives no longer line up): SC_ERR_MISMATCH
- * on every rank at create, naming the field and both values. */
+ * that without the check the ranks' collectives no longer line up; cap_mb, autotune on
+ * every rank and SC_BUCKET_CAP_MB=25, the default cap, on the last only, which turns
+ * its autotuning off: the sentence named config.autotune, the same on every rank):
+ * SC_ERR_MISMATCH on every rank at create, naming the field and both values. */
 static int test_different_config_fails_create_on_every_rank(int argc, char **argv)
 {
     sc_reducer_config_t cfg = SC_REDUCER_CONFIG_INIT;
     int view = argc > 0 && strcmp(argv[0], "view") == 0;
+    int cap_mb = argc > 0 && strcmp(argv[0], "cap_mb") == 0;
     sc_reducer_t *r = NULL;
     char says[128];
     rt_world_t w;
@@ -453,12 +456,20 @@ static int test_different_config_fails_create_on_every_rank(int argc, char **arg
     if (rt_world(&w))
         return 1;
     rt_model_init(&m, MODEL_N, model_counts, NULL);
-    if (view)
+    if (cap_mb) {
+        cfg.autotune = 1;
+        if (w.rank == w.size - 1)
+            setenv("SC_BUCKET_CAP_MB", "25", 1);
+    } else if (view) {
         cfg.gradient_as_bucket_view = w.rank == w.size - 1;
-    else
+    } else {
         cfg.bucket_cap_bytes = w.rank == w.size - 1 ? 8192 : 4096;
+    }
     CHECK_STATUS(sc_reducer_create(w.comm, m.desc, m.n, &cfg, &r), SC_ERR_MISMATCH);
-    if (view)
+    if (cap_mb)
+        snprintf(says, sizeof(says), "SC_BUCKET_CAP_MB set (it turns autotune off) is 0 on "
+                 "rank 0 but 1 on rank %d", w.size - 1);
+    else if (view)
         snprintf(says, sizeof(says), "gradient_as_bucket_view is 0 on rank 0 but 1 on rank %d",
                  w.size - 1);
     else
