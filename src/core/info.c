@@ -348,9 +348,12 @@ static void sc_info_evaluate(const sc_info_setting_t *s, const char *raw,
             long node = -1;
             if (sc_env_int(sc_env_node_index_names, -1, &node) != SC_SUCCESS)
                 node = -1;
-            /* -1: the counts differ and this node's is not known, so counted. */
-            status = sc_env_int_per_node(s->names, -1, node, &n);
-            if (status == SC_SUCCESS && n < 0 && s->default_note) {
+            /* LONG_MIN: the counts differ and this node's is not known, so counted. A
+             * negative count written out (LONG_MIN too) is refused below, as sc_comm_init
+             * refuses it. */
+            status = sc_env_int_per_node(s->names, LONG_MIN, node, &n);
+            if (status == SC_SUCCESS && n == LONG_MIN && raw && raw[0] != '-' &&
+                s->default_note) {
                 snprintf(v->value, sizeof(v->value), "auto");
                 return;
             }

@@ -380,6 +380,36 @@ static int config_refuses_local_switches_other_than_0_or_1(void)
     return TEST_PASS;
 }
 
+/* A negative local size, which sc_comm_init refuses naming the variable, is INVALID on
+ * its own line, as a negative local rank is (the line showed "auto", as for a Slurm list
+ * without this node's entry, and only the check of the settings together failed). */
+static int config_marks_a_negative_local_size_invalid(void)
+{
+    static const char *const vars[][3] = {
+        {"SC_LOCAL_SIZE", "-1", "SC_LOCAL_SIZE=-1 is below the minimum, 1"},
+        {"SLURM_STEP_TASKS_PER_NODE", "-2",
+         "SLURM_STEP_TASKS_PER_NODE=-2 is below the minimum, 1"},
+        {"SC_LOCAL_SIZE", "-9223372036854775808",
+         "SC_LOCAL_SIZE=-9223372036854775808 is below the minimum, 1"}};
+
+    for (size_t i = 0; i < sizeof(vars) / sizeof(vars[0]); i++) {
+        const char *const env[] = {vars[i][0], vars[i][1], NULL};
+        char value[256], source[1024];
+        report_t r;
+
+        CHECK(run_report(config_body, env, NULL, &r) == 0);
+        CHECK(r.status == SC_ERR_INVALID_ARG);
+        CHECK(setting(&r, "SC_LOCAL_SIZE", value, source) == 0);
+        if (strcmp(value, vars[i][1]) != 0 || strncmp(source, "INVALID: ", 9) != 0 ||
+            !strstr(source, vars[i][2]) || !strstr(r.error, vars[i][2])) {
+            fprintf(stderr, "%s=%s: shown as '%s' from '%s' (error '%s'), expected INVALID: "
+                    "%s\n", vars[i][0], vars[i][1], value, source, r.error, vars[i][2]);
+            return TEST_FAIL;
+        }
+    }
+    return TEST_PASS;
+}
+
 static int config_error_names_the_first_invalid_setting(void)
 {
     static const char *const env[] = {"MASTER_PORT", "70000", "SC_CHUNK_BYTES", "0", NULL};
@@ -966,6 +996,7 @@ static const test_entry_t tests[] = {
      config_shows_an_unknown_log_level_as_the_library_takes_it},
     {"config_marks_an_invalid_value_and_returns_invalid_arg",
      config_marks_an_invalid_value_and_returns_invalid_arg},
+    {"config_marks_a_negative_local_size_invalid", config_marks_a_negative_local_size_invalid},
     {"config_error_names_the_first_invalid_setting",
      config_error_names_the_first_invalid_setting},
     {"config_refuses_local_switches_other_than_0_or_1",
