@@ -46,7 +46,11 @@ static sc_status_t sc_bootstrap_int(const char *field, int from_cfg, const char 
     if (st != SC_SUCCESS)
         return st;
     raw = sc_env_first(names, &which);
-    if (raw && from && (read != SC_READ_PER_NODE || v != def))
+    /* Per-node counts without this node's entry give no value: def stands, as unset (a
+     * count is written without a sign, so a negative text is a value, and refused). */
+    if (raw && read == SC_READ_PER_NODE && v == def && raw[0] != '-')
+        raw = NULL;
+    if (raw && from)
         snprintf(from, from_len, "%s", which);
     if (raw && (v < 0 || v > 0x7fffffff))
         return sc_error(SC_ERR_INVALID_ARG, "%s=%s is out of range", which, raw);

@@ -510,6 +510,63 @@ static int config_takes_the_steps_task_count_under_srun(void)
     return TEST_PASS;
 }
 
+/* sc_bootstrap_resolve's status and sentence, and on success "local size L" (-1: to be
+ * counted at start-up among the ranks with this host name). */
+static void resolve_local_size_body(void *out, const void *arg)
+{
+    sc_comm_config_t cfg = SC_COMM_CONFIG_INIT;
+    sc_bootstrap_params_t p;
+    report_t *r = out;
+
+    report_setup(arg, r);
+    r->status = sc_bootstrap_resolve(&cfg, &p);
+    snprintf(r->error, sizeof(r->error), "%s", sc_last_error());
+    if (r->status == SC_SUCCESS)
+        snprintf(r->text, sizeof(r->text), "local size %d", p.local_size);
+}
+
+/* Per-node counts that differ ("2,1") with no entry for this node (SLURM_NODEID unset,
+ * or past the list) leave the local size to be counted among the ranks with this host
+ * name, as docs/configuration.md says and sc-info shows ("auto"); sc_comm_init refused
+ * them ("SLURM_STEP_TASKS_PER_NODE=2,1 is out of range"). This node's entry is taken. */
+static int bootstrap_counts_the_local_size_without_this_nodes_slurm_entry(void)
+{
+    static const char *const counted[][9] = {
+        {"SLURM_PROCID", "0", "SLURM_STEP_NUM_TASKS", "1", "SLURM_STEP_TASKS_PER_NODE", "2,1",
+         NULL},
+        {"SLURM_PROCID", "0", "SLURM_STEP_NUM_TASKS", "1", "SLURM_STEP_TASKS_PER_NODE", "2,1",
+         "SLURM_NODEID", "2", NULL},
+        {"SC_LOCAL_SIZE", "4(x2),3", "SLURM_NODEID", "7", NULL}};
+    static const char *const entry[] = {"SLURM_PROCID", "0", "SLURM_STEP_NUM_TASKS", "1",
+                                        "SLURM_STEP_TASKS_PER_NODE", "2,1", "SLURM_NODEID",
+                                        "1", NULL};
+    char value[256], source[1024];
+    report_t r;
+
+    for (size_t i = 0; i < sizeof(counted) / sizeof(counted[0]); i++) {
+        report_args_t a = {counted[i], NULL};
+        memset(&r, 0, sizeof(r));
+        CHECK(run_in_child(resolve_local_size_body, &a, &r, sizeof(r)) == 0);
+        if (r.status != SC_SUCCESS || strcmp(r.text, "local size -1") != 0) {
+            fprintf(stderr, "case %zu: expected the local size counted (-1), got %s '%s' "
+                    "(%s)\n", i, sc_status_string(r.status), r.text, r.error);
+            return TEST_FAIL;
+        }
+        CHECK(run_report(config_body, counted[i], NULL, &r) == 0);
+        CHECK(r.status == SC_SUCCESS);
+        CHECK(setting(&r, "SC_LOCAL_SIZE", value, source) == 0);
+        CHECK(strcmp(value, "auto") == 0);
+    }
+    {
+        report_args_t a = {entry, NULL};
+        memset(&r, 0, sizeof(r));
+        CHECK(run_in_child(resolve_local_size_body, &a, &r, sizeof(r)) == 0);
+        CHECK(r.status == SC_SUCCESS);
+        CHECK(strcmp(r.text, "local size 1") == 0);
+    }
+    return TEST_PASS;
+}
+
 /* sc_comm_init (sc_bootstrap_resolve) and sc-info --config both refuse env (name, value
  * pairs) with a sentence holding want, and sc-info marks a setting INVALID. */
 static int refused_alike(const char *const *env, const char *want)
@@ -997,6 +1054,8 @@ static const test_entry_t tests[] = {
     {"config_marks_an_invalid_value_and_returns_invalid_arg",
      config_marks_an_invalid_value_and_returns_invalid_arg},
     {"config_marks_a_negative_local_size_invalid", config_marks_a_negative_local_size_invalid},
+    {"bootstrap_counts_the_local_size_without_this_nodes_slurm_entry",
+     bootstrap_counts_the_local_size_without_this_nodes_slurm_entry},
     {"config_error_names_the_first_invalid_setting",
      config_error_names_the_first_invalid_setting},
     {"config_refuses_local_switches_other_than_0_or_1",
