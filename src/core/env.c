@@ -44,14 +44,17 @@ sc_status_t sc_env_int(const char *const *names, long def, long *value)
     }
     errno = 0;
     v = strtol(s, &end, 10);
-    if (!sc_env_plain_start(s, 0) || errno || end == s || *end != '\0')
+    if (!sc_env_plain_start(s, 0) || (errno && errno != ERANGE) || end == s || *end != '\0')
         return sc_error(SC_ERR_INVALID_ARG, "%s=%s is not an integer", which, s);
+    if (errno == ERANGE) /* an integer all the same: say what is wrong with it */
+        return sc_error(SC_ERR_INVALID_ARG, "%s=%s is out of range", which, s);
     *value = v;
     return SC_SUCCESS;
 }
 
 /* One count of a per-node list at *s ("4(x2)" or "3"): the count and how many nodes
- * it covers; *s moves past it. 0 on success, -1 when the text is not such a count. */
+ * it covers; *s moves past it. 0 on success, -1 when the text is not such a count, -2
+ * when a number of it is past what a long holds. */
 static int sc_env_count_item(const char **s, long *count, long *nodes)
 {
     char *end;
@@ -62,12 +65,14 @@ static int sc_env_count_item(const char **s, long *count, long *nodes)
     *count = strtol(*s, &end, 10);
     *nodes = 1;
     if (errno)
-        return -1;
+        return errno == ERANGE ? -2 : -1;
     if (strncmp(end, "(x", 2) == 0) {
         const char *n = end + 2;
         if (!isdigit((unsigned char)*n))
             return -1;
         *nodes = strtol(n, &end, 10);
+        if (errno == ERANGE)
+            return -2;
         if (errno || *nodes < 1 || *end != ')')
             return -1;
         end++;
@@ -91,8 +96,11 @@ sc_status_t sc_env_int_per_node(const char *const *names, long def, long node, l
         return sc_env_int(names, def, value);
     for (p = s;;) {
         long count, nodes;
-        if (sc_env_count_item(&p, &count, &nodes) != 0 || (*p != '\0' && *p != ',') ||
-            nodes > LONG_MAX - index) /* more nodes in all than a long counts */
+        int item = sc_env_count_item(&p, &count, &nodes);
+        /* A number past a long, or more nodes in all than a long counts. */
+        if (item == -2 || (item == 0 && nodes > LONG_MAX - index))
+            return sc_error(SC_ERR_INVALID_ARG, "%s=%s is out of range", which, s);
+        if (item != 0 || (*p != '\0' && *p != ','))
             return sc_error(SC_ERR_INVALID_ARG, "%s=%s is not an integer, nor a list of "
                             "per-node counts as Slurm writes them (\"4(x2),3\")", which, s);
         if (first < 0)

@@ -874,6 +874,46 @@ static int env_reads_plain_numbers_only(void)
     return TEST_PASS;
 }
 
+/* An integer past what a long holds is refused as out of range, not as "not an
+ * integer", which it is (SC_CHUNK_BYTES=9223372036854775808, 2^63, said so), whether
+ * read as a plain integer or as a per-node count; sc-info says the same. */
+static int env_calls_an_integer_past_a_long_out_of_range(void)
+{
+    static const char *const plain[] = {"9223372036854775808", "-9223372036854775809",
+                                        "99999999999999999999"};
+    static const char *const per_node[] = {"99999999999999999999", "2,99999999999999999999",
+                                           "2(x99999999999999999999)"};
+    char want[128];
+    report_t r;
+
+    for (size_t i = 0; i < sizeof(plain) / sizeof(plain[0]); i++) {
+        const char *const c[] = {plain[i], "int"};
+        const char *const env[] = {"SC_CHUNK_BYTES", plain[i], NULL};
+        memset(&r, 0, sizeof(r));
+        CHECK(run_in_child(plain_body, c, &r, sizeof(r)) == 0);
+        snprintf(want, sizeof(want), "SC_TEST_NUMBER=%s is out of range", plain[i]);
+        if (r.status != SC_ERR_INVALID_ARG || strcmp(r.text, "-42") != 0 ||
+            !strstr(r.error, want)) {
+            fprintf(stderr, "'%s': %s, read %s ('%s'), expected '%s'\n", plain[i],
+                    sc_status_string(r.status), r.text, r.error, want);
+            return TEST_FAIL;
+        }
+        snprintf(want, sizeof(want), "SC_CHUNK_BYTES=%s is out of range", plain[i]);
+        CHECK(run_report(config_body, env, NULL, &r) == 0);
+        if (r.status != SC_ERR_INVALID_ARG || !strstr(r.error, want)) {
+            fprintf(stderr, "sc-info --config: expected '%s', got %s '%s'\n", want,
+                    sc_status_string(r.status), r.error);
+            return TEST_FAIL;
+        }
+    }
+    for (size_t i = 0; i < sizeof(per_node) / sizeof(per_node[0]); i++) {
+        const char *const env[] = {"SC_LOCAL_SIZE", per_node[i], NULL};
+        snprintf(want, sizeof(want), "SC_LOCAL_SIZE=%s is out of range", per_node[i]);
+        CHECK(refused_alike(env, want) == TEST_PASS);
+    }
+    return TEST_PASS;
+}
+
 /* SC_EAGER_SENDS is auto, on or off, in the library as in sc-info. */
 static int tuning_takes_the_eager_modes_and_refuses_others(void)
 {
@@ -1081,6 +1121,8 @@ static const test_entry_t tests[] = {
     {"tuning_refuses_a_spin_time_that_is_not_a_number",
      tuning_refuses_a_spin_time_that_is_not_a_number},
     {"env_reads_plain_numbers_only", env_reads_plain_numbers_only},
+    {"env_calls_an_integer_past_a_long_out_of_range",
+     env_calls_an_integer_past_a_long_out_of_range},
     {"tuning_takes_the_eager_modes_and_refuses_others",
      tuning_takes_the_eager_modes_and_refuses_others},
     {"env_int_per_node_takes_this_nodes_slurm_count",
