@@ -135,6 +135,15 @@ sc_status_t sc_ucx_open(sc_transport_t *tp, int single_node, void **addr, size_t
     ucp_address_t *a;
     ucs_status_t st;
 
+    /* An empty variable is an unset one, as everywhere in shardcomm (and as the tests of
+     * UCX_TLS above read it): shardcomm's defaults apply. UCX itself read "" as an empty
+     * transport list or an invalid scheme, and every rank's init failed. */
+    static const char *const defaulted[] = {"UCX_TLS", "UCX_RNDV_SCHEME", "UCX_TCP_CONN_NB"};
+    for (size_t i = 0; i < sizeof(defaulted) / sizeof(defaulted[0]); i++) {
+        const char *v = getenv(defaulted[i]);
+        if (v && !*v)
+            unsetenv(defaulted[i]);
+    }
     /* TCP endpoints connect without blocking, so that a peer behind a link that drops
      * packets costs SC_TIMEOUT, not the kernel's two minutes of SYN retries. Set in the
      * environment (unless the user set it): UCX 1.13 applies a transport's setting made
