@@ -258,9 +258,9 @@ sc_status_t sc_bootstrap_resolve_rest(const sc_comm_config_t *cfg, sc_bootstrap_
         st = sc_env_double(sc_env_timeout_names, SC_DEFAULT_TIMEOUT_S, &p.timeout_s);
         if (st != SC_SUCCESS)
             return st;
-        if (!(p.timeout_s > 0.0)) /* NaN too */
-            return sc_error(SC_ERR_INVALID_ARG, "SC_TIMEOUT=%g must be positive seconds",
-                            p.timeout_s);
+        if (!(p.timeout_s > 0.0)) /* NaN too; the text as written (1e-400 reads as 0) */
+            return sc_error(SC_ERR_INVALID_ARG, "SC_TIMEOUT=%s must be positive seconds",
+                            sc_env_first(sc_env_timeout_names, NULL));
     }
     if ((unsigned)cfg->bind > SC_BIND_NONE)
         return sc_error(SC_ERR_INVALID_ARG, "sc_comm_init: config.bind is %d, not "

@@ -34,6 +34,15 @@ static sc_status_t sc_tuning_choice(const char *const *names, const char *const 
     return sc_error(SC_ERR_INVALID_ARG, "%s=%s is not one of %s", which, v, listed);
 }
 
+/* The text of a setting as written, for a sentence refusing its value (a default is
+ * never refused: the variable is set). */
+static const char *sc_tuning_text_of(const char *const *names)
+{
+    const char *v = sc_env_first(names, NULL);
+
+    return v ? v : "(unset)";
+}
+
 static sc_status_t sc_tuning_parse(sc_tuning_t *t)
 {
     static const char *const algos[] = {"auto", "ring", "rd", NULL};
@@ -65,31 +74,35 @@ static sc_status_t sc_tuning_parse(sc_tuning_t *t)
     if (st != SC_SUCCESS)
         return st;
     if (reg != 0 && reg != 1)
-        return sc_error(SC_ERR_INVALID_ARG, "SC_LOCAL_REGISTER=%ld must be 0 or 1", reg);
+        return sc_error(SC_ERR_INVALID_ARG, "SC_LOCAL_REGISTER=%s must be 0 or 1",
+                        sc_tuning_text_of(sc_env_local_register_names));
     st = sc_env_int(sc_env_local_mailbox_names, SC_DEFAULT_LOCAL_MAILBOX, &mbox);
     if (st != SC_SUCCESS)
         return st;
     if (mbox != 0 && mbox != 1)
-        return sc_error(SC_ERR_INVALID_ARG, "SC_LOCAL_MAILBOX=%ld must be 0 or 1", mbox);
+        return sc_error(SC_ERR_INVALID_ARG, "SC_LOCAL_MAILBOX=%s must be 0 or 1",
+                        sc_tuning_text_of(sc_env_local_mailbox_names));
     st = sc_env_int(sc_env_stream_bytes_names, SC_DEFAULT_STREAM_BYTES, &stream);
     if (st != SC_SUCCESS)
         return st;
     if (stream < 0)
-        return sc_error(SC_ERR_INVALID_ARG, "SC_STREAM_BYTES=%ld must be >= 0", stream);
+        return sc_error(SC_ERR_INVALID_ARG, "SC_STREAM_BYTES=%s must be >= 0",
+                        sc_tuning_text_of(sc_env_stream_bytes_names));
     st = sc_env_int(sc_env_stage_bytes_names, SC_DEFAULT_STAGE_BYTES, &stage);
     if (st != SC_SUCCESS)
         return st;
     if (stage < 0 || stage > (1L << 30))
-        return sc_error(SC_ERR_INVALID_ARG, "SC_STAGE_BYTES=%ld must be from 0 to 1 GiB",
-                        stage);
+        return sc_error(SC_ERR_INVALID_ARG, "SC_STAGE_BYTES=%s must be from 0 to 1 GiB",
+                        sc_tuning_text_of(sc_env_stage_bytes_names));
     if (thr < 0)
-        return sc_error(SC_ERR_INVALID_ARG, "SC_RING_THRESHOLD=%ld must be >= 0", thr);
+        return sc_error(SC_ERR_INVALID_ARG, "SC_RING_THRESHOLD=%s must be >= 0",
+                        sc_tuning_text_of(sc_env_ring_threshold_names));
     if (chunk < SC_MIN_CHUNK_BYTES)
-        return sc_error(SC_ERR_INVALID_ARG, "SC_CHUNK_BYTES=%ld must be >= %d", chunk,
-                        SC_MIN_CHUNK_BYTES);
+        return sc_error(SC_ERR_INVALID_ARG, "SC_CHUNK_BYTES=%s must be >= %d",
+                        sc_tuning_text_of(sc_env_chunk_bytes_names), SC_MIN_CHUNK_BYTES);
     if (!(spin_us >= 0)) /* NaN too: a spin that never ends would never sleep */
-        return sc_error(SC_ERR_INVALID_ARG, "SC_PROGRESS_SPIN_US=%g must be a number >= 0",
-                        spin_us);
+        return sc_error(SC_ERR_INVALID_ARG, "SC_PROGRESS_SPIN_US=%s must be a number >= 0",
+                        sc_tuning_text_of(sc_env_progress_spin_us_names));
     t->ring_threshold = (size_t)thr;
     t->chunk_bytes = (size_t)chunk;
     t->spin_s = spin_us * 1e-6;

@@ -825,6 +825,40 @@ static int tuning_refuses_a_spin_time_that_is_not_a_number(void)
     return TEST_PASS;
 }
 
+/* A value refused for its range is quoted as written: SC_TIMEOUT=1e-400 (below the
+ * smallest double, read as 0) was "SC_TIMEOUT=0 must be positive seconds", a value the
+ * user never wrote; SC_RING_THRESHOLD=-01 was "SC_RING_THRESHOLD=-1". */
+static int refusals_quote_the_value_as_written(void)
+{
+    static const char *const tuning[][2] = {
+        {"SC_RING_THRESHOLD", "-01"}, {"SC_CHUNK_BYTES", "0063"},
+        {"SC_PROGRESS_SPIN_US", "-1e30"}, {"SC_LOCAL_REGISTER", "002"},
+        {"SC_LOCAL_MAILBOX", "-0001"}, {"SC_STREAM_BYTES", "-010"},
+        {"SC_STAGE_BYTES", "01073741825"}};
+    static const char *const timeouts[] = {"1e-400", "-1e-400", "-0.0", "-inf"};
+    char want[128];
+    report_t r;
+
+    for (size_t i = 0; i < sizeof(tuning) / sizeof(tuning[0]); i++) {
+        const char *const env[] = {tuning[i][0], tuning[i][1], NULL};
+        report_args_t a = {env, NULL};
+        memset(&r, 0, sizeof(r));
+        CHECK(run_in_child(tuning_body, &a, &r, sizeof(r)) == 0);
+        snprintf(want, sizeof(want), "%s=%s ", tuning[i][0], tuning[i][1]);
+        if (r.status != SC_ERR_INVALID_ARG || !strstr(r.error, want)) {
+            fprintf(stderr, "%s=%s: %s '%s', expected '%s'\n", tuning[i][0], tuning[i][1],
+                    sc_status_string(r.status), r.error, want);
+            return TEST_FAIL;
+        }
+    }
+    for (size_t i = 0; i < sizeof(timeouts) / sizeof(timeouts[0]); i++) {
+        const char *const env[] = {"SC_TIMEOUT", timeouts[i], NULL};
+        snprintf(want, sizeof(want), "SC_TIMEOUT=%s ", timeouts[i]);
+        CHECK(refused_alike(env, want) == TEST_PASS);
+    }
+    return TEST_PASS;
+}
+
 static void plain_body(void *out, const void *arg)
 {
     static const char *const names[] = {"SC_TEST_NUMBER", NULL};
@@ -1120,6 +1154,7 @@ static const test_entry_t tests[] = {
      config_takes_the_port_after_torchs_master_port},
     {"tuning_refuses_a_spin_time_that_is_not_a_number",
      tuning_refuses_a_spin_time_that_is_not_a_number},
+    {"refusals_quote_the_value_as_written", refusals_quote_the_value_as_written},
     {"env_reads_plain_numbers_only", env_reads_plain_numbers_only},
     {"env_calls_an_integer_past_a_long_out_of_range",
      env_calls_an_integer_past_a_long_out_of_range},
