@@ -287,7 +287,9 @@ SC_API sc_status_t sc_reducer_stats(const sc_reducer_t *reducer, sc_reducer_stat
  * needed; else at most *len bytes are written and *len set to their number
  * (SC_ERR_INVALID_ARG when they do not fit). A stateless hook saves its name only.
  * Load: SC_ERR_INVALID_ARG, state unchanged, for a record that is truncated, not one,
- * or of another hook. Local (no communication); between iterations. */
+ * or of another hook. Local (no communication); between iterations. The gradients
+ * accumulated by iterations without sync (sc_reducer_set_sync) are not part of it:
+ * save after a synced iteration to resume where the run stood. */
 SC_API sc_status_t sc_reducer_hook_save(const sc_reducer_t *reducer, void *buf, size_t *len);
 SC_API sc_status_t sc_reducer_hook_load(sc_reducer_t *reducer, const void *buf, size_t len);
 
