@@ -329,6 +329,17 @@ static void sc_info_invalid(sc_info_value_t *v, const char *raw)
     snprintf(v->error, sizeof(v->error), "%s", sc_last_error());
 }
 
+/* A number as the shortest text that reads back as it: %g's six digits showed
+ * SC_TIMEOUT=1234567 as 1.23457e+06, which is not the timeout in force. */
+static void sc_info_format_number(double number, char *buf, size_t len)
+{
+    for (int digits = 6; digits <= 17; digits++) {
+        snprintf(buf, len, "%.*g", digits, number);
+        if (strtod(buf, NULL) == number)
+            return;
+    }
+}
+
 static void sc_info_evaluate(const sc_info_setting_t *s, const char *raw,
                              const char *which, sc_info_value_t *v)
 {
@@ -380,14 +391,17 @@ static void sc_info_evaluate(const sc_info_setting_t *s, const char *raw,
         else if (status == SC_SUCCESS && !(number >= 0.0))
             status = sc_error(SC_ERR_INVALID_ARG, "%s=%s is %s", which, raw,
                               number < 0.0 ? "negative" : "not a number");
-        else if (status == SC_SUCCESS && s->max_number > 0.0 && number > s->max_number)
-            status = sc_error(SC_ERR_INVALID_ARG, "%s=%s is above the maximum, %g", which,
-                              raw, s->max_number);
+        else if (status == SC_SUCCESS && s->max_number > 0.0 && number > s->max_number) {
+            char max[64];
+            sc_info_format_number(s->max_number, max, sizeof(max));
+            status = sc_error(SC_ERR_INVALID_ARG, "%s=%s is above the maximum, %s", which,
+                              raw, max);
+        }
         if (status != SC_SUCCESS) {
             sc_info_invalid(v, raw);
             return;
         }
-        snprintf(v->value, sizeof(v->value), "%g", number);
+        sc_info_format_number(number, v->value, sizeof(v->value));
         return;
     case SC_INFO_STRING:
         if (raw && sc_bootstrap_check_addr(raw, which, NULL, 0) != SC_SUCCESS) {

@@ -433,14 +433,14 @@ static int config_agrees_with_the_library_on_ranges_and_switches(void)
 {
     static const char *const invalid[][3] = {
         {"SC_BUCKET_CAP_MB", "2000000", "SC_BUCKET_CAP_MB=2000000 is above the maximum, "
-                                        "1.04858e+06"},
+                                        "1048576"},
         {"SC_MASTER_PORT", "80(x2)", "SC_MASTER_PORT=80(x2) is not an integer"},
         {"SC_DEVICE", "-1", "SC_DEVICE=-1 is below the minimum, 0"},
         {"SC_DEVICE", "1,2", "SC_DEVICE=1,2 is not an integer"},
         {"SC_PROGRESS_SPIN_US", "nan", "SC_PROGRESS_SPIN_US=nan is not a number"}};
     static const char *const shown[][4] = {
         /* variable, value set (NULL: unset), value shown, source */
-        {"SC_BUCKET_CAP_MB", "1048576", "1.04858e+06", "SC_BUCKET_CAP_MB=1048576"},
+        {"SC_BUCKET_CAP_MB", "1048576", "1048576", "SC_BUCKET_CAP_MB"},
         {"SC_NCCL", NULL, "1", "default"},
         {"SC_NCCL", "2", "1", "SC_NCCL=2"},
         {"SC_NCCL", "0", "0", "SC_NCCL"},
@@ -470,6 +470,43 @@ static int config_agrees_with_the_library_on_ranges_and_switches(void)
                     shown[i][2], shown[i][3]);
             return TEST_FAIL;
         }
+    }
+    return TEST_PASS;
+}
+
+/* A number is shown as the library reads it, as configuration.md says sc-info shows the
+ * effective value: %g's six digits showed SC_TIMEOUT=1234567 as 1.23457e+06 (1234570 s)
+ * and SC_BUCKET_CAP_MB=1048576, the largest cap, as 1.04858e+06, a cap the reducer
+ * refuses, and named that as the maximum. */
+static int config_shows_numbers_as_the_library_reads_them(void)
+{
+    static const char *const shown[][4] = {
+        /* variable, value set, value shown, source */
+        {"SC_TIMEOUT", "1234567", "1234567", "SC_TIMEOUT"},
+        {"SC_TIMEOUT", "0.1", "0.1", "SC_TIMEOUT"},
+        {"SC_TIMEOUT", "1e400", "inf", "SC_TIMEOUT=1e400"},
+        {"SC_BUCKET_CAP_MB", "1048576", "1048576", "SC_BUCKET_CAP_MB"},
+        {"SC_PROGRESS_SPIN_US", "12345.5", "12345.5", "SC_PROGRESS_SPIN_US"}};
+    static const char *const env_max[] = {"SC_BUCKET_CAP_MB", "2000000", NULL};
+    char value[256], source[1024];
+    report_t r;
+
+    for (size_t i = 0; i < sizeof(shown) / sizeof(shown[0]); i++) {
+        const char *const env[] = {shown[i][0], shown[i][1], NULL};
+        CHECK(run_report(config_body, env, NULL, &r) == 0);
+        CHECK(r.status == SC_SUCCESS);
+        CHECK(setting(&r, shown[i][0], value, source) == 0);
+        if (strcmp(value, shown[i][2]) != 0 || strcmp(source, shown[i][3]) != 0) {
+            fprintf(stderr, "%s=%s: shown as '%s' from '%s', expected '%s' from '%s'\n",
+                    shown[i][0], shown[i][1], value, source, shown[i][2], shown[i][3]);
+            return TEST_FAIL;
+        }
+    }
+    CHECK(run_report(config_body, env_max, NULL, &r) == 0);
+    CHECK(r.status == SC_ERR_INVALID_ARG);
+    if (!strstr(r.error, "SC_BUCKET_CAP_MB=2000000 is above the maximum, 1048576")) {
+        fprintf(stderr, "SC_BUCKET_CAP_MB=2000000: '%s'\n", r.error);
+        return TEST_FAIL;
     }
     return TEST_PASS;
 }
@@ -1136,6 +1173,8 @@ static const test_entry_t tests[] = {
      config_refuses_local_switches_other_than_0_or_1},
     {"config_agrees_with_the_library_on_ranges_and_switches",
      config_agrees_with_the_library_on_ranges_and_switches},
+    {"config_shows_numbers_as_the_library_reads_them",
+     config_shows_numbers_as_the_library_reads_them},
     {"bootstrap_refuses_ports_and_devices_that_are_not_plain_integers",
      bootstrap_refuses_ports_and_devices_that_are_not_plain_integers},
     {"bootstrap_refuses_launch_values_that_are_not_plain_integers",
