@@ -122,6 +122,9 @@ sc_status_t sc_bootstrap_check_addr(const char *addr, const char *from, char *ou
     char inner[SC_MASTER_ADDR_MAX];
     size_t n = strlen(addr);
 
+    if (n == 0) /* an empty text passed for numeric, and was "not an IPv4 or IPv6 address" */
+        return sc_error(SC_ERR_INVALID_ARG, "%s is empty: the master address is a host name "
+                        "or an IP address", from);
     if (strpbrk(addr, " \t\n\v\f\r"))
         return sc_error(SC_ERR_INVALID_ARG, "%s='%s' holds a blank: the master address is a "
                         "host name or an IP address", from, addr);

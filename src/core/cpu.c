@@ -59,12 +59,14 @@ sc_status_t sc_cpu_threads(int *threads)
     cpu_set_t set;
     long v;
     sc_status_t st = sc_env_int(sc_env_threads_names, 0, &v);
+    const char *raw = sc_env_first(sc_env_threads_names, NULL);
 
     if (st != SC_SUCCESS)
         return st;
-    if (sc_env_first(sc_env_threads_names, NULL)) {
+    if (raw) {
+        /* The text as written (04097 was quoted as 4097, -0 as 0). */
         if (v < 1 || v > SC_CPU_THREADS_MAX)
-            return sc_error(SC_ERR_INVALID_ARG, "SC_THREADS=%ld is outside 1..%d", v,
+            return sc_error(SC_ERR_INVALID_ARG, "SC_THREADS=%s is outside 1..%d", raw,
                             SC_CPU_THREADS_MAX);
         *threads = (int)v;
         return SC_SUCCESS;

@@ -3,6 +3,7 @@
 #include "test_util.h"
 
 #include "core/bootstrap_env.h"
+#include "core/cpu.h"
 #include "core/env.h"
 #include "core/env_names.h"
 #include "core/tuning.h"
@@ -674,6 +675,20 @@ static int bootstrap_refuses_a_master_address_no_host_can_have(void)
     return TEST_PASS;
 }
 
+/* An empty config.master_addr (the environment's empty variables count as unset) is
+ * said to be empty: it was "written as an IP address but not an IPv4 or IPv6 address". */
+static int bootstrap_refuses_an_empty_master_address(void)
+{
+    char out[16] = "untouched";
+
+    CHECK(sc_bootstrap_check_addr("", "config.master_addr", out, sizeof(out)) ==
+          SC_ERR_INVALID_ARG);
+    CHECK(strcmp(sc_last_error(), "config.master_addr is empty: the master address is a "
+                                  "host name or an IP address") == 0);
+    CHECK(strcmp(out, "untouched") == 0);
+    return TEST_PASS;
+}
+
 /* An IPv6 master address in brackets, as URLs write it ([::1]), is the address inside;
  * others are taken as written. */
 static int bootstrap_takes_an_ipv6_master_address_in_brackets(void)
@@ -865,6 +880,16 @@ static int tuning_refuses_a_spin_time_that_is_not_a_number(void)
 /* A value refused for its range is quoted as written: SC_TIMEOUT=1e-400 (below the
  * smallest double, read as 0) was "SC_TIMEOUT=0 must be positive seconds", a value the
  * user never wrote; SC_RING_THRESHOLD=-01 was "SC_RING_THRESHOLD=-1". */
+static void threads_body(void *out, const void *arg)
+{
+    report_t *r = out;
+    int threads = -1;
+
+    report_setup(arg, r);
+    r->status = sc_cpu_threads(&threads);
+    snprintf(r->error, sizeof(r->error), "%s", sc_last_error());
+}
+
 static int refusals_quote_the_value_as_written(void)
 {
     static const char *const tuning[][2] = {
@@ -873,6 +898,7 @@ static int refusals_quote_the_value_as_written(void)
         {"SC_LOCAL_MAILBOX", "-0001"}, {"SC_STREAM_BYTES", "-010"},
         {"SC_STAGE_BYTES", "01073741825"}};
     static const char *const timeouts[] = {"1e-400", "-1e-400", "-0.0", "-inf"};
+    static const char *const threads[] = {"04097", "-0"};
     char want[128];
     report_t r;
 
@@ -892,6 +918,18 @@ static int refusals_quote_the_value_as_written(void)
         const char *const env[] = {"SC_TIMEOUT", timeouts[i], NULL};
         snprintf(want, sizeof(want), "SC_TIMEOUT=%s ", timeouts[i]);
         CHECK(refused_alike(env, want) == TEST_PASS);
+    }
+    for (size_t i = 0; i < sizeof(threads) / sizeof(threads[0]); i++) {
+        const char *const env[] = {"SC_THREADS", threads[i], NULL};
+        report_args_t a = {env, NULL};
+        memset(&r, 0, sizeof(r));
+        CHECK(run_in_child(threads_body, &a, &r, sizeof(r)) == 0);
+        snprintf(want, sizeof(want), "SC_THREADS=%s is outside 1..", threads[i]);
+        if (r.status != SC_ERR_INVALID_ARG || !strstr(r.error, want)) {
+            fprintf(stderr, "SC_THREADS=%s: %s '%s', expected '%s'\n", threads[i],
+                    sc_status_string(r.status), r.error, want);
+            return TEST_FAIL;
+        }
     }
     return TEST_PASS;
 }
@@ -1185,6 +1223,7 @@ static const test_entry_t tests[] = {
      bootstrap_refuses_a_master_address_no_host_can_have},
     {"bootstrap_takes_an_ipv6_master_address_in_brackets",
      bootstrap_takes_an_ipv6_master_address_in_brackets},
+    {"bootstrap_refuses_an_empty_master_address", bootstrap_refuses_an_empty_master_address},
     {"bootstrap_names_the_variables_of_values_that_do_not_fit",
      bootstrap_names_the_variables_of_values_that_do_not_fit},
     {"bootstrap_refuses_a_rank_without_a_world_size", bootstrap_refuses_a_rank_without_a_world_size},
