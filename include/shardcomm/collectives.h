@@ -87,10 +87,12 @@ SC_API sc_status_t sc_mem_alloc(sc_comm_t *comm, size_t bytes, void **ptr);
 /* Releases memory from sc_mem_alloc on comm (NULL is a no-op); local, but no call
  * that uses ptr may still be pending on any rank. Works on a communicator that failed
  * or was aborted too. SC_ERR_INVALID_ARG for a pointer that sc_mem_alloc did not return
- * on comm, and for memory that a call of this rank still uses (its send or receive
- * buffer lies in it and its request has not completed; or it failed while a transfer
- * that could not be cancelled still used it: that memory is freed with the
- * communicator): the memory is left as it was. */
+ * on comm, and for memory that a call of this rank still uses, on comm or on another
+ * communicator of its sc_comm_init (its send or receive buffer lies in it and its
+ * request has not completed; or it failed while a transfer that could not be cancelled
+ * still used it): the memory is left as it was. sc_comm_destroy of comm frees its
+ * memory, but memory that such a call still uses stays mapped and is freed with the
+ * last communicator of the sc_comm_init. */
 SC_API sc_status_t sc_mem_free(sc_comm_t *comm, void *ptr);
 
 /* *shared = 1 where ptr lies in memory from sc_mem_alloc on comm that every rank of

@@ -20,7 +20,9 @@
 #include "shardcomm/collectives.h"
 
 struct sc_shm_seg {
-    struct sc_shm_seg *next;
+    struct sc_shm_seg *next;    /* the communicator's (comm->shm_segs) */
+    struct sc_shm_seg *tp_next; /* the transport's (tp->shm_all): sc_mem_alloc's only */
+    int nranks;                 /* size of the communicator it was allocated on */
     uint32_t id;
     uint8_t *base;
     size_t bytes;
@@ -31,9 +33,10 @@ struct sc_shm_seg {
     int users;         /* atomic: pending calls that use it (sc_shm_hold) */
 };
 
-/* Segments of every communicator, and the next id per communicator, behind one lock:
- * allocation and lookup are rare next to the copies they save. It is never held while
- * tp->lock is taken.
+/* Segments of every communicator, of every transport (tp->shm_all, where a call of any
+ * communicator of one sc_comm_init finds the memory it holds) and the next id per
+ * communicator, behind one lock: allocation and lookup are rare next to the copies
+ * they save. It is never held while tp->lock is taken.
  *
  * The UCX calls here (memory maps, remote keys) take tp->lock: the worker and context
  * are single-threaded (UCS_THREAD_MODE_SERIALIZED), and the progress thread or a waiter
@@ -147,6 +150,7 @@ sc_status_t sc_shm_seg_local(sc_comm_t *comm, size_t bytes, const char *caller,
     memset(rec, 0, sizeof(*rec));
     if (s) {
         s->bytes = bytes;
+        s->nranks = comm->size;
         s->peer = calloc((size_t)comm->size, sizeof(*s->peer));
         s->rkeys = calloc((size_t)comm->size, sizeof(*s->rkeys));
     }
@@ -332,11 +336,24 @@ static sc_status_t sc_mem_alloc_call(sc_comm_t *comm, size_t bytes, void **ptr)
     s->id = ++comm->shm_next_id;
     s->next = comm->shm_segs;
     comm->shm_segs = s;
+    s->tp_next = comm->tp->shm_all;
+    __atomic_store_n(&comm->tp->shm_all, s, __ATOMIC_RELEASE);
     pthread_mutex_unlock(&sc_shm_lock);
     sc_log(SC_LOG_DEBUG, "sc_mem_alloc: segment %u of %zu bytes at %p, %s", s->id, bytes,
            (void *)s->base, s->shared ? "mapped by every rank" : "not shared (plain memory)");
     *ptr = s->base;
     return SC_SUCCESS;
+}
+
+/* Takes s off its transport's list (under sc_shm_lock). */
+static void sc_shm_unlist(sc_transport_t *tp, const struct sc_shm_seg *s)
+{
+    for (struct sc_shm_seg **pp = &tp->shm_all; *pp; pp = &(*pp)->tp_next) {
+        if (*pp == s) {
+            __atomic_store_n(pp, s->tp_next, __ATOMIC_RELEASE);
+            return;
+        }
+    }
 }
 
 SC_API sc_status_t sc_mem_free(sc_comm_t *comm, void *ptr)
@@ -356,8 +373,10 @@ SC_API sc_status_t sc_mem_free(sc_comm_t *comm, void *ptr)
         if ((*pp)->base == ptr) {
             s = *pp;
             users = __atomic_load_n(&s->users, __ATOMIC_ACQUIRE);
-            if (!users)
+            if (!users) {
                 *pp = s->next;
+                sc_shm_unlist(comm->tp, s);
+            }
             break;
         }
     }
@@ -367,12 +386,13 @@ SC_API sc_status_t sc_mem_free(sc_comm_t *comm, void *ptr)
                         "returned on this communicator (or it was freed already)", ptr);
     if (users)
         return sc_error(SC_ERR_INVALID_ARG, "sc_mem_free: %d call%s that use%s the memory at "
-                        "%p %s still pending on this rank (or failed while a transfer "
+                        "%p %s still pending on this rank, on this communicator or another "
+                        "(or failed while a transfer "
                         "that could not be cancelled still used it: then it is freed with "
                         "the communicator); wait for them first", users,
                         users == 1 ? "" : "s", users == 1 ? "s" : "", ptr,
                         users == 1 ? "is" : "are");
-    sc_shm_release(comm->tp, s, comm->size);
+    sc_shm_release(comm->tp, s, s->nranks);
     return SC_SUCCESS;
 }
 
@@ -415,14 +435,15 @@ void sc_shm_hold(sc_comm_t *comm, const void *const p[2], const size_t bytes[2],
                  struct sc_shm_seg *held[2])
 {
     held[0] = held[1] = NULL;
-    if (!comm->shm_segs)
+    /* Any communicator's memory: a split's call into its parent's memory holds it too. */
+    if (!__atomic_load_n(&comm->tp->shm_all, __ATOMIC_ACQUIRE))
         return;
     pthread_mutex_lock(&sc_shm_lock);
     for (int i = 0; i < 2; i++) {
         const uint8_t *b = p[i];
         if (!b || !bytes[i])
             continue;
-        for (struct sc_shm_seg *s = comm->shm_segs; s; s = s->next) {
+        for (struct sc_shm_seg *s = comm->tp->shm_all; s; s = s->tp_next) {
             if (b >= s->base && (size_t)(b - s->base) < s->bytes) {
                 __atomic_add_fetch(&s->users, 1, __ATOMIC_ACQ_REL);
                 held[i] = s;
@@ -451,15 +472,41 @@ void *sc_shm_peer_ptr(const sc_shm_ref_t *ref, int q, uint64_t delta)
 
 void sc_shm_destroy_all(sc_comm_t *comm)
 {
-    struct sc_shm_seg *s;
+    struct sc_shm_seg *s, *gone = NULL;
 
     pthread_mutex_lock(&sc_shm_lock);
     s = comm->shm_segs;
     comm->shm_segs = NULL;
-    pthread_mutex_unlock(&sc_shm_lock);
     while (s) {
         struct sc_shm_seg *next = s->next;
-        sc_shm_release(comm->tp, s, comm->size);
+        /* Still held (a call of another communicator, or a transfer that could not be
+         * cancelled): it stays on the transport's list until the transport goes. */
+        if (!__atomic_load_n(&s->users, __ATOMIC_ACQUIRE)) {
+            sc_shm_unlist(comm->tp, s);
+            s->next = gone;
+            gone = s;
+        }
+        s = next;
+    }
+    pthread_mutex_unlock(&sc_shm_lock);
+    while (gone) {
+        struct sc_shm_seg *next = gone->next;
+        sc_shm_release(comm->tp, gone, gone->nranks);
+        gone = next;
+    }
+}
+
+void sc_shm_destroy_kept(sc_transport_t *tp)
+{
+    struct sc_shm_seg *s;
+
+    pthread_mutex_lock(&sc_shm_lock);
+    s = tp->shm_all;
+    tp->shm_all = NULL;
+    pthread_mutex_unlock(&sc_shm_lock);
+    while (s) {
+        struct sc_shm_seg *next = s->tp_next;
+        sc_shm_release(tp, s, s->nranks);
         s = next;
     }
 }

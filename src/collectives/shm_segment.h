@@ -10,6 +10,7 @@
 #include "shardcomm/status.h"
 
 struct sc_comm;
+struct sc_transport;
 
 /* One buffer of a call as the peers see it: the segment that holds it and its offset
  * there (the same on every rank). seg is NULL for a buffer outside any shared
@@ -76,7 +77,13 @@ void *sc_shm_seg_peer(const struct sc_shm_seg *seg, int q);
  * NULL is a no-op. */
 void sc_shm_seg_release(struct sc_comm *comm, struct sc_shm_seg *seg);
 
-/* Releases every segment of comm (sc_comm_destroy), before its endpoints close. */
+/* Releases every segment of comm (sc_comm_destroy), before its endpoints close; one
+ * that a call still holds (of another communicator of the transport, or a transfer
+ * that could not be cancelled) is released with the transport instead. */
 void sc_shm_destroy_all(struct sc_comm *comm);
+
+/* Releases the segments left on tp (sc_shm_destroy_all), once nothing progresses the
+ * worker any more and before the endpoints and the context close. */
+void sc_shm_destroy_kept(struct sc_transport *tp);
 
 #endif

@@ -68,6 +68,7 @@ static void sc_transport_free(sc_transport_t *tp)
 {
     sc_progress_wait_out(tp);
     sc_progress_stop(tp);
+    sc_shm_destroy_kept(tp);
     sc_ucx_close(tp, 2.0);
     while (tp->op_pool) {
         sc_coll_op_t *op = tp->op_pool;

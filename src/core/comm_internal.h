@@ -59,6 +59,8 @@ typedef struct sc_transport {
                                    completes (under pool_lock) */
     struct sc_kept_block *kept; /* callers' memory a transfer may still touch (under
                                    pool_lock): freed after the worker (sc_ucx_keep_block) */
+    struct sc_shm_seg *shm_all; /* sc_mem_alloc's memory of all its communicators, which
+                                   any of their calls holds (shm_segment.c's lock) */
 } sc_transport_t;
 
 #define SC_CTL_TEXT 512

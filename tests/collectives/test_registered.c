@@ -339,6 +339,64 @@ static int test_free_pending(void)
     return 0;
 }
 
+/* Memory from sc_mem_alloc on one communicator that a pending call of another
+ * communicator of the same sc_comm_init uses is refused by sc_mem_free too: each rank
+ * receives into its parent's memory on a split (reversed ranks) and into the split's
+ * memory on the parent, and while both receives pend neither memory frees (it used to
+ * free the other communicator's memory under the receive: the sender's transfer failed
+ * with an I/O error, or the receive wrote unmapped memory); then the data is right. */
+static int test_free_pending_other_comm(void)
+{
+    sc_comm_t *comm, *sub, *sync;
+    uint8_t *pmem, *smem;
+    uint8_t *out;
+    int size, left, sleft;
+    sc_request_t *req[2];
+
+    if (init(&comm, &size))
+        return 1;
+    CHECK_OK(sc_comm_split(comm, 0, -check_rank, &sub));
+    CHECK_OK(sc_comm_split(comm, 0, check_rank, &sync));
+    CHECK_OK(sc_mem_alloc(comm, COUNT, (void **)&pmem));
+    CHECK_OK(sc_mem_alloc(sub, COUNT, (void **)&smem));
+    out = malloc(COUNT);
+    CHECK(out != NULL, "out of memory");
+    left = (check_rank + size - 1) % size;
+    sleft = (sc_comm_rank(sub) + size - 1) % size;
+    memset(pmem, 0xee, COUNT);
+    memset(smem, 0xee, COUNT);
+    CHECK_OK(sc_recv(pmem, COUNT, SC_UINT8, sleft, sub, NULL, &req[0]));
+    CHECK_OK(sc_recv(smem, COUNT, SC_UINT8, left, comm, NULL, &req[1]));
+    CHECK_REFUSED(sc_mem_free(comm, pmem), SC_ERR_INVALID_ARG, "still pending");
+    CHECK_REFUSED(sc_mem_free(sub, smem), SC_ERR_INVALID_ARG, "still pending");
+    CHECK(pmem[7] == 0xee && smem[7] == 0xee, "the refused free changed the memory");
+    CHECK_OK(sc_barrier(sync, NULL));
+    /* Rank r's byte i on the split is r + i, on the parent r * 3 + i. */
+    for (size_t i = 0; i < COUNT; i++)
+        out[i] = (uint8_t)(sc_comm_rank(sub) + i);
+    CHECK_OK(sc_send(out, COUNT, SC_UINT8, (sc_comm_rank(sub) + 1) % size, sub, NULL, NULL));
+    for (size_t i = 0; i < COUNT; i++)
+        out[i] = (uint8_t)(check_rank * 3 + i);
+    CHECK_OK(sc_send(out, COUNT, SC_UINT8, (check_rank + 1) % size, comm, NULL, NULL));
+    CHECK_OK(sc_wait(req[0]));
+    CHECK_OK(sc_wait(req[1]));
+    sc_request_free(req[0]);
+    sc_request_free(req[1]);
+    for (size_t i = 0; i < COUNT; i++) {
+        CHECK(pmem[i] == (uint8_t)(sleft + i), "split: byte %zu is %u, expected %u", i,
+              pmem[i], (uint8_t)(sleft + i));
+        CHECK(smem[i] == (uint8_t)(left * 3 + i), "parent: byte %zu is %u, expected %u", i,
+              smem[i], (uint8_t)(left * 3 + i));
+    }
+    free(out);
+    CHECK_OK(sc_mem_free(comm, pmem));
+    CHECK_OK(sc_mem_free(sub, smem));
+    CHECK_OK(sc_comm_destroy(sync));
+    CHECK_OK(sc_comm_destroy(sub));
+    CHECK_OK(sc_comm_destroy(comm));
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     static const struct {
@@ -349,11 +407,12 @@ int main(int argc, char **argv)
                  {"mismatch_offset", test_mismatch_offset},
                  {"reuse", test_reuse},
                  {"reuse_alltoall", test_reuse_alltoall},
-                 {"free_pending", test_free_pending}};
+                 {"free_pending", test_free_pending},
+                 {"free_pending_other_comm", test_free_pending_other_comm}};
 
     if (argc != 2) {
         fprintf(stderr, "usage: test_registered alloc_errors|mismatch_plain|mismatch_offset|"
-                        "reuse|reuse_alltoall|free_pending\n");
+                        "reuse|reuse_alltoall|free_pending|free_pending_other_comm\n");
         return 2;
     }
     for (size_t i = 0; i < sizeof(tests) / sizeof(tests[0]); i++) {
