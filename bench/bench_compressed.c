@@ -168,6 +168,13 @@ static int sc_bc_options_parse(int argc, char **argv, sc_bc_options_t *opts)
                         "compressed --help)\n", argv[optind]);
         return 1;
     }
+    /* The memory check's 4 buffers of -n floats would wrap around (to a fit, and to
+     * buffers too small for the gradient). */
+    if (o.count > SIZE_MAX / (4 * sizeof(float))) {
+        fprintf(stderr, "sc-bench compressed: -n %zu: 4 buffers of %zu float32 are more than "
+                        "the address space\n", o.count, o.count);
+        return 1;
+    }
     if (sc_bench_ratio_k("sc-bench compressed", o.ratio, o.count, stderr, &o.k) != SC_SUCCESS)
         return 1;
     *opts = o;
