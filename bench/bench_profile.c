@@ -1,5 +1,6 @@
 /* Reading the gradient profiles of sc-bench reducer: `name count dtype` per line. */
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -96,9 +97,17 @@ sc_status_t sc_bench_profile_load(const char *path, sc_bench_profile_t *profile,
             snprintf(err, errlen, "%s:%d: %s", path, lineno, why);
             goto err_free;
         }
-        p.count += p.tensors[p.ntensors].count;
-        p.bytes += p.tensors[p.ntensors].count * sc_dtype_size(p.tensors[p.ntensors].dtype);
+        /* Twice the bytes must stay a size: the gradients and their buckets, which the
+         * memory check counts (a wrapped sum passed it as a few bytes). */
+        size_t bytes = p.tensors[p.ntensors].count * sc_dtype_size(p.tensors[p.ntensors].dtype);
         p.ntensors++;
+        if (bytes > SIZE_MAX / 2 - p.bytes) {
+            snprintf(err, errlen, "%s:%d: the gradients up to this line hold more than "
+                                  "the address space", path, lineno);
+            goto err_free;
+        }
+        p.count += p.tensors[p.ntensors - 1].count;
+        p.bytes += bytes;
     }
     if (ferror(f)) {
         snprintf(err, errlen, "cannot read the profile %s: %s", path, strerror(errno));
