@@ -15,6 +15,7 @@
 
 #include "bench_data.h"
 #include "bench_device.h"
+#include "bench_memory.h"
 #include "bench_options.h"
 #include "bench_output.h"
 #include "bench_time.h"
@@ -469,6 +470,11 @@ int sc_bench_topk_main(int argc, char **argv)
     if (o.indices_out && !(indices = sc_bench_output_open(o.indices_out)))
         goto err_close_json;
     rc = 1;
+    /* Refused before it is allocated, as sc-bench's buffers are: the generated input
+     * and the check's mark per element. */
+    if (!x && !sc_bench_memory_fits("sc-bench topk", 0, "the input and its check",
+                                    o.count * (sc_dtype_size(o.dtype) + 1), 1))
+        goto err_close_indices;
     if (!x) {
         x = malloc(o.count * sc_dtype_size(o.dtype) + 1);
         if (!x) {
