@@ -847,6 +847,13 @@ err_no_memory:
     return SC_ERR_NO_MEMORY;
 }
 
+/* Row i's cap in bytes: the i-th of --bucket-mb/--sweep, 0 (the reducer's default) where
+ * none is given and for the autotuned row, which follows the ncaps others. */
+static size_t sc_br_row_cap(const sc_br_options_t *o, int ncaps, int i)
+{
+    return i == ncaps || !o->ncaps ? 0 : (size_t)(o->caps_mb[i] * (1 << 20));
+}
+
 /* Every row: the per-tensor step once, then one reducer per cap (and autotune). */
 static sc_status_t sc_br_run(sc_br_ctx_t *c, sc_br_row_t *rows, int *nrows)
 {
@@ -856,8 +863,7 @@ static sc_status_t sc_br_run(sc_br_ctx_t *c, sc_br_row_t *rows, int *nrows)
     sc_br_times_t per_tensor;
     int ncaps = o->ncaps ? o->ncaps : (o->autotune ? 0 : 1);
 
-    status = sc_br_settings_check(c, o->ncaps ? (size_t)(o->caps_mb[0] * (1 << 20)) : 0,
-                                  ncaps == 0);
+    status = sc_br_settings_check(c, sc_br_row_cap(o, ncaps, 0), ncaps == 0);
     if (status != SC_SUCCESS)
         return status;
     status = sc_br_grads_alloc(c);
@@ -870,7 +876,7 @@ static sc_status_t sc_br_run(sc_br_ctx_t *c, sc_br_row_t *rows, int *nrows)
         sc_br_grads_free(c); /* the views hold the gradients from here on */
     for (int i = 0; i < ncaps + o->autotune; i++) {
         int autotune = i == ncaps;
-        size_t cap = autotune || !o->ncaps ? 0 : (size_t)(o->caps_mb[i] * (1 << 20));
+        size_t cap = sc_br_row_cap(o, ncaps, i);
 
         status = sc_br_row_measure(c, cap, autotune, &per_tensor, &rows[*nrows]);
         if (status != SC_SUCCESS)

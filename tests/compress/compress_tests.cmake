@@ -98,11 +98,5 @@ set(SC_COMPRESS_FAULTS
   "hook_config_disagreement_fails_create mode 2"
   "foreign_state_is_refused 1"
   "state_past_memory_is_refused 1")
-foreach(spec ${SC_COMPRESS_FAULTS})
-  separate_arguments(f UNIX_COMMAND "${spec}")
-  list(POP_BACK f n)
-  string(REPLACE ";" "." name "${f}")
-  sc_add_rank_test(NAME compress.${name}.np${n} RANKS ${n}
-                   COMMAND $<TARGET_FILE:test_compress_errors> ${f}
-                   LABELS fault ENV SC_TIMEOUT=5 UBSAN_OPTIONS=halt_on_error=1 TIMEOUT 30)
-endforeach()
+sc_add_rank_specs(PREFIX compress PROGRAM test_compress_errors SPECS ${SC_COMPRESS_FAULTS}
+                  LABELS fault ENV SC_TIMEOUT=5 UBSAN_OPTIONS=halt_on_error=1 TIMEOUT 30)

@@ -56,13 +56,20 @@ static int start_world(sc_comm_t **comm, int size)
 }
 
 /* The allreduce of this rank's input of iteration 0 (ALLREDUCE_COUNT floats). */
-static sc_status_t allreduce_input(sc_comm_t *comm)
+static sc_status_t allreduce_input_into(sc_comm_t *comm, float out[ALLREDUCE_COUNT])
 {
-    float in[ALLREDUCE_COUNT], out[ALLREDUCE_COUNT];
+    float in[ALLREDUCE_COUNT];
 
     for (size_t i = 0; i < ALLREDUCE_COUNT; i++)
         in[i] = input_value(fault_rank, 0, i);
     return sc_allreduce(in, out, ALLREDUCE_COUNT, SC_FLOAT32, SC_SUM, comm, NULL, NULL);
+}
+
+static sc_status_t allreduce_input(sc_comm_t *comm)
+{
+    float out[ALLREDUCE_COUNT];
+
+    return allreduce_input_into(comm, out);
 }
 
 static float expected_sum(int size, int it, size_t i)
@@ -940,7 +947,7 @@ static int test_peer_exiting_right_after_a_barrier_does_not_fail_it(int argc, ch
  * the timeout and the 3 s the rendezvous clients add, still fail the bound. */
 static int test_pending_op_times_out_naming_the_silent_rank(int argc, char **argv)
 {
-    float in[ALLREDUCE_COUNT], out[ALLREDUCE_COUNT];
+    float out[ALLREDUCE_COUNT];
     double timeout = fault_timeout();
     char what[192];
     fault_error_t err;
@@ -968,11 +975,8 @@ static int test_pending_op_times_out_naming_the_silent_rank(int argc, char **arg
         if (sigtimedwait(&usr1, NULL, &ts) != SIGUSR1)
             printf("rank 1: no word from rank 0 after %.0f s; calling the allreduce\n", limit);
     }
-    for (size_t i = 0; i < ALLREDUCE_COUNT; i++)
-        in[i] = input_value(fault_rank, 0, i);
     t0 = fault_now();
-    fault_error_take(&err, sc_allreduce(in, out, ALLREDUCE_COUNT, SC_FLOAT32, SC_SUM, comm,
-                                        NULL, NULL), t0);
+    fault_error_take(&err, allreduce_input_into(comm, out), t0);
     if (fault_rank == 0)
         kill((pid_t)pids[1], SIGUSR1);
     if (fault_rank == 1 && err.status == SC_SUCCESS) {

@@ -512,17 +512,25 @@ static int config_shows_numbers_as_the_library_reads_them(void)
     return TEST_PASS;
 }
 
+/* sc_bootstrap_resolve of the default configuration in the environment of arg: its
+ * status and sentence into r; 1 on success, *p then filled. */
+static int resolve_report(const void *arg, report_t *r, sc_bootstrap_params_t *p)
+{
+    sc_comm_config_t cfg = SC_COMM_CONFIG_INIT;
+
+    report_setup(arg, r);
+    r->status = sc_bootstrap_resolve(&cfg, p);
+    snprintf(r->error, sizeof(r->error), "%s", sc_last_error());
+    return r->status == SC_SUCCESS;
+}
+
 /* sc_bootstrap_resolve's status and sentence, and on success "rank R size S". */
 static void resolve_body(void *out, const void *arg)
 {
-    sc_comm_config_t cfg = SC_COMM_CONFIG_INIT;
     sc_bootstrap_params_t p;
     report_t *r = out;
 
-    report_setup(arg, r);
-    r->status = sc_bootstrap_resolve(&cfg, &p);
-    snprintf(r->error, sizeof(r->error), "%s", sc_last_error());
-    if (r->status == SC_SUCCESS)
+    if (resolve_report(arg, r, &p))
         snprintf(r->text, sizeof(r->text), "rank %d size %d master address %s", p.rank,
                  p.world_size, p.master_addr);
 }
@@ -552,14 +560,10 @@ static int config_takes_the_steps_task_count_under_srun(void)
  * counted at start-up among the ranks with this host name). */
 static void resolve_local_size_body(void *out, const void *arg)
 {
-    sc_comm_config_t cfg = SC_COMM_CONFIG_INIT;
     sc_bootstrap_params_t p;
     report_t *r = out;
 
-    report_setup(arg, r);
-    r->status = sc_bootstrap_resolve(&cfg, &p);
-    snprintf(r->error, sizeof(r->error), "%s", sc_last_error());
-    if (r->status == SC_SUCCESS)
+    if (resolve_report(arg, r, &p))
         snprintf(r->text, sizeof(r->text), "local size %d", p.local_size);
 }
 
