@@ -40,7 +40,7 @@ typedef struct {
 typedef struct {
     int listen_fd;
     int size;
-    double deadline;
+    double started, deadline;
     char where[300];
     char note[400];                /* what rank 0 found wrong with the master address */
     pthread_t thread;
@@ -238,9 +238,15 @@ static void *sc_store_serve(void *arg)
         if (ms <= 0) {
             char missing[512];
             int nmissing = sc_store_missing(fds, s->size, missing, sizeof(missing));
+            /* Rank 0's own client joins as the others do: where it had not, the wait
+             * was shorter than this process takes to connect to itself. */
             snprintf(err, sizeof(err),
-                     "rendezvous at %s timed out: rank%s %s never arrived (%d of %d)%s%s",
-                     s->where, nmissing == 1 ? "" : "s", missing, nmissing, s->size,
+                     "rendezvous at %s timed out after %.3g s: rank%s %s never arrived "
+                     "(%d of %d)%s%s%s", s->where, s->deadline - s->started,
+                     nmissing == 1 ? "" : "s", missing, nmissing, s->size,
+                     fds[0] < 0 ? "; rank 0, which serves the rendezvous, had not joined "
+                                  "it either: the timeout is shorter than a rendezvous "
+                                  "takes" : "",
                      s->note[0] ? "; " : "", s->note);
             st = SC_ERR_TIMEOUT;
             break;
@@ -323,13 +329,14 @@ static void *sc_store_serve(void *arg)
     return NULL;
 }
 
-/* A server of rank 0's store for a world of size ranks at addr:port, until deadline;
- * not yet listening. */
+/* A server of rank 0's store for a world of size ranks at addr:port, from started
+ * until deadline; not yet listening. */
 static void sc_store_server_init(sc_store_server_t *s, const char *addr, int port, int size,
-                                 double deadline)
+                                 double started, double deadline)
 {
     memset(s, 0, sizeof(*s));
     s->size = size;
+    s->started = started;
     s->deadline = deadline;
     sc_store_net_where(addr, port, s->where, sizeof(s->where));
 }
@@ -425,10 +432,9 @@ sc_status_t sc_store_allgather(const char *addr, int port, int rank, int size,
                                sc_store_result_t *result)
 {
     sc_store_server_t server;
-    double deadline = sc_clock_now() + timeout_s;
+    double start = sc_clock_now(), deadline = start + timeout_s;
     /* Clients wait a little longer than the server so they hear its verdict. */
     double client_deadline = deadline + 3.0;
-    double start = sc_clock_now();
     sc_status_t st = SC_IN_PROGRESS;
     char why[384] = "could not be reached", where[300];
     int broke = 0, err = 0;
@@ -438,7 +444,7 @@ sc_status_t sc_store_allgather(const char *addr, int port, int rank, int size,
     sc_store_raise_nofile(size);
     sc_store_net_where(addr, port, where, sizeof(where));
     if (rank == 0) {
-        sc_store_server_init(&server, addr, port, size, deadline);
+        sc_store_server_init(&server, addr, port, size, start, deadline);
         sc_store_net_check_master(addr, server.note, sizeof(server.note));
         if (server.note[0])
             sc_log(SC_LOG_WARN, "%s", server.note);
@@ -507,8 +513,8 @@ void sc_store_tell_failure(const char *addr, int port, int rank, int size, doubl
                            const char *text)
 {
     char saved[SC_ERROR_MAX], why[384];
-    double deadline = sc_clock_now() + (timeout_s < SC_STORE_TELL_S ? timeout_s
-                                                                     : SC_STORE_TELL_S);
+    double start = sc_clock_now();
+    double deadline = start + (timeout_s < SC_STORE_TELL_S ? timeout_s : SC_STORE_TELL_S);
     int err = 0;
 
     if (size <= 1)
@@ -519,7 +525,7 @@ void sc_store_tell_failure(const char *addr, int port, int rank, int size, doubl
         int *fds = malloc((size_t)size * sizeof(int));
         char sentence[SC_ERROR_MAX];
 
-        sc_store_server_init(&server, addr, port, size, deadline);
+        sc_store_server_init(&server, addr, port, size, start, deadline);
         if (fds && sc_store_net_listen(port, size < 128 ? 128 : size, &server.listen_fd) == SC_SUCCESS) {
             for (int r = 0; r < size; r++)
                 fds[r] = -1;

@@ -530,9 +530,34 @@ static int test_missing_rank_times_out_the_rendezvous_naming_it(int argc, char *
         stay_away(timeout);
         return TEST_PASS;
     }
-    snprintf(where, sizeof(where), "rendezvous at 127.0.0.1:%d timed out: rank 2 never "
-             "arrived (1 of 3)", fault_env_int("SC_MASTER_PORT"));
+    snprintf(where, sizeof(where), "rendezvous at 127.0.0.1:%d timed out after %.3g s: "
+             "rank 2 never arrived (1 of 3)", fault_env_int("SC_MASTER_PORT"), timeout);
     return check_init_times_out(timeout - 0.05, timeout + 2.0, what);
+}
+
+/* 2 ranks; rank 0's timeout (1 us) ends before its own client joins the store it
+ * serves. Its sentence says so, where it listed itself among the ranks that "never
+ * arrived" as if its own process were missing. Rank 1 times out on the store that
+ * closed. */
+static int test_timeout_shorter_than_rank_0_joining_its_store_is_named(int argc,
+                                                                     char **argv)
+{
+    char where[320];
+    const char *what[] = {where, NULL};
+
+    (void)argc;
+    (void)argv;
+    if (fault_rank == 0) {
+        setenv("SC_TIMEOUT", "1e-6", 1);
+        snprintf(where, sizeof(where), "rendezvous at 127.0.0.1:%d timed out after 1e-06 s: "
+                 "ranks 0, 1 never arrived (2 of 2); rank 0, which serves the rendezvous, "
+                 "had not joined it either: the timeout is shorter than a rendezvous takes",
+                 fault_env_int("SC_MASTER_PORT"));
+        return check_init_times_out(0.0, 1.0, what);
+    }
+    snprintf(where, sizeof(where), "the store of rank 0 at 127.0.0.1:%d could not be reached",
+             fault_env_int("SC_MASTER_PORT"));
+    return check_init_times_out(0.0, fault_timeout() + 3.5, what);
 }
 
 /* 3 ranks; rank 0, which serves the rendezvous, never calls sc_comm_init. Ranks 1 and
@@ -1309,6 +1334,8 @@ int main(int argc, char **argv)
          test_missing_rank_times_out_the_rendezvous_naming_it},
         {"missing_rank_0_times_out_the_rendezvous_naming_its_store",
          test_missing_rank_0_times_out_the_rendezvous_naming_its_store},
+        {"timeout_shorter_than_rank_0_joining_its_store_is_named",
+         test_timeout_shorter_than_rank_0_joining_its_store_is_named},
         {"busy_port_names_the_process_on_it", test_busy_port_names_the_process_on_it},
         {"one_rank_needs_no_rendezvous_port", test_one_rank_needs_no_rendezvous_port},
         {"rank_failing_before_the_rendezvous_fails_every_rank_at_once",
