@@ -226,6 +226,8 @@ typedef struct {
     int exact_case;            /* choices */
     const char *def_text;      /* strings and choices */
     const char *default_note;  /* non-NULL: unset means "auto", decided as this says */
+    void (*decided)(char *buf, size_t len); /* what "auto" decides here (NULL: not known
+                                               to sc-info) */
     const char *const *choices;
     const char *expected;      /* the choices as the error message lists them */
     int lenient;               /* choices: the library takes an unknown value as the
@@ -248,6 +250,21 @@ static sc_status_t sc_info_cpu_isa_usable(void)
     sc_cpu_isa_t isa;
 
     return sc_cpu_isa_select(&isa);
+}
+
+/* What SC_THREADS and SC_CPU_ISA left unset decide in this process (its binding as it
+ * is now: sc-info reports after sc_comm_init bound it). */
+static void sc_info_threads_decided(char *buf, size_t len)
+{
+    int threads = 0;
+
+    if (sc_cpu_threads(&threads) == SC_SUCCESS)
+        snprintf(buf, len, "%d", threads);
+}
+
+static void sc_info_cpu_isa_decided(char *buf, size_t len)
+{
+    snprintf(buf, len, "%s", sc_cpu_isa_name(sc_cpu_isa_detect()));
 }
 
 /* What sc_comm_init does when no local rank or size is given. */
@@ -305,10 +322,13 @@ static const sc_info_setting_t sc_info_settings[SC_INFO_SETTING_COUNT] = {
                                .def_number = SC_DEFAULT_BUCKET_CAP_MB, .positive = 1,
                                .max_number = SC_MAX_BUCKET_CAP_MB},
     [SC_INFO_THREADS] = {.names = sc_env_threads_names, .kind = SC_INFO_INT, .min = 1,
-                         .max = 4096, .default_note = "the CPUs this process is bound to"},
+                         .max = SC_CPU_THREADS_MAX,
+                         .default_note = "the CPUs this process is bound to",
+                         .decided = sc_info_threads_decided},
     [SC_INFO_CPU_ISA] = {.names = sc_env_cpu_isa_names, .kind = SC_INFO_CHOICE,
                          .def_text = "auto", .choices = sc_info_cpu_isa_choices,
                          .default_note = "the widest vector path this CPU has",
+                         .decided = sc_info_cpu_isa_decided,
                          .expected = "scalar|avx2|avx512",
                          .usable = sc_info_cpu_isa_usable},
 };
@@ -445,6 +465,10 @@ static void sc_info_print_setting(FILE *out, const sc_info_setting_t *s,
                                   const char *which, const char *launcher)
 {
     char source[SC_ERROR_MAX + 320]; /* the sentence, and a value of up to 255 */
+    char decided[64] = "";
+
+    if (s->decided)
+        s->decided(decided, sizeof(decided));
 
     if (v->invalid)
         snprintf(source, sizeof(source), "INVALID: %s", v->error);
@@ -454,7 +478,8 @@ static void sc_info_print_setting(FILE *out, const sc_info_setting_t *s,
         snprintf(source, sizeof(source), "IGNORED: %s (the library warns and uses %s)",
                  v->error, v->value);
     else if (!which && s->default_note)
-        snprintf(source, sizeof(source), "default: %s", s->default_note);
+        snprintf(source, sizeof(source), "default: %s%s%s", s->default_note,
+                 decided[0] ? ", here " : "", decided);
     else if (!which)
         snprintf(source, sizeof(source), "default");
     else if (strcmp(raw, v->value) != 0 && s->kind != SC_INFO_CHOICE)

@@ -14,7 +14,7 @@ for v in SC_RANK RANK OMPI_COMM_WORLD_RANK PMI_RANK SLURM_PROCID \
          SC_LOCAL_SIZE LOCAL_WORLD_SIZE OMPI_COMM_WORLD_LOCAL_SIZE SLURM_STEP_TASKS_PER_NODE \
          SC_MASTER_ADDR MASTER_ADDR SC_MASTER_PORT MASTER_PORT SC_BIND SC_LOG_LEVEL \
          SC_ALGO SC_RING_THRESHOLD SC_CHUNK_BYTES SC_PROGRESS_SPIN_US SC_LOCAL_REGISTER \
-         SC_CPU_ISA; do
+         SC_CPU_ISA SC_THREADS; do
     unset "$v"
 done
 
@@ -73,6 +73,31 @@ stdout_that_cannot_be_written_exits_1)
         grep -q '^sc-info: cannot write stdout: No space left on device$' "$err" ||
             fail "sc-info $args: $(cat "$err")"
     done
+    ;;
+auto_settings_say_what_they_decide_here)
+    # SC_THREADS and SC_CPU_ISA unset showed 'auto' and how it is decided, not what it
+    # decided: the CPUs of the binding (taskset), the widest path /proc/cpuinfo lists.
+    flags=$(grep -m1 '^flags' /proc/cpuinfo)
+    isa=scalar
+    if [[ " $flags " == *" avx512f "* && " $flags " == *" avx512bw "* &&
+          " $flags " == *" avx512vl "* && " $flags " == *" avx2 "* &&
+          " $flags " == *" bmi2 "* ]]; then
+        isa=avx512
+    elif [[ " $flags " == *" avx2 "* && " $flags " == *" bmi2 "* ]]; then
+        isa=avx2
+    fi
+    taskset -c 0 "$sc_info" --config >"$out" 2>"$err" || fail "exit status $?"
+    grep -Eq '^  SC_THREADS +=  *auto +default: the CPUs this process is bound to, here 1$' "$out" ||
+        fail "SC_THREADS bound to one CPU does not say 1"
+    grep -Eq "^  SC_CPU_ISA +=  *auto +default: the widest vector path this CPU has, here $isa\$" "$out" ||
+        fail "SC_CPU_ISA does not say $isa"
+    if [ "$(nproc --all)" -ge 2 ]; then
+        taskset -c 0,1 "$sc_info" --config >"$out" 2>"$err" || fail "exit status $?"
+        grep -Eq '^  SC_THREADS +=  *auto +default: the CPUs this process is bound to, here 2$' "$out" ||
+            fail "SC_THREADS bound to two CPUs does not say 2"
+    fi
+    SC_THREADS=3 "$sc_info" --config >"$out" 2>"$err" || fail "exit status $?"
+    grep -Eq '^  SC_THREADS +=  *3 +SC_THREADS$' "$out" || fail "SC_THREADS=3 is not shown as set"
     ;;
 vector_path_this_cpu_lacks_is_invalid)
     # Valgrind runs the program on a CPU without AVX-512 (its CPUID says so), as the
