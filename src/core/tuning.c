@@ -100,7 +100,7 @@ static sc_status_t sc_tuning_parse(sc_tuning_t *t)
     if (chunk < SC_MIN_CHUNK_BYTES)
         return sc_error(SC_ERR_INVALID_ARG, "SC_CHUNK_BYTES=%s must be >= %d",
                         sc_tuning_text_of(sc_env_chunk_bytes_names), SC_MIN_CHUNK_BYTES);
-    if (!(spin_us >= 0)) /* NaN too: a spin that never ends would never sleep */
+    if (!(spin_us >= 0)) /* NaN too; inf is taken: never sleep (configuration.md) */
         return sc_error(SC_ERR_INVALID_ARG, "SC_PROGRESS_SPIN_US=%s must be a number >= 0",
                         sc_tuning_text_of(sc_env_progress_spin_us_names));
     t->ring_threshold = (size_t)thr;
