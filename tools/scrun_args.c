@@ -20,9 +20,10 @@ static void scrun_usage(FILE *f)
             "prefixes every output line with \"[rank] \", forwards SIGINT, SIGTERM, SIGHUP\n"
             "and SIGQUIT to the ranks, and stops all ranks when one fails.\n"
             "\n"
-            "  -n, --nproc N           ranks on this node (N >= 1)\n"
+            "  -n, --nproc N           ranks on this node (1..%d; N x K at most %d, the\n"
+            "                          largest world the library takes)\n"
             "      --bind core|none    SC_BIND for the ranks (default: SC_BIND if set, else core)\n"
-            "      --nnodes K          number of nodes (default 1)\n"
+            "      --nnodes K          number of nodes (1..%d, default 1)\n"
             "      --node-rank I       index of this node, 0..K-1 (default 0)\n"
             "      --master-addr HOST  rendezvous host (default: SC_MASTER_ADDR if set, else\n"
             "                          127.0.0.1; required on nodes other than 0 when K > 1)\n"
@@ -40,7 +41,7 @@ static void scrun_usage(FILE *f)
             "started or scrun's output is closed or cannot be written (a full disk), 2 on\n"
             "a usage error, 128+S after scrun received signal S (130 for SIGINT), whatever\n"
             "the ranks did.\n",
-            SCRUN_DEFAULT_PORT);
+            SCRUN_MAX_RANKS, SC_MAX_WORLD, SCRUN_MAX_RANKS, SCRUN_DEFAULT_PORT);
 }
 
 const char *scrun_bind_mode(const char *text)

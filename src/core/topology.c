@@ -122,7 +122,7 @@ sc_status_t sc_topology_bind(int local_rank, int local_size, sc_bind_t mode)
             return status;
     }
     if (mode == SC_BIND_NONE) {
-        sc_log(SC_LOG_DEBUG, "local rank %d of %d left unbound (binding: none)", local_rank,
+        sc_log(SC_LOG_INFO, "local rank %d of %d left unbound (binding: none)", local_rank,
                local_size);
         return SC_SUCCESS;
     }

@@ -613,6 +613,11 @@ test_help_prints_usage_and_exits_zero() {
     run --help
     expect_rc 0
     grep -q "^usage: scrun -n N" "$OUT" || fail "no usage on stdout"
+    # The limits of -n and --nnodes were said only by the errors past them.
+    grep -q "ranks on this node (1..4096; N x K at most 65536, the" "$OUT" ||
+        fail "the usage does not give -n's limits"
+    grep -q "number of nodes (1..4096, default 1)" "$OUT" ||
+        fail "the usage does not give --nnodes's limits"
 }
 
 test_options_after_program_belong_to_it() {
