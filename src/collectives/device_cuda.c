@@ -9,8 +9,6 @@
 #include "collectives/device_internal.h"
 #include "core/clock.h"
 #include "core/cuda_util.h"
-#include "core/env.h"
-#include "core/env_names.h"
 #include "core/log.h"
 #include "core/memory.h"
 #include "core/progress.h"
@@ -30,11 +28,6 @@ typedef struct {
 
 _Static_assert(sizeof(sc_device_blob_t) <= SC_DEVICE_BLOB, "device blob too large");
 
-static int sc_device_nccl_wanted(void)
-{
-    return !sc_env_switched_off(sc_env_nccl_names) && sc_nccl_available();
-}
-
 void sc_device_blob_fill(const sc_bootstrap_params_t *p, uint8_t *blob)
 {
     sc_device_blob_t b;
@@ -44,7 +37,7 @@ void sc_device_blob_fill(const sc_bootstrap_params_t *p, uint8_t *blob)
     b.device_count = sc_device_count();
     b.device = p->device;
     b.local_rank = p->local_rank;
-    b.nccl_ok = b.device_count > 0 && sc_device_nccl_wanted();
+    b.nccl_ok = b.device_count > 0 && p->nccl && sc_nccl_available();
     if (b.nccl_ok && p->rank == 0) {
         b.has_id = sc_nccl_make_id(b.nccl_id);
     }

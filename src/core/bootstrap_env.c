@@ -227,6 +227,7 @@ sc_status_t sc_bootstrap_resolve_rest(const sc_comm_config_t *cfg, sc_bootstrap_
 {
     sc_bootstrap_params_t p = *io;
     sc_status_t st;
+    int driver;
 
     /* 0 is the unset timeout; negative and NaN are refused before anything is read. */
     if (!(cfg->timeout_s >= 0.0))
@@ -242,7 +243,9 @@ sc_status_t sc_bootstrap_resolve_rest(const sc_comm_config_t *cfg, sc_bootstrap_
                                SC_READ_PER_NODE, -1, &p.local_size, p.local_size_from,
                                sizeof(p.local_size_from))) ||
         (st = sc_bootstrap_int("device", cfg->device, sc_env_device_names, SC_READ_PLAIN, -1,
-                               &p.device, NULL, 0)))
+                               &p.device, NULL, 0)) ||
+        (st = sc_env_switch(sc_env_nccl_names, 1, &p.nccl)) ||
+        (st = sc_env_switch(sc_env_cuda_driver_names, 1, &driver)))
         return st;
     if (p.local_size == 0)
         return sc_error(SC_ERR_INVALID_ARG, "local size 0 (from %s) must be at least 1",

@@ -26,6 +26,7 @@ typedef struct {
     double timeout_s;
     sc_bind_t bind;
     int device;       /* -1: local rank modulo the number of GPUs */
+    int nccl;         /* SC_NCCL: 0 sends device buffers host-staged */
 } sc_bootstrap_params_t;
 
 /* MASTER_PORT is torch.distributed's: the store of its rank 0 listens there from
@@ -61,7 +62,8 @@ sc_status_t sc_bootstrap_resolve_rendezvous(const sc_comm_config_t *cfg,
                                             sc_bootstrap_params_t *params);
 
 /* The second half, completing *params (written only on success): local rank and size,
- * device, timeout, binding. */
+ * device, timeout, binding, SC_NCCL; SC_CUDA_DRIVER is checked (0 or 1) here too, for
+ * the driver, which loads on first use (cuda_driver.c), cannot refuse it. */
 sc_status_t sc_bootstrap_resolve_rest(const sc_comm_config_t *cfg, sc_bootstrap_params_t *params);
 
 #endif

@@ -18,9 +18,10 @@ static void sc_cuda_driver_load(void)
     int (*init)(unsigned);
     int (*count)(int *);
     void *lib;
-    int n = 0;
+    int n = 0, on = 1;
 
-    if (sc_env_switched_off(sc_env_cuda_driver_names))
+    /* Another value than 0 or 1 leaves the driver on: sc_comm_init refuses it. */
+    if (sc_env_switch(sc_env_cuda_driver_names, 1, &on) == SC_SUCCESS && !on)
         return;
     lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
     if (!lib)

@@ -118,11 +118,16 @@ sc_status_t sc_env_int_per_node(const char *const *names, long def, long node, l
     return SC_SUCCESS;
 }
 
-int sc_env_switched_off(const char *const *names)
+sc_status_t sc_env_switch(const char *const *names, int def, int *on)
 {
-    long v = 1;
+    const char *which = NULL;
+    const char *s = sc_env_first(names, &which);
+    long v = def;
 
-    return sc_env_first(names, NULL) && sc_env_int(names, 1, &v) == SC_SUCCESS && v == 0;
+    if (s && (sc_env_int(names, def, &v) != SC_SUCCESS || (v != 0 && v != 1)))
+        return sc_error(SC_ERR_INVALID_ARG, "%s=%s must be 0 or 1", which, s);
+    *on = (int)v;
+    return SC_SUCCESS;
 }
 
 sc_status_t sc_env_double(const char *const *names, double def, double *value)

@@ -1,5 +1,5 @@
 /* Reading settings from the environment, first variable set wins: integers (plain, or
- * this node's entry of Slurm's per-node task counts) and doubles. */
+ * this node's entry of Slurm's per-node task counts), doubles and 0/1 switches. */
 #ifndef SC_CORE_ENV_H
 #define SC_CORE_ENV_H
 
@@ -24,8 +24,9 @@ sc_status_t sc_env_double(const char *const *names, double def, double *value);
  * for other text. *value is written only on success. */
 sc_status_t sc_env_int_per_node(const char *const *names, long def, long node, long *value);
 
-/* A switch that is on unless switched off: 1 when the first set variable of names is
- * the integer 0 ("0", "00"), 0 otherwise (unset, or any other value: on). */
-int sc_env_switched_off(const char *const *names);
+/* An on/off setting: 1 or 0 as an integer (as sc_env_int reads it: "00" is 0), def when
+ * no variable of names is set. SC_ERR_INVALID_ARG "VARIABLE=text must be 0 or 1" for
+ * any other text. *on is written only on success. */
+sc_status_t sc_env_switch(const char *const *names, int def, int *on);
 
 #endif

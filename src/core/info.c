@@ -200,7 +200,7 @@ typedef enum {
     SC_INFO_INT_PER_NODE, /* the same, this node's entry of Slurm's "2,1" (bootstrap) */
     SC_INFO_NUMBER,      /* a number >= 0, or > 0 when positive is set; at most
                             max_number when that is set */
-    SC_INFO_SWITCH,      /* on (1) unless the integer 0 (sc_env_switched_off) */
+    SC_INFO_SWITCH,      /* 0 or 1, def when unset (sc_env_switch) */
     SC_INFO_STRING,      /* a master address (sc_bootstrap_check_addr) */
     SC_INFO_CHOICE       /* one of choices; case-insensitive unless exact_case */
 } sc_info_kind_t;
@@ -302,10 +302,10 @@ static const sc_info_setting_t sc_info_settings[SC_INFO_SETTING_COUNT] = {
     [SC_INFO_PROGRESS_SPIN_US] = {.names = sc_env_progress_spin_us_names,
                                   .kind = SC_INFO_NUMBER,
                                   .def_number = SC_DEFAULT_PROGRESS_SPIN_US},
-    [SC_INFO_LOCAL_REGISTER] = {.names = sc_env_local_register_names, .kind = SC_INFO_INT,
-                                .min = 0, .max = 1, .def = SC_DEFAULT_LOCAL_REGISTER},
-    [SC_INFO_LOCAL_MAILBOX] = {.names = sc_env_local_mailbox_names, .kind = SC_INFO_INT,
-                               .min = 0, .max = 1, .def = SC_DEFAULT_LOCAL_MAILBOX},
+    [SC_INFO_LOCAL_REGISTER] = {.names = sc_env_local_register_names, .kind = SC_INFO_SWITCH,
+                                .def = SC_DEFAULT_LOCAL_REGISTER},
+    [SC_INFO_LOCAL_MAILBOX] = {.names = sc_env_local_mailbox_names, .kind = SC_INFO_SWITCH,
+                               .def = SC_DEFAULT_LOCAL_MAILBOX},
     [SC_INFO_STREAM_BYTES] = {.names = sc_env_stream_bytes_names, .kind = SC_INFO_INT,
                               .min = 0, .max = LONG_MAX, .def = SC_DEFAULT_STREAM_BYTES},
     [SC_INFO_STAGE_BYTES] = {.names = sc_env_stage_bytes_names, .kind = SC_INFO_INT,
@@ -316,8 +316,9 @@ static const sc_info_setting_t sc_info_settings[SC_INFO_SETTING_COUNT] = {
     [SC_INFO_DEVICE] = {.names = sc_env_device_names, .kind = SC_INFO_INT, .min = 0,
                         .max = INT_MAX,
                         .default_note = "the local rank modulo the number of GPUs"},
-    [SC_INFO_NCCL] = {.names = sc_env_nccl_names, .kind = SC_INFO_SWITCH},
-    [SC_INFO_CUDA_DRIVER] = {.names = sc_env_cuda_driver_names, .kind = SC_INFO_SWITCH},
+    [SC_INFO_NCCL] = {.names = sc_env_nccl_names, .kind = SC_INFO_SWITCH, .def = 1},
+    [SC_INFO_CUDA_DRIVER] = {.names = sc_env_cuda_driver_names, .kind = SC_INFO_SWITCH,
+                             .def = 1},
     [SC_INFO_BUCKET_CAP_MB] = {.names = sc_env_bucket_cap_mb_names, .kind = SC_INFO_NUMBER,
                                .def_number = SC_DEFAULT_BUCKET_CAP_MB, .positive = 1,
                                .max_number = SC_MAX_BUCKET_CAP_MB},
@@ -430,9 +431,15 @@ static void sc_info_evaluate(const sc_info_setting_t *s, const char *raw,
         }
         snprintf(v->value, sizeof(v->value), "%s", raw ? raw : s->def_text);
         return;
-    case SC_INFO_SWITCH:
-        snprintf(v->value, sizeof(v->value), "%d", !sc_env_switched_off(s->names));
+    case SC_INFO_SWITCH: {
+        int on;
+        if (sc_env_switch(s->names, (int)s->def, &on) != SC_SUCCESS) {
+            sc_info_invalid(v, raw);
+            return;
+        }
+        snprintf(v->value, sizeof(v->value), "%d", on);
         return;
+    }
     case SC_INFO_CHOICE:
         if (!raw) {
             snprintf(v->value, sizeof(v->value), "%s", s->def_text);

@@ -49,7 +49,8 @@ static sc_status_t sc_tuning_parse(sc_tuning_t *t)
     static const int algo_values[] = {SC_ALGO_NONE, SC_ALGO_RING, SC_ALGO_RD};
     static const char *const eagers[] = {"auto", "on", "off", NULL};
     static const int eager_values[] = {SC_PROTO_AUTO, SC_PROTO_EAGER_ON, SC_PROTO_EAGER_OFF};
-    long thr, chunk, reg, mbox, stream, stage;
+    long thr, chunk, stream, stage;
+    int reg, mbox;
     double spin_us;
     sc_status_t st;
 
@@ -70,18 +71,12 @@ static sc_status_t sc_tuning_parse(sc_tuning_t *t)
     st = sc_env_double(sc_env_progress_spin_us_names, SC_DEFAULT_PROGRESS_SPIN_US, &spin_us);
     if (st != SC_SUCCESS)
         return st;
-    st = sc_env_int(sc_env_local_register_names, SC_DEFAULT_LOCAL_REGISTER, &reg);
+    st = sc_env_switch(sc_env_local_register_names, SC_DEFAULT_LOCAL_REGISTER, &reg);
     if (st != SC_SUCCESS)
         return st;
-    if (reg != 0 && reg != 1)
-        return sc_error(SC_ERR_INVALID_ARG, "SC_LOCAL_REGISTER=%s must be 0 or 1",
-                        sc_tuning_text_of(sc_env_local_register_names));
-    st = sc_env_int(sc_env_local_mailbox_names, SC_DEFAULT_LOCAL_MAILBOX, &mbox);
+    st = sc_env_switch(sc_env_local_mailbox_names, SC_DEFAULT_LOCAL_MAILBOX, &mbox);
     if (st != SC_SUCCESS)
         return st;
-    if (mbox != 0 && mbox != 1)
-        return sc_error(SC_ERR_INVALID_ARG, "SC_LOCAL_MAILBOX=%s must be 0 or 1",
-                        sc_tuning_text_of(sc_env_local_mailbox_names));
     st = sc_env_int(sc_env_stream_bytes_names, SC_DEFAULT_STREAM_BYTES, &stream);
     if (st != SC_SUCCESS)
         return st;
@@ -106,8 +101,8 @@ static sc_status_t sc_tuning_parse(sc_tuning_t *t)
     t->ring_threshold = (size_t)thr;
     t->chunk_bytes = (size_t)chunk;
     t->spin_s = spin_us * 1e-6;
-    t->local_register = (int)reg;
-    t->local_mailbox = (int)mbox;
+    t->local_register = reg;
+    t->local_mailbox = mbox;
     t->stream_bytes = (size_t)stream;
     t->stage_bytes = (size_t)stage;
     return SC_SUCCESS;

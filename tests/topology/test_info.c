@@ -359,28 +359,6 @@ static int config_shows_an_unknown_log_level_as_the_library_takes_it(void)
     return TEST_PASS;
 }
 
-/* SC_LOCAL_REGISTER and SC_LOCAL_MAILBOX are switches: 2 is refused, naming the
- * variable. */
-static int config_refuses_local_switches_other_than_0_or_1(void)
-{
-    static const char *const names[] = {"SC_LOCAL_REGISTER", "SC_LOCAL_MAILBOX"};
-
-    for (int i = 0; i < 2; i++) {
-        const char *const env[] = {names[i], "2", NULL};
-        char value[256], source[1024], want[64];
-        report_t r;
-
-        snprintf(want, sizeof(want), "%s=2", names[i]);
-        CHECK(run_report(config_body, env, NULL, &r) == 0);
-        CHECK(r.status == SC_ERR_INVALID_ARG);
-        CHECK(strstr(r.error, want) != NULL);
-        CHECK(setting(&r, names[i], value, source) == 0);
-        CHECK(strcmp(value, "2") == 0);
-        CHECK(strncmp(source, "INVALID", 7) == 0);
-    }
-    return TEST_PASS;
-}
-
 /* A negative local size, which sc_comm_init refuses naming the variable, is INVALID on
  * its own line, as a negative local rank is (the line showed "auto", as for a Slurm list
  * without this node's entry, and only the check of the settings together failed). */
@@ -428,8 +406,8 @@ static int config_error_names_the_first_invalid_setting(void)
 /* What sc-info calls valid is what the library takes, and it shows what the library
  * does: SC_BUCKET_CAP_MB above the reducer's maximum, and SC_MASTER_PORT or SC_DEVICE
  * that are not plain integers >= 0, are invalid (the library read "80(x2)" as 80 and
- * SC_DEVICE=-1 as unset); SC_NCCL and SC_CUDA_DRIVER are on unless 0, as the device path
- * reads them (sc-info called SC_NCCL=2 invalid and never showed SC_CUDA_DRIVER). */
+ * SC_DEVICE=-1 as unset); SC_NCCL and SC_CUDA_DRIVER are shown as 0 or 1 (their other
+ * values: switches_are_0_or_1_in_the_library_as_in_sc_info). */
 static int config_agrees_with_the_library_on_ranges_and_switches(void)
 {
     static const char *const invalid[][3] = {
@@ -443,11 +421,11 @@ static int config_agrees_with_the_library_on_ranges_and_switches(void)
         /* variable, value set (NULL: unset), value shown, source */
         {"SC_BUCKET_CAP_MB", "1048576", "1048576", "SC_BUCKET_CAP_MB"},
         {"SC_NCCL", NULL, "1", "default"},
-        {"SC_NCCL", "2", "1", "SC_NCCL=2"},
+        {"SC_NCCL", "1", "1", "SC_NCCL"},
         {"SC_NCCL", "0", "0", "SC_NCCL"},
         {"SC_CUDA_DRIVER", NULL, "1", "default"},
         {"SC_CUDA_DRIVER", "0", "0", "SC_CUDA_DRIVER"},
-        {"SC_CUDA_DRIVER", "no", "1", "SC_CUDA_DRIVER=no"}};
+        {"SC_CUDA_DRIVER", "00", "0", "SC_CUDA_DRIVER=00"}};
     char value[256], source[1024];
     report_t r;
 
@@ -609,17 +587,19 @@ static int bootstrap_counts_the_local_size_without_this_nodes_slurm_entry(void)
     return TEST_PASS;
 }
 
-/* sc_comm_init (sc_bootstrap_resolve) and sc-info --config both refuse env (name, value
- * pairs) with a sentence holding want, and sc-info marks a setting INVALID. */
-static int refused_alike(const char *const *env, const char *want)
+/* The library (body, which reports as lib does: sc_bootstrap_resolve, sc_tuning_get)
+ * and sc-info --config both refuse env (name, value pairs) with a sentence holding want,
+ * and sc-info marks a setting INVALID. */
+static int refused_alike_in(void (*body)(void *out, const void *arg), const char *lib,
+                            const char *const *env, const char *want)
 {
     report_args_t a = {env, NULL};
     report_t r;
 
     memset(&r, 0, sizeof(r));
-    CHECK(run_in_child(resolve_body, &a, &r, sizeof(r)) == 0);
+    CHECK(run_in_child(body, &a, &r, sizeof(r)) == 0);
     if (r.status != SC_ERR_INVALID_ARG || !strstr(r.error, want)) {
-        fprintf(stderr, "sc_bootstrap_resolve: expected '%s', got %s '%s' (%s)\n", want,
+        fprintf(stderr, "%s: expected '%s', got %s '%s' (%s)\n", lib, want,
                 sc_status_string(r.status), r.error, r.text);
         return TEST_FAIL;
     }
@@ -631,6 +611,12 @@ static int refused_alike(const char *const *env, const char *want)
         return TEST_FAIL;
     }
     return TEST_PASS;
+}
+
+/* sc_comm_init (sc_bootstrap_resolve) and sc-info refuse env alike (refused_alike_in). */
+static int refused_alike(const char *const *env, const char *want)
+{
+    return refused_alike_in(resolve_body, "sc_bootstrap_resolve", env, want);
 }
 
 /* No host name or address holds a blank: a master address with one (a blank left at
@@ -1053,6 +1039,32 @@ static int tuning_takes_the_eager_modes_and_refuses_others(void)
     return TEST_PASS;
 }
 
+/* Every on/off setting takes 0 or 1 and refuses other text with one sentence, in the
+ * library (sc_comm_init: the bootstrap's SC_NCCL and SC_CUDA_DRIVER, the tuning's
+ * SC_LOCAL_REGISTER and SC_LOCAL_MAILBOX) as in sc-info, which marks it INVALID. The
+ * device path took any value but 0 of SC_NCCL and SC_CUDA_DRIVER ("junk", "2") as on. */
+static int switches_are_0_or_1_in_the_library_as_in_sc_info(void)
+{
+    static const char *const bootstrap[] = {"SC_NCCL", "SC_CUDA_DRIVER"};
+    static const char *const tuning[] = {"SC_LOCAL_REGISTER", "SC_LOCAL_MAILBOX"};
+    static const char *const refused[] = {"junk", "2", "-1", "on", "1.0"};
+    char want[128];
+
+    for (size_t v = 0; v < sizeof(refused) / sizeof(refused[0]); v++) {
+        for (size_t i = 0; i < sizeof(bootstrap) / sizeof(bootstrap[0]); i++) {
+            const char *const env[] = {bootstrap[i], refused[v], NULL};
+            snprintf(want, sizeof(want), "%s=%s must be 0 or 1", bootstrap[i], refused[v]);
+            CHECK(refused_alike(env, want) == TEST_PASS);
+        }
+        for (size_t i = 0; i < sizeof(tuning) / sizeof(tuning[0]); i++) {
+            const char *const env[] = {tuning[i], refused[v], NULL};
+            snprintf(want, sizeof(want), "%s=%s must be 0 or 1", tuning[i], refused[v]);
+            CHECK(refused_alike_in(tuning_body, "sc_tuning_get", env, want) == TEST_PASS);
+        }
+    }
+    return TEST_PASS;
+}
+
 typedef struct {
     const char *value;
     long node;
@@ -1211,8 +1223,6 @@ static const test_entry_t tests[] = {
      bootstrap_counts_the_local_size_without_this_nodes_slurm_entry},
     {"config_error_names_the_first_invalid_setting",
      config_error_names_the_first_invalid_setting},
-    {"config_refuses_local_switches_other_than_0_or_1",
-     config_refuses_local_switches_other_than_0_or_1},
     {"config_agrees_with_the_library_on_ranges_and_switches",
      config_agrees_with_the_library_on_ranges_and_switches},
     {"config_shows_numbers_as_the_library_reads_them",
@@ -1242,6 +1252,8 @@ static const test_entry_t tests[] = {
      env_calls_an_integer_past_a_long_out_of_range},
     {"tuning_takes_the_eager_modes_and_refuses_others",
      tuning_takes_the_eager_modes_and_refuses_others},
+    {"switches_are_0_or_1_in_the_library_as_in_sc_info",
+     switches_are_0_or_1_in_the_library_as_in_sc_info},
     {"env_int_per_node_takes_this_nodes_slurm_count",
      env_int_per_node_takes_this_nodes_slurm_count},
     {"topology_report_shows_the_binding_as_a_cpu_list",
