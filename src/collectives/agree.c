@@ -10,11 +10,24 @@
 #include "core/error.h"
 #include "shardcomm/collectives.h"
 
+int64_t sc_fact_word(const char *word)
+{
+    int64_t value = 0;
+
+    memcpy(&value, word, strnlen(word, sizeof(value)));
+    return value;
+}
+
 static void sc_fact_print(const sc_fact_t *f, int64_t value, char *buf, size_t len)
 {
+    char word[sizeof(value) + 1] = {0};
     double d;
 
     switch (f->kind) {
+    case SC_FACT_WORD:
+        memcpy(word, &value, sizeof(value));
+        snprintf(buf, len, "%s", word);
+        break;
     case SC_FACT_DTYPE:
         snprintf(buf, len, "%s", sc_dtype_name((sc_dtype_t)value));
         break;

@@ -15,7 +15,8 @@ typedef enum {
     SC_FACT_NUMBER = 0, /* printed as a number */
     SC_FACT_DTYPE,      /* printed as a dtype name */
     SC_FACT_DOUBLE,     /* the bits of a double (memcpy), printed with %g */
-    SC_FACT_HASH        /* a hash of something too long to gather: "differs" */
+    SC_FACT_HASH,       /* a hash of something too long to gather: "differs" */
+    SC_FACT_WORD        /* a word of up to 8 bytes (sc_fact_word), printed as it is */
 } sc_fact_kind_t;
 
 /* One fact: its name in error sentences ("n", "k", "index_bits"), how to print it and
@@ -25,6 +26,10 @@ typedef struct {
     sc_fact_kind_t kind;
     int64_t value;
 } sc_fact_t;
+
+/* The value of an SC_FACT_WORD fact: word's bytes (at most the first 8; a setting's
+ * value as it is spelled, "ring"), NUL-padded, so that words compare and print as text. */
+int64_t sc_fact_word(const char *word);
 
 /* Where the facts first differ: the fact's index and the rank (the lowest) whose value
  * differs from rank 0's, with both values. */

@@ -273,7 +273,7 @@ static sc_status_t sc_comm_agree_settings(sc_comm_t *c, const sc_tuning_t *t)
         {"SC_STAGE_BYTES", SC_FACT_NUMBER, (int64_t)t->stage_bytes},
         {"SC_LOCAL_REGISTER", SC_FACT_NUMBER, t->local_register},
         {"SC_RING_THRESHOLD", SC_FACT_NUMBER, (int64_t)t->ring_threshold},
-        {"SC_ALGO (0 auto, 1 ring, 2 rd)", SC_FACT_NUMBER, t->allreduce_algo}};
+        {"SC_ALGO", SC_FACT_WORD, sc_fact_word(t->allreduce_algo_word)}};
 
     return sc_comm_agree(c, "sc_comm_init (settings that must be the same on every rank)",
                          SC_SUCCESS, SC_ERR_PEER_FAILED, facts,

@@ -15,20 +15,20 @@ static sc_status_t sc_tuning_status;
 static char sc_tuning_text[SC_ERROR_MAX];
 static pthread_once_t sc_tuning_once = PTHREAD_ONCE_INIT;
 
-/* A setting that names one of choices (exact case): *out gets the matching value, or
- * values[0] when the variable is unset; another word is an error listing the choices. */
+/* A setting that names one of choices (exact case): *out gets the matching value and
+ * *word (when not NULL) the choice, or values[0] and choices[0] when the variable is
+ * unset; another word is an error listing the choices. */
 static sc_status_t sc_tuning_choice(const char *const *names, const char *const *choices,
-                                    const int *values, const char *listed, int *out)
+                                    const int *values, const char *listed, int *out,
+                                    const char **word)
 {
     const char *which = NULL, *v = sc_env_first(names, &which);
 
-    if (!v) {
-        *out = values[0];
-        return SC_SUCCESS;
-    }
     for (int i = 0; choices[i]; i++)
-        if (strcmp(v, choices[i]) == 0) {
+        if (!v || strcmp(v, choices[i]) == 0) {
             *out = values[i];
+            if (word)
+                *word = choices[i];
             return SC_SUCCESS;
         }
     return sc_error(SC_ERR_INVALID_ARG, "%s=%s is not one of %s", which, v, listed);
@@ -55,11 +55,11 @@ static sc_status_t sc_tuning_parse(sc_tuning_t *t)
     sc_status_t st;
 
     st = sc_tuning_choice(sc_env_algo_names, algos, algo_values, "auto, ring, rd",
-                          &t->allreduce_algo);
+                          &t->allreduce_algo, &t->allreduce_algo_word);
     if (st != SC_SUCCESS)
         return st;
     st = sc_tuning_choice(sc_env_eager_sends_names, eagers, eager_values, "auto, on, off",
-                          &t->eager_sends);
+                          &t->eager_sends, NULL);
     if (st != SC_SUCCESS)
         return st;
     st = sc_env_int(sc_env_ring_threshold_names, SC_DEFAULT_RING_THRESHOLD, &thr);

@@ -7,6 +7,7 @@
 
 typedef struct {
     int allreduce_algo;       /* sc_algo_t forced by SC_ALGO, or SC_ALGO_NONE for auto */
+    const char *allreduce_algo_word; /* SC_ALGO as spelled: auto (also unset), ring, rd */
     size_t ring_threshold;    /* bytes above which allreduce uses the ring */
     size_t chunk_bytes;       /* pipeline chunk of ring and chain algorithms */
     double spin_s;            /* progress engine spin before sleeping */
