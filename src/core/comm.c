@@ -272,6 +272,7 @@ static sc_status_t sc_comm_agree_settings(sc_comm_t *c, const sc_tuning_t *t)
         {"SC_CHUNK_BYTES", SC_FACT_NUMBER, (int64_t)t->chunk_bytes},
         {"SC_STAGE_BYTES", SC_FACT_NUMBER, (int64_t)t->stage_bytes},
         {"SC_LOCAL_REGISTER", SC_FACT_NUMBER, t->local_register},
+        {"SC_LOCAL_MAILBOX", SC_FACT_NUMBER, t->local_mailbox},
         {"SC_RING_THRESHOLD", SC_FACT_NUMBER, (int64_t)t->ring_threshold},
         {"SC_ALGO", SC_FACT_WORD, sc_fact_word(t->allreduce_algo_word)}};
 
