@@ -274,7 +274,8 @@ static sc_status_t sc_comm_agree_settings(sc_comm_t *c, const sc_tuning_t *t)
         {"SC_LOCAL_REGISTER", SC_FACT_NUMBER, t->local_register},
         {"SC_LOCAL_MAILBOX", SC_FACT_NUMBER, t->local_mailbox},
         {"SC_RING_THRESHOLD", SC_FACT_NUMBER, (int64_t)t->ring_threshold},
-        {"SC_ALGO", SC_FACT_WORD, sc_fact_word(t->allreduce_algo_word)}};
+        {"SC_ALGO", SC_FACT_WORD, sc_fact_word(t->allreduce_algo_word)},
+        {"SC_EAGER_SENDS", SC_FACT_WORD, sc_fact_word(t->eager_sends_word)}};
 
     return sc_comm_agree(c, "sc_comm_init (settings that must be the same on every rank)",
                          SC_SUCCESS, SC_ERR_PEER_FAILED, facts,

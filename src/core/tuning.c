@@ -59,7 +59,7 @@ static sc_status_t sc_tuning_parse(sc_tuning_t *t)
     if (st != SC_SUCCESS)
         return st;
     st = sc_tuning_choice(sc_env_eager_sends_names, eagers, eager_values, "auto, on, off",
-                          &t->eager_sends, NULL);
+                          &t->eager_sends, &t->eager_sends_word);
     if (st != SC_SUCCESS)
         return st;
     st = sc_env_int(sc_env_ring_threshold_names, SC_DEFAULT_RING_THRESHOLD, &thr);

@@ -18,6 +18,7 @@ typedef struct {
     size_t stage_bytes;       /* SC_STAGE_BYTES: plain-memory allreduces up to this size
                                  go through each communicator's staging segment */
     int eager_sends;          /* SC_EAGER_SENDS: an sc_proto_mode_t (proto_choice.h) */
+    const char *eager_sends_word; /* SC_EAGER_SENDS as spelled: auto (also unset), on, off */
 } sc_tuning_t;
 
 /* The process's tuning, parsed on first use. An invalid value is an error naming the
