@@ -123,6 +123,29 @@ static sc_transport_t *sc_transport_alloc(int world_size, int world_rank)
     return tp;
 }
 
+/* What the refusals of settings that differ between ranks say they ended. */
+#define SC_COMM_SETTINGS_CALLER "sc_comm_init (settings that must be the same on every rank)"
+
+/* UCX_TLS as each rank set it, from the rendezvous blobs: ranks whose transports differ
+ * need not reach each other (tcp,self against shardcomm's self,sm on one node: "UCX
+ * endpoint to rank 1 failed: Destination is unreachable", which named neither), so a
+ * difference fails init on every rank, naming the variable and both values, before any
+ * endpoint is made: the same verdict on every rank from the same blobs. */
+static sc_status_t sc_comm_check_tls(const sc_store_result_t *res, int size)
+{
+    const char *tls0 = (const char *)res->blobs[0] + SC_BLOB_TLS;
+
+    for (int r = 1; r < size; r++) {
+        const char *tls = (const char *)res->blobs[r] + SC_BLOB_TLS;
+        if (strncmp(tls0, tls, SC_BLOB_TLS_LEN) != 0)
+            return sc_error(SC_ERR_MISMATCH, "%s: ranks disagree: UCX_TLS is %.*s on rank 0 "
+                            "but %.*s on rank %d", SC_COMM_SETTINGS_CALLER,
+                            SC_BLOB_TLS_LEN - 1, *tls0 ? tls0 : "unset",
+                            SC_BLOB_TLS_LEN - 1, *tls ? tls : "unset", r);
+    }
+    return SC_SUCCESS;
+}
+
 /* *joined is set once this rank has gone to the rendezvous (whatever its outcome). */
 static sc_status_t sc_comm_exchange(sc_transport_t *tp, const sc_bootstrap_params_t *p,
                                     uint8_t *dev_blobs, int *joined)
@@ -134,6 +157,7 @@ static sc_status_t sc_comm_exchange(sc_transport_t *tp, const sc_bootstrap_param
     sc_store_result_t res;
     void *addr = NULL;
     size_t addr_len = 0;
+    const char *tls;
     uint8_t *blob;
     void **addrs;
     sc_status_t st;
@@ -141,6 +165,7 @@ static sc_status_t sc_comm_exchange(sc_transport_t *tp, const sc_bootstrap_param
     st = sc_ucx_open(tp, single_node, &addr, &addr_len);
     if (st != SC_SUCCESS)
         return st;
+    tls = getenv("UCX_TLS");
     blob = calloc(1, SC_BLOB_ADDR + addr_len);
     if (!blob) {
         sc_ucx_release_address(tp, addr);
@@ -157,6 +182,8 @@ static sc_status_t sc_comm_exchange(sc_transport_t *tp, const sc_bootstrap_param
         memcpy(blob + SC_BLOB_LOCAL_RANK_FROM, p->local_rank_from, SC_BLOB_FROM_LEN);
     }
     sc_device_blob_fill(p, blob + SC_BLOB_DEV);
+    if (tls) /* set and not empty: sc_ucx_open unset an empty one */
+        strncpy((char *)blob + SC_BLOB_TLS, tls, SC_BLOB_TLS_LEN - 1);
     memcpy(blob + SC_BLOB_ADDR, addr, addr_len);
     sc_ucx_release_address(tp, addr);
     *joined = 1;
@@ -166,6 +193,8 @@ static sc_status_t sc_comm_exchange(sc_transport_t *tp, const sc_bootstrap_param
     if (st != SC_SUCCESS)
         return st;
     st = sc_comm_hosts(&res, p->world_size, tp->node_of);
+    if (st == SC_SUCCESS)
+        st = sc_comm_check_tls(&res, p->world_size);
     if (st != SC_SUCCESS) {
         sc_store_result_free(&res);
         return st;
@@ -277,8 +306,7 @@ static sc_status_t sc_comm_agree_settings(sc_comm_t *c, const sc_tuning_t *t)
         {"SC_ALGO", SC_FACT_WORD, sc_fact_word(t->allreduce_algo_word)},
         {"SC_EAGER_SENDS", SC_FACT_WORD, sc_fact_word(t->eager_sends_word)}};
 
-    return sc_comm_agree(c, "sc_comm_init (settings that must be the same on every rank)",
-                         SC_SUCCESS, SC_ERR_PEER_FAILED, facts,
+    return sc_comm_agree(c, SC_COMM_SETTINGS_CALLER, SC_SUCCESS, SC_ERR_PEER_FAILED, facts,
                          (int)(sizeof(facts) / sizeof(facts[0])), NULL);
 }
 

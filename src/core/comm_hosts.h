@@ -10,7 +10,8 @@
 
 /* Rendezvous blob: host name, process id, the local size the launcher gave (-1: none)
  * and what gave it (a variable's name), the local rank likewise, the device path's
- * contribution, then the UCX worker address. */
+ * contribution, UCX_TLS as set (empty: unset; its first SC_BLOB_TLS_LEN - 1 bytes),
+ * then the UCX worker address. */
 #define SC_BLOB_FROM_LEN sizeof(((sc_bootstrap_params_t *)0)->local_size_from)
 #define SC_BLOB_PID SC_HOSTNAME_MAX
 #define SC_BLOB_LOCAL (SC_BLOB_PID + sizeof(int32_t))
@@ -18,7 +19,9 @@
 #define SC_BLOB_LOCAL_RANK (SC_BLOB_LOCAL_FROM + SC_BLOB_FROM_LEN)
 #define SC_BLOB_LOCAL_RANK_FROM (SC_BLOB_LOCAL_RANK + sizeof(int32_t))
 #define SC_BLOB_DEV (SC_BLOB_LOCAL_RANK_FROM + SC_BLOB_FROM_LEN)
-#define SC_BLOB_ADDR (SC_BLOB_DEV + SC_DEVICE_BLOB)
+#define SC_BLOB_TLS (SC_BLOB_DEV + SC_DEVICE_BLOB)
+#define SC_BLOB_TLS_LEN 256
+#define SC_BLOB_ADDR (SC_BLOB_TLS + SC_BLOB_TLS_LEN)
 
 /* node_of[r]: the first rank whose host name is rank r's, for the size ranks of res
  * (O(size log size): a sort of the host names). Then the checks every rank makes alike
