@@ -91,8 +91,9 @@ SC_API sc_status_t sc_mem_alloc(sc_comm_t *comm, size_t bytes, void **ptr);
  * communicator of its sc_comm_init (its send or receive buffer lies in it and its
  * request has not completed; or it failed while a transfer that could not be cancelled
  * still used it): the memory is left as it was. sc_comm_destroy of comm frees its
- * memory, but memory that such a call still uses stays mapped and is freed with the
- * last communicator of the sc_comm_init. */
+ * memory, but memory that such a call still uses stays mapped until the call is done
+ * (then the next sc_mem_alloc, sc_mem_free or sc_comm_destroy of the sc_comm_init frees
+ * it), or until the last communicator of the sc_comm_init goes. */
 SC_API sc_status_t sc_mem_free(sc_comm_t *comm, void *ptr);
 
 /* *shared = 1 where ptr lies in memory from sc_mem_alloc on comm that every rank of

@@ -31,6 +31,8 @@ struct sc_shm_seg {
     uint8_t **peer;    /* by comm rank: where that rank's copy is mapped here */
     ucp_rkey_h *rkeys; /* by comm rank; NULL for this rank */
     int users;         /* atomic: pending calls that use it (sc_shm_hold) */
+    int kept;          /* its communicator was destroyed while a call held it: freed
+                          once none does (sc_shm_take_released) */
 };
 
 /* Segments of every communicator, of every transport (tp->shm_all, where a call of any
@@ -309,6 +311,50 @@ void sc_shm_seg_release(sc_comm_t *comm, struct sc_shm_seg *seg)
         sc_shm_release(comm->tp, seg, comm->size);
 }
 
+/* Takes off tp's list the segments kept past their communicator (sc_shm_destroy_all)
+ * that no call holds any more, chained through next onto *gone for sc_shm_release_all.
+ * Caller holds sc_shm_lock, under which holds are taken: a count read 0 there stays 0. */
+static void sc_shm_take_released(sc_transport_t *tp, struct sc_shm_seg **gone)
+{
+    struct sc_shm_seg **pp = &tp->shm_all;
+
+    while (*pp) {
+        struct sc_shm_seg *s = *pp;
+        if (s->kept && !__atomic_load_n(&s->users, __ATOMIC_ACQUIRE)) {
+            __atomic_store_n(pp, s->tp_next, __ATOMIC_RELEASE);
+            s->next = *gone;
+            *gone = s;
+        } else {
+            pp = &s->tp_next;
+        }
+    }
+}
+
+/* Releases a chain made by sc_shm_take_released (sc_shm_lock not held). */
+static void sc_shm_release_all(sc_transport_t *tp, struct sc_shm_seg *gone)
+{
+    while (gone) {
+        struct sc_shm_seg *next = gone->next;
+        sc_shm_release(tp, gone, gone->nranks);
+        gone = next;
+    }
+}
+
+/* Frees the kept segments whose calls are done (every sc_mem_alloc, sc_mem_free and
+ * sc_comm_destroy of the transport does), so that they do not pile up until the last
+ * communicator of the sc_comm_init goes. */
+static void sc_shm_free_released(sc_transport_t *tp)
+{
+    struct sc_shm_seg *gone = NULL;
+
+    if (!__atomic_load_n(&tp->shm_all, __ATOMIC_ACQUIRE))
+        return;
+    pthread_mutex_lock(&sc_shm_lock);
+    sc_shm_take_released(tp, &gone);
+    pthread_mutex_unlock(&sc_shm_lock);
+    sc_shm_release_all(tp, gone);
+}
+
 static sc_status_t sc_mem_alloc_call(sc_comm_t *comm, size_t bytes, void **ptr);
 
 /* Failures inside say which public call they ended (sc_error_in). */
@@ -326,6 +372,7 @@ static sc_status_t sc_mem_alloc_call(sc_comm_t *comm, size_t bytes, void **ptr)
 
     if (st != SC_SUCCESS)
         return st;
+    sc_shm_free_released(comm->tp);
     /* A NULL ptr is refused collectively, as a failed allocation is: the other ranks
      * must not wait for this one. */
     st = ptr ? SC_SUCCESS : sc_error(SC_ERR_INVALID_ARG, "sc_mem_alloc: ptr is NULL");
@@ -368,6 +415,7 @@ SC_API sc_status_t sc_mem_free(sc_comm_t *comm, void *ptr)
     st = sc_comm_check_handle(comm, "sc_mem_free");
     if (st != SC_SUCCESS)
         return st;
+    sc_shm_free_released(comm->tp);
     pthread_mutex_lock(&sc_shm_lock);
     for (pp = &comm->shm_segs; *pp; pp = &(*pp)->next) {
         if ((*pp)->base == ptr) {
@@ -480,20 +528,21 @@ void sc_shm_destroy_all(sc_comm_t *comm)
     while (s) {
         struct sc_shm_seg *next = s->next;
         /* Still held (a call of another communicator, or a transfer that could not be
-         * cancelled): it stays on the transport's list until the transport goes. */
+         * cancelled): it stays on the transport's list, kept, until no call holds it
+         * (then the next sc_mem_alloc, sc_mem_free or sc_comm_destroy of the transport
+         * frees it) or the transport goes. */
         if (!__atomic_load_n(&s->users, __ATOMIC_ACQUIRE)) {
             sc_shm_unlist(comm->tp, s);
             s->next = gone;
             gone = s;
+        } else {
+            s->kept = 1;
         }
         s = next;
     }
+    sc_shm_take_released(comm->tp, &gone);
     pthread_mutex_unlock(&sc_shm_lock);
-    while (gone) {
-        struct sc_shm_seg *next = gone->next;
-        sc_shm_release(comm->tp, gone, gone->nranks);
-        gone = next;
-    }
+    sc_shm_release_all(comm->tp, gone);
 }
 
 void sc_shm_destroy_kept(sc_transport_t *tp)

@@ -79,7 +79,9 @@ void sc_shm_seg_release(struct sc_comm *comm, struct sc_shm_seg *seg);
 
 /* Releases every segment of comm (sc_comm_destroy), before its endpoints close; one
  * that a call still holds (of another communicator of the transport, or a transfer
- * that could not be cancelled) is released with the transport instead. */
+ * that could not be cancelled) is kept until no call holds it, then released by the
+ * transport's next sc_mem_alloc, sc_mem_free or sc_comm_destroy, else with the
+ * transport. */
 void sc_shm_destroy_all(struct sc_comm *comm);
 
 /* Releases the segments left on tp (sc_shm_destroy_all), once nothing progresses the
