@@ -221,11 +221,18 @@ static void *sc_store_serve(void *arg)
     sc_status_t st = SC_SUCCESS;
 
     if (!fds || !blobs || !lens) {
+        /* Said to rank 0's own client, which stops at the verdict; the others find no
+         * store listening. */
         free(fds);
         free(blobs);
         free(lens);
         if (spare >= 0)
             close(spare);
+        close(s->listen_fd);
+        s->verdict = SC_ERR_NO_MEMORY;
+        snprintf(s->verdict_text, sizeof(s->verdict_text), "rendezvous at %s: rank 0 is out "
+                 "of memory for the tables of %d ranks", s->where, s->size);
+        __atomic_store_n(&s->done, 1, __ATOMIC_RELEASE);
         return NULL;
     }
     for (int r = 0; r < s->size; r++)
