@@ -45,6 +45,7 @@ typedef struct {
     unsigned char *flush; /* flush_bytes written over to evict the caches */
     size_t flush_bytes;
     sc_request_t **reqs;
+    int failed_alike; /* the failure is one every rank returns (a reducer refused) */
 } sc_br_ctx_t;
 
 /* A failed step's sentence, kept before later calls replace sc_last_error(). */
@@ -699,6 +700,9 @@ static sc_status_t sc_br_reducer_create(sc_br_ctx_t *c, int n, size_t cap_bytes,
     if (status != SC_SUCCESS)
         sc_br_fail(status, "sc_reducer_create");
 out:
+    /* The hook's settings are the same on every rank (sc_bench_same_command), and
+     * sc_reducer_create fails on every rank alike. */
+    c->failed_alike = status != SC_SUCCESS;
     free(descs);
     return status;
 }
@@ -956,8 +960,11 @@ int sc_bench_reducer_main(int argc, char **argv)
     status = sc_br_run(&c, rows, &nrows);
     if (status != SC_SUCCESS) {
         fprintf(stderr, "sc-bench reducer: rank %d: %s\n", c.rank, sc_br_error);
-        /* Peers still inside a collective learn of the failure at once. */
-        sc_comm_abort(c.comm);
+        /* Peers still inside a collective learn of the failure at once; not after a
+         * failure every rank returns, where the abort reached the peers still finishing
+         * that call and replaced its sentence with 'the communicator was aborted'. */
+        if (!c.failed_alike)
+            sc_comm_abort(c.comm);
         goto err_close_json;
     }
     exit_code = 0;
