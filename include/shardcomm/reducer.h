@@ -98,7 +98,11 @@ typedef struct {
  * bucket->data. start and finish may run on different threads, the finish of one bucket
  * while a later one starts; finish runs once per bucket, in bucket order. Only start
  * issues collectives (the reducer calls it in bucket order on every rank); finish, which
- * runs on the reducer's finisher thread with host buckets, issues none.
+ * runs on the reducer's finisher thread with host buckets, issues none. Each function
+ * returns SC_SUCCESS or an error status (negative), which the reducer call it failed
+ * returns; any other value (SC_IN_PROGRESS, a number that is no sc_status_t) is a
+ * failure too, returned as SC_ERR_INVALID_ARG with a sentence saying what the hook
+ * returned.
  * save/load carry the state across checkpoints (NULL when stateless):
  * save with buf NULL sets *len to the bytes needed, else writes at most *len bytes and
  * sets *len to what it wrote (SC_ERR_INVALID_ARG when they do not fit); load takes

@@ -120,7 +120,7 @@ static sc_status_t sc_reducer_setup(sc_reducer_t *r, const sc_grad_desc_t *grads
             st = r->hook.validate(r->hook.state, d->dtype);
             if (st != SC_SUCCESS) {
                 char why[SC_ERROR_MAX];
-                sc_reducer_hook_why(why, sizeof(why));
+                st = sc_reducer_hook_why(st, why, sizeof(why));
                 return sc_error(st, "sc_reducer_create: comm hook \"%s\" refused gradient %d "
                                 "(\"%s\") of dtype %s (%s): %s",
                                 r->hook.name ? r->hook.name : "", i, name,

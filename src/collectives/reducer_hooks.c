@@ -230,9 +230,17 @@ SC_API sc_status_t sc_comm_hook_builtin(sc_hook_kind_t kind, sc_comm_hook_t *hoo
 }
 
 /* reducer_internal.h says what it gives. */
-void sc_reducer_hook_why(char *why, size_t len)
+sc_status_t sc_reducer_hook_why(sc_status_t st, char *why, size_t len)
 {
     const char *text = sc_error_text_unprefixed();
+    int n = snprintf(why, len, "%s", text[0] ? text : "the hook gave no reason");
 
-    snprintf(why, len, "%s", text[0] ? text : "the hook gave no reason");
+    /* The error statuses run from SC_ERR_INVALID_ARG down to SC_ERR_DEVICE. */
+    if (st <= SC_ERR_INVALID_ARG && st >= SC_ERR_DEVICE)
+        return st;
+    if (n >= 0 && (size_t)n < len)
+        snprintf(why + n, len - (size_t)n, "; it returned %d (%s), which is not an error "
+                 "status: a hook reports a failure with a negative sc_status_t", (int)st,
+                 sc_status_string(st));
+    return SC_ERR_INVALID_ARG;
 }

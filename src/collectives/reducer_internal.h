@@ -232,10 +232,14 @@ int sc_reducer_dtype_ok(sc_dtype_t dtype);
  * so a bucket may be reduced in its gradient's own memory. */
 int sc_reducer_hook_is_builtin(const sc_comm_hook_t *hook);
 
-/* Why a caller's hook failed, for the sentence that names it: the hook's own sentence
- * (set on this thread), without its "rank R: " prefix, or that it gave none (the caller
- * clears the sentence with sc_error_clear before calling the hook). */
-void sc_reducer_hook_why(char *why, size_t len);
+/* Why a caller's hook failed with st (not SC_SUCCESS), for the sentence that names it:
+ * the hook's own sentence (set on this thread), without its "rank R: " prefix, or that
+ * it gave none (the caller clears the sentence with sc_error_clear before calling the
+ * hook). Returns the status the reducer reports: st when it is an error status; else
+ * (SC_IN_PROGRESS, or a value that is no sc_status_t), which a caller testing for an
+ * error (st < 0) would take for no failure, SC_ERR_INVALID_ARG, why then saying what
+ * the hook returned. */
+sc_status_t sc_reducer_hook_why(sc_status_t st, char *why, size_t len);
 
 /* Whether hook is the float16 or bfloat16 compression. */
 int sc_reducer_hook_is_cast(const sc_comm_hook_t *hook);

@@ -242,7 +242,7 @@ static sc_status_t sc_bucket_start(sc_reducer_t *r, sc_rbucket_t *b)
         char why[SC_ERROR_MAX];
 
         b->req = NULL;
-        sc_reducer_hook_why(why, sizeof(why));
+        st = sc_reducer_hook_why(st, why, sizeof(why));
         /* Peers issued this bucket's collective and will issue the next ones: with one
          * missing here, the sequences of the ranks no longer line up. Aborting the
          * communicator fails every rank's pending and later calls instead, with the
@@ -326,7 +326,7 @@ static sc_status_t sc_bucket_finish(sc_reducer_t *r, sc_rbucket_t *b)
             st = r->hook.finish(r->hook.state, &hb, r->comm);
         }
         if (st != SC_SUCCESS) {
-            sc_reducer_hook_why(why, sizeof(why));
+            st = sc_reducer_hook_why(st, why, sizeof(why));
             return sc_error(st, "sc_reducer: comm hook \"%s\" could not finish bucket %d "
                             "(%s): %s", r->hook.name ? r->hook.name : "", b->hb.index,
                             sc_status_string(st), why);

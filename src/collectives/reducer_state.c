@@ -29,7 +29,7 @@ static sc_status_t sc_hook_state_failed(const sc_reducer_t *r, sc_status_t st,
 {
     char why[SC_ERROR_MAX];
 
-    sc_reducer_hook_why(why, sizeof(why));
+    st = sc_reducer_hook_why(st, why, sizeof(why));
     return sc_error(st, "%s: comm hook \"%s\" could not %s its state (%s): %s", caller,
                     sc_hook_name(r), what, sc_status_string(st), why);
 }

@@ -17,6 +17,9 @@
  *   failing_hook_finish_fails_every_rank  (the same for its finish)
  *   failing_hook_validate_fails_every_rank, failing_hook_save_and_load_say_why
  *   hook_given_to_two_reducers_is_refused
+ *   hook_failing_with_a_status_that_is_no_error_fails_as_one WHERE
+ *                                    (validate|start|finish|save_load: the last rank's
+ *                                    hook returns SC_IN_PROGRESS or 42 there)
  *   destroy_mid_iteration_fails_peers_at_once
  *   destroy_after_a_transfer_left_in_flight plain|registered  the buckets kept or given
  *                                    back */
@@ -33,20 +36,39 @@
 static const size_t model_counts[] = {100, 2000, 7, 300, 50, 4000, 1, 600};
 #define MODEL_N 8
 
-/* hook NULL: the default one. */
-static int setup_hook(rt_world_t *w, rt_model_t *m, sc_reducer_t **r, int view,
-                      const sc_comm_hook_t *hook)
+/* The model in m and a reducer of it on w's communicator: create's status. hook NULL:
+ * the default one. */
+static sc_status_t create_hooked(rt_world_t *w, rt_model_t *m, sc_reducer_t **r, int view,
+                                 const sc_comm_hook_t *hook)
 {
     sc_reducer_config_t cfg = SC_REDUCER_CONFIG_INIT;
 
-    if (rt_world(w))
-        return 1;
     rt_model_init(m, MODEL_N, model_counts, NULL);
     cfg.first_bucket_bytes = 1024;
     cfg.bucket_cap_bytes = 8192;
     cfg.gradient_as_bucket_view = view;
     cfg.hook = hook;
-    CHECK_OK(sc_reducer_create(w->comm, m->desc, m->n, &cfg, r));
+    return sc_reducer_create(w->comm, m->desc, m->n, &cfg, r);
+}
+
+/* create_hooked failed with st beside a rank whose hook aborts the communicator (failing
+ * is whether this is that rank): it may abort while this one still completes create's
+ * allgather. */
+static int create_met_the_abort(rt_world_t *w, rt_model_t *m, sc_status_t st, int failing)
+{
+    CHECK(!failing && st == SC_ERR_ABORTED, "create: %s: %s", sc_status_string(st),
+          sc_last_error());
+    sc_comm_destroy(w->comm);
+    rt_model_free(m);
+    return 0;
+}
+
+static int setup_hook(rt_world_t *w, rt_model_t *m, sc_reducer_t **r, int view,
+                      const sc_comm_hook_t *hook)
+{
+    if (rt_world(w))
+        return 1;
+    CHECK_OK(create_hooked(w, m, r, view, hook));
     return 0;
 }
 
@@ -670,7 +692,6 @@ static sc_status_t flaky_start(void *state, const sc_hook_bucket_t *b, sc_comm_t
 
 static int test_failing_hook_start_fails_every_rank(int argc, char **argv)
 {
-    sc_reducer_config_t cfg = SC_REDUCER_CONFIG_INIT;
     flaky_t state = {0, 0, 0};
     sc_comm_hook_t hook = {.name = "flaky", .state = &state, .start = flaky_start};
     sc_status_t first = SC_SUCCESS, st;
@@ -682,21 +703,11 @@ static int test_failing_hook_start_fails_every_rank(int argc, char **argv)
     (void)argc, (void)argv;
     if (rt_world(&w))
         return 1;
-    rt_model_init(&m, MODEL_N, model_counts, NULL);
     state.fail = w.rank == w.size - 1;
-    cfg.first_bucket_bytes = 1024;
-    cfg.bucket_cap_bytes = 8192;
-    cfg.hook = &hook;
     t0 = rt_now();
-    st = sc_reducer_create(w.comm, m.desc, m.n, &cfg, &r);
-    if (st != SC_SUCCESS) {
-        /* The last rank may abort while this one still completes create's allgather. */
-        CHECK(!state.fail && st == SC_ERR_ABORTED, "create: %s: %s", sc_status_string(st),
-              sc_last_error());
-        sc_comm_destroy(w.comm);
-        rt_model_free(&m);
-        return 0;
-    }
+    st = create_hooked(&w, &m, &r, 0, &hook);
+    if (st != SC_SUCCESS)
+        return create_met_the_abort(&w, &m, st, state.fail);
     for (int g = m.n - 1; g >= 0; g--) {
         rt_fill(&m, m.buf[g], SEED, w.rank, 0, g);
         st = sc_reducer_mark_ready(r, g, m.buf[g]);
@@ -971,6 +982,148 @@ static int test_failing_hook_save_and_load_say_why(int argc, char **argv)
     return teardown(&w, &m, r);
 }
 
+/* A caller's hook that reports a failure with a status that is no error: where (one of
+ * "validate", "start", "finish", "save_load") on the rank with fail set. */
+typedef struct {
+    const char *where;
+    int fail;
+} odd_t;
+
+static sc_status_t odd_status(const odd_t *o, const char *where, sc_status_t ret)
+{
+    return o->fail && strcmp(o->where, where) == 0 ? ret : SC_SUCCESS;
+}
+
+static sc_status_t odd_validate(void *state, sc_dtype_t dtype)
+{
+    (void)dtype;
+    return odd_status(state, "validate", SC_IN_PROGRESS);
+}
+
+static sc_status_t odd_start(void *state, const sc_hook_bucket_t *b, sc_comm_t *comm,
+                             sc_request_t **req)
+{
+    if (b->index == 1 && odd_status(state, "start", SC_IN_PROGRESS) != SC_SUCCESS)
+        return SC_IN_PROGRESS;
+    return sc_allreduce(b->data, b->data, b->count, b->dtype, SC_SUM, comm, NULL, req);
+}
+
+static sc_status_t odd_finish(void *state, const sc_hook_bucket_t *b, sc_comm_t *comm)
+{
+    (void)comm;
+    return b->index == 1 ? odd_status(state, "finish", (sc_status_t)42) : SC_SUCCESS;
+}
+
+static sc_status_t odd_save(void *state, void *buf, size_t *len)
+{
+    (void)buf;
+    *len = 0;
+    return odd_status(state, "save_load", SC_IN_PROGRESS);
+}
+
+static sc_status_t odd_load(void *state, const void *buf, size_t len)
+{
+    (void)buf, (void)len;
+    return odd_status(state, "save_load", (sc_status_t)42);
+}
+
+/* The failing rank's call returns SC_ERR_INVALID_ARG saying what the hook returned
+ * (it returned SC_IN_PROGRESS or 42 as they were: a caller testing st < 0 saw no
+ * failure, and rank 0's create returned SC_IN_PROGRESS too); the others fail as for any
+ * failure of that rank's hook. */
+static int test_hook_failing_with_a_status_that_is_no_error_fails_as_one(int argc,
+                                                                         char **argv)
+{
+    odd_t odd = {argc > 0 ? argv[0] : "", 0};
+    sc_comm_hook_t hook = {.name = "odd", .state = &odd, .validate = odd_validate,
+                           .start = odd_start, .finish = odd_finish, .save = odd_save,
+                           .load = odd_load};
+    const char *says = "which is not an error status";
+    unsigned char buf[256];
+    sc_status_t st, first = SC_SUCCESS;
+    sc_reducer_t *r = NULL;
+    size_t len = 12345;
+    rt_world_t w;
+    rt_model_t m;
+
+    if (rt_world(&w))
+        return 1;
+    odd.fail = w.rank == w.size - 1;
+    st = create_hooked(&w, &m, &r, 0, &hook);
+    if (strcmp(odd.where, "validate") == 0) {
+        char peer[64];
+
+        CHECK(st == SC_ERR_INVALID_ARG && r == NULL, "create: %s (%d): %s",
+              sc_status_string(st), (int)st, sc_last_error());
+        snprintf(peer, sizeof(peer), "rank %d failed its own checks (SC_ERR_INVALID_ARG)",
+                 w.size - 1);
+        if (odd.fail)
+            CHECK_SAYS("refused gradient 0", "it returned 1 (SC_IN_PROGRESS)", says);
+        else
+            CHECK_SAYS(peer);
+        CHECK_OK(sc_comm_destroy(w.comm));
+        rt_model_free(&m);
+        return 0;
+    }
+    if (st != SC_SUCCESS)
+        return create_met_the_abort(&w, &m, st, odd.fail);
+    if (strcmp(odd.where, "save_load") == 0) {
+        const uint32_t head[4] = {0x48524353u, 1u, 3u, 0u};
+        const uint64_t payload = 0;
+
+        st = sc_reducer_hook_save(r, NULL, &len);
+        CHECK(st == (odd.fail ? SC_ERR_INVALID_ARG : SC_SUCCESS), "save: %s (%d): %s",
+              sc_status_string(st), (int)st, sc_last_error());
+        if (odd.fail) {
+            CHECK_SAYS("could not size its state", "it returned 1 (SC_IN_PROGRESS)", says);
+            CHECK(len == 12345, "a failed save wrote len");
+        }
+        memcpy(buf, head, sizeof(head));
+        memcpy(buf + sizeof(head), &payload, sizeof(payload));
+        memcpy(buf + sizeof(head) + sizeof(payload), "odd", 3);
+        st = sc_reducer_hook_load(r, buf, sizeof(head) + sizeof(payload) + 3);
+        CHECK(st == (odd.fail ? SC_ERR_INVALID_ARG : SC_SUCCESS), "load: %s (%d): %s",
+              sc_status_string(st), (int)st, sc_last_error());
+        if (odd.fail)
+            CHECK_SAYS("could not load its state", "it returned 42", says);
+        if (good_iteration(&w, &m, r, 0))
+            return 1;
+        return teardown(&w, &m, r);
+    }
+    for (int g = m.n - 1; g >= 0; g--) {
+        rt_fill(&m, m.buf[g], SEED, w.rank, 0, g);
+        st = sc_reducer_mark_ready(r, g, m.buf[g]);
+        if (first == SC_SUCCESS && st != SC_SUCCESS)
+            first = st;
+    }
+    st = sc_reducer_finalize(r);
+    if (strcmp(odd.where, "start") == 0) {
+        if (odd.fail) {
+            CHECK(first == SC_ERR_INVALID_ARG, "mark_ready returned %s (%d)",
+                  sc_status_string(first), (int)first);
+            CHECK(st == SC_ERR_INVALID_ARG, "finalize: %s (%d): %s", sc_status_string(st),
+                  (int)st, sc_last_error());
+            CHECK_SAYS("could not start bucket 1 (SC_ERR_INVALID_ARG)",
+                       "it returned 1 (SC_IN_PROGRESS)", says);
+        } else {
+            CHECK_STATUS(st, SC_ERR_ABORTED);
+        }
+        sc_reducer_destroy(r);
+        sc_comm_destroy(w.comm);
+        rt_model_free(&m);
+        return 0;
+    }
+    CHECK_OK(first);
+    CHECK(st == (odd.fail ? SC_ERR_INVALID_ARG : SC_ERR_PEER_FAILED), "finalize: %s (%d): %s",
+          sc_status_string(st), (int)st, sc_last_error());
+    if (odd.fail)
+        CHECK_SAYS("could not finish bucket 1 (SC_ERR_INVALID_ARG)", "it returned 42", says);
+    odd.fail = 0;
+    if (good_iteration(&w, &m, r, 1))
+        return 1;
+    return teardown(&w, &m, r);
+}
+
 int main(int argc, char **argv)
 {
     static const rt_test_t tests[] = {
@@ -1008,6 +1161,8 @@ int main(int argc, char **argv)
         {"narrow_hook_refuses_non_float32_buckets", test_narrow_hook_refuses_non_float32_buckets},
         {"failing_hook_start_fails_every_rank", test_failing_hook_start_fails_every_rank},
         {"failing_hook_finish_fails_every_rank", test_failing_hook_finish_fails_every_rank},
+        {"hook_failing_with_a_status_that_is_no_error_fails_as_one",
+         test_hook_failing_with_a_status_that_is_no_error_fails_as_one},
         {NULL, NULL}};
     return rt_main(tests, argc, argv);
 }
