@@ -306,11 +306,11 @@ SC_API sc_status_t sc_reducer_destroy(sc_reducer_t *reducer)
      * with the child), as a communicator is refused there. */
     if (reducer->comm && sc_process_is_fork_of(reducer->comm->owner_pid))
         return sc_comm_check_handle(reducer->comm, "sc_reducer_destroy");
-    sc_reducer_finisher_stop(reducer);
     if (reducer->nready > 0 && reducer->sync) {
         /* Mid-iteration: the peers wait for buckets this rank will never start. The
          * abort tells them at once (they waited SC_TIMEOUT), with the reason, and fails
-         * what is in flight here. */
+         * what is in flight here, before the finisher thread stops: it may be waiting
+         * for a bucket that a peer which marked less will not start (until SC_TIMEOUT). */
         char why[192];
         snprintf(why, sizeof(why), "sc_reducer_destroy on %s: its reducer was destroyed with "
                  "%d of %d gradients marked, before finalize ended the iteration",
@@ -320,6 +320,7 @@ SC_API sc_status_t sc_reducer_destroy(sc_reducer_t *reducer)
         sc_comm_abort_why(reducer->comm, why);
         aborted = 1;
     }
+    sc_reducer_finisher_stop(reducer);
     /* Buckets started in an iteration that never finalized. */
     for (int b = 0; b < reducer->nbuckets; b++) {
         sc_rbucket_t *bk = &reducer->buckets[b];

@@ -21,6 +21,8 @@
  *                                    (validate|start|finish|save_load: the last rank's
  *                                    hook returns SC_IN_PROGRESS or 42 there)
  *   destroy_mid_iteration_fails_peers_at_once
+ *   destroy_mid_iteration_with_a_finishing_hook_fails_peers_at_once   (the bucket the
+ *                                    finisher thread waits for is one no peer started)
  *   destroy_after_a_transfer_left_in_flight plain|registered  the buckets kept or given
  *                                    back */
 #include <sys/wait.h>
@@ -833,6 +835,56 @@ static int test_destroy_mid_iteration_fails_peers_at_once(int argc, char **argv)
     return 0;
 }
 
+/* The last rank, whose fp16 hook has a finish (the reducer's finisher thread waits for
+ * each started bucket), marks the gradient of bucket 0 and destroys its reducer; the
+ * others marked nothing yet (a slower backward) and wait for a message from it. Its
+ * destroy returns at once and its abort reaches them at once (the destroy stopped the
+ * finisher first, which waited for bucket 0 until SC_TIMEOUT, 20 s here, and only then
+ * aborted). */
+static int test_destroy_mid_iteration_with_a_finishing_hook_fails_peers_at_once(int argc,
+                                                                                char **argv)
+{
+    sc_comm_hook_t hook;
+    sc_reducer_t *r;
+    rt_world_t w;
+    rt_model_t m;
+    char who[64], marked[64];
+    int32_t none;
+    double t0;
+
+    (void)argc, (void)argv;
+    CHECK_OK(sc_comm_hook_builtin(SC_HOOK_FP16, &hook));
+    if (setup_hook(&w, &m, &r, 0, &hook))
+        return 1;
+    /* Every rank out of create (its last collective) before the abort can reach it. */
+    CHECK_OK(sc_barrier(w.comm, NULL));
+    if (w.rank == w.size - 1) {
+        int b;
+        size_t off;
+
+        CHECK_OK(sc_reducer_grad_bucket(r, m.n - 1, &b, &off));
+        CHECK(b == 0, "gradient %d is in bucket %d, not 0", m.n - 1, b);
+        rt_fill(&m, m.buf[m.n - 1], SEED, w.rank, 0, m.n - 1);
+        CHECK_OK(sc_reducer_mark_ready(r, m.n - 1, m.buf[m.n - 1]));
+        usleep(200000); /* the finisher waits for bucket 0 */
+        t0 = rt_now();
+        CHECK_OK(sc_reducer_destroy(r));
+        CHECK(rt_now() - t0 < 10.0, "sc_reducer_destroy took %.1f s", rt_now() - t0);
+    } else {
+        t0 = rt_now();
+        CHECK_STATUS(sc_recv(&none, 1, SC_INT32, w.size - 1, w.comm, NULL, NULL),
+                     SC_ERR_ABORTED);
+        snprintf(who, sizeof(who), "sc_reducer_destroy on rank %d:", w.size - 1);
+        snprintf(marked, sizeof(marked), "destroyed with 1 of %d gradients marked", m.n);
+        CHECK_SAYS("the communicator was aborted", who, marked);
+        CHECK(rt_now() - t0 < 10.0, "the abort took %.1f s to arrive", rt_now() - t0);
+        sc_reducer_destroy(r);
+    }
+    sc_comm_destroy(w.comm);
+    rt_model_free(&m);
+    return 0;
+}
+
 /* A transfer of a failed collective left in flight (schedule.c's sc_op_abandon, which
  * counts it in the transport's ops_left before the op's request completes) may still
  * write a reducer's plain buckets: sc_reducer_destroy then hands them to the transport,
@@ -1151,6 +1203,8 @@ int main(int argc, char **argv)
         {"hook_given_to_two_reducers_is_refused", test_hook_given_to_two_reducers_is_refused},
         {"destroy_mid_iteration_fails_peers_at_once",
          test_destroy_mid_iteration_fails_peers_at_once},
+        {"destroy_mid_iteration_with_a_finishing_hook_fails_peers_at_once",
+         test_destroy_mid_iteration_with_a_finishing_hook_fails_peers_at_once},
         {"failing_hook_validate_fails_every_rank",
          test_failing_hook_validate_fails_every_rank},
         {"failing_hook_save_and_load_say_why", test_failing_hook_save_and_load_say_why},
