@@ -254,7 +254,10 @@ SC_API sc_status_t sc_reducer_finalize(sc_reducer_t *reducer);
 
 /* sync 0: the following iterations accumulate locally and communicate nothing; the
  * next iteration with sync 1 reduces the sum. In copy mode the reducer accumulates
- * the scaled gradients in its buckets; with gradient_as_bucket_view the framework
+ * the scaled gradients in its buckets, so each mark must pass that iteration's gradient
+ * alone (DDP reads param.grad, which autograd has summed already: a binding that passes
+ * a gradient it does not zero between iterations counts earlier ones twice); with
+ * gradient_as_bucket_view the framework
  * accumulates in the views (as autograd does) and the synced iteration divides them
  * once. Called between iterations (SC_ERR_INVALID_ARG once a gradient is marked).
  * Every rank runs as many iterations without sync before each synced one (as with a
