@@ -147,7 +147,9 @@ SC_API sc_status_t sc_compressor_create(const sc_compress_config_t *config,
  * sendbuf). With error feedback: v = residual[key] + g (with momentum: u = m u + g,
  * v = residual + u), the top density * count elements of v (rounded to nearest, at
  * least one when count > 0) are selected, sent and cleared from the residual (and from
- * u); what rounding to the values' dtype on the wire lost stays in the residual. The
+ * u); what rounding to the values' dtype on the wire lost stays in the residual (a
+ * finite value past that dtype's range goes as its largest value of the sign, 65504 for
+ * float16, and the rest stays too; an Inf or NaN goes as it is and leaves 0). The
  * result is the sparse aggregation of every rank's selection, bitwise the same on every
  * rank. During warm-up, and when every element would be sent in the gradient's dtype
  * (density 1 without values_fp16 or momentum), the reduction is a dense all-reduce. A

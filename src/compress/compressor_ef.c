@@ -131,8 +131,9 @@ void sc_ef_momentum(sc_ckey_t *k, double m, const void *g, const void *block)
 }
 
 /* v at this step's selected pairs (block, indices ascending) settled: less what goes on
- * the wire, 0 where that is not finite (an Inf or NaN sent, or a value that overflowed
- * float16). float32 values sent from float32 leave exactly 0. */
+ * the wire (a finite value past float16's range went as +-65504, sc_pairs_convert), 0
+ * where that is not finite (an Inf or NaN sent). float32 values sent from float32 leave
+ * exactly 0. */
 void sc_ef_settle_selected(sc_ckey_t *k, const void *block)
 {
     const sc_pairs_layout_t *l = &k->lay;

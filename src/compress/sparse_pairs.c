@@ -1,6 +1,7 @@
 /* Blocks of (index, value) pairs: their layout in the all-gather, the check of their
  * indices, value conversions, and the scatter-add of every rank's block into a dense
  * result in rank order (float32 accumulation for float16/bfloat16, one rounding). */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -63,8 +64,17 @@ size_t sc_pairs_find_bad(const void *indices, int index_bits, size_t k, size_t n
     return k;
 }
 
+/* x, when finite, limited to [-max, max]. */
+static double sc_pairs_saturate(double x, double max)
+{
+    return isfinite(x) && fabs(x) > max ? copysign(max, x) : x;
+}
+
 /* float64 goes to float16 through float32 (one more rounding, which error feedback
- * carries like any other: the residual keeps what was not sent). */
+ * carries like any other: the residual keeps what was not sent). A finite value past
+ * float16's or bfloat16's range goes as the largest finite value of its sign, not as
+ * Inf: the rest is rounding like any other, kept in the residual, and an Inf in the
+ * result stays the sign of an Inf or NaN in some rank's gradient. */
 void sc_pairs_convert(const void *src, sc_dtype_t sdtype, void *dst, sc_dtype_t ddtype,
                       size_t k)
 {
@@ -76,8 +86,13 @@ void sc_pairs_convert(const void *src, sc_dtype_t sdtype, void *dst, sc_dtype_t 
         double x = sc_pairs_load(src, sdtype, j);
         switch (ddtype) {
         case SC_FLOAT64: ((double *)dst)[j] = x; break;
-        case SC_FLOAT16: ((uint16_t *)dst)[j] = sc_float_to_half((float)x); break;
-        case SC_BFLOAT16: ((uint16_t *)dst)[j] = sc_float_to_bfloat16((float)x); break;
+        case SC_FLOAT16:
+            ((uint16_t *)dst)[j] = sc_float_to_half((float)sc_pairs_saturate(x, 65504.0));
+            break;
+        case SC_BFLOAT16:
+            ((uint16_t *)dst)[j] =
+                sc_float_to_bfloat16((float)sc_pairs_saturate(x, 0x1.fep127));
+            break;
         default: ((float *)dst)[j] = (float)x; break;
         }
     }

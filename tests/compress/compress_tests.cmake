@@ -47,6 +47,8 @@ set(SC_COMPRESS_TESTS
   "test_compressor save_load_round_trip 100003 random 2"
   "test_compressor state_of_another_rank_is_refused 2"
   "test_compressor state_of_another_rank_is_refused 3"
+  "test_compressor fp16_values_saturate float32 2"
+  "test_compressor fp16_values_saturate float64 3"
   "test_compress_hook density_one_equals_dense 2"
   "test_compress_hook density_one_equals_dense 3"
   "test_compress_hook density_matches_reference 2"

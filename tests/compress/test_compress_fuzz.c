@@ -137,6 +137,15 @@ static double fz_round(sc_dtype_t d, double x)
     return ct_round(d, x);
 }
 
+/* x as a value on the wire of dtype d: rounded, a finite x past float16's or bfloat16's
+ * range sent as the largest value of its sign (compress.h). */
+static double fz_wire(sc_dtype_t d, double x)
+{
+    double max = d == SC_FLOAT16 ? 65504.0 : d == SC_BFLOAT16 ? 0x1.fep127 : INFINITY;
+
+    return fz_round(d, isfinite(x) && fabs(x) > max ? copysign(max, x) : x);
+}
+
 static void fz_put(sc_dtype_t d, void *buf, size_t e, double v)
 {
     ct_store(d, buf, e, v);
@@ -563,7 +572,7 @@ static void fz_model_rank(const fz_case_t *c, fz_mkey_t *mk, int j, int r, int t
     }
     for (size_t i = 0; i < want_k; i++) {
         size_t e = out->idx[i];
-        double s = fz_round(vd, x[e]);
+        double s = fz_wire(vd, x[e]);
         out->sent[i] = s;
         if (mk->res[r]) {
             double left = vd == SC_FLOAT32 && acc == SC_FLOAT32 ? 0.0

@@ -26,7 +26,11 @@
  *                                     2^16 for a kept threshold); truncated, corrupted
  *                                     and foreign buffers are refused and change nothing
  *   state_of_another_rank_is_refused  a state loaded on another rank or world size
- *                                     fails its next step on every rank */
+ *                                     fails its next step on every rank
+ *   fp16_values_saturate DTYPE        values_fp16: a finite value past float16's range
+ *                                     goes as +-65504 and the rest stays in the residual
+ *                                     (sent at the next step); an Inf gradient still
+ *                                     arrives as Inf */
 #include "compress_test.h"
 
 #define SEED 0xef0001ull
@@ -642,6 +646,39 @@ static int test_state_of_another_rank_is_refused(int argc, char **argv)
     return 0;
 }
 
+/* Every rank's gradient: element 3 is 100000 at step 0 (float16's largest is 65504),
+ * element 6 is -Inf at step 2, the rest small; one element sent per step (k 1 of 8).
+ * Step 0 sends 65504 from each rank and keeps 34496 (exact in float16); step 1 (zero
+ * gradient) sends those 34496, so the two results add up to 100000 per rank. */
+static int test_fp16_values_saturate(int argc, char **argv)
+{
+    sc_dtype_t d = argc > 1 && strcmp(argv[1], "float64") == 0 ? SC_FLOAT64 : SC_FLOAT32;
+    const size_t n = 8;
+    const double want3[3] = {65504.0, 34496.0, 0.0};
+    void *g = malloc(n * 8), *out = malloc(n * 8);
+    sc_compressor_t *c;
+    rt_world_t w;
+
+    if (rt_world(&w))
+        return 1;
+    c = make(1.0 / 8, 1, 0, 1, 0.0, 0);
+    CHECK(c, "no compressor");
+    for (int t = 0; t < 3; t++) {
+        for (size_t e = 0; e < n; e++)
+            rt_store(d, g, e, t == 0 && e == 3 ? 100000.0 : t == 2 && e == 6 ? -INFINITY
+                                                                            : 0.0);
+        CHECK_OK(sc_compressed_allreduce(c, w.comm, 1, g, out, n, d, SC_SUM));
+        CHECK(rt_load(d, out, 3) == want3[t] * w.size, "step %d: element 3 is %g, want %g "
+              "(%d ranks of %g)", t, rt_load(d, out, 3), want3[t] * w.size, w.size, want3[t]);
+        CHECK(t != 2 || rt_load(d, out, 6) == -INFINITY, "step 2: element 6 is %g, want "
+              "-inf (an Inf gradient goes as it is)", rt_load(d, out, 6));
+    }
+    sc_compressor_destroy(c);
+    CHECK_OK(sc_comm_destroy(w.comm));
+    free(g), free(out);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     static const rt_test_t tests[] = {
@@ -654,6 +691,7 @@ int main(int argc, char **argv)
          test_reset_clears_residuals_and_restarts_warmup},
         {"save_load_round_trip", test_save_load_round_trip},
         {"state_of_another_rank_is_refused", test_state_of_another_rank_is_refused},
+        {"fp16_values_saturate", test_fp16_values_saturate},
         {NULL, NULL}};
     return rt_main(tests, argc, argv);
 }
