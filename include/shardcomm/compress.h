@@ -149,7 +149,11 @@ SC_API sc_status_t sc_compressor_create(const sc_compress_config_t *config,
  * least one when count > 0) are selected, sent and cleared from the residual (and from
  * u); what rounding to the values' dtype on the wire lost stays in the residual (a
  * finite value past that dtype's range goes as its largest value of the sign, 65504 for
- * float16, and the rest stays too; an Inf or NaN goes as it is and leaves 0). The
+ * float16, and the rest stays too; an Inf or NaN goes as it is and leaves 0). A step
+ * that sends an Inf or NaN drops (0) every other Inf and NaN of v and u too (an
+ * overflowed gradient has more than k): the overflow shows in one step's result, not in
+ * the steps after it (the exact and approximate selections take Inf and NaN first, so
+ * the step it happens in; random-k the first step that draws one). The
  * result is the sparse aggregation of every rank's selection, bitwise the same on every
  * rank. During warm-up, and when every element would be sent in the gradient's dtype
  * (density 1 without values_fp16 or momentum), the reduction is a dense all-reduce. A

@@ -114,6 +114,8 @@ typedef struct sc_ckey {
     /* The step in flight. */
     int dense;
     size_t selected;
+    int drop_nonfinite;    /* the step sends an Inf or NaN: those of v (and of u at
+                              the commit) it does not send are dropped (0) */
     sc_pairs_layout_t lay;
     void *blocks;          /* p blocks: this rank's at rank * lay.bytes */
     size_t blocks_cap;     /* bytes */
@@ -228,8 +230,13 @@ sc_topk_filler_t sc_ef_filler(sc_ef_fill_t *fill);
  * so a step that fails leaves the residual as it was. */
 void sc_ef_settle_selected(sc_ckey_t *k, const void *block);
 
+/* Every Inf or NaN of v set to 0 (count elements of acc), when k->drop_nonfinite: what
+ * the step did not send of an overflowed gradient is not kept for the next step. */
+void sc_ef_drop_nonfinite(sc_ckey_t *k);
+
 /* u = m u + g over the key (the gradient widened chunk by chunk), the entries this rank
- * sent (the k->selected pairs of block) cleared: the commit's update of the momentum. */
+ * sent (the k->selected pairs of block) cleared, and with k->drop_nonfinite every Inf
+ * or NaN of u: the commit's update of the momentum. */
 void sc_ef_momentum(sc_ckey_t *k, double m, const void *g, const void *block);
 
 #endif

@@ -310,6 +310,17 @@ sc_status_t sc_compressor_plan(sc_compressor_t *c, const char *caller, sc_ckey_t
     return st;
 }
 
+/* Whether the selection took an Inf or NaN (vals: the selected values, of dtype): the
+ * step's result shows the overflow then, and the Inf and NaN it did not take (the exact
+ * and approximate selections take them first; random-k draws regardless) are dropped. */
+static int sc_ckey_sends_nonfinite(const void *vals, sc_dtype_t dtype, size_t selected)
+{
+    for (size_t j = 0; j < selected; j++)
+        if (!isfinite(sc_pairs_load(vals, dtype, j)))
+            return 1;
+    return 0;
+}
+
 sc_status_t sc_compressor_select(sc_compressor_t *c, const char *caller, sc_ckey_t *k,
                                  const void *g, int rank, int p)
 {
@@ -356,8 +367,11 @@ sc_status_t sc_compressor_select(sc_compressor_t *c, const char *caller, sc_ckey
         return sc_error(SC_ERR_INTERNAL, "%s: the selection of key %d returned indices out "
                         "of ascending order", caller, k->key);
     k->selected = selected;
-    if (k->residual)
+    k->drop_nonfinite = shaped && sc_ckey_sends_nonfinite(out_vals, sdtype, selected);
+    if (k->residual) {
         sc_ef_settle_selected(k, block);
+        sc_ef_drop_nonfinite(k);
+    }
     pthread_mutex_lock(&c->lock);
     c->stats = (sc_compress_stats_t){selected, (size_t)(p - 1) * k->lay.bytes,
                                      sc_clock_now() - t0, 0.0, 0};

@@ -103,6 +103,28 @@ sc_topk_filler_t sc_ef_filler(sc_ef_fill_t *fill)
     return f;
 }
 
+/* n elements of acc at p: each Inf or NaN set to 0. */
+static void sc_ef_zero_nonfinite(sc_dtype_t acc, void *p, size_t n)
+{
+    if (acc == SC_FLOAT64) {
+        double *d = p;
+        for (size_t i = 0; i < n; i++)
+            if (!isfinite(d[i]))
+                d[i] = 0.0;
+    } else {
+        float *f = p;
+        for (size_t i = 0; i < n; i++)
+            if (!isfinite(f[i]))
+                f[i] = 0.0f;
+    }
+}
+
+void sc_ef_drop_nonfinite(sc_ckey_t *k)
+{
+    if (k->drop_nonfinite)
+        sc_ef_zero_nonfinite(k->acc, k->v, k->count);
+}
+
 void sc_ef_momentum(sc_ckey_t *k, double m, const void *g, const void *block)
 {
     size_t es = sc_dtype_size(k->acc), j = 0;
@@ -127,6 +149,8 @@ void sc_ef_momentum(sc_ckey_t *k, double m, const void *g, const void *block)
                 break;
             memset(u + i * es, 0, es);
         }
+        if (k->drop_nonfinite)
+            sc_ef_zero_nonfinite(k->acc, u + off * es, n);
     }
 }
 

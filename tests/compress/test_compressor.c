@@ -30,7 +30,11 @@
  *   fp16_values_saturate DTYPE        values_fp16: a finite value past float16's range
  *                                     goes as +-65504 and the rest stays in the residual
  *                                     (sent at the next step); an Inf gradient still
- *                                     arrives as Inf */
+ *                                     arrives as Inf
+ *   overflow_step_is_not_kept MODE MOMENTUM   an all-NaN gradient on rank 0 (an
+ *                                     overflowed backward) shows in that step's result
+ *                                     and is not kept: the next step's result is rank
+ *                                     0's selection of its new gradient alone */
 #include "compress_test.h"
 
 #define SEED 0xef0001ull
@@ -679,6 +683,60 @@ static int test_fp16_values_saturate(int argc, char **argv)
     return 0;
 }
 
+/* Rank 0's gradient: finite at step 0, NaN everywhere at step 1, finite at step 2; the
+ * other ranks' are zero (their selections add +0). Step 1's result holds NaN; step 2's
+ * is rank 0's selection of its step-2 gradient alone, the NaN it did not send at step 1
+ * (all but k) dropped from its residual and momentum: exact and approx modes, the
+ * largest magnitudes (all k of them exact); random, elements of that gradient. */
+static int test_overflow_step_is_not_kept(int argc, char **argv)
+{
+    const char *mode = argc > 1 ? argv[1] : "exact";
+    double m = argc > 2 ? atof(argv[2]) : 0.0;
+    const size_t n = !strcmp(mode, "approx") ? 70001 : 1000;
+    const double density = 0.01;
+    size_t k = k_of(density, n), *idx = malloc(k * sizeof(size_t)), nonzero = 0;
+    float *g = malloc(n * sizeof(float)), *out = malloc(n * sizeof(float));
+    double *g2 = malloc(n * sizeof(double));
+    int nan1 = 0;
+    sc_compressor_t *c;
+    rt_world_t w;
+
+    if (rt_world(&w))
+        return 1;
+    g_mode = !strcmp(mode, "approx") ? SC_TOPK_APPROX
+                                     : !strcmp(mode, "random") ? SC_TOPK_RANDOM : SC_TOPK_EXACT;
+    c = make(density, 0, 0, 1, m, 0);
+    CHECK(c, "no compressor");
+    for (size_t e = 0; e < n; e++)
+        g2[e] = (float)grad_value(0, 2, 5, e);
+    for (int t = 0; t < 3; t++) {
+        for (size_t e = 0; e < n; e++)
+            g[e] = w.rank != 0 ? 0.0f : t == 1 ? NAN : (float)grad_value(0, t, 5, e);
+        CHECK_OK(sc_compressed_allreduce(c, w.comm, 5, g, out, n, SC_FLOAT32, SC_SUM));
+        for (size_t e = 0; e < n && t == 1; e++)
+            nan1 |= isnan(out[e]);
+    }
+    CHECK(nan1, "step 1: no NaN in the result (rank 0's gradient was all NaN)");
+    for (size_t e = 0; e < n; e++) {
+        CHECK(isfinite(out[e]), "step 2: element %zu is %g (a NaN of step 1 kept)", e,
+              out[e]);
+        CHECK(out[e] == 0.0f || out[e] == (float)g2[e], "step 2: element %zu is %g, not 0 "
+              "or rank 0's gradient %g", e, out[e], g2[e]);
+        nonzero += out[e] != 0.0f;
+    }
+    if (!strcmp(mode, "exact")) {
+        ct_topk(g2, n, k, idx);
+        for (size_t j = 0; j < k; j++)
+            CHECK(out[idx[j]] == (float)g2[idx[j]], "step 2: element %zu (rank %zu of the "
+                  "top %zu) is %g, want %g", idx[j], j, k, out[idx[j]], g2[idx[j]]);
+        CHECK(nonzero == k, "step 2: %zu elements nonzero, want %zu", nonzero, k);
+    }
+    sc_compressor_destroy(c);
+    CHECK_OK(sc_comm_destroy(w.comm));
+    free(idx), free(g), free(out), free(g2);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     static const rt_test_t tests[] = {
@@ -692,6 +750,7 @@ int main(int argc, char **argv)
         {"save_load_round_trip", test_save_load_round_trip},
         {"state_of_another_rank_is_refused", test_state_of_another_rank_is_refused},
         {"fp16_values_saturate", test_fp16_values_saturate},
+        {"overflow_step_is_not_kept", test_overflow_step_is_not_kept},
         {NULL, NULL}};
     return rt_main(tests, argc, argv);
 }
