@@ -75,12 +75,17 @@ SC_API sc_status_t sc_comm_split(sc_comm_t *comm, int color, int key, sc_comm_t 
  * must be freed before or after; they keep their final status. Another thread may be
  * in sc_wait or sc_test on one of them meanwhile: it returns the request's status. A
  * communicator that a reducer still uses is refused with SC_ERR_INVALID_ARG (destroy
- * the reducer first) and stays as it was. Local call. */
+ * the reducer first) and stays as it was. Local call. Thread safety: no other call on
+ * comm may run meanwhile on another thread, but for sc_wait, sc_test and sc_comm_abort
+ * (which it waits for when that abort found comm live). */
 SC_API sc_status_t sc_comm_destroy(sc_comm_t *comm);
 
 /* Marks the communicator aborted: pending and later calls fail with SC_ERR_ABORTED,
  * and peers are told so that their calls fail too. Never blocks. The communicator
- * must still be destroyed. The other communicators of the same sc_comm_init (its
+ * must still be destroyed. Any thread may call it, while another thread is in a call
+ * on comm (sc_wait, a blocking collective: that call returns SC_ERR_ABORTED) or
+ * destroys it (then the abort runs before the destroy frees anything, or finds comm
+ * destroyed: SC_ERR_INVALID_COMM). The other communicators of the same sc_comm_init (its
  * parent, other splits) are not aborted, but they share its connections: where the
  * abort left a large transfer in flight, the connection to that peer is closed, and
  * their later calls with that peer fail with SC_ERR_PEER_FAILED. */

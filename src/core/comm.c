@@ -604,6 +604,8 @@ SC_API sc_status_t sc_comm_destroy(sc_comm_t *comm)
         return sc_error(SC_ERR_INVALID_COMM,
                         "sc_comm_destroy: communicator %p was destroyed or never created",
                         (void *)comm);
+    /* An sc_comm_abort on another thread that found comm live finishes first. */
+    sc_registry_wait_left(comm);
     sc_device_destroy(comm);
     sc_progress_drain(comm);
     sc_comm_close_local(comm);
@@ -633,7 +635,7 @@ sc_rank_name_t sc_comm_rank_name(const sc_comm_t *comm, int r)
 
 sc_status_t sc_comm_abort_why(sc_comm_t *comm, const char *why)
 {
-    sc_status_t st = sc_comm_check_handle(comm, "sc_comm_abort");
+    sc_status_t st = sc_comm_enter(comm, "sc_comm_abort");
     char text[SC_ERROR_MAX];
 
     if (st != SC_SUCCESS)
@@ -648,6 +650,7 @@ sc_status_t sc_comm_abort_why(sc_comm_t *comm, const char *why)
     sc_progress_fail_comm(comm, SC_ERR_ABORTED, text, 1, 0);
     pthread_mutex_unlock(&comm->tp->lock);
     sc_device_abort(comm);
+    sc_comm_leave(comm);
     return SC_SUCCESS;
 }
 

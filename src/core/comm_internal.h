@@ -142,6 +142,7 @@ struct sc_comm {
     struct sc_shm_seg *stage;   /* staging segment (stage.h); NULL: none */
     size_t stage_bytes;         /* the size of each of its two areas */
     int holders;                /* objects that use it (reducers): destroy refuses */
+    int entered;                /* threads inside sc_comm_abort: destroy waits for them */
     pid_t owner_pid;            /* the process that created it (a fork's child may not use it) */
     struct sc_comm *next;       /* in tp->comms */
 };
@@ -206,5 +207,14 @@ int sc_registry_remove(const sc_comm_t *comm);
 /* As sc_comm_check, but a communicator that failed passes: for the local calls that
  * still work on it (destroy, abort, sc_mem_free). */
 sc_status_t sc_comm_check_handle(const sc_comm_t *comm, const char *caller);
+
+/* sc_comm_check_handle that also counts the caller in comm->entered, looked up and
+ * counted under the registry's lock, for a call that another thread's sc_comm_destroy
+ * may race (sc_comm_abort): the destroy takes comm out of the registry, then waits
+ * until no caller is counted (sc_registry_wait_left) before it frees anything. On
+ * success the caller ends with sc_comm_leave. */
+sc_status_t sc_comm_enter(sc_comm_t *comm, const char *caller);
+void sc_comm_leave(sc_comm_t *comm);
+void sc_registry_wait_left(const sc_comm_t *comm);
 
 #endif

@@ -3,6 +3,7 @@
  * sentence instead of read; and the getters (rank, size, local rank and size) that
  * answer -1 for such a handle. */
 #include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -79,6 +80,39 @@ sc_status_t sc_comm_check(const sc_comm_t *c, const char *caller)
         return c->broken;
     }
     return SC_SUCCESS;
+}
+
+sc_status_t sc_comm_enter(sc_comm_t *c, const char *caller)
+{
+    int live = 0;
+    sc_status_t st;
+
+    if (c) {
+        pthread_mutex_lock(&sc_registry.lock);
+        for (size_t i = 0; i < sc_registry.len && !live; i++)
+            live = sc_registry.items[i] == c;
+        if (live)
+            __atomic_add_fetch(&c->entered, 1, __ATOMIC_RELAXED);
+        pthread_mutex_unlock(&sc_registry.lock);
+    }
+    st = sc_comm_check_handle(c, caller);
+    if (live && st != SC_SUCCESS)
+        sc_comm_leave(c);
+    if (!live && st == SC_SUCCESS) /* destroyed, and its address taken by a new one */
+        st = sc_error(SC_ERR_INVALID_COMM, "%s: communicator %p was destroyed or never "
+                      "created", caller, (const void *)c);
+    return st;
+}
+
+void sc_comm_leave(sc_comm_t *c)
+{
+    __atomic_sub_fetch(&c->entered, 1, __ATOMIC_RELEASE);
+}
+
+void sc_registry_wait_left(const sc_comm_t *c)
+{
+    while (__atomic_load_n(&c->entered, __ATOMIC_ACQUIRE) > 0)
+        sched_yield();
 }
 
 static int sc_comm_field(const sc_comm_t *comm, int which)
