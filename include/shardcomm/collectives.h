@@ -49,8 +49,14 @@
  * off (SC_NCCL=0) or ranks share a GPU. A host-only build refuses device buffers with
  * SC_ERR_UNSUPPORTED.
  *
- * Thread safety: calls on one communicator are issued by one thread at a time;
- * sc_wait/sc_test/sc_request_free may run on any thread. */
+ * Thread safety: calls on one communicator (sc_mem_alloc and sc_mem_free included) are
+ * issued by one thread at a time; calls on different communicators, splits of one
+ * sc_comm_init too, may run at once on different threads. Two threads issuing on one
+ * communicator at once are not detected: the ranks may number the calls in different
+ * orders, a mismatch or, for calls of the same shape, each other's data.
+ * sc_wait/sc_test/sc_request_free may run on any thread, and several threads may wait
+ * on or test one request at once (each gets its status); sc_request_free only once no
+ * other thread is in sc_wait or sc_test on that request (it frees what they read). */
 #ifndef SHARDCOMM_COLLECTIVES_H
 #define SHARDCOMM_COLLECTIVES_H
 

@@ -91,7 +91,8 @@ SC_API sc_status_t sc_comm_destroy(sc_comm_t *comm);
  * their later calls with that peer fail with SC_ERR_PEER_FAILED. */
 SC_API sc_status_t sc_comm_abort(sc_comm_t *comm);
 
-/* Rank, size, local rank and local size; -1 for a null or destroyed communicator. */
+/* Rank, size, local rank and local size; -1 for a null or destroyed communicator. Any
+ * thread, also while another destroys comm (then -1). */
 SC_API int sc_comm_rank(const sc_comm_t *comm);
 SC_API int sc_comm_size(const sc_comm_t *comm);
 SC_API int sc_comm_local_rank(const sc_comm_t *comm);
