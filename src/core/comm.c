@@ -640,12 +640,14 @@ sc_status_t sc_comm_abort_why(sc_comm_t *comm, const char *why)
 
     if (st != SC_SUCCESS)
         return st;
+    /* Named as the peers' sentences name a rank of this communicator ("rank 1 (world
+     * rank 3)" on a split). */
     if (why)
-        snprintf(text, sizeof(text), "rank %d: the communicator was aborted: %s", comm->rank,
-                 why);
+        snprintf(text, sizeof(text), "%s: the communicator was aborted: %s",
+                 sc_comm_rank_name(comm, comm->rank).s, why);
     else
-        snprintf(text, sizeof(text), "rank %d: the communicator was aborted (sc_comm_abort)",
-                 comm->rank);
+        snprintf(text, sizeof(text), "%s: the communicator was aborted (sc_comm_abort)",
+                 sc_comm_rank_name(comm, comm->rank).s);
     pthread_mutex_lock(&comm->tp->lock);
     sc_progress_fail_comm(comm, SC_ERR_ABORTED, text, 1, 0);
     pthread_mutex_unlock(&comm->tp->lock);

@@ -13,7 +13,8 @@
 sc_status_t sc_error(sc_status_t status, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
-/* The calling thread's last sentence without its "rank R: " prefix. */
+/* The calling thread's last sentence without this rank's "rank R: " prefix (a prefix
+ * naming another rank, whose sentence this rank was told, stays). */
 const char *sc_error_text_unprefixed(void);
 
 /* A public call's failure that an inner call's sentence describes ("sc_allgather

@@ -54,9 +54,15 @@ sc_status_t sc_error(sc_status_t status, const char *fmt, ...)
 
 const char *sc_error_text_unprefixed(void)
 {
-    const char *colon = strstr(sc_error_text, ": ");
+    char own[32];
+    int n;
 
-    return strncmp(sc_error_text, "rank ", 5) == 0 && colon ? colon + 2 : sc_error_text;
+    /* This rank's prefix only: a sentence a peer sent (its abort, its refusal) keeps the
+     * name of the rank it came from. */
+    if (sc_log_rank() < 0)
+        return sc_error_text;
+    n = snprintf(own, sizeof(own), "rank %d: ", sc_log_rank());
+    return strncmp(sc_error_text, own, (size_t)n) == 0 ? sc_error_text + n : sc_error_text;
 }
 
 sc_status_t sc_error_in(sc_status_t status, const char *caller)

@@ -749,6 +749,46 @@ static int test_abort_fails_the_allreduce_others_wait_in(int argc, char **argv)
     return finish_failed(comm, &err, "the allreduce");
 }
 
+/* 3 ranks; rank 1 aborts while ranks 0 and 2 wait in sc_reducer_create, a public call
+ * whose agreement is a collective: their sentence names the rank that aborted, as the
+ * allreduce's does. The caller's name was put in front of the peer's sentence in place
+ * of its "rank 1: ", so each rank read as if it had aborted itself ("rank 2:
+ * sc_reducer_create: the communicator was aborted (sc_comm_abort)"). */
+static int test_abort_is_named_in_a_call_others_wait_in(int argc, char **argv)
+{
+    const char *expected = "sc_reducer_create: rank 1: the communicator was aborted "
+                           "(sc_comm_abort)";
+    sc_grad_desc_t grad = {.count = 5, .dtype = SC_FLOAT32, .name = "w"};
+    sc_reducer_config_t cfg = SC_REDUCER_CONFIG_INIT;
+    sc_reducer_t *reducer = (sc_reducer_t *)(uintptr_t)0x1; /* must stay as it is */
+    sc_comm_t *comm;
+    double abort_at;
+    sc_status_t st;
+
+    (void)argc;
+    (void)argv;
+    if (start_world(&comm, 3) != TEST_PASS)
+        return TEST_FAIL;
+    abort_at = fault_now() + ABORT_AFTER_S;
+    CHECK_OK(sc_broadcast(&abort_at, &abort_at, 1, SC_FLOAT64, ABORT_RANK, comm, NULL, NULL));
+    if (fault_rank == ABORT_RANK) {
+        if (abort_at > fault_now())
+            fault_sleep(abort_at - fault_now());
+        CHECK_OK(sc_comm_abort(comm));
+        CHECK_OK(sc_comm_destroy(comm));
+        return TEST_PASS;
+    }
+    st = sc_reducer_create(comm, &grad, 1, &cfg, &reducer);
+    CHECK(st == SC_ERR_ABORTED, "sc_reducer_create returned %s: %s", sc_status_string(st),
+          sc_last_error());
+    CHECK(reducer == (sc_reducer_t *)(uintptr_t)0x1, "sc_reducer_create wrote its output");
+    if (check_sentence_has(sc_last_error(), expected) != TEST_PASS)
+        return TEST_FAIL;
+    printf("rank %d: %s\n", fault_rank, sc_last_error());
+    CHECK_OK(sc_comm_destroy(comm));
+    return TEST_PASS;
+}
+
 /* 2 ranks; rank 0 starts a non-blocking barrier that rank 1 never joins, and aborts
  * 0.2 s later: its own pending request fails with SC_ERR_ABORTED. Rank 1, calling a
  * barrier 0.5 s after the abort, fails with the same status and sentence. Both moments
@@ -1361,6 +1401,8 @@ int main(int argc, char **argv)
          test_rank_behind_finishes_the_collective_before_the_mismatch},
         {"abort_fails_the_allreduce_others_wait_in", test_abort_fails_the_allreduce_others_wait_in},
         {"abort_fails_own_pending_request", test_abort_fails_own_pending_request},
+        {"abort_is_named_in_a_call_others_wait_in",
+         test_abort_is_named_in_a_call_others_wait_in},
         {"rank_skipping_a_barrier_then_exiting_fails_the_others",
          test_rank_skipping_a_barrier_then_exiting_fails_the_others},
         {"rank_skipping_a_barrier_then_continuing_is_a_mismatch",
