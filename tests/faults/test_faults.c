@@ -708,6 +708,24 @@ static int test_master_address_not_of_rank_0_is_named_in_its_timeout(int argc, c
 #define ABORT_RANK 1
 #define ABORT_AFTER_S 0.5
 
+/* A world of 3 whose rank ABORT_RANK aborts ABORT_AFTER_S from now, a moment on
+ * CLOCK_MONOTONIC broadcast from it (*abort_at); *t0: when this rank left the
+ * broadcast (the aborting rank: after its abort). */
+static int start_world_aborted_soon(sc_comm_t **comm, double *abort_at, double *t0)
+{
+    if (start_world(comm, 3) != TEST_PASS)
+        return TEST_FAIL;
+    *abort_at = fault_now() + ABORT_AFTER_S;
+    CHECK_OK(sc_broadcast(abort_at, abort_at, 1, SC_FLOAT64, ABORT_RANK, *comm, NULL, NULL));
+    *t0 = fault_now();
+    if (fault_rank == ABORT_RANK) {
+        if (*abort_at > *t0)
+            fault_sleep(*abort_at - *t0);
+        CHECK_OK(sc_comm_abort(*comm));
+    }
+    return TEST_PASS;
+}
+
 /* 3 ranks; ranks 0 and 2 wait in an allreduce while rank 1 calls sc_comm_abort
  * 0.5 s later, at a moment (CLOCK_MONOTONIC, one clock for every process of the
  * machine) it broadcast before. Every rank's allreduce fails with SC_ERR_ABORTED and
@@ -725,16 +743,8 @@ static int test_abort_fails_the_allreduce_others_wait_in(int argc, char **argv)
 
     (void)argc;
     (void)argv;
-    if (start_world(&comm, 3) != TEST_PASS)
+    if (start_world_aborted_soon(&comm, &abort_at, &t0) != TEST_PASS)
         return TEST_FAIL;
-    abort_at = fault_now() + ABORT_AFTER_S;
-    CHECK_OK(sc_broadcast(&abort_at, &abort_at, 1, SC_FLOAT64, ABORT_RANK, comm, NULL, NULL));
-    t0 = fault_now();
-    if (fault_rank == ABORT_RANK) {
-        if (abort_at > t0)
-            fault_sleep(abort_at - t0);
-        CHECK_OK(sc_comm_abort(comm));
-    }
     fault_error_take(&err, allreduce_input(comm), t0);
     CHECK(err.status == SC_ERR_ABORTED, "the allreduce returned %s: %s",
           sc_status_string(err.status), err.text);
@@ -762,19 +772,14 @@ static int test_abort_is_named_in_a_call_others_wait_in(int argc, char **argv)
     sc_reducer_config_t cfg = SC_REDUCER_CONFIG_INIT;
     sc_reducer_t *reducer = (sc_reducer_t *)(uintptr_t)0x1; /* must stay as it is */
     sc_comm_t *comm;
-    double abort_at;
+    double abort_at, t0;
     sc_status_t st;
 
     (void)argc;
     (void)argv;
-    if (start_world(&comm, 3) != TEST_PASS)
+    if (start_world_aborted_soon(&comm, &abort_at, &t0) != TEST_PASS)
         return TEST_FAIL;
-    abort_at = fault_now() + ABORT_AFTER_S;
-    CHECK_OK(sc_broadcast(&abort_at, &abort_at, 1, SC_FLOAT64, ABORT_RANK, comm, NULL, NULL));
     if (fault_rank == ABORT_RANK) {
-        if (abort_at > fault_now())
-            fault_sleep(abort_at - fault_now());
-        CHECK_OK(sc_comm_abort(comm));
         CHECK_OK(sc_comm_destroy(comm));
         return TEST_PASS;
     }
