@@ -101,6 +101,9 @@ sc_status_t sc_check_aligned(const char *fn, const char *name, const void *p, si
 
 void sc_error_double(char *buf, size_t len, double x)
 {
+    /* Also tells gcc's -Wformat-truncation, under AddressSanitizer, that buf is no NULL. */
+    if (!buf || len == 0)
+        return;
     for (int digits = 6; digits <= 17; digits++) {
         snprintf(buf, len, "%.*g", digits, x);
         if (strtod(buf, NULL) == x)
