@@ -149,16 +149,38 @@ static int sc_store_read_failure(sc_store_server_t *s, int fd, const sc_store_he
     return 0;
 }
 
+/* Whether the process on the connection fd of a rank that arrived closed it: it exited
+ * or was killed during the rendezvous (its blob was read whole, so anything to read is
+ * the end of the connection or its reset). A process waiting for the answer sends
+ * nothing more. */
+static int sc_store_conn_closed(int fd)
+{
+    struct pollfd pfd = {fd, POLLIN, 0};
+    char c;
+    ssize_t n;
+
+    if (poll(&pfd, 1, 0) <= 0)
+        return 0;
+    if (pfd.revents & (POLLERR | POLLHUP))
+        return 1;
+    n = recv(fd, &c, 1, MSG_PEEK | MSG_DONTWAIT);
+    return n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR);
+}
+
 /* One connection accepted by the store, fd, which it owns from then on; its hello is
- * awaited hello_s seconds: 1 when a rank arrived (its blob kept), 0 when the connection
- * was dropped (it broke, or it is no rendezvous's), -1 when the rendezvous failed (*st
- * and err set: a rank could not join, a second process claimed a rank, a world size that
- * differs). */
+ * awaited hello_s seconds: 1 when a rank arrived (its blob kept), 2 when it arrived in
+ * place of a process of that rank that arrived and exited since (a node restarted
+ * during the rendezvous, which was "two processes claimed rank R"), 0 when the
+ * connection was dropped (it broke, or it is no rendezvous's), -1 when the rendezvous
+ * failed (*st and err set: a rank could not join, a second process claimed a rank, a
+ * world size that differs). */
 static int sc_store_take(sc_store_server_t *s, int fd, double hello_s, int *fds,
                          uint8_t **blobs, uint32_t *lens, sc_status_t *st, char *err,
                          size_t len)
 {
     sc_store_hello_t h;
+    uint8_t *blob;
+    int replaced;
 
     if (sc_store_net_io(fd, &h, sizeof(h), sc_clock_now() + hello_s, 0) != 0 ||
         (h.magic != SC_STORE_MAGIC && h.magic != SC_STORE_MAGIC_FAILED) ||
@@ -180,7 +202,10 @@ static int sc_store_take(sc_store_server_t *s, int fd, double hello_s, int *fds,
         fds[h.rank] = fd; /* answered with the others */
         return -1;
     }
-    if (h.size != (uint32_t)s->size || h.rank >= (uint32_t)s->size || fds[h.rank] >= 0) {
+    replaced = h.size == (uint32_t)s->size && h.rank < (uint32_t)s->size &&
+               fds[h.rank] >= 0 && sc_store_conn_closed(fds[h.rank]);
+    if (h.size != (uint32_t)s->size || h.rank >= (uint32_t)s->size ||
+        (fds[h.rank] >= 0 && !replaced)) {
         if (h.size != (uint32_t)s->size)
             snprintf(err, len, "rendezvous at %s: a process claimed rank %u of world size "
                      "%u, but rank 0 has world size %d", s->where, h.rank, h.size, s->size);
@@ -198,16 +223,23 @@ static int sc_store_take(sc_store_server_t *s, int fd, double hello_s, int *fds,
         close(fd);
         return -1;
     }
-    blobs[h.rank] = malloc(h.len ? h.len : 1);
-    if (!blobs[h.rank] || sc_store_net_io(fd, blobs[h.rank], h.len, sc_clock_now() + 5.0, 0)) {
-        free(blobs[h.rank]);
-        blobs[h.rank] = NULL;
+    blob = malloc(h.len ? h.len : 1);
+    if (!blob || sc_store_net_io(fd, blob, h.len, sc_clock_now() + 5.0, 0)) {
+        free(blob);
         close(fd);
         return 0;
     }
+    /* The process it replaces is gone: its connection and its blob go. */
+    if (replaced) {
+        sc_log(SC_LOG_INFO, "rendezvous at %s: rank %u arrived again; the process that "
+               "arrived as rank %u before has exited", s->where, h.rank, h.rank);
+        close(fds[h.rank]);
+        free(blobs[h.rank]);
+    }
+    blobs[h.rank] = blob;
     lens[h.rank] = h.len;
     fds[h.rank] = fd;
-    return 1;
+    return replaced ? 2 : 1;
 }
 
 static void *sc_store_serve(void *arg)
@@ -281,7 +313,7 @@ static void *sc_store_serve(void *arg)
         }
         if (fd < 0)
             continue;
-        arrived += sc_store_take(s, fd, 5.0, fds, blobs, lens, &st, err, sizeof(err)) > 0;
+        arrived += sc_store_take(s, fd, 5.0, fds, blobs, lens, &st, err, sizeof(err)) == 1;
     }
     /* A connection already waiting when the last rank arrived (a second process claiming
      * a rank, a rank telling its failure) is judged as one before it, before any rank is

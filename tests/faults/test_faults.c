@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "fault_util.h"
@@ -326,6 +327,21 @@ static int test_process_claiming_a_rank_while_the_store_is_busy_fails_init_namin
     return rc;
 }
 
+/* Init from the environment, then an allreduce of one 1 per rank: the sum is the world
+ * size, want. */
+static int init_and_sum_ones(int32_t want)
+{
+    sc_comm_t *comm = NULL;
+    int32_t x = 1, y = 0;
+
+    CHECK(sc_comm_init_from_env(&comm) == SC_SUCCESS, "init: %s", sc_last_error());
+    CHECK(sc_allreduce(&x, &y, 1, SC_INT32, SC_SUM, comm, NULL, NULL) == SC_SUCCESS,
+          "allreduce: %s", sc_last_error());
+    CHECK(y == want, "sum %d, expected %d", (int)y, (int)want);
+    CHECK(sc_comm_destroy(comm) == SC_SUCCESS, "destroy: %s", sc_last_error());
+    return TEST_PASS;
+}
+
 /* 3 processes in a world of 2; the last claims rank 1 too, but comes a second late,
  * after ranks 0 and 1 finished the rendezvous and rank 0's store closed. Ranks 0 and 1
  * run an allreduce; the late process gets SC_ERR_TIMEOUT after SC_TIMEOUT + 3 s saying
@@ -336,8 +352,6 @@ static int test_late_process_claiming_a_rank_is_told_the_store_is_gone(int argc,
     double timeout = fault_timeout();
     const char *what[] = {"could not be reached: nothing listens there",
                           "was this rank launched twice", NULL};
-    sc_comm_t *comm = NULL;
-    int32_t x = 1, y = 0;
 
     (void)argc, (void)argv;
     setenv("SC_WORLD_SIZE", "2", 1);
@@ -348,12 +362,38 @@ static int test_late_process_claiming_a_rank_is_told_the_store_is_gone(int argc,
         fault_sleep(1.0);
         return check_init_times_out(timeout + 3.0 - 0.05, timeout + 3.5, what);
     }
-    CHECK(sc_comm_init_from_env(&comm) == SC_SUCCESS, "init: %s", sc_last_error());
-    CHECK(sc_allreduce(&x, &y, 1, SC_INT32, SC_SUM, comm, NULL, NULL) == SC_SUCCESS,
-          "allreduce: %s", sc_last_error());
-    CHECK(y == 2, "sum %d, expected 2", (int)y);
-    CHECK(sc_comm_destroy(comm) == SC_SUCCESS, "destroy: %s", sc_last_error());
-    return TEST_PASS;
+    return init_and_sum_ones(2);
+}
+
+/* 3 ranks; the process of rank 2 is killed during the rendezvous, after it reached rank
+ * 0's store, and rank 2 is started again (a node whose launch was stopped and rerun
+ * while rank 0 waited for rank 1): the new process takes its place and every rank
+ * completes init and an allreduce. The store counted the dead process's connection as
+ * rank 2's, and failed every rank with "two processes claimed rank 2". */
+static int test_rank_killed_in_the_rendezvous_and_started_again_joins(int argc, char **argv)
+{
+    sc_comm_t *comm = NULL;
+    int status = 0;
+    pid_t first;
+
+    (void)argc, (void)argv;
+    if (fault_rank == 1)
+        fault_sleep(2.5); /* the rendezvous stays open while rank 2 is killed */
+    if (fault_rank == 2) {
+        first = fork();
+        CHECK(first >= 0, "fork failed");
+        if (first == 0) {
+            /* Killed while it waits for rank 1 in the rendezvous. */
+            sc_comm_init_from_env(&comm);
+            _exit(3);
+        }
+        fault_sleep(1.0);
+        kill(first, SIGKILL);
+        CHECK(waitpid(first, &status, 0) == first, "waitpid failed");
+        CHECK(WIFSIGNALED(status), "the first process of rank 2 ended before it was "
+              "killed (status %d): the rendezvous did not wait for rank 1", status);
+    }
+    return init_and_sum_ones(3);
 }
 
 /* 2 ranks on one host; the launcher gives rank 1 local rank 0 of 1 where rank 0 has 0 of
@@ -1395,6 +1435,8 @@ int main(int argc, char **argv)
          test_process_claiming_a_rank_while_the_store_is_busy_fails_init_naming_it},
         {"late_process_claiming_a_rank_is_told_the_store_is_gone",
          test_late_process_claiming_a_rank_is_told_the_store_is_gone},
+        {"rank_killed_in_the_rendezvous_and_started_again_joins",
+         test_rank_killed_in_the_rendezvous_and_started_again_joins},
         {"local_sizes_that_differ_fail_init_at_once",
          test_local_sizes_that_differ_fail_init_at_once},
         {"timeout_of_a_month_or_infinite_works", test_timeout_of_a_month_or_infinite_works},
