@@ -328,6 +328,18 @@ static void *sc_store_serve(void *arg)
             break;
         sc_store_take(s, fd, 1.0, fds, blobs, lens, &st, err, sizeof(err));
     }
+    /* A rank that arrived and exited since (killed, or its program ended) would be
+     * found dead only as the others connect to it, as an unreachable endpoint that
+     * names no rank across nodes: the rendezvous fails on every rank naming it. */
+    for (int r = 0; r < s->size && st == SC_SUCCESS; r++) {
+        if (fds[r] < 0 || !sc_store_conn_closed(fds[r]))
+            continue;
+        snprintf(err, sizeof(err), "rendezvous at %s: rank %d arrived and then exited or "
+                 "was killed before every rank had arrived (its connection to the store "
+                 "closed): see why rank %d ended, and start it again (a process started "
+                 "again before the last rank arrives takes its place)", s->where, r, r);
+        st = SC_ERR_PEER_FAILED;
+    }
     /* A failed rendezvous is said to every rank, those still to come too; then no later
      * process may join it. */
     if (st != SC_SUCCESS)

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Two nodes in two network namespaces (each its own UTS name, so shardcomm sees two
 # hosts), joined by a veth pair shaped to 200 Mbit/s with tbf, one rank each through
-# scrun's multi-node mode over UCX's TCP transport; FAULT (abort | linkdown) is what
-# test_netfault checks. Needs root and iproute2: exits 77 (skipped, saying why)
-# without them. Cleans up its namespaces on every exit.
+# scrun's multi-node mode over UCX's TCP transport; FAULT (abort | linkdown |
+# rendezvous_death) is what test_netfault checks; rendezvous_death runs two ranks per
+# node, with a longer timeout (the rendezvous is held open 2 s). Needs root and
+# iproute2: exits 77 (skipped, saying why) without them. Cleans up its namespaces on every exit.
 # usage: netfault_test.sh SCRUN TEST_NETFAULT FAULT
 set -uo pipefail
 scrun=$1 prog=$2 fault=$3
@@ -35,11 +36,13 @@ for i in 0 1; do
     ip netns exec "${ns[$i]}" tc qdisc add dev "${dev[$i]}" root tbf rate 200mbit burst 32kb \
       latency 400ms || skip "cannot set up the veth pair (tbf)"
 done
+nproc=1 timeout=2
+[ "$fault" != rendezvous_death ] || nproc=2 timeout=5
 pids=()
 for i in 0 1; do
   ip netns exec "${ns[$i]}" unshare --uts sh -c 'hostname "$0" && exec "$@"' "scnfnode$i" \
-    env SC_TIMEOUT=2 SC_BIND=none UCX_TLS=tcp,self UCX_NET_DEVICES="${dev[$i]}" \
-    timeout 60 "$scrun" -n 1 --nnodes 2 --node-rank "$i" --master-addr "${addr[0]}" \
+    env SC_TIMEOUT=$timeout SC_BIND=none UCX_TLS=tcp,self UCX_NET_DEVICES="${dev[$i]}" \
+    timeout 60 "$scrun" -n $nproc --nnodes 2 --node-rank "$i" --master-addr "${addr[0]}" \
     --master-port "$port" "$prog" "$fault" > "$out/node$i.log" 2>&1 &
   pids+=($!)
 done
