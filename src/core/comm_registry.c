@@ -4,6 +4,7 @@
  * answer -1 for such a handle. */
 #include <pthread.h>
 #include <sched.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -82,23 +83,19 @@ sc_status_t sc_comm_check(const sc_comm_t *c, const char *caller)
     return SC_SUCCESS;
 }
 
+static void sc_comm_count_entry(const void *c)
+{
+    __atomic_add_fetch(&((sc_comm_t *)(uintptr_t)c)->entered, 1, __ATOMIC_RELAXED);
+}
+
 sc_status_t sc_comm_enter(sc_comm_t *c, const char *caller)
 {
-    int live = 0;
-    sc_status_t st;
+    int live = c && sc_ptr_set_contains_then(&sc_registry, c, sc_comm_count_entry);
+    sc_status_t st = sc_comm_check_handle(c, caller);
 
-    if (c) {
-        pthread_mutex_lock(&sc_registry.lock);
-        for (size_t i = 0; i < sc_registry.len && !live; i++)
-            live = sc_registry.items[i] == c;
-        if (live)
-            __atomic_add_fetch(&c->entered, 1, __ATOMIC_RELAXED);
-        pthread_mutex_unlock(&sc_registry.lock);
-    }
-    st = sc_comm_check_handle(c, caller);
-    if (live && st != SC_SUCCESS)
+    if (live && st != SC_SUCCESS) /* a fork's child */
         sc_comm_leave(c);
-    if (!live && st == SC_SUCCESS) /* destroyed, and its address taken by a new one */
+    else if (!live && st == SC_SUCCESS) /* destroyed, and its address taken by a new one */
         st = sc_error(SC_ERR_INVALID_COMM, "%s: communicator %p was destroyed or never "
                       "created", caller, (const void *)c);
     return st;

@@ -57,10 +57,17 @@ int sc_ptr_set_remove(sc_ptr_set_t *s, const void *p)
 
 int sc_ptr_set_contains(sc_ptr_set_t *s, const void *p)
 {
+    return sc_ptr_set_contains_then(s, p, NULL);
+}
+
+int sc_ptr_set_contains_then(sc_ptr_set_t *s, const void *p, void (*then)(const void *p))
+{
     int found;
 
     pthread_mutex_lock(&s->lock);
     found = sc_ptr_set_find(s, p) < s->len;
+    if (found && then)
+        then(p);
     pthread_mutex_unlock(&s->lock);
     return found;
 }
