@@ -105,7 +105,8 @@ typedef struct {
  * returned.
  * save/load carry the state across checkpoints (NULL when stateless):
  * save with buf NULL sets *len to the bytes needed, else writes at most *len bytes and
- * sets *len to what it wrote (SC_ERR_INVALID_ARG when they do not fit); load takes
+ * sets *len to what it wrote (SC_ERR_INVALID_ARG when they do not fit; a *len past the
+ * room given fails sc_reducer_hook_save with SC_ERR_INVALID_ARG); load takes
  * exactly what save wrote and leaves the state unchanged when it fails;
  * destroy frees it (NULL when nothing to free), after waiting for any work of its own
  * still reading a bucket: the reducer frees the buckets after destroy returns. The

@@ -69,6 +69,13 @@ SC_API sc_status_t sc_reducer_hook_save(const sc_reducer_t *r, void *buf, size_t
         st = r->hook.save(r->hook.state, (char *)buf + sizeof(h) + h.name_len, &got);
         if (st != SC_SUCCESS)
             return sc_hook_state_failed(r, st, "sc_reducer_hook_save", "save");
+        /* A length past the room given would send the caller reading past its buffer
+         * (*len is what it writes to its checkpoint). */
+        if (got > payload)
+            return sc_error(SC_ERR_INVALID_ARG, "sc_reducer_hook_save: comm hook \"%s\" "
+                            "says it saved %zu bytes where it was given %zu (the size it "
+                            "asked for): a hook's save writes at most *len bytes",
+                            sc_hook_name(r), got, payload);
         h.payload_len = got;
     }
     memcpy(buf, &h, sizeof(h));

@@ -15,7 +15,8 @@
  *   narrow_hook_refuses_non_float32_buckets
  *   failing_hook_start_fails_every_rank   (a caller's hook fails on the last rank)
  *   failing_hook_finish_fails_every_rank  (the same for its finish)
- *   failing_hook_validate_fails_every_rank, failing_hook_save_and_load_say_why
+ *   failing_hook_validate_fails_every_rank, failing_hook_save_and_load_say_why,
+ *   hook_saving_past_its_room_is_refused
  *   hook_given_to_two_reducers_is_refused
  *   hook_failing_with_a_status_that_is_no_error_fails_as_one WHERE
  *                                    (validate|start|finish|save_load: the last rank's
@@ -1034,6 +1035,42 @@ static int test_failing_hook_save_and_load_say_why(int argc, char **argv)
     return teardown(&w, &m, r);
 }
 
+static sc_status_t boastful_save(void *state, void *buf, size_t *len)
+{
+    (void)state;
+    if (buf)
+        memset(buf, 0x5a, *len);
+    *len = buf ? *len + 1000 : 8; /* sizes 8 bytes, then says it wrote 1008 */
+    return SC_SUCCESS;
+}
+
+/* A caller's hook whose save says it wrote more than the room it was given: the length
+ * was trusted, and *len (what the caller writes to its checkpoint) ran 1000 bytes past
+ * the record. Now SC_ERR_INVALID_ARG naming the hook and both lengths; len unchanged. */
+static int test_hook_saving_past_its_room_is_refused(int argc, char **argv)
+{
+    flaky_t state = {0, 0, 0};
+    sc_comm_hook_t hook = {.name = "boastful", .state = &state, .start = flaky_start,
+                           .save = boastful_save, .load = failing_load};
+    unsigned char buf[256];
+    size_t need = 0, len;
+    sc_reducer_t *r;
+    rt_world_t w;
+    rt_model_t m;
+
+    (void)argc, (void)argv;
+    if (setup_hook(&w, &m, &r, 0, &hook))
+        return 1;
+    CHECK_OK(sc_reducer_hook_save(r, NULL, &need));
+    CHECK(need == 16 + 8 + 8 + 8, "the record needs %zu bytes, expected 40", need);
+    len = sizeof(buf);
+    CHECK_STATUS(sc_reducer_hook_save(r, buf, &len), SC_ERR_INVALID_ARG);
+    CHECK_SAYS("sc_reducer_hook_save: comm hook \"boastful\" says it saved 1008 bytes where "
+               "it was given 8 (the size it asked for)");
+    CHECK(len == sizeof(buf), "a refused save wrote len (%zu)", len);
+    return teardown(&w, &m, r);
+}
+
 /* A caller's hook that reports a failure with a status that is no error: where (one of
  * "validate", "start", "finish", "save_load") on the rank with fail set. */
 typedef struct {
@@ -1208,6 +1245,7 @@ int main(int argc, char **argv)
         {"failing_hook_validate_fails_every_rank",
          test_failing_hook_validate_fails_every_rank},
         {"failing_hook_save_and_load_say_why", test_failing_hook_save_and_load_say_why},
+        {"hook_saving_past_its_room_is_refused", test_hook_saving_past_its_room_is_refused},
         {"destroy_in_a_forked_child_is_refused", test_destroy_in_a_forked_child_is_refused},
         {"comm_destroy_refused_while_a_reducer_uses_it",
          test_comm_destroy_refused_while_a_reducer_uses_it},
