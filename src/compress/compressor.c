@@ -41,6 +41,8 @@ static sc_status_t sc_compress_config_resolve(const char *caller,
     if (!(c.momentum >= 0.0 && c.momentum < 1.0))
         return sc_error(SC_ERR_INVALID_ARG, "%s: config.momentum is %g; it must be in [0, 1) "
                         "(0: no momentum correction)", caller, c.momentum);
+    if (c.momentum == 0.0) /* -0.0 too: both are off, and the ranks compare the bits */
+        c.momentum = 0.0;
     if (sc_check_switch(caller, "config.values_fp16", c.values_fp16) != SC_SUCCESS)
         return SC_ERR_INVALID_ARG;
     if (c.index_bits != 0 && c.index_bits != 32 && c.index_bits != 64)

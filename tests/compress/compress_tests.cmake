@@ -94,6 +94,7 @@ set(SC_COMPRESS_FAULTS
   "refused_step_changes_nothing random 2"
   "config_disagreement_is_a_mismatch error_feedback 2"
   "config_disagreement_is_a_mismatch momentum 3"
+  "negative_zero_momentum_is_no_momentum 3"
   "sparse_k_overflow_is_refused 2"
   "sparse_32_bit_indices_need_n_below_2_pow_32 2"
   "zero_count_with_null_buffers 2"

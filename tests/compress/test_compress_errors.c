@@ -236,6 +236,34 @@ static int test_config_disagreement_is_a_mismatch(int argc, char **argv)
     return 0;
 }
 
+/* The last rank's momentum is -0.0, the others' 0.0: both mean no momentum, and the
+ * step runs (it was refused as "momentum is 0 on rank 0 but -0 on rank N"); every rank
+ * gets the sum of the 10 planted values (density 0.01 of 1000). */
+static int test_negative_zero_momentum_is_no_momentum(int argc, char **argv)
+{
+    sc_compress_config_t cfg = SC_COMPRESS_CONFIG_INIT;
+    float g[1000], out[1000];
+    sc_compressor_t *c;
+    rt_world_t w;
+
+    (void)argc, (void)argv;
+    if (rt_world(&w))
+        return 1;
+    if (w.rank == w.size - 1)
+        cfg.momentum = -0.0;
+    CHECK_OK(sc_compressor_create(&cfg, &c));
+    for (int i = 0; i < 1000; i++)
+        g[i] = i % 100 == 7 ? 1000.0f + (float)i : 0.001f;
+    CHECK_OK(sc_compressed_allreduce(c, w.comm, 0, g, out, 1000, SC_FLOAT32, SC_SUM));
+    for (int i = 0; i < 1000; i++) {
+        float want = i % 100 == 7 ? (float)w.size * (1000.0f + (float)i) : 0.0f;
+        CHECK(out[i] == want, "out[%d] is %g, expected %g", i, out[i], want);
+    }
+    sc_compressor_destroy(c);
+    CHECK_OK(sc_comm_destroy(w.comm));
+    return 0;
+}
+
 /* Step 2 is refused after every rank selected (the ranks disagree on the op): the state
  * stays as step 1 left it, so the next step and the saved state are bit for bit those
  * of a compressor that never saw step 2. Above 2^16 elements: the selection's sampled,
@@ -553,6 +581,7 @@ int main(int argc, char **argv)
         {"key_reused_with_another_count", test_key_reused_with_another_count},
         {"hook_refuses_integer_buckets", test_hook_refuses_integer_buckets},
         {"config_disagreement_is_a_mismatch", test_config_disagreement_is_a_mismatch},
+        {"negative_zero_momentum_is_no_momentum", test_negative_zero_momentum_is_no_momentum},
         {"refused_step_changes_nothing", test_refused_step_changes_nothing},
         {"sparse_k_overflow_is_refused", test_sparse_k_overflow_is_refused},
         {"zero_count_with_null_buffers", test_zero_count_with_null_buffers},
