@@ -47,10 +47,14 @@ typedef struct {
  * exchange of UCX worker addresses, endpoints to every rank, CPU binding.
  * Collective over all world_size processes. Errors: SC_ERR_INVALID_ARG (config or
  * environment inconsistent), SC_ERR_MISMATCH (a setting every rank must share, such as
- * SC_CHUNK_BYTES, differs: on every rank, naming both values), SC_ERR_UNSUPPORTED (a
- * world of more than 65536 ranks), SC_ERR_TIMEOUT (ranks that never arrived are
- * listed), SC_ERR_TRANSPORT. *comm is set only on success; the caller owns it and releases it
- * with sc_comm_destroy. A child process forked afterwards (a data loader's worker)
+ * SC_CHUNK_BYTES or UCX_TLS, differs: on every rank, naming both values),
+ * SC_ERR_UNSUPPORTED (a world of more than 65536 ranks), SC_ERR_TIMEOUT (ranks that
+ * never arrived are listed, with the time waited), SC_ERR_PEER_FAILED (a rank whose
+ * sc_comm_init failed before it joined, or that arrived at the rendezvous and exited or
+ * was killed before the last rank arrived: named, on every rank), SC_ERR_TRANSPORT.
+ * A process started again for a rank whose earlier process arrived and has exited takes
+ * its place (docs/configuration.md). *comm is set only on success; the caller owns it
+ * and releases it with sc_comm_destroy. A child process forked afterwards (a data loader's worker)
  * cannot use or destroy it: every call on it there is SC_ERR_INVALID_COMM (and so is
  * waiting for a request the parent had pending: collectives.h), and the parent's
  * communicator is untouched; the child may create its own. A rank given without a
