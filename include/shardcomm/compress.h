@@ -120,7 +120,8 @@ typedef struct {
     sc_topk_mode_t mode;
     int error_feedback;   /* keep what was not sent and add it to the next step (on: 1) */
     double momentum;      /* DGC momentum correction factor in [0, 1); 0: off */
-    int values_fp16;      /* send values as float16 instead of the gradient's dtype */
+    int values_fp16;      /* send values as float16 instead of the gradient's dtype
+                             (past +-65504 as +-65504: sc_compressed_allreduce) */
     int index_bits;       /* 32 or 64; 0: 32 where n < 2^32, else 64 */
     int warmup_steps;     /* first steps of each tensor reduced dense (error feedback off) */
     int threads;          /* selection threads, as in sc_topk_config_t */
