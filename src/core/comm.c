@@ -336,6 +336,8 @@ static sc_status_t sc_comm_init_call(const sc_comm_config_t *config, sc_comm_t *
     st = sc_bootstrap_resolve_rendezvous(config, &p);
     if (st != SC_SUCCESS)
         return st; /* no rendezvous to tell */
+    /* From here this rank's sentences say which rank it is, its refused settings too. */
+    sc_log_set_rank(p.rank);
     st = sc_bootstrap_resolve_rest(config, &p);
     if (st == SC_SUCCESS)
         st = sc_comm_init_resolved(&p, &joined, comm);
@@ -361,7 +363,6 @@ static sc_status_t sc_comm_init_resolved(const sc_bootstrap_params_t *params, in
     uint8_t *dev_blobs = NULL;
     sc_status_t st;
 
-    sc_log_set_rank(p.rank);
     st = sc_tuning_get(&tuning);
     if (st != SC_SUCCESS)
         return st;

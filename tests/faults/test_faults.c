@@ -455,8 +455,14 @@ static int test_rank_failing_before_the_rendezvous_fails_every_rank_at_once(int 
     {
         sc_comm_t *comm = NULL;
         sc_status_t st = sc_comm_init_from_env(&comm);
+        char prefix[32];
         CHECK(st != SC_SUCCESS && comm == NULL, "init succeeded with %s=%s", argv[1],
               argv[2]);
+        /* Its own sentence names its rank, as every other one does (SC_BIND=bogus said
+         * only "SC_BIND=bogus is not one of core|none"). */
+        snprintf(prefix, sizeof(prefix), "rank %d: ", failing);
+        CHECK(strncmp(sc_last_error(), prefix, strlen(prefix)) == 0,
+              "the sentence '%s' does not start with '%s'", sc_last_error(), prefix);
         return check_sentence_has(sc_last_error(), own[0]);
     }
 }
