@@ -123,12 +123,10 @@ typedef struct sc_ckey {
                               the values' dtype on the wire */
     size_t picked_cap;
     sc_topk_approx_state_t approx; /* this key's threshold (SC_TOPK_APPROX) */
-    /* At the start of the step in flight (sc_compressor_prepare): this key's threshold,
-     * the selector's draws and the compressor's counters, put back by
-     * sc_compressor_abandon. */
+    /* At the start of the step in flight (sc_compressor_prepare): this key's threshold
+     * and the selector's draws, put back by sc_compressor_abandon. */
     sc_topk_approx_state_t approx_before;
     sc_topk_draws_t draws_before;
-    sc_compress_stats_t stats_before;
     /* The comm hook's selection on the compressor's worker (compress_hook.c): the
      * gradient and place it works on, the gate it opens once the block is written (the
      * all-gather, issued in order by the caller, waits for it), and its result. */

@@ -388,9 +388,6 @@ sc_status_t sc_compressor_prepare(sc_compressor_t *c, const char *caller, sc_cke
 
     k->approx_before = k->approx;
     sc_topk_draws_get(c->topk, &k->draws_before);
-    pthread_mutex_lock(&c->lock);
-    k->stats_before = c->stats;
-    pthread_mutex_unlock(&c->lock);
     st = sc_compressor_plan(c, caller, k, rank, p);
     if (st != SC_SUCCESS || k->dense)
         return st;
@@ -400,9 +397,6 @@ sc_status_t sc_compressor_prepare(sc_compressor_t *c, const char *caller, sc_cke
 void sc_compressor_abandon(sc_compressor_t *c, sc_ckey_t *k)
 {
     sc_topk_draws_set(c->topk, &k->draws_before);
-    pthread_mutex_lock(&c->lock);
-    c->stats = k->stats_before; /* the counters of the last step that ran */
-    pthread_mutex_unlock(&c->lock);
     if (!k->unborn) {
         k->approx = k->approx_before;
         return;
