@@ -169,8 +169,9 @@ SC_API sc_status_t sc_compressed_allreduce(sc_compressor_t *compressor, sc_comm_
                                            int key, const void *sendbuf, void *recvbuf,
                                            size_t count, sc_dtype_t dtype, sc_op_t op);
 
-/* Counters of the last sc_compressed_allreduce (or hook bucket): elements selected on
- * this rank, bytes this rank sent, seconds in selection and in decompression. */
+/* Counters of the last sc_compressed_allreduce (or hook bucket) that succeeded:
+ * elements selected on this rank, bytes this rank sent, seconds in selection and in
+ * decompression. A failed or refused step leaves them as they were. */
 typedef struct {
     size_t selected;
     size_t bytes_sent;

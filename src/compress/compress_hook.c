@@ -39,7 +39,7 @@ static void sc_hook_topk_select_job(sc_worker_job_t *job)
     sc_ckey_t *k = (sc_ckey_t *)((char *)job - offsetof(sc_ckey_t, job));
     sc_status_t st;
 
-    st = sc_compressor_select(k->owner, SC_HOOK_TOPK, k, k->job_g, k->job_rank, k->job_p);
+    st = sc_compressor_select(k->owner, SC_HOOK_TOPK, k, k->job_g, k->job_rank);
     if (st != SC_SUCCESS)
         snprintf(k->job_text, sizeof(k->job_text), "%s", sc_last_error());
     k->job_status = st;
@@ -123,7 +123,6 @@ static sc_status_t sc_hook_topk_start_in(void *state, const sc_hook_bucket_t *b,
     k->owner = c;
     k->job_g = b->data;
     k->job_rank = rank;
-    k->job_p = p;
     k->job_status = SC_SUCCESS;
     k->job.fn = sc_hook_topk_select_job;
     sc_worker_post(c->worker, &k->job);

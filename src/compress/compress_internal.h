@@ -114,6 +114,8 @@ typedef struct sc_ckey {
     /* The step in flight. */
     int dense;
     size_t selected;
+    double select_s;       /* the selection's time: sc_compressor_stats reports it once
+                              the step commits */
     int drop_nonfinite;    /* the step sends an Inf or NaN: those of v (and of u at
                               the commit) it does not send are dropped (0) */
     sc_pairs_layout_t lay;
@@ -133,7 +135,7 @@ typedef struct sc_ckey {
     sc_worker_job_t job;
     sc_compressor_t *owner;
     const void *job_g;
-    int job_rank, job_p;
+    int job_rank;
     int gate;              /* atomic */
     sc_status_t job_status;
     char job_text[SC_ERROR_MAX];
@@ -191,11 +193,12 @@ sc_status_t sc_compressor_plan(sc_compressor_t *c, const char *caller, sc_ckey_t
  * still go on the wire, carrying nothing). Uses the compressor's selector: one thread at
  * a time. */
 sc_status_t sc_compressor_select(sc_compressor_t *c, const char *caller, sc_ckey_t *k,
-                                 const void *g, int rank, int p);
+                                 const void *g, int rank);
 
 /* Commits a prepared step once its collective succeeded: momentum u = m u + g (g still
  * the gradient the step was prepared on) with the entries this rank sent cleared, v
- * (settled by the selection) becomes the residual, steps + 1. */
+ * (settled by the selection) becomes the residual, steps + 1, and the compressor's
+ * counters (sc_compressor_stats) become this step's. */
 void sc_compressor_commit(sc_compressor_t *c, sc_ckey_t *k, const void *g, int rank);
 
 /* Drops a step sc_compressor_prepare began whose collective failed: the key's

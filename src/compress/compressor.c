@@ -290,14 +290,9 @@ sc_status_t sc_compressor_plan(sc_compressor_t *c, const char *caller, sc_ckey_t
     k->dense = k->steps < cfg->warmup_steps || (kk == k->count && vdtype == k->dtype &&
                                                 !k->momentum);
     k->selected = 0;
-    if (k->dense) {
-        pthread_mutex_lock(&c->lock);
-        c->stats = (sc_compress_stats_t){0, 2 * (size_t)(p - 1) * k->count *
-                                                 sc_dtype_size(k->dtype) / (size_t)p,
-                                         0.0, 0.0, 1};
-        pthread_mutex_unlock(&c->lock);
+    k->select_s = 0.0;
+    if (k->dense)
         return SC_SUCCESS;
-    }
     if (bits == 32 && k->count > UINT32_MAX)
         return sc_error(SC_ERR_INVALID_ARG, "%s: config.index_bits is 32, but key %d has %zu "
                         "elements (32-bit indices address fewer than 2^32)", caller, k->key,
@@ -324,7 +319,7 @@ static int sc_ckey_sends_nonfinite(const void *vals, sc_dtype_t dtype, size_t se
 }
 
 sc_status_t sc_compressor_select(sc_compressor_t *c, const char *caller, sc_ckey_t *k,
-                                 const void *g, int rank, int p)
+                                 const void *g, int rank)
 {
     const sc_compress_config_t *cfg = &c->cfg;
     size_t kk = k->lay.k, selected = 0;
@@ -374,10 +369,7 @@ sc_status_t sc_compressor_select(sc_compressor_t *c, const char *caller, sc_ckey
         sc_ef_settle_selected(k, block);
         sc_ef_drop_nonfinite(k);
     }
-    pthread_mutex_lock(&c->lock);
-    c->stats = (sc_compress_stats_t){selected, (size_t)(p - 1) * k->lay.bytes,
-                                     sc_clock_now() - t0, 0.0, 0};
-    pthread_mutex_unlock(&c->lock);
+    k->select_s = sc_clock_now() - t0;
     return SC_SUCCESS;
 }
 
@@ -391,7 +383,7 @@ sc_status_t sc_compressor_prepare(sc_compressor_t *c, const char *caller, sc_cke
     st = sc_compressor_plan(c, caller, k, rank, p);
     if (st != SC_SUCCESS || k->dense)
         return st;
-    return sc_compressor_select(c, caller, k, g, rank, p);
+    return sc_compressor_select(c, caller, k, g, rank);
 }
 
 void sc_compressor_abandon(sc_compressor_t *c, sc_ckey_t *k)
@@ -415,6 +407,17 @@ void sc_compressor_abandon(sc_compressor_t *c, sc_ckey_t *k)
 
 void sc_compressor_commit(sc_compressor_t *c, sc_ckey_t *k, const void *g, int rank)
 {
+    size_t p = (size_t)k->origin_size;
+    /* The counters describe the last step that ran: a refused or failed one (abandoned)
+     * leaves them as they were. */
+    sc_compress_stats_t stats = {k->selected, (p - 1) * k->lay.bytes, k->select_s, 0.0, 0};
+
+    if (k->dense)
+        stats = (sc_compress_stats_t){0, 2 * (p - 1) * k->count * sc_dtype_size(k->dtype) / p,
+                                      0.0, 0.0, 1};
+    pthread_mutex_lock(&c->lock);
+    c->stats = stats;
+    pthread_mutex_unlock(&c->lock);
     if (!k->dense) {
         if (k->momentum)
             sc_ef_momentum(k, c->cfg.momentum, g,

@@ -265,9 +265,9 @@ static int test_negative_zero_momentum_is_no_momentum(int argc, char **argv)
 }
 
 /* Step 2 is refused after every rank selected (the ranks disagree on the op): the state
- * stays as step 1 left it, so the next step and the saved state are bit for bit those
- * of a compressor that never saw step 2. Above 2^16 elements: the selection's sampled,
- * block-filled path. MODE approx and random: the kept threshold and the selector's
+ * and sc_compressor_stats stay as step 1 left them, so the next step and the saved state
+ * are bit for bit those of a compressor that never saw step 2. Above 2^16 elements: the
+ * selection's sampled, block-filled path. MODE approx and random: the kept threshold and the selector's
  * draws too (the refused step advanced them, and the next steps selected otherwise). */
 static int test_refused_step_changes_nothing(int argc, char **argv)
 {
@@ -293,10 +293,18 @@ static int test_refused_step_changes_nothing(int argc, char **argv)
             g[e] = (float)ct_value(rt_mix(((uint64_t)w.rank << 40) ^ ((uint64_t)t << 32) ^ e) %
                                    (1u << 21));
         if (t == 1) {
+            sc_compress_stats_t before, after;
+            CHECK_OK(sc_compressor_stats(a, &before));
             CHECK_STATUS(sc_compressed_allreduce(a, w.comm, 0, g, out_a, n, SC_FLOAT32,
                                                  w.rank == 1 ? SC_AVG : SC_SUM),
                          SC_ERR_MISMATCH);
             CHECK_SAYS("op");
+            /* The counters stay those of the step that ran, not the refused selection's. */
+            CHECK_OK(sc_compressor_stats(a, &after));
+            CHECK(memcmp(&before, &after, sizeof(before)) == 0, "the refused step changed "
+                  "the counters: selected %zu -> %zu, bytes_sent %zu -> %zu, select_s %g -> "
+                  "%g", before.selected, after.selected, before.bytes_sent, after.bytes_sent,
+                  before.select_s, after.select_s);
         }
         CHECK_OK(sc_compressed_allreduce(a, w.comm, 0, g, out_a, n, SC_FLOAT32, SC_SUM));
         CHECK_OK(sc_compressed_allreduce(b, w.comm, 0, g, out_b, n, SC_FLOAT32, SC_SUM));
