@@ -58,19 +58,38 @@ static void sc_store_reply_error(int fd, sc_status_t st, const char *text, doubl
         sc_store_net_io(fd, (void *)text, rep.len, deadline, 1);
 }
 
-/* The list of ranks that never arrived ("2, 5"); returns how many. */
+/* The list of ranks that never arrived, runs of three or more as ranges ("2, 5, 8-15":
+ * a node's ranks show as one run), cut with ", ..." where it would not fit len; returns
+ * how many. */
 static int sc_store_missing(const int *fds, int size, char *buf, size_t len)
 {
     size_t n = 0;
-    int missing = 0;
+    int missing = 0, cut = 0;
 
     buf[0] = '\0';
     for (int r = 0; r < size; r++) {
+        const char *sep = missing ? ", " : "";
+        int end = r;
+        char run[40];
+
         if (fds[r] >= 0)
             continue;
-        if (n < len)
-            n += (size_t)snprintf(buf + n, len - n, "%s%d", missing ? ", " : "", r);
-        missing++;
+        while (end + 1 < size && fds[end + 1] < 0)
+            end++;
+        if (end - r >= 2)
+            snprintf(run, sizeof(run), "%s%d-%d", sep, r, end);
+        else if (end > r)
+            snprintf(run, sizeof(run), "%s%d, %d", sep, r, end);
+        else
+            snprintf(run, sizeof(run), "%s%d", sep, r);
+        if (!cut && n + strlen(run) + sizeof(", ...") <= len) {
+            n += (size_t)snprintf(buf + n, len - n, "%s", run);
+        } else if (!cut) {
+            snprintf(buf + n, len - n, ", ...");
+            cut = 1;
+        }
+        missing += end - r + 1;
+        r = end;
     }
     return missing;
 }

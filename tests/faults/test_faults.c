@@ -581,6 +581,29 @@ static int test_missing_rank_times_out_the_rendezvous_naming_it(int argc, char *
     return check_init_times_out(timeout - 0.05, timeout + 2.0, what);
 }
 
+/* 4 processes that claim a world of 12; ranks 0 and 3 call sc_comm_init, 1 and 2 stay
+ * away. Both get SC_ERR_TIMEOUT listing the missing ranks with runs of three or more as
+ * ranges, as a node's ranks go missing together ("1, 2, 4-11"; each of the 10 listed
+ * before, and a world of hundreds was cut off mid-number). */
+static int test_missing_ranks_are_listed_as_ranges(int argc, char **argv)
+{
+    double timeout = fault_timeout();
+    char where[160];
+    const char *what[] = {where, NULL};
+
+    (void)argc;
+    (void)argv;
+    if (fault_rank == 1 || fault_rank == 2) {
+        stay_away(timeout);
+        return TEST_PASS;
+    }
+    setenv("SC_WORLD_SIZE", "12", 1);
+    snprintf(where, sizeof(where), "rendezvous at 127.0.0.1:%d timed out after %.3g s: "
+             "ranks 1, 2, 4-11 never arrived (10 of 12)", fault_env_int("SC_MASTER_PORT"),
+             timeout);
+    return check_init_times_out(timeout - 0.05, timeout + 2.0, what);
+}
+
 /* 2 ranks; rank 0's timeout (1 us) ends before its own client joins the store it
  * serves. Its sentence says so, where it listed itself among the ranks that "never
  * arrived" as if its own process were missing. Rank 1 fails too, within its timeout. */
@@ -1431,6 +1454,7 @@ int main(int argc, char **argv)
          test_killed_rank_fails_pending_and_later_calls},
         {"missing_rank_times_out_the_rendezvous_naming_it",
          test_missing_rank_times_out_the_rendezvous_naming_it},
+        {"missing_ranks_are_listed_as_ranges", test_missing_ranks_are_listed_as_ranges},
         {"missing_rank_0_times_out_the_rendezvous_naming_its_store",
          test_missing_rank_0_times_out_the_rendezvous_naming_its_store},
         {"timeout_shorter_than_rank_0_joining_its_store_is_named",
