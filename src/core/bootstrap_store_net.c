@@ -182,9 +182,16 @@ sc_status_t sc_store_net_listen(int port, int backlog, int *fd)
         *fd = -1;
     }
     if (*fd < 0) {
-        char holder[128], who[160] = "";
-        if (e == EADDRINUSE && sc_port_holder(port, holder, sizeof(holder)) == 0)
-            snprintf(who, sizeof(who), ": %s listens on it", holder);
+        char holder[128], who[320] = "";
+        int found = e == EADDRINUSE ? sc_port_holder(port, holder, sizeof(holder)) : -1;
+        /* Only rank 0 listens there: the same program's is another rank 0 (of this job,
+         * launched twice as node 0, or of an earlier launch). */
+        if (found >= 0)
+            snprintf(who, sizeof(who), ": %s listens on it%s", holder,
+                     found ? ", and it runs this program too: likely another rank 0 (two "
+                             "nodes given the same --node-rank or SC_RANK, or an earlier "
+                             "launch still running)"
+                           : "");
         return sc_error(SC_ERR_SYSTEM, "rank 0 could not serve the rendezvous on port %d: "
                         "%s%s (set SC_MASTER_PORT to a free port)", port, strerror(e), who);
     }

@@ -72,6 +72,18 @@ static long sc_socket_owner(unsigned long inode)
     return owner;
 }
 
+/* Whether process pid runs this process's executable. */
+static int sc_runs_this_program(long pid)
+{
+    char path[64], exe[4096], self[4096];
+    ssize_t n, m;
+
+    snprintf(path, sizeof(path), "/proc/%ld/exe", pid);
+    n = readlink(path, exe, sizeof(exe) - 1);
+    m = readlink("/proc/self/exe", self, sizeof(self) - 1);
+    return n > 0 && n == m && memcmp(exe, self, (size_t)n) == 0;
+}
+
 int sc_port_holder(int port, char *buf, size_t size)
 {
     unsigned long inode = sc_listen_inode("/proc/net/tcp", port);
@@ -90,5 +102,5 @@ int sc_port_holder(int port, char *buf, size_t size)
         fclose(f);
     }
     snprintf(buf, size, "pid %ld (%s)", pid, name[0] ? name : "?");
-    return 0;
+    return pid != (long)getpid() && sc_runs_this_program(pid);
 }

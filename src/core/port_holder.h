@@ -4,8 +4,10 @@
 
 #include <stddef.h>
 
-/* "pid P (name)" of a process listening on TCP port (IPv4 or IPv6) in buf; 0 when one
- * was found, -1 otherwise (no listener, another user's process, no /proc). */
+/* "pid P (name)" of a process listening on TCP port (IPv4 or IPv6) in buf; 1 when one
+ * was found and it is another process running this process's executable, 0 when one
+ * was found otherwise, -1 when none was (no listener, another user's process, no
+ * /proc). */
 int sc_port_holder(int port, char *buf, size_t size);
 
 #endif

@@ -721,6 +721,53 @@ static int test_busy_port_names_the_process_on_it(int argc, char **argv)
     return TEST_PASS;
 }
 
+/* 2 ranks; a child of rank 0's process (the same program) listens on the master port,
+ * as a second rank 0 does (two nodes launched with one --node-rank, or an earlier launch
+ * still running). Rank 0's SC_ERR_SYSTEM names the child and says it runs this program
+ * too, likely another rank 0; it named only "pid P (name)" before. Rank 1 times out. */
+static int test_busy_port_held_by_this_program_names_a_second_rank_0(int argc, char **argv)
+{
+    double timeout = fault_timeout();
+    const char *what[] = {"the store of rank 0", NULL};
+    sc_comm_t *comm = NULL;
+    sc_status_t st = SC_SUCCESS;
+    int ready[2], fd = -1, ok;
+    char c = 0, holder[96];
+    pid_t child;
+
+    (void)argc;
+    (void)argv;
+    if (fault_rank != 0)
+        return check_init_times_out(timeout + 3.0 - 0.05, timeout + 3.5, what);
+    CHECK(pipe(ready) == 0, "pipe");
+    child = fork();
+    CHECK(child >= 0, "fork");
+    if (child == 0) {
+        c = listen_on_master_port(&fd) == 0 ? 'y' : 'n';
+        if (write(ready[1], &c, 1) != 1)
+            _exit(1);
+        fault_sleep(timeout + 4.0); /* until rank 1 gave up; killed before */
+        _exit(0);
+    }
+    ok = read(ready[0], &c, 1) == 1 && c == 'y';
+    if (ok) {
+        st = sc_comm_init_from_env(&comm);
+        snprintf(holder, sizeof(holder), "pid %ld (", (long)child);
+        ok = !check_sentence_has(sc_last_error(), holder) &&
+             !check_sentence_has(sc_last_error(), ", and it runs this program too: likely "
+                                 "another rank 0 (two nodes given the same --node-rank or "
+                                 "SC_RANK, or an earlier launch still running) (set "
+                                 "SC_MASTER_PORT to a free port)") &&
+             st == SC_ERR_SYSTEM && comm == NULL;
+    }
+    fault_sleep(timeout + 3.5); /* held until rank 1 gave up */
+    kill(child, SIGKILL);
+    waitpid(child, NULL, 0);
+    CHECK(ok, "the child could not take the port, or rank 0's init (%s) did not say so: %s",
+          sc_status_string(st), sc_last_error());
+    return TEST_PASS;
+}
+
 /* A world of one rank opens no rendezvous port: with another process's socket
  * listening on SC_MASTER_PORT (another job, a launcher's own store), sc_comm_init and an
  * allreduce still succeed. It failed with "could not serve the rendezvous on port". */
@@ -1460,6 +1507,8 @@ int main(int argc, char **argv)
         {"timeout_shorter_than_rank_0_joining_its_store_is_named",
          test_timeout_shorter_than_rank_0_joining_its_store_is_named},
         {"busy_port_names_the_process_on_it", test_busy_port_names_the_process_on_it},
+        {"busy_port_held_by_this_program_names_a_second_rank_0",
+         test_busy_port_held_by_this_program_names_a_second_rank_0},
         {"one_rank_needs_no_rendezvous_port", test_one_rank_needs_no_rendezvous_port},
         {"rank_failing_before_the_rendezvous_fails_every_rank_at_once",
          test_rank_failing_before_the_rendezvous_fails_every_rank_at_once},
