@@ -13,8 +13,11 @@
  * to float32 are exact. A NaN input is never multiplied: it comes out as a quiet NaN
  * with its sign and the payload bits that fit the output. A NaN made by the scaling
  * (0 * Inf, a NaN scale) is the quiet NaN 0x7fc00000 in float32 terms (0x7e00 float16,
- * 0x7fc0 bfloat16). These results hold in the default floating-point environment; a
- * host thread that sets flush-to-zero gets flushed float32 subnormals.
+ * 0x7fc0 bfloat16). These results hold whatever floating-point modes the calling
+ * thread set: on host buffers the kernels compute in the library's environment
+ * (types.h), so a thread with flush-to-zero, denormals-are-zero or another rounding
+ * mode still gets subnormals kept and products rounded to nearest even, and has its
+ * modes back after the call (x86; elsewhere the thread's own modes apply).
  *
  * Buffers are aligned to their element size. Errors are checked before any work:
  * SC_ERR_INVALID_ARG (a NULL buffer with count > 0, a dtype other than float32,

@@ -20,6 +20,10 @@
 #include "collectives/cast_spec.h"
 #include "shardcomm/shardcomm.h"
 
+#if defined(__x86_64__) || defined(__i386__)
+#include <xmmintrin.h>
+#endif
+
 #define NELEM(x) (sizeof(x) / sizeof((x)[0]))
 
 static const sc_dtype_t formats[] = {SC_FLOAT32, SC_FLOAT16, SC_BFLOAT16};
@@ -909,6 +913,51 @@ static int test_api_stream_with_host_buffers_is_invalid_arg(void)
     return 0;
 }
 
+/* The host twins compute in the library's floating-point environment (types.h), not in
+ * the caller's: with flush-to-zero, denormals-are-zero and rounding toward zero set on
+ * the calling thread (torch.set_flush_denormal(True) sets the first two), subnormal
+ * inputs and results are kept and products round to nearest even, on the vector path
+ * and the scalar tail (17 elements), and the caller's modes are as it set them after. */
+static int test_api_host_kernels_ignore_the_callers_flush_to_zero_and_rounding_mode(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    enum { N = 17 };
+    /* MXCSR: flush-to-zero, rounding toward zero, denormals-are-zero; 0x3f the flags */
+    unsigned set = _mm_getcsr() | 0x8000u | 0x6000u | 0x0040u, saved = _mm_getcsr(), after;
+    uint32_t tiny[N], one[N], unscaled[N], out_tiny[N], out_one[N], out_bf[N];
+    uint16_t bf[N];
+    sc_status_t st[4];
+    int32_t flag = 0;
+
+    for (size_t i = 0; i < N; i++) {
+        tiny[i] = unscaled[i] = 0x00000003u; /* 3 * 2^-149 */
+        one[i] = 0x3f800001u;                /* 1 + 2^-23 */
+        bf[i] = 0x0001;                      /* 2^-133 */
+    }
+    _mm_setcsr(set);
+    st[0] = sc_cast(tiny, SC_FLOAT32, out_tiny, SC_FLOAT32, N, 0.5f, NULL);
+    st[1] = sc_cast(one, SC_FLOAT32, out_one, SC_FLOAT32, N, 1.5f, NULL);
+    st[2] = sc_cast(bf, SC_BFLOAT16, out_bf, SC_FLOAT32, N, 3.0f, NULL);
+    st[3] = sc_unscale_check(unscaled, SC_FLOAT32, N, 0.5f, &flag, NULL);
+    after = _mm_getcsr();
+    _mm_setcsr(saved);
+    for (int k = 0; k < 4; k++)
+        CHECK_OK(st[k]);
+    CHECK((after & ~0x3fu) == (set & ~0x3fu), "the caller's MXCSR %#x came back as %#x", set,
+          after);
+    /* 1.5 * 2^-149 and 1.5 + 2^-23 + 2^-24 are ties: to even, 2 * 2^-149 and 1.5 + 2^-22 */
+    for (size_t i = 0; i < N; i++) {
+        CHECK(out_tiny[i] == 0x00000002u, "3 * 2^-149 * 0.5: element %zu is %#x", i,
+              out_tiny[i]);
+        CHECK(out_one[i] == 0x3fc00002u, "(1 + 2^-23) * 1.5: element %zu is %#x", i, out_one[i]);
+        CHECK(out_bf[i] == 0x00030000u, "bfloat16 2^-133 * 3: element %zu is %#x", i, out_bf[i]);
+        CHECK(unscaled[i] == 0x00000002u, "unscale_check: element %zu is %#x", i, unscaled[i]);
+    }
+    CHECK(flag == 0, "finite results set the flag to %d", flag);
+#endif
+    return 0;
+}
+
 /* ---- runner -------------------------------------------------------------------------------------- */
 
 static const sc_test_t tests[] = {
@@ -951,6 +1000,7 @@ static const sc_test_t tests[] = {
     SC_TEST(api_overlap_other_than_in_place_is_invalid_arg),
     SC_TEST(api_in_place_cast_is_allowed),
     SC_TEST(api_stream_with_host_buffers_is_invalid_arg),
+    SC_TEST(api_host_kernels_ignore_the_callers_flush_to_zero_and_rounding_mode),
 };
 
 /* Runs every test, or only those whose name contains argv[1]. */
