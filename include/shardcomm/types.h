@@ -49,7 +49,8 @@ typedef enum {
  * of in-range values is finite: 65504 / 3 rounds up to 21840 in float16, three of which
  * sum to Inf, and is kept at 21824; on 10 ranks 6548 would still sum to Inf in some
  * orders and the bound is 6544): products below it keep their bits, Inf averages to
- * Inf and NaN to NaN. Reductions, casts and the compressor's steps compute
+ * Inf and NaN to NaN. Reductions, casts, the reducer's pre-division and accumulation
+ * (in mark_ready) and the compressor's steps compute
  * in one floating-point environment whatever the calling thread set (round to nearest
  * even, subnormals kept, exceptions masked: a thread's flush-to-zero, as
  * torch.set_flush_denormal(True) sets it, or another rounding mode does not apply), as

@@ -8,6 +8,7 @@
 #include "collectives/reduce_kernels.h"
 #include "collectives/reducer_internal.h"
 #include "core/dtype.h"
+#include "core/fpenv.h"
 
 int sc_reducer_dtype_ok(sc_dtype_t dtype)
 {
@@ -79,15 +80,22 @@ static sc_status_t sc_rmem_host_zero(sc_reducer_mem_t *m, void *dst, size_t byte
     return SC_SUCCESS;
 }
 
+/* Runs on the thread that marks the gradient ready, in the library's floating-point
+ * environment (fpenv.h) as the reductions are: a caller that flushes subnormals would
+ * otherwise flush them here (the float64 scaling and every accumulation), and ranks
+ * whose callers set different modes would disagree. */
 static sc_status_t sc_rmem_host_scale(sc_reducer_mem_t *m, sc_dtype_t dtype, void *dst,
                                       const void *src, size_t count, double scale,
                                       int accumulate)
 {
+    sc_fpenv_t fe = sc_fpenv_enter();
+
     (void)m;
     if (accumulate)
         sc_reducer_scale_add(dtype, dst, src, count, scale);
     else
         sc_scale_local(dtype, dst, src, count, scale, __builtin_inff());
+    sc_fpenv_leave(fe);
     return SC_SUCCESS;
 }
 

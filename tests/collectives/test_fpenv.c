@@ -5,12 +5,15 @@
  * caller's modes are as it set them afterwards. An allreduce of 2^-140 per rank (every
  * algorithm the size picks, and recursive doubling and the ring forced), reduce_scatter,
  * and the sparse aggregation's scatter-add; the compressed all-reduce (error feedback,
- * selection, scatter-add) of subnormal gradients. Then, with the caller trapping
- * invalid operations, overflow and division by zero (feenableexcept), NaN, Inf and
- * near-largest gradients through allreduce, the compressed all-reduce with momentum and
- * the top-k comm hook: no SIGFPE. x86 only (skipped elsewhere). */
+ * selection, scatter-add) of subnormal gradients; the reducer's pre-division and
+ * accumulation of float64, float32 and bfloat16 gradients on the caller's thread. Then,
+ * with the caller trapping invalid operations, overflow and division by zero
+ * (feenableexcept), NaN, Inf and near-largest gradients through allreduce, the
+ * compressed all-reduce with momentum and the top-k comm hook: no SIGFPE. x86 only
+ * (skipped elsewhere). */
 #define _GNU_SOURCE
 #include <fenv.h>
+#include <inttypes.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -75,6 +78,55 @@ static int allreduce_once(sc_comm_t *comm, size_t n, const char *what)
         return 1;
     free(in);
     free(out);
+    return 0;
+}
+
+/* The reducer's pre-division on the caller's thread: two gradients of a dtype in one
+ * bucket (copied into it, scaled by 1 / prediv = 2), one synced iteration, then one
+ * without sync (accumulated in the bucket) and a synced one. Subnormals are kept: every
+ * element is 2 * size * v, then 4 * size * v (exact), for float64 v = 2^-1070, float32
+ * v = 2^-140 and bfloat16 v = 2^-133. Compared as bits, in units of the dtype's
+ * smallest subnormal (DAZ would read both sides of a float compare as 0). */
+static int reducer_steps(sc_comm_t *comm)
+{
+    enum { N = 5 };
+    static const struct {
+        sc_dtype_t dtype;
+        uint64_t v; /* bits of v: v in units of the smallest subnormal */
+    } cases[] = {{SC_FLOAT64, 16}, {SC_FLOAT32, 512}, {SC_BFLOAT16, 1}};
+    uint64_t size = (uint64_t)sc_comm_size(comm);
+
+    for (size_t t = 0; t < sizeof(cases) / sizeof(cases[0]); t++) {
+        sc_dtype_t dt = cases[t].dtype;
+        size_t es = sc_dtype_size(dt);
+        sc_grad_desc_t desc[2] = {{N, dt, "a"}, {N, dt, "b"}};
+        sc_reducer_config_t cfg = SC_REDUCER_CONFIG_INIT;
+        uint8_t g[2][N * 8];
+        sc_reducer_t *r;
+
+        cfg.prediv = 0.5;
+        CHECK_OK(sc_reducer_create(comm, desc, 2, &cfg, &r));
+        for (int step = 0; step < 3; step++) {
+            int sync = step != 1;
+            uint64_t want = (step == 2 ? 4 : 2) * size * cases[t].v, got = 0;
+            CHECK_OK(sc_reducer_set_sync(r, sync));
+            for (int k = 0; k < 2; k++)
+                for (size_t i = 0; i < N; i++)
+                    memcpy(g[k] + i * es, &cases[t].v, es); /* little-endian */
+            CHECK_OK(sc_reducer_mark_ready(r, 1, g[1]));
+            CHECK_OK(sc_reducer_mark_ready(r, 0, g[0]));
+            CHECK_OK(sc_reducer_finalize(r));
+            for (int k = 0; sync && k < 2; k++)
+                for (size_t i = 0; i < N; i++) {
+                    memcpy(&got, g[k] + i * es, es);
+                    CHECK(got == want, "reducer %s step %d gradient %d element %zu is %" PRIu64
+                          " smallest subnormals, expected %" PRIu64, sc_dtype_name(dt), step,
+                          k, i, got, want);
+                }
+        }
+        CHECK_OK(sc_reducer_destroy(r));
+    }
+    CHECK((_mm_getcsr() & FTZ_DAZ) == FTZ_DAZ, "reducer: the caller's FTZ and DAZ were cleared");
     return 0;
 }
 
@@ -171,7 +223,7 @@ int main(void)
                   "compressed allreduce: element %d is %a", i, (double)o[i]);
         sc_compressor_destroy(c);
     }
-    if (trapped_steps(comm))
+    if (reducer_steps(comm) || trapped_steps(comm))
         return 1;
     CHECK_OK(sc_comm_destroy(comm));
     printf("rank %d: PASS\n", g_rank);
