@@ -7,12 +7,7 @@
 # dependencies the package config looks for under private names, runs on 2 ranks.
 source "$(dirname "${BASH_SOURCE[0]}")/install_prefix.sh"
 
-if ! cmake -S "$src/tests/install/vars" -B "$prefix/vars" -DCMAKE_PREFIX_PATH="$prefix" \
-       -DSC_EXAMPLES_DIR="$src/examples" >"$prefix/configure.log" 2>&1; then
-  cat "$prefix/configure.log"
-  echo "FAIL: find_package(shardcomm) changed the caller's variables or targets (above)"
-  exit 1
-fi
+configure_project vars "find_package(shardcomm) changed the caller's variables or targets"
 cmake --build "$prefix/vars" >/dev/null ||
   { echo "FAIL: shardcomm::shardcomm_static does not link"; exit 1; }
 "$prefix/bin/scrun" -n 2 "$prefix/vars/allreduce_overlap_static" ||
