@@ -49,5 +49,14 @@ cc -std=c11 "$src/examples/allreduce_overlap.c" \
   -Wl,-Bstatic,--whole-archive -lshardcomm -Wl,--no-whole-archive,-Bdynamic \
   ${static//-lshardcomm/} -o "$prefix/ex_pc_static"
 "$prefix/bin/scrun" -n 2 "$prefix/ex_pc_static"
+# The static link README.md gives, on a toolchain that does not drop unused libraries by
+# default (--no-as-needed first): `--static` alone leaves -lshardcomm to the shared
+# library, so the archive is named; the program loads no libshardcomm.so.
+cc -std=c11 -Wl,--no-as-needed "$src/examples/allreduce_overlap.c" \
+  $(PKG_CONFIG_PATH="$pcdir" pkg-config --cflags shardcomm) -Wl,-Bstatic -lshardcomm \
+  -Wl,-Bdynamic -Wl,--as-needed $static -o "$prefix/ex_pc_readme"
+! readelf -d "$prefix/ex_pc_readme" | grep -q 'NEEDED.*libshardcomm' ||
+  { echo "FAIL: the static link README.md gives loads libshardcomm.so"; exit 1; }
+"$prefix/bin/scrun" -n 2 "$prefix/ex_pc_readme"
 echo "install test: find_package and pkg-config builds ran, shared and static; static" \
   "link flags: $static"
