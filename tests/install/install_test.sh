@@ -7,12 +7,20 @@
 # public_api_test.sh.)
 source "$(dirname "${BASH_SOURCE[0]}")/install_prefix.sh"
 
-# The installed tools find the library from any prefix; the library and the headers
-# are one version.
+# The installed tools find the library from any prefix; the library, the headers, the
+# .pc file and the CMake package are one version.
 version=$("$prefix/bin/sc-info" --version)
 echo "installed sc-info: $version"
 [[ "$version" =~ ^shardcomm\ ([0-9.]+)\ \(headers\ ([0-9.]+)\)$ ]] &&
   [ "${BASH_REMATCH[1]}" = "${BASH_REMATCH[2]}" ] || { echo "FAIL: versions differ"; exit 1; }
+library=${BASH_REMATCH[1]}
+pcdir=$(dirname "$(find "$prefix" -name shardcomm.pc | head -n 1)")
+pc_version=$(PKG_CONFIG_PATH="$pcdir" pkg-config --modversion shardcomm)
+cmake_version=$(sed -n 's/^set(PACKAGE_VERSION "\(.*\)")$/\1/p' \
+                  "$(find "$prefix" -name shardcommConfigVersion.cmake | head -n 1)")
+[ "$pc_version" = "$library" ] && [ "$cmake_version" = "$library" ] ||
+  { echo "FAIL: the library is $library, the .pc file says '$pc_version', the CMake" \
+         "package '$cmake_version'"; exit 1; }
 "$prefix/bin/scrun" -n 2 "$prefix/bin/sc-bench" allreduce -b 8 -e 1K -n 2 -w 1 -c 1 >/dev/null
 
 # find_package(shardcomm)
@@ -25,7 +33,6 @@ LD_LIBRARY_PATH="$prefix/lib:$prefix/lib64" "$prefix/bin/scrun" -n 2 "$prefix/ex
   --topk 0.05
 
 # pkg-config --cflags --libs shardcomm
-pcdir=$(dirname "$(find "$prefix" -name shardcomm.pc | head -n 1)")
 flags=$(PKG_CONFIG_PATH="$pcdir" pkg-config --cflags --libs shardcomm)
 cc -std=c11 "$src/examples/allreduce_overlap.c" $flags -o "$prefix/ex_pc"
 LD_LIBRARY_PATH="$prefix/lib:$prefix/lib64" "$prefix/bin/scrun" -n 2 "$prefix/ex_pc"
