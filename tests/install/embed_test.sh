@@ -20,7 +20,12 @@
 #          directory);
 #   pkgconfig: a program built with `pkg-config --cflags --libs shardcomm` (the .pc file
 #          in the absolute library directory) runs on 2 ranks, and after a second install
-#          with --prefix WORK/other the .pc file names the headers there.
+#          with --prefix WORK/other the .pc file names the headers there;
+#   findpackage: installed again as configured, a program built with find_package(shardcomm)
+#          from the absolute library directory (tests/install/includedir/: the package
+#          names the headers of WORK/prefix) runs on 2 ranks;
+#   findpackageprefix: the same, installed again with --prefix WORK/other-package, whose
+#          headers the package names.
 # Usage: embed_test.sh SRC WORK CUDA SCRUN MODE
 set -euo pipefail
 src=$1 work=$2 cuda=$3 scrun=$4 mode=$5
@@ -135,9 +140,28 @@ pkgconfig)
     fail "the .pc file names the library directory '$(pc --variable=libdir)', not $libdir"
   echo "embed test: pkg-config finds the library in $libdir and the headers of each prefix"
   ;;
+findpackage | findpackageprefix)
+  other=$prefix
+  [ "$mode" = findpackage ] || other=$work/other-package
+  rm -rf "$work/includedir"
+  [ "$other" = "$prefix" ] || rm -rf "$other"
+  cmake --install "$work/build" --prefix "$other" >"$log" 2>&1 ||
+    fail "a project that embeds shardcomm does not install it into $other"
+  cmake -S "$src/tests/install/includedir" -B "$work/includedir" \
+    -Dshardcomm_DIR="$libdir/cmake/shardcomm" -DSC_EXPECTED_INCLUDEDIR="$other/include" \
+    -DSC_EXAMPLES_DIR="$src/examples" >"$log" 2>&1 ||
+    fail "installed into $other, find_package(shardcomm) from $libdir does not configure" \
+         "a project, or does not name the headers there"
+  cmake --build "$work/includedir" >>"$log" 2>&1 ||
+    fail "a program does not build with find_package(shardcomm) from $libdir"
+  "$scrun" -n 2 "$work/includedir/allreduce_overlap" ||
+    fail "the program built with find_package(shardcomm) from $libdir does not run"
+  echo "embed test: find_package(shardcomm) finds the library in $libdir and the headers" \
+    "in $other"
+  ;;
 *)
   echo "embed_test.sh: no mode '$mode' (build, noinstall, defaults, nocxx, run, tools," \
-    "toolsprefix or pkgconfig)" >&2
+    "toolsprefix, pkgconfig, findpackage or findpackageprefix)" >&2
   exit 2
   ;;
 esac
