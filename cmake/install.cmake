@@ -14,13 +14,31 @@ install(DIRECTORY include/shardcomm DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 install(EXPORT shardcommTargets NAMESPACE shardcomm::
         DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/shardcomm)
 
+# An absolute CMAKE_INSTALL_LIBDIR puts the package outside the prefix, and CMake's
+# exported targets then name the headers under the prefix configured, not under the one
+# installed to (cmake --install --prefix): the config names them there instead, written
+# at install time as the .pc file is (below). An absolute CMAKE_INSTALL_INCLUDEDIR
+# stays where it is.
+set(SC_CONFIG_INCLUDEDIR "")
+if(IS_ABSOLUTE "${CMAKE_INSTALL_LIBDIR}" AND NOT IS_ABSOLUTE "${CMAKE_INSTALL_INCLUDEDIR}")
+  set(SC_CONFIG_INCLUDEDIR "@SC_INSTALL_PREFIX@/${CMAKE_INSTALL_INCLUDEDIR}")
+endif()
 configure_package_config_file(cmake/shardcommConfig.cmake.in
   ${PROJECT_BINARY_DIR}/shardcommConfig.cmake
   INSTALL_DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/shardcomm)
+set(SC_CONFIG_INSTALLED ${PROJECT_BINARY_DIR}/shardcommConfig.cmake)
+if(SC_CONFIG_INCLUDEDIR)
+  set(SC_CONFIG_INSTALLED ${PROJECT_BINARY_DIR}/shardcommConfig-installed.cmake)
+  install(CODE "set(SC_INSTALL_PREFIX \"\${CMAKE_INSTALL_PREFIX}\")
+    configure_file(\"${PROJECT_BINARY_DIR}/shardcommConfig.cmake\" \"${SC_CONFIG_INSTALLED}\"
+                   @ONLY)
+    file(REMOVE \"\$ENV{DESTDIR}${CMAKE_INSTALL_LIBDIR}/cmake/shardcomm/shardcommConfig.cmake\")")
+endif()
+install(FILES ${SC_CONFIG_INSTALLED} DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/shardcomm
+        RENAME shardcommConfig.cmake)
 write_basic_package_version_file(${PROJECT_BINARY_DIR}/shardcommConfigVersion.cmake
   VERSION ${PROJECT_VERSION} COMPATIBILITY ${SC_PACKAGE_COMPATIBILITY})
-install(FILES ${PROJECT_BINARY_DIR}/shardcommConfig.cmake
-              ${PROJECT_BINARY_DIR}/shardcommConfigVersion.cmake
+install(FILES ${PROJECT_BINARY_DIR}/shardcommConfigVersion.cmake
         DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/shardcomm)
 
 # The .pc file finds its prefix from its own location, so that an install with
