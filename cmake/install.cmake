@@ -17,8 +17,9 @@ install(EXPORT shardcommTargets NAMESPACE shardcomm::
 # An absolute CMAKE_INSTALL_LIBDIR puts the package outside the prefix, and CMake's
 # exported targets then name the headers under the prefix configured, not under the one
 # installed to (cmake --install --prefix): the config names them there instead, written
-# at install time as the .pc file is (below). An absolute CMAKE_INSTALL_INCLUDEDIR
-# stays where it is.
+# at install time as the .pc file is (below), by their absolute path (a relative --prefix
+# is one from the directory cmake --install runs in). An absolute
+# CMAKE_INSTALL_INCLUDEDIR stays where it is.
 set(SC_CONFIG_INCLUDEDIR "")
 if(IS_ABSOLUTE "${CMAKE_INSTALL_LIBDIR}" AND NOT IS_ABSOLUTE "${CMAKE_INSTALL_INCLUDEDIR}")
   set(SC_CONFIG_INCLUDEDIR "@SC_INSTALL_PREFIX@/${CMAKE_INSTALL_INCLUDEDIR}")
@@ -29,7 +30,7 @@ configure_package_config_file(cmake/shardcommConfig.cmake.in
 set(SC_CONFIG_INSTALLED ${PROJECT_BINARY_DIR}/shardcommConfig.cmake)
 if(SC_CONFIG_INCLUDEDIR)
   set(SC_CONFIG_INSTALLED ${PROJECT_BINARY_DIR}/shardcommConfig-installed.cmake)
-  install(CODE "set(SC_INSTALL_PREFIX \"\${CMAKE_INSTALL_PREFIX}\")
+  install(CODE "get_filename_component(SC_INSTALL_PREFIX \"\${CMAKE_INSTALL_PREFIX}\" ABSOLUTE)
     configure_file(\"${PROJECT_BINARY_DIR}/shardcommConfig.cmake\" \"${SC_CONFIG_INSTALLED}\"
                    @ONLY)
     file(REMOVE \"\$ENV{DESTDIR}${CMAKE_INSTALL_LIBDIR}/cmake/shardcomm/shardcommConfig.cmake\")")
@@ -44,8 +45,8 @@ install(FILES ${PROJECT_BINARY_DIR}/shardcommConfigVersion.cmake
 # The .pc file finds its prefix from its own location, so that an install with
 # `cmake --install --prefix P` works wherever P is. An absolute CMAKE_INSTALL_LIBDIR
 # stays where it is whatever the prefix: the .pc file there names it as it is, and the
-# prefix installed to, written at install time. An absolute CMAKE_INSTALL_INCLUDEDIR
-# is named as it is.
+# prefix installed to (as an absolute path), written at install time. An absolute
+# CMAKE_INSTALL_INCLUDEDIR is named as it is.
 if(IS_ABSOLUTE "${CMAKE_INSTALL_LIBDIR}")
   set(SC_PC_PREFIX "@SC_PC_INSTALL_PREFIX@")
   set(SC_PC_LIBDIR "${CMAKE_INSTALL_LIBDIR}")
@@ -84,7 +85,8 @@ if(IS_ABSOLUTE "${CMAKE_INSTALL_LIBDIR}")
   set(SC_PC_INSTALLED ${PROJECT_BINARY_DIR}/shardcomm-installed.pc)
   # The installed file goes too: one installed from another prefix in the same second
   # would be taken for up to date.
-  install(CODE "set(SC_PC_INSTALL_PREFIX \"\${CMAKE_INSTALL_PREFIX}\")
+  install(CODE "get_filename_component(SC_PC_INSTALL_PREFIX \"\${CMAKE_INSTALL_PREFIX}\"
+                                        ABSOLUTE)
     configure_file(\"${PROJECT_BINARY_DIR}/shardcomm.pc\" \"${SC_PC_INSTALLED}\" @ONLY)
     file(REMOVE \"\$ENV{DESTDIR}${CMAKE_INSTALL_LIBDIR}/pkgconfig/shardcomm.pc\")")
 endif()

@@ -25,7 +25,9 @@
 #          from the absolute library directory (tests/install/includedir/: the package
 #          names the headers of WORK/prefix) runs on 2 ranks;
 #   findpackageprefix: the same, installed again with --prefix WORK/other-package, whose
-#          headers the package names.
+#          headers the package names;
+#   relativeprefix: the same, installed from WORK with the relative --prefix
+#          other-relative: the package and the .pc file name WORK/other-relative/include.
 # Usage: embed_test.sh SRC WORK CUDA SCRUN MODE
 set -euo pipefail
 src=$1 work=$2 cuda=$3 scrun=$4 mode=$5
@@ -140,13 +142,21 @@ pkgconfig)
     fail "the .pc file names the library directory '$(pc --variable=libdir)', not $libdir"
   echo "embed test: pkg-config finds the library in $libdir and the headers of each prefix"
   ;;
-findpackage | findpackageprefix)
-  other=$prefix
-  [ "$mode" = findpackage ] || other=$work/other-package
+findpackage | findpackageprefix | relativeprefix)
+  other=$prefix given=$prefix
+  [ "$mode" != findpackageprefix ] || other=$work/other-package given=$other
+  [ "$mode" != relativeprefix ] || other=$work/other-relative given=other-relative
   rm -rf "$work/includedir"
   [ "$other" = "$prefix" ] || rm -rf "$other"
-  cmake --install "$work/build" --prefix "$other" >"$log" 2>&1 ||
-    fail "a project that embeds shardcomm does not install it into $other"
+  (cd "$work" && cmake --install build --prefix "$given") >"$log" 2>&1 ||
+    fail "a project that embeds shardcomm does not install it into $given"
+  if [ "$mode" = relativeprefix ]; then
+    pc_includedir=$(PKG_CONFIG_PATH="$libdir/pkgconfig" pkg-config --variable=includedir \
+                      shardcomm)
+    [ "$pc_includedir" = "$other/include" ] ||
+      fail "installed with --prefix $given, the .pc file names the headers in" \
+           "'$pc_includedir', not $other/include"
+  fi
   cmake -S "$src/tests/install/includedir" -B "$work/includedir" \
     -Dshardcomm_DIR="$libdir/cmake/shardcomm" -DSC_EXPECTED_INCLUDEDIR="$other/include" \
     -DSC_EXAMPLES_DIR="$src/examples" >"$log" 2>&1 ||
@@ -161,7 +171,7 @@ findpackage | findpackageprefix)
   ;;
 *)
   echo "embed_test.sh: no mode '$mode' (build, noinstall, defaults, nocxx, run, tools," \
-    "toolsprefix, pkgconfig, findpackage or findpackageprefix)" >&2
+    "toolsprefix, pkgconfig, findpackage, findpackageprefix or relativeprefix)" >&2
   exit 2
   ;;
 esac
