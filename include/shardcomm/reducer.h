@@ -102,7 +102,9 @@ typedef struct {
  * returns SC_SUCCESS or an error status (negative), which the reducer call it failed
  * returns; any other value (SC_IN_PROGRESS, a number that is no sc_status_t) is a
  * failure too, returned as SC_ERR_INVALID_ARG with a sentence saying what the hook
- * returned.
+ * returned. A start that fails aborts the communicator (sc_reducer_mark_ready); a
+ * request it set in *req before failing (a collective it issued) is the reducer's: it
+ * is waited for (the abort fails it at once) and freed, by finalize or destroy.
  * save/load carry the state across checkpoints (NULL when stateless):
  * save with buf NULL sets *len to the bytes needed, else writes at most *len bytes and
  * sets *len to what it wrote (SC_ERR_INVALID_ARG when they do not fit; a *len past the

@@ -241,7 +241,9 @@ static sc_status_t sc_bucket_start(sc_reducer_t *r, sc_rbucket_t *b)
     if (st != SC_SUCCESS) {
         char why[SC_ERROR_MAX];
 
-        b->req = NULL;
+        /* A request the hook issued before it failed stays the bucket's: its finish
+         * (or sc_reducer_destroy) waits for it, failed at once by the abort below, and
+         * frees it, where it used to be dropped with its collective in flight. */
         st = sc_reducer_hook_why(st, why, sizeof(why));
         /* Peers issued this bucket's collective and will issue the next ones: with one
          * missing here, the sequences of the ranks no longer line up. Aborting the

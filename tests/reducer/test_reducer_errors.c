@@ -678,35 +678,92 @@ static int test_hook_given_to_two_reducers_is_refused(int argc, char **argv)
 /* A caller's hook whose second start fails on the last rank: that rank's finalize
  * reports the hook's failure, the others' fail with SC_ERR_ABORTED (the reducer
  * aborted the communicator), well before SC_TIMEOUT; a rank still completing create
- * when the abort arrives fails there. */
+ * when the abort arrives fails there. argv[0] "issued": the failing start issues its
+ * all-reduce first and hands its request out, which is then the reducer's to complete
+ * and free (it was dropped with its collective in flight, never freed); the hook wraps
+ * it in a request of its own that counts its releases. */
 typedef struct {
     int starts, fail;
-    int fail_finish; /* the finish of bucket 1 fails once */
+    int fail_finish;     /* the finish of bucket 1 fails once */
+    int issue;           /* the failing start issues its all-reduce first */
+    int released;        /* the failing start's request was freed */
+    sc_request_t *inner; /* the all-reduce it issued */
 } flaky_t;
+
+static sc_status_t flaky_req_test(sc_request_t *req)
+{
+    flaky_t *f = req->impl;
+    sc_status_t st = sc_test(f->inner);
+
+    if (st != SC_IN_PROGRESS)
+        __atomic_store_n(&req->done, 1, __ATOMIC_RELEASE);
+    return st;
+}
+
+static sc_status_t flaky_req_wait(sc_request_t *req)
+{
+    flaky_t *f = req->impl;
+    sc_status_t st = sc_wait(f->inner);
+
+    __atomic_store_n(&req->done, 1, __ATOMIC_RELEASE);
+    return st;
+}
+
+static void flaky_req_release(sc_request_t *req)
+{
+    flaky_t *f = req->impl;
+
+    sc_request_free(f->inner);
+    f->inner = NULL;
+    f->released++;
+}
+
+static const sc_request_ops_t flaky_req_ops = {flaky_req_test, flaky_req_wait,
+                                               flaky_req_release};
+
+/* The all-reduce issued, its request wrapped in *req, and a failure returned. */
+static sc_status_t flaky_issue_and_fail(flaky_t *f, const sc_hook_bucket_t *b,
+                                        sc_comm_t *comm, sc_request_t **req)
+{
+    sc_request_t *outer = calloc(1, sizeof(*outer));
+    sc_status_t st;
+
+    if (!outer)
+        return SC_ERR_NO_MEMORY;
+    st = sc_allreduce(b->data, b->data, b->count, b->dtype, SC_SUM, comm, NULL, &f->inner);
+    if (st != SC_SUCCESS) {
+        free(outer);
+        return st;
+    }
+    sc_request_init(outer, comm->tp, &flaky_req_ops, f);
+    *req = outer;
+    return SC_ERR_INTERNAL;
+}
 
 static sc_status_t flaky_start(void *state, const sc_hook_bucket_t *b, sc_comm_t *comm,
                                sc_request_t **req)
 {
     flaky_t *f = state;
     if (++f->starts == 2 && f->fail)
-        return SC_ERR_INTERNAL;
+        return f->issue ? flaky_issue_and_fail(f, b, comm, req) : SC_ERR_INTERNAL;
     return sc_allreduce(b->data, b->data, b->count, b->dtype, SC_SUM, comm, NULL, req);
 }
 
 static int test_failing_hook_start_fails_every_rank(int argc, char **argv)
 {
-    flaky_t state = {0, 0, 0};
+    flaky_t state = {0};
     sc_comm_hook_t hook = {.name = "flaky", .state = &state, .start = flaky_start};
     sc_status_t first = SC_SUCCESS, st;
     sc_reducer_t *r;
     rt_world_t w;
     rt_model_t m;
+    char who[64];
     double t0;
 
-    (void)argc, (void)argv;
     if (rt_world(&w))
         return 1;
     state.fail = w.rank == w.size - 1;
+    state.issue = argc > 0 && !strcmp(argv[0], "issued");
     t0 = rt_now();
     st = create_hooked(&w, &m, &r, 0, &hook);
     if (st != SC_SUCCESS)
@@ -726,12 +783,19 @@ static int test_failing_hook_start_fails_every_rank(int argc, char **argv)
               sc_status_string(first));
         CHECK_STATUS(sc_reducer_finalize(r), SC_ERR_INTERNAL);
         CHECK_SAYS("could not start bucket 1");
+        /* Finalize waited for every started bucket, the failed one's request too. */
+        CHECK(state.released == state.issue, "the failed start's request was freed %d "
+              "times by finalize's return", state.released);
     } else {
         CHECK_STATUS(sc_reducer_finalize(r), SC_ERR_ABORTED);
+        snprintf(who, sizeof(who), "rank %d: the communicator was aborted", w.size - 1);
+        CHECK_SAYS(who, "comm hook \"flaky\" could not start bucket 1");
     }
     /* At once, not after SC_TIMEOUT (20 s here; 10 s leaves room for a loaded machine). */
     CHECK(rt_now() - t0 < 10.0, "the failure took %.1f s to reach every rank", rt_now() - t0);
     sc_reducer_destroy(r);
+    CHECK(state.released == (state.fail && state.issue), "the failed start's request was "
+          "freed %d times", state.released);
     sc_comm_destroy(w.comm);
     rt_model_free(&m);
     return 0;
@@ -753,7 +817,7 @@ static sc_status_t flaky_finish(void *state, const sc_hook_bucket_t *b, sc_comm_
  * rank; the next iteration is right on every rank. */
 static int test_failing_hook_finish_fails_every_rank(int argc, char **argv)
 {
-    flaky_t state = {0, 0, 0};
+    flaky_t state = {0};
     sc_comm_hook_t hook = {.name = "flaky", .state = &state, .start = flaky_start,
                            .finish = flaky_finish};
     sc_reducer_t *r;
@@ -949,7 +1013,7 @@ static int test_failing_hook_validate_fails_every_rank(int argc, char **argv)
     int refuse;
     sc_comm_hook_t hook = {.name = "picky", .state = &refuse, .validate = picky_validate,
                            .start = flaky_start};
-    flaky_t unused = {0, 0, 0};
+    flaky_t unused = {0};
     sc_reducer_t *r = NULL;
     sc_dtype_t dt;
     rt_world_t w;
@@ -998,7 +1062,7 @@ static sc_status_t failing_load(void *state, const void *buf, size_t len)
  * and says it gave no reason, not an older sentence; nothing is written. */
 static int test_failing_hook_save_and_load_say_why(int argc, char **argv)
 {
-    flaky_t state = {0, 0, 0};
+    flaky_t state = {0};
     sc_comm_hook_t hook = {.name = "forgetful", .state = &state, .start = flaky_start,
                            .save = failing_save, .load = failing_load};
     unsigned char buf[256], record[64];
@@ -1049,7 +1113,7 @@ static sc_status_t boastful_save(void *state, void *buf, size_t *len)
  * the record. Now SC_ERR_INVALID_ARG naming the hook and both lengths; len unchanged. */
 static int test_hook_saving_past_its_room_is_refused(int argc, char **argv)
 {
-    flaky_t state = {0, 0, 0};
+    flaky_t state = {0};
     sc_comm_hook_t hook = {.name = "boastful", .state = &state, .start = flaky_start,
                            .save = boastful_save, .load = failing_load};
     unsigned char buf[256];
