@@ -10,6 +10,7 @@
 #include "collectives/serves.h"
 #include "collectives/transport_ucx.h"
 #include "core/clock.h"
+#include "core/error.h"
 #include "core/progress.h"
 #include "core/progress_refusal.h"
 
@@ -574,6 +575,21 @@ const void *sc_op_inline(sc_coll_op_t *op, const void *src, size_t bytes)
     return sc_op_hdr_in(op, 0, &cap) + SC_OP_INLINE_OFF;
 }
 
+/* A message of op to or from peer (a comm rank) that UCX failed, named with the op,
+ * what it was and the peer, UCX's sentence (the calling thread's last error, without
+ * its "rank R: ") after. */
+static sc_status_t sc_op_transfer_failed(const sc_coll_op_t *op, sc_status_t st,
+                                         const char *what, int send, int peer)
+{
+    char why[256];
+
+    snprintf(why, sizeof(why), "%s", sc_error_text_unprefixed());
+    return sc_error(st, "%s #%llu: %s %s %s failed (%s)",
+                    sc_coll_kind_name((sc_coll_kind_t)op->hdr.kind),
+                    (unsigned long long)op->hdr.seq, what, send ? "to" : "from",
+                    sc_op_rank(op, peer).s, why);
+}
+
 static int sc_op_headers_done(const sc_coll_op_t *op)
 {
     return op->hdr_ok == (1 << op->nhdr) - 1;
@@ -628,7 +644,7 @@ static sc_status_t sc_op_headers(sc_coll_op_t *op, int *progressed)
             op->hdr_send_req[i] = NULL;
             *progressed = 1;
             if (st != SC_SUCCESS)
-                return st;
+                return sc_op_transfer_failed(op, st, "header send", 1, op->hdr_peer[i]);
         }
     }
     for (int i = 0; i < op->nhdr; i++) {
@@ -640,7 +656,7 @@ static sc_status_t sc_op_headers(sc_coll_op_t *op, int *progressed)
             continue;
         op->hdr_recv_req[i] = NULL;
         if (st != SC_SUCCESS)
-            return st;
+            return sc_op_transfer_failed(op, st, "header receive", 0, op->hdr_peer[i]);
         *progressed = 1;
         st = sc_op_check_header(op, i, len);
         if (st != SC_SUCCESS)
@@ -731,13 +747,10 @@ static sc_status_t sc_op_poll_action(sc_coll_op_t *op, sc_action_t *a)
         return st;
     a->ucx_req = NULL;
     if (st == SC_ERR_PEER_FAILED) {
-        char why[256];
-        snprintf(why, sizeof(why), "%s", sc_last_error());
-        return sc_error(st, "%s #%llu: %s of %zu bytes %s %s failed (%s)",
-                        sc_coll_kind_name((sc_coll_kind_t)op->hdr.kind),
-                        (unsigned long long)op->hdr.seq,
-                        a->kind == SC_ACT_SEND ? "send" : "receive", a->len,
-                        a->kind == SC_ACT_SEND ? "to" : "from", sc_op_rank(op, a->peer).s, why);
+        char what[64];
+        snprintf(what, sizeof(what), "%s of %zu bytes",
+                 a->kind == SC_ACT_SEND ? "send" : "receive", a->len);
+        return sc_op_transfer_failed(op, st, what, a->kind == SC_ACT_SEND, a->peer);
     }
     if (st != SC_SUCCESS)
         return st;

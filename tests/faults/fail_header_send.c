@@ -1,0 +1,77 @@
+/* Preloaded into test_header_failure: the first collective header sent after
+ * sc_test_fail_next_header_send() leaves as usual, but UCX is made to report its send
+ * failed (Connection reset), as a send to a peer whose connection broke is. */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <stddef.h>
+#include <ucp/api/ucp.h>
+
+/* The tag's kind field (transport_ucx.h): a header, of a collective (sub 0). */
+#define HDR_KIND 3u
+
+static int armed;
+static char token; /* handed out in place of the failed send's request */
+static void *held; /* the real request behind token, while UCX still runs it */
+
+void sc_test_fail_next_header_send(void)
+{
+    __atomic_store_n(&armed, 1, __ATOMIC_SEQ_CST);
+}
+
+ucs_status_ptr_t ucp_tag_send_nbx(ucp_ep_h ep, const void *buffer, size_t count, ucp_tag_t tag,
+                                  const ucp_request_param_t *param)
+{
+    static ucs_status_ptr_t (*real)(ucp_ep_h, const void *, size_t, ucp_tag_t,
+                                    const ucp_request_param_t *);
+    ucs_status_ptr_t r;
+
+    if (!real)
+        real = (ucs_status_ptr_t(*)(ucp_ep_h, const void *, size_t, ucp_tag_t,
+                                    const ucp_request_param_t *))dlsym(RTLD_NEXT,
+                                                                       "ucp_tag_send_nbx");
+    r = real(ep, buffer, count, tag, param);
+    if (((tag >> 50) & 3) != HDR_KIND || ((tag >> 16) & 0xffff) != 0 || UCS_PTR_IS_ERR(r) ||
+        !__atomic_exchange_n(&armed, 0, __ATOMIC_SEQ_CST))
+        return r;
+    held = r;
+    return &token;
+}
+
+ucs_status_t ucp_request_check_status(void *request)
+{
+    static ucs_status_t (*real)(void *);
+    static void (*release)(void *);
+
+    if (!real) {
+        real = (ucs_status_t(*)(void *))dlsym(RTLD_NEXT, "ucp_request_check_status");
+        release = (void (*)(void *))dlsym(RTLD_NEXT, "ucp_request_free");
+    }
+    if (request != &token)
+        return real(request);
+    if (held && real(held) == UCS_INPROGRESS)
+        return UCS_INPROGRESS;
+    if (held)
+        release(held);
+    held = NULL;
+    return UCS_ERR_CONNECTION_RESET;
+}
+
+void ucp_request_free(void *request)
+{
+    static void (*real)(void *);
+
+    if (!real)
+        real = (void (*)(void *))dlsym(RTLD_NEXT, "ucp_request_free");
+    if (request != &token)
+        real(request);
+}
+
+void ucp_request_cancel(ucp_worker_h worker, void *request)
+{
+    static void (*real)(ucp_worker_h, void *);
+
+    if (!real)
+        real = (void (*)(ucp_worker_h, void *))dlsym(RTLD_NEXT, "ucp_request_cancel");
+    if (request != &token)
+        real(worker, request);
+}

@@ -1,0 +1,51 @@
+/* A collective whose header send fails (fail_header_send.c, preloaded, reports the send
+ * of rank 1's header failed, as UCX does for a peer whose connection broke): the
+ * sentence names the op and the peer, as a failed data transfer's does ("send failed:
+ * Connection reset by remote peer" named neither). The headers go through UCX
+ * (SC_LOCAL_MAILBOX=0), as between nodes.
+ *
+ * Usage (under scrun, 2 ranks, with the shim preloaded): test_header_failure send */
+#include <dlfcn.h>
+
+#include "fault_util.h"
+
+static int test_send(int argc, char **argv)
+{
+    void (*fail_next)(void) = (void (*)(void))dlsym(RTLD_DEFAULT,
+                                                    "sc_test_fail_next_header_send");
+    double timeout = fault_timeout();
+    fault_error_t err;
+    sc_comm_t *comm;
+    float x = 1.0f;
+    double t0;
+
+    (void)argc, (void)argv;
+    CHECK(fail_next, "fail_header_send.c is not preloaded");
+    CHECK_OK(sc_comm_init_from_env(&comm));
+    CHECK(sc_comm_size(comm) == 2, "needs 2 ranks");
+    CHECK_OK(sc_barrier(comm, NULL));
+    t0 = fault_now();
+    if (fault_rank == 1)
+        fail_next();
+    fault_error_take(&err, sc_allreduce(&x, &x, 1, SC_FLOAT32, SC_SUM, comm, NULL, NULL), t0);
+    /* Rank 0 had the header (it did leave) and the payload inside it: its allreduce may
+     * have completed. */
+    if (fault_rank == 1) {
+        CHECK(err.status == SC_ERR_PEER_FAILED, "returned %s (%s)",
+              sc_status_string(err.status), err.text);
+        CHECK(strstr(err.text, "allreduce #") &&
+                  strstr(err.text, "header send to rank 0 failed (send failed: "
+                                   "Connection reset"),
+              "the sentence '%s' does not name the op, the peer and UCX's reason", err.text);
+    }
+    CHECK(err.elapsed < timeout + 1.0, "the error took %.2f s (SC_TIMEOUT %.1f)", err.elapsed,
+          timeout);
+    sc_comm_destroy(comm);
+    return TEST_PASS;
+}
+
+int main(int argc, char **argv)
+{
+    static const fault_test_t tests[] = {{"send", test_send}, {NULL, NULL}};
+    return fault_main(tests, argc, argv);
+}
