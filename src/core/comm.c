@@ -126,18 +126,58 @@ static sc_transport_t *sc_transport_alloc(int world_size, int world_rank)
 /* What the refusals of settings that differ between ranks say they ended. */
 #define SC_COMM_SETTINGS_CALLER "sc_comm_init (settings that must be the same on every rank)"
 
+static int sc_tls_name_cmp(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* The transports a UCX_TLS value (a blob's, at most SC_BLOB_TLS_LEN bytes with its end)
+ * names, each once and sorted, in names[] (pointing into copy); the list's leading "^"
+ * (every transport but these) is not one of them. Returns their number. */
+static int sc_tls_names(const char *tls, char *copy, const char **names)
+{
+    char *save = NULL;
+    int n = 0, k = 0;
+
+    snprintf(copy, SC_BLOB_TLS_LEN, "%s", tls[0] == '^' ? tls + 1 : tls);
+    for (char *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save))
+        names[n++] = t;
+    qsort(names, (size_t)n, sizeof(*names), sc_tls_name_cmp);
+    for (int i = 0; i < n; i++)
+        if (k == 0 || strcmp(names[k - 1], names[i]) != 0)
+            names[k++] = names[i];
+    return k;
+}
+
+/* Whether two UCX_TLS values name one set of transports: UCX reads the list as a set,
+ * so "sm,tcp" and "tcp,sm" (or "sm,tcp,sm") are one setting. */
+static int sc_tls_same(const char *a, const char *b)
+{
+    char copy_a[SC_BLOB_TLS_LEN], copy_b[SC_BLOB_TLS_LEN];
+    const char *names_a[SC_BLOB_TLS_LEN / 2 + 1], *names_b[SC_BLOB_TLS_LEN / 2 + 1];
+    int n = sc_tls_names(a, copy_a, names_a);
+
+    if ((a[0] == '^') != (b[0] == '^') || n != sc_tls_names(b, copy_b, names_b))
+        return 0;
+    for (int i = 0; i < n; i++)
+        if (strcmp(names_a[i], names_b[i]) != 0)
+            return 0;
+    return 1;
+}
+
 /* UCX_TLS as each rank set it, from the rendezvous blobs: ranks whose transports differ
  * need not reach each other (tcp,self against shardcomm's self,sm on one node: "UCX
  * endpoint to rank 1 failed: Destination is unreachable", which named neither), so a
  * difference fails init on every rank, naming the variable and both values, before any
- * endpoint is made: the same verdict on every rank from the same blobs. */
+ * endpoint is made: the same verdict on every rank from the same blobs. The values are
+ * compared as sets of transports (sc_tls_same), not as text. */
 static sc_status_t sc_comm_check_tls(const sc_store_result_t *res, int size)
 {
     const char *tls0 = (const char *)res->blobs[0] + SC_BLOB_TLS;
 
     for (int r = 1; r < size; r++) {
         const char *tls = (const char *)res->blobs[r] + SC_BLOB_TLS;
-        if (strncmp(tls0, tls, SC_BLOB_TLS_LEN) != 0)
+        if (!sc_tls_same(tls0, tls))
             return sc_error(SC_ERR_MISMATCH, "%s: ranks disagree: UCX_TLS is %.*s on rank 0 "
                             "but %.*s on rank %d", SC_COMM_SETTINGS_CALLER,
                             SC_BLOB_TLS_LEN - 1, *tls0 ? tls0 : "unset",

@@ -429,6 +429,25 @@ static int test_settings_that_differ_fail_init_on_every_rank(int argc, char **ar
     return check_init_fails(SC_ERR_MISMATCH, 0.0, fault_timeout() - 0.5, what);
 }
 
+/* Rank 0 sets UCX_TLS to FIRST and every other rank to OTHERS (argv), compared as sets
+ * of transports: "same" (another order, a name twice, excluded alike with ^): init
+ * succeeds on every rank and an allreduce sums (the values were compared as text, and
+ * "self,sm" against "sm,self" failed init with SC_ERR_MISMATCH); "differ": init fails
+ * on every rank with SC_ERR_MISMATCH naming both values. */
+static int test_ucx_tls_compared_as_sets(int argc, char **argv)
+{
+    char differs[160];
+    const char *what[] = {"settings that must be the same on every rank", differs, NULL};
+
+    CHECK(argc == 3, "arguments: FIRST OTHERS same|differ");
+    setenv("UCX_TLS", fault_rank == 0 ? argv[0] : argv[1], 1);
+    if (strcmp(argv[2], "same") == 0)
+        return init_and_sum_ones((int32_t)fault_env_int("SC_WORLD_SIZE"));
+    snprintf(differs, sizeof(differs), "UCX_TLS is %s on rank 0 but %s on rank 1", argv[0],
+             argv[1]);
+    return check_init_fails(SC_ERR_MISMATCH, 0.0, fault_timeout() - 0.5, what);
+}
+
 /* 3 ranks; rank R (argument) is given VARIABLE=VALUE, which makes its sc_comm_init fail
  * after it knew its rank and the store, before it could join the rendezvous, with a
  * sentence holding TEXT (UCX_TLS=bogus: its transport does not open; SC_CHUNK_BYTES=x: a
@@ -1529,6 +1548,7 @@ int main(int argc, char **argv)
         {"timeout_of_a_month_or_infinite_works", test_timeout_of_a_month_or_infinite_works},
         {"settings_that_differ_fail_init_on_every_rank",
          test_settings_that_differ_fail_init_on_every_rank},
+        {"ucx_tls_compared_as_sets", test_ucx_tls_compared_as_sets},
         {"launch_variables_come_from_one_launcher",
          test_launch_variables_come_from_one_launcher},
         {"rank_behind_finishes_the_collective_before_the_mismatch",
