@@ -309,7 +309,15 @@ SC_API sc_status_t sc_reducer_hook_load(sc_reducer_t *reducer, const void *buf, 
  * Destroyed in the middle of a synced iteration (gradients marked, finalize not
  * reached), it aborts the communicator (sc_comm_abort): the peers wait for buckets this
  * rank will never start, and fail at once instead of after SC_TIMEOUT, with SC_ERR_ABORTED
- * whose sentence names this rank's sc_reducer_destroy. Only the
+ * whose sentence names this rank's sc_reducer_destroy. Destroyed between iterations as
+ * this rank sees them (nothing of a synced iteration marked, or in an iteration without
+ * sync), it tells the peers after how many synced iterations its reducer ended: a peer
+ * whose reducer (made by the same sc_reducer_create) is in, or later begins, a synced
+ * iteration past those, which can no longer complete, aborts the communicator, failing
+ * with SC_ERR_ABORTED naming that iteration and this rank's sc_reducer_destroy at once
+ * (it waited SC_TIMEOUT for this rank's buckets), and so do this rank's pending and later
+ * calls on it; peers that destroy their reducers too, or use the communicator otherwise,
+ * are not affected. Only the
  * reducer's communicator is aborted, but the others of the same sc_comm_init share its
  * connections and may fail with the peers it had transfers in flight with (comm.h,
  * sc_comm_abort). */

@@ -202,8 +202,10 @@ static void sc_reducer_free(sc_reducer_t *r)
     sc_reducer_free_buckets(r, r->buckets, r->nbuckets, r->registered);
     sc_reducer_drop_moved(r);
     r->mem.close(&r->mem);
-    if (r->comm)
+    if (r->comm) {
+        sc_reducer_watch_remove(r->comm, &r->watch);
         sc_comm_release(r->comm);
+    }
     pthread_cond_destroy(&r->changed);
     pthread_mutex_destroy(&r->lock);
     free(r);
@@ -267,6 +269,7 @@ static sc_status_t sc_reducer_create_call(sc_comm_t *comm, const sc_grad_desc_t 
     }
     r->comm = comm;
     sc_comm_hold(comm); /* until the reducer is freed: its buckets may be comm's memory */
+    sc_reducer_watch_add(comm, &r->watch);
     r->ops_left = sc_ucx_ops_left(comm->tp);
     r->rank = sc_comm_rank(comm);
     r->size = sc_comm_size(comm);
@@ -319,6 +322,16 @@ SC_API sc_status_t sc_reducer_destroy(sc_reducer_t *reducer)
         sc_log(SC_LOG_INFO, "%s: the communicator is aborted", why);
         sc_comm_abort_why(reducer->comm, why);
         aborted = 1;
+    } else if (reducer->comm) {
+        /* Between iterations as this rank sees them; a peer may have begun the next
+         * synced one and would wait for its buckets: it aborts when told (it alone
+         * knows). */
+        char why[192];
+        snprintf(why, sizeof(why), "sc_reducer_destroy on %s: its reducer was destroyed "
+                 "between iterations, after %llu synced ones",
+                 sc_comm_rank_name(reducer->comm, reducer->rank).s,
+                 (unsigned long long)reducer->watch.ended);
+        sc_reducer_watch_tell_gone(reducer->comm, &reducer->watch, why);
     }
     sc_reducer_finisher_stop(reducer);
     /* Buckets started in an iteration that never finalized. */

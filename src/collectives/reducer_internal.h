@@ -2,8 +2,9 @@
  * accessors), reducer_check.c (registration agreement), reducer_layout.c (buckets),
  * reducer_iter.c (iterations), reducer_kernels.c (host element work),
  * reducer_mem_cuda.c / reducer_mem_nocuda.c and reducer_cuda.cu (device buckets),
- * reducer_hooks.c (built-in comm hooks), reducer_state.c (hook state for checkpoints)
- * and reducer_tune.c (bucket-cap autotuning). */
+ * reducer_hooks.c (built-in comm hooks), reducer_state.c (hook state for checkpoints),
+ * reducer_tune.c (bucket-cap autotuning) and reducer_watch.c (peers' reducers destroyed
+ * between iterations). */
 #ifndef SC_COLLECTIVES_REDUCER_INTERNAL_H
 #define SC_COLLECTIVES_REDUCER_INTERNAL_H
 
@@ -11,6 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "collectives/reducer_watch.h"
 #include "collectives/schedule.h"
 #include "core/error.h"
 #include "shardcomm/memory.h"
@@ -135,6 +137,7 @@ struct sc_reducer {
     int nstarted;            /* buckets whose start has returned (<= next_start) */
     int next_done;           /* first started bucket not claimed for its finish */
     int aborted;             /* a start failed: the communicator is aborted */
+    int watching;            /* this synced iteration communicates (sc_reducer_watch_begin) */
     int marking;             /* mark_ready calls between their two locked sections */
     int *order;              /* gradients in the order they were marked */
     int nready;
@@ -147,6 +150,7 @@ struct sc_reducer {
 
     /* Across iterations (finalize's thread). */
     long synced;             /* synced iterations finished successfully */
+    sc_reducer_watch_t watch; /* its peers' reducers destroyed between iterations */
     long unsynced;           /* iterations without sync since the last synced one */
     sc_status_t unbuilt;     /* a rebuild released the buckets' memory and then failed:
                                 no iteration can run (SC_SUCCESS while it has buckets) */

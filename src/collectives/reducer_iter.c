@@ -269,6 +269,17 @@ static sc_status_t sc_reducer_issue(sc_reducer_t *r)
 
     if (r->issuing)
         return SC_SUCCESS;
+    if (!r->watching) {
+        /* The iteration's first collective: where a peer's reducer ended before this
+         * iteration, it fails here (the communicator aborted) instead of waiting. */
+        sc_status_t st = sc_reducer_watch_begin(r->comm, &r->watch);
+        r->watching = 1;
+        if (st != SC_SUCCESS) {
+            r->aborted = 1;
+            sc_reducer_note_failure(r, st);
+            return st;
+        }
+    }
     r->issuing = 1;
     while (!r->aborted && r->next_start < r->nbuckets &&
            r->buckets[r->next_start].pending == 0) {
@@ -592,6 +603,7 @@ static void sc_reducer_reset(sc_reducer_t *r, int synced)
     r->nstarted = 0;
     r->next_done = 0;
     r->aborted = 0;
+    r->watching = 0;
     r->async_status = SC_SUCCESS;
     r->async_text[0] = '\0';
     pthread_mutex_unlock(&r->lock);
@@ -837,6 +849,7 @@ static sc_status_t sc_reducer_finalize_call(sc_reducer_t *r)
             r->synced++;
     }
     r->unsynced = 0;
+    sc_reducer_watch_end(r->comm, &r->watch);
     sc_reducer_stats_update(r);
     sc_reducer_reset(r, 1);
     return st;

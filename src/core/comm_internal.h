@@ -69,6 +69,9 @@ typedef struct sc_transport {
  * collective, or its send or receive, or issued one in its place after all. */
 #define SC_CTL_REFUSED 1
 #define SC_CTL_REISSUED 2
+/* Not a refusal: the sender's reducer (number seq) was destroyed between iterations
+ * (collectives/reducer_watch.h). */
+#define SC_CTL_REDUCER_GONE 3
 
 /* What a refusal notice is about: a collective, or the sender's send or receive. */
 #define SC_CTL_P2P_NONE 0
@@ -81,13 +84,15 @@ typedef struct sc_transport {
 
 typedef struct {
     int32_t status;
-    int32_t refused;            /* SC_CTL_REFUSED, SC_CTL_REISSUED, or 0 (an abort notice, a
-                                   wake-up) */
+    int32_t refused;            /* SC_CTL_REFUSED, SC_CTL_REISSUED, SC_CTL_REDUCER_GONE, or
+                                   0 (an abort notice, a wake-up) */
     int32_t p2p;                /* refusals: SC_CTL_P2P_* */
     int32_t src;                /* the sender's rank in the communicator */
     uint64_t seq;               /* abort notices: the first collective that fails;
                                    refusals: the collective, send or receive refused
-                                   (sends and receives numbered per peer) */
+                                   (sends and receives numbered per peer); a reducer
+                                   destroyed: its number on the communicator */
+    uint64_t iters;             /* a reducer destroyed: the synced iterations it ended */
     char text[SC_CTL_TEXT];
 } sc_ctl_msg_t;
 
@@ -142,6 +147,11 @@ struct sc_comm {
     struct sc_shm_seg *stage;   /* staging segment (stage.h); NULL: none */
     size_t stage_bytes;         /* the size of each of its two areas */
     int holders;                /* objects that use it (reducers): destroy refuses */
+    /* Reducers made on it (each one's number, the same on every rank) and the live
+     * ones, whose peers' reducers may end between iterations (reducer_watch.h). Under
+     * tp->lock. */
+    uint32_t reducers_made;
+    struct sc_reducer_watch *reducer_watches;
     int entered;                /* threads inside sc_comm_abort: destroy waits for them */
     pid_t owner_pid;            /* the process that created it (a fork's child may not use it) */
     struct sc_comm *next;       /* in tp->comms */

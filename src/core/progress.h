@@ -51,6 +51,12 @@ void sc_progress_notify(sc_comm_t *comm, sc_status_t status, uint64_t seq, int r
 void sc_progress_notify_p2p(sc_comm_t *comm, int peer, int refused, int p2p, uint64_t seq,
                             const char *text);
 
+/* Sends every peer the notice that this rank's reducer number `number` was destroyed
+ * between iterations, after ending `iters` synced ones (text says so: the peers' abort
+ * names it), best effort (collectives/reducer_watch.h). Caller holds tp->lock. */
+void sc_progress_notify_reducer_gone(sc_comm_t *comm, uint32_t number, uint64_t iters,
+                                     const char *text);
+
 /* Takes the control messages that arrived and releases the notices sent; nonzero when
  * one arrived. Caller holds tp->lock. */
 int sc_progress_ctl(sc_comm_t *comm);

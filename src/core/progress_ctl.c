@@ -1,11 +1,13 @@
 /* Control messages between the ranks of a communicator, beside its collectives:
  * abort notices (the communicator failed at a collective), refusal notices (a rank
  * refused its part of a collective or a send or receive before it began: what they
- * mean is progress_refusal.c's) and wake-ups (a neighbour wrote into a sleeping rank's
+ * mean is progress_refusal.c's), notices of a reducer destroyed between iterations
+ * (reducer_watch.c's) and wake-ups (a neighbour wrote into a sleeping rank's
  * mailbox). */
 #include <stdlib.h>
 #include <string.h>
 
+#include "collectives/reducer_watch.h"
 #include "collectives/schedule_exec.h"
 #include "collectives/transport_ucx.h"
 #include "core/clock.h"
@@ -92,6 +94,16 @@ void sc_progress_notify_p2p(sc_comm_t *c, int peer, int refused, int p2p, uint64
     sc_progress_send_ctl(c, peer, &msg);
 }
 
+void sc_progress_notify_reducer_gone(sc_comm_t *c, uint32_t number, uint64_t iters,
+                                     const char *text)
+{
+    sc_ctl_msg_t msg = {.status = SC_SUCCESS, .refused = SC_CTL_REDUCER_GONE, .seq = number,
+                        .iters = iters};
+
+    snprintf(msg.text, sizeof(msg.text), "%.*s", SC_CTL_TEXT - 1, text);
+    sc_progress_send_ctl(c, -1, &msg);
+}
+
 /* Releases the messages whose every send is done. */
 static void sc_progress_ctl_sent(sc_comm_t *c)
 {
@@ -132,8 +144,11 @@ static int sc_progress_ctl_one(sc_comm_t *c)
     snprintf(text, sizeof(text), "%s", c->ctl_in.text);
     if (c->ctl_in.status == SC_SUCCESS || c->ctl_in.refused) {
         /* A wake-up (a neighbour wrote into this rank's mailbox while it slept), a
-         * refusal or its withdrawal: the communicator goes on. */
-        if (c->ctl_in.refused)
+         * refusal or its withdrawal, a peer's reducer destroyed between iterations: the
+         * communicator goes on (unless this rank's reducer waits for that one). */
+        if (c->ctl_in.refused == SC_CTL_REDUCER_GONE)
+            sc_reducer_watch_notice(c, &c->ctl_in, text);
+        else if (c->ctl_in.refused)
             sc_progress_refusal_notice(c, &c->ctl_in, text);
         if (sc_progress_attach(c) != SC_SUCCESS)
             c->ctl_recv_req = NULL;

@@ -102,6 +102,19 @@ static int teardown(rt_world_t *w, rt_model_t *m, sc_reducer_t *r)
     return 0;
 }
 
+/* Marks every gradient of iteration 0 and finalizes, up to the first failure, which
+ * it returns. */
+static sc_status_t marked_iteration(rt_world_t *w, rt_model_t *m, sc_reducer_t *r)
+{
+    sc_status_t st = SC_SUCCESS;
+
+    for (int g = m->n - 1; g >= 0 && st == SC_SUCCESS; g--) {
+        rt_fill(m, m->buf[g], SEED, w->rank, 0, g);
+        st = sc_reducer_mark_ready(r, g, m->buf[g]);
+    }
+    return st == SC_SUCCESS ? sc_reducer_finalize(r) : st;
+}
+
 static int test_index_out_of_range_is_refused(int argc, char **argv)
 {
     rt_world_t w;
@@ -880,12 +893,7 @@ static int test_destroy_mid_iteration_fails_peers_at_once(int argc, char **argv)
         CHECK_OK(sc_reducer_destroy(r));
         CHECK_STATUS(sc_barrier(w.comm, NULL), SC_ERR_ABORTED);
     } else {
-        for (int g = m.n - 1; g >= 0 && st == SC_SUCCESS; g--) {
-            rt_fill(&m, m.buf[g], SEED, w.rank, 0, g);
-            st = sc_reducer_mark_ready(r, g, m.buf[g]);
-        }
-        if (st == SC_SUCCESS)
-            st = sc_reducer_finalize(r);
+        st = marked_iteration(&w, &m, r);
         CHECK(st == SC_ERR_ABORTED, "the iteration ended with %s: %s", sc_status_string(st),
               sc_last_error());
         snprintf(who, sizeof(who), "sc_reducer_destroy on rank %d:", w.size - 1);
@@ -898,6 +906,84 @@ static int test_destroy_mid_iteration_fails_peers_at_once(int argc, char **argv)
     sc_comm_destroy(w.comm);
     rt_model_free(&m);
     return 0;
+}
+
+/* The last rank destroys its reducer having marked nothing (between iterations, as it
+ * sees them) while the others run a synced iteration, then waits for a message from
+ * rank 0 without touching the reducer's collectives. argv[0] "waiting": the others mark
+ * every gradient at once and wait in finalize for its buckets when its notice arrives;
+ * "later": they begin the iteration only after it arrived (0.5 s later), and the first
+ * bucket's start fails. Either way the others fail at once with SC_ERR_ABORTED naming
+ * the iteration, that rank and its sc_reducer_destroy (they waited SC_TIMEOUT, 20 s
+ * here, and it did too, in its receive), and the last rank's receive fails with the same
+ * sentence: every rank gets the error, none waits. */
+static int test_destroy_with_nothing_marked_fails_peers_at_once(int argc, char **argv)
+{
+    const int later = argc > 0 && !strcmp(argv[0], "later");
+    sc_status_t st = SC_SUCCESS;
+    sc_reducer_t *r;
+    rt_world_t w;
+    rt_model_t m;
+    char who[256];
+    int32_t token = 0;
+    double t0;
+
+    if (setup(&w, &m, &r, 0))
+        return 1;
+    /* Every rank out of create (its last collective) before the notice can reach it. */
+    CHECK_OK(sc_barrier(w.comm, NULL));
+    t0 = rt_now();
+    snprintf(who, sizeof(who), "its reducer is in synced iteration 1, which rank %d will "
+             "never join (sc_reducer_destroy on rank %d: its reducer was destroyed between "
+             "iterations, after 0 synced ones)", w.size - 1, w.size - 1);
+    if (w.rank == w.size - 1) {
+        if (!later)
+            usleep(200000); /* the others wait in finalize */
+        CHECK_OK(sc_reducer_destroy(r));
+        CHECK_STATUS(sc_recv(&token, 1, SC_INT32, 0, w.comm, NULL, NULL), SC_ERR_ABORTED);
+        CHECK_SAYS("the communicator was aborted", who);
+    } else {
+        if (later)
+            usleep(500000);
+        st = marked_iteration(&w, &m, r);
+        CHECK(st == SC_ERR_ABORTED, "the iteration ended with %s: %s", sc_status_string(st),
+              sc_last_error());
+        CHECK_SAYS("the communicator was aborted", who);
+        sc_reducer_destroy(r);
+    }
+    CHECK(rt_now() - t0 < 10.0, "the failure took %.1f s to arrive", rt_now() - t0);
+    sc_comm_destroy(w.comm);
+    rt_model_free(&m);
+    return 0;
+}
+
+/* The last rank destroys its reducer after a synced iteration that every rank ended,
+ * first; the others run a collective of their own on the communicator, destroy theirs
+ * later, and every rank makes a second reducer there and runs an iteration: nothing
+ * fails (its notice that the reducer is gone concerns no iteration a peer is in). */
+static int test_destroy_between_iterations_fails_no_one(int argc, char **argv)
+{
+    sc_reducer_t *r;
+    rt_world_t w;
+    rt_model_t m;
+    int32_t one = 1, sum = 0;
+
+    (void)argc, (void)argv;
+    if (setup(&w, &m, &r, 0) || good_iteration(&w, &m, r, 0))
+        return 1;
+    if (w.rank == w.size - 1)
+        CHECK_OK(sc_reducer_destroy(r));
+    else
+        usleep(300000); /* the notice arrives while their reducers live */
+    CHECK_OK(sc_allreduce(&one, &sum, 1, SC_INT32, SC_SUM, w.comm, NULL, NULL));
+    CHECK(sum == w.size, "the allreduce summed %d", (int)sum);
+    if (w.rank < w.size - 1)
+        CHECK_OK(sc_reducer_destroy(r));
+    rt_model_free(&m);
+    CHECK_OK(create_hooked(&w, &m, &r, 0, NULL));
+    if (good_iteration(&w, &m, r, 1))
+        return 1;
+    return teardown(&w, &m, r);
 }
 
 /* The last rank, whose fp16 hook has a finish (the reducer's finisher thread waits for
@@ -1302,6 +1388,9 @@ int main(int argc, char **argv)
         {"destroy_after_a_transfer_left_in_flight",
          test_destroy_after_a_transfer_left_in_flight},
         {"hook_given_to_two_reducers_is_refused", test_hook_given_to_two_reducers_is_refused},
+        {"destroy_with_nothing_marked_fails_peers_at_once",
+         test_destroy_with_nothing_marked_fails_peers_at_once},
+        {"destroy_between_iterations_fails_no_one", test_destroy_between_iterations_fails_no_one},
         {"destroy_mid_iteration_fails_peers_at_once",
          test_destroy_mid_iteration_fails_peers_at_once},
         {"destroy_mid_iteration_with_a_finishing_hook_fails_peers_at_once",
