@@ -269,7 +269,6 @@ static sc_status_t sc_reducer_create_call(sc_comm_t *comm, const sc_grad_desc_t 
     }
     r->comm = comm;
     sc_comm_hold(comm); /* until the reducer is freed: its buckets may be comm's memory */
-    sc_reducer_watch_add(comm, &r->watch);
     r->ops_left = sc_ucx_ops_left(comm->tp);
     r->rank = sc_comm_rank(comm);
     r->size = sc_comm_size(comm);
@@ -289,6 +288,9 @@ static sc_status_t sc_reducer_create_call(sc_comm_t *comm, const sc_grad_desc_t 
         sc_reducer_free(r);
         return st;
     }
+    /* Numbered only once made, which every rank agreed on: a create that failed on some
+     * ranks before the agreement (no communicator there) numbers nothing anywhere. */
+    sc_reducer_watch_add(comm, &r->watch);
     r->stats.buckets = r->nbuckets;
     r->stats.bucket_cap_bytes = r->cap;
     sc_log(SC_LOG_DEBUG, "reducer: %d gradients in %d buckets (cap %zu bytes, first %zu)",

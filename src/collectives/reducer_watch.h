@@ -24,8 +24,9 @@ typedef struct sc_reducer_watch {
     char gone_text[SC_CTL_TEXT];   /* which said this */
 } sc_reducer_watch_t;
 
-/* Numbers w (comm's next reducer) and adds it to comm's watches. Every rank makes its
- * reducers on comm in one order (sc_reducer_create is collective), so the numbers agree. */
+/* Numbers w (comm's next reducer) and adds it to comm's watches, once the reducer is
+ * made. Every rank makes its reducers on comm in one order (sc_reducer_create is
+ * collective, and succeeds on every rank or on none), so the numbers agree. */
 void sc_reducer_watch_add(sc_comm_t *comm, sc_reducer_watch_t *w);
 
 /* Removes w from comm's watches (nothing when it was not added). */
