@@ -7,7 +7,9 @@
  * it returns when the operation has completed. Buffers must stay valid and
  * untouched until the request completes. In-place: sendbuf == recvbuf (for
  * reduce_scatter and allgather, as in NCCL, the rank's own slice of the larger
- * buffer). Buffers start at a multiple of their element size, as C requires of a
+ * buffer, so sendbuf == recvbuf there is in place on rank 0 only); buffers that
+ * overlap in any other way are SC_ERR_INVALID_ARG, the sentence saying where the
+ * rank's in-place buffer would start. Buffers start at a multiple of their element size, as C requires of a
  * pointer to the type (a float32 buffer at an odd address is SC_ERR_INVALID_ARG); the
  * 1-byte types have no such rule. A call rejected when issued (bad argument, failed
  * communicator) writes nothing. An operation that fails while running (mismatch, dead

@@ -1,6 +1,7 @@
 /* Public collective calls: argument checks, algorithm choice, and hand-off of the
  * schedule to the progress engine. */
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -47,11 +48,14 @@ void sc_call_bytes(const sc_call_t *call, int rank, int size, size_t *send_bytes
 /* The send and the receive buffer overlap only in the call's in-place form (the same
  * buffer; for reduce_scatter and allgather the rank's own block of the larger one):
  * any other overlap would have the operation read what it already wrote. Buffers the
- * call does not use on this rank (sc_call_bytes: 0 bytes) overlap nothing. */
+ * call does not use on this rank (sc_call_bytes: 0 bytes) overlap nothing. The sentence
+ * says where this rank's in-place buffer starts where it is a block: sendbuf ==
+ * recvbuf, in place elsewhere, is refused there on every rank but 0. */
 static sc_status_t sc_call_check_overlap(const sc_call_t *call, sc_comm_t *comm)
 {
     uintptr_t s = (uintptr_t)call->sbuf, r = (uintptr_t)call->rbuf, in_place = r;
     size_t sb, rb;
+    char how[96] = "in place, sendbuf == recvbuf";
 
     sc_call_bytes(call, comm->rank, comm->size, &sb, &rb);
     if (call->kind == SC_COLL_REDUCE_SCATTER)
@@ -60,9 +64,15 @@ static sc_status_t sc_call_check_overlap(const sc_call_t *call, sc_comm_t *comm)
         in_place = r + (size_t)comm->rank * sb; /* sendbuf is recvbuf's block */
     if (sb == 0 || rb == 0 || s == in_place || s >= r + rb || r >= s + sb)
         return SC_SUCCESS;
+    if (call->kind == SC_COLL_REDUCE_SCATTER)
+        snprintf(how, sizeof(how), "in place, recvbuf is sendbuf's block %d, at %p",
+                 comm->rank, (void *)(s + (size_t)comm->rank * rb));
+    else if (call->kind == SC_COLL_ALLGATHER)
+        snprintf(how, sizeof(how), "in place, sendbuf is recvbuf's block %d, at %p",
+                 comm->rank, (void *)in_place);
     return sc_error(SC_ERR_INVALID_ARG, "%s: sendbuf (%p, %zu bytes) and recvbuf (%p, %zu "
-                    "bytes) overlap other than in place", sc_call_name(call), call->sbuf, sb,
-                    (void *)call->rbuf, rb);
+                    "bytes) overlap other than in place (%s)", sc_call_name(call), call->sbuf,
+                    sb, (void *)call->rbuf, rb, how);
 }
 
 /* Elements each buffer holds, per the call's semantics, checked against overflow. */

@@ -194,6 +194,29 @@ static int test_overlapping_buffers_are_invalid_arg(void)
     return 0;
 }
 
+/* reduce_scatter's and allgather's in-place form is not sendbuf == recvbuf but the
+ * rank's own block of the larger buffer (NCCL's convention), so a refused overlap says
+ * where this rank's in-place buffer would start. Here the smaller buffer starts one
+ * element into the larger one: in place on no rank, so every rank refuses it. */
+static int test_in_place_overlap_names_the_rank_s_block(void)
+{
+    size_t block = 4 * sizeof(float);
+    call_t rs = call_valid(K_REDUCE_SCATTER, g_world), ag = call_valid(K_ALLGATHER, g_world);
+    char word[96];
+
+    rs.send = g_out;
+    rs.recv = g_out + sizeof(float);
+    snprintf(word, sizeof(word), "in place, recvbuf is sendbuf's block %d, at %p", g_rank,
+             (void *)(g_out + (size_t)g_rank * block));
+    RUN(expect_rejected(&rs, SC_ERR_INVALID_ARG, word));
+    ag.send = g_out + sizeof(float);
+    ag.recv = g_out;
+    snprintf(word, sizeof(word), "in place, sendbuf is recvbuf's block %d, at %p", g_rank,
+             (void *)(g_out + (size_t)g_rank * block));
+    RUN(expect_rejected(&ag, SC_ERR_INVALID_ARG, word));
+    return 0;
+}
+
 /* A buffer that does not start at a multiple of its element size (a float32 at an odd
  * address, a float64 at a multiple of 4, a float16 at an odd one) is refused, naming
  * it; one-byte elements have no such rule. */
@@ -1072,6 +1095,7 @@ static const test_t tests[] = {
     T(null_sendbuf_with_count_is_invalid_arg),
     T(null_recvbuf_with_count_is_invalid_arg),
     T(overlapping_buffers_are_invalid_arg),
+    T(in_place_overlap_names_the_rank_s_block),
     T(misaligned_buffers_are_invalid_arg),
     T(zero_count_with_null_buffers_succeeds),
     T(count_overflow_is_invalid_arg),
