@@ -153,7 +153,11 @@ SC_API sc_status_t sc_barrier(sc_comm_t *comm, sc_request_t **req);
  * agree on both sides. A mismatch is SC_ERR_MISMATCH on the receiver, naming both
  * sides; the send may already have completed with SC_SUCCESS (its data was handed
  * over, as with MPI's eager sends), and the sender's later calls fail with the same
- * sentence, since the mismatch breaks the communicator on every rank. */
+ * sentence, since the mismatch breaks the communicator on every rank. A rank may send
+ * to itself (peer == its rank), as MPI's: a blocking receive from itself needs its send
+ * issued before it (else SC_ERR_INVALID_ARG: it could never return), and a blocking
+ * send to itself may wait for its receive, like a send to any peer (past UCX's eager
+ * size), so post that receive first, with a request. */
 SC_API sc_status_t sc_send(const void *buf, size_t count, sc_dtype_t dtype, int peer,
                            sc_comm_t *comm, sc_stream_t stream, sc_request_t **req);
 SC_API sc_status_t sc_recv(void *buf, size_t count, sc_dtype_t dtype, int peer,

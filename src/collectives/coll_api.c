@@ -531,6 +531,23 @@ static sc_status_t sc_call_issue_host(const sc_call_t *call, sc_comm_t *comm, in
     return sc_wait(r);
 }
 
+/* A blocking receive from the rank itself returns once a send to itself matched it,
+ * which the thread waiting in it (the only one issuing on comm) can no longer issue:
+ * without such a send issued before (its number below the next send's), it would
+ * wait for SC_TIMEOUT. Read on the issuing thread, which alone numbers the calls. */
+static sc_status_t sc_call_check_self_receive(const sc_call_t *call, sc_comm_t *comm)
+{
+    int self = comm->rank;
+
+    if (call->kind != SC_COLL_RECV || call->root != self ||
+        comm->send_seq[self] > comm->recv_seq[self])
+        return SC_SUCCESS;
+    return sc_error(SC_ERR_INVALID_ARG, "sc_recv: a blocking receive from this rank itself "
+                    "(rank %d) would never return: there is no send to itself for it to "
+                    "match; issue the send first, or this receive with a request (req not "
+                    "NULL) before it", self);
+}
+
 static sc_status_t sc_call_issue(const sc_call_t *call, sc_comm_t *comm, sc_stream_t stream,
                                  sc_request_t **req)
 {
@@ -542,6 +559,10 @@ static sc_status_t sc_call_issue(const sc_call_t *call, sc_comm_t *comm, sc_stre
         return sc_device_issue(comm, call, device, stream, req);
     if (st != SC_SUCCESS)
         return st;
+    if (!req && sc_call_check_self_receive(call, comm) != SC_SUCCESS) {
+        sc_progress_refused(comm, call->kind, call->root);
+        return SC_ERR_INVALID_ARG;
+    }
     return sc_call_issue_host(call, comm, NULL, NULL, 0, req);
 }
 

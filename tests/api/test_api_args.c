@@ -425,6 +425,38 @@ static int test_peer_out_of_range_is_invalid_arg(void)
 
 /* Host buffers take no stream: without a GPU the stream cannot be served at all,
  * with one it is a mistake in the call. */
+/* A blocking receive from the rank itself returns only once a send to itself matched
+ * it, which the thread waiting in it can no longer issue: with no such send issued
+ * before, it is refused at once, writing nothing (it waited SC_TIMEOUT, then said the
+ * rank itself never issued its matching call). Issued after its send, or with a request
+ * before a blocking send, it receives the message. */
+static int test_blocking_receive_from_itself_with_no_send_is_invalid_arg(void)
+{
+    const float msg[4] = {1, 2, 3, 4};
+    float got[4] = {0};
+    sc_request_t *req = NULL;
+
+    memset(g_out, OUT_FILL, sizeof(g_out));
+    CHECK_REFUSED(sc_recv(g_out, 4, SC_FLOAT32, g_rank, g_world, NULL, NULL),
+                  SC_ERR_INVALID_ARG, "sc_recv: a blocking receive from this rank itself");
+    for (size_t i = 0; i < sizeof(g_out); i++)
+        CHECK(g_out[i] == OUT_FILL, "the refused receive wrote byte %zu", i);
+    CHECK_REFUSED(sc_recv(NULL, 0, SC_FLOAT32, g_rank, g_world, NULL, NULL),
+                  SC_ERR_INVALID_ARG, "no send to itself");
+    CHECK_OK(sc_send(msg, 4, SC_FLOAT32, g_rank, g_world, NULL, NULL));
+    CHECK_OK(sc_recv(got, 4, SC_FLOAT32, g_rank, g_world, NULL, NULL));
+    CHECK(memcmp(got, msg, sizeof(msg)) == 0, "received %g %g %g %g", got[0], got[1], got[2],
+          got[3]);
+    memset(got, 0, sizeof(got));
+    CHECK_OK(sc_recv(got, 4, SC_FLOAT32, g_rank, g_world, NULL, &req));
+    CHECK_OK(sc_send(msg, 4, SC_FLOAT32, g_rank, g_world, NULL, NULL));
+    CHECK_OK(sc_wait(req));
+    sc_request_free(req);
+    CHECK(memcmp(got, msg, sizeof(msg)) == 0, "received %g %g %g %g", got[0], got[1], got[2],
+          got[3]);
+    return 0;
+}
+
 static int test_stream_with_host_buffers_is_refused(void)
 {
     sc_status_t expected = sc_device_count() == 0 ? SC_ERR_UNSUPPORTED : SC_ERR_INVALID_ARG;
@@ -1104,6 +1136,7 @@ static const test_t tests[] = {
     T(avg_on_integer_dtypes_is_invalid_arg_naming_avg),
     T(root_out_of_range_is_invalid_arg),
     T(peer_out_of_range_is_invalid_arg),
+    T(blocking_receive_from_itself_with_no_send_is_invalid_arg),
     T(stream_with_host_buffers_is_refused),
     T(null_comm_is_invalid_comm),
     T(destroyed_comm_is_invalid_comm),
