@@ -39,7 +39,8 @@ typedef enum {
  * range is Inf (past 65504 in float16; NaN in float8 E4M3, which has no Inf) even
  * where later terms would bring it back, and the rounding depends on the algorithm's
  * order; the result is still bitwise the same on every rank. A NaN result (on 2 or more ranks) is the type's canonical quiet NaN;
- * min and max order -0 below +0. SC_AVG: float32 and float64 divide the sum by the
+ * min and max return it where any rank's element is NaN (unlike C's fmin and fmax,
+ * which return the other operand) and order -0 below +0. SC_AVG: float32 and float64 divide the sum by the
  * size, rounded once (values whose sum overflows average to Inf); float16, bfloat16 and
  * float8 multiply every input by 1 / size first (in float32, rounded to the type, as
  * NCCL's avg premultiplies), then sum, so that values whose sum passes the type's range
