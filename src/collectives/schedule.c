@@ -817,6 +817,7 @@ static void sc_op_stopped_peers(const sc_coll_op_t *op, char *buf, size_t len)
 static sc_status_t sc_op_timeout(sc_coll_op_t *op)
 {
     char mine[400], stopped[300];
+    int p2p = op->hdr.kind == SC_COLL_SEND || op->hdr.kind == SC_COLL_RECV;
     int end = op->nacts < op->first_pending + SC_OP_WINDOW ? op->nacts
                                                            : op->first_pending + SC_OP_WINDOW;
 
@@ -832,20 +833,32 @@ static sc_status_t sc_op_timeout(sc_coll_op_t *op)
                         call, sc_op_patience(op));
     }
     sc_op_stopped_peers(op, stopped, sizeof(stopped));
+    /* A send or receive with the rank itself waits for a call of its own thread, which
+     * the sentence says rather than suspecting a peer or the network. */
     for (int i = 0; i < op->nhdr; i++)
         if (!(op->hdr_ok & (1 << i)))
             return sc_error(SC_ERR_TIMEOUT,
-                            "%s timed out after %.1f s: nothing came from %s: it never "
-                            "issued its matching call, or it or the network to it failed%s",
-                            mine, sc_op_patience(op), sc_op_rank(op, op->hdr_peer[i]).s,
+                            "%s timed out after %.1f s: nothing came from %s%s%s", mine,
+                            sc_op_patience(op), sc_op_rank(op, op->hdr_peer[i]).s,
+                            p2p && op->hdr_peer[i] == op->comm->rank
+                                ? ", this rank itself: it issued no matching send to itself"
+                                : ": it never issued its matching call, or it or the network "
+                                  "to it failed",
                             stopped);
     for (int i = op->first_pending; i < end; i++) {
         const sc_action_t *a = &op->acts[i];
+        const char *self = !p2p || a->peer != op->comm->rank ? ""
+                           : a->kind == SC_ACT_SEND
+                               ? ": that is this rank itself, whose receive of it was not "
+                                 "posted before it (a send to itself past UCX's eager size "
+                                 "waits for it: post the receive first, with a request)"
+                               : ": that is this rank itself";
         if (a->state == SC_ACT_STARTED)
             return sc_error(SC_ERR_TIMEOUT,
-                            "%s timed out after %.1f s waiting for %s (%s of %zu bytes)%s",
+                            "%s timed out after %.1f s waiting for %s (%s of %zu bytes)%s%s",
                             mine, sc_op_patience(op), sc_op_rank(op, a->peer).s,
-                            a->kind == SC_ACT_SEND ? "send" : "receive", a->len, stopped);
+                            a->kind == SC_ACT_SEND ? "send" : "receive", a->len, self,
+                            stopped);
     }
     return sc_error(SC_ERR_TIMEOUT, "%s timed out after %.1f s%s", mine, sc_op_patience(op),
                     stopped);

@@ -1429,6 +1429,54 @@ static float long_input(int r, size_t i)
     return (float)((r + 1) * 3 + (int)(i % 13));
 }
 
+/* A call with the rank itself that waits for its pair times out after SC_TIMEOUT
+ * saying that the pair is this rank's own: a blocking send to itself past UCX's eager
+ * size (its data waits for a receive the blocked thread cannot post), a receive from
+ * itself posted with a request and never matched. The sentences named rank 0 alone,
+ * "waiting for rank 0 (send of N bytes)" and "nothing came from rank 0: it never
+ * issued its matching call, or it or the network to it failed", rank 0 being itself. */
+static int check_times_out_with_itself(int send, const char *says)
+{
+    static float buf[1 << 16];
+    double timeout = fault_timeout(), t0;
+    sc_request_t *req = NULL;
+    fault_error_t err;
+    sc_comm_t *comm;
+
+    if (start_world(&comm, 1) != TEST_PASS)
+        return TEST_FAIL;
+    t0 = fault_now();
+    if (send) {
+        fault_error_take(&err, sc_send(buf, 1 << 16, SC_FLOAT32, 0, comm, NULL, NULL), t0);
+    } else {
+        CHECK_OK(sc_recv(buf, 1 << 16, SC_FLOAT32, 0, comm, NULL, &req));
+        fault_error_take(&err, sc_wait(req), t0);
+        sc_request_free(req);
+    }
+    CHECK(err.status == SC_ERR_TIMEOUT, "the %s returned %s: %s", send ? "send" : "receive",
+          sc_status_string(err.status), err.text);
+    CHECK(err.elapsed >= timeout - 0.5 && err.elapsed < timeout + 5.0,
+          "failed after %.2f s, SC_TIMEOUT is %.1f s", err.elapsed, timeout);
+    CHECK(strstr(err.text, says), "the sentence '%s' lacks '%s'", err.text, says);
+    return fault_check_destroy(comm, 3.0);
+}
+
+static int test_send_to_itself_times_out_naming_its_own_receive(int argc, char **argv)
+{
+    (void)argc;
+    (void)argv;
+    return check_times_out_with_itself(1, "that is this rank itself, whose receive of it "
+                                          "was not posted before it");
+}
+
+static int test_receive_from_itself_times_out_naming_its_own_send(int argc, char **argv)
+{
+    (void)argc;
+    (void)argv;
+    return check_times_out_with_itself(0, "nothing came from rank 0, this rank itself: it "
+                                          "issued no matching send to itself");
+}
+
 /* 2 ranks, 64-byte chunks and the ring, so that a large allreduce is a long stream of
  * small messages. The count grows (the same on both ranks: the slower rank's time
  * decides) until one allreduce takes longer than 1.5 x SC_TIMEOUT. It keeps moving the
@@ -1567,6 +1615,10 @@ int main(int argc, char **argv)
          test_peer_exiting_right_after_a_barrier_does_not_fail_it},
         {"pending_op_times_out_naming_the_silent_rank",
          test_pending_op_times_out_naming_the_silent_rank},
+        {"send_to_itself_times_out_naming_its_own_receive",
+         test_send_to_itself_times_out_naming_its_own_receive},
+        {"receive_from_itself_times_out_naming_its_own_send",
+         test_receive_from_itself_times_out_naming_its_own_send},
         {"long_op_that_keeps_moving_outlives_the_timeout",
          test_long_op_that_keeps_moving_outlives_the_timeout},
         {"stopped_rank_is_named_in_the_timeout", test_stopped_rank_is_named_in_the_timeout},
