@@ -12,9 +12,18 @@
  * rank's in-place buffer would start. Buffers start at a multiple of their element size, as C requires of a
  * pointer to the type (a float32 buffer at an odd address is SC_ERR_INVALID_ARG); the
  * 1-byte types have no such rule. A call rejected when issued (bad argument, failed
- * communicator) writes nothing. An operation that fails while running (mismatch, dead
- * peer, timeout, abort) may have written part of recvbuf, as in NCCL and MPI: data
- * arrives in place as it is received; it never reports SC_SUCCESS with wrong data.
+ * communicator) writes nothing. Refused when issued: a NULL or destroyed communicator
+ * (SC_ERR_INVALID_COMM); a NULL buffer with count > 0 (count 0 takes any buffer, NULL
+ * too, and is still a call that every rank must make), an unknown dtype or op, SC_AVG
+ * on an integer dtype, a root or peer outside the communicator, a misaligned or
+ * overlapping buffer, a count whose bytes (times the size for the larger buffer of
+ * reduce_scatter, allgather and alltoall) pass INT64_MAX (SC_ERR_INVALID_ARG); a failed
+ * communicator (its failure's status and sentence). Ranks whose n-th collectives on a
+ * communicator disagree in kind, count, dtype, op or root get SC_ERR_MISMATCH on every
+ * rank, naming both calls (where NCCL and MPI leave it undefined). An operation that
+ * fails while running (mismatch, dead peer, timeout, abort) may have written part of
+ * recvbuf, as in NCCL and MPI: data arrives in place as it is received; it never
+ * reports SC_SUCCESS with wrong data.
  * A large transfer that was under way when the operation failed cannot always be
  * stopped at once (UCX cannot cancel a rendezvous it has started: on one node a peer's
  * cross-memory copy it queued still runs, and over TCP what the peer already sent still
@@ -85,7 +94,9 @@ typedef struct sc_request sc_request_t;
  * not all share one node or where UCX_TLS leaves UCX no shared-memory transport (tcp
  * alone, for example), treat it as plain memory (sc_mem_is_shared tells which). Ranks that pass registered memory while a
  * peer passes plain memory (or another offset) to the same call get SC_ERR_MISMATCH on
- * every rank. Collective: every rank calls it in the same order with the same bytes;
+ * every rank: so does an allreduce or allgather in place on some ranks and out of place
+ * on others there (the buffer read in place differs), which plain memory serves.
+ * Collective: every rank calls it in the same order with the same bytes;
  * a rank's failure, or sizes that differ, is an error on every rank and allocates
  * nothing. bytes 0 is SC_ERR_INVALID_ARG; more bytes than the machine's physical memory
  * is SC_ERR_NO_MEMORY, refused before anything is mapped. *ptr (64-byte aligned) is written on success only and stays valid until
