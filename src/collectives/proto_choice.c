@@ -5,7 +5,7 @@
  * state changes while a job runs: so each rank keeps a smoothed cost per protocol and
  * size class, takes the cheaper one, and tries the other now and then. The receiver
  * takes either protocol, but one end eager and the other not is slower than both, so
- * the ranks combine their preferences through their headers (schedule.c). Caller
+ * the ranks combine their preferences through their headers (schedule_exec.c). Caller
  * holds the transport's lock. */
 #include "collectives/proto_choice.h"
 #include "core/log.h"

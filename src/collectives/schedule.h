@@ -42,6 +42,7 @@ typedef struct {
 } sc_action_t;
 
 /* What every rank checks against its ring neighbours before trusting an operation. */
+#define SC_OP_HDR_MAGIC 0x5343484fu /* "SCHO" */
 typedef struct {
     uint32_t magic;
     uint16_t kind;        /* sc_coll_kind_t */

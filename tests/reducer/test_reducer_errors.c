@@ -1036,7 +1036,7 @@ static int test_destroy_mid_iteration_with_a_finishing_hook_fails_peers_at_once(
     return 0;
 }
 
-/* A transfer of a failed collective left in flight (schedule.c's sc_op_abandon, which
+/* A transfer of a failed collective left in flight (schedule_exec.c's sc_op_abandon, which
  * counts it in the transport's ops_left before the op's request completes) may still
  * write a reducer's plain buckets: sc_reducer_destroy then hands them to the transport,
  * which frees them after its worker; registered buckets are given back at once
