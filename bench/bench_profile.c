@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "bench_profile.h"
 
@@ -56,17 +57,73 @@ static int sc_bench_profile_line(char *line, sc_bench_tensor_t *t, char *err,
     return 0;
 }
 
-sc_status_t sc_bench_profile_load(const char *path, sc_bench_profile_t *profile,
+/* Where a profile named without a directory is looked for after the working directory:
+ * the installed ones (SC_BENCH_PROFILES_INSTALLED, relative to the directory of
+ * sc-bench's executable unless absolute) and the source tree's (for the build tree). */
+static int sc_bench_profile_dirs(char dirs[2][4096])
+{
+    char exe[4096];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+    int ndirs = 0;
+    const char *installed = SC_BENCH_PROFILES_INSTALLED;
+
+    if (installed[0] == '/') {
+        snprintf(dirs[ndirs++], 4096, "%s", installed);
+    } else if (n > 0) {
+        char *slash;
+        exe[n] = '\0';
+        slash = strrchr(exe, '/');
+        if (slash) {
+            *slash = '\0';
+            snprintf(dirs[ndirs++], 4096, "%.2000s/%.2000s", exe, installed);
+        }
+    }
+    snprintf(dirs[ndirs++], 4096, "%s", SC_BENCH_PROFILES_SOURCE);
+    return ndirs;
+}
+
+/* The file of profile `name`: name itself where it is a path (it has a '/') or a file in
+ * the working directory, else name or name.txt in the profile directories. 0 with the path in found, or 1 with
+ * a sentence in err. */
+static int sc_bench_profile_find(const char *name, char *found, size_t len, char *err,
+                                 size_t errlen)
+{
+    char dirs[2][4096];
+    int ndirs;
+
+    if (strchr(name, '/') || access(name, F_OK) == 0) {
+        snprintf(found, len, "%s", name);
+        return 0;
+    }
+    ndirs = sc_bench_profile_dirs(dirs);
+    for (int d = 0; d < ndirs; d++) {
+        for (int ext = 0; ext < 2; ext++) {
+            snprintf(found, len, "%.4000s/%.1000s%s", dirs[d], name, ext ? ".txt" : "");
+            if (access(found, F_OK) == 0)
+                return 0;
+        }
+    }
+    snprintf(err, errlen, "cannot read the profile %s: no such file here, and no %s or "
+             "%s.txt in %s%s%s (the profiles given: resnet50, bert_base, gpt2_124m, "
+             "gpt_1p3b)", name, name, name, dirs[0], ndirs > 1 ? " or " : "",
+             ndirs > 1 ? dirs[1] : "");
+    return 1;
+}
+
+sc_status_t sc_bench_profile_load(const char *name, sc_bench_profile_t *profile,
                                   char *err, size_t errlen)
 {
     sc_bench_profile_t p = {NULL, 0, 0, 0};
     sc_status_t status = SC_ERR_INVALID_ARG;
     char *line = NULL, why[256];
+    char path[8192];
     size_t cap = 0;
     int lineno = 0, alloc = 0;
     ssize_t len;
     FILE *f;
 
+    if (sc_bench_profile_find(name, path, sizeof(path), err, errlen))
+        return SC_ERR_SYSTEM;
     f = fopen(path, "r");
     if (!f) {
         snprintf(err, errlen, "cannot read the profile %s: %s", path, strerror(errno));

@@ -20,10 +20,13 @@ typedef struct {
     size_t bytes; /* bytes of all tensors */
 } sc_bench_profile_t;
 
-/* Reads the profile at path. On error writes a sentence naming the file (and the line,
- * for bad content) into err and returns SC_ERR_SYSTEM (cannot read it) or
+/* Reads the profile `name`: a file (a path, or one in the working directory), else a
+ * profile by name (resnet50 or resnet50.txt) from the installed profiles
+ * (PREFIX/share/shardcomm/profiles) or the source tree's bench/profiles. On error writes
+ * a sentence naming the file (and the line, for bad content; where it looked, for a
+ * name found nowhere) into err and returns SC_ERR_SYSTEM (cannot read it) or
  * SC_ERR_INVALID_ARG (bad content, no tensor); *profile is written only on success. */
-sc_status_t sc_bench_profile_load(const char *path, sc_bench_profile_t *profile,
+sc_status_t sc_bench_profile_load(const char *name, sc_bench_profile_t *profile,
                                   char *err, size_t errlen);
 
 /* Frees what sc_bench_profile_load allocated. */

@@ -8,9 +8,11 @@
 #include "bench_reducer_options.h"
 
 static const char sc_br_usage_text[] =
-    "usage: sc-bench reducer --profile FILE [options]   (run under scrun -n N)\n"
-    "  --profile FILE           gradients to replay, one line 'name count dtype' each\n"
-    "                           in registration order (bench/profiles/)\n"
+    "usage: sc-bench reducer --profile FILE|NAME [options]   (run under scrun -n N)\n"
+    "  --profile FILE|NAME      gradients to replay, one line 'name count dtype' each\n"
+    "                           in registration order; a NAME (resnet50, bert_base,\n"
+    "                           gpt2_124m, gpt_1p3b) is looked up in the installed\n"
+    "                           PREFIX/share/shardcomm/profiles, then bench/profiles/\n"
     "  --bucket-mb X            bucket cap in MiB (default: the reducer's, SC_BUCKET_CAP_MB\n"
     "                           or 25)\n"
     "  --sweep X,Y,...          one row per bucket cap in MiB (32 caps at most)\n"
@@ -206,8 +208,9 @@ int sc_br_options_parse(int argc, char **argv, sc_br_options_t *opts)
         return 1;
     }
     if (!o.profile) {
-        fprintf(stderr, "sc-bench reducer: --profile FILE is required (bench/profiles/ "
-                        "holds ResNet-50, BERT-base, GPT-2 124M and a 1.3B GPT)\n");
+        fprintf(stderr, "sc-bench reducer: --profile FILE|NAME is required (resnet50, "
+                        "bert_base, gpt2_124m, gpt_1p3b: ResNet-50, BERT-base, GPT-2 124M "
+                        "and a 1.3B GPT)\n");
         return 1;
     }
     if (density && !o.topk) {

@@ -9,6 +9,9 @@ install(TARGETS shardcomm shardcomm_static EXPORT shardcommTargets
 install(TARGETS scrun sc-info RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 if(SC_BUILD_BENCH)
   install(TARGETS sc-bench RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+  # The gradient profiles sc-bench reducer --profile NAME finds there.
+  install(DIRECTORY bench/profiles/ DESTINATION ${CMAKE_INSTALL_DATADIR}/shardcomm/profiles
+          FILES_MATCHING PATTERN "*.txt")
 endif()
 install(DIRECTORY include/shardcomm DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 install(EXPORT shardcommTargets NAMESPACE shardcomm::
