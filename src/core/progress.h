@@ -82,10 +82,6 @@ void sc_progress_fail_comm(sc_comm_t *comm, sc_status_t status, const char *text
  * holds tp->lock. */
 void sc_progress_fail_comm_gone(sc_comm_t *comm, const char *text, uint64_t seq);
 
-/* Cancels the abort-notice receive and waits for notices in flight. Caller holds
- * tp->lock. */
-void sc_progress_detach(sc_comm_t *comm);
-
 /* Waits until no thread is inside sc_wait or sc_test on tp: the transport's teardown,
  * once every request on it is done. */
 void sc_progress_wait_out(sc_transport_t *tp);
