@@ -1,5 +1,6 @@
 /* sc-bench's correctness check: inputs derived from (seed, rank, index), and each
  * rank's outputs compared with values it computes on its own, as nccl-tests does. */
+#include <limits.h>
 #include <math.h>
 #include <string.h>
 
@@ -32,6 +33,20 @@ static sc_bench_pattern_t sc_bench_pattern_make(const sc_bench_call_t *call,
     return p;
 }
 
+/* How many ranks' inputs a sum may add while every partial sum stays an integer the
+ * dtype holds exactly (|input| at most 1 for float8, 2 for the others): e5m2 holds the
+ * integers up to 8, e4m3 up to 16, bfloat16 up to 256, float16 up to 2048. */
+static int sc_bench_exact_terms(sc_dtype_t dtype)
+{
+    switch (dtype) {
+    case SC_FLOAT8_E5M2: return 8;
+    case SC_FLOAT8_E4M3: return 16;
+    case SC_BFLOAT16: return 128;
+    case SC_FLOAT16: return 1024;
+    default: return INT_MAX;
+    }
+}
+
 /* Input element `index` of `rank`, as an integer every dtype holds exactly. */
 static int64_t sc_bench_value(const sc_bench_pattern_t *p, int rank, size_t index)
 {
@@ -49,11 +64,19 @@ static int64_t sc_bench_value(const sc_bench_pattern_t *p, int rank, size_t inde
             v *= 2;
         return v;
     case SC_SUM:
-    case SC_AVG:
-        /* float8: sums of up to 8 ranks stay exact in e5m2's 3 significant bits. */
+    case SC_AVG: {
+        /* More ranks than the dtype's exact terms: the ranks fall into groups of at most
+         * that many (rank modulo the number of groups) and only index's group's inputs
+         * are nonzero, so that any order of the sum gives the exact one. */
+        int terms = sc_bench_exact_terms(p->dtype);
+        size_t groups = p->nranks > terms ? (size_t)(p->nranks - 1) / (size_t)terms + 1 : 1;
+
+        if ((size_t)rank % groups != index % groups)
+            return 0;
         if (fp8)
             return (int64_t)(h % 3) - 1;
         return is_unsigned ? (int64_t)(h % 5) : (int64_t)(h % 5) - 2;
+    }
     default:
         if (fp8)
             return (int64_t)(h % 17) - 8;
