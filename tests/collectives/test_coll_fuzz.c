@@ -7,6 +7,7 @@
  * intact, and nothing is written into a buffer once its call completed. Run through
  * scrun; see usage(). */
 #include <getopt.h>
+#include <limits.h>
 #include <sched.h>
 
 #include "coll_check.h"
@@ -301,19 +302,59 @@ static int fz_fp8_int_width(sc_dtype_t d, int p)
     return w > 0 ? w : 1;
 }
 
+/* The ranks whose inputs of a sum (prod) of dtype d any order combines exactly: sums of
+ * integers up to 16 in e4m3 and 8 in e5m2 (|input| 1 past 8 or 16 ranks), of quarters
+ * up to 512 in float16 and 64 in bfloat16 (|input| at most 4); products of powers of two
+ * up to 2^8 in e4m3 (its largest is 448), 2^15 in e5m2 and float16, 2^127 in bfloat16,
+ * and down to their smallest subnormals. INT_MAX where no world size reaches it. */
+static int fz_exact_terms(sc_dtype_t d, sc_op_t op)
+{
+    int prod = op == SC_PROD;
+
+    switch (d) {
+    case SC_FLOAT8_E4M3: return prod ? 8 : 16;
+    case SC_FLOAT8_E5M2: return prod ? 15 : 8;
+    case SC_FLOAT16: return prod ? 15 : 128;
+    case SC_BFLOAT16: return prod ? 127 : 16;
+    default: return INT_MAX;
+    }
+}
+
+/* Whether rank's input of a sum (prod) at idx may be other than 0 (+-1). Up to
+ * fz_exact_terms ranks every rank's may; past them the ranks fall into groups of at
+ * most that many (rank modulo the number of groups) and only idx's group's inputs are
+ * not neutral. The float16 and bfloat16 avg keeps every input (its reference,
+ * cc_avg_ok, reads coll_check.h's inputs and allows for rounding). */
+static int fz_active(sc_dtype_t d, sc_op_t op, int p, int rank, size_t idx)
+{
+    int most = fz_exact_terms(d, op);
+    size_t groups = p > most ? (size_t)(p - 1) / (size_t)most + 1 : 1;
+
+    if (op != SC_SUM && op != SC_PROD && !(op == SC_AVG && fz_is_fp8(d)))
+        return 1;
+    return (size_t)rank % groups == idx % groups;
+}
+
+/* A product's factor: +-1, 2 or 0.5 where the rank is active, else its sign. */
+static double fz_prod_factor(sc_dtype_t d, int p, int rank, size_t idx, uint64_t h)
+{
+    static const double prod[] = {1, 2, -1, 0.5, -2, 1, 1, -1};
+
+    return fz_active(d, SC_PROD, p, rank, idx) ? prod[h % 8] : copysign(1.0, prod[h % 8]);
+}
+
 /* float8 inputs that reduce exactly in any order: sum/avg small integers, prod powers
  * of two (|exponent| <= 1 per rank), min/max any finite code (the result is one of
  * them). */
 static uint64_t fz_fp8_input(const fz_case_t *k, int p, int rank, size_t idx)
 {
-    static const double prod[] = {1, 2, -1, 0.5, -2, 1, 1, -1};
     uint64_t h = cc_hash(k->seed, rank, idx);
-    int w = fz_fp8_int_width(k->dtype, p);
+    int w = fz_active(k->dtype, k->op, p, rank, idx) ? fz_fp8_int_width(k->dtype, p) : 0;
 
     switch (k->op) {
     case SC_SUM:
     case SC_AVG: return fz_fp8_round(k->dtype, (double)((int)(h % (uint64_t)(2 * w + 1)) - w));
-    case SC_PROD: return fz_fp8_round(k->dtype, prod[h % 8]);
+    case SC_PROD: return fz_fp8_round(k->dtype, fz_prod_factor(k->dtype, p, rank, idx, h));
     default:
         h &= 0xffu;
         return isnan(fz_fp8_decode(k->dtype, h)) || isinf(fz_fp8_decode(k->dtype, h))
@@ -342,7 +383,6 @@ static int fz_special_class(const fz_case_t *k, size_t idx, uint64_t *shared)
 
 static uint64_t fz_special_input(const fz_case_t *k, int p, int rank, size_t idx)
 {
-    static const double prod[] = {1, 2, -1, 0.5, -2, 1, 1, -1};
     sc_dtype_t d = k->dtype;
     fz_fmt_t f = fz_fmt(d);
     uint64_t shared, h = cc_hash(k->seed, rank, idx);
@@ -359,8 +399,10 @@ static uint64_t fz_special_input(const fz_case_t *k, int p, int rank, size_t idx
         return f.inf | ((h & f.mant) ? (h & f.mant) : 1) | sign;
     }
     if (k->op == SC_PROD)
-        return fz_encode(d, prod[h % 8]);
+        return fz_encode(d, fz_prod_factor(d, p, rank, idx, h));
     w = fz_is_fp8(d) && fz_fp8_int_width(d, p) < 3 ? fz_fp8_int_width(d, p) : 3;
+    if (!fz_active(d, k->op, p, rank, idx))
+        w = 0;
     return fz_encode(d, (double)((int)(h % (uint64_t)(2 * w + 1)) - w));
 }
 
@@ -373,8 +415,13 @@ static uint64_t fz_input(const fz_case_t *k, int p, int rank, size_t idx)
     case FZ_ROUGH: return fz_rough_input(k, rank, idx);
     case FZ_SPECIAL: return fz_special_input(k, p, rank, idx);
     default:
-        return fz_is_fp8(k->dtype) ? fz_fp8_input(k, p, rank, idx)
-                                   : cc_input(k->dtype, k->op, k->seed, rank, idx);
+        if (fz_is_fp8(k->dtype))
+            return fz_fp8_input(k, p, rank, idx);
+        if (cc_is_float(k->dtype) && !fz_active(k->dtype, k->op, p, rank, idx)) {
+            double v = cc_bits_to_double(k->dtype, cc_input(k->dtype, k->op, k->seed, rank, idx));
+            return fz_encode(k->dtype, k->op == SC_PROD ? copysign(1.0, v) : 0.0);
+        }
+        return cc_input(k->dtype, k->op, k->seed, rank, idx);
     }
 }
 
@@ -526,6 +573,9 @@ static void fz_want(const fz_case_t *k, int p, size_t idx, fz_want_t *w)
     } else if (k->op == SC_AVG) {
         w->approx = 1;
         cc_avg_ok(k->dtype, k->seed, p, idx, 0, &w->value, &w->tol);
+    } else if (cc_is_float(k->dtype) && (k->op == SC_SUM || k->op == SC_PROD) &&
+               p > fz_exact_terms(k->dtype, k->op)) {
+        w->bits = fz_encode(k->dtype, fz_fold(k, p, idx, &mag, &w->bits)); /* inputs grouped */
     } else {
         w->bits = cc_expect(k->dtype, k->op, k->seed, p, idx, &mag);
     }
