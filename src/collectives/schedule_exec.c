@@ -477,28 +477,47 @@ double sc_op_patience(const sc_coll_op_t *op)
     return op->refused && SC_REFUSAL_GRACE_S < t ? SC_REFUSAL_GRACE_S : t;
 }
 
-/* "; rank R (pid P) is stopped ..." for every rank of op's communicator on this node
- * that is stopped: the likely cause of a timeout, which names the peer this rank waited
- * for, in a ring often a live rank that waits for the stopped one itself. Empty where
- * none is (or none is on this node). */
+/* "; rank R (pid P) is stopped (...)", or for several "; N ranks of S are stopped (...):
+ * rank R (pid P), ..." (cut with ", ..." where it would not fit len), naming every rank
+ * of op's communicator on this node that is stopped: the likely cause of a timeout,
+ * which names the peer this rank waited for, in a ring often a live rank that waits for
+ * the stopped one itself. Empty where none is (or none is on this node). */
 static void sc_op_stopped_peers(const sc_coll_op_t *op, char *buf, size_t len)
 {
+    static const char why[] = "(SIGSTOP, Ctrl-Z or a debugger)";
     const sc_comm_t *c = op->comm;
+    char list[256];
     size_t n = 0;
+    int stopped = 0, cut = 0;
 
-    buf[0] = '\0';
-    for (int r = 0; r < c->size && n < len; r++) {
+    list[0] = '\0';
+    for (int r = 0; r < c->size; r++) {
         int w = c->world_of[r];
-        if (sc_ucx_peer_stopped(c->tp, w))
-            n += (size_t)snprintf(buf + n, len - n, "; %s (pid %d) is stopped (SIGSTOP, "
-                                  "Ctrl-Z or a debugger)", sc_op_rank(op, r).s,
-                                  c->tp->peer_pid[w]);
+        char one[80];
+
+        if (!sc_ucx_peer_stopped(c->tp, w))
+            continue;
+        snprintf(one, sizeof(one), "%s%s (pid %d)", stopped ? ", " : "", sc_op_rank(op, r).s,
+                 c->tp->peer_pid[w]);
+        if (!cut && n + strlen(one) + sizeof(", ...") <= sizeof(list)) {
+            n += (size_t)snprintf(list + n, sizeof(list) - n, "%s", one);
+        } else if (!cut) {
+            snprintf(list + n, sizeof(list) - n, ", ...");
+            cut = 1;
+        }
+        stopped++;
     }
+    if (stopped == 0)
+        buf[0] = '\0';
+    else if (stopped == 1)
+        snprintf(buf, len, "; %s is stopped %s", list, why);
+    else
+        snprintf(buf, len, "; %d ranks of %d are stopped %s: %s", stopped, c->size, why, list);
 }
 
 static sc_status_t sc_op_timeout(sc_coll_op_t *op)
 {
-    char mine[400], stopped[300];
+    char mine[400], stopped[340];
     int p2p = op->hdr.kind == SC_COLL_SEND || op->hdr.kind == SC_COLL_RECV;
     int end = op->nacts < op->first_pending + SC_OP_WINDOW ? op->nacts
                                                            : op->first_pending + SC_OP_WINDOW;

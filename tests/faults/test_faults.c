@@ -1369,51 +1369,62 @@ static int test_store_killed_mid_rendezvous_fails_the_connected_ranks_at_once(in
     return TEST_PASS;
 }
 
-/* 4 ranks, the ring (no staging): rank 1 stops itself (SIGSTOP) in the middle of a
- * 16 MiB allreduce. A rank that times out waits for its ring neighbour, in most runs
- * a live rank that waits for rank 1 itself, and that sentence reached every rank
- * without naming rank 1 (helper's find: 4 runs of 8 blamed rank 2). Every other rank's
- * sentence now says that rank 1, with its pid, is stopped; rank 0 resumes it
- * (SIGCONT, the pid from the sentence), and its allreduce fails too. */
+/* size ranks, the ring (no staging): ranks 1 to nstopped stop themselves (SIGSTOP) in
+ * the middle of a 16 MiB allreduce. A rank that times out waits for its ring neighbour,
+ * in most runs a live rank that waits for a stopped one itself, and that sentence
+ * reached every rank without naming the stopped rank (helper's find: 4 runs of 8 blamed
+ * rank 2). Every live rank's sentence now names each stopped rank with its pid (one:
+ * "rank 1 (pid P) is stopped (...)", several: "N ranks of S are stopped (...): rank 1
+ * (pid P), ..."); rank 0 resumes them (SIGCONT, the pids from the sentence), and their
+ * allreduce fails too. */
 #define STOP_COUNT (4u << 20)
 
-static int test_stopped_rank_is_named_in_the_timeout(int argc, char **argv)
+static int stopped_ranks_are_named(int size, int nstopped)
 {
     float *in = malloc(STOP_COUNT * sizeof(float)), *out = malloc(STOP_COUNT * sizeof(float));
+    int stopped = fault_rank >= 1 && fault_rank <= nstopped;
     fault_error_t err;
     sc_request_t *req;
     sc_comm_t *comm;
-    const char *pid_at;
-    int pid = 0, rc;
+    char cause[96];
+    int rc;
 
-    (void)argc;
-    (void)argv;
     CHECK(in && out, "out of memory");
     for (size_t i = 0; i < STOP_COUNT; i++)
         in[i] = (float)(i % 7);
-    if (start_world(&comm, 4) != TEST_PASS)
+    if (start_world(&comm, size) != TEST_PASS)
         return TEST_FAIL;
     CHECK_OK(sc_allreduce(in, out, STOP_COUNT, SC_FLOAT32, SC_SUM, comm, NULL, &req));
-    if (fault_rank == 1) {
+    if (stopped) {
         fault_sleep(0.02);
         raise(SIGSTOP);
     }
     fault_error_take(&err, sc_wait(req), fault_now());
     sc_request_free(req);
-    /* Rank 1, resumed, gets the others' notice or finds its own transfers failed (UCX's
-     * endpoint timed out while it was stopped): either error. */
-    CHECK(err.status == SC_ERR_TIMEOUT ||
-              (fault_rank == 1 && err.status == SC_ERR_PEER_FAILED),
+    /* A stopped rank, resumed, gets the others' notice or finds its own transfers failed
+     * (UCX's endpoint timed out while it was stopped): either error. */
+    CHECK(err.status == SC_ERR_TIMEOUT || (stopped && err.status == SC_ERR_PEER_FAILED),
           "the allreduce returned %s: %s", sc_status_string(err.status), err.text);
-    if (fault_rank != 1) {
-        if (check_sentence_has(err.text, ") is stopped (SIGSTOP, Ctrl-Z or a debugger)") !=
-            TEST_PASS)
+    if (!stopped) {
+        if (nstopped == 1)
+            snprintf(cause, sizeof(cause), ") is stopped (SIGSTOP, Ctrl-Z or a debugger)");
+        else
+            snprintf(cause, sizeof(cause), "; %d ranks of %d are stopped (SIGSTOP, Ctrl-Z or a "
+                     "debugger): rank 1 (pid ", nstopped, size);
+        if (check_sentence_has(err.text, cause) != TEST_PASS)
             return TEST_FAIL;
-        pid_at = strstr(err.text, "rank 1 (pid ");
-        CHECK(pid_at && sscanf(pid_at, "rank 1 (pid %d)", &pid) == 1 && pid > 0,
-              "the sentence '%s' does not name rank 1 and its pid", err.text);
-        if (fault_rank == 0)
-            CHECK(kill(pid, SIGCONT) == 0, "SIGCONT to pid %d failed", pid);
+        for (int r = 1; r <= nstopped; r++) {
+            char name[32];
+            const char *at;
+            int pid = 0;
+
+            snprintf(name, sizeof(name), "rank %d (pid ", r);
+            at = strstr(err.text, name);
+            CHECK(at && sscanf(at + strlen(name), "%d)", &pid) == 1 && pid > 0,
+                  "the sentence '%s' does not name rank %d and its pid", err.text, r);
+            if (fault_rank == 0)
+                CHECK(kill(pid, SIGCONT) == 0, "SIGCONT to pid %d failed", pid);
+        }
     }
     /* The buffers stay until the communicator is gone: a transfer UCX could not cancel
      * (a peer's cross-memory copy) may still read or write them (collectives.h). */
@@ -1421,6 +1432,24 @@ static int test_stopped_rank_is_named_in_the_timeout(int argc, char **argv)
     free(in);
     free(out);
     return rc;
+}
+
+/* 4 ranks, rank 1 stopped. */
+static int test_stopped_rank_is_named_in_the_timeout(int argc, char **argv)
+{
+    (void)argc;
+    (void)argv;
+    return stopped_ranks_are_named(4, 1);
+}
+
+/* 8 ranks, ranks 1-6 stopped: each named with its pid, past the 300 characters the
+ * list had, where the fifth was cut mid-word ("(SIGSTOP, Ctrl-") and the sixth left out
+ * without a sign. */
+static int test_stopped_ranks_are_all_named_in_the_timeout(int argc, char **argv)
+{
+    (void)argc;
+    (void)argv;
+    return stopped_ranks_are_named(8, 6);
 }
 
 /* The input of the long allreduce below: small integers, so that any count sums exactly. */
@@ -1622,6 +1651,8 @@ int main(int argc, char **argv)
         {"long_op_that_keeps_moving_outlives_the_timeout",
          test_long_op_that_keeps_moving_outlives_the_timeout},
         {"stopped_rank_is_named_in_the_timeout", test_stopped_rank_is_named_in_the_timeout},
+        {"stopped_ranks_are_all_named_in_the_timeout",
+         test_stopped_ranks_are_all_named_in_the_timeout},
         {"store_killed_mid_rendezvous_fails_the_connected_ranks_at_once",
          test_store_killed_mid_rendezvous_fails_the_connected_ranks_at_once},
         {NULL, NULL}};
