@@ -52,10 +52,13 @@ static double now_s(void)
 /* One allgather on each child, issued A then B on even ranks and B then A on odd. */
 static int cross_ordered_allgathers(split_arg_t *a, int round)
 {
-    static int32_t in[2][COUNT], out[2][COUNT * 16];
+    static int32_t in[2][COUNT];
     sc_request_t *req[2];
     int size = sc_comm_size(a[0].child);
+    int32_t *out[2] = {malloc((size_t)size * COUNT * sizeof(int32_t)),
+                       malloc((size_t)size * COUNT * sizeof(int32_t))};
 
+    CHECK(out[0] && out[1], "out of memory for %d ranks' blocks", size);
     for (int k = 0; k < 2; k++)
         for (int i = 0; i < COUNT; i++)
             in[k][i] = (k + 1) * 1000000 + round * 100 + rank_of_test;
@@ -74,6 +77,8 @@ static int cross_ordered_allgathers(split_arg_t *a, int round)
                       "round %d: the allgather on new communicator %d (ctx %u) has %d from "
                       "rank %d, expected %d", round, k, a[k].child->ctx,
                       (int)out[k][q * COUNT + i], q, (k + 1) * 1000000 + round * 100 + q);
+    free(out[0]);
+    free(out[1]);
     return 0;
 }
 
