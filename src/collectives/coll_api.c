@@ -16,7 +16,6 @@
 #include "core/log.h"
 #include "core/memory.h"
 #include "core/progress.h"
-#include "core/progress_gone.h"
 #include "core/progress_refusal.h"
 
 const char *sc_call_name(const sc_call_t *call)
@@ -473,24 +472,6 @@ sc_status_t sc_call_enqueue_host(const sc_call_t *call, sc_comm_t *comm,
     return SC_SUCCESS;
 }
 
-/* Nonzero when call may still run on comm, broken by a peer: a collective numbered
- * below the one that broke it, or a send or receive that progress_gone.h spares. */
-static int sc_call_spared(const sc_call_t *call, sc_comm_t *comm)
-{
-    int spared;
-
-    if (call->kind != SC_COLL_SEND && call->kind != SC_COLL_RECV)
-        return comm->seq < __atomic_load_n(&comm->broken_seq, __ATOMIC_RELAXED);
-    if (call->root < 0 || call->root >= comm->size)
-        return 0;
-    pthread_mutex_lock(&comm->tp->lock);
-    spared = sc_progress_gone_spares(comm, call->kind, call->root,
-                                     call->kind == SC_COLL_SEND ? comm->send_seq[call->root]
-                                                                : comm->recv_seq[call->root]);
-    pthread_mutex_unlock(&comm->tp->lock);
-    return spared;
-}
-
 /* The checks of every call (communicator, arguments), then its route: SC_SUCCESS for
  * the host backend, SC_IN_PROGRESS for the device path on *device, or an error. */
 static sc_status_t sc_call_admit(const sc_call_t *call, sc_comm_t *comm, sc_stream_t stream,
@@ -498,20 +479,12 @@ static sc_status_t sc_call_admit(const sc_call_t *call, sc_comm_t *comm, sc_stre
 {
     sc_status_t st = sc_comm_check(comm, sc_call_name(call)), broken = SC_SUCCESS;
 
-    /* Broken only by a peer's sc_comm_destroy: a call with bad arguments is refused
-     * for them, as it would be whatever the peers do. */
-    if (st != SC_SUCCESS && st != SC_ERR_INVALID_COMM &&
-        __atomic_load_n(&comm->gone_only, __ATOMIC_RELAXED)) {
-        sc_status_t bad = sc_call_check(call, comm);
-        if (bad != SC_SUCCESS)
-            return bad;
-    }
     /* Broken by a peer at a later collective than this one, which the peers finished
-     * (a rank running behind), or a send or receive that a peer which destroyed the
-     * communicator completed its part of (or that does not involve it): it still runs
-     * on the host path (sc_progress_fail_comm), so that the error lands on the call
-     * that failed. */
-    if (st != SC_SUCCESS && st != SC_ERR_INVALID_COMM && sc_call_spared(call, comm)) {
+     * (a rank running behind): it still runs on the host path (sc_progress_fail_comm),
+     * so that the error lands on the call that failed. */
+    if (st != SC_SUCCESS && st != SC_ERR_INVALID_COMM && call->kind != SC_COLL_SEND &&
+        call->kind != SC_COLL_RECV &&
+        comm->seq < __atomic_load_n(&comm->broken_seq, __ATOMIC_RELAXED)) {
         broken = st;
         st = SC_SUCCESS;
     }

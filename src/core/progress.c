@@ -20,7 +20,6 @@
 #include "core/fpenv.h"
 #include "core/log.h"
 #include "core/progress.h"
-#include "core/progress_gone.h"
 #include "core/progress_refusal.h"
 
 static void sc_request_complete(sc_transport_t *tp, struct sc_request *req, sc_status_t st,
@@ -49,26 +48,11 @@ static void sc_op_finish(sc_comm_t *c, sc_coll_op_t *op, sc_status_t st, const c
     __atomic_sub_fetch(&c->tp->active, 1, __ATOMIC_RELEASE);
 }
 
-static void sc_progress_p2p_append(sc_comm_t *c, sc_coll_op_t *op)
-{
-    op->next = NULL;
-    if (c->p2p_tail)
-        c->p2p_tail->next = op;
-    else
-        c->p2p = op;
-    c->p2p_tail = op;
-    c->p2p_len++;
-}
-
-/* sc_progress_fail_comm; gone: a peer's destroy notice (progress_gone.h), which spares
- * the sends and receives it did not stop, where any other failure fails them all. */
-static void sc_progress_fail(sc_comm_t *c, sc_status_t st, const char *text, int notify,
-                             uint64_t seq, int gone)
+void sc_progress_fail_comm(sc_comm_t *c, sc_status_t st, const char *text, int notify,
+                           uint64_t seq)
 {
     sc_coll_op_t **pp = &c->head, *kept = NULL;
 
-    __atomic_store_n(&c->gone_only, gone && (c->broken == SC_SUCCESS || c->gone_only),
-                     __ATOMIC_RELAXED);
     if (c->broken == SC_SUCCESS) {
         /* The sentence first: readers that skip tp->lock look at `broken` alone. */
         snprintf(c->broken_text, sizeof(c->broken_text), "%s", text);
@@ -92,32 +76,14 @@ static void sc_progress_fail(sc_comm_t *c, sc_status_t st, const char *text, int
         sc_op_cancel(op);
         sc_op_finish(c, op, st, text);
     }
-    /* Every point-to-point op, but those a peer's destroy left alone. */
-    sc_coll_op_t *p2p = c->p2p;
-    c->p2p = c->p2p_tail = NULL;
-    c->p2p_len = 0;
-    while (p2p) {
-        sc_coll_op_t *op = p2p;
-        p2p = op->next;
-        if (sc_progress_gone_spares(c, (sc_coll_kind_t)op->hdr.kind, op->hdr.root,
-                                    op->hdr.seq)) {
-            sc_progress_p2p_append(c, op);
-            continue;
-        }
+    while (c->p2p) {
+        sc_coll_op_t *op = c->p2p;
+        c->p2p = op->next;
         sc_op_cancel(op);
         sc_op_finish(c, op, st, text);
     }
-}
-
-void sc_progress_fail_comm(sc_comm_t *c, sc_status_t st, const char *text, int notify,
-                           uint64_t seq)
-{
-    sc_progress_fail(c, st, text, notify, seq, 0);
-}
-
-void sc_progress_fail_comm_gone(sc_comm_t *c, const char *text, uint64_t seq)
-{
-    sc_progress_fail(c, SC_ERR_PEER_FAILED, text, 0, seq, 1);
+    c->p2p_tail = NULL;
+    c->p2p_len = 0;
 }
 
 /* Advances op; a failure fails the whole communicator, op included, with the
@@ -155,6 +121,17 @@ static sc_status_t sc_progress_advance(sc_comm_t *c, sc_coll_op_t *op, int *prog
  * visited every p2p_len / SC_PROGRESS_P2P_VISITS scans, so that posting and waiting
  * for N of them costs O(N), not O(N^2). */
 #define SC_PROGRESS_P2P_VISITS 64
+
+static void sc_progress_p2p_append(sc_comm_t *c, sc_coll_op_t *op)
+{
+    op->next = NULL;
+    if (c->p2p_tail)
+        c->p2p_tail->next = op;
+    else
+        c->p2p = op;
+    c->p2p_tail = op;
+    c->p2p_len++;
+}
 
 /* Advances op, out of the list: done, it finishes; still moving, it joins the list's
  * end; failed, the failure (which emptied the list) ends it too. Nonzero on failure.
@@ -315,13 +292,10 @@ void sc_progress_enqueue(sc_comm_t *c, sc_coll_op_t *op, struct sc_request *req,
                   : op->hdr.kind == SC_COLL_RECV ? c->recv_seq[op->hdr.root]++
                                                  : c->seq++;
     sc_progress_refusal_mark(c, op);
-    /* Refused once broken, unless a peer broke it at a later collective than this one
-     * (a send or receive: unless that peer destroyed it after doing its part). */
+    /* Refused once broken, unless a peer broke it at a later collective than this one. */
     if (c->broken != SC_SUCCESS &&
-        (op->hdr.kind == SC_COLL_SEND || op->hdr.kind == SC_COLL_RECV
-             ? !sc_progress_gone_spares(c, (sc_coll_kind_t)op->hdr.kind, op->hdr.root,
-                                        op->hdr.seq)
-             : op->hdr.seq >= c->broken_seq)) {
+        (op->hdr.kind == SC_COLL_SEND || op->hdr.kind == SC_COLL_RECV ||
+         op->hdr.seq >= c->broken_seq)) {
         char text[SC_ERROR_MAX];
         snprintf(text, sizeof(text), "%s", c->broken_text);
         sc_op_finish(c, op, c->broken, text);
@@ -759,22 +733,6 @@ SC_API void sc_request_free(sc_request_t *req)
     if (req->ops)
         req->ops->release(req);
     free(req);
-}
-
-void sc_progress_flush_ctl(sc_comm_t *c, double wait_s)
-{
-    double deadline = sc_clock_now() + wait_s;
-
-    for (;;) {
-        int busy;
-        pthread_mutex_lock(&c->tp->lock);
-        sc_progress_step(c->tp);
-        busy = c->ctl_outs != NULL;
-        pthread_mutex_unlock(&c->tp->lock);
-        if (!busy || sc_clock_now() >= deadline)
-            return;
-        sched_yield();
-    }
 }
 
 void sc_progress_drain(sc_comm_t *c)

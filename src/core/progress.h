@@ -57,12 +57,6 @@ void sc_progress_notify_p2p(sc_comm_t *comm, int peer, int refused, int p2p, uin
 void sc_progress_notify_reducer_gone(sc_comm_t *comm, uint32_t number, uint64_t iters,
                                      const char *text);
 
-/* Sends peer the notice that this rank destroyed comm: it joined the collectives
- * numbered below colls and issued sends and recvs with that peer (progress_gone.h),
- * best effort. Caller holds tp->lock. */
-void sc_progress_notify_gone(sc_comm_t *comm, int peer, uint64_t colls, uint64_t sends,
-                             uint64_t recvs);
-
 /* Takes the control messages that arrived and releases the notices sent; nonzero when
  * one arrived. Caller holds tp->lock. */
 int sc_progress_ctl(sc_comm_t *comm);
@@ -76,19 +70,9 @@ int sc_progress_ctl(sc_comm_t *comm);
 void sc_progress_fail_comm(sc_comm_t *comm, sc_status_t status, const char *text,
                            int notify, uint64_t seq);
 
-/* sc_progress_fail_comm with SC_ERR_PEER_FAILED for a peer's destroy notice, not told to
- * the peers: while nothing else failed comm, its sends and receives go on but those
- * with a peer that destroyed it past what that peer issued (progress_gone.h). Caller
- * holds tp->lock. */
-void sc_progress_fail_comm_gone(sc_comm_t *comm, const char *text, uint64_t seq);
-
 /* Waits until no thread is inside sc_wait or sc_test on tp: the transport's teardown,
  * once every request on it is done. */
 void sc_progress_wait_out(sc_transport_t *tp);
-
-/* Drives the engine until comm's control messages in flight left (their sends
- * completed) or wait_s passed. Takes tp->lock. */
-void sc_progress_flush_ctl(sc_comm_t *comm, double wait_s);
 
 /* Waits until comm has no queued op (or the timeout passes). */
 void sc_progress_drain(sc_comm_t *comm);
