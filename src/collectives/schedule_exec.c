@@ -11,6 +11,7 @@
 #include "core/clock.h"
 #include "core/error.h"
 #include "core/progress_refusal.h"
+#include "core/text_list.h"
 
 /* How far past the first unfinished action the executor looks for work to start. */
 #define SC_OP_WINDOW 64
@@ -487,24 +488,18 @@ static void sc_op_stopped_peers(const sc_coll_op_t *op, char *buf, size_t len)
     static const char why[] = "(SIGSTOP, Ctrl-Z or a debugger)";
     const sc_comm_t *c = op->comm;
     char list[256];
-    size_t n = 0;
-    int stopped = 0, cut = 0;
+    sc_text_list_t l;
+    int stopped = 0;
 
-    list[0] = '\0';
+    sc_text_list_init(&l, list, sizeof(list));
     for (int r = 0; r < c->size; r++) {
         int w = c->world_of[r];
         char one[80];
 
         if (!sc_ucx_peer_stopped(c->tp, w))
             continue;
-        snprintf(one, sizeof(one), "%s%s (pid %d)", stopped ? ", " : "", sc_op_rank(op, r).s,
-                 c->tp->peer_pid[w]);
-        if (!cut && n + strlen(one) + sizeof(", ...") <= sizeof(list)) {
-            n += (size_t)snprintf(list + n, sizeof(list) - n, "%s", one);
-        } else if (!cut) {
-            snprintf(list + n, sizeof(list) - n, ", ...");
-            cut = 1;
-        }
+        snprintf(one, sizeof(one), "%s (pid %d)", sc_op_rank(op, r).s, c->tp->peer_pid[w]);
+        sc_text_list_add(&l, one);
         stopped++;
     }
     if (stopped == 0)

@@ -16,6 +16,7 @@
 #include "core/clock.h"
 #include "core/error.h"
 #include "core/log.h"
+#include "core/text_list.h"
 
 #define SC_STORE_MAGIC 0x53435354u /* "SCST" */
 /* A hello whose blob is the sentence of a rank that cannot join (sc_store_tell_failure). */
@@ -63,31 +64,25 @@ static void sc_store_reply_error(int fd, sc_status_t st, const char *text, doubl
  * how many. */
 static int sc_store_missing(const int *fds, int size, char *buf, size_t len)
 {
-    size_t n = 0;
-    int missing = 0, cut = 0;
+    sc_text_list_t l;
+    int missing = 0;
 
-    buf[0] = '\0';
+    sc_text_list_init(&l, buf, len);
     for (int r = 0; r < size; r++) {
-        const char *sep = missing ? ", " : "";
         int end = r;
-        char run[40];
+        char run[32];
 
         if (fds[r] >= 0)
             continue;
         while (end + 1 < size && fds[end + 1] < 0)
             end++;
         if (end - r >= 2)
-            snprintf(run, sizeof(run), "%s%d-%d", sep, r, end);
+            snprintf(run, sizeof(run), "%d-%d", r, end);
         else if (end > r)
-            snprintf(run, sizeof(run), "%s%d, %d", sep, r, end);
+            snprintf(run, sizeof(run), "%d, %d", r, end);
         else
-            snprintf(run, sizeof(run), "%s%d", sep, r);
-        if (!cut && n + strlen(run) + sizeof(", ...") <= len) {
-            n += (size_t)snprintf(buf + n, len - n, "%s", run);
-        } else if (!cut) {
-            snprintf(buf + n, len - n, ", ...");
-            cut = 1;
-        }
+            snprintf(run, sizeof(run), "%d", r);
+        sc_text_list_add(&l, run);
         missing += end - r + 1;
         r = end;
     }
