@@ -192,8 +192,10 @@ sc_status_t sc_store_net_listen(int port, int backlog, int *fd)
                              "nodes given the same --node-rank or SC_RANK, or an earlier "
                              "launch still running)"
                            : "");
-        return sc_error(SC_ERR_SYSTEM, "rank 0 could not serve the rendezvous on port %d: "
-                        "%s%s (set SC_MASTER_PORT to a free port)", port, strerror(e), who);
+        /* The log prefix names the rank; the sentence reads as the others here do. */
+        return sc_error(SC_ERR_SYSTEM, "rendezvous failed: the store could not listen on "
+                        "port %d: %s%s (set SC_MASTER_PORT to a free port)", port, strerror(e),
+                        who);
     }
     return SC_SUCCESS;
 }

@@ -680,7 +680,9 @@ static int test_missing_rank_0_times_out_the_rendezvous_naming_its_store(int arg
 
 /* 2 ranks; the rendezvous port is taken (rank 0 listens on it itself first). Rank 0's
  * sc_comm_init fails at once with SC_ERR_SYSTEM naming the port and the process that
- * listens on it (its own pid and name); rank 1 gets SC_ERR_TIMEOUT about the store. */
+ * listens on it (its own pid and name), the rank named once, by the log prefix ("rank 0:
+ * rank 0 could not serve the rendezvous" before); rank 1 gets SC_ERR_TIMEOUT about the
+ * store. */
 /* A socket of this process listening on SC_MASTER_PORT, as a store server does (scrun
  * reserves the port with a socket that never listens, which SO_REUSEADDR binds
  * beside): 0 and *fd, or -1. */
@@ -706,7 +708,7 @@ static int listen_on_master_port(int *fd)
 static int test_busy_port_names_the_process_on_it(int argc, char **argv)
 {
     double timeout = fault_timeout();
-    char holder[128];
+    char holder[128], said[96];
     const char *what[] = {"the store of rank 0", NULL};
     sc_comm_t *comm = (sc_comm_t *)(uintptr_t)0x1;
     sc_status_t st;
@@ -731,8 +733,11 @@ static int test_busy_port_names_the_process_on_it(int argc, char **argv)
         }
         snprintf(holder, sizeof(holder), "pid %ld (%s) listens on it", (long)getpid(), name);
     }
-    if (check_sentence_has(sc_last_error(), "could not serve the rendezvous on port") ||
-        check_sentence_has(sc_last_error(), holder))
+    snprintf(said, sizeof(said), "rank 0: rendezvous failed: the store could not listen on "
+             "port %d: ", (int)fault_env_int("SC_MASTER_PORT"));
+    CHECK(strncmp(sc_last_error(), said, strlen(said)) == 0,
+          "the sentence '%s' does not start '%s'", sc_last_error(), said);
+    if (check_sentence_has(sc_last_error(), holder))
         return TEST_FAIL;
     /* Held until rank 1 gave up, so that it hears nothing either way. */
     fault_sleep(timeout + 3.5);
@@ -789,7 +794,8 @@ static int test_busy_port_held_by_this_program_names_a_second_rank_0(int argc, c
 
 /* A world of one rank opens no rendezvous port: with another process's socket
  * listening on SC_MASTER_PORT (another job, a launcher's own store), sc_comm_init and an
- * allreduce still succeed. It failed with "could not serve the rendezvous on port". */
+ * allreduce still succeed. It failed with "could not serve the rendezvous on port" (now
+ * "the store could not listen on port"). */
 static int test_one_rank_needs_no_rendezvous_port(int argc, char **argv)
 {
     sc_comm_t *comm = NULL;
