@@ -156,9 +156,16 @@ static int params_agree(const model_t *m, sc_comm_t *comm)
     return same;
 }
 
-static int fail(const char *what)
+/* A failed call: the library's sentence, after the call's name where the sentence does
+ * not name it already (most do: "sc_reducer_create: ..."). */
+static int fail(const char *call)
 {
-    fprintf(stderr, "train_data_parallel: %s: %s\n", what, sc_last_error());
+    const char *why = sc_last_error();
+
+    if (strstr(why, call))
+        fprintf(stderr, "train_data_parallel: %s\n", why);
+    else
+        fprintf(stderr, "train_data_parallel: %s: %s\n", call, why);
     return 1;
 }
 
@@ -222,7 +229,7 @@ int main(int argc, char **argv)
         }
         loss /= MICRO;
         if (sc_allreduce(&loss, &loss, 1, SC_FLOAT32, SC_AVG, comm, NULL, NULL) != SC_SUCCESS)
-            return fail("sc_allreduce of the loss");
+            return fail("sc_allreduce");
         if (step == 0)
             first = loss;
         if (step >= STEPS - TAIL)
