@@ -131,17 +131,45 @@ static int sc_tls_name_cmp(const void *a, const void *b)
     return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
+/* The aliases UCX documents by their members (its FAQ, "List of main transports and
+ * aliases", and ucp_tl_aliases in ucp_context.c): shm is sm, cuda and rocm their memory
+ * transports. sm itself, and the network aliases (rc, ud, dc, ib, ...), stay names: UCX
+ * documents them as "all shared memory transports" or "RC, accelerated if possible", and
+ * their members have changed between UCX versions. "all" is UCX's only when alone. */
+static const struct {
+    const char *alias;
+    const char *members[4];
+} sc_tls_aliases[] = {
+    {"shm", {"sm", NULL}},
+    {"cuda", {"cuda_copy", "cuda_ipc", "gdr_copy", NULL}},
+    {"rocm", {"rocm_copy", "rocm_ipc", "rocm_gdr", NULL}},
+};
+
+/* Room for the names of a UCX_TLS value: an alias of 4 characters and its comma (5
+ * bytes) gives at most 3, so fewer than one per byte. */
+#define SC_TLS_NAMES_MAX SC_BLOB_TLS_LEN
+
 /* The transports a UCX_TLS value (a blob's, at most SC_BLOB_TLS_LEN bytes with its end)
- * names, each once and sorted, in names[] (pointing into copy); the list's leading "^"
- * (every transport but these) is not one of them. Returns their number. */
+ * names, aliases replaced by their members (sc_tls_aliases), each once and sorted, in
+ * names[] (pointing into copy or the alias table); the list's leading "^" (every
+ * transport but these) is not one of them. Returns their number. */
 static int sc_tls_names(const char *tls, char *copy, const char **names)
 {
     char *save = NULL;
     int n = 0, k = 0;
 
     snprintf(copy, SC_BLOB_TLS_LEN, "%s", tls[0] == '^' ? tls + 1 : tls);
-    for (char *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save))
-        names[n++] = t;
+    for (char *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+        size_t a = 0, count = sizeof(sc_tls_aliases) / sizeof(sc_tls_aliases[0]);
+
+        while (a < count && strcmp(sc_tls_aliases[a].alias, t) != 0)
+            a++;
+        if (a == count)
+            names[n++] = t;
+        else
+            for (const char *const *m = sc_tls_aliases[a].members; *m; m++)
+                names[n++] = *m;
+    }
     qsort(names, (size_t)n, sizeof(*names), sc_tls_name_cmp);
     for (int i = 0; i < n; i++)
         if (k == 0 || strcmp(names[k - 1], names[i]) != 0)
@@ -150,11 +178,11 @@ static int sc_tls_names(const char *tls, char *copy, const char **names)
 }
 
 /* Whether two UCX_TLS values name one set of transports: UCX reads the list as a set,
- * so "sm,tcp" and "tcp,sm" (or "sm,tcp,sm") are one setting. */
+ * so "sm,tcp" and "tcp,sm" (or "sm,tcp,sm", or "shm,tcp") are one setting. */
 static int sc_tls_same(const char *a, const char *b)
 {
     char copy_a[SC_BLOB_TLS_LEN], copy_b[SC_BLOB_TLS_LEN];
-    const char *names_a[SC_BLOB_TLS_LEN / 2 + 1], *names_b[SC_BLOB_TLS_LEN / 2 + 1];
+    const char *names_a[SC_TLS_NAMES_MAX], *names_b[SC_TLS_NAMES_MAX];
     int n = sc_tls_names(a, copy_a, names_a);
 
     if ((a[0] == '^') != (b[0] == '^') || n != sc_tls_names(b, copy_b, names_b))
