@@ -986,25 +986,15 @@ static int fz_draw_batch(fz_run_t *run, long b, long first_number, fz_case_t *ca
 
 static void fz_print_repro(fz_run_t *run)
 {
-    /* The settings that change which algorithm runs, and how. */
-    static const char *const env[] = {"SC_ALGO",         "SC_RING_THRESHOLD",   "SC_CHUNK_BYTES",
-                                      "SC_STAGE_BYTES",  "SC_STREAM_BYTES",     "SC_LOCAL_MAILBOX",
-                                      "SC_CPU_ISA",      "SC_PROGRESS_SPIN_US", "UCX_TLS"};
-    char line[1024];
-    size_t used;
-
     if (run->repro_printed)
         return;
     run->repro_printed = 1;
-    used = sc_fuzz_env_prefix(line, sizeof(line), env, sizeof(env) / sizeof(env[0]));
-    snprintf(line + used, sizeof(line) - used,
-             "scrun -n %d %s --seed 0x%" PRIx64 " --batch %ld --max-count %zu "
-             "--registered-bytes %zu --split %s --inflight %zu --kinds %s",
-             sc_comm_size(run->world), run->prog, run->seed,
-             run->failed_batch >= 0 ? run->failed_batch : run->batch, run->lim.max_count,
-             run->lim.registered_bytes, fz_split_names[run->split], run->lim.inflight,
-             run->kinds_arg);
-    fprintf(stderr, "reproduce: %s\n", line);
+    fprintf(stderr, "reproduce: %sscrun -n %d %s --seed 0x%" PRIx64 " --batch %ld "
+            "--max-count %zu --registered-bytes %zu --split %s --inflight %zu --kinds %s\n",
+            sc_fuzz_env_prefix(), sc_fuzz_ranks(sc_comm_size(run->world)), run->prog,
+            run->seed, run->failed_batch >= 0 ? run->failed_batch : run->batch,
+            run->lim.max_count, run->lim.registered_bytes, fz_split_names[run->split],
+            run->lim.inflight, run->kinds_arg);
     fprintf(stderr, "(or the whole run up to it: --cases %ld in place of --batch)\n",
             fz_first_number(run, (run->failed_batch >= 0 ? run->failed_batch : run->batch) + 1));
 }
@@ -1365,6 +1355,7 @@ int main(int argc, char **argv)
     run.lim.chunk_bytes = fz_env_size("SC_CHUNK_BYTES", 262144);
     run.lim.ring_threshold = fz_env_size("SC_RING_THRESHOLD", 8192);
     run.lim.stage_bytes = fz_env_size("SC_STAGE_BYTES", 2097152);
+    (void)sc_fuzz_env_prefix(); /* the environment before sc_comm_init adds to it */
     fz_report_call(&run, "sc_comm_init_from_env");
     fz_check_status(&run, sc_comm_init_from_env(&run.world), "sc_comm_init_from_env");
     run.ctx.comm = run.world;

@@ -56,21 +56,13 @@ static fz_run_t R;
 
 static void fz_repro(void)
 {
-    static const char *const env[] = {"SC_ALGO", "SC_STAGE_BYTES", "SC_CHUNK_BYTES",
-                                      "SC_RING_THRESHOLD", "SC_LOCAL_MAILBOX", "SC_THREADS",
-                                      "SC_CPU_ISA", "UCX_TLS"};
-    char line[768];
-    size_t used;
-
-    used = sc_fuzz_env_prefix(line, sizeof(line), env, sizeof(env) / sizeof(env[0]));
     if (R.load_fuzz)
-        snprintf(line + used, sizeof(line) - used, "%s --load-fuzz --seed 0x%" PRIx64
-                 " --case %ld", R.prog, R.seed, R.case_no);
+        fprintf(stderr, "reproduce: %s%s --load-fuzz --seed 0x%" PRIx64 " --case %ld\n",
+                sc_fuzz_env_prefix(), R.prog, R.seed, R.case_no);
     else
-        snprintf(line + used, sizeof(line) - used, "scrun -n %d %s --seed 0x%" PRIx64
-                 " --case %ld --max-count %zu", R.w.size, R.prog, R.seed, R.case_no,
-                 R.max_count);
-    fprintf(stderr, "reproduce: %s\n", line);
+        fprintf(stderr, "reproduce: %sscrun -n %d %s --seed 0x%" PRIx64 " --case %ld "
+                "--max-count %zu\n", sc_fuzz_env_prefix(), sc_fuzz_ranks(R.w.size), R.prog,
+                R.seed, R.case_no, R.max_count);
 }
 
 /* A failed check: the case, the step, what was being done, then a reproducer; exits
@@ -1639,6 +1631,7 @@ int main(int argc, char **argv)
         return 0;
     }
     rt_rank = -1;
+    (void)sc_fuzz_env_prefix(); /* the environment before sc_comm_init adds to it */
     FZ_WHAT("sc_comm_init_from_env");
     FZ_OK(sc_comm_init_from_env(&R.w.comm));
     R.w.rank = rt_rank = sc_comm_rank(R.w.comm);

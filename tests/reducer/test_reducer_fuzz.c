@@ -162,18 +162,10 @@ typedef struct {
 
 static void fz_print_repro(const fz_run_t *run)
 {
-    static const char *const env[] = {"SC_ALGO",         "SC_RING_THRESHOLD", "SC_CHUNK_BYTES",
-                                      "SC_STAGE_BYTES",  "SC_STREAM_BYTES",   "SC_LOCAL_MAILBOX",
-                                      "SC_LOCAL_REGISTER", "SC_BUCKET_CAP_MB", "UCX_TLS"};
-    char line[1024];
-    size_t used;
-
-    used = sc_fuzz_env_prefix(line, sizeof(line), env, sizeof(env) / sizeof(env[0]));
-    snprintf(line + used, sizeof(line) - used,
-             "scrun -n %d %s --seed 0x%" PRIx64 " --case %ld --max-bytes %zu%s%s",
-             run->size, run->prog, run->seed, run->c ? run->c->number : -1L, run->max_bytes,
-             run->no ? " --no " : "", run->no ? run->no_arg : "");
-    fprintf(stderr, "rank %d: reproduce: %s\n", run->rank, line);
+    fprintf(stderr, "rank %d: reproduce: %sscrun -n %d %s --seed 0x%" PRIx64 " --case %ld "
+            "--max-bytes %zu%s%s\n", run->rank, sc_fuzz_env_prefix(), sc_fuzz_ranks(run->size),
+            run->prog, run->seed, run->c ? run->c->number : -1L, run->max_bytes,
+            run->no ? " --no " : "", run->no ? run->no_arg : "");
 }
 
 static void fz_fail(fz_run_t *run, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -1172,6 +1164,7 @@ int main(int argc, char **argv)
         double mb = strtod(env, NULL);
         run.env_cap = mb * 1048576.0 < 1.0 ? 1 : (size_t)(mb * 1048576.0);
     }
+    (void)sc_fuzz_env_prefix(); /* the environment before sc_comm_init adds to it */
     fz_ok(&run, sc_comm_init_from_env(&run.comm), "sc_comm_init_from_env");
     run.rank = sc_comm_rank(run.comm);
     run.size = sc_comm_size(run.comm);
