@@ -22,7 +22,10 @@ if ! grep -q '^SC_HAVE_CUDA_BUILD:INTERNAL=ON' "$build/CMakeCache.txt"; then
   echo "test.sh: no CUDA toolkit found: the CUDA variant was not built (install nvcc" \
        "and NCCL to build it)" >&2
 fi
-(cd "$build" && ctest --output-on-failure --timeout 300 -j1)
+# The tests labelled waits mostly sleep (timeouts running out): eight at a time, after
+# the rest, which run one at a time (their ranks keep 2 cores busy).
+(cd "$build" && ctest --output-on-failure --timeout 300 -j1 -LE waits &&
+  ctest --output-on-failure --timeout 300 -j8 -L waits)
 
 # The host-only variant: what differs from the variant above is the stand-ins for the
 # CUDA runtime (src/*/*_nocuda.c, about 130 lines: every pointer is host memory) and the
@@ -48,8 +51,9 @@ BUILD_DIR="$build-asan" "$root/scripts/build.sh" -DSC_SANITIZE=ON -DSC_BUILD_BEN
 # 50 s), whose checks read the saved state's records as the library writes them.
 (cd "$build-asan" && export UCX_MEM_MALLOC_HOOKS=no UCX_MEM_MMAP_HOOK_MODE=none &&
   ctest --output-on-failure --timeout 300 -L unit &&
-  ctest --output-on-failure --timeout 300 -L fault \
+  ctest --output-on-failure --timeout 300 -L fault -LE waits \
     -E '^fault\.killed_rank_fails_pending_and_later_calls\.registered$' &&
+  ctest --output-on-failure --timeout 300 -j8 -L fault -L waits &&
   ctest --output-on-failure --timeout 300 -L multirank -R '^compress\.fuzz\.')
 
 BUILD_DIR="$build-tsan" "$root/scripts/build.sh" -DSC_SANITIZE_THREAD=ON \
@@ -60,8 +64,10 @@ BUILD_DIR="$build-tsan" "$root/scripts/build.sh" -DSC_SANITIZE_THREAD=ON \
 # it has no thread of its own to check). The reducer's and the compressor's
 # differential fuzzers run here too (a few cases each under ThreadSanitizer, with
 # marks from two threads and selection threads). The refusal notices (a caller's refusal
-# against the progress thread's scans) too.
-(cd "$build-tsan" && UCX_MEM_EVENTS=no UCX_MEM_MALLOC_HOOKS=no \
-  UCX_MEM_MMAP_HOOK_MODE=none TSAN_OPTIONS="halt_on_error=1 report_signal_unsafe=0" \
-  ctest --output-on-failure --timeout 300 -R '^(reducer|compress)\.|^fault\.(killed|refused)|^comm\.concurrent' \
-    -E '^compress\.topk\.|large|converges|200003|150001|131101|registered')
+# against the progress thread's scans) too; those that mostly sleep eight at a time.
+tsan_run='^(reducer|compress)\.|^fault\.(killed|refused)|^comm\.concurrent'
+tsan_skip='^compress\.topk\.|large|converges|200003|150001|131101|registered'
+(cd "$build-tsan" && export UCX_MEM_EVENTS=no UCX_MEM_MALLOC_HOOKS=no \
+  UCX_MEM_MMAP_HOOK_MODE=none TSAN_OPTIONS="halt_on_error=1 report_signal_unsafe=0" &&
+  ctest --output-on-failure --timeout 300 -R "$tsan_run" -E "$tsan_skip" -LE waits &&
+  ctest --output-on-failure --timeout 300 -j8 -R "$tsan_run" -E "$tsan_skip" -L waits)
