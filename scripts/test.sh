@@ -22,9 +22,11 @@ if ! grep -q '^SC_HAVE_CUDA_BUILD:INTERNAL=ON' "$build/CMakeCache.txt"; then
   echo "test.sh: no CUDA toolkit found: the CUDA variant was not built (install nvcc" \
        "and NCCL to build it)" >&2
 fi
-# The tests labelled waits mostly sleep (timeouts running out): eight at a time, after
-# the rest, which run one at a time (their ranks keep 2 cores busy).
-(cd "$build" && ctest --output-on-failure --timeout 300 -j1 -LE waits &&
+# The unit tests (one process, one thread mostly) two at a time, the multi-rank ones one
+# at a time (their ranks keep 2 cores busy), then those labelled waits, which mostly
+# sleep (timeouts running out), eight at a time.
+(cd "$build" && ctest --output-on-failure --timeout 300 -j2 -L unit -LE waits &&
+  ctest --output-on-failure --timeout 300 -j1 -LE 'unit|waits' &&
   ctest --output-on-failure --timeout 300 -j8 -L waits)
 
 # The host-only variant: what differs from the variant above is the stand-ins for the
