@@ -29,6 +29,32 @@ static inline size_t sc_min_size(size_t a, size_t b)
     return a < b ? a : b;
 }
 
+/* The tag's sub-indices: the most chunks one transfer between a pair of ranks in one op
+ * is cut into. */
+#define SC_MSG_MAX_CHUNKS 65536u
+
+/* Bytes per chunk of a transfer of bytes (elements of size es) that travels as chunks,
+ * each a message of its own (a point-to-point message, an all-to-all block):
+ * SC_CHUNK_BYTES, grown so that there are at most SC_MSG_MAX_CHUNKS. The engine then sees
+ * the transfer move chunk by chunk, so a long one does not time out while its bytes move
+ * (SC_TIMEOUT counts from the last message that completed). Both sides cut the same
+ * chunks from the count their headers compare. */
+static inline size_t sc_msg_chunk_bytes(size_t bytes, size_t es)
+{
+    size_t chunk = sc_chunk_elems(es) * es;
+
+    if (bytes / chunk >= SC_MSG_MAX_CHUNKS)
+        chunk = (bytes / SC_MSG_MAX_CHUNKS / es + 1) * es;
+    return chunk;
+}
+
+/* How many chunks of chunk bytes such a transfer of bytes takes; an empty one is still
+ * one (empty) message. */
+static inline size_t sc_msg_chunks(size_t bytes, size_t chunk)
+{
+    return bytes ? (bytes + chunk - 1) / chunk : 1;
+}
+
 /* Elements per pipeline chunk of a block of at most block elements: no more than the
  * block holds, so that the scratch a pipeline sizes by its chunk stays that of the data
  * (SC_CHUNK_BYTES=4G made a 1-element reduce-scatter ask for 32 GiB of scratch). */

@@ -306,16 +306,15 @@ static int sc_call_build_shm(const sc_call_t *call, sc_coll_op_t *op, const sc_t
     return 1;
 }
 
-/* A point-to-point message in pipeline chunks (SC_CHUNK_BYTES, grown so that there are
- * at most 65536, the tag's sub-indices), each a message of its own as the ring's are:
- * the engine then sees the transfer move chunk by chunk and keeps driving it, where one
- * long rendezvous let a rank whose own send still needed its progress sleep through
- * it (4 MiB sent both ways at once took 4 ms instead of 0.5). Both sides cut the same
- * chunks from the byte count their headers compare: SC_CHUNK_BYTES is the same on every
- * rank (sc_comm_init compares it). */
+/* A point-to-point message in pipeline chunks (sc_msg_chunk_bytes), each a message of
+ * its own as the ring's are: the engine then sees the transfer move chunk by chunk and
+ * keeps driving it, where one long rendezvous let a rank whose own send still needed its
+ * progress sleep through it (4 MiB sent both ways at once took 4 ms instead of 0.5).
+ * Both sides cut the same chunks from the byte count their headers compare:
+ * SC_CHUNK_BYTES is the same on every rank (sc_comm_init compares it). */
 static sc_status_t sc_call_build_p2p(const sc_call_t *call, sc_coll_op_t *op, size_t bytes)
 {
-    size_t es = sc_dtype_size(call->dtype), chunk = sc_chunk_elems(es) * es, n;
+    size_t chunk = sc_msg_chunk_bytes(bytes, sc_dtype_size(call->dtype)), n;
 
     op->hdr.algo = SC_ALGO_DIRECT;
     if (bytes <= SC_OP_INLINE_MAX) {
@@ -327,9 +326,7 @@ static sc_status_t sc_call_build_p2p(const sc_call_t *call, sc_coll_op_t *op, si
             sc_op_copy(op, call->rbuf, theirs, bytes, -1, -1);
         return sc_op_built(op);
     }
-    if (bytes / chunk >= 65536)
-        chunk = (bytes / 65536 / es + 1) * es;
-    n = (bytes + chunk - 1) / chunk;
+    n = sc_msg_chunks(bytes, chunk);
     for (size_t i = 0; i < n; i++) {
         size_t off = i * chunk, len = bytes - off < chunk ? bytes - off : chunk;
         if (call->kind == SC_COLL_SEND)
