@@ -1,62 +1,131 @@
 /* Recursive doubling allreduce for small messages: log2(p) exchanges; ranks beyond
- * the largest power of two fold into a partner first and get the result back last. */
+ * the largest power of two fold into a partner first and get the result back last.
+ * Each exchange goes in chunks, reduced as they arrive, as the ring's do: a large one
+ * (SC_ALGO=rd, a raised SC_RING_THRESHOLD) sent as one message was silent until all of
+ * it had arrived, and SC_TIMEOUT failed the op while its bytes moved. */
+#include <stdlib.h>
+
 #include "collectives/algo_common.h"
 
-#define SC_RD_SUB_FOLD 0
-#define SC_RD_SUB_UNFOLD 0xfff0
+/* Chunks whose bookkeeping lives on the stack. */
+#define SC_RD_STACK_CHUNKS 16
+
+/* One exchange of the op: bytes in chunks of `chunk` (sc_msg_chunk_bytes) of nch. Every
+ * directed pair of ranks carries at most one transfer per op (the fold, each step's
+ * partner, the unfold), so chunk c's message has sub-index c in each. */
+typedef struct {
+    size_t chunk, nch, bytes;
+} sc_rd_cut_t;
+
+static size_t sc_rd_off(const sc_rd_cut_t *k, size_t c)
+{
+    return c * k->chunk;
+}
+
+static size_t sc_rd_len(const sc_rd_cut_t *k, size_t c)
+{
+    return sc_min_size(k->chunk, k->bytes - c * k->chunk);
+}
 
 sc_status_t sc_algo_allreduce_rd(sc_coll_op_t *op, const void *sbuf, void *rbuf, size_t count)
 {
     sc_comm_t *comm = op->comm;
     int p = comm->size, r = comm->rank;
     size_t es = sc_dtype_size(op->dtype), bytes = count * es;
-    int p2 = 1, rem, last, step = 1;
-    int slot_reader[2] = {-1, -1}; /* the reduce that last read each scratch slot */
+    size_t chunk = sc_msg_chunk_bytes(bytes, es);
+    sc_rd_cut_t k = {chunk, sc_msg_chunks(bytes, chunk), bytes};
+    int p2 = 1, rem;
+    /* Per chunk: the action that last wrote it in rbuf, and the reduce that last read it
+     * in each scratch slot; on the stack for a small op (one chunk, the usual case), so
+     * that building one costs no allocation. */
+    int small[3 * SC_RD_STACK_CHUNKS], *last = NULL, *slot_reader[2] = {NULL, NULL};
+    int heap;
     uint8_t *tmp;
+    sc_status_t st = SC_SUCCESS;
 
     op->hdr.algo = SC_ALGO_RD;
     if (p == 2 && bytes <= SC_OP_PAIR_INLINE_MAX) {
         /* One message each way: the payload rides with the header exchange. */
         const void *theirs = sc_op_inline(op, sbuf, bytes);
-        last = sc_op_reduce(op, rbuf, sbuf, theirs, count, -1, -1);
+        int done = sc_op_reduce(op, rbuf, sbuf, theirs, count, -1, -1);
         if (op->redop == SC_AVG)
-            last = sc_op_avg(op, rbuf, count, last);
-        sc_op_deliver(op, rbuf, 0, bytes, last);
+            done = sc_op_avg(op, rbuf, count, done);
+        sc_op_deliver(op, rbuf, 0, bytes, done);
         return sc_op_built(op);
     }
     while (p2 * 2 <= p)
         p2 *= 2;
     rem = p - p2;
     if (r >= p2) {
-        /* Folded rank: contribute, then receive the result. */
-        int s = sc_op_send(op, r - p2, SC_RD_SUB_FOLD, sbuf, bytes, -1, -1);
-        sc_op_deliver(op, rbuf, 0, bytes,
-                      sc_op_recv(op, r - p2, SC_RD_SUB_UNFOLD, rbuf, bytes, s, -1));
+        /* Folded rank: contribute, then receive the result (a chunk once its own part
+         * left: in place, sbuf is rbuf). Every send comes before the first receive,
+         * which completes only at the partner's end: sends behind it would stay out of
+         * the engine's window of 64 actions, and the partner would wait for them. */
+        int first = op->nacts; /* the sends are actions first .. first + nch - 1 */
+        for (size_t c = 0; c < k.nch; c++)
+            sc_op_send(op, r - p2, (uint16_t)c, SC_CBYTES(sbuf) + sc_rd_off(&k, c),
+                       sc_rd_len(&k, c), -1, -1);
+        for (size_t c = 0; c < k.nch; c++) {
+            size_t off = sc_rd_off(&k, c), len = sc_rd_len(&k, c);
+            int rv = sc_op_recv(op, r - p2, (uint16_t)c, SC_BYTES(rbuf) + off, len,
+                                op->oom ? -1 : first + (int)c, -1);
+            sc_op_deliver(op, rbuf, off, len, rv);
+        }
         return sc_op_built(op);
     }
     tmp = sc_op_scratch(op, 2 * bytes);
-    if (bytes && !tmp)
-        return sc_error(SC_ERR_NO_MEMORY, "allreduce: out of memory for recursive doubling");
-    last = sc_op_copy(op, rbuf, sbuf, bytes, -1, -1);
-    if (r < rem) {
-        int rv = sc_op_recv(op, r + p2, SC_RD_SUB_FOLD, tmp, bytes, -1, -1);
-        last = sc_op_reduce(op, rbuf, rbuf, tmp, count, rv, last);
-        slot_reader[0] = last;
+    heap = k.nch > SC_RD_STACK_CHUNKS;
+    last = heap ? malloc(3 * k.nch * sizeof(int)) : small;
+    if ((bytes && !tmp) || !last) {
+        st = sc_error(SC_ERR_NO_MEMORY, "allreduce: out of memory for recursive doubling");
+        goto out;
     }
-    for (int mask = 1; mask < p2; mask <<= 1, step++) {
+    slot_reader[0] = last + k.nch;
+    slot_reader[1] = last + 2 * k.nch;
+    /* The input copied chunk by chunk too, so that the first exchanges wait for their
+     * own chunk only. */
+    for (size_t c = 0; c < k.nch; c++) {
+        size_t off = sc_rd_off(&k, c);
+        last[c] = sc_op_copy(op, SC_BYTES(rbuf) + off, SC_CBYTES(sbuf) + off,
+                             sc_rd_len(&k, c), -1, -1);
+        slot_reader[0][c] = slot_reader[1][c] = -1;
+    }
+    if (r < rem) {
+        for (size_t c = 0; c < k.nch; c++) {
+            size_t off = sc_rd_off(&k, c), len = sc_rd_len(&k, c);
+            int rv = sc_op_recv(op, r + p2, (uint16_t)c, tmp + off, len, -1, -1);
+            last[c] = sc_op_reduce(op, SC_BYTES(rbuf) + off, SC_BYTES(rbuf) + off, tmp + off,
+                                   len / es, rv, last[c]);
+            slot_reader[0][c] = last[c];
+        }
+    }
+    for (int mask = 1, step = 1; mask < p2; mask <<= 1, step++) {
         int partner = r ^ mask;
         int slot = step & 1;
         uint8_t *t = tmp + (size_t)slot * bytes;
-        int s = sc_op_send(op, partner, (uint16_t)step, rbuf, bytes, last, -1);
-        /* A slot is received into again only once its previous contents were reduced. */
-        int rv = sc_op_recv(op, partner, (uint16_t)step, t, bytes, slot_reader[slot], -1);
-        last = sc_op_reduce(op, rbuf, rbuf, t, count, rv, s);
-        slot_reader[slot] = last;
+        for (size_t c = 0; c < k.nch; c++) {
+            size_t off = sc_rd_off(&k, c), len = sc_rd_len(&k, c);
+            int s = sc_op_send(op, partner, (uint16_t)c, SC_BYTES(rbuf) + off, len, last[c], -1);
+            /* A slot's chunk is received into again only once its previous contents were
+             * reduced. */
+            int rv = sc_op_recv(op, partner, (uint16_t)c, t + off, len, slot_reader[slot][c],
+                                -1);
+            last[c] = sc_op_reduce(op, SC_BYTES(rbuf) + off, SC_BYTES(rbuf) + off, t + off,
+                                   len / es, rv, s);
+            slot_reader[slot][c] = last[c];
+        }
     }
-    if (op->redop == SC_AVG)
-        last = sc_op_avg(op, rbuf, count, last);
-    sc_op_deliver(op, rbuf, 0, bytes, last);
-    if (r < rem)
-        sc_op_send(op, r + p2, SC_RD_SUB_UNFOLD, rbuf, bytes, last, -1);
-    return sc_op_built(op);
+    for (size_t c = 0; c < k.nch; c++) {
+        size_t off = sc_rd_off(&k, c), len = sc_rd_len(&k, c);
+        if (op->redop == SC_AVG)
+            last[c] = sc_op_avg(op, SC_BYTES(rbuf) + off, len / es, last[c]);
+        sc_op_deliver(op, rbuf, off, len, last[c]);
+        if (r < rem)
+            sc_op_send(op, r + p2, (uint16_t)c, SC_BYTES(rbuf) + off, len, last[c], -1);
+    }
+    st = sc_op_built(op);
+out:
+    if (heap)
+        free(last);
+    return st;
 }

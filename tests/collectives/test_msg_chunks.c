@@ -1,8 +1,9 @@
 /* The messages of the algorithms that move whole buffers between two ranks, built on a
  * stand-in communicator and never run: the pairwise all-to-all's blocks (algo_alltoall.c)
- * travel in chunks of at most SC_CHUNK_BYTES (grown only where a transfer would need more
- * than 65536, the tag's sub-indices), in order, each with its own sub-index. The buffers
- * are made-up addresses: blocks past 4 GiB cost no memory. `test_msg_chunks [NAME]`. */
+ * and recursive doubling's exchanges (algo_rd.c) travel in chunks of at most
+ * SC_CHUNK_BYTES (grown only where a transfer would need more than 65536, the tag's
+ * sub-indices), in order, each with its own sub-index. The buffers are made-up
+ * addresses: blocks past 4 GiB cost no memory. `test_msg_chunks [NAME]`. */
 #include <stdint.h>
 #include <stdlib.h>
 
@@ -18,12 +19,14 @@
 #define SEND_BASE ((uintptr_t)1 << 44)
 #define RECV_BASE ((uintptr_t)1 << 45)
 
-/* The schedule of rank `rank` of `size` for an out-of-place all-to-all of count int8
- * elements per block; destroy frees it. */
-static sc_status_t build_alltoall(int size, int rank, size_t count, sc_coll_op_t **op)
+/* The schedule of rank `rank` of `size` for an out-of-place all-to-all (or recursive
+ * doubling allreduce, rd) of count int8 elements (per block); destroy frees it. */
+static sc_status_t build(int rd, int size, int rank, size_t count, sc_coll_op_t **op)
 {
     static sc_comm_t comm;
     sc_coll_op_t *o = calloc(1, sizeof(*o));
+    const void *s = (const void *)SEND_BASE;
+    void *r = (void *)RECV_BASE;
     sc_status_t st;
 
     if (!o)
@@ -32,7 +35,8 @@ static sc_status_t build_alltoall(int size, int rank, size_t count, sc_coll_op_t
     comm.rank = rank;
     o->comm = &comm;
     o->dtype = SC_INT8;
-    st = sc_algo_alltoall_pairwise(o, (const void *)SEND_BASE, (void *)RECV_BASE, count);
+    o->redop = SC_SUM;
+    st = rd ? sc_algo_allreduce_rd(o, s, r, count) : sc_algo_alltoall_pairwise(o, s, r, count);
     *op = o;
     return st;
 }
@@ -44,13 +48,13 @@ static void destroy(sc_coll_op_t *op)
     free(op);
 }
 
-/* The messages of kind to or from peer: in order, each at most max bytes (and all but
- * the last exactly chunk), sub-indices 0, 1, ..., covering [base + peer * bytes,
- * base + (peer + 1) * bytes); nmsg: how many there are. 0 when they do. */
-static int check_block(const sc_coll_op_t *op, sc_action_kind_t kind, int peer, size_t bytes,
-                       size_t chunk, uintptr_t base, size_t nmsg)
+/* The messages of kind to or from peer: in order, each at most chunk bytes (all but the
+ * last exactly chunk), sub-indices 0, 1, ..., covering [start, start + bytes); nmsg:
+ * how many there are. 0 when they do. */
+static int check_msgs(const sc_coll_op_t *op, sc_action_kind_t kind, int peer, uintptr_t start,
+                      size_t bytes, size_t chunk, size_t nmsg)
 {
-    uintptr_t at = base + (uintptr_t)peer * bytes;
+    uintptr_t at = start;
     size_t seen = 0;
 
     for (int i = 0; i < op->nacts; i++) {
@@ -61,33 +65,33 @@ static int check_block(const sc_coll_op_t *op, sc_action_kind_t kind, int peer, 
         CHECK(a->sub == (uint16_t)seen, "message %zu to/from %d has sub %u", seen, peer,
               (unsigned)a->sub);
         CHECK(addr == at, "message %zu to/from %d at offset %#llx, expected %#llx", seen,
-              peer, (unsigned long long)(addr - base), (unsigned long long)(at - base));
+              peer, (unsigned long long)(addr - start), (unsigned long long)(at - start));
         CHECK(a->len <= chunk, "message %zu to/from %d of %zu bytes, more than %zu", seen,
               peer, a->len, chunk);
-        CHECK(a->len == chunk || at + a->len == base + (uintptr_t)(peer + 1) * bytes,
-              "message %zu to/from %d of %zu bytes before the block's end", seen, peer,
-              a->len);
+        CHECK(a->len == chunk || at + a->len == start + bytes,
+              "message %zu to/from %d of %zu bytes before the end", seen, peer, a->len);
         at += a->len;
         seen++;
     }
     CHECK(seen == nmsg, "%zu messages to/from %d, expected %zu", seen, peer, nmsg);
-    CHECK(at == base + (uintptr_t)(peer + 1) * bytes, "the messages to/from %d end at %#llx "
-          "of the block ending at %#llx", peer, (unsigned long long)(at - base),
-          (unsigned long long)((uintptr_t)(peer + 1) * bytes));
+    CHECK(at == start + bytes, "the messages to/from %d end at offset %#llx of %#llx", peer,
+          (unsigned long long)(at - start), (unsigned long long)bytes);
     return 0;
 }
 
-/* Every peer's block of rank `rank` of `size` as check_block, sent and received. */
+/* Every peer's block of rank `rank` of `size` as check_msgs, sent and received. */
 static int check_alltoall(int size, int rank, size_t count, size_t chunk, size_t nmsg)
 {
     sc_coll_op_t *op = NULL;
     int bad = 0;
 
-    CHECK_OK(build_alltoall(size, rank, count, &op));
+    CHECK_OK(build(0, size, rank, count, &op));
     for (int q = 0; q < size && !bad; q++)
         if (q != rank)
-            bad = check_block(op, SC_ACT_SEND, q, count, chunk, SEND_BASE, nmsg) ||
-                  check_block(op, SC_ACT_RECV, q, count, chunk, RECV_BASE, nmsg);
+            bad = check_msgs(op, SC_ACT_SEND, q, SEND_BASE + (uintptr_t)q * count, count,
+                             chunk, nmsg) ||
+                  check_msgs(op, SC_ACT_RECV, q, RECV_BASE + (uintptr_t)q * count, count,
+                             chunk, nmsg);
     destroy(op);
     return bad;
 }
@@ -125,6 +129,68 @@ static int test_alltoall_small_and_empty_blocks_are_one_message(void)
            check_alltoall(3, 0, 0, CHUNK, 1);
 }
 
+/* Recursive doubling (SC_ALGO=rd, or a raised SC_RING_THRESHOLD) sent each exchange as
+ * one message, silent until all of it had arrived: 2 GiB over TCP with SC_TIMEOUT=2
+ * timed out while its bytes moved. Rank 2 of 3 folds into rank 0: its whole input
+ * goes to rank 0 and the result comes back, in chunks, every send before the first
+ * receive (that receive completes only at rank 0's end, and sends behind it would stay
+ * out of the engine's window of 64 actions). No scratch there: a buffer past 2 GiB. */
+static int test_rd_folded_rank_sends_then_receives_in_chunks(void)
+{
+    size_t count = ((size_t)1 << 31) + 4097, n = (count + CHUNK - 1) / CHUNK;
+    sc_coll_op_t *op = NULL;
+    int bad, first_recv = -1, last_send = -1;
+
+    CHECK_OK(build(1, 3, 2, count, &op));
+    bad = check_msgs(op, SC_ACT_SEND, 0, SEND_BASE, count, CHUNK, n) ||
+          check_msgs(op, SC_ACT_RECV, 0, RECV_BASE, count, CHUNK, n);
+    for (int i = 0; i < op->nacts; i++) {
+        if (op->acts[i].kind == SC_ACT_SEND)
+            last_send = i;
+        if (op->acts[i].kind == SC_ACT_RECV && first_recv < 0)
+            first_recv = i;
+    }
+    destroy(op);
+    if (bad)
+        return 1;
+    CHECK(last_send < first_recv, "a send (action %d) after the first receive (%d)",
+          last_send, first_recv);
+    return 0;
+}
+
+/* Rank 0 of 3: the fold from rank 2 into scratch slot 0, the exchange with rank 1 from
+ * the result into slot 1, the result back to rank 2; rank 1: the exchange alone. 8 MiB
+ * + 5 bytes (33 chunks) and 1 MiB + 3 (5). */
+static int test_rd_exchanges_go_in_chunks(void)
+{
+    static const size_t counts[] = {((size_t)8 << 20) + 5, ((size_t)1 << 20) + 3};
+
+    for (size_t i = 0; i < NELEM(counts); i++) {
+        size_t count = counts[i], n = (count + CHUNK - 1) / CHUNK;
+        sc_coll_op_t *op = NULL;
+        uintptr_t tmp;
+        int bad;
+
+        CHECK_OK(build(1, 3, 0, count, &op));
+        tmp = (uintptr_t)op->scratch;
+        bad = check_msgs(op, SC_ACT_RECV, 2, tmp, count, CHUNK, n) ||
+              check_msgs(op, SC_ACT_SEND, 1, RECV_BASE, count, CHUNK, n) ||
+              check_msgs(op, SC_ACT_RECV, 1, tmp + count, count, CHUNK, n) ||
+              check_msgs(op, SC_ACT_SEND, 2, RECV_BASE, count, CHUNK, n);
+        destroy(op);
+        if (bad)
+            return 1;
+        CHECK_OK(build(1, 3, 1, count, &op));
+        tmp = (uintptr_t)op->scratch;
+        bad = check_msgs(op, SC_ACT_SEND, 0, RECV_BASE, count, CHUNK, n) ||
+              check_msgs(op, SC_ACT_RECV, 0, tmp + count, count, CHUNK, n);
+        destroy(op);
+        if (bad)
+            return 1;
+    }
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     static const sc_test_t tests[] = {
@@ -132,6 +198,8 @@ int main(int argc, char **argv)
         SC_TEST(alltoall_block_past_4_gib_on_2_ranks_goes_in_chunks),
         SC_TEST(alltoall_chunks_grow_where_a_block_needs_more_than_65536),
         SC_TEST(alltoall_small_and_empty_blocks_are_one_message),
+        SC_TEST(rd_folded_rank_sends_then_receives_in_chunks),
+        SC_TEST(rd_exchanges_go_in_chunks),
     };
     return sc_run_tests(tests, NELEM(tests), argc > 1 ? argv[1] : NULL);
 }
