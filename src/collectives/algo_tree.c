@@ -1,5 +1,9 @@
 /* Rooted collectives: broadcast and reduce as a binomial tree (small messages) or a
- * pipelined chain (large messages). Positions are relative to the root (vr = 0). */
+ * pipelined chain (large messages). Positions are relative to the root (vr = 0). The
+ * tree's messages go in chunks too (sc_msg_chunk_bytes): a large one (a raised
+ * SC_RING_THRESHOLD) sent whole was silent until all of it had arrived, and SC_TIMEOUT
+ * failed the op while it moved. Every edge of the tree carries one transfer per op, so
+ * chunk c's message has sub-index c. */
 #include "collectives/algo_common.h"
 
 #define SC_CHAIN_SLOTS 4
@@ -15,25 +19,29 @@ sc_status_t sc_algo_broadcast_tree(sc_coll_op_t *op, const void *sbuf, void *rbu
     sc_comm_t *comm = op->comm;
     int p = comm->size;
     int vr = sc_mod(comm->rank - root, p);
-    size_t bytes = count * sc_dtype_size(op->dtype);
-    int mask = 1, got = -1;
-    const void *src = sbuf;
+    size_t es = sc_dtype_size(op->dtype), bytes = count * es;
+    size_t chunk = sc_msg_chunk_bytes(bytes, es), nch = sc_msg_chunks(bytes, chunk);
+    const uint8_t *src = vr == 0 ? SC_CBYTES(sbuf) : SC_CBYTES(rbuf);
+    int low = 1;
 
     op->hdr.algo = SC_ALGO_TREE;
-    while (mask < p) {
-        if (vr & mask) {
-            got = sc_op_recv(op, sc_tree_rank(vr - mask, root, p), 0, rbuf, bytes, -1, -1);
-            src = rbuf;
-            break;
-        }
-        mask <<= 1;
-    }
+    /* The parent is vr less its lowest set bit; the root's children start below p. */
+    while (low < p && !(vr & low))
+        low <<= 1;
     if (vr == 0)
         sc_op_copy(op, rbuf, sbuf, bytes, -1, -1);
-    /* Children are vr + m for every m below vr's lowest set bit (all m < p for root). */
-    for (mask >>= 1; mask > 0; mask >>= 1)
-        if (vr + mask < p)
-            sc_op_send(op, sc_tree_rank(vr + mask, root, p), 0, src, bytes, got, -1);
+    for (size_t c = 0; c < nch; c++) {
+        size_t off = c * chunk, len = sc_min_size(chunk, bytes - off);
+        int got = -1;
+        if (vr != 0)
+            got = sc_op_recv(op, sc_tree_rank(vr - low, root, p), (uint16_t)c,
+                             SC_BYTES(rbuf) + off, len, -1, -1);
+        /* Children are vr + m for every m below vr's lowest set bit (all m < p for root). */
+        for (int mask = low >> 1; mask > 0; mask >>= 1)
+            if (vr + mask < p)
+                sc_op_send(op, sc_tree_rank(vr + mask, root, p), (uint16_t)c, src + off, len,
+                           got, -1);
+    }
     return sc_op_built(op);
 }
 
@@ -43,8 +51,9 @@ sc_status_t sc_algo_reduce_tree(sc_coll_op_t *op, const void *sbuf, void *rbuf, 
     sc_comm_t *comm = op->comm;
     int p = comm->size;
     int vr = sc_mod(comm->rank - root, p);
-    size_t bytes = count * sc_dtype_size(op->dtype);
-    int levels = 0, last, level = 0;
+    size_t es = sc_dtype_size(op->dtype), bytes = count * es;
+    size_t chunk = sc_msg_chunk_bytes(bytes, es), nch = sc_msg_chunks(bytes, chunk);
+    int levels = 0;
     uint8_t *scratch, *acc;
 
     op->hdr.algo = SC_ALGO_TREE;
@@ -56,20 +65,26 @@ sc_status_t sc_algo_reduce_tree(sc_coll_op_t *op, const void *sbuf, void *rbuf, 
     if (bytes && !scratch)
         return sc_error(SC_ERR_NO_MEMORY, "reduce: out of memory for the tree");
     acc = vr == 0 ? rbuf : scratch + (size_t)levels * bytes;
-    last = sc_op_copy(op, acc, sbuf, bytes, -1, -1);
-    for (int mask = 1; mask < p; mask <<= 1, level++) {
-        if (vr & mask) {
-            sc_op_send(op, sc_tree_rank(vr - mask, root, p), 0, acc, bytes, last, -1);
-            break;
+    /* Chunk by chunk: each is reduced as its children's parts arrive and sent on. */
+    for (size_t c = 0; c < nch; c++) {
+        size_t off = c * chunk, len = sc_min_size(chunk, bytes - off);
+        int last = sc_op_copy(op, acc + off, SC_CBYTES(sbuf) + off, len, -1, -1), level = 0;
+        for (int mask = 1; mask < p; mask <<= 1, level++) {
+            if (vr & mask) {
+                sc_op_send(op, sc_tree_rank(vr - mask, root, p), (uint16_t)c, acc + off, len,
+                           last, -1);
+                break;
+            }
+            if (vr + mask < p) {
+                uint8_t *t = scratch + (size_t)level * bytes + off;
+                int rv = sc_op_recv(op, sc_tree_rank(vr + mask, root, p), (uint16_t)c, t, len,
+                                    -1, -1);
+                last = sc_op_reduce(op, acc + off, acc + off, t, len / es, rv, last);
+            }
         }
-        if (vr + mask < p) {
-            uint8_t *t = scratch + (size_t)level * bytes;
-            int rv = sc_op_recv(op, sc_tree_rank(vr + mask, root, p), 0, t, bytes, -1, -1);
-            last = sc_op_reduce(op, acc, acc, t, count, rv, last);
-        }
+        if (vr == 0 && op->redop == SC_AVG)
+            sc_op_avg(op, acc + off, len / es, last);
     }
-    if (vr == 0 && op->redop == SC_AVG)
-        sc_op_avg(op, acc, count, last);
     return sc_op_built(op);
 }
 

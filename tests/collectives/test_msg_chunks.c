@@ -1,9 +1,10 @@
 /* The messages of the algorithms that move whole buffers between two ranks, built on a
- * stand-in communicator and never run: the pairwise all-to-all's blocks (algo_alltoall.c)
- * and recursive doubling's exchanges (algo_rd.c) travel in chunks of at most
- * SC_CHUNK_BYTES (grown only where a transfer would need more than 65536, the tag's
- * sub-indices), in order, each with its own sub-index. The buffers are made-up
- * addresses: blocks past 4 GiB cost no memory. `test_msg_chunks [NAME]`. */
+ * stand-in communicator and never run: the pairwise all-to-all's blocks (algo_alltoall.c),
+ * recursive doubling's exchanges (algo_rd.c) and the binomial tree's messages
+ * (algo_tree.c) travel in chunks of at most SC_CHUNK_BYTES (grown only where a transfer
+ * would need more than 65536, the tag's sub-indices), in order, each with its own
+ * sub-index. The buffers are made-up addresses: blocks past 4 GiB cost no memory.
+ * `test_msg_chunks [NAME]`. */
 #include <stdint.h>
 #include <stdlib.h>
 
@@ -19,9 +20,12 @@
 #define SEND_BASE ((uintptr_t)1 << 44)
 #define RECV_BASE ((uintptr_t)1 << 45)
 
-/* The schedule of rank `rank` of `size` for an out-of-place all-to-all (or recursive
- * doubling allreduce, rd) of count int8 elements (per block); destroy frees it. */
-static sc_status_t build(int rd, int size, int rank, size_t count, sc_coll_op_t **op)
+enum { ALLTOALL, RD, BCAST_TREE, REDUCE_TREE };
+
+/* The schedule of rank `rank` of `size` for an out-of-place all-to-all, recursive
+ * doubling allreduce, tree broadcast or tree reduce (root 0) of count int8 elements
+ * (per block); destroy frees it. */
+static sc_status_t build(int algo, int size, int rank, size_t count, sc_coll_op_t **op)
 {
     static sc_comm_t comm;
     sc_coll_op_t *o = calloc(1, sizeof(*o));
@@ -36,7 +40,12 @@ static sc_status_t build(int rd, int size, int rank, size_t count, sc_coll_op_t 
     o->comm = &comm;
     o->dtype = SC_INT8;
     o->redop = SC_SUM;
-    st = rd ? sc_algo_allreduce_rd(o, s, r, count) : sc_algo_alltoall_pairwise(o, s, r, count);
+    switch (algo) {
+    case RD: st = sc_algo_allreduce_rd(o, s, r, count); break;
+    case BCAST_TREE: st = sc_algo_broadcast_tree(o, s, r, count, 0); break;
+    case REDUCE_TREE: st = sc_algo_reduce_tree(o, s, r, count, 0); break;
+    default: st = sc_algo_alltoall_pairwise(o, s, r, count); break;
+    }
     *op = o;
     return st;
 }
@@ -85,13 +94,42 @@ static int check_alltoall(int size, int rank, size_t count, size_t chunk, size_t
     sc_coll_op_t *op = NULL;
     int bad = 0;
 
-    CHECK_OK(build(0, size, rank, count, &op));
+    CHECK_OK(build(ALLTOALL, size, rank, count, &op));
     for (int q = 0; q < size && !bad; q++)
         if (q != rank)
             bad = check_msgs(op, SC_ACT_SEND, q, SEND_BASE + (uintptr_t)q * count, count,
                              chunk, nmsg) ||
                   check_msgs(op, SC_ACT_RECV, q, RECV_BASE + (uintptr_t)q * count, count,
                              chunk, nmsg);
+    destroy(op);
+    return bad;
+}
+
+/* A transfer a schedule must hold: its kind, its peer, and where it starts: sbuf
+ * (FROM_SEND), rbuf (FROM_RECV) or slot k of the op's scratch (k * count on). */
+#define FROM_SEND (-1)
+#define FROM_RECV (-2)
+typedef struct {
+    sc_action_kind_t kind;
+    int peer;
+    int at;
+} xfer_t;
+
+/* The schedule of rank `rank` of `size` for algo on count int8 elements holds each of
+ * x[0..nx) as check_msgs, in chunks of CHUNK. */
+static int check_xfers(int algo, int size, int rank, size_t count, const xfer_t *x, size_t nx)
+{
+    size_t n = (count + CHUNK - 1) / CHUNK;
+    sc_coll_op_t *op = NULL;
+    int bad = 0;
+
+    CHECK_OK(build(algo, size, rank, count, &op));
+    for (size_t i = 0; i < nx && !bad; i++) {
+        uintptr_t start = (uintptr_t)op->scratch + (uintptr_t)x[i].at * count;
+        if (x[i].at < 0)
+            start = x[i].at == FROM_SEND ? SEND_BASE : RECV_BASE;
+        bad = check_msgs(op, x[i].kind, x[i].peer, start, count, CHUNK, n);
+    }
     destroy(op);
     return bad;
 }
@@ -141,7 +179,7 @@ static int test_rd_folded_rank_sends_then_receives_in_chunks(void)
     sc_coll_op_t *op = NULL;
     int bad, first_recv = -1, last_send = -1;
 
-    CHECK_OK(build(1, 3, 2, count, &op));
+    CHECK_OK(build(RD, 3, 2, count, &op));
     bad = check_msgs(op, SC_ACT_SEND, 0, SEND_BASE, count, CHUNK, n) ||
           check_msgs(op, SC_ACT_RECV, 0, RECV_BASE, count, CHUNK, n);
     for (int i = 0; i < op->nacts; i++) {
@@ -164,31 +202,43 @@ static int test_rd_folded_rank_sends_then_receives_in_chunks(void)
 static int test_rd_exchanges_go_in_chunks(void)
 {
     static const size_t counts[] = {((size_t)8 << 20) + 5, ((size_t)1 << 20) + 3};
+    static const xfer_t rank0[] = {{SC_ACT_RECV, 2, 0},
+                                   {SC_ACT_SEND, 1, FROM_RECV},
+                                   {SC_ACT_RECV, 1, 1},
+                                   {SC_ACT_SEND, 2, FROM_RECV}};
+    static const xfer_t rank1[] = {{SC_ACT_SEND, 0, FROM_RECV}, {SC_ACT_RECV, 0, 1}};
 
-    for (size_t i = 0; i < NELEM(counts); i++) {
-        size_t count = counts[i], n = (count + CHUNK - 1) / CHUNK;
-        sc_coll_op_t *op = NULL;
-        uintptr_t tmp;
-        int bad;
-
-        CHECK_OK(build(1, 3, 0, count, &op));
-        tmp = (uintptr_t)op->scratch;
-        bad = check_msgs(op, SC_ACT_RECV, 2, tmp, count, CHUNK, n) ||
-              check_msgs(op, SC_ACT_SEND, 1, RECV_BASE, count, CHUNK, n) ||
-              check_msgs(op, SC_ACT_RECV, 1, tmp + count, count, CHUNK, n) ||
-              check_msgs(op, SC_ACT_SEND, 2, RECV_BASE, count, CHUNK, n);
-        destroy(op);
-        if (bad)
+    for (size_t i = 0; i < NELEM(counts); i++)
+        if (check_xfers(RD, 3, 0, counts[i], rank0, NELEM(rank0)) ||
+            check_xfers(RD, 3, 1, counts[i], rank1, NELEM(rank1)))
             return 1;
-        CHECK_OK(build(1, 3, 1, count, &op));
-        tmp = (uintptr_t)op->scratch;
-        bad = check_msgs(op, SC_ACT_SEND, 0, RECV_BASE, count, CHUNK, n) ||
-              check_msgs(op, SC_ACT_RECV, 0, tmp + count, count, CHUNK, n);
-        destroy(op);
-        if (bad)
-            return 1;
-    }
     return 0;
+}
+
+/* The binomial tree (a raised SC_RING_THRESHOLD) sent the whole buffer down (broadcast)
+ * or up (reduce) each edge as one message. Rank 1 of 3, a leaf: the broadcast's receives
+ * from the root into rbuf at 2 GiB + 4097 bytes (no scratch), the reduce's sends of its
+ * accumulator (the scratch's slot 2, after two levels of receive slots) to the root at
+ * 8 MiB + 5. */
+static int test_tree_leaf_messages_go_in_chunks(void)
+{
+    static const xfer_t bcast[] = {{SC_ACT_RECV, 0, FROM_RECV}};
+    static const xfer_t reduce[] = {{SC_ACT_SEND, 0, 2}};
+
+    return check_xfers(BCAST_TREE, 3, 1, ((size_t)1 << 31) + 4097, bcast, NELEM(bcast)) ||
+           check_xfers(REDUCE_TREE, 3, 1, ((size_t)8 << 20) + 5, reduce, NELEM(reduce));
+}
+
+/* The root of 3 at 8 MiB + 5 bytes: the broadcast sends sbuf to ranks 2 and 1, the
+ * reduce receives from rank 1 into slot 0 and from rank 2 into slot 1. */
+static int test_tree_root_messages_go_in_chunks(void)
+{
+    static const xfer_t bcast[] = {{SC_ACT_SEND, 1, FROM_SEND}, {SC_ACT_SEND, 2, FROM_SEND}};
+    static const xfer_t reduce[] = {{SC_ACT_RECV, 1, 0}, {SC_ACT_RECV, 2, 1}};
+    size_t count = ((size_t)8 << 20) + 5;
+
+    return check_xfers(BCAST_TREE, 3, 0, count, bcast, NELEM(bcast)) ||
+           check_xfers(REDUCE_TREE, 3, 0, count, reduce, NELEM(reduce));
 }
 
 int main(int argc, char **argv)
@@ -200,6 +250,8 @@ int main(int argc, char **argv)
         SC_TEST(alltoall_small_and_empty_blocks_are_one_message),
         SC_TEST(rd_folded_rank_sends_then_receives_in_chunks),
         SC_TEST(rd_exchanges_go_in_chunks),
+        SC_TEST(tree_leaf_messages_go_in_chunks),
+        SC_TEST(tree_root_messages_go_in_chunks),
     };
     return sc_run_tests(tests, NELEM(tests), argc > 1 ? argv[1] : NULL);
 }
