@@ -86,12 +86,15 @@ SC_API sc_status_t sc_topk_create(const sc_topk_config_t *config, sc_topk_t **to
  * to its elements as well; *selected is valid once the stream reaches the call's end (the call
  * synchronizes the stream in this version); scratch comes from the stream's memory pool.
  * A host-only build refuses device buffers with SC_ERR_UNSUPPORTED. x is never read
- * before every check has passed. One thread at a time per selector. */
+ * before every check has passed. One thread at a time per selector. In a child process
+ * forked after the selector's creation (a data loader's worker), which has none of its
+ * threads, the calling thread does all the work: the same selection, more slowly. */
 SC_API sc_status_t sc_topk_select(sc_topk_t *topk, const void *x, sc_dtype_t dtype, size_t n,
                                   size_t k, int index_bits, void *indices, void *values,
                                   size_t *selected, sc_stream_t stream);
 
-/* Frees the selector and stops its threads. NULL is a no-op. */
+/* Frees the selector and stops its threads (in a forked child, frees the child's copy
+ * and leaves the parent's threads alone). NULL is a no-op. */
 SC_API void sc_topk_destroy(sc_topk_t *topk);
 
 /* ---- Sparse aggregation ---------------------------------------------------------- */

@@ -4,6 +4,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "compress/topk_pool.h"
 #include "core/error.h"
@@ -18,6 +19,7 @@ typedef struct {
 struct sc_topk_pool {
     int size;
     int started;              /* workers running */
+    pid_t owner;              /* the process whose threads they are (not a fork's child) */
     pthread_mutex_t lock;
     pthread_cond_t start;     /* generation advanced or stop set */
     pthread_cond_t done;      /* pending reached 0 */
@@ -66,6 +68,7 @@ sc_status_t sc_topk_pool_create(int nthreads, sc_topk_pool_t **pool)
         return sc_error(SC_ERR_NO_MEMORY, "sc_topk_create: out of memory for %d threads",
                         nthreads);
     p->size = nthreads;
+    p->owner = getpid();
     pthread_mutex_init(&p->lock, NULL);
     pthread_cond_init(&p->start, NULL);
     pthread_cond_init(&p->done, NULL);
@@ -93,8 +96,22 @@ int sc_topk_pool_size(const sc_topk_pool_t *pool)
     return pool->size;
 }
 
+/* In a child forked from the pool's process, the workers are not there (a data loader's
+ * worker, a subprocess): the caller runs every part of the task itself, which gives the
+ * same result (a selection never depends on its thread count). It waited for the
+ * missing workers for ever. */
+static int sc_topk_pool_forked(const sc_topk_pool_t *pool)
+{
+    return pool->owner != getpid();
+}
+
 void sc_topk_pool_run(sc_topk_pool_t *pool, int nthreads, sc_topk_task_fn fn, void *arg)
 {
+    if (nthreads > 1 && sc_topk_pool_forked(pool)) {
+        for (int tid = 0; tid < nthreads; tid++)
+            fn(arg, tid);
+        return;
+    }
     if (nthreads > 1) {
         pthread_mutex_lock(&pool->lock);
         pool->fn = fn;
@@ -118,6 +135,12 @@ void sc_topk_pool_destroy(sc_topk_pool_t *pool)
 {
     if (!pool)
         return;
+    /* A fork's child frees its copy alone: joining the parent's workers, or destroying
+     * the condition variables they wait on, would wait for ever. */
+    if (pool->started > 0 && sc_topk_pool_forked(pool)) {
+        free(pool);
+        return;
+    }
     pthread_mutex_lock(&pool->lock);
     pool->stop = 1;
     pthread_cond_broadcast(&pool->start);

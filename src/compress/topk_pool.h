@@ -18,10 +18,11 @@ sc_status_t sc_topk_pool_create(int nthreads, sc_topk_pool_t **pool);
 int sc_topk_pool_size(const sc_topk_pool_t *pool);
 
 /* Runs fn(arg, tid) on nthreads threads (1 <= nthreads <= the team size; the caller runs
- * tid 0) and returns when all have returned. One caller at a time. */
+ * tid 0) and returns when all have returned; in a child forked after the pool's creation,
+ * the caller runs every tid in turn. One caller at a time. */
 void sc_topk_pool_run(sc_topk_pool_t *pool, int nthreads, sc_topk_task_fn fn, void *arg);
 
-/* Stops and joins the workers. NULL is a no-op. */
+/* Stops and joins the workers (in a fork's child, only frees the pool). NULL is a no-op. */
 void sc_topk_pool_destroy(sc_topk_pool_t *pool);
 
 #endif

@@ -2,14 +2,16 @@
  * computed here (a qsort of (magnitude class, magnitude, index) in double), every dtype,
  * both index widths, the CPU paths this machine has, several thread counts; the
  * approximate mode's threshold kept across calls; random-k's draws; the refusal of a
- * device pointer without a GPU (the CUDA driver's pointer attributes faked) and the
- * argument errors. test_topk NAME [ARGS...]; exit 77 means skipped. */
+ * device pointer without a GPU (the CUDA driver's pointer attributes faked), the
+ * argument errors and a selector used in a forked child. test_topk NAME [ARGS...]; exit 77 means skipped. */
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #define SC_CHECK_RANK 0
 #include "../common/sc_check.h"
@@ -663,6 +665,46 @@ static int test_misaligned_buffers_are_refused(int argc, char **argv)
     return 0;
 }
 
+/* A selector with worker threads, used and destroyed in a child forked after its
+ * creation (a data loader's worker, a subprocess): the child's selection equals the
+ * reference and its destroy returns; the parent's selector still selects. The child's
+ * select waited for ever for the parent's workers, which are not in the child (the
+ * alarm fails it here). */
+static int test_forked_child_uses_the_parents_selector(int argc, char **argv)
+{
+    const size_t n = (size_t)1 << 22, k = n / 100;
+    float *x = malloc(n * sizeof(*x));
+    sc_topk_t *topk;
+    int status = 0, bad;
+    pid_t pid;
+
+    (void)argc;
+    (void)argv;
+    CHECK(x != NULL, "out of memory");
+    fill(SC_FLOAT32, x, n, DATA_GAUSS, 11);
+    CHECK_OK(make_topk(SC_TOPK_EXACT, 4, 0, 0.0, &topk));
+    bad = check_selection(topk, SC_FLOAT32, 32, x, n, k, 1, NULL, "the parent, before");
+    fflush(stdout);
+    fflush(stderr);
+    pid = fork();
+    CHECK(pid >= 0, "fork failed");
+    if (pid == 0) {
+        int child_bad;
+        alarm(30);
+        child_bad = check_selection(topk, SC_FLOAT32, 32, x, n, k, 1, NULL, "the child");
+        sc_topk_destroy(topk);
+        _exit(child_bad ? 1 : 0);
+    }
+    CHECK(waitpid(pid, &status, 0) == pid, "waitpid");
+    CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "the child %s %d",
+          WIFSIGNALED(status) ? "was killed by signal" : "exited with",
+          WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status));
+    bad |= check_selection(topk, SC_FLOAT32, 32, x, n, k, 1, NULL, "the parent, after");
+    sc_topk_destroy(topk);
+    free(x);
+    return bad;
+}
+
 typedef struct {
     const char *name;
     int (*fn)(int argc, char **argv);
@@ -681,6 +723,7 @@ static const test_t tests[] = {
     {"argument_errors_are_refused", test_argument_errors_are_refused},
     {"count_overflow_is_refused", test_count_overflow_is_refused},
     {"misaligned_buffers_are_refused", test_misaligned_buffers_are_refused},
+    {"forked_child_uses_the_parents_selector", test_forked_child_uses_the_parents_selector},
 };
 
 int main(int argc, char **argv)
