@@ -544,6 +544,7 @@ typedef struct {
 static sc_wait_slot_t sc_wait_slots[SC_WAIT_SLOTS];
 static pthread_once_t sc_wait_once = PTHREAD_ONCE_INIT;
 static pthread_key_t sc_wait_key; /* a thread's owned slot + 1, given back at its exit */
+static int sc_wait_keyed;         /* sc_wait_key was created */
 static int sc_wait_asymmetric;    /* membarrier orders the waiters' stores */
 static _Thread_local int sc_wait_owned = -1;
 
@@ -556,6 +557,7 @@ static void sc_wait_init(void)
 {
     if (pthread_key_create(&sc_wait_key, sc_wait_give_back) != 0)
         return; /* no owned slots: every wait takes one for itself */
+    sc_wait_keyed = 1;
     sc_wait_asymmetric =
         syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) == 0;
 }
@@ -570,6 +572,16 @@ static int sc_wait_take(void)
             return s;
     }
     return -1;
+}
+
+/* At dlclose (ctypes unloading the library) and at exit: the key's destructor is this
+ * library's code, and a thread that waited here may exit after the library is unmapped;
+ * its exit called into the unmapped code (SIGSEGV). Deleting the key calls no destructor,
+ * and the slots go with the library. */
+__attribute__((destructor)) static void sc_wait_unload(void)
+{
+    if (sc_wait_keyed)
+        pthread_key_delete(sc_wait_key);
 }
 
 static int sc_wait_enter(sc_transport_t *tp)
