@@ -1,14 +1,46 @@
-/* UCX (ucp) transport: context, worker, endpoints to every rank, tagged messages. */
+/* UCX (ucp) transport: context, worker, endpoints to every rank, tagged messages; UCX's
+ * debug-signal handler given back at load. */
+#define _GNU_SOURCE /* dladdr */
+#include <dlfcn.h>
 #include <errno.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/statvfs.h>
+#include <ucs/config/global_opts.h>
+#include <ucs/debug/debug.h>
 
 #include "collectives/transport_ucx.h"
 #include "core/clock.h"
 #include "core/log.h"
 #include "core/memory.h"
+
+/* libucs, as it is loaded (before this library's constructors run), sets a handler for
+ * UCX_DEBUG_SIGNO (SIGHUP by default) that turns UCX's data tracing on and returns: a
+ * process that loaded shardcomm no longer stopped at SIGHUP (its terminal closed, scrun
+ * forwarding it), and a handler a framework had set before the load (Python loading the
+ * library through ctypes) was replaced without a word (UCX issue 10742). Unless the user
+ * asked for UCX's handler (UCX_DEBUG_SIGNO set), the disposition it replaced goes back; a
+ * handler set after libucs loaded (by another library that loaded it first) is left.
+ * Here, not in a file of its own, so that a program linked with the static library has
+ * it too. UCX's handlers of error signals (UCX_ERROR_SIGNALS) stay: they print a
+ * backtrace and then give the signal to the handler they replaced. */
+__attribute__((constructor)) static void sc_ucx_give_back_debug_signal(void)
+{
+    int signo = (int)ucs_global_opts.debug_signo;
+    struct sigaction now;
+    Dl_info set_by, ucs;
+    void *handler;
+
+    if (signo <= 0 || getenv("UCX_DEBUG_SIGNO") || sigaction(signo, NULL, &now) != 0)
+        return;
+    handler = (now.sa_flags & SA_SIGINFO) ? (void *)now.sa_sigaction : (void *)now.sa_handler;
+    if (handler == (void *)SIG_DFL || handler == (void *)SIG_IGN ||
+        !dladdr(handler, &set_by) || !dladdr((void *)ucs_debug_disable_signal, &ucs) ||
+        set_by.dli_fbase != ucs.dli_fbase)
+        return;
+    ucs_debug_disable_signal(signo);
+}
 
 /* A block of sc_ucx_keep_block. */
 struct sc_kept_block {

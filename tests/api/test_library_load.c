@@ -5,8 +5,10 @@
 #include <dlfcn.h>
 #include <pthread.h>
 #include <semaphore.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "shardcomm/shardcomm.h"
@@ -86,6 +88,77 @@ static int test_thread_that_waited_outlives_dlclose(const char *path)
     return 0;
 }
 
+static volatile sig_atomic_t g_hangups;
+
+static void on_hangup(int sig)
+{
+    (void)sig;
+    g_hangups++;
+}
+
+/* The handler SIGHUP has now: its function, or SIG_DFL or SIG_IGN. */
+static void *hangup_handler(void)
+{
+    struct sigaction sa;
+
+    if (sigaction(SIGHUP, NULL, &sa) != 0)
+        return NULL;
+    return (sa.sa_flags & SA_SIGINFO) ? (void *)sa.sa_sigaction : (void *)sa.sa_handler;
+}
+
+/* A SIGHUP handler a framework set before loading the library (Python's ctypes loading it
+ * after start-up) is still SIGHUP's handler after the load and a communicator's creation
+ * and destruction, and a SIGHUP reaches it. UCX's library, loaded with shardcomm, had put
+ * its debug handler in its place, which turned UCX's data tracing on instead. */
+static int test_handler_set_before_load_is_kept(const char *path)
+{
+    struct sigaction sa;
+    library_t l;
+    sc_comm_t *comm;
+
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_handler = on_hangup;
+    sigemptyset(&sa.sa_mask);
+    CHECK(sigaction(SIGHUP, &sa, NULL) == 0, "sigaction");
+    if (library_open(path, &l) != 0)
+        return 1;
+    CHECK(hangup_handler() == (void *)on_hangup, "the load replaced the SIGHUP handler");
+    CHECK(l.init(&comm) == SC_SUCCESS, "sc_comm_init_from_env: %s", l.last_error());
+    g_rank = l.rank(comm);
+    CHECK(l.destroy(comm) == SC_SUCCESS, "sc_comm_destroy: %s", l.last_error());
+    CHECK(hangup_handler() == (void *)on_hangup, "the communicator replaced the handler");
+    CHECK(raise(SIGHUP) == 0 && g_hangups == 1, "the handler saw %d SIGHUPs of 1",
+          (int)g_hangups);
+    CHECK(dlclose(l.lib) == 0, "dlclose: %s", dlerror());
+    return 0;
+}
+
+/* With SIGHUP's default disposition, a process that loaded the library still ends at a
+ * SIGHUP (a closed terminal, scrun forwarding it): a child forked after the load raises
+ * it and is killed by it. It went on, UCX's debug handler having taken the signal. */
+static int test_hangup_still_ends_the_process(const char *path)
+{
+    library_t l;
+    int status = 0;
+    pid_t pid;
+
+    CHECK(signal(SIGHUP, SIG_DFL) != SIG_ERR, "signal");
+    if (library_open(path, &l) != 0)
+        return 1;
+    CHECK(hangup_handler() == (void *)SIG_DFL, "the load set a SIGHUP handler");
+    pid = fork();
+    CHECK(pid >= 0, "fork failed");
+    if (pid == 0) {
+        raise(SIGHUP);
+        _exit(0);
+    }
+    CHECK(waitpid(pid, &status, 0) == pid, "waitpid");
+    CHECK(WIFSIGNALED(status) && WTERMSIG(status) == SIGHUP, "the child %s %d",
+          WIFSIGNALED(status) ? "was killed by signal" : "exited with",
+          WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status));
+    return 0; /* left open: UCX's libraries, closed without a context, leak (LeakSanitizer) */
+}
+
 int main(int argc, char **argv)
 {
     int rc;
@@ -96,6 +169,10 @@ int main(int argc, char **argv)
     }
     if (strcmp(argv[1], "thread_that_waited_outlives_dlclose") == 0) {
         rc = test_thread_that_waited_outlives_dlclose(argv[2]);
+    } else if (strcmp(argv[1], "handler_set_before_load_is_kept") == 0) {
+        rc = test_handler_set_before_load_is_kept(argv[2]);
+    } else if (strcmp(argv[1], "hangup_still_ends_the_process") == 0) {
+        rc = test_hangup_still_ends_the_process(argv[2]);
     } else {
         fprintf(stderr, "test_library_load: no test named %s\n", argv[1]);
         return 2;
