@@ -57,7 +57,11 @@ typedef struct {
  * and releases it with sc_comm_destroy. A child process forked afterwards (a data loader's worker)
  * cannot use or destroy it: every call on it there is SC_ERR_INVALID_COMM (and so is
  * waiting for a request the parent had pending: collectives.h), and the parent's
- * communicator is untouched; the child may create its own. A rank given without a
+ * communicator is untouched. Nor can that child (or its own forks) create a
+ * communicator: UCX supports no use in a child forked while it is in use, where creating
+ * the transport could hang, so sc_comm_init there is SC_ERR_UNSUPPORTED at once, naming
+ * the parent; a process started by exec (Python multiprocessing's 'spawn'), or forked
+ * after the parent destroyed all its communicators, may. A rank given without a
  * world size, or a world size above 1 without a rank (configuration or environment),
  * is SC_ERR_INVALID_ARG. */
 SC_API sc_status_t sc_comm_init(const sc_comm_config_t *config, sc_comm_t **comm);

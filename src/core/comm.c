@@ -406,7 +406,9 @@ static sc_status_t sc_comm_init_call(const sc_comm_config_t *config, sc_comm_t *
         return st; /* no rendezvous to tell */
     /* From here this rank's sentences say which rank it is, its refused settings too. */
     sc_log_set_rank(p.rank);
-    st = sc_bootstrap_resolve_rest(config, &p);
+    st = sc_registry_check_init_allowed();
+    if (st == SC_SUCCESS)
+        st = sc_bootstrap_resolve_rest(config, &p);
     if (st == SC_SUCCESS)
         st = sc_comm_init_resolved(&p, &joined, comm);
     /* A failure between knowing the rendezvous and joining it (a setting of this rank

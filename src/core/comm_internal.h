@@ -186,6 +186,12 @@ void sc_request_init(struct sc_request *req, sc_transport_t *tp, const sc_reques
  * request) is driven by owner's threads and UCX state, which the child does not have. */
 int sc_process_is_fork_of(pid_t owner);
 
+/* SC_ERR_UNSUPPORTED with a sentence in a process forked (it or an ancestor) from one that
+ * had live communicators then: UCX supports no use in it (openucx/ucx#4325), and a
+ * transport created there hung now and then, in UCX's locks its threads held at the
+ * fork. */
+sc_status_t sc_registry_check_init_allowed(void);
+
 /* An object that keeps using comm (a reducer) holds it from its creation to its
  * destruction; sc_comm_destroy refuses a held communicator, naming the holders, instead
  * of freeing memory they still read. */

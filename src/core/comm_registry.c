@@ -17,10 +17,25 @@ static sc_ptr_set_t sc_registry = SC_PTR_SET_INIT;
 /* Set in a forked child: the communicators it inherited are the parent's (their
  * threads and UCX state are not in the child) and are refused there. */
 static int sc_registry_forked;
+/* The pid of a process that forked while it had live communicators (UCX and its threads
+ * in use): kept by the process itself until it forks with none, and by its children and
+ * theirs for good (sc_registry_check_init_allowed refuses them). 0: none. */
+static pid_t sc_registry_ucx_forker;
 static pthread_once_t sc_registry_once = PTHREAD_ONCE_INIT;
 
 /* The registry's lock is held across fork(), so that the child gets it unlocked. */
-static void sc_registry_fork_prepare(void) { pthread_mutex_lock(&sc_registry.lock); }
+static void sc_registry_fork_prepare(void)
+{
+    pid_t self = getpid(), forker;
+
+    pthread_mutex_lock(&sc_registry.lock);
+    forker = __atomic_load_n(&sc_registry_ucx_forker, __ATOMIC_RELAXED);
+    if (sc_registry.len > 0)
+        forker = self;
+    else if (forker == self)
+        forker = 0; /* all destroyed since */
+    __atomic_store_n(&sc_registry_ucx_forker, forker, __ATOMIC_RELAXED);
+}
 static void sc_registry_fork_parent(void) { pthread_mutex_unlock(&sc_registry.lock); }
 static void sc_registry_fork_child(void)
 {
@@ -49,6 +64,20 @@ int sc_registry_remove(const sc_comm_t *c)
 int sc_process_is_fork_of(pid_t owner)
 {
     return __atomic_load_n(&sc_registry_forked, __ATOMIC_RELAXED) && owner != getpid();
+}
+
+sc_status_t sc_registry_check_init_allowed(void)
+{
+    pid_t forker = __atomic_load_n(&sc_registry_ucx_forker, __ATOMIC_RELAXED);
+
+    if (forker == 0 || forker == getpid())
+        return SC_SUCCESS;
+    return sc_error(SC_ERR_UNSUPPORTED, "sc_comm_init: this process (%d) was forked from "
+                    "process %d while that one had communicators, and UCX does not support "
+                    "its use in such a child (its threads' locks were copied as they were: "
+                    "creating the transport here could hang); create communicators in the "
+                    "parent, or in a process started by exec (Python multiprocessing's "
+                    "'spawn' or 'forkserver' start method)", (int)getpid(), (int)forker);
 }
 
 sc_status_t sc_comm_check_handle(const sc_comm_t *c, const char *caller)
