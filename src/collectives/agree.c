@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "collectives/agree.h"
+#include "core/comm_internal.h"
 #include "core/error.h"
 #include "shardcomm/collectives.h"
 
@@ -73,9 +74,9 @@ sc_status_t sc_comm_agree(sc_comm_t *comm, const char *caller, sc_status_t local
     for (int q = 0; q < p; q++) {
         sc_status_t s = (sc_status_t)all[(size_t)q * width];
         if (s != SC_SUCCESS) {
-            st = sc_error(peer_status != SC_SUCCESS ? peer_status : s, "%s: rank %d failed "
+            st = sc_error(peer_status != SC_SUCCESS ? peer_status : s, "%s: %s failed "
                           "its own checks (%s) and took no part; its error says why", caller,
-                          q, sc_status_string(s));
+                          sc_comm_rank_name(comm, q).s, sc_status_string(s));
             goto out;
         }
     }
@@ -91,14 +92,16 @@ sc_status_t sc_comm_agree(sc_comm_t *comm, const char *caller, sc_status_t local
                 diff->value = rq[f];
             }
             if (facts[f].kind == SC_FACT_HASH) {
-                st = sc_error(SC_ERR_MISMATCH, "%s: ranks disagree: %s differs between rank "
-                              "0 and rank %d", caller, facts[f].name, q);
+                st = sc_error(SC_ERR_MISMATCH, "%s: ranks disagree: %s differs between %s "
+                              "and %s", caller, facts[f].name, sc_comm_rank_name(comm, 0).s,
+                              sc_comm_rank_name(comm, q).s);
                 goto out;
             }
             sc_fact_print(&facts[f], r0[f], a, sizeof(a));
             sc_fact_print(&facts[f], rq[f], b, sizeof(b));
-            st = sc_error(SC_ERR_MISMATCH, "%s: ranks disagree: %s is %s on rank 0 but %s "
-                          "on rank %d", caller, facts[f].name, a, b, q);
+            st = sc_error(SC_ERR_MISMATCH, "%s: ranks disagree: %s is %s on %s but %s on %s",
+                          caller, facts[f].name, a, sc_comm_rank_name(comm, 0).s, b,
+                          sc_comm_rank_name(comm, q).s);
             goto out;
         }
     }

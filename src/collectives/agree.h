@@ -48,8 +48,9 @@ typedef struct {
  *   both ranks, when every rank's checks passed (and *diff set, when diff is not NULL,
  *   for a caller that says more);
  *   the all-gather's failure.
- * caller names the public call in the sentences. Facts of a rank that failed are not
- * compared (they may be unset). comm must be valid (sc_comm_check). */
+ * caller names the public call in the sentences, which name a rank of a split by both
+ * its numbers ("rank 1 (world rank 3)", sc_comm_rank_name). Facts of a rank that failed
+ * are not compared (they may be unset). comm must be valid (sc_comm_check). */
 sc_status_t sc_comm_agree(sc_comm_t *comm, const char *caller, sc_status_t local,
                           sc_status_t peer_status, const sc_fact_t *facts, int nfacts,
                           sc_agree_diff_t *diff);

@@ -9,6 +9,7 @@
 
 #include "collectives/agree.h"
 #include "collectives/reducer_internal.h"
+#include "core/comm_internal.h"
 
 /* One gradient as the mismatch search exchanges it. */
 #define SC_AGREE_NAME_MAX 48
@@ -89,17 +90,19 @@ static sc_status_t sc_agree_locate(sc_comm_t *comm, const sc_grad_desc_t *grads,
             a[i].dtype != b[i].dtype || a[i].name_hash != b[i].name_hash)
             break;
     if (i == k) {
-        st = sc_error(SC_ERR_INTERNAL, "sc_reducer_create: the gradient lists of rank 0 and "
-                      "rank %d hash differently but compare equal", other);
+        st = sc_error(SC_ERR_INTERNAL, "sc_reducer_create: the gradient lists of %s and %s "
+                      "hash differently but compare equal", sc_comm_rank_name(comm, 0).s,
+                      sc_comm_rank_name(comm, other).s);
         goto out;
     }
     sc_agree_describe(&a[i], da, sizeof(da));
     sc_agree_describe(&b[i], db, sizeof(db));
     st = sc_error(SC_ERR_MISMATCH,
                   "sc_reducer_create: ranks registered different gradients: gradient %" PRId64
-                  " is %s on rank 0 but %s on rank %d (rank 0 registered %" PRId64
+                  " is %s on %s but %s on %s (rank 0 registered %" PRId64
                   " gradients, rank %d %" PRId64 ")",
-                  i, da, db, other, n0, other, nr);
+                  i, da, sc_comm_rank_name(comm, 0).s, db, sc_comm_rank_name(comm, other).s,
+                  n0, other, nr);
 out:
     free(a);
     free(b);
@@ -157,12 +160,14 @@ sc_status_t sc_reducer_agree(sc_comm_t *comm, const sc_grad_desc_t *grads, int n
                                diff.fact == SC_RFACT_N ? diff.value : n);
     if (diff.fact == SC_RFACT_HOOK)
         return sc_error(SC_ERR_MISMATCH, "sc_reducer_create: ranks disagree: the comm hook's "
-                        "name differs between rank 0 and rank %d (this rank's is \"%s\")",
-                        diff.rank, r->hook.name ? r->hook.name : "");
+                        "name differs between %s and %s (this rank's is \"%s\")",
+                        sc_comm_rank_name(comm, 0).s, sc_comm_rank_name(comm, diff.rank).s,
+                        r->hook.name ? r->hook.name : "");
     if (diff.fact == SC_RFACT_HOOK_CONFIG)
         return sc_error(SC_ERR_MISMATCH, "sc_reducer_create: ranks disagree: the settings of "
-                        "the comm hook \"%s\" differ between rank 0 and rank %d (this rank's: "
-                        "%s)", r->hook.name ? r->hook.name : "", diff.rank,
+                        "the comm hook \"%s\" differ between %s and %s (this rank's: %s)",
+                        r->hook.name ? r->hook.name : "", sc_comm_rank_name(comm, 0).s,
+                        sc_comm_rank_name(comm, diff.rank).s,
                         r->hook.config ? r->hook.config : "none");
     return st;
 }

@@ -836,13 +836,15 @@ static sc_status_t sc_reducer_finalize_call(sc_reducer_t *r)
                       (long long)v[3], (long long)-v[4], r->unsynced);
     } else if (v[0] != INT64_MAX) {
         int q = (int)(v[0] >> 32), i = (int)(v[0] & 0xffffffff);
-        st = sc_error(SC_ERR_INVALID_ARG, "sc_reducer_finalize: rank %d never marked "
+        st = sc_error(SC_ERR_INVALID_ARG, "sc_reducer_finalize: %s never marked "
                       "gradient %d (\"%s\") ready in this iteration (the first missing one "
                       "of the lowest such rank); without find_unused every gradient must be "
-                      "marked on every rank", q, i, r->grads[i].name);
+                      "marked on every rank", sc_comm_rank_name(r->comm, q).s, i,
+                      r->grads[i].name);
     } else if (v[1] != INT64_MAX) {
-        st = sc_error(SC_ERR_PEER_FAILED, "sc_reducer_finalize: rank %d failed in this "
-                      "iteration (its error says why)", (int)v[1]);
+        st = sc_error(SC_ERR_PEER_FAILED, "sc_reducer_finalize: %s failed in this "
+                      "iteration (its error says why)",
+                      sc_comm_rank_name(r->comm, (int)v[1]).s);
     } else {
         st = sc_reducer_after_sync(r, (double)-v[2] * 1e-9);
         if (st == SC_SUCCESS)
