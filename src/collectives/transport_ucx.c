@@ -379,8 +379,14 @@ void sc_ucx_close(sc_transport_t *tp, double timeout_s)
             tp->eps[r] = NULL;
         }
     }
-    if (tp->worker)
+    if (tp->worker) {
+        /* Again: what landed while the endpoints closed (their close progresses the
+         * worker). Over TCP a peer's last notice (a reducer destroyed between
+         * iterations tells every peer) to a rank it never sent to before is still
+         * connecting at the first drain. */
+        sc_ucx_drain_unexpected(tp, sc_clock_now() + 0.2);
         ucp_worker_destroy(tp->worker);
+    }
     if (tp->context)
         ucp_cleanup(tp->context);
     tp->worker = NULL;
