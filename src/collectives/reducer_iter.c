@@ -250,11 +250,20 @@ static sc_status_t sc_bucket_start(sc_reducer_t *r, sc_rbucket_t *b)
          * communicator fails every rank's pending and later calls instead, with the
          * reason. */
         char msg[SC_ERROR_MAX];
+        int failed_before;
+        pthread_mutex_lock(&r->comm->tp->lock);
+        failed_before = r->comm->broken != SC_SUCCESS;
+        pthread_mutex_unlock(&r->comm->tp->lock);
         snprintf(msg, sizeof(msg), "sc_reducer: comm hook \"%s\" could not start bucket %d "
-                 "(%s): %.600s; the communicator is aborted so that no rank waits for the "
-                 "bucket", r->hook.name ? r->hook.name : "", b->hb.index, sc_status_string(st),
-                 why);
-        sc_comm_abort_why(r->comm, msg);
+                 "(%s): %.600s", r->hook.name ? r->hook.name : "", b->hb.index,
+                 sc_status_string(st), why);
+        /* A communicator that failed before (a peer's abort, which why passes on) is
+         * not this rank's to abort: saying so would repeat the peer's reason's end. */
+        if (!failed_before) {
+            snprintf(msg + strlen(msg), sizeof(msg) - strlen(msg), "; the communicator is "
+                     "aborted so that no rank waits for the bucket");
+            sc_comm_abort_why(r->comm, msg);
+        }
         st = sc_error(st, "%s", msg);
     }
     b->start_status = st;

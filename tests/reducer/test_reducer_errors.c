@@ -15,6 +15,8 @@
  *   narrow_hook_refuses_non_float32_buckets
  *   failing_hook_start_fails_every_rank   (a caller's hook fails on the last rank)
  *   failing_hook_finish_fails_every_rank  (the same for its finish)
+ *   bucket_refused_after_a_peers_abort_passes_its_reason_on   (the peers of a rank whose
+ *                                    hook failed start the buckets after the abort came)
  *   failing_hook_validate_fails_every_rank, failing_hook_save_and_load_say_why,
  *   hook_saving_past_its_room_is_refused
  *   hook_given_to_two_reducers_is_refused
@@ -814,6 +816,65 @@ static int test_failing_hook_start_fails_every_rank(int argc, char **argv)
     return 0;
 }
 
+/* A hook whose first start fails where *state is set (a caller's hook refusing). */
+static sc_status_t refusing_start(void *state, const sc_hook_bucket_t *b, sc_comm_t *comm,
+                                  sc_request_t **req)
+{
+    int *refuse = state;
+
+    if (*refuse) {
+        *refuse = 0;
+        return sc_error(SC_ERR_INTERNAL, "refusing: this hook refuses its first bucket");
+    }
+    return sc_allreduce(b->data, b->data, b->count, b->dtype, SC_SUM, comm, NULL, req);
+}
+
+/* The last rank's hook fails the first bucket's start, aborting the communicator; the
+ * other ranks, told so (their barrier fails), reach finalize, where their buckets' starts
+ * are refused. Their sentence carries the last rank's reason once: they abort nothing
+ * (it said "...; the communicator is aborted so that no rank waits for the bucket" twice,
+ * the second time as if this rank had aborted a communicator already aborted). */
+static int test_bucket_refused_after_a_peers_abort_passes_its_reason_on(int argc, char **argv)
+{
+    int refuse = 0;
+    sc_comm_hook_t hook = {.name = "refusing", .state = &refuse, .start = refusing_start};
+    const char *says, *again;
+    sc_reducer_t *r;
+    rt_world_t w;
+    rt_model_t m;
+    char who[64];
+
+    (void)argc, (void)argv;
+    if (rt_world(&w))
+        return 1;
+    refuse = w.rank == w.size - 1;
+    CHECK_OK(create_hooked(&w, &m, &r, 0, &hook));
+    if (refuse) {
+        for (int g = m.n - 1; g >= 0; g--) {
+            rt_fill(&m, m.buf[g], SEED, w.rank, 0, g);
+            sc_reducer_mark_ready(r, g, m.buf[g]);
+        }
+        CHECK_STATUS(sc_reducer_finalize(r), SC_ERR_INTERNAL);
+    } else {
+        CHECK_STATUS(sc_barrier(w.comm, NULL), SC_ERR_ABORTED);
+        for (int g = m.n - 1; g >= 0; g--) {
+            rt_fill(&m, m.buf[g], SEED, w.rank, 0, g);
+            sc_reducer_mark_ready(r, g, m.buf[g]);
+        }
+        CHECK_STATUS(sc_reducer_finalize(r), SC_ERR_ABORTED);
+        snprintf(who, sizeof(who), "rank %d: the communicator was aborted", w.size - 1);
+        CHECK_SAYS(who, "this hook refuses its first bucket");
+        says = strstr(sc_last_error(), "the communicator is aborted so that no rank waits");
+        again = says ? strstr(says + 1, "the communicator is aborted so that") : NULL;
+        CHECK(says && !again, "the error \"%s\" says that the communicator is aborted "
+              "%s", sc_last_error(), says ? "twice" : "never");
+    }
+    sc_reducer_destroy(r);
+    sc_comm_destroy(w.comm);
+    rt_model_free(&m);
+    return 0;
+}
+
 static sc_status_t flaky_finish(void *state, const sc_hook_bucket_t *b, sc_comm_t *comm)
 {
     flaky_t *f = state;
@@ -1406,6 +1467,8 @@ int main(int argc, char **argv)
         {"narrow_hook_refuses_non_float32_buckets", test_narrow_hook_refuses_non_float32_buckets},
         {"failing_hook_start_fails_every_rank", test_failing_hook_start_fails_every_rank},
         {"failing_hook_finish_fails_every_rank", test_failing_hook_finish_fails_every_rank},
+        {"bucket_refused_after_a_peers_abort_passes_its_reason_on",
+         test_bucket_refused_after_a_peers_abort_passes_its_reason_on},
         {"hook_failing_with_a_status_that_is_no_error_fails_as_one",
          test_hook_failing_with_a_status_that_is_no_error_fails_as_one},
         {NULL, NULL}};
