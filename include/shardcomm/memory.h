@@ -38,7 +38,9 @@ SC_API int sc_device_count(void);
  * devices); the caller frees it with sc_host_free_pinned. In a host-only build, or
  * where the CUDA runtime refuses, the memory is page-aligned pageable memory instead
  * and the substitution is logged once. SC_ERR_NO_MEMORY when nothing can be had;
- * *ptr is written only on success. Thread-safe (with sc_host_free_pinned too). */
+ * *ptr is written only on success. Thread-safe (with sc_host_free_pinned too), also
+ * across fork(): a child forked while another thread allocated may allocate (the CUDA
+ * runtime itself does not work in a forked child; the pageable stand-in does). */
 SC_API sc_status_t sc_host_alloc_pinned(size_t bytes, void **ptr);
 
 /* Frees memory from sc_host_alloc_pinned; NULL is a no-op. A pointer it did not hand

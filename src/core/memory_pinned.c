@@ -15,6 +15,24 @@ static pthread_mutex_t sc_pinned_lock = PTHREAD_MUTEX_INITIALIZER;
 static void **sc_pinned_slots; /* NULL: empty slot */
 static size_t sc_pinned_cap;   /* a power of two, or 0 */
 static size_t sc_pinned_used;
+static pthread_once_t sc_pinned_once = PTHREAD_ONCE_INIT;
+
+/* The lock is held across fork(), so that a child forked while another thread held it
+ * (a data loader's worker forked beside a thread allocating) gets it unlocked: its own
+ * pinned allocations waited for ever. */
+static void sc_pinned_fork_prepare(void) { pthread_mutex_lock(&sc_pinned_lock); }
+static void sc_pinned_fork_done(void) { pthread_mutex_unlock(&sc_pinned_lock); }
+
+static void sc_pinned_watch_fork(void)
+{
+    pthread_atfork(sc_pinned_fork_prepare, sc_pinned_fork_done, sc_pinned_fork_done);
+}
+
+static void sc_pinned_lock_take(void)
+{
+    pthread_once(&sc_pinned_once, sc_pinned_watch_fork);
+    pthread_mutex_lock(&sc_pinned_lock);
+}
 
 static size_t sc_pinned_home(const void *ptr, size_t cap)
 {
@@ -36,7 +54,7 @@ sc_status_t sc_pinned_track(void *ptr)
 {
     sc_status_t st = SC_SUCCESS;
 
-    pthread_mutex_lock(&sc_pinned_lock);
+    sc_pinned_lock_take();
     if (2 * (sc_pinned_used + 1) > sc_pinned_cap) {
         size_t cap = sc_pinned_cap ? 2 * sc_pinned_cap : 64;
         void **slots = calloc(cap, sizeof(*slots));
@@ -65,7 +83,7 @@ int sc_pinned_untrack(void *ptr)
     size_t i, j, mask;
     int found = 0;
 
-    pthread_mutex_lock(&sc_pinned_lock);
+    sc_pinned_lock_take();
     if (!sc_pinned_cap)
         goto out;
     mask = sc_pinned_cap - 1;
