@@ -181,11 +181,14 @@ SC_API sc_status_t sc_wait(sc_request_t *req);
 /* SC_IN_PROGRESS while pending, else the final status (as sc_wait). Never blocks. */
 SC_API sc_status_t sc_test(sc_request_t *req);
 
-/* Releases a request. A pending request is waited for first. NULL is a no-op.
- * In a child forked while a request was pending (comm.h, sc_comm_init), sc_wait and
- * sc_test return SC_ERR_INVALID_COMM for it at once (only the process that issued it
- * can complete it) and sc_request_free frees the child's copy without waiting; the
- * parent's request and communicator are untouched. */
+/* Releases a request. A pending request is waited for first. NULL is a no-op. As with
+ * free(), the request is gone afterwards: freeing it again, or passing it to sc_wait or
+ * sc_test, is undefined (a second free aborted the process in glibc's check); setting
+ * the caller's pointer to NULL after it makes a second free a no-op and sc_wait or
+ * sc_test SC_ERR_INVALID_ARG. In a child forked while a request was pending (comm.h,
+ * sc_comm_init), sc_wait and sc_test return SC_ERR_INVALID_COMM for it at once (only
+ * the process that issued it can complete it) and sc_request_free frees the child's
+ * copy without waiting; the parent's request and communicator are untouched. */
 SC_API void sc_request_free(sc_request_t *req);
 
 #ifdef __cplusplus
