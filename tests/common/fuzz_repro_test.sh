@@ -4,7 +4,8 @@
 # sc_comm_init, after which it prints the line. It must hold that setting, the others
 # set beside it (SC_ and UCX_ variables, a value with a blank quoted) and 1 rank, and
 # none of the launch variables scrun sets itself. SC_EAGER_SENDS and SC_TIMEOUT were
-# left out (each fuzzer named its own list), and the line said "scrun -n 0".
+# left out (each fuzzer named its own list), the line said "scrun -n 0", and the
+# reducer's "--case -1" (no case was drawn yet).
 # Usage: fuzz_repro_test.sh FUZZER...
 for fuzzer in "$@"; do
   out=$(env -i PATH="$PATH" SC_WORLD_SIZE=1 SC_RANK=0 SC_EAGER_SENDS=bogus SC_TIMEOUT=7 \
@@ -15,7 +16,7 @@ for fuzzer in "$@"; do
               "UCX_NET_DEVICES='lo x' " "scrun -n 1 "; do
     [[ "$line" == *"$want"* ]] || { echo "FAIL: $fuzzer: '$line' lacks '$want'"; exit 1; }
   done
-  for unwanted in SC_WORLD_SIZE= SC_RANK=; do
+  for unwanted in SC_WORLD_SIZE= SC_RANK= "--case -1"; do
     [[ "$line" != *"$unwanted"* ]] ||
       { echo "FAIL: $fuzzer: '$line' holds $unwanted"; exit 1; }
   done

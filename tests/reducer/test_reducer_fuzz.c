@@ -160,12 +160,18 @@ typedef struct {
 
 /* ---- reporting ------------------------------------------------------------------ */
 
+/* The command that reruns the failed case (the whole seed where none was drawn yet:
+ * sc_comm_init failed). */
 static void fz_print_repro(const fz_run_t *run)
 {
-    fprintf(stderr, "rank %d: reproduce: %sscrun -n %d %s --seed 0x%" PRIx64 " --case %ld "
+    char one[40] = "";
+
+    if (run->c)
+        snprintf(one, sizeof(one), " --case %ld", run->c->number);
+    fprintf(stderr, "rank %d: reproduce: %sscrun -n %d %s --seed 0x%" PRIx64 "%s "
             "--max-bytes %zu%s%s\n", run->rank, sc_fuzz_env_prefix(), sc_fuzz_ranks(run->size),
-            run->prog, run->seed, run->c ? run->c->number : -1L, run->max_bytes,
-            run->no ? " --no " : "", run->no ? run->no_arg : "");
+            run->prog, run->seed, one, run->max_bytes, run->no ? " --no " : "",
+            run->no ? run->no_arg : "");
 }
 
 static void fz_fail(fz_run_t *run, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
