@@ -32,15 +32,13 @@ uint8_t sc_proto_prefs(const sc_proto_t *p)
     return m;
 }
 
-int sc_proto_choose(sc_proto_t *p, int cls, int agreed_eager)
+int sc_proto_choose(const sc_proto_t *p, uint32_t *ops, int cls, int agreed_eager)
 {
-    sc_proto_class_t *c;
     uint32_t n;
 
     if (p->mode != SC_PROTO_AUTO || cls < 0 || cls >= SC_PROTO_CLASSES)
         return p->mode == SC_PROTO_EAGER_ON;
-    c = &p->cls[cls];
-    n = c->ops++;
+    n = ops[cls]++;
     if (n < 2 * SC_PROTO_WARMUP)
         return (int)(n & 1);
     if (n % (n < SC_PROTO_EARLY_OPS ? SC_PROTO_EXPLORE_EARLY : SC_PROTO_EXPLORE_EVERY) == 0)
@@ -73,9 +71,10 @@ void sc_proto_record(sc_proto_t *p, int cls, int eager, double seconds, size_t b
     if (c->samples[0] > 1 && c->samples[1] > 1 &&
         c->cost[!c->eager] < SC_PROTO_SWITCH_BELOW * c->cost[c->eager]) {
         c->eager = (uint8_t)!c->eager;
-        sc_log(SC_LOG_DEBUG, "messages of %zu-%zu KiB go %s from op %u of their class: "
+        sc_log(SC_LOG_DEBUG, "messages of %zu-%zu KiB go %s after %u ops of their class: "
                "%.3g against %.3g ns per byte", (SC_PROTO_MIN_BYTES << cls) / 1024,
                (SC_PROTO_MIN_BYTES << (cls + 1)) / 1024, c->eager ? "eagerly" : "by rendezvous",
-               c->ops, c->cost[c->eager] * 1e9, c->cost[!c->eager] * 1e9);
+               c->samples[0] + c->samples[1], c->cost[c->eager] * 1e9,
+               c->cost[!c->eager] * 1e9);
     }
 }

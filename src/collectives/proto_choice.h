@@ -16,8 +16,9 @@
  * (64, 128] KiB. */
 #define SC_PROTO_CLASSES 4
 /* One op of a class in this many takes the protocol not preferred, so that a change of
- * the machine's state (the cores sharing a cache or not) is seen; every rank counts
- * the same ops, so the ranks of a communicator try it on the same op. More often over
+ * the machine's state (the cores sharing a cache or not) is seen; each communicator
+ * counts its own ops (every rank of it counts the same ones, whatever splits of it also
+ * ran), so the ranks of a communicator try it on the same op. More often over
  * a class's first ops: the first ones of a process are slow for other reasons (pages,
  * caches; 20-30 us against 12-20 later for a 256 KiB all-gather here), and the warm-up's
  * figures must be replaced by steady ones soon. */
@@ -35,7 +36,6 @@ typedef enum { SC_PROTO_AUTO = 0, SC_PROTO_EAGER_OFF, SC_PROTO_EAGER_ON } sc_pro
 typedef struct {
     double cost[2];      /* smoothed seconds per byte: [0] rendezvous, [1] eager */
     uint32_t samples[2];
-    uint32_t ops;        /* ops of the class that chose so far */
     uint8_t eager;       /* the preferred protocol */
 } sc_proto_class_t;
 
@@ -53,8 +53,9 @@ uint8_t sc_proto_prefs(const sc_proto_t *p);
 
 /* Whether the next op of class cls sends eagerly (1) or by rendezvous (0), given what
  * the ranks agreed on (agreed_eager: every one of them preferred eager). The warm-up and
- * the tries of the other protocol follow the class's op count, the same on every rank. */
-int sc_proto_choose(sc_proto_t *p, int cls, int agreed_eager);
+ * the tries of the other protocol follow ops[cls], the communicator's count of its ops of
+ * each class (SC_PROTO_CLASSES of them), the same on every rank of it; counts this op. */
+int sc_proto_choose(const sc_proto_t *p, uint32_t *ops, int cls, int agreed_eager);
 
 /* What an op of class cls that sent eagerly (or not) cost: seconds from its start to
  * its completion, for bytes of data. */

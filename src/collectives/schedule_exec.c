@@ -184,7 +184,7 @@ static sc_status_t sc_op_start(sc_coll_op_t *op)
         op->peer_prefs = 0xff;
         op->proto_cls = sc_proto_class_of(op->send_max);
         op->proto_eager = op->proto_cls >= 0 &&
-                          sc_proto_choose(&tp->proto, op->proto_cls,
+                          sc_proto_choose(&tp->proto, c->proto_ops, op->proto_cls,
                                           (c->proto_agreed >> op->proto_cls) & 1);
         op->proto_t0 = sc_clock_now();
     }

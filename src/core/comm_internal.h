@@ -112,6 +112,10 @@ struct sc_comm {
      * an exchange use one protocol (mixed, a 2-rank all-gather ran at 0.55-0.6x of
      * either). Under tp->lock. */
     uint8_t proto_agreed;
+    /* This communicator's collectives of each size class so far (sc_proto_choose): its
+     * own count, the same on each of its ranks, where the transport's would also count
+     * the ops of splits some of its ranks are not in. Under tp->lock. */
+    uint32_t proto_ops[SC_PROTO_CLASSES];
     uint8_t *pair_hdr;          /* 2 ranks: the running collective's header buffers,
                                    received then sent, SC_OP_PAIR_HDR_BUF each */
     sc_coll_op_t *tail;
