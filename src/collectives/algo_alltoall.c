@@ -28,7 +28,7 @@ sc_status_t sc_algo_alltoall_pairwise(sc_coll_op_t *op, const void *sbuf, void *
     for (int s = 1; s < p; s++) {
         int to = sc_mod(r + s, p), from = sc_mod(r - s, p);
         for (size_t c = 0; c < nch; c++) {
-            size_t off = c * chunk, len = sc_min_size(chunk, bytes - off);
+            size_t off = c * chunk, len = sc_msg_chunk_len(bytes, chunk, c);
             sc_op_send(op, to, (uint16_t)c, src + (size_t)to * bytes + off, len, staged, -1);
             sc_op_recv(op, from, (uint16_t)c, SC_BYTES(rbuf) + (size_t)from * bytes + off,
                        len, staged, -1);

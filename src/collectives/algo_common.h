@@ -55,6 +55,13 @@ static inline size_t sc_msg_chunks(size_t bytes, size_t chunk)
     return bytes ? (bytes + chunk - 1) / chunk : 1;
 }
 
+/* The length of chunk c of such a transfer (at offset c * chunk): chunk bytes, the last
+ * one what is left. */
+static inline size_t sc_msg_chunk_len(size_t bytes, size_t chunk, size_t c)
+{
+    return sc_min_size(chunk, bytes - c * chunk);
+}
+
 /* Elements per pipeline chunk of a block of at most block elements: no more than the
  * block holds, so that the scratch a pipeline sizes by its chunk stays that of the data
  * (SC_CHUNK_BYTES=4G made a 1-element reduce-scatter ask for 32 GiB of scratch). */

@@ -10,30 +10,14 @@
 /* Chunks whose bookkeeping lives on the stack. */
 #define SC_RD_STACK_CHUNKS 16
 
-/* One exchange of the op: bytes in chunks of `chunk` (sc_msg_chunk_bytes) of nch. Every
- * directed pair of ranks carries at most one transfer per op (the fold, each step's
- * partner, the unfold), so chunk c's message has sub-index c in each. */
-typedef struct {
-    size_t chunk, nch, bytes;
-} sc_rd_cut_t;
-
-static size_t sc_rd_off(const sc_rd_cut_t *k, size_t c)
-{
-    return c * k->chunk;
-}
-
-static size_t sc_rd_len(const sc_rd_cut_t *k, size_t c)
-{
-    return sc_min_size(k->chunk, k->bytes - c * k->chunk);
-}
-
+/* Every directed pair of ranks carries at most one transfer per op (the fold, each
+ * step's partner, the unfold), so chunk c's message has sub-index c in each. */
 sc_status_t sc_algo_allreduce_rd(sc_coll_op_t *op, const void *sbuf, void *rbuf, size_t count)
 {
     sc_comm_t *comm = op->comm;
     int p = comm->size, r = comm->rank;
     size_t es = sc_dtype_size(op->dtype), bytes = count * es;
-    size_t chunk = sc_msg_chunk_bytes(bytes, es);
-    sc_rd_cut_t k = {chunk, sc_msg_chunks(bytes, chunk), bytes};
+    size_t chunk = sc_msg_chunk_bytes(bytes, es), nch = sc_msg_chunks(bytes, chunk);
     int p2 = 1, rem;
     /* Per chunk: the action that last wrote it in rbuf, and the reduce that last read it
      * in each scratch slot; on the stack for a small op (one chunk, the usual case), so
@@ -62,11 +46,11 @@ sc_status_t sc_algo_allreduce_rd(sc_coll_op_t *op, const void *sbuf, void *rbuf,
          * which completes only at the partner's end: sends behind it would stay out of
          * the engine's window of 64 actions, and the partner would wait for them. */
         int first = op->nacts; /* the sends are actions first .. first + nch - 1 */
-        for (size_t c = 0; c < k.nch; c++)
-            sc_op_send(op, r - p2, (uint16_t)c, SC_CBYTES(sbuf) + sc_rd_off(&k, c),
-                       sc_rd_len(&k, c), -1, -1);
-        for (size_t c = 0; c < k.nch; c++) {
-            size_t off = sc_rd_off(&k, c), len = sc_rd_len(&k, c);
+        for (size_t c = 0; c < nch; c++)
+            sc_op_send(op, r - p2, (uint16_t)c, SC_CBYTES(sbuf) + c * chunk,
+                       sc_msg_chunk_len(bytes, chunk, c), -1, -1);
+        for (size_t c = 0; c < nch; c++) {
+            size_t off = c * chunk, len = sc_msg_chunk_len(bytes, chunk, c);
             int rv = sc_op_recv(op, r - p2, (uint16_t)c, SC_BYTES(rbuf) + off, len,
                                 op->oom ? -1 : first + (int)c, -1);
             sc_op_deliver(op, rbuf, off, len, rv);
@@ -74,25 +58,25 @@ sc_status_t sc_algo_allreduce_rd(sc_coll_op_t *op, const void *sbuf, void *rbuf,
         return sc_op_built(op);
     }
     tmp = sc_op_scratch(op, 2 * bytes);
-    heap = k.nch > SC_RD_STACK_CHUNKS;
-    last = heap ? malloc(3 * k.nch * sizeof(int)) : small;
+    heap = nch > SC_RD_STACK_CHUNKS;
+    last = heap ? malloc(3 * nch * sizeof(int)) : small;
     if ((bytes && !tmp) || !last) {
         st = sc_error(SC_ERR_NO_MEMORY, "allreduce: out of memory for recursive doubling");
         goto out;
     }
-    slot_reader[0] = last + k.nch;
-    slot_reader[1] = last + 2 * k.nch;
+    slot_reader[0] = last + nch;
+    slot_reader[1] = last + 2 * nch;
     /* The input copied chunk by chunk too, so that the first exchanges wait for their
      * own chunk only. */
-    for (size_t c = 0; c < k.nch; c++) {
-        size_t off = sc_rd_off(&k, c);
+    for (size_t c = 0; c < nch; c++) {
+        size_t off = c * chunk;
         last[c] = sc_op_copy(op, SC_BYTES(rbuf) + off, SC_CBYTES(sbuf) + off,
-                             sc_rd_len(&k, c), -1, -1);
+                             sc_msg_chunk_len(bytes, chunk, c), -1, -1);
         slot_reader[0][c] = slot_reader[1][c] = -1;
     }
     if (r < rem) {
-        for (size_t c = 0; c < k.nch; c++) {
-            size_t off = sc_rd_off(&k, c), len = sc_rd_len(&k, c);
+        for (size_t c = 0; c < nch; c++) {
+            size_t off = c * chunk, len = sc_msg_chunk_len(bytes, chunk, c);
             int rv = sc_op_recv(op, r + p2, (uint16_t)c, tmp + off, len, -1, -1);
             last[c] = sc_op_reduce(op, SC_BYTES(rbuf) + off, SC_BYTES(rbuf) + off, tmp + off,
                                    len / es, rv, last[c]);
@@ -103,8 +87,8 @@ sc_status_t sc_algo_allreduce_rd(sc_coll_op_t *op, const void *sbuf, void *rbuf,
         int partner = r ^ mask;
         int slot = step & 1;
         uint8_t *t = tmp + (size_t)slot * bytes;
-        for (size_t c = 0; c < k.nch; c++) {
-            size_t off = sc_rd_off(&k, c), len = sc_rd_len(&k, c);
+        for (size_t c = 0; c < nch; c++) {
+            size_t off = c * chunk, len = sc_msg_chunk_len(bytes, chunk, c);
             int s = sc_op_send(op, partner, (uint16_t)c, SC_BYTES(rbuf) + off, len, last[c], -1);
             /* A slot's chunk is received into again only once its previous contents were
              * reduced. */
@@ -115,8 +99,8 @@ sc_status_t sc_algo_allreduce_rd(sc_coll_op_t *op, const void *sbuf, void *rbuf,
             slot_reader[slot][c] = last[c];
         }
     }
-    for (size_t c = 0; c < k.nch; c++) {
-        size_t off = sc_rd_off(&k, c), len = sc_rd_len(&k, c);
+    for (size_t c = 0; c < nch; c++) {
+        size_t off = c * chunk, len = sc_msg_chunk_len(bytes, chunk, c);
         if (op->redop == SC_AVG)
             last[c] = sc_op_avg(op, SC_BYTES(rbuf) + off, len / es, last[c]);
         sc_op_deliver(op, rbuf, off, len, last[c]);

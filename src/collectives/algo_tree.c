@@ -31,7 +31,7 @@ sc_status_t sc_algo_broadcast_tree(sc_coll_op_t *op, const void *sbuf, void *rbu
     if (vr == 0)
         sc_op_copy(op, rbuf, sbuf, bytes, -1, -1);
     for (size_t c = 0; c < nch; c++) {
-        size_t off = c * chunk, len = sc_min_size(chunk, bytes - off);
+        size_t off = c * chunk, len = sc_msg_chunk_len(bytes, chunk, c);
         int got = -1;
         if (vr != 0)
             got = sc_op_recv(op, sc_tree_rank(vr - low, root, p), (uint16_t)c,
@@ -67,7 +67,7 @@ sc_status_t sc_algo_reduce_tree(sc_coll_op_t *op, const void *sbuf, void *rbuf, 
     acc = vr == 0 ? rbuf : scratch + (size_t)levels * bytes;
     /* Chunk by chunk: each is reduced as its children's parts arrive and sent on. */
     for (size_t c = 0; c < nch; c++) {
-        size_t off = c * chunk, len = sc_min_size(chunk, bytes - off);
+        size_t off = c * chunk, len = sc_msg_chunk_len(bytes, chunk, c);
         int last = sc_op_copy(op, acc + off, SC_CBYTES(sbuf) + off, len, -1, -1), level = 0;
         for (int mask = 1; mask < p; mask <<= 1, level++) {
             if (vr & mask) {

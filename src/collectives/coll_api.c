@@ -328,7 +328,7 @@ static sc_status_t sc_call_build_p2p(const sc_call_t *call, sc_coll_op_t *op, si
     }
     n = sc_msg_chunks(bytes, chunk);
     for (size_t i = 0; i < n; i++) {
-        size_t off = i * chunk, len = bytes - off < chunk ? bytes - off : chunk;
+        size_t off = i * chunk, len = sc_msg_chunk_len(bytes, chunk, i);
         if (call->kind == SC_COLL_SEND)
             sc_op_send(op, call->root, (uint16_t)i, (const char *)call->sbuf + off, len, -1,
                        -1);
