@@ -14,7 +14,7 @@ int main(void)
     int rank, size, bad = 0;
 
     if (sc_comm_init_from_env(&comm) != SC_SUCCESS) {
-        fprintf(stderr, "init failed: %s\n", sc_last_error());
+        fprintf(stderr, "allreduce_overlap: sc_comm_init_from_env: %s\n", sc_last_error());
         return 1;
     }
     rank = sc_comm_rank(comm);
@@ -25,12 +25,12 @@ int main(void)
     for (size_t i = 0; i < n; i++)
         grad[i] = (float)rank;
     if (sc_allreduce(grad, grad, n, SC_FLOAT32, SC_AVG, comm, NULL, &req) != SC_SUCCESS) {
-        fprintf(stderr, "allreduce failed: %s\n", sc_last_error());
+        fprintf(stderr, "allreduce_overlap: %s\n", sc_last_error()); /* names the call */
         return 1;
     }
     /* ... the caller's compute runs here while the progress engine moves data ... */
     if (sc_wait(req) != SC_SUCCESS) {
-        fprintf(stderr, "allreduce failed: %s\n", sc_last_error());
+        fprintf(stderr, "allreduce_overlap: %s\n", sc_last_error()); /* names the call */
         return 1;
     }
     sc_request_free(req);
