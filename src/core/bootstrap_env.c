@@ -227,6 +227,7 @@ sc_status_t sc_bootstrap_resolve_rest(const sc_comm_config_t *cfg, sc_bootstrap_
 {
     sc_bootstrap_params_t p = *io;
     sc_status_t st;
+    long fanout;
     int driver;
 
     /* 0 is the unset timeout; negative and NaN are refused before anything is read. */
@@ -268,6 +269,13 @@ sc_status_t sc_bootstrap_resolve_rest(const sc_comm_config_t *cfg, sc_bootstrap_
             return sc_error(SC_ERR_INVALID_ARG, "SC_TIMEOUT=%s must be positive seconds",
                             sc_env_first(sc_env_timeout_names, NULL));
     }
+    st = sc_env_int(sc_env_store_fanout_names, SC_DEFAULT_STORE_FANOUT, &fanout);
+    if (st != SC_SUCCESS)
+        return st;
+    if (fanout < 1 || fanout > SC_MAX_WORLD)
+        return sc_error(SC_ERR_INVALID_ARG, "SC_STORE_FANOUT=%s must be from 1 to %d",
+                        sc_env_first(sc_env_store_fanout_names, NULL), SC_MAX_WORLD);
+    p.store_fanout = (int)fanout;
     if ((unsigned)cfg->bind > SC_BIND_NONE)
         return sc_error(SC_ERR_INVALID_ARG, "sc_comm_init: config.bind is %d, not "
                         "SC_BIND_DEFAULT (0), SC_BIND_CORE (1) or SC_BIND_NONE (2)",

@@ -24,6 +24,7 @@ typedef struct {
     char master_addr[SC_MASTER_ADDR_MAX];
     int master_port;
     double timeout_s;
+    int store_fanout; /* SC_STORE_FANOUT: the rendezvous table's tree (rank 0's counts) */
     sc_bind_t bind;
     int device;       /* -1: local rank modulo the number of GPUs */
     int nccl;         /* SC_NCCL: 0 sends device buffers host-staged */
@@ -62,7 +63,7 @@ sc_status_t sc_bootstrap_resolve_rendezvous(const sc_comm_config_t *cfg,
                                             sc_bootstrap_params_t *params);
 
 /* The second half, completing *params (written only on success): local rank and size,
- * device, timeout, binding, SC_NCCL; SC_CUDA_DRIVER is checked (0 or 1) here too, for
+ * device, timeout, the rendezvous's fan-out, binding, SC_NCCL; SC_CUDA_DRIVER is checked (0 or 1) here too, for
  * the driver, which loads on first use (cuda_driver.c), cannot refuse it. */
 sc_status_t sc_bootstrap_resolve_rest(const sc_comm_config_t *cfg, sc_bootstrap_params_t *params);
 

@@ -1,5 +1,6 @@
 /* The TCP rendezvous store: rank 0 serves, every rank sends its blob and receives all
- * of them, or an error naming the ranks that never arrived. */
+ * of them (from rank 0, or down the table's tree: bootstrap_tree.c), or an error naming
+ * the ranks that never arrived. */
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -13,34 +14,22 @@
 
 #include "core/bootstrap_store.h"
 #include "core/bootstrap_store_net.h"
+#include "core/bootstrap_tree.h"
 #include "core/clock.h"
 #include "core/error.h"
 #include "core/log.h"
 #include "core/text_list.h"
 
-#define SC_STORE_MAGIC 0x53435354u /* "SCST" */
-/* A hello whose blob is the sentence of a rank that cannot join (sc_store_tell_failure). */
-#define SC_STORE_MAGIC_FAILED 0x53434654u /* "SCFT" */
-#define SC_STORE_MAX_BLOB (1u << 20)
 /* How long a rank that cannot join spends telling the others (sc_store_tell_failure). */
 #define SC_STORE_TELL_S 30.0
-
-typedef struct {
-    uint32_t magic;
-    uint32_t rank;
-    uint32_t size;
-    uint32_t len;
-} sc_store_hello_t;
-
-typedef struct {
-    uint32_t magic;
-    int32_t status;
-    uint32_t len; /* text length on error, payload length on success */
-} sc_store_reply_t;
+/* How much longer a rank waits for its parent in the table's tree than the parent for
+ * its own, per level: time for a parent's failure to reach it before its own deadline. */
+#define SC_STORE_TREE_LEVEL_S 2.0
 
 typedef struct {
     int listen_fd;
     int size;
+    int fanout;                    /* the table's tree: children of a rank (SC_STORE_FANOUT) */
     double started, deadline;
     char where[300];
     char note[400];                /* what rank 0 found wrong with the master address */
@@ -53,10 +42,7 @@ typedef struct {
 
 static void sc_store_reply_error(int fd, sc_status_t st, const char *text, double deadline)
 {
-    sc_store_reply_t rep = {SC_STORE_MAGIC, st, (uint32_t)strlen(text)};
-
-    if (sc_store_net_io(fd, &rep, sizeof(rep), deadline, 1) == 0)
-        sc_store_net_io(fd, (void *)text, rep.len, deadline, 1);
+    sc_store_net_reply(fd, st, text, (uint32_t)strlen(text), deadline);
 }
 
 /* The list of ranks that never arrived, runs of three or more as ranges ("2, 5, 8-15":
@@ -182,15 +168,16 @@ static int sc_store_conn_closed(int fd)
 }
 
 /* One connection accepted by the store, fd, which it owns from then on; its hello is
- * awaited hello_s seconds: 1 when a rank arrived (its blob kept), 2 when it arrived in
+ * awaited hello_s seconds: 1 when a rank arrived (its blob and the port it serves the
+ * table's tree on kept), 2 when it arrived in
  * place of a process of that rank that arrived and exited since (a node restarted
  * during the rendezvous, which was "two processes claimed rank R"), 0 when the
  * connection was dropped (it broke, or it is no rendezvous's), -1 when the rendezvous
  * failed (*st and err set: a rank could not join, a second process claimed a rank, a
  * world size that differs). */
 static int sc_store_take(sc_store_server_t *s, int fd, double hello_s, int *fds,
-                         uint8_t **blobs, uint32_t *lens, sc_status_t *st, char *err,
-                         size_t len)
+                         uint8_t **blobs, uint32_t *lens, uint32_t *ports, sc_status_t *st,
+                         char *err, size_t len)
 {
     sc_store_hello_t h;
     uint8_t *blob;
@@ -252,8 +239,150 @@ static int sc_store_take(sc_store_server_t *s, int fd, double hello_s, int *fds,
     }
     blobs[h.rank] = blob;
     lens[h.rank] = h.len;
+    ports[h.rank] = h.port <= 65535 ? h.port : 0;
     fds[h.rank] = fd;
     return replaced ? 2 : 1;
+}
+
+/* The table's tree as sc_store_answer lays it out. */
+typedef struct {
+    uint8_t *table;          /* the table as every answer carries it */
+    uint32_t table_len;
+    sc_store_role_t *at;     /* at[r]: the address rank r reached the store from */
+    uint8_t *side;           /* its side of the tree (sc_tree_side) */
+    int *parent, *depth;
+    int *first;              /* rank r's children: kids[first[r]] to kids[first[r + 1] - 1] */
+    uint32_t *kids;
+} sc_store_tree_t;
+
+static void sc_store_tree_free(sc_store_tree_t *t)
+{
+    free(t->table);
+    free(t->at);
+    free(t->side);
+    free(t->parent);
+    free(t->depth);
+    free(t->first);
+    free(t->kids);
+}
+
+/* The table of blobs and its tree: rank 0's children (SC_STORE_FANOUT of them on each
+ * side: sc_tree_side) get the table from the store, the others from their parent,
+ * each rank at the address it reached the store from and the port it said it listens
+ * on (ports[r], set to 0 for a rank whose address is not known: it serves none). */
+static sc_status_t sc_store_tree_plan(const sc_store_server_t *s, const int *fds,
+                                      uint8_t *const *blobs, const uint32_t *lens,
+                                      uint32_t *ports, sc_store_tree_t *t)
+{
+    size_t total = 0, n = (size_t)s->size;
+    int *next;
+    sc_status_t st;
+
+    for (int r = 0; r < s->size; r++)
+        total += sizeof(uint32_t) + lens[r];
+    if (total > UINT32_MAX)
+        return SC_ERR_INVALID_ARG;
+    memset(t, 0, sizeof(*t));
+    t->table = malloc(total ? total : 1);
+    t->at = calloc(n, sizeof(*t->at));
+    t->side = calloc(n, 1);
+    t->parent = malloc(n * sizeof(int));
+    t->depth = malloc(n * sizeof(int));
+    t->first = calloc(n + 1, sizeof(int));
+    t->kids = malloc(n * sizeof(uint32_t));
+    next = malloc(n * sizeof(int));
+    if (!t->table || !t->at || !t->side || !t->parent || !t->depth || !t->first ||
+        !t->kids || !next) {
+        free(next);
+        sc_store_tree_free(t);
+        return SC_ERR_NO_MEMORY;
+    }
+    t->table_len = (uint32_t)total;
+    total = 0;
+    for (int r = 0; r < s->size; r++) {
+        int lb = 0;
+
+        memcpy(t->table + total, &lens[r], sizeof(uint32_t));
+        memcpy(t->table + total + sizeof(uint32_t), blobs[r], lens[r]);
+        total += sizeof(uint32_t) + lens[r];
+        if (r == 0 || sc_store_net_peer(fds[r], &t->at[r], &lb) != 0)
+            ports[r] = 0; /* rank 0 serves its children through the store */
+        t->side[r] = (uint8_t)sc_tree_side(t->at[r].family, lb);
+    }
+    st = sc_tree_layout(s->size, s->fanout, t->side, ports, t->parent, t->depth);
+    /* Rank 0's children are served by the store, not listed as its own. */
+    for (int r = 1; r < s->size && st == SC_SUCCESS; r++)
+        if (t->parent[r])
+            t->first[t->parent[r] + 1]++;
+    for (int r = 0; r < s->size && st == SC_SUCCESS; r++) {
+        t->first[r + 1] += t->first[r];
+        next[r] = t->first[r];
+    }
+    for (int r = 1; r < s->size && st == SC_SUCCESS; r++)
+        if (t->parent[r])
+            t->kids[next[t->parent[r]]++] = (uint32_t)r;
+    free(next);
+    if (st != SC_SUCCESS)
+        sc_store_tree_free(t);
+    return st;
+}
+
+/* Every rank's answer once all arrived (fds[r] closed and set to -1 as it is answered):
+ * its place in the table's tree (sc_store_tree_plan), with the table for rank 0's
+ * children. The bytes rank 0 sent are logged at info. Otherwise the sentence in err: no
+ * rank was answered. */
+static sc_status_t sc_store_answer(sc_store_server_t *s, int *fds, uint8_t *const *blobs,
+                                   const uint32_t *lens, uint32_t *ports, char *err,
+                                   size_t err_len)
+{
+    sc_store_tree_t t;
+    unsigned long long sent = 0;
+    int tables = 0, answered = 0;
+    sc_status_t st = sc_store_tree_plan(s, fds, blobs, lens, ports, &t);
+
+    if (st == SC_ERR_INVALID_ARG)
+        snprintf(err, err_len, "rendezvous at %s: the ranks' blobs add up to more than "
+                 "4 GiB, more than the store's table holds", s->where);
+    else if (st != SC_SUCCESS)
+        snprintf(err, err_len, "rendezvous at %s: rank 0 is out of memory for the tables "
+                 "of %d ranks", s->where, s->size);
+    if (st != SC_SUCCESS)
+        return st;
+    for (int r = 0; r < s->size; r++) {
+        int p = t.parent[r], nkids = t.first[r + 1] - t.first[r];
+        sc_store_role_t role = {(uint32_t)p, (uint32_t)t.depth[r], (uint32_t)nkids,
+                                t.table_len, 0, 0, 0, {0}};
+        uint32_t len = (uint32_t)(sizeof(role) + (size_t)nkids * sizeof(uint32_t)) +
+                       (p ? 0 : t.table_len);
+        sc_store_reply_t rep = {SC_STORE_MAGIC, SC_SUCCESS, len};
+        double deadline = sc_clock_now() + 5.0;
+
+        if (fds[r] < 0)
+            continue;
+        if (p) {
+            role.family = t.at[p].family;
+            role.scope_id = t.at[p].scope_id;
+            role.port = (uint16_t)ports[p];
+            memcpy(role.addr, t.at[p].addr, sizeof(role.addr));
+        }
+        if (sc_store_net_io(fds[r], &rep, sizeof(rep), deadline, 1) == 0 &&
+            sc_store_net_io(fds[r], &role, sizeof(role), deadline, 1) == 0 &&
+            sc_store_net_io(fds[r], t.kids + t.first[r], (size_t)nkids * sizeof(uint32_t),
+                            deadline, 1) == 0 &&
+            (p || sc_store_net_io(fds[r], t.table, t.table_len, deadline, 1) == 0)) {
+            sent += sizeof(sc_store_reply_t) + len;
+            tables += !p;
+            answered++;
+        }
+        close(fds[r]);
+        fds[r] = -1;
+    }
+    sc_log(SC_LOG_INFO, "rendezvous at %s: rank 0 sent %llu bytes to %d ranks: the table of "
+           "%u bytes to %d of them, this rank's own client included, their parent in the "
+           "table's tree to the others (SC_STORE_FANOUT %d)", s->where, sent, answered,
+           t.table_len, tables, s->fanout);
+    sc_store_tree_free(&t);
+    return SC_SUCCESS;
 }
 
 static void *sc_store_serve(void *arg)
@@ -262,16 +391,18 @@ static void *sc_store_serve(void *arg)
     int *fds = malloc((size_t)s->size * sizeof(int));
     uint8_t **blobs = calloc((size_t)s->size, sizeof(uint8_t *));
     uint32_t *lens = calloc((size_t)s->size, sizeof(uint32_t));
+    uint32_t *ports = calloc((size_t)s->size, sizeof(uint32_t));
     int arrived = 0, spare = open("/dev/null", O_RDONLY | O_CLOEXEC);
     char err[SC_ERROR_MAX] = "";
     sc_status_t st = SC_SUCCESS;
 
-    if (!fds || !blobs || !lens) {
+    if (!fds || !blobs || !lens || !ports) {
         /* Said to rank 0's own client, which stops at the verdict; the others find no
          * store listening. */
         free(fds);
         free(blobs);
         free(lens);
+        free(ports);
         if (spare >= 0)
             close(spare);
         close(s->listen_fd);
@@ -327,7 +458,7 @@ static void *sc_store_serve(void *arg)
         }
         if (fd < 0)
             continue;
-        arrived += sc_store_take(s, fd, 5.0, fds, blobs, lens, &st, err, sizeof(err)) == 1;
+        arrived += sc_store_take(s, fd, 5.0, fds, blobs, lens, ports, &st, err, sizeof(err)) == 1;
     }
     /* A connection already waiting when the last rank arrived (a second process claiming
      * a rank, a rank telling its failure) is judged as one before it, before any rank is
@@ -340,7 +471,7 @@ static void *sc_store_serve(void *arg)
 
         if (poll(&pfd, 1, 0) <= 0 || (fd = accept(s->listen_fd, NULL, NULL)) < 0)
             break;
-        sc_store_take(s, fd, 1.0, fds, blobs, lens, &st, err, sizeof(err));
+        sc_store_take(s, fd, 1.0, fds, blobs, lens, ports, &st, err, sizeof(err));
     }
     /* A rank that arrived and exited since (killed, or its program ended) would be
      * found dead only as the others connect to it, as an unreachable endpoint that
@@ -361,32 +492,19 @@ static void *sc_store_serve(void *arg)
     close(s->listen_fd);
     if (spare >= 0)
         close(spare);
+    if (st == SC_SUCCESS)
+        st = sc_store_answer(s, fds, blobs, lens, ports, err, sizeof(err));
     for (int r = 0; r < s->size; r++) {
-        double deadline = sc_clock_now() + 5.0;
         if (fds[r] < 0)
             continue;
-        if (st != SC_SUCCESS) {
-            sc_store_reply_error(fds[r], st, err, deadline);
-        } else {
-            uint32_t total = 0;
-            sc_store_reply_t rep;
-            for (int q = 0; q < s->size; q++)
-                total += (uint32_t)sizeof(uint32_t) + lens[q];
-            rep = (sc_store_reply_t){SC_STORE_MAGIC, SC_SUCCESS, total};
-            if (sc_store_net_io(fds[r], &rep, sizeof(rep), deadline, 1) == 0) {
-                for (int q = 0; q < s->size; q++) {
-                    if (sc_store_net_io(fds[r], &lens[q], sizeof(uint32_t), deadline, 1) ||
-                        sc_store_net_io(fds[r], blobs[q], lens[q], deadline, 1))
-                        break;
-                }
-            }
-        }
+        sc_store_reply_error(fds[r], st, err, sc_clock_now() + 5.0);
         close(fds[r]);
     }
     for (int r = 0; r < s->size; r++)
         free(blobs[r]);
     free(blobs);
     free(lens);
+    free(ports);
     free(fds);
     s->verdict = st;
     snprintf(s->verdict_text, sizeof(s->verdict_text), "%s", err);
@@ -406,14 +524,72 @@ static void sc_store_server_init(sc_store_server_t *s, const char *addr, int por
     sc_store_net_where(addr, port, s->where, sizeof(s->where));
 }
 
-/* One attempt: SC_IN_PROGRESS when the connection broke and a retry may succeed. */
-static sc_status_t sc_store_exchange(int fd, int rank, int size, const void *blob, size_t len,
-                                     double deadline, sc_store_result_t *result)
-{
-    sc_store_hello_t h = {SC_STORE_MAGIC, (uint32_t)rank, (uint32_t)size, (uint32_t)len};
-    sc_store_reply_t rep;
-    uint8_t *payload, *p;
+/* This rank's place in the table's tree, from the store's answer. */
+typedef struct {
+    sc_store_role_t role;
+    uint32_t *children; /* role.nchildren ranks */
+    int listen_fd;      /* where it serves them; -1: nowhere */
+    uint32_t port;      /* listen_fd's port; 0: none */
+} sc_store_place_t;
 
+/* The store's answer on success (payload, len bytes, which this takes over) into *place
+ * and, where the table came with it (a child of rank 0), *result. */
+static sc_status_t sc_store_place_take(uint8_t *payload, uint32_t len, int size,
+                                       sc_store_place_t *place, sc_store_result_t *result)
+{
+    sc_store_role_t role;
+    size_t kids;
+
+    if (len < sizeof(role))
+        goto err_malformed;
+    memcpy(&role, payload, sizeof(role));
+    kids = (size_t)role.nchildren * sizeof(uint32_t);
+    if (role.nchildren >= (uint32_t)size || role.parent >= (uint32_t)size ||
+        len != sizeof(role) + kids + (role.parent ? 0 : role.table_len))
+        goto err_malformed;
+    place->children = malloc(kids ? kids : 1);
+    if (!place->children) {
+        free(payload);
+        return sc_error(SC_ERR_NO_MEMORY, "rendezvous: out of memory");
+    }
+    memcpy(place->children, payload + sizeof(role), kids);
+    place->role = role;
+    if (role.parent) {
+        free(payload);
+        return SC_SUCCESS;
+    }
+    memmove(payload, payload + sizeof(role) + kids, role.table_len);
+    if (sc_tree_table_take(payload, role.table_len, size, result) == SC_SUCCESS)
+        return SC_SUCCESS;
+    free(place->children);
+    place->children = NULL;
+    free(payload);
+    return SC_ERR_SYSTEM;
+err_malformed:
+    free(payload);
+    return sc_error(SC_ERR_SYSTEM, "rendezvous: the store's answer came malformed (%u bytes)",
+                    len);
+}
+
+/* One attempt: SC_IN_PROGRESS when the connection broke and a retry may succeed. A rank
+ * other than 0 listens, beside its connection to the store, for the children it may be
+ * given in the table's tree, and says on which port. */
+static sc_status_t sc_store_exchange(int fd, int rank, int size, const void *blob, size_t len,
+                                     double deadline, sc_store_place_t *place,
+                                     sc_store_result_t *result)
+{
+    sc_store_hello_t h = {SC_STORE_MAGIC, (uint32_t)rank, (uint32_t)size, (uint32_t)len, 0};
+    sc_store_reply_t rep;
+    uint8_t *payload;
+
+    if (rank != 0 && place->listen_fd < 0 &&
+        sc_store_net_listen_beside(fd, &place->listen_fd, &place->port) != 0) {
+        sc_log(SC_LOG_WARN, "rendezvous: this rank cannot listen for its children in the "
+               "table's tree (%s): it serves none", strerror(errno));
+        place->listen_fd = -1;
+        place->port = 0;
+    }
+    h.port = place->port;
     if (sc_store_net_io(fd, &h, sizeof(h), deadline, 1) || sc_store_net_io(fd, (void *)blob, len, deadline, 1))
         return SC_IN_PROGRESS;
     if (sc_store_net_io(fd, &rep, sizeof(rep), deadline, 0) || rep.magic != SC_STORE_MAGIC)
@@ -431,25 +607,34 @@ static sc_status_t sc_store_exchange(int fd, int rank, int size, const void *blo
         free(payload);
         return (sc_status_t)rep.status;
     }
-    result->size = size;
-    result->lens = calloc((size_t)size, sizeof(size_t));
-    result->blobs = calloc((size_t)size, sizeof(uint8_t *));
-    if (!result->lens || !result->blobs) {
-        free(result->lens);
-        free(result->blobs);
-        free(payload);
-        return sc_error(SC_ERR_NO_MEMORY, "rendezvous: out of memory");
-    }
-    p = payload;
-    for (int r = 0; r < size; r++) {
-        uint32_t l;
-        memcpy(&l, p, sizeof(l));
-        result->lens[r] = l;
-        result->blobs[r] = p + sizeof(l);
-        p += sizeof(l) + l;
-    }
-    result->storage = payload;
-    return SC_SUCCESS;
+    return sc_store_place_take(payload, rep.len, size, place, result);
+}
+
+/* The tree's part of the rendezvous for a rank the store answered (place): the table
+ * from its parent, unless it came from the store, then served to its children (their
+ * parent's failure instead, where it has none), within timeout_s of the store's answer
+ * and SC_STORE_TREE_LEVEL_S more per level below rank 0. */
+static sc_status_t sc_store_tree_part(const sc_store_place_t *place, int rank, int size,
+                                      const char *where, double timeout_s,
+                                      sc_store_result_t *result)
+{
+    double deadline = sc_clock_now() + timeout_s +
+                      SC_STORE_TREE_LEVEL_S * (double)place->role.depth;
+    char err[SC_ERROR_MAX] = "";
+    sc_status_t st = SC_SUCCESS, served;
+
+    if (place->role.parent)
+        st = sc_tree_fetch(&place->role, rank, size, where, deadline, result, err,
+                           sizeof(err));
+    if (place->role.nchildren == 0)
+        return st;
+    served = sc_tree_serve(place->listen_fd, rank, place->children,
+                           (int)place->role.nchildren, st, err,
+                           st == SC_SUCCESS ? result->storage : NULL, place->role.table_len,
+                           where, deadline + SC_STORE_TREE_LEVEL_S);
+    if (st == SC_SUCCESS && served != SC_SUCCESS)
+        sc_store_result_free(result);
+    return served;
 }
 
 /* A world of one rank has only its own blob: no store, so that a single process (a
@@ -493,10 +678,11 @@ static void sc_store_raise_nofile(int size)
 }
 
 sc_status_t sc_store_allgather(const char *addr, int port, int rank, int size,
-                               double timeout_s, const void *blob, size_t len,
+                               double timeout_s, int fanout, const void *blob, size_t len,
                                sc_store_result_t *result)
 {
     sc_store_server_t server;
+    sc_store_place_t place = {.listen_fd = -1};
     double start = sc_clock_now(), deadline = start + timeout_s;
     /* Clients wait a little longer than the server so they hear its verdict. */
     double client_deadline = deadline + 3.0;
@@ -510,6 +696,7 @@ sc_status_t sc_store_allgather(const char *addr, int port, int rank, int size,
     sc_store_net_where(addr, port, where, sizeof(where));
     if (rank == 0) {
         sc_store_server_init(&server, addr, port, size, start, deadline);
+        server.fanout = fanout;
         sc_store_net_check_master(addr, server.note, sizeof(server.note));
         if (server.note[0])
             sc_log(SC_LOG_WARN, "%s", server.note);
@@ -555,7 +742,7 @@ sc_status_t sc_store_allgather(const char *addr, int port, int rank, int size,
         if (fd < 0)
             break;
         snprintf(why, sizeof(why), "never answered");
-        st = sc_store_exchange(fd, rank, size, blob, len, client_deadline, result);
+        st = sc_store_exchange(fd, rank, size, blob, len, client_deadline, &place, result);
         close(fd);
         if (st == SC_IN_PROGRESS) {
             broke = 1;
@@ -571,6 +758,11 @@ sc_status_t sc_store_allgather(const char *addr, int port, int rank, int size,
         st = sc_error(SC_ERR_TIMEOUT,
                       "rendezvous timed out after %.1f s: the store of rank 0 at %s %s",
                       sc_clock_now() - start, where, why);
+    if (st == SC_SUCCESS)
+        st = sc_store_tree_part(&place, rank, size, where, timeout_s, result);
+    if (place.listen_fd >= 0)
+        close(place.listen_fd);
+    free(place.children);
     return st;
 }
 
@@ -603,7 +795,7 @@ void sc_store_tell_failure(const char *addr, int port, int rank, int size, doubl
     } else {
         size_t n = strlen(text);
         sc_store_hello_t h = {SC_STORE_MAGIC_FAILED, (uint32_t)rank, (uint32_t)size,
-                              (uint32_t)(n < SC_ERROR_MAX ? n : SC_ERROR_MAX - 1)};
+                              (uint32_t)(n < SC_ERROR_MAX ? n : SC_ERROR_MAX - 1), 0};
         int fd = sc_store_net_connect(addr, port, deadline, NULL, why, sizeof(why), &err);
         if (fd >= 0) {
             sc_store_reply_t rep;

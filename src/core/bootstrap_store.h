@@ -17,14 +17,22 @@ typedef struct {
 /* Every rank calls this once with its blob; rank 0 also serves the store on
  * port, on every address of its host, IPv6 and IPv4 (a world of one rank serves
  * nothing and opens no port); the others connect to addr:port, addr a name, an IPv4 or
- * an IPv6 address. On success *result holds every rank's blob (release with
- * sc_store_result_free). Errors: SC_ERR_TIMEOUT listing the ranks that never arrived
- * (or naming the store that could not be reached), SC_ERR_INVALID_ARG when ranks
- * disagree on the world size or claim the same rank, or at once when addr cannot
+ * an IPv6 address. Once every rank arrived, the table of all blobs goes down a tree
+ * (bootstrap_tree.h): rank 0 sends it to fanout ranks (rank 0's value counts) of each
+ * side (those that reached it on a loopback address or not, IPv4 or IPv6), each rank
+ * to fanout more, and the others are told their parent's address, so that rank 0 sends
+ * O(size) bytes, not size tables; every other rank listens on a port of its own beside
+ * its connection to the store for that. On success *result holds every rank's blob
+ * (release with sc_store_result_free). Errors: SC_ERR_TIMEOUT listing the ranks that
+ * never arrived (or naming the store that could not be reached), SC_ERR_INVALID_ARG when
+ * ranks disagree on the world size or claim the same rank, or at once when addr cannot
  * resolve however long one waits (an address that does not parse), SC_ERR_SYSTEM for
- * socket errors. */
+ * socket errors; in the tree, SC_ERR_PEER_FAILED or SC_ERR_TIMEOUT naming this rank's
+ * parent (it exited, was killed or sent nothing within timeout_s of the store's answer,
+ * plus 2 s a level), or a parent's own failure as it said it, or SC_ERR_TIMEOUT naming
+ * the children that never came for the table. */
 sc_status_t sc_store_allgather(const char *addr, int port, int rank, int size,
-                               double timeout_s, const void *blob, size_t len,
+                               double timeout_s, int fanout, const void *blob, size_t len,
                                sc_store_result_t *result);
 
 /* A rank whose sc_comm_init failed after it knew its rank and the store, before it could

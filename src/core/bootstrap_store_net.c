@@ -1,6 +1,7 @@
-/* The TCP plumbing of the rendezvous store: exact reads and writes with a deadline, the
- * store's listening socket, a client's connection with its retries and reasons, and
- * rank 0's look at the master address. */
+/* The TCP plumbing of the rendezvous store and its table's tree: exact reads and writes
+ * with a deadline, the store's listening socket and a rank's own beside it, a client's
+ * connection with its retries and reasons, the address of a rank, and rank 0's look at
+ * the master address. */
 #include <errno.h>
 #include <arpa/inet.h>
 #include <fcntl.h>
@@ -40,6 +41,16 @@ int sc_store_net_io(int fd, void *buf, size_t len, double deadline, int writing)
         len -= (size_t)n;
     }
     return 0;
+}
+
+int sc_store_net_reply(int fd, int32_t status, const void *payload, uint32_t len,
+                       double deadline)
+{
+    sc_store_reply_t rep = {SC_STORE_MAGIC, status, len};
+
+    if (sc_store_net_io(fd, &rep, sizeof(rep), deadline, 1) != 0)
+        return -1;
+    return sc_store_net_io(fd, (void *)payload, len, deadline, 1);
 }
 
 void sc_store_net_skip(int fd, size_t len, double deadline)
@@ -237,6 +248,88 @@ static int sc_store_net_connect_one(const struct addrinfo *ai, double deadline, 
     fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
     setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
     return fd;
+}
+
+int sc_store_net_connect_to(const struct sockaddr *sa, socklen_t sa_len, double deadline,
+                            int *err)
+{
+    struct addrinfo ai;
+
+    memset(&ai, 0, sizeof(ai));
+    ai.ai_family = sa->sa_family;
+    ai.ai_socktype = SOCK_STREAM;
+    ai.ai_addr = (struct sockaddr *)sa;
+    ai.ai_addrlen = sa_len;
+    return sc_store_net_connect_one(&ai, deadline, err);
+}
+
+int sc_store_net_listen_beside(int fd, int *listen_fd, uint32_t *port)
+{
+    struct sockaddr_storage sa;
+    socklen_t len = sizeof(sa);
+    int l;
+
+    if (getsockname(fd, (struct sockaddr *)&sa, &len) != 0)
+        return -1;
+    if (sa.ss_family == AF_INET)
+        ((struct sockaddr_in *)&sa)->sin_port = 0;
+    else
+        ((struct sockaddr_in6 *)&sa)->sin6_port = 0;
+    l = socket(sa.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (l < 0)
+        return -1;
+    /* Room for every child to wait while this rank fetches the table (the kernel caps
+     * it at net.core.somaxconn), whatever SC_STORE_FANOUT rank 0 has. */
+    if (bind(l, (struct sockaddr *)&sa, len) != 0 || listen(l, SOMAXCONN) != 0 ||
+        getsockname(l, (struct sockaddr *)&sa, &len) != 0) {
+        int e = errno;
+        close(l);
+        errno = e;
+        return -1;
+    }
+    *port = ntohs(sa.ss_family == AF_INET ? ((struct sockaddr_in *)&sa)->sin_port
+                                          : ((struct sockaddr_in6 *)&sa)->sin6_port);
+    *listen_fd = l;
+    return 0;
+}
+
+int sc_store_net_peer(int fd, sc_store_role_t *role, int *loopback)
+{
+    struct sockaddr_storage sa;
+    socklen_t len = sizeof(sa);
+
+    if (getpeername(fd, (struct sockaddr *)&sa, &len) != 0)
+        return -1;
+    memset(role->addr, 0, sizeof(role->addr));
+    role->scope_id = 0;
+    if (sa.ss_family == AF_INET6) {
+        const struct sockaddr_in6 *a6 = (const struct sockaddr_in6 *)&sa;
+        if (IN6_IS_ADDR_V4MAPPED(&a6->sin6_addr)) {
+            role->family = AF_INET;
+            memcpy(role->addr, &a6->sin6_addr.s6_addr[12], 4);
+        } else {
+            role->family = AF_INET6;
+            memcpy(role->addr, &a6->sin6_addr, 16);
+            role->scope_id = a6->sin6_scope_id;
+            *loopback = IN6_IS_ADDR_LOOPBACK(&a6->sin6_addr);
+            return 0;
+        }
+    } else if (sa.ss_family == AF_INET) {
+        role->family = AF_INET;
+        memcpy(role->addr, &((const struct sockaddr_in *)&sa)->sin_addr, 4);
+    } else {
+        return -1;
+    }
+    *loopback = role->addr[0] == 127;
+    return 0;
+}
+
+void sc_store_net_role_where(const sc_store_role_t *role, char *buf, size_t len)
+{
+    char text[INET6_ADDRSTRLEN] = "?";
+
+    inet_ntop(role->family, role->addr, text, sizeof(text));
+    sc_store_net_where(text, role->port, buf, len);
 }
 
 /* Why the store could not be reached, from a connection attempt's errno. */

@@ -1,15 +1,25 @@
-/* The TCP plumbing of the rendezvous store (bootstrap_store.c): exact reads and writes
- * with a deadline, the store's listening socket, a client's connection with its retries
- * and reasons, and rank 0's look at the master address. */
+/* The TCP plumbing of the rendezvous store (bootstrap_store.c) and of its table's tree
+ * (bootstrap_tree.c): exact reads and writes with a deadline, the store's listening
+ * socket and a rank's own beside it, a client's connection with its retries and
+ * reasons, the address a rank reached the store from, and rank 0's look at the master
+ * address. */
 #ifndef SC_CORE_BOOTSTRAP_STORE_NET_H
 #define SC_CORE_BOOTSTRAP_STORE_NET_H
 
 #include <stddef.h>
+#include <stdint.h>
+#include <sys/socket.h>
+#include "core/bootstrap_wire.h"
 #include "shardcomm/status.h"
 
 /* Writes (writing 1) or reads exactly len bytes before deadline; -1 on error or
  * timeout. */
 int sc_store_net_io(int fd, void *buf, size_t len, double deadline, int writing);
+
+/* An answer: its header (SC_STORE_MAGIC, status, len), then len bytes of payload (the
+ * table, or an error's sentence); -1 when the connection broke or the deadline passed. */
+int sc_store_net_reply(int fd, int32_t status, const void *payload, uint32_t len,
+                       double deadline);
 
 /* Reads and drops len bytes (up to the deadline). */
 void sc_store_net_skip(int fd, size_t len, double deadline);
@@ -35,5 +45,23 @@ sc_status_t sc_store_net_listen(int port, int backlog, int *fd);
  * not resolve (yet) is retried: a node's name may come up in DNS after rank 0 starts. */
 int sc_store_net_connect(const char *addr, int port, double deadline, const int *stop,
                          char *why, size_t why_len, int *last_err);
+
+/* One attempt to connect to sa before deadline: the connected socket, or -1 with *err
+ * the reason (ETIMEDOUT: no answer by the deadline; 0: no time left to learn one). */
+int sc_store_net_connect_to(const struct sockaddr *sa, socklen_t sa_len, double deadline,
+                            int *err);
+
+/* *listen_fd: a socket listening on a port the system picks, on the address that the
+ * connected socket fd has at its end (the interface, and the family, by which this rank
+ * reached the store), and *port that port; -1 with errno otherwise. */
+int sc_store_net_listen_beside(int fd, int *listen_fd, uint32_t *port);
+
+/* The address of the process at the other end of fd (an IPv4 one as such, not mapped
+ * into IPv6) into role's family, addr and scope_id; *loopback: whether it is a loopback
+ * address (the process is on this host). -1 when the socket has none. */
+int sc_store_net_peer(int fd, sc_store_role_t *role, int *loopback);
+
+/* A role's address and port as the sentences write it (sc_store_net_where). */
+void sc_store_net_role_where(const sc_store_role_t *role, char *buf, size_t len);
 
 #endif

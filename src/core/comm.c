@@ -256,7 +256,7 @@ static sc_status_t sc_comm_exchange(sc_transport_t *tp, const sc_bootstrap_param
     sc_ucx_release_address(tp, addr);
     *joined = 1;
     st = sc_store_allgather(p->master_addr, p->master_port, p->rank, p->world_size,
-                            p->timeout_s, blob, SC_BLOB_ADDR + addr_len, &res);
+                            p->timeout_s, p->store_fanout, blob, SC_BLOB_ADDR + addr_len, &res);
     free(blob);
     if (st != SC_SUCCESS)
         return st;

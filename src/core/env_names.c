@@ -64,6 +64,7 @@ const char *const sc_env_node_index_names[] = {"SLURM_NODEID", NULL};
 const char *const sc_env_master_addr_names[] = {"SC_MASTER_ADDR", "MASTER_ADDR", NULL};
 const char *const sc_env_master_port_names[] = {"SC_MASTER_PORT", "MASTER_PORT", NULL};
 const char *const sc_env_timeout_names[] = {"SC_TIMEOUT", NULL};
+const char *const sc_env_store_fanout_names[] = {"SC_STORE_FANOUT", NULL};
 const char *const sc_env_device_names[] = {"SC_DEVICE", NULL};
 const char *const sc_env_nccl_names[] = {"SC_NCCL", NULL};
 const char *const sc_env_cuda_driver_names[] = {"SC_CUDA_DRIVER", NULL};

@@ -18,6 +18,7 @@ extern const char *const sc_env_master_addr_names[]; /* SC_MASTER_ADDR MASTER_AD
 extern const char *const sc_env_node_index_names[];  /* SLURM_NODEID: per-node counts */
 extern const char *const sc_env_master_port_names[]; /* SC_MASTER_PORT MASTER_PORT */
 extern const char *const sc_env_timeout_names[];     /* SC_TIMEOUT */
+extern const char *const sc_env_store_fanout_names[]; /* SC_STORE_FANOUT */
 extern const char *const sc_env_device_names[];      /* SC_DEVICE */
 extern const char *const sc_env_nccl_names[];        /* SC_NCCL */
 extern const char *const sc_env_cuda_driver_names[]; /* SC_CUDA_DRIVER */
@@ -62,6 +63,9 @@ const char *const *sc_env_launch_names(sc_launch_var_t what, const char **launch
 #define SC_DEFAULT_MASTER_ADDR "127.0.0.1"
 #define SC_DEFAULT_MASTER_PORT 29500
 #define SC_DEFAULT_TIMEOUT_S 300.0
+/* The rendezvous's table goes from rank 0 to this many ranks, from each to as many more
+ * (bootstrap_tree.h); a world of up to this many ranks and one gets it from rank 0. */
+#define SC_DEFAULT_STORE_FANOUT 8
 #define SC_DEFAULT_RING_THRESHOLD 8192
 #define SC_DEFAULT_CHUNK_BYTES 262144
 #define SC_DEFAULT_PROGRESS_SPIN_US 50

@@ -207,7 +207,8 @@ typedef enum {
 
 enum {
     SC_INFO_RANK, SC_INFO_WORLD_SIZE, SC_INFO_LOCAL_RANK, SC_INFO_LOCAL_SIZE,
-    SC_INFO_MASTER_ADDR, SC_INFO_MASTER_PORT, SC_INFO_TIMEOUT, SC_INFO_BIND,
+    SC_INFO_MASTER_ADDR, SC_INFO_MASTER_PORT, SC_INFO_TIMEOUT, SC_INFO_STORE_FANOUT,
+    SC_INFO_BIND,
     SC_INFO_LOG_LEVEL, SC_INFO_ALGO, SC_INFO_RING_THRESHOLD, SC_INFO_CHUNK_BYTES,
     SC_INFO_PROGRESS_SPIN_US, SC_INFO_LOCAL_REGISTER, SC_INFO_LOCAL_MAILBOX,
     SC_INFO_STREAM_BYTES, SC_INFO_STAGE_BYTES, SC_INFO_EAGER_SENDS, SC_INFO_DEVICE,
@@ -285,6 +286,8 @@ static const sc_info_setting_t sc_info_settings[SC_INFO_SETTING_COUNT] = {
                              .min = 1, .max = 65535, .def = SC_DEFAULT_MASTER_PORT},
     [SC_INFO_TIMEOUT] = {.names = sc_env_timeout_names, .kind = SC_INFO_NUMBER,
                          .def_number = SC_DEFAULT_TIMEOUT_S, .positive = 1},
+    [SC_INFO_STORE_FANOUT] = {.names = sc_env_store_fanout_names, .kind = SC_INFO_INT,
+                              .min = 1, .max = SC_MAX_WORLD, .def = SC_DEFAULT_STORE_FANOUT},
     [SC_INFO_BIND] = {.names = sc_env_bind_names, .kind = SC_INFO_CHOICE, .def_text = "core",
                       .choices = sc_info_bind_choices, .expected = "core|none"},
     [SC_INFO_LOG_LEVEL] = {.names = sc_env_log_level_names, .kind = SC_INFO_CHOICE,

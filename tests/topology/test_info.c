@@ -168,6 +168,7 @@ static int config_shows_the_documented_defaults_when_nothing_is_set(void)
         {"SC_MASTER_ADDR", "127.0.0.1"},
         {"SC_MASTER_PORT", "29500"},
         {"SC_TIMEOUT", "300"},
+        {"SC_STORE_FANOUT", "8"},
         {"SC_BIND", "core"},
         {"SC_LOG_LEVEL", "warn"},
         {"SC_ALGO", "auto"},
@@ -416,7 +417,8 @@ static int config_agrees_with_the_library_on_ranges_and_switches(void)
         {"SC_MASTER_PORT", "80(x2)", "SC_MASTER_PORT=80(x2) is not an integer"},
         {"SC_DEVICE", "-1", "SC_DEVICE=-1 is below the minimum, 0"},
         {"SC_DEVICE", "1,2", "SC_DEVICE=1,2 is not an integer"},
-        {"SC_PROGRESS_SPIN_US", "nan", "SC_PROGRESS_SPIN_US=nan is not a number"}};
+        {"SC_PROGRESS_SPIN_US", "nan", "SC_PROGRESS_SPIN_US=nan is not a number"},
+        {"SC_STORE_FANOUT", "0", "SC_STORE_FANOUT=0 is below the minimum, 1"}};
     static const char *const shown[][4] = {
         /* variable, value set (NULL: unset), value shown, source */
         {"SC_BUCKET_CAP_MB", "1048576", "1048576", "SC_BUCKET_CAP_MB"},
@@ -711,7 +713,9 @@ static int bootstrap_refuses_ports_and_devices_that_are_not_plain_integers(void)
         {"SC_MASTER_PORT", "80(x2)", "SC_MASTER_PORT=80(x2) is not an integer"},
         {"SC_DEVICE", "-1", "SC_DEVICE=-1 is out of range"},
         {"SC_DEVICE", "1(x2)", "SC_DEVICE=1(x2) is not an integer"},
-        {"SC_LOCAL_RANK", "-1", "SC_LOCAL_RANK=-1 is out of range"}};
+        {"SC_LOCAL_RANK", "-1", "SC_LOCAL_RANK=-1 is out of range"},
+        {"SC_STORE_FANOUT", "2(x2)", "SC_STORE_FANOUT=2(x2) is not an integer"},
+        {"SC_STORE_FANOUT", "0", "SC_STORE_FANOUT=0 must be from 1 to 65536"}};
     report_t r;
 
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {

@@ -1,0 +1,58 @@
+/* The tree that carries the rendezvous's table of blobs from rank 0 to every rank, so that
+ * rank 0 sends it whole to a few ranks only (fan-out SC_STORE_FANOUT) instead of to each:
+ * its shape, a child's fetch from its parent, a parent's serving of its children, and
+ * the table's form on the wire. */
+#ifndef SC_CORE_BOOTSTRAP_TREE_H
+#define SC_CORE_BOOTSTRAP_TREE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "core/bootstrap_store.h"
+#include "core/bootstrap_wire.h"
+#include "shardcomm/status.h"
+
+/* The sides of the tree: ranks serve only ranks of their side, which can reach them. */
+#define SC_TREE_SIDES 4
+
+/* The side of a rank that reached the store from an address of family (AF_INET or
+ * AF_INET6), a loopback one or not: one on rank 0's host, reached on a loopback address,
+ * can serve no rank elsewhere, nor an IPv6 one a rank that has IPv4 alone. */
+int sc_tree_side(int family, int loopback);
+
+/* Into parent[r] and depth[r] (1: a child of rank 0), for each rank r of a world of size
+ * (rank 0 the root: parent[0] = depth[0] = 0): the ranks of each side (side[r], below
+ * SC_TREE_SIDES) form a tree of their own, in rank order with fanout children to a rank,
+ * rank 0 the root of all. A rank that does not serve (port[r] 0: it could not listen)
+ * has no children: those it would have had are rank 0's. SC_ERR_NO_MEMORY otherwise. */
+sc_status_t sc_tree_layout(int size, int fanout, const uint8_t *side, const uint32_t *port,
+                           int *parent, int *depth);
+
+/* The table as the store's answer carries it (for each rank, its blob's length as a
+ * uint32_t, then the blob; total bytes at payload) into *result, which takes payload
+ * over (release with sc_store_result_free). SC_ERR_SYSTEM when the lengths do not add
+ * up to total. */
+sc_status_t sc_tree_table_take(uint8_t *payload, uint32_t total, int size,
+                               sc_store_result_t *result);
+
+/* The table for this rank (rank of a world of size) from its parent in the tree, at
+ * role's address and port, before deadline, into *result. Otherwise the sentence, naming
+ * the parent (where names the store), both set as this thread's error and written to
+ * err for this rank's children: SC_ERR_PEER_FAILED when nothing listens there or the
+ * connection closed before the table came (the parent exited or was killed),
+ * SC_ERR_TIMEOUT when nothing came by the deadline, or the status and sentence the parent
+ * sent (its own parent's failure). */
+sc_status_t sc_tree_fetch(const sc_store_role_t *role, int rank, int size, const char *where,
+                          double deadline, sc_store_result_t *result, char *err,
+                          size_t err_len);
+
+/* Serves this rank's children in the tree (the n ranks of children) as they connect to
+ * listen_fd, each once (5 s at most, so that one that stalls does not hold up the
+ * others), until each came or deadline: the table (payload, total bytes) where st is
+ * SC_SUCCESS, else st with text, this rank's failure, so that each fails at once with
+ * it. SC_SUCCESS, or SC_ERR_TIMEOUT naming the children that did not take the table
+ * (only where st is SC_SUCCESS; else st, its sentence left to the caller). */
+sc_status_t sc_tree_serve(int listen_fd, int rank, const uint32_t *children, int n,
+                          sc_status_t st, const char *text, const uint8_t *payload,
+                          uint32_t total, const char *where, double deadline);
+
+#endif

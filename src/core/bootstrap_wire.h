@@ -1,0 +1,44 @@
+/* The rendezvous's messages on the wire: a rank's hello to rank 0's store or to its
+ * parent in the table's tree, the answers, and the part the store gives each rank in
+ * that tree (bootstrap_store.c, bootstrap_tree.c). */
+#ifndef SC_CORE_BOOTSTRAP_WIRE_H
+#define SC_CORE_BOOTSTRAP_WIRE_H
+
+#include <stdint.h>
+
+#define SC_STORE_MAGIC 0x53435354u /* "SCST" */
+/* A hello whose blob is the sentence of a rank that cannot join (sc_store_tell_failure). */
+#define SC_STORE_MAGIC_FAILED 0x53434654u /* "SCFT" */
+/* A child's hello to its parent in the table's tree: no blob. */
+#define SC_STORE_MAGIC_CHILD 0x53434348u /* "SCCH" */
+#define SC_STORE_MAX_BLOB (1u << 20)
+
+typedef struct {
+    uint32_t magic;
+    uint32_t rank;
+    uint32_t size;
+    uint32_t len;
+    uint32_t port; /* where this rank serves its children the table (0: nowhere) */
+} sc_store_hello_t;
+
+typedef struct {
+    uint32_t magic;
+    int32_t status;
+    uint32_t len; /* text length on error, payload length on success */
+} sc_store_reply_t;
+
+/* The start of the store's payload on success: where this rank gets the table (parent 0:
+ * the table, table_len bytes, follows the children's ranks here), the ranks it serves it
+ * to (nchildren uint32_t after this), and its depth below rank 0 (1: a child of rank 0). */
+typedef struct {
+    uint32_t parent;
+    uint32_t depth;
+    uint32_t nchildren;
+    uint32_t table_len;
+    uint32_t scope_id; /* the parent's address: an IPv6 one's scope */
+    uint16_t family;   /* AF_INET or AF_INET6 */
+    uint16_t port;     /* host order */
+    uint8_t addr[16];  /* 4 bytes for AF_INET */
+} sc_store_role_t;
+
+#endif

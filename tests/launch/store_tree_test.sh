@@ -1,0 +1,129 @@
+#!/usr/bin/env bash
+# The rendezvous's table goes from rank 0 down a tree of fan-out SC_STORE_FANOUT. Usage:
+# store_tree_test.sh SC_INFO MODE, under with_reserved_port.py SC_MASTER_PORT.
+#   bytes           16 ranks, fan-out 2: every rank forms the communicator, and rank 0
+#                   sends the whole table to its 2 children and its own client only, the
+#                   13 others their parent's address (under 4 tables in all); with
+#                   fan-out 16 it sends every rank the table, 16 tables (as it did at any
+#                   size before)
+#   parent_killed   8 ranks, fan-out 2 (rank 1 serves ranks 3 and 4, rank 3 serves 7):
+#                   rank 1 is stopped while it waits for the store's answer and killed
+#                   once the store answered: ranks 3 and 4 fail within seconds naming
+#                   rank 1 as exited or killed, and rank 7 with rank 3's sentence
+#   parent_stopped  the same with rank 1 left stopped: they fail after SC_TIMEOUT (3 s)
+#                   and 2 s per level below rank 0, naming rank 1 as stopped or hung,
+#                   instead of waiting for ever
+set -u
+sc_info=$1
+mode=$2
+: "${SC_MASTER_PORT:?run under with_reserved_port.py SC_MASTER_PORT}"
+. "$(dirname "$0")/launch_env.sh"
+export SC_BIND=none SC_MASTER_ADDR=127.0.0.1 SC_LOG_LEVEL=info
+logs=$(mktemp -d)
+pids=()
+trap 'kill -9 "${pids[@]}" 2>/dev/null; wait 2>/dev/null; rm -rf "$logs"' EXIT
+
+fail() {
+  echo "FAIL $mode: $*"
+  for f in "$logs"/*; do echo "--- rank ${f##*/}:"; grep -v '^#' "$f" | tail -4; done
+  exit 1
+}
+
+# start RANK SIZE VARIABLE=VALUE...: rank RANK of a world of SIZE, its pid in pids.
+start() {
+  local r=$1 n=$2
+  shift 2
+  env "$@" SC_RANK="$r" SC_WORLD_SIZE="$n" SC_LOCAL_RANK="$r" "$sc_info" --transports \
+    >"$logs/$r" 2>&1 &
+  pids[$r]=$!
+}
+
+# Rank 0's line on what it sent: "SENT TABLE TABLES" (bytes in all, the table's bytes,
+# how many ranks got the table from it).
+sent_by_rank_0() {
+  sed -n 's/.*rank 0 sent \([0-9]*\) bytes to [0-9]* ranks: the table of \([0-9]*\) bytes to \([0-9]*\) of them.*/\1 \2 \3/p' \
+    "$logs/0"
+}
+
+# Whether process PID listens on a TCP socket (IPv4: the ranks reach 127.0.0.1).
+listening() {
+  local inode
+  for fd in /proc/"$1"/fd/*; do
+    inode=$(readlink "$fd" 2>/dev/null) || continue
+    [[ $inode == socket:\[*\] ]] || continue
+    inode=${inode#socket:[}
+    inode=${inode%]}
+    awk -v i="$inode" '$4 == "0A" && $10 == i { found = 1 } END { exit !found }' \
+      /proc/net/tcp && return 0
+  done
+  return 1
+}
+
+# wait_for SECONDS COMMAND...: until COMMAND succeeds, at most SECONDS.
+wait_for() {
+  local until=$((SECONDS + $1))
+  shift
+  until "$@"; do
+    ((SECONDS < until)) || return 1
+    sleep 0.05
+  done
+}
+
+case $mode in
+bytes)
+  n=16
+  for fanout in 2 16; do
+    rm -f "$logs"/*
+    for ((r = 0; r < n; r++)); do start $r $n SC_STORE_FANOUT=$fanout SC_TIMEOUT=20; done
+    for ((r = 0; r < n; r++)); do
+      wait "${pids[$r]}" || fail "rank $r failed with SC_STORE_FANOUT=$fanout"
+    done
+    read -r sent table tables <<<"$(sent_by_rank_0)"
+    [[ -n ${tables:-} ]] || fail "rank 0 did not say what it sent"
+    echo "fan-out $fanout: rank 0 sent $sent bytes, the table ($table bytes) to $tables ranks"
+    if ((fanout == 2)); then
+      ((tables == 3)) || fail "rank 0 sent the table to $tables ranks, not 3"
+      # Besides the 3 tables, 16 answers of a header and a place (under 128 bytes each).
+      ((sent <= 3 * table + n * 128)) ||
+        fail "rank 0 sent $sent bytes, more than 3 tables of $table bytes and $n answers"
+    else
+      ((tables == n)) || fail "rank 0 sent the table to $tables ranks, not $n"
+      ((sent >= n * table)) || fail "rank 0 sent $sent bytes, less than $n tables"
+    fi
+  done
+  ;;
+parent_killed | parent_stopped)
+  n=8
+  export SC_STORE_FANOUT=2 SC_TIMEOUT=3
+  for ((r = 0; r < n - 1; r++)); do start $r $n; done
+  wait_for 20 listening "${pids[1]}" || fail "rank 1 never listened for its children"
+  sleep 0.5 # its hello follows at once
+  kill -STOP "${pids[1]}"
+  start $((n - 1)) $n
+  wait_for 20 grep -q "rank 0 sent" "$logs/0" || fail "the store never answered"
+  t0=$SECONDS
+  [[ $mode == parent_killed ]] && kill -KILL "${pids[1]}"
+  for r in 3 4 7; do
+    wait "${pids[$r]}" && fail "rank $r succeeded"
+  done
+  elapsed=$((SECONDS - t0))
+  if [[ $mode == parent_killed ]]; then
+    why="rank 1 exited or was killed"
+    ((elapsed < 3)) || fail "ranks 3, 4 and 7 took $elapsed s to fail (SC_TIMEOUT 3 s)"
+  else
+    why="rank 1 is stopped or hung"
+    ((elapsed >= 3 && elapsed < 15)) || fail "ranks 3, 4 and 7 failed after $elapsed s"
+  fi
+  for r in 3 4 7; do
+    grep -q "from rank 1, its parent in the rendezvous's tree, at 127.0.0.1:[0-9]*: .*$why" \
+      "$logs/$r" || fail "rank $r does not name rank 1 as its tree's failed parent"
+  done
+  grep -q "rank 3 got no table of the ranks' blobs from rank 1" "$logs/7" ||
+    fail "rank 7 does not give the sentence of its parent, rank 3"
+  ;;
+*)
+  echo "unknown mode $mode"
+  exit 2
+  ;;
+esac
+echo "ok: $mode"

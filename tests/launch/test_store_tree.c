@@ -1,0 +1,109 @@
+/* The shape of the tree that carries the rendezvous's table from rank 0 (sc_tree_layout),
+ * on made-up addresses and ports: no process listens. `test_store_tree [NAME]`. */
+#include <netinet/in.h>
+#include <stdint.h>
+#include <sys/socket.h>
+
+#include "core/bootstrap_tree.h"
+
+#define SC_CHECK_RANK 0
+#include "../common/sc_check.h"
+#include "../common/sc_test_runner.h"
+
+#define NELEM(x) (sizeof(x) / sizeof((x)[0]))
+#define MAX_RANKS 16
+
+/* The layout of size ranks (every one listening where ports is NULL) against the
+ * expected parents and depths. */
+static int check_layout(int size, int fanout, const uint8_t *side, const uint32_t *ports,
+                        const int *want_parent, const int *want_depth)
+{
+    uint32_t listening[MAX_RANKS];
+    int parent[MAX_RANKS], depth[MAX_RANKS];
+
+    for (int r = 0; r < size; r++)
+        listening[r] = ports ? ports[r] : (r ? 40000u + (uint32_t)r : 0u);
+    CHECK_OK(sc_tree_layout(size, fanout, side, listening, parent, depth));
+    for (int r = 0; r < size; r++)
+        CHECK(parent[r] == want_parent[r] && depth[r] == want_depth[r],
+              "rank %d of %d (fan-out %d): parent %d at depth %d, expected %d at %d", r,
+              size, fanout, parent[r], depth[r], want_parent[r], want_depth[r]);
+    return 0;
+}
+
+/* Fan-out 2 over 8 ranks of one side: rank 0 serves 1 and 2, rank 1 serves 3 and 4,
+ * rank 2 serves 5 and 6, rank 3 serves 7. */
+static int test_ranks_form_a_tree_of_the_fanout_in_rank_order(void)
+{
+    static const uint8_t loopback[] = {1, 1, 1, 1, 1, 1, 1, 1};
+    static const int parent[] = {0, 0, 0, 1, 1, 2, 2, 3};
+    static const int depth[] = {0, 1, 1, 2, 2, 2, 2, 3};
+
+    return check_layout(8, 2, loopback, NULL, parent, depth);
+}
+
+/* A fan-out of the world size or more: every rank gets the table from rank 0. */
+static int test_fanout_of_the_world_size_is_rank_0_serving_every_rank(void)
+{
+    static const uint8_t loopback[] = {0, 0, 0, 0, 0};
+    static const int parent[] = {0, 0, 0, 0, 0};
+    static const int depth[] = {0, 1, 1, 1, 1};
+
+    return check_layout(5, 4, loopback, NULL, parent, depth) ||
+           check_layout(5, 65536, loopback, NULL, parent, depth);
+}
+
+/* Ranks that reached the store on a loopback address (on rank 0's host, where another
+ * host could not reach them) serve only each other; the others form their own tree:
+ * fan-out 1 makes a chain of each side. */
+static int test_loopback_ranks_serve_only_loopback_ranks(void)
+{
+    uint8_t side[7];
+    static const int loopback[] = {1, 1, 0, 1, 0, 0, 1};
+    static const int parent[] = {0, 0, 0, 1, 2, 4, 3};
+    static const int depth[] = {0, 1, 1, 2, 2, 3, 3};
+
+    for (int r = 0; r < 7; r++)
+        side[r] = (uint8_t)sc_tree_side(AF_INET, loopback[r]);
+    return check_layout(7, 1, side, NULL, parent, depth);
+}
+
+/* IPv4 and IPv6 ranks likewise (a rank with IPv4 alone could not reach an IPv6 one),
+ * four sides with loopback addresses: fan-out 1, rank 0 serves the first of each. */
+static int test_each_family_and_loopback_side_is_a_tree_of_its_own(void)
+{
+    uint8_t side[9];
+    static const int family[] = {AF_INET, AF_INET6, AF_INET, AF_INET6, AF_INET,
+                                 AF_INET6, AF_INET6, AF_INET, AF_INET};
+    static const int loopback[] = {1, 0, 0, 1, 1, 0, 1, 0, 1};
+    static const int parent[] = {0, 0, 0, 0, 0, 1, 3, 2, 4};
+    static const int depth[] = {0, 1, 1, 1, 1, 2, 2, 2, 2};
+
+    for (int r = 0; r < 9; r++)
+        side[r] = (uint8_t)sc_tree_side(family[r], loopback[r]);
+    return check_layout(9, 1, side, NULL, parent, depth);
+}
+
+/* A rank that could not listen (port 0) serves none: the rank it would have served, 3,
+ * gets the table from rank 0, and serves the next one itself. */
+static int test_rank_that_cannot_listen_serves_none(void)
+{
+    static const uint8_t loopback[] = {0, 0, 0, 0, 0};
+    static const uint32_t ports[] = {0, 41001, 0, 41003, 41004};
+    static const int parent[] = {0, 0, 1, 0, 3};
+    static const int depth[] = {0, 1, 2, 1, 2};
+
+    return check_layout(5, 1, loopback, ports, parent, depth);
+}
+
+int main(int argc, char **argv)
+{
+    static const sc_test_t tests[] = {
+        SC_TEST(ranks_form_a_tree_of_the_fanout_in_rank_order),
+        SC_TEST(fanout_of_the_world_size_is_rank_0_serving_every_rank),
+        SC_TEST(loopback_ranks_serve_only_loopback_ranks),
+        SC_TEST(each_family_and_loopback_side_is_a_tree_of_its_own),
+        SC_TEST(rank_that_cannot_listen_serves_none),
+    };
+    return sc_run_tests(tests, NELEM(tests), argc > 1 ? argv[1] : NULL);
+}
