@@ -85,7 +85,18 @@ SC_API sc_status_t sc_comm_split(sc_comm_t *comm, int color, int key, sc_comm_t 
  * communicator that a reducer still uses is refused with SC_ERR_INVALID_ARG (destroy
  * the reducer first) and stays as it was. Local call. Thread safety: no other call on
  * comm may run meanwhile on another thread, but for sc_wait, sc_test and sc_comm_abort
- * (which it waits for when that abort found comm live). */
+ * (which it waits for when that abort found comm live).
+ *
+ * The peers are told, best effort (a control message, waited for at most 0.5 s), which
+ * collectives and which sends to and receives from each of them this rank joined: a
+ * peer that keeps the communicator (this rank destroyed a split and lives on) fails
+ * every pending and later call on it that needs this rank past those (a collective
+ * after its last one, a send or receive with it past those it issued) at once with
+ * SC_ERR_PEER_FAILED and a sentence naming this rank and its sc_comm_destroy, instead
+ * of waiting SC_TIMEOUT. The communicator does not fail there: calls this rank
+ * completed its part of still complete, and calls that need no such rank (sends and
+ * receives among the other ranks, sc_info_print_transports) go on. Peers that destroy
+ * the communicator as well see no error. */
 SC_API sc_status_t sc_comm_destroy(sc_comm_t *comm);
 
 /* Marks the communicator aborted: pending and later calls fail with SC_ERR_ABORTED,

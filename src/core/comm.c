@@ -22,6 +22,7 @@
 #include "core/error.h"
 #include "core/log.h"
 #include "core/progress.h"
+#include "core/progress_gone.h"
 #include "core/progress_refusal.h"
 #include "core/topology.h"
 #include "core/tuning.h"
@@ -38,6 +39,7 @@ static sc_comm_t *sc_comm_alloc(sc_transport_t *tp, int size)
     c->tp = tp;
     c->size = size;
     c->owner_pid = getpid();
+    c->gone_seq = UINT64_MAX;
     c->world_of = calloc((size_t)size, sizeof(int));
     c->send_seq = calloc((size_t)size, sizeof(uint64_t));
     c->recv_seq = calloc((size_t)size, sizeof(uint64_t));
@@ -347,6 +349,7 @@ static void sc_comm_detach(sc_comm_t *c)
     pthread_mutex_lock(&tp->lock);
     sc_progress_detach(c);
     sc_progress_refusals_free(c);
+    sc_progress_gone_free(c);
     for (sc_comm_t **pp = &tp->comms; *pp; pp = &(*pp)->next) {
         if (*pp == c) {
             *pp = c->next;
@@ -679,6 +682,8 @@ SC_API sc_status_t sc_comm_destroy(sc_comm_t *comm)
     sc_registry_wait_left(comm);
     sc_device_destroy(comm);
     sc_progress_drain(comm);
+    /* Its peers may wait in (or later issue) calls this rank will never join. */
+    sc_progress_tell_gone(comm);
     sc_comm_close_local(comm);
     sc_shm_destroy_all(comm);
     sc_comm_ctx_release(comm->tp, comm->ctx);

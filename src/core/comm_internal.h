@@ -72,6 +72,10 @@ typedef struct sc_transport {
 /* Not a refusal: the sender's reducer (number seq) was destroyed between iterations
  * (collectives/reducer_watch.h). */
 #define SC_CTL_REDUCER_GONE 3
+/* Not a refusal: the sender destroyed its communicator (progress_gone.h), after
+ * collectives numbered below seq and its sends and receives counted in p2p_sends and
+ * p2p_recvs (with the receiver). */
+#define SC_CTL_COMM_GONE 4
 
 /* What a refusal notice is about: a collective, or the sender's send or receive. */
 #define SC_CTL_P2P_NONE 0
@@ -84,15 +88,18 @@ typedef struct sc_transport {
 
 typedef struct {
     int32_t status;
-    int32_t refused;            /* SC_CTL_REFUSED, SC_CTL_REISSUED, SC_CTL_REDUCER_GONE, or
-                                   0 (an abort notice, a wake-up) */
+    int32_t refused;            /* SC_CTL_REFUSED, SC_CTL_REISSUED, SC_CTL_REDUCER_GONE,
+                                   SC_CTL_COMM_GONE, or 0 (an abort notice, a wake-up) */
     int32_t p2p;                /* refusals: SC_CTL_P2P_* */
     int32_t src;                /* the sender's rank in the communicator */
     uint64_t seq;               /* abort notices: the first collective that fails;
                                    refusals: the collective, send or receive refused
                                    (sends and receives numbered per peer); a reducer
-                                   destroyed: its number on the communicator */
+                                   destroyed: its number on the communicator; a
+                                   communicator destroyed: its next collective's */
     uint64_t iters;             /* a reducer destroyed: the synced iterations it ended */
+    uint64_t p2p_sends;         /* a communicator destroyed: its sends to the receiver */
+    uint64_t p2p_recvs;         /* and its receives from it */
     char text[SC_CTL_TEXT];
 } sc_ctl_msg_t;
 
@@ -144,6 +151,11 @@ struct sc_comm {
     /* Refusals of sends and receives, this rank's and its peers' (a few per peer that
      * refused one): progress_refusal.c. */
     struct sc_p2p_refusal *p2p_refusals;
+    /* Peers that destroyed the communicator, per comm rank (NULL: none did): what they
+     * had done with this rank (progress_gone.h), and the first collective one of them
+     * never joins (UINT64_MAX: none). Under tp->lock. */
+    struct sc_comm_gone *gone;
+    uint64_t gone_seq;
     struct sc_device *dev;      /* device path state; NULL in host-only builds */
     struct sc_shm_seg *shm_segs; /* registered memory (sc_mem_alloc), newest first */
     uint32_t shm_next_id;       /* the last segment's id, equal on every rank */

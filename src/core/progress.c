@@ -3,6 +3,7 @@
  * every rank through abort notices. */
 #include <errno.h>
 #include <linux/membarrier.h>
+#include <math.h>
 #include <poll.h>
 #include <pthread.h>
 #include <sched.h>
@@ -20,6 +21,7 @@
 #include "core/fpenv.h"
 #include "core/log.h"
 #include "core/progress.h"
+#include "core/progress_gone.h"
 #include "core/progress_refusal.h"
 
 static void sc_request_complete(sc_transport_t *tp, struct sc_request *req, sc_status_t st,
@@ -48,11 +50,62 @@ static void sc_op_finish(sc_comm_t *c, sc_coll_op_t *op, sc_status_t st, const c
     __atomic_sub_fetch(&c->tp->active, 1, __ATOMIC_RELEASE);
 }
 
+static void sc_progress_p2p_append(sc_comm_t *c, sc_coll_op_t *op)
+{
+    op->next = NULL;
+    if (c->p2p_tail)
+        c->p2p_tail->next = op;
+    else
+        c->p2p = op;
+    c->p2p_tail = op;
+    c->p2p_len++;
+}
+
+static int sc_p2p_cut_fails(const sc_p2p_cut_t *cut, const sc_coll_op_t *op)
+{
+    if (op->hdr.root != cut->peer)
+        return 0;
+    if (op->hdr.kind == SC_COLL_RECV)
+        return op->hdr.seq >= cut->recv_from;
+    return op->hdr.kind == SC_COLL_SEND && op->hdr.seq >= cut->send_from;
+}
+
+/* Fails comm's queued collectives numbered from colls on and its point-to-point ops
+ * that cut names (every one when cut is NULL). Caller holds tp->lock. */
+static void sc_progress_fail_queued(sc_comm_t *c, uint64_t colls, const sc_p2p_cut_t *cut,
+                                    sc_status_t st, const char *text)
+{
+    sc_coll_op_t **pp = &c->head, *kept = NULL, *p2p = c->p2p;
+
+    /* The queue is in issue order: the ops before the first failing one stay. */
+    while (*pp && (*pp)->hdr.seq < colls) {
+        kept = *pp;
+        pp = &kept->next;
+    }
+    c->tail = kept;
+    while (*pp) {
+        sc_coll_op_t *op = *pp;
+        *pp = op->next;
+        sc_op_cancel(op);
+        sc_op_finish(c, op, st, text);
+    }
+    c->p2p = c->p2p_tail = NULL;
+    c->p2p_len = 0;
+    while (p2p) {
+        sc_coll_op_t *op = p2p;
+        p2p = op->next;
+        if (cut && !sc_p2p_cut_fails(cut, op)) {
+            sc_progress_p2p_append(c, op);
+            continue;
+        }
+        sc_op_cancel(op);
+        sc_op_finish(c, op, st, text);
+    }
+}
+
 void sc_progress_fail_comm(sc_comm_t *c, sc_status_t st, const char *text, int notify,
                            uint64_t seq)
 {
-    sc_coll_op_t **pp = &c->head, *kept = NULL;
-
     if (c->broken == SC_SUCCESS) {
         /* The sentence first: readers that skip tp->lock look at `broken` alone. */
         snprintf(c->broken_text, sizeof(c->broken_text), "%s", text);
@@ -64,26 +117,13 @@ void sc_progress_fail_comm(sc_comm_t *c, sc_status_t st, const char *text, int n
     } else if (seq < c->broken_seq) {
         __atomic_store_n(&c->broken_seq, seq, __ATOMIC_RELAXED); /* an earlier one too */
     }
-    /* The queue is in issue order: the ops before the first failing one stay. */
-    while (*pp && (*pp)->hdr.seq < c->broken_seq) {
-        kept = *pp;
-        pp = &kept->next;
-    }
-    c->tail = kept;
-    while (*pp) {
-        sc_coll_op_t *op = *pp;
-        *pp = op->next;
-        sc_op_cancel(op);
-        sc_op_finish(c, op, st, text);
-    }
-    while (c->p2p) {
-        sc_coll_op_t *op = c->p2p;
-        c->p2p = op->next;
-        sc_op_cancel(op);
-        sc_op_finish(c, op, st, text);
-    }
-    c->p2p_tail = NULL;
-    c->p2p_len = 0;
+    sc_progress_fail_queued(c, c->broken_seq, NULL, st, text);
+}
+
+void sc_progress_fail_stranded(sc_comm_t *c, uint64_t colls, const sc_p2p_cut_t *cut,
+                               const char *text)
+{
+    sc_progress_fail_queued(c, colls, cut, SC_ERR_PEER_FAILED, text);
 }
 
 /* Advances op; a failure fails the whole communicator, op included, with the
@@ -121,17 +161,6 @@ static sc_status_t sc_progress_advance(sc_comm_t *c, sc_coll_op_t *op, int *prog
  * visited every p2p_len / SC_PROGRESS_P2P_VISITS scans, so that posting and waiting
  * for N of them costs O(N), not O(N^2). */
 #define SC_PROGRESS_P2P_VISITS 64
-
-static void sc_progress_p2p_append(sc_comm_t *c, sc_coll_op_t *op)
-{
-    op->next = NULL;
-    if (c->p2p_tail)
-        c->p2p_tail->next = op;
-    else
-        c->p2p = op;
-    c->p2p_tail = op;
-    c->p2p_len++;
-}
 
 /* Advances op, out of the list: done, it finishes; still moving, it joins the list's
  * end; failed, the failure (which emptied the list) ends it too. Nonzero on failure.
@@ -301,6 +330,15 @@ void sc_progress_enqueue(sc_comm_t *c, sc_coll_op_t *op, struct sc_request *req,
         sc_op_finish(c, op, c->broken, text);
         pthread_mutex_unlock(&tp->lock);
         return;
+    }
+    /* A call that needs a peer which destroyed the communicator before joining it. */
+    if (c->gone) {
+        char text[SC_ERROR_MAX];
+        if (sc_progress_gone_strands(c, op, text, sizeof(text))) {
+            sc_op_finish(c, op, SC_ERR_PEER_FAILED, text);
+            pthread_mutex_unlock(&tp->lock);
+            return;
+        }
     }
     if (op->hdr.kind == SC_COLL_SEND || op->hdr.kind == SC_COLL_RECV) {
         op->colls_before = c->seq;
@@ -747,7 +785,9 @@ SC_API void sc_request_free(sc_request_t *req)
     free(req);
 }
 
-void sc_progress_drain(sc_comm_t *c)
+/* Drives the engine until comm has no queued op (ctl 0) or no control message in flight
+ * (ctl 1), or the deadline passed. */
+static void sc_progress_drive(sc_comm_t *c, int ctl, double deadline)
 {
     sc_transport_t *tp = c->tp;
 
@@ -755,10 +795,20 @@ void sc_progress_drain(sc_comm_t *c)
         int busy;
         pthread_mutex_lock(&tp->lock);
         sc_progress_step(tp);
-        busy = c->head != NULL || c->p2p != NULL;
+        busy = ctl ? c->ctl_outs != NULL : c->head != NULL || c->p2p != NULL;
         pthread_mutex_unlock(&tp->lock);
-        if (!busy)
+        if (!busy || sc_clock_now() >= deadline)
             return;
         sched_yield();
     }
+}
+
+void sc_progress_drain(sc_comm_t *c)
+{
+    sc_progress_drive(c, 0, INFINITY);
+}
+
+void sc_progress_flush_ctl(sc_comm_t *c, double wait_s)
+{
+    sc_progress_drive(c, 1, sc_clock_now() + wait_s);
 }

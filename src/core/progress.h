@@ -57,6 +57,12 @@ void sc_progress_notify_p2p(sc_comm_t *comm, int peer, int refused, int p2p, uin
 void sc_progress_notify_reducer_gone(sc_comm_t *comm, uint32_t number, uint64_t iters,
                                      const char *text);
 
+/* Sends peer the notice that this rank destroyed comm: it joined the collectives
+ * numbered below colls and issued sends and recvs with that peer (progress_gone.h),
+ * best effort. Caller holds tp->lock. */
+void sc_progress_notify_gone(sc_comm_t *comm, int peer, uint64_t colls, uint64_t sends,
+                             uint64_t recvs);
+
 /* Takes the control messages that arrived and releases the notices sent; nonzero when
  * one arrived. Caller holds tp->lock. */
 int sc_progress_ctl(sc_comm_t *comm);
@@ -69,6 +75,26 @@ int sc_progress_ctl(sc_comm_t *comm);
  * holds tp->lock. */
 void sc_progress_fail_comm(sc_comm_t *comm, sc_status_t status, const char *text,
                            int notify, uint64_t seq);
+
+/* The sends and receives with one peer that fail: the receives from it numbered from
+ * recv_from on and the sends to it numbered from send_from on (both per peer and
+ * direction, as sc_progress_enqueue numbers them). */
+typedef struct {
+    int peer;
+    uint64_t recv_from;
+    uint64_t send_from;
+} sc_p2p_cut_t;
+
+/* Fails with SC_ERR_PEER_FAILED and text, without marking comm broken (the calls that
+ * do not need that peer go on), the queued calls a peer that destroyed comm will never
+ * join: the collectives numbered from colls on and the sends and receives that cut
+ * names (progress_gone.h). Caller holds tp->lock. */
+void sc_progress_fail_stranded(sc_comm_t *comm, uint64_t colls, const sc_p2p_cut_t *cut,
+                               const char *text);
+
+/* Drives the engine until comm's control messages in flight left (their sends
+ * completed) or wait_s passed. Takes tp->lock. */
+void sc_progress_flush_ctl(sc_comm_t *comm, double wait_s);
 
 /* Waits until no thread is inside sc_wait or sc_test on tp: the transport's teardown,
  * once every request on it is done. */

@@ -2,8 +2,10 @@
  * abort notices (the communicator failed at a collective), refusal notices (a rank
  * refused its part of a collective or a send or receive before it began: what they
  * mean is progress_refusal.c's), notices of a reducer destroyed between iterations
- * (reducer_watch.c's) and wake-ups (a neighbour wrote into a sleeping rank's
+ * (reducer_watch.c's), notices of a communicator destroyed on one rank
+ * (progress_gone.c's) and wake-ups (a neighbour wrote into a sleeping rank's
  * mailbox). */
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -13,6 +15,7 @@
 #include "core/clock.h"
 #include "core/log.h"
 #include "core/progress.h"
+#include "core/progress_gone.h"
 #include "core/progress_refusal.h"
 
 /* Control messages taken per scan of a communicator, at most. */
@@ -54,8 +57,9 @@ void sc_progress_detach(sc_comm_t *c)
     }
 }
 
-/* Sends the message to peer `only` (a comm rank), or to every peer when only is -1. */
-static void sc_progress_send_ctl(sc_comm_t *c, int only, const sc_ctl_msg_t *msg)
+/* Sends the message's first len bytes to peer `only` (a comm rank), or to every peer
+ * when only is -1. */
+static void sc_progress_send_ctl(sc_comm_t *c, int only, const sc_ctl_msg_t *msg, size_t len)
 {
     struct sc_ctl_out *o = calloc(1, sizeof(*o) + (size_t)c->size * sizeof(void *));
 
@@ -68,7 +72,7 @@ static void sc_progress_send_ctl(sc_comm_t *c, int only, const sc_ctl_msg_t *msg
         if (r == c->rank || (only >= 0 && r != only) || c->tp->peer_error[c->world_of[r]][0])
             continue;
         if (sc_ucx_send(c->tp, c->world_of[r], sc_progress_ctl_tag(c, c->tp->world_rank),
-                        &o->msg, sizeof(o->msg), &o->reqs[r]) != SC_SUCCESS)
+                        &o->msg, len, &o->reqs[r]) != SC_SUCCESS)
             o->reqs[r] = NULL;
     }
     o->next = c->ctl_outs;
@@ -81,7 +85,7 @@ void sc_progress_notify(sc_comm_t *c, sc_status_t status, uint64_t seq, int refu
     sc_ctl_msg_t msg = {.status = status, .refused = refused, .seq = seq};
 
     snprintf(msg.text, sizeof(msg.text), "%.*s", SC_CTL_TEXT - 1, text);
-    sc_progress_send_ctl(c, -1, &msg);
+    sc_progress_send_ctl(c, -1, &msg, sizeof(msg));
 }
 
 void sc_progress_notify_p2p(sc_comm_t *c, int peer, int refused, int p2p, uint64_t seq,
@@ -91,7 +95,7 @@ void sc_progress_notify_p2p(sc_comm_t *c, int peer, int refused, int p2p, uint64
                         .seq = seq};
 
     snprintf(msg.text, sizeof(msg.text), "%.*s", SC_CTL_TEXT - 1, text);
-    sc_progress_send_ctl(c, peer, &msg);
+    sc_progress_send_ctl(c, peer, &msg, sizeof(msg));
 }
 
 void sc_progress_notify_reducer_gone(sc_comm_t *c, uint32_t number, uint64_t iters,
@@ -101,7 +105,19 @@ void sc_progress_notify_reducer_gone(sc_comm_t *c, uint32_t number, uint64_t ite
                         .iters = iters};
 
     snprintf(msg.text, sizeof(msg.text), "%.*s", SC_CTL_TEXT - 1, text);
-    sc_progress_send_ctl(c, -1, &msg);
+    sc_progress_send_ctl(c, -1, &msg, sizeof(msg));
+}
+
+void sc_progress_notify_gone(sc_comm_t *c, int peer, uint64_t colls, uint64_t sends,
+                             uint64_t recvs)
+{
+    sc_ctl_msg_t msg = {.status = SC_SUCCESS, .refused = SC_CTL_COMM_GONE, .seq = colls,
+                        .p2p_sends = sends, .p2p_recvs = recvs};
+
+    /* Without its text, which nothing reads: every rank destroying a communicator sends
+     * one to each peer, and those to a peer that destroyed it first stay in its UCX
+     * queue. */
+    sc_progress_send_ctl(c, peer, &msg, offsetof(sc_ctl_msg_t, text));
 }
 
 /* Releases the messages whose every send is done. */
@@ -145,9 +161,12 @@ static int sc_progress_ctl_one(sc_comm_t *c)
     if (c->ctl_in.status == SC_SUCCESS || c->ctl_in.refused) {
         /* A wake-up (a neighbour wrote into this rank's mailbox while it slept), a
          * refusal or its withdrawal, a peer's reducer destroyed between iterations: the
-         * communicator goes on (unless this rank's reducer waits for that one). */
+         * communicator goes on (unless this rank's reducer waits for that one); a peer
+         * that destroyed it: the calls it never joins fail. */
         if (c->ctl_in.refused == SC_CTL_REDUCER_GONE)
             sc_reducer_watch_notice(c, &c->ctl_in, text);
+        else if (c->ctl_in.refused == SC_CTL_COMM_GONE)
+            sc_progress_gone_notice(c, &c->ctl_in);
         else if (c->ctl_in.refused)
             sc_progress_refusal_notice(c, &c->ctl_in, text);
         if (sc_progress_attach(c) != SC_SUCCESS)

@@ -1,0 +1,196 @@
+/* A communicator destroyed on one rank while the process lives on (a split, here): its
+ * peers' calls that need the rank past what it joined fail at once with
+ * SC_ERR_PEER_FAILED, naming the rank and its sc_comm_destroy, where they waited
+ * SC_TIMEOUT and then said that rank never issued its matching call; the communicator
+ * itself does not fail. The last world rank destroys the split; the others:
+ *
+ * waiting: are in an allreduce on it when the notice arrives (issued at once);
+ * later: issue their allreduce 1 s after it arrived;
+ *   then, in both, later collectives repeat the error, while what needs no such rank
+ *   still works on the split (sc_info_print_transports, a send to itself, a send
+ *   between two live ranks on 3 ranks) and the world sums;
+ * p2p (2 ranks): rank 1 sends rank 0 two messages before it destroys the split; rank 0
+ *   receives both 1 s later (the sends it completed go on), its third receive fails,
+ *   and a send to itself and its receive still deliver (they do not need rank 1);
+ * every_rank_destroys: every rank destroys each of 20 splits right after an allreduce
+ *   on it, then the world, and exits: no error, no delay (and no UCX warning: the
+ *   CTest entries fail on one).
+ *
+ * Usage (under scrun): test_destroyed_peer waiting|later|p2p|every_rank_destroys */
+#include "fault_util.h"
+
+/* The sentence of a call that the destroyed rank `gone` never joined. */
+static int check_gone_error(sc_status_t st, double t0, int gone, fault_error_t *err)
+{
+    char name[128];
+
+    fault_error_take(err, st, t0);
+    snprintf(name, sizeof(name), "rank %d destroyed the communicator (sc_comm_destroy on "
+             "rank %d)", gone, gone);
+    CHECK(err->status == SC_ERR_PEER_FAILED, "returned %s (%s), expected SC_ERR_PEER_FAILED",
+          sc_status_string(err->status), err->text);
+    CHECK(strstr(err->text, name), "the sentence '%s' does not say '%s'", err->text, name);
+    CHECK(err->elapsed < 5.0 && err->elapsed < fault_timeout() / 4,
+          "the error took %.2f s (SC_TIMEOUT %.1f)", err->elapsed, fault_timeout());
+    return TEST_PASS;
+}
+
+/* The split destroyed promptly on a peer of the rank that destroyed it (sub NULL: this
+ * rank destroyed it), then the world, once every rank got there. */
+static int end_split_and_world(sc_comm_t *sub, sc_comm_t *world)
+{
+    if (sub && fault_check_destroy(sub, 1.0) != TEST_PASS)
+        return TEST_FAIL;
+    CHECK_OK(sc_barrier(world, NULL));
+    CHECK_OK(sc_comm_destroy(world));
+    return TEST_PASS;
+}
+
+/* On a split that rank `gone` destroyed, what needs no such rank still works: the
+ * transports printed, a send to itself, a send from rank 0 to rank 1 where neither left. */
+static int check_peerless_calls(sc_comm_t *sub, int rank, int gone)
+{
+    FILE *devnull = fopen("/dev/null", "w");
+    int32_t msg = -1, mine = 100 + rank;
+    sc_status_t st;
+
+    CHECK(devnull, "/dev/null could not be opened");
+    st = sc_info_print_transports(sub, devnull);
+    fclose(devnull);
+    CHECK(st == SC_SUCCESS, "sc_info_print_transports returned %s: %s", sc_status_string(st),
+          sc_last_error());
+    CHECK_OK(sc_send(&mine, 1, SC_INT32, rank, sub, NULL, NULL));
+    CHECK_OK(sc_recv(&msg, 1, SC_INT32, rank, sub, NULL, NULL));
+    CHECK(msg == mine, "the message to itself arrived as %d, sent %d", msg, mine);
+    if (gone >= 2 && rank == 0) {
+        CHECK_OK(sc_send(&mine, 1, SC_INT32, 1, sub, NULL, NULL));
+    } else if (gone >= 2 && rank == 1) {
+        CHECK_OK(sc_recv(&msg, 1, SC_INT32, 0, sub, NULL, NULL));
+        CHECK(msg == 100, "rank 0's message arrived as %d, sent 100", msg);
+    }
+    return TEST_PASS;
+}
+
+/* The last rank destroys its split after one allreduce on it; the others issue their
+ * next allreduce after `delay` seconds. */
+static int run_destroy(double delay)
+{
+    sc_comm_t *world, *sub;
+    float in[4] = {1, 2, 3, 4}, out[4] = {0};
+    fault_error_t err;
+    int rank, last;
+    double t0;
+
+    CHECK_OK(sc_comm_init_from_env(&world));
+    rank = sc_comm_rank(world);
+    last = sc_comm_size(world) - 1;
+    CHECK_OK(sc_comm_split(world, 0, rank, &sub));
+    CHECK_OK(sc_allreduce(in, out, 4, SC_FLOAT32, SC_SUM, sub, NULL, NULL));
+    CHECK(out[3] == 4.0f * (float)(last + 1), "the allreduce before gave %g", out[3]);
+    if (rank == last) {
+        CHECK_OK(sc_comm_destroy(sub));
+    } else {
+        if (delay > 0)
+            fault_sleep(delay);
+        t0 = fault_now();
+        memset(out, 0, sizeof(out));
+        if (check_gone_error(sc_allreduce(in, out, 4, SC_FLOAT32, SC_SUM, sub, NULL, NULL),
+                             t0, last, &err) != TEST_PASS)
+            return TEST_FAIL;
+        CHECK(strstr(err.text, "collective #1 or a later one"),
+              "the sentence '%s' does not name the first collective it never joins",
+              err.text);
+        if (fault_check_later_calls_fail(sub, &err) != TEST_PASS ||
+            check_peerless_calls(sub, rank, last) != TEST_PASS)
+            return TEST_FAIL;
+    }
+    CHECK_OK(sc_allreduce(in, out, 4, SC_FLOAT32, SC_SUM, world, NULL, NULL));
+    CHECK(out[3] == 4.0f * (float)(last + 1), "the world's allreduce after gave %g", out[3]);
+    return end_split_and_world(rank != last ? sub : NULL, world);
+}
+
+static int test_waiting(int argc, char **argv)
+{
+    (void)argc, (void)argv;
+    return run_destroy(0.0);
+}
+
+static int test_later(int argc, char **argv)
+{
+    (void)argc, (void)argv;
+    return run_destroy(1.0);
+}
+
+static int test_p2p(int argc, char **argv)
+{
+    sc_comm_t *world, *sub;
+    int32_t msg[2] = {0, 0};
+    fault_error_t err;
+    int rank;
+    double t0;
+
+    (void)argc, (void)argv;
+    CHECK_OK(sc_comm_init_from_env(&world));
+    rank = sc_comm_rank(world);
+    CHECK(sc_comm_size(world) == 2, "needs 2 ranks");
+    CHECK_OK(sc_comm_split(world, 0, rank, &sub));
+    if (rank == 1) {
+        for (int32_t i = 0; i < 2; i++)
+            CHECK_OK(sc_send(&i, 1, SC_INT32, 0, sub, NULL, NULL));
+        CHECK_OK(sc_comm_destroy(sub));
+    } else {
+        fault_sleep(1.0);
+        for (int i = 0; i < 2; i++) {
+            msg[i] = -1;
+            CHECK_OK(sc_recv(&msg[i], 1, SC_INT32, 1, sub, NULL, NULL));
+        }
+        CHECK(msg[0] == 0 && msg[1] == 1, "received %d and %d, expected 0 and 1", msg[0],
+              msg[1]);
+        t0 = fault_now();
+        if (check_gone_error(sc_recv(msg, 1, SC_INT32, 1, sub, NULL, NULL), t0, 1, &err) !=
+            TEST_PASS)
+            return TEST_FAIL;
+        CHECK(strstr(err.text, "past the 2 sends and 0 receives"),
+              "the sentence '%s' does not count its sends and receives", err.text);
+        if (check_peerless_calls(sub, rank, 1) != TEST_PASS)
+            return TEST_FAIL;
+    }
+    return end_split_and_world(rank == 0 ? sub : NULL, world);
+}
+
+static int test_every_rank_destroys(int argc, char **argv)
+{
+    sc_comm_t *world, *sub;
+    float in[4] = {1, 2, 3, 4}, out[4];
+    int rank, size;
+
+    (void)argc, (void)argv;
+    CHECK_OK(sc_comm_init_from_env(&world));
+    rank = sc_comm_rank(world);
+    size = sc_comm_size(world);
+    for (int i = 0; i < 20; i++) {
+        double t0;
+
+        CHECK_OK(sc_comm_split(world, 0, rank, &sub));
+        CHECK_OK(sc_allreduce(in, out, 4, SC_FLOAT32, SC_SUM, sub, NULL, NULL));
+        CHECK(out[0] == (float)size, "split %d: the allreduce gave %g", i, out[0]);
+        t0 = fault_now();
+        CHECK_OK(sc_comm_destroy(sub));
+        CHECK(fault_now() - t0 < 0.25, "split %d: sc_comm_destroy took %.3f s", i,
+              fault_now() - t0);
+    }
+    CHECK_OK(sc_allreduce(in, out, 4, SC_FLOAT32, SC_SUM, world, NULL, NULL));
+    CHECK(out[3] == 4.0f * (float)size, "the world's allreduce gave %g", out[3]);
+    CHECK_OK(sc_comm_destroy(world));
+    return TEST_PASS;
+}
+
+int main(int argc, char **argv)
+{
+    static const fault_test_t tests[] = {{"waiting", test_waiting},
+                                         {"later", test_later},
+                                         {"p2p", test_p2p},
+                                         {"every_rank_destroys", test_every_rank_destroys},
+                                         {NULL, NULL}};
+    return fault_main(tests, argc, argv);
+}
