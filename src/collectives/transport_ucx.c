@@ -105,11 +105,8 @@ static void sc_ucx_ep_error(void *arg, ucp_ep_h ep, ucs_status_t status)
 
 static void sc_ucx_ep_error_ignored(void *arg, ucp_ep_h ep, ucs_status_t status)
 {
-    sc_transport_t *tp = arg;
-
-    for (int r = 0; r < tp->world_size; r++)
-        if (tp->eps && tp->eps[r] == ep)
-            tp->ep_failed[r] = 1;
+    (void)arg;
+    (void)ep;
     sc_log(SC_LOG_INFO, "UCX error on a local endpoint ignored: %s", ucs_status_string(status));
 }
 
@@ -374,11 +371,8 @@ void sc_ucx_close(sc_transport_t *tp, double timeout_s)
                 continue;
             memset(&param, 0, sizeof(param));
             param.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
-            /* A failed peer cannot answer a flush, nor can a local one whose endpoint
-             * UCX failed (ignored: a peer that finished first, whose lane of TCP, used
-             * where no SC_LOCAL_SIZE limited UCX to shared memory, closed): that flush
-             * fails, an ERROR line of UCX's on an endpoint without failure handling. */
-            param.flags = tp->peer_error[r][0] || tp->ep_failed[r] ? UCP_EP_CLOSE_FLAG_FORCE : 0;
+            /* A failed peer cannot answer a flush. */
+            param.flags = tp->peer_error[r][0] ? UCP_EP_CLOSE_FLAG_FORCE : 0;
             req = ucp_ep_close_nbx(tp->eps[r], &param);
             if (!UCS_PTR_IS_ERR(req))
                 sc_ucx_cancel_finish(tp, req, deadline);

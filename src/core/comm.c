@@ -91,7 +91,6 @@ static void sc_transport_free(sc_transport_t *tp)
     free(tp->peer_pid);
     free(tp->peer_error);
     free(tp->peer_error_at);
-    free(tp->ep_failed);
     free(tp);
 }
 
@@ -108,12 +107,9 @@ static sc_transport_t *sc_transport_alloc(int world_size, int world_rank)
     tp->peer_pid = calloc((size_t)world_size, sizeof(int));
     tp->peer_error = calloc((size_t)world_size, sizeof(*tp->peer_error));
     tp->peer_error_at = calloc((size_t)world_size, sizeof(double));
-    tp->ep_failed = calloc((size_t)world_size, 1);
     tp->wake_fd = -1;
     tp->efd = -1;
-    if (!tp->eps || !tp->node_of || !tp->peer_pid || !tp->peer_error || !tp->peer_error_at ||
-        !tp->ep_failed) {
-        free(tp->ep_failed);
+    if (!tp->eps || !tp->node_of || !tp->peer_pid || !tp->peer_error || !tp->peer_error_at) {
         free(tp->peer_error_at);
         free(tp->eps);
         free(tp->node_of);

@@ -28,8 +28,6 @@ typedef struct sc_transport {
     double last_liveness_check;
     char (*peer_error)[160];    /* non-empty once a world rank's endpoint failed */
     double *peer_error_at;      /* when it failed (sc_clock_now) */
-    uint8_t *ep_failed;         /* UCX failed the endpoint of a local peer (a peer that
-                                   finished, as a rule: no error here), closed by force */
     pthread_mutex_t lock;
     pthread_mutex_t done_mutex;
     pthread_cond_t done_cond;   /* broadcast when a request completes and someone sleeps */
