@@ -89,24 +89,37 @@ static void sc_ucx_shm_hint(ucs_status_t st, char *buf, size_t len)
              "memory instead)", (double)avail / (1 << 20));
 }
 
+/* The world rank whose endpoint ep is; -1 for none (an endpoint already given up). */
+static int sc_ucx_rank_of(const sc_transport_t *tp, ucp_ep_h ep)
+{
+    for (int r = 0; tp->eps && r < tp->world_size; r++)
+        if (tp->eps[r] == ep)
+            return r;
+    return -1;
+}
+
 static void sc_ucx_ep_error(void *arg, ucp_ep_h ep, ucs_status_t status)
 {
     sc_transport_t *tp = arg;
+    int r = sc_ucx_rank_of(tp, ep);
 
-    for (int r = 0; r < tp->world_size; r++) {
-        if (tp->eps && tp->eps[r] == ep && tp->peer_error[r][0] == '\0') {
-            snprintf(tp->peer_error[r], sizeof(tp->peer_error[r]),
-                     "rank %d is unreachable (UCX: %s)", r, ucs_status_string(status));
-            tp->peer_error_at[r] = sc_clock_coarse();
-            sc_log(SC_LOG_INFO, "%s", tp->peer_error[r]);
-        }
+    if (r >= 0 && tp->peer_error[r][0] == '\0') {
+        snprintf(tp->peer_error[r], sizeof(tp->peer_error[r]),
+                 "rank %d is unreachable (UCX: %s)", r, ucs_status_string(status));
+        tp->peer_error_at[r] = sc_clock_coarse();
+        sc_log(SC_LOG_INFO, "%s", tp->peer_error[r]);
     }
 }
 
+/* Not a verdict on the peer (a local peer that merely closed its side or finished fails
+ * its endpoint too), but the endpoint can no longer be flushed (sc_ucx_close). */
 static void sc_ucx_ep_error_ignored(void *arg, ucp_ep_h ep, ucs_status_t status)
 {
-    (void)arg;
-    (void)ep;
+    sc_transport_t *tp = arg;
+    int r = sc_ucx_rank_of(tp, ep);
+
+    if (r >= 0)
+        tp->ep_flags[r] |= SC_EP_FAILED;
     sc_log(SC_LOG_INFO, "UCX error on a local endpoint ignored: %s", ucs_status_string(status));
 }
 
@@ -270,6 +283,7 @@ sc_status_t sc_ucx_connect(sc_transport_t *tp, void *const *addrs)
         ep_params.field_mask |= UCP_EP_PARAM_FIELD_ERR_HANDLER;
         ep_params.err_handler.cb = local ? sc_ucx_ep_error_ignored : sc_ucx_ep_error;
         ep_params.err_handler.arg = tp;
+        tp->ep_flags[r] = local ? SC_EP_LOCAL : 0;
         st = ucp_ep_create(tp->worker, &ep_params, &tp->eps[r]);
         if (st != UCS_OK) {
             tp->eps[r] = NULL;
@@ -369,6 +383,14 @@ void sc_ucx_close(sc_transport_t *tp, double timeout_s)
 
             if (!tp->eps[r])
                 continue;
+            /* A failed local endpoint (its peer closed its side first, or died) is left
+             * to ucp_worker_destroy: UCX refuses to force its close, and a flush of it
+             * fails, an ERROR line from UCX for each of its transports. */
+            if ((tp->ep_flags[r] & SC_EP_LOCAL) &&
+                ((tp->ep_flags[r] & SC_EP_FAILED) || tp->peer_error[r][0])) {
+                tp->eps[r] = NULL;
+                continue;
+            }
             memset(&param, 0, sizeof(param));
             param.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
             /* A failed peer cannot answer a flush. */

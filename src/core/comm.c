@@ -91,6 +91,7 @@ static void sc_transport_free(sc_transport_t *tp)
     free(tp->peer_pid);
     free(tp->peer_error);
     free(tp->peer_error_at);
+    free(tp->ep_flags);
     free(tp);
 }
 
@@ -107,9 +108,12 @@ static sc_transport_t *sc_transport_alloc(int world_size, int world_rank)
     tp->peer_pid = calloc((size_t)world_size, sizeof(int));
     tp->peer_error = calloc((size_t)world_size, sizeof(*tp->peer_error));
     tp->peer_error_at = calloc((size_t)world_size, sizeof(double));
+    tp->ep_flags = calloc((size_t)world_size, 1);
     tp->wake_fd = -1;
     tp->efd = -1;
-    if (!tp->eps || !tp->node_of || !tp->peer_pid || !tp->peer_error || !tp->peer_error_at) {
+    if (!tp->eps || !tp->node_of || !tp->peer_pid || !tp->peer_error || !tp->peer_error_at ||
+        !tp->ep_flags) {
+        free(tp->ep_flags);
         free(tp->peer_error_at);
         free(tp->eps);
         free(tp->node_of);

@@ -28,6 +28,7 @@ typedef struct sc_transport {
     double last_liveness_check;
     char (*peer_error)[160];    /* non-empty once a world rank's endpoint failed */
     double *peer_error_at;      /* when it failed (sc_clock_now) */
+    unsigned char *ep_flags;    /* SC_EP_* of each world rank's endpoint */
     pthread_mutex_t lock;
     pthread_mutex_t done_mutex;
     pthread_cond_t done_cond;   /* broadcast when a request completes and someone sleeps */
@@ -62,6 +63,13 @@ typedef struct sc_transport {
     struct sc_shm_seg *shm_all; /* sc_mem_alloc's memory of all its communicators, which
                                    any of their calls holds (shm_segment.c's lock) */
 } sc_transport_t;
+
+/* An endpoint without UCX's failure handling (a peer on this node, through shared
+ * memory): UCX refuses to close it by force. */
+#define SC_EP_LOCAL 1
+/* UCX failed the local endpoint (its peer closed its side or exited): a flush of it
+ * fails. Remote endpoints' failures are peer_error. */
+#define SC_EP_FAILED 2
 
 #define SC_CTL_TEXT 512
 

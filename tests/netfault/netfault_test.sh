@@ -3,9 +3,12 @@
 # hosts), joined by a veth pair shaped to 200 Mbit/s with tbf, one rank each through
 # scrun's multi-node mode over UCX's TCP transport; FAULT (abort | linkdown |
 # rendezvous_death) is what test_netfault checks; rendezvous_death runs two ranks per
-# node, with a longer timeout (the rendezvous is held open 2 s). Needs root and
-# iproute2: exits 77 (skipped, saying why) without them. Cleans up its namespaces on every exit.
-# usage: netfault_test.sh SCRUN TEST_NETFAULT FAULT
+# node, with a longer timeout (the rendezvous is held open 2 s). clean_exit (PROG is
+# test_netexit) runs two ranks per node with UCX_TLS unset, UCX's default (shared memory
+# and TCP between the ranks of a node), and fails where any rank printed a UCX warning or
+# error. Needs root and iproute2: exits 77 (skipped, saying why) without them. Cleans up
+# its namespaces on every exit.
+# usage: netfault_test.sh SCRUN PROG FAULT
 set -uo pipefail
 scrun=$1 prog=$2 fault=$3
 tag=$$
@@ -36,12 +39,13 @@ for i in 0 1; do
     ip netns exec "${ns[$i]}" tc qdisc add dev "${dev[$i]}" root tbf rate 200mbit burst 32kb \
       latency 400ms || skip "cannot set up the veth pair (tbf)"
 done
-nproc=1 timeout=2
+nproc=1 timeout=2 tls=(UCX_TLS=tcp,self)
 [ "$fault" != rendezvous_death ] || nproc=2 timeout=5
+[ "$fault" != clean_exit ] || nproc=2 tls=(-u UCX_TLS)
 pids=()
 for i in 0 1; do
   ip netns exec "${ns[$i]}" unshare --uts sh -c 'hostname "$0" && exec "$@"' "scnfnode$i" \
-    env SC_TIMEOUT=$timeout SC_BIND=none UCX_TLS=tcp,self UCX_NET_DEVICES="${dev[$i]}" \
+    env "${tls[@]}" SC_TIMEOUT=$timeout SC_BIND=none UCX_NET_DEVICES="${dev[$i]}" \
     timeout 60 "$scrun" -n $nproc --nnodes 2 --node-rank "$i" --master-addr "${addr[0]}" \
     --master-port "$port" "$prog" "$fault" > "$out/node$i.log" 2>&1 &
   pids+=($!)
@@ -64,4 +68,9 @@ for i in 0 1; do
   echo "== node $i (scrun exit $r)"; cat "$out/node$i.log"
   [ "$r" = 0 ] || rc=1
 done
+if [ "$fault" = clean_exit ] && grep -qE 'UCX +(WARN|ERROR)' "$out"/node*.log; then
+  echo "FAIL: clean_exit: a rank printed a UCX warning or error:"
+  grep -hE 'UCX +(WARN|ERROR)' "$out"/node*.log
+  rc=1
+fi
 exit $rc

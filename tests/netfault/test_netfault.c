@@ -23,27 +23,14 @@
 #include <unistd.h>
 
 #include "shardcomm/shardcomm.h"
-
-static double now(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
-#define FAIL(...)                                                                        \
-    do {                                                                                 \
-        fprintf(stderr, "FAIL: " __VA_ARGS__);                                           \
-        fprintf(stderr, "\n");                                                           \
-        return 1;                                                                        \
-    } while (0)
+#include "netfault_util.h"
 
 /* rendezvous_death, on each rank. */
 static int rendezvous_death(void)
 {
     const char *rank_env = getenv("SC_RANK"), *timeout_env = getenv("SC_TIMEOUT");
     int rank = rank_env ? atoi(rank_env) : -1, status = 0;
-    double timeout = timeout_env ? atof(timeout_env) : 0.0, t0 = now(), took;
+    double timeout = timeout_env ? atof(timeout_env) : 0.0, t0 = sc_clock_now(), took;
     sc_comm_t *comm = NULL;
     sc_status_t st;
     pid_t first;
@@ -66,7 +53,7 @@ static int rendezvous_death(void)
     if (rank == 1)
         usleep(2000 * 1000);
     st = sc_comm_init_from_env(&comm);
-    took = now() - t0;
+    took = sc_clock_now() - t0;
     if (st != SC_ERR_PEER_FAILED || !strstr(sc_last_error(), "rank 3 arrived"))
         FAIL("rank %d: sc_comm_init returned %s, not SC_ERR_PEER_FAILED naming rank 3: %s",
              rank, sc_status_string(st), sc_last_error());
@@ -98,7 +85,7 @@ int main(int argc, char **argv)
     if (sc_comm_init_from_env(&comm) != SC_SUCCESS)
         FAIL("init: %s", sc_last_error());
     rank = sc_comm_rank(comm);
-    t0 = now();
+    t0 = sc_clock_now();
     if (sc_allreduce(buf, buf, n, SC_FLOAT32, SC_SUM, comm, NULL, &req) != SC_SUCCESS)
         FAIL("issue: %s", sc_last_error());
     /* What netfault_test.sh waits for before it takes the link down. */
@@ -115,14 +102,14 @@ int main(int argc, char **argv)
         FAIL("rank %d: the allreduce returned %s, not %s: %s", rank, sc_status_string(st),
              sc_status_string(want), sc_last_error());
     printf("rank %d: the allreduce failed after %.2f s as it should: %s\n", rank,
-           now() - t0, sc_last_error());
+           sc_clock_now() - t0, sc_last_error());
     if (sc_barrier(comm, NULL) == SC_SUCCESS)
         FAIL("rank %d: a later barrier succeeded", rank);
-    t0 = now();
+    t0 = sc_clock_now();
     st = sc_comm_destroy(comm);
     if (st != SC_SUCCESS)
         FAIL("rank %d: destroy returned %s: %s", rank, sc_status_string(st), sc_last_error());
-    printf("PASS: %s (rank %d; destroy took %.3f s)\n", argv[1], rank, now() - t0);
+    printf("PASS: %s (rank %d; destroy took %.3f s)\n", argv[1], rank, sc_clock_now() - t0);
     free(buf);
     return 0;
 }
