@@ -10,6 +10,7 @@
 #include <ucs/config/global_opts.h>
 #include <ucs/debug/debug.h>
 
+#include "collectives/transport_leave.h"
 #include "collectives/transport_ucx.h"
 #include "core/clock.h"
 #include "core/log.h"
@@ -291,6 +292,7 @@ sc_status_t sc_ucx_connect(sc_transport_t *tp, void *const *addrs)
                             ucs_status_string(st));
         }
     }
+    sc_leave_listen(tp);
     return SC_SUCCESS;
 }
 
@@ -377,6 +379,7 @@ void sc_ucx_close(sc_transport_t *tp, double timeout_s)
     if (tp->worker)
         sc_ucx_drain_unexpected(tp, sc_clock_now() + 0.2);
     if (tp->eps) {
+        sc_leave_tell(tp);
         for (int r = 0; r < tp->world_size; r++) {
             ucp_request_param_t param;
             void *req;
@@ -402,6 +405,7 @@ void sc_ucx_close(sc_transport_t *tp, double timeout_s)
         }
     }
     if (tp->worker) {
+        sc_leave_stop(tp, sc_clock_now() + SC_UCX_CANCEL_WAIT_S);
         /* Again: what landed while the endpoints closed (their close progresses the
          * worker). Over TCP a peer's last notice (a reducer destroyed between
          * iterations tells every peer) to a rank it never sent to before is still
@@ -671,6 +675,8 @@ void sc_ucx_check_local_peers(sc_transport_t *tp)
              * death, so that the peer's own reason wins. */
             for (int i = 0; i < 64 && ucp_worker_progress(tp->worker) > 0; i++)
                 ;
+            if (tp->peer_error[r][0])
+                continue; /* what it sent said it left (transport_leave.c) */
             snprintf(tp->peer_error[r], sizeof(tp->peer_error[r]),
                      "rank %d (pid %d) exited or was killed", r, tp->peer_pid[r]);
             tp->peer_error_at[r] = now;

@@ -92,6 +92,7 @@ static void sc_transport_free(sc_transport_t *tp)
     free(tp->peer_error);
     free(tp->peer_error_at);
     free(tp->ep_flags);
+    free(tp->peer_left);
     free(tp);
 }
 
@@ -109,10 +110,12 @@ static sc_transport_t *sc_transport_alloc(int world_size, int world_rank)
     tp->peer_error = calloc((size_t)world_size, sizeof(*tp->peer_error));
     tp->peer_error_at = calloc((size_t)world_size, sizeof(double));
     tp->ep_flags = calloc((size_t)world_size, 1);
+    tp->peer_left = calloc((size_t)world_size, 1);
     tp->wake_fd = -1;
     tp->efd = -1;
     if (!tp->eps || !tp->node_of || !tp->peer_pid || !tp->peer_error || !tp->peer_error_at ||
-        !tp->ep_flags) {
+        !tp->ep_flags || !tp->peer_left) {
+        free(tp->peer_left);
         free(tp->ep_flags);
         free(tp->peer_error_at);
         free(tp->eps);

@@ -29,6 +29,9 @@ typedef struct sc_transport {
     char (*peer_error)[160];    /* non-empty once a world rank's endpoint failed */
     double *peer_error_at;      /* when it failed (sc_clock_now) */
     unsigned char *ep_flags;    /* SC_EP_* of each world rank's endpoint */
+    uint8_t *peer_left;         /* a world rank said it left (transport_leave.c) */
+    void *leave_req;            /* the receive of the peers' leaving messages */
+    uint32_t leave_in;
     pthread_mutex_t lock;
     pthread_mutex_t done_mutex;
     pthread_cond_t done_cond;   /* broadcast when a request completes and someone sleeps */

@@ -1152,6 +1152,39 @@ static int test_peer_exiting_right_after_a_barrier_does_not_fail_it(int argc, ch
     return fault_check_destroy(comm, 3.0);
 }
 
+/* 2 ranks; rank 1 destroys its communicator after a barrier and exits 0; rank 0, once
+ * rank 1's process is gone, calls a barrier. It fails with SC_ERR_PEER_FAILED within
+ * SC_TIMEOUT, saying that rank 1 left (it destroyed its communicators and closed its
+ * connections): over TCP the sentence was UCX's verdict on the closed connection, "rank 1
+ * is unreachable (UCX: Endpoint timeout)", as for a network fault; over shared memory
+ * "rank 1 (pid P) exited or was killed". */
+static int test_peer_that_left_is_said_to_have_left(int argc, char **argv)
+{
+    double timeout = fault_timeout();
+    fault_error_t err;
+    int32_t pids[2];
+    sc_comm_t *comm;
+
+    (void)argc;
+    (void)argv;
+    if (start_world(&comm, 2) != TEST_PASS || gather_pids(comm, pids) != TEST_PASS)
+        return TEST_FAIL;
+    if (fault_rank == 1)
+        return fault_check_destroy(comm, 3.0);
+    if (wait_gone(pids[1]) != TEST_PASS)
+        return TEST_FAIL;
+    fault_error_take(&err, sc_barrier(comm, NULL), fault_now());
+    CHECK(err.status == SC_ERR_PEER_FAILED, "the barrier returned %s: %s",
+          sc_status_string(err.status), err.text);
+    if (check_sentence_has(err.text, "rank 1 left: it destroyed its communicators") !=
+        TEST_PASS)
+        return TEST_FAIL;
+    CHECK(!strstr(err.text, "unreachable") && !strstr(err.text, "imeout"),
+          "the sentence '%s' reads as a network fault", err.text);
+    CHECK(err.elapsed < timeout, "took %.3f s, SC_TIMEOUT is %g s", err.elapsed, timeout);
+    return finish_failed(comm, &err, "the barrier");
+}
+
 /* ---- a silent peer ---- */
 
 /* 2 ranks; rank 1 stays alive but does not call the allreduce until rank 0's has failed
@@ -1648,6 +1681,7 @@ int main(int argc, char **argv)
          test_mismatch_reaches_a_rank_calling_after_the_detectors_exited},
         {"peer_exiting_right_after_a_barrier_does_not_fail_it",
          test_peer_exiting_right_after_a_barrier_does_not_fail_it},
+        {"peer_that_left_is_said_to_have_left", test_peer_that_left_is_said_to_have_left},
         {"pending_op_times_out_naming_the_silent_rank",
          test_pending_op_times_out_naming_the_silent_rank},
         {"send_to_itself_times_out_naming_its_own_receive",
