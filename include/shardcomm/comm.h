@@ -96,7 +96,13 @@ SC_API sc_status_t sc_comm_split(sc_comm_t *comm, int color, int key, sc_comm_t 
  * of waiting SC_TIMEOUT. The communicator does not fail there: calls this rank
  * completed its part of still complete, and calls that need no such rank (sends and
  * receives among the other ranks, sc_info_print_transports) go on. Peers that destroy
- * the communicator as well see no error. */
+ * the communicator as well see no error.
+ *
+ * A communicator never destroyed is aborted when the library is unloaded (dlclose) or
+ * the process exits: its progress thread ends, and its peers are told that this rank
+ * left (what it sent before still arrives there; their calls that need it fail with
+ * SC_ERR_PEER_FAILED saying that its process unloaded the library or exited); its
+ * memory is not freed. */
 SC_API sc_status_t sc_comm_destroy(sc_comm_t *comm);
 
 /* Marks the communicator aborted: pending and later calls fail with SC_ERR_ABORTED,

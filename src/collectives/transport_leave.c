@@ -1,6 +1,7 @@
-/* A peer that left: the message every transport sends its peers as it closes, and the
- * sentence its peers then give for it, where UCX's verdict on the closed connection
- * ("Endpoint timeout" over TCP, at once) read as a network fault. */
+/* A peer that left: the message every transport sends its peers as it closes (or as the
+ * library is unloaded with it live), and the sentence its peers then give for it, where
+ * UCX's verdict on the closed connection ("Endpoint timeout" over TCP, at once) read as
+ * a network fault. */
 #include <stdio.h>
 #include <string.h>
 
@@ -15,17 +16,22 @@
 
 static void sc_leave_post(sc_transport_t *tp);
 
-/* Marks world rank r as having left: its failure, whatever reported it first (UCX's
- * verdict on the closed connection, the pid check), is its leaving. */
-static void sc_leave_note(sc_transport_t *tp, int r)
+/* Marks world rank r as having left (why: SC_LEAVE_*): its failure, whatever reported it
+ * first (UCX's verdict on the closed connection, the pid check), is its leaving. */
+static void sc_leave_note(sc_transport_t *tp, int r, uint32_t why)
 {
     if (r < 0 || r >= tp->world_size || r == tp->world_rank || tp->peer_left[r])
         return;
     tp->peer_left[r] = 1;
     if (tp->peer_error[r][0] == '\0')
         tp->peer_error_at[r] = sc_clock_coarse();
-    snprintf(tp->peer_error[r], sizeof(tp->peer_error[r]), "rank %d left: it destroyed its "
-             "communicators (sc_comm_destroy) and closed its connections", r);
+    if (why == SC_LEAVE_UNLOADED)
+        snprintf(tp->peer_error[r], sizeof(tp->peer_error[r]), "rank %d left: its process "
+                 "unloaded libshardcomm (dlclose) or exited with its communicators live "
+                 "(never destroyed with sc_comm_destroy)", r);
+    else
+        snprintf(tp->peer_error[r], sizeof(tp->peer_error[r]), "rank %d left: it destroyed "
+                 "its communicators (sc_comm_destroy) and closed its connections", r);
     sc_log(SC_LOG_INFO, "%s", tp->peer_error[r]);
 }
 
@@ -39,7 +45,7 @@ static void sc_leave_arrived(void *req, ucs_status_t status, const ucp_tag_recv_
     tp->leave_req = NULL;
     if (status != UCS_OK)
         return; /* cancelled as this transport closes */
-    sc_leave_note(tp, src);
+    sc_leave_note(tp, src, tp->leave_in);
     sc_leave_post(tp);
 }
 
@@ -66,10 +72,13 @@ void sc_leave_listen(sc_transport_t *tp)
     sc_leave_post(tp);
 }
 
-void sc_leave_tell(sc_transport_t *tp)
+void sc_leave_tell(sc_transport_t *tp, uint32_t why)
 {
-    static const uint32_t leaving = 1;
+    static const uint32_t reasons[] = {SC_LEAVE_DESTROYED, SC_LEAVE_UNLOADED};
 
+    if (tp->leave_told || !tp->eps)
+        return;
+    tp->leave_told = 1;
     for (int r = 0; r < tp->world_size; r++) {
         ucp_request_param_t param;
         void *req;
@@ -81,15 +90,37 @@ void sc_leave_tell(sc_transport_t *tp)
             sc_ucx_peer_stopped(tp, r))
             continue;
         memset(&param, 0, sizeof(param));
-        req = ucp_tag_send_nbx(tp->eps[r], &leaving, sizeof(leaving),
-                               SC_LEAVE_TAG | (uint64_t)tp->world_rank, &param);
-        if (UCS_PTR_IS_PTR(req))
-            ucp_request_free(req); /* the endpoint's flushing close delivers it */
+        req = ucp_tag_send_nbx(tp->eps[r], &reasons[why == SC_LEAVE_UNLOADED],
+                               sizeof(uint32_t), SC_LEAVE_TAG | (uint64_t)tp->world_rank,
+                               &param);
+        if (UCS_PTR_IS_PTR(req) && tp->leave_out_n < tp->world_size)
+            tp->leave_out[tp->leave_out_n++] = req;
+        else if (UCS_PTR_IS_PTR(req))
+            ucp_request_free(req);
     }
+}
+
+int sc_leave_sent(sc_transport_t *tp)
+{
+    int n = 0;
+
+    for (int i = 0; i < tp->leave_out_n; i++) {
+        if (ucp_request_check_status(tp->leave_out[i]) == UCS_INPROGRESS)
+            tp->leave_out[n++] = tp->leave_out[i];
+        else
+            ucp_request_free(tp->leave_out[i]);
+    }
+    tp->leave_out_n = n;
+    return n == 0;
 }
 
 void sc_leave_stop(sc_transport_t *tp, double deadline)
 {
+    /* The sends still in flight are released; the endpoints' close delivered or ended
+     * them. */
+    for (int i = 0; i < tp->leave_out_n; i++)
+        ucp_request_free(tp->leave_out[i]);
+    tp->leave_out_n = 0;
     if (!tp->leave_req)
         return;
     ucp_request_cancel(tp->worker, tp->leave_req);

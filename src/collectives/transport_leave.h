@@ -1,5 +1,6 @@
-/* A peer that left (transport_leave.c): each transport tells its peers as it closes, so
- * that their failures with it say it left instead of UCX's verdict on the connection. */
+/* A peer that left (transport_leave.c): each transport tells its peers as it closes, or as
+ * the library is unloaded with it live, so that their failures with it say it left
+ * instead of UCX's verdict on the connection. */
 #ifndef SC_COLLECTIVES_TRANSPORT_LEAVE_H
 #define SC_COLLECTIVES_TRANSPORT_LEAVE_H
 
@@ -10,10 +11,20 @@
  * check said of it. Caller holds tp->lock, or is alone on tp. */
 void sc_leave_listen(sc_transport_t *tp);
 
-/* Tells every peer not known to have failed (nor stopped) that this rank leaves; the
- * endpoints' flushing close delivers it. At the transport's close, before its endpoints
- * close. */
-void sc_leave_tell(sc_transport_t *tp);
+/* Why a rank leaves: its transport closes (the last sc_comm_destroy), or the library is
+ * unloaded (dlclose, exit) with it live. */
+#define SC_LEAVE_DESTROYED 1u
+#define SC_LEAVE_UNLOADED 2u
+
+/* Tells every peer not known to have failed (nor stopped) that this rank leaves, and
+ * why, once per transport; the endpoints' flushing close delivers it, or the worker's
+ * progress until sc_leave_sent. At the transport's close, before its endpoints close; or
+ * at the library's unload. Caller holds tp->lock, or is alone on tp. */
+void sc_leave_tell(sc_transport_t *tp, uint32_t why);
+
+/* Whether every message sc_leave_tell sent has left (releases those that did). Caller
+ * holds tp->lock. */
+int sc_leave_sent(sc_transport_t *tp);
 
 /* Cancels the receive (progressing the worker until deadline at most). At the
  * transport's close, after its endpoints closed. */

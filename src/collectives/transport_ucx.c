@@ -379,7 +379,7 @@ void sc_ucx_close(sc_transport_t *tp, double timeout_s)
     if (tp->worker)
         sc_ucx_drain_unexpected(tp, sc_clock_now() + 0.2);
     if (tp->eps) {
-        sc_leave_tell(tp);
+        sc_leave_tell(tp, SC_LEAVE_DESTROYED);
         for (int r = 0; r < tp->world_size; r++) {
             ucp_request_param_t param;
             void *req;

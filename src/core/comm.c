@@ -93,6 +93,7 @@ static void sc_transport_free(sc_transport_t *tp)
     free(tp->peer_error_at);
     free(tp->ep_flags);
     free(tp->peer_left);
+    free(tp->leave_out);
     free(tp);
 }
 
@@ -111,10 +112,12 @@ static sc_transport_t *sc_transport_alloc(int world_size, int world_rank)
     tp->peer_error_at = calloc((size_t)world_size, sizeof(double));
     tp->ep_flags = calloc((size_t)world_size, 1);
     tp->peer_left = calloc((size_t)world_size, 1);
+    tp->leave_out = calloc((size_t)world_size, sizeof(void *));
     tp->wake_fd = -1;
     tp->efd = -1;
     if (!tp->eps || !tp->node_of || !tp->peer_pid || !tp->peer_error || !tp->peer_error_at ||
-        !tp->ep_flags || !tp->peer_left) {
+        !tp->ep_flags || !tp->peer_left || !tp->leave_out) {
+        free(tp->leave_out);
         free(tp->peer_left);
         free(tp->ep_flags);
         free(tp->peer_error_at);
@@ -737,6 +740,23 @@ sc_status_t sc_comm_abort_why(sc_comm_t *comm, const char *why)
     sc_device_abort(comm);
     sc_comm_leave(comm);
     return SC_SUCCESS;
+}
+
+int sc_comm_abort_at_unload(sc_comm_t *comm, const struct timespec *until)
+{
+    sc_transport_t *tp = comm->tp;
+    char text[SC_ERROR_MAX];
+
+    snprintf(text, sizeof(text), "%s: the communicator was aborted: this process unloaded "
+             "libshardcomm (dlclose) or exited while the communicator was live (it was "
+             "never destroyed with sc_comm_destroy)", sc_comm_rank_name(comm, comm->rank).s);
+    if (pthread_mutex_timedlock(&tp->lock, until) != 0)
+        return 0;
+    /* No abort notice: the peers are told that this rank left (sc_progress_unload), and
+     * what it sent before still arrives there, as when a process just ends. */
+    sc_progress_fail_comm(comm, SC_ERR_ABORTED, text, 0, 0);
+    pthread_mutex_unlock(&tp->lock);
+    return 1;
 }
 
 SC_API sc_status_t sc_info_print_transports(sc_comm_t *comm, FILE *out)

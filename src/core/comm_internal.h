@@ -5,6 +5,7 @@
 #include <pthread.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include <time.h>
 #include <ucp/api/ucp.h>
 
 #include "collectives/proto_choice.h"
@@ -32,6 +33,9 @@ typedef struct sc_transport {
     uint8_t *peer_left;         /* a world rank said it left (transport_leave.c) */
     void *leave_req;            /* the receive of the peers' leaving messages */
     uint32_t leave_in;
+    int leave_told;             /* this rank's leaving was sent */
+    void **leave_out;           /* its sends in flight, world_size at most */
+    int leave_out_n;
     pthread_mutex_t lock;
     pthread_mutex_t done_mutex;
     pthread_cond_t done_cond;   /* broadcast when a request completes and someone sleeps */
@@ -237,6 +241,15 @@ sc_rank_name_t sc_comm_rank_name(const sc_comm_t *comm, int r);
 /* sc_comm_abort with the reason (a sentence, NULL: none) in what every rank's calls
  * then report: "rank R: the communicator was aborted: <why>". */
 sc_status_t sc_comm_abort_why(sc_comm_t *comm, const char *why);
+
+/* At the library's unload (dlclose, or exit) with comm live: aborts it here (calls other
+ * threads still make fail, saying that this process unloaded the library or exited
+ * without destroying it); the peers are not told so (sc_progress_unload tells them that
+ * this rank left). 0, and nothing done, where the transport's
+ * lock could not be taken by `until` (CLOCK_REALTIME): held by a thread that does not let
+ * go, such as this one, interrupted inside the library by a signal whose handler calls
+ * exit(). Caller has entered comm. */
+int sc_comm_abort_at_unload(sc_comm_t *comm, const struct timespec *until);
 
 /* The registry of live communicators (comm_registry.c): a destroyed or unknown handle
  * is refused without being dereferenced. */

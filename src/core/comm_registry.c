@@ -1,7 +1,7 @@
 /* The registry of live communicators: a handle is looked up before it is dereferenced,
  * so that a destroyed, never-created or inherited (fork) communicator is refused with a
- * sentence instead of read; and the getters (rank, size, local rank and size) that
- * answer -1 for such a handle. */
+ * sentence instead of read; the getters (rank, size, local rank and size) that answer -1
+ * for such a handle; and, at the library's unload, the live ones aborted. */
 #include <pthread.h>
 #include <sched.h>
 #include <stdint.h>
@@ -9,8 +9,10 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include "core/clock.h"
 #include "core/comm_internal.h"
 #include "core/error.h"
+#include "core/progress.h"
 #include "core/ptr_set.h"
 
 static sc_ptr_set_t sc_registry = SC_PTR_SET_INIT;
@@ -139,6 +141,57 @@ void sc_registry_wait_left(const sc_comm_t *c)
 {
     while (__atomic_load_n(&c->entered, __ATOMIC_ACQUIRE) > 0)
         sched_yield();
+}
+
+/* How long the unload waits for its messages to the peers to leave (a peer that is gone
+ * and not known to be may never take them), and for the locks it takes. */
+#define SC_REGISTRY_UNLOAD_NOTICE_S 0.5
+#define SC_REGISTRY_UNLOAD_LOCK_NS 1000000000L
+
+/* At dlclose (a ctypes binding unloaded) and at exit, with communicators never destroyed:
+ * their progress threads ran on in the unmapped code after dlclose (SIGSEGV). This
+ * process's live communicators (not those a fork inherited: their threads are the
+ * parent's) are aborted, their transports' threads ended, and the peers told that this
+ * rank left (what it sent before still arrives, as when a process ends). Their memory
+ * and UCX state stay: another thread may still hold the handles at exit, and its calls
+ * fail with the abort's sentence; sc_comm_destroy still frees them. A lock that is not
+ * free within a second (this thread holds it: a signal handler that interrupted the
+ * library calls exit()) leaves what it guards as it is, as before: a wait for it hung the
+ * exit. */
+__attribute__((destructor)) static void sc_registry_unload(void)
+{
+    struct timespec until = sc_clock_realtime_after(SC_REGISTRY_UNLOAD_LOCK_NS);
+    pid_t self = getpid();
+    sc_comm_t **live;
+    size_t n = 0, aborted = 0;
+
+    if (pthread_mutex_timedlock(&sc_registry.lock, &until) != 0)
+        return;
+    live = sc_registry.len ? malloc(sc_registry.len * sizeof(*live)) : NULL;
+    for (size_t i = 0; live && i < sc_registry.len; i++) {
+        sc_comm_t *c = (sc_comm_t *)(uintptr_t)sc_registry.items[i];
+
+        if (c->owner_pid != self)
+            continue;
+        sc_comm_count_entry(c); /* a destroy on another thread waits until it left */
+        live[n++] = c;
+    }
+    pthread_mutex_unlock(&sc_registry.lock);
+    /* All aborted first: no thread of this process starts a call on them meanwhile. */
+    for (size_t i = 0; i < n; i++) {
+        sc_comm_t *c = live[i];
+
+        if (sc_comm_abort_at_unload(c, &until)) {
+            live[i] = live[aborted]; /* the aborted ones first */
+            live[aborted++] = c;
+        }
+    }
+    /* This thread holds none of their transports' locks: their threads can be joined. */
+    for (size_t i = 0; i < aborted; i++)
+        sc_progress_unload(live[i]->tp, SC_REGISTRY_UNLOAD_NOTICE_S);
+    for (size_t i = 0; i < n; i++)
+        sc_comm_leave(live[i]);
+    free(live);
 }
 
 static int sc_comm_field(const sc_comm_t *comm, int which)

@@ -16,6 +16,7 @@
 
 #include "collectives/mailbox.h"
 #include "collectives/schedule_exec.h"
+#include "collectives/transport_leave.h"
 #include "collectives/transport_ucx.h"
 #include "core/clock.h"
 #include "core/fpenv.h"
@@ -509,7 +510,8 @@ sc_status_t sc_progress_start(sc_transport_t *tp)
     return SC_SUCCESS;
 }
 
-void sc_progress_stop(sc_transport_t *tp)
+/* Ends the progress thread; its eventfd stays open (callers in sc_wait write to it). */
+static void sc_progress_join(sc_transport_t *tp)
 {
     uint64_t one = 1;
 
@@ -518,8 +520,36 @@ void sc_progress_stop(sc_transport_t *tp)
     __atomic_store_n(&tp->stop, 1, __ATOMIC_RELEASE);
     (void)!write(tp->wake_fd, &one, sizeof(one));
     pthread_join(tp->thread, NULL);
-    close(tp->wake_fd);
     tp->thread_started = 0;
+}
+
+void sc_progress_stop(sc_transport_t *tp)
+{
+    sc_progress_join(tp);
+    if (tp->wake_fd >= 0)
+        close(tp->wake_fd);
+    tp->wake_fd = -1;
+}
+
+void sc_progress_unload(sc_transport_t *tp, double timeout_s)
+{
+    double deadline = sc_clock_now() + timeout_s;
+
+    sc_progress_join(tp);
+    pthread_mutex_lock(&tp->lock);
+    sc_leave_tell(tp, SC_LEAVE_UNLOADED);
+    pthread_mutex_unlock(&tp->lock);
+    for (;;) {
+        int sent;
+
+        pthread_mutex_lock(&tp->lock);
+        sc_ucx_progress(tp);
+        sent = sc_leave_sent(tp);
+        pthread_mutex_unlock(&tp->lock);
+        if (sent || sc_clock_now() >= deadline)
+            return;
+        sched_yield();
+    }
 }
 
 void sc_progress_kick(sc_transport_t *tp)

@@ -8,6 +8,13 @@
 sc_status_t sc_progress_start(sc_transport_t *tp);
 void sc_progress_stop(sc_transport_t *tp);
 
+/* At the library's unload (dlclose, exit) with tp's communicators live and aborted: ends
+ * the progress thread, whose code goes away with the library, then tells every peer that
+ * this rank left (transport_leave.h), driving the worker on the calling thread until the
+ * messages left or timeout_s passed. The transport stays usable by callers (they drive
+ * it themselves) and by its later teardown. */
+void sc_progress_unload(sc_transport_t *tp, double timeout_s);
+
 /* Queues op (ownership passes to the engine) and starts it when it is first in line.
  * req receives the final status. caller_waits: the caller is about to sc_wait on req
  * and will drive progress itself, so the progress thread is not woken. */

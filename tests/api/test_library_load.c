@@ -8,7 +8,9 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <stdlib.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "shardcomm/shardcomm.h"
@@ -24,6 +26,10 @@ typedef struct {
     __typeof__(sc_comm_rank) *rank;
     __typeof__(sc_barrier) *barrier;
     __typeof__(sc_last_error) *last_error;
+    __typeof__(sc_status_string) *status_string;
+    __typeof__(sc_send) *send;
+    __typeof__(sc_recv) *recv;
+    __typeof__(sc_wait) *wait;
 } library_t;
 
 static int library_open(const char *path, library_t *l)
@@ -35,7 +41,12 @@ static int library_open(const char *path, library_t *l)
     *(void **)&l->rank = dlsym(l->lib, "sc_comm_rank");
     *(void **)&l->barrier = dlsym(l->lib, "sc_barrier");
     *(void **)&l->last_error = dlsym(l->lib, "sc_last_error");
-    CHECK(l->init && l->destroy && l->rank && l->barrier && l->last_error, "dlsym: %s", dlerror());
+    *(void **)&l->status_string = dlsym(l->lib, "sc_status_string");
+    *(void **)&l->send = dlsym(l->lib, "sc_send");
+    *(void **)&l->recv = dlsym(l->lib, "sc_recv");
+    *(void **)&l->wait = dlsym(l->lib, "sc_wait");
+    CHECK(l->init && l->destroy && l->rank && l->barrier && l->last_error && l->status_string &&
+              l->send && l->recv && l->wait, "dlsym: %s", dlerror());
     return 0;
 }
 
@@ -85,6 +96,219 @@ static int test_thread_that_waited_outlives_dlclose(const char *path)
     CHECK(dlclose(l.lib) == 0, "dlclose: %s", dlerror());
     sem_post(&w.may_exit);
     CHECK(pthread_join(thread, NULL) == 0, "pthread_join");
+    return 0;
+}
+
+static double now_s(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* Opens the library and its world, and passes a first barrier. */
+static int open_world(const char *path, library_t *l, sc_comm_t **comm)
+{
+    if (library_open(path, l) != 0)
+        return 1;
+    CHECK(l->init(comm) == SC_SUCCESS, "sc_comm_init_from_env: %s", l->last_error());
+    g_rank = l->rank(*comm);
+    CHECK(l->barrier(*comm, NULL) == SC_SUCCESS, "sc_barrier: %s", l->last_error());
+    return 0;
+}
+
+/* Rank 0 closes the library while its communicator lives (a ctypes binding unloaded
+ * without sc_comm_destroy) and goes on 0.5 s: the communicator's progress thread ran on
+ * in the unmapped code and the process died of SIGSEGV. Rank 1 keeps its library and
+ * waits in a barrier: it fails within seconds with SC_ERR_PEER_FAILED, saying that rank 0
+ * left, its library unloaded with the communicator live (rank 0's process lives on: no
+ * pid check would tell). */
+static int test_live_communicator_outlives_dlclose(const char *path)
+{
+    library_t l;
+    sc_comm_t *comm;
+    sc_status_t st;
+    double t0;
+
+    if (open_world(path, &l, &comm) != 0)
+        return 1;
+    if (g_rank == 0) {
+        usleep(200000); /* rank 1 waits in its barrier meanwhile */
+        CHECK(dlclose(l.lib) == 0, "dlclose: %s", dlerror());
+        usleep(500000);
+        return 0;
+    }
+    t0 = now_s();
+    st = l.barrier(comm, NULL);
+    CHECK(st == SC_ERR_PEER_FAILED, "sc_barrier: %s: %s", l.status_string(st),
+          l.last_error());
+    CHECK(strstr(l.last_error(), "rank 0 left: its process unloaded libshardcomm"),
+          "sentence: %s", l.last_error());
+    CHECK(now_s() - t0 < 5.0, "the barrier failed after %.1f s", now_s() - t0);
+    CHECK(l.destroy(comm) == SC_SUCCESS, "sc_comm_destroy: %s", l.last_error());
+    CHECK(dlclose(l.lib) == 0, "dlclose: %s", dlerror());
+    return 0;
+}
+
+/* A child made here runs body and exits with its result by exit() (destructors and
+ * all); it must end within 10 s with status 0 (else it is killed). */
+static int exits_cleanly(int (*body)(const char *), const char *path, const char *what)
+{
+    double t0 = now_s();
+    int status = 0;
+    pid_t pid, done;
+
+    fflush(NULL); /* the child's exit would write what is buffered again */
+    pid = fork();
+    CHECK(pid >= 0, "fork failed");
+    if (pid == 0)
+        exit(body(path));
+    while ((done = waitpid(pid, &status, WNOHANG)) == 0 && now_s() - t0 < 10.0)
+        usleep(1000);
+    if (done == 0) {
+        kill(pid, SIGKILL);
+        waitpid(pid, &status, 0);
+        CHECK(0, "%s: the process still ran after 10 s", what);
+    }
+    CHECK(done == pid, "waitpid");
+    CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "%s: the process %s %d", what,
+          WIFSIGNALED(status) ? "was killed by signal" : "exited with",
+          WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status));
+    printf("%s: exited in %.2f s\n", what, now_s() - t0);
+    return 0;
+}
+
+/* Set: rank 1 ends at once, without destructors, before rank 0 exits. */
+static int g_peer_leaves_first;
+
+/* Leaves the communicator live and exits: rank 1 at once (_exit) where
+ * g_peer_leaves_first is set, rank 0 then 0.5 s later, the peer gone without a word. */
+static int exit_live(const char *path)
+{
+    library_t l;
+    sc_comm_t *comm;
+
+    if (open_world(path, &l, &comm) != 0)
+        return 1;
+    if (g_peer_leaves_first && g_rank == 1)
+        _exit(0);
+    if (g_peer_leaves_first)
+        usleep(500000);
+    return 0;
+}
+
+/* exit() with a live communicator (no sc_comm_destroy: a script that just ends) returns
+ * within seconds and with status 0, its peer alive and exiting too. */
+static int test_exit_with_a_live_communicator(const char *path)
+{
+    return exits_cleanly(exit_live, path, "exit with a live communicator");
+}
+
+/* The same with the peer gone before this rank exits, its endpoint not yet failed. */
+static int test_exit_with_a_live_communicator_after_its_peer(const char *path)
+{
+    g_peer_leaves_first = 1;
+    return exits_cleanly(exit_live, path, "exit with a live communicator, the peer gone");
+}
+
+/* Rank 1 sends rank 0 a message and ends (exit) without destroying its communicator, as
+ * a script that just ends: rank 0's receive of it, posted 0.3 s later, still gets it, and
+ * its next receive from rank 1 fails with SC_ERR_PEER_FAILED saying that rank 1 left, its
+ * process exited with the communicator live. */
+static int test_message_sent_before_an_exit_is_received(const char *path)
+{
+    const int32_t sent[4] = {11, 22, 33, 44};
+    int32_t got[4] = {0, 0, 0, 0};
+    library_t l;
+    sc_comm_t *comm;
+    sc_status_t st;
+
+    if (open_world(path, &l, &comm) != 0)
+        return 1;
+    if (g_rank == 1) {
+        CHECK(l.send(sent, 4, SC_INT32, 0, comm, NULL, NULL) == SC_SUCCESS, "sc_send: %s",
+              l.last_error());
+        return 0;
+    }
+    usleep(300000);
+    CHECK(l.recv(got, 4, SC_INT32, 1, comm, NULL, NULL) == SC_SUCCESS, "sc_recv: %s",
+          l.last_error());
+    CHECK(memcmp(got, sent, sizeof(got)) == 0, "received %d %d %d %d", got[0], got[1], got[2],
+          got[3]);
+    st = l.recv(got, 4, SC_INT32, 1, comm, NULL, NULL);
+    CHECK(st == SC_ERR_PEER_FAILED && strstr(l.last_error(), "rank 1 left: its process "),
+          "the second sc_recv: %s: %s", l.status_string(st), l.last_error());
+    CHECK(l.destroy(comm) == SC_SUCCESS, "sc_comm_destroy: %s", l.last_error());
+    CHECK(dlclose(l.lib) == 0, "dlclose: %s", dlerror());
+    return 0;
+}
+
+static int return_at_once(const char *path)
+{
+    (void)path;
+    return 0;
+}
+
+/* A child forked while the communicator lives (a data loader's worker) ends with exit():
+ * the unload leaves the inherited communicator alone (its progress thread is the
+ * parent's, not the child's to end, and its abort would tell the parent's peers), and
+ * the parent's collectives go on. */
+static int test_fork_exits_beside_a_live_communicator(const char *path)
+{
+    library_t l;
+    sc_comm_t *comm;
+
+    if (open_world(path, &l, &comm) != 0)
+        return 1;
+    if (exits_cleanly(return_at_once, path, "a fork's exit") != 0)
+        return 1;
+    CHECK(l.barrier(comm, NULL) == SC_SUCCESS, "sc_barrier: %s", l.last_error());
+    CHECK(l.destroy(comm) == SC_SUCCESS, "sc_comm_destroy: %s", l.last_error());
+    CHECK(dlclose(l.lib) == 0, "dlclose: %s", dlerror());
+    return 0;
+}
+
+static void exit_at_once(int sig)
+{
+    (void)sig;
+    exit(0);
+}
+
+/* Waits for a receive from itself that no send matches (a world of one rank), until
+ * SIGALRM's handler calls exit(), 10 to 60 ms in: the wait holds the transport's lock
+ * part of that time, so the handler often runs on a thread that holds it. */
+static int exit_in_a_wait(const char *path)
+{
+    struct sigaction sa;
+    library_t l;
+    sc_comm_t *comm;
+    sc_request_t *req;
+    int32_t x;
+
+    if (open_world(path, &l, &comm) != 0)
+        return 1;
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_handler = exit_at_once;
+    sigemptyset(&sa.sa_mask);
+    CHECK(sigaction(SIGALRM, &sa, NULL) == 0, "sigaction");
+    CHECK(l.recv(&x, 1, SC_INT32, 0, comm, NULL, &req) == SC_SUCCESS, "sc_recv: %s",
+          l.last_error());
+    ualarm((useconds_t)(10000 + (getpid() % 6) * 10000), 0);
+    l.wait(req);
+    return 1; /* not reached: the receive has no send */
+}
+
+/* exit() from a signal handler (a program's SIGTERM handler) that interrupted the
+ * library with its transport's lock held on that thread: the process still ends, within
+ * seconds, 40 times of 40. The unload waited for that lock for ever: run with
+ * UCX_TLS=tcp,self and a wait that spins throughout, where the handler finds the lock
+ * held in about 13% of the exits, the first such exit hung. */
+static int test_exit_from_a_signal_handler_in_a_wait(const char *path)
+{
+    for (int i = 0; i < 40; i++)
+        if (exits_cleanly(exit_in_a_wait, path, "exit from a signal handler in a wait") != 0)
+            return 1;
     return 0;
 }
 
@@ -159,24 +383,37 @@ static int test_hangup_still_ends_the_process(const char *path)
     return 0; /* left open: UCX's libraries, closed without a context, leak (LeakSanitizer) */
 }
 
+#define TEST(name) {#name, test_##name}
+
 int main(int argc, char **argv)
 {
-    int rc;
+    static const struct {
+        const char *name;
+        int (*fn)(const char *path);
+    } tests[] = {
+        TEST(thread_that_waited_outlives_dlclose),
+        TEST(live_communicator_outlives_dlclose),
+        TEST(exit_with_a_live_communicator),
+        TEST(exit_with_a_live_communicator_after_its_peer),
+        TEST(message_sent_before_an_exit_is_received),
+        TEST(fork_exits_beside_a_live_communicator),
+        TEST(exit_from_a_signal_handler_in_a_wait),
+        TEST(handler_set_before_load_is_kept),
+        TEST(hangup_still_ends_the_process),
+    };
 
     if (argc != 3) {
         fprintf(stderr, "usage: test_library_load TEST LIBRARY\n");
         return 2;
     }
-    if (strcmp(argv[1], "thread_that_waited_outlives_dlclose") == 0) {
-        rc = test_thread_that_waited_outlives_dlclose(argv[2]);
-    } else if (strcmp(argv[1], "handler_set_before_load_is_kept") == 0) {
-        rc = test_handler_set_before_load_is_kept(argv[2]);
-    } else if (strcmp(argv[1], "hangup_still_ends_the_process") == 0) {
-        rc = test_hangup_still_ends_the_process(argv[2]);
-    } else {
-        fprintf(stderr, "test_library_load: no test named %s\n", argv[1]);
-        return 2;
+    for (size_t i = 0; i < sizeof(tests) / sizeof(tests[0]); i++) {
+        if (strcmp(argv[1], tests[i].name) == 0) {
+            int rc = tests[i].fn(argv[2]);
+
+            printf("%s: %s\n", rc ? "FAIL" : "PASS", argv[1]);
+            return rc;
+        }
     }
-    printf("%s: %s\n", rc ? "FAIL" : "PASS", argv[1]);
-    return rc;
+    fprintf(stderr, "test_library_load: no test named %s\n", argv[1]);
+    return 2;
 }
