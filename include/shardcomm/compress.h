@@ -211,10 +211,12 @@ SC_API sc_status_t sc_compressor_save(const sc_compressor_t *compressor, void *b
  * momentum), and what it keeps and the state lacks starts at zero. Each rank loads its
  * own: the state records, per key, the rank and communicator size whose steps made it,
  * and a key's next step on another rank or size (a checkpoint loaded on the wrong rank,
- * or on another world size) is SC_ERR_INVALID_ARG, on every rank, naming both;
- * sc_compressor_reset starts afresh. States saved before this check (format versions 1
- * to 3) carry no origin and are not checked. A truncated or foreign buffer is
- * SC_ERR_INVALID_ARG and leaves the state unchanged. */
+ * or on another world size) is SC_ERR_INVALID_ARG, on every rank, naming both (on a
+ * split, with their world ranks: "rank 1 (world rank 3)"); sc_compressor_reset starts
+ * afresh. States saved before this check (format versions 1 to 3) carry no origin and
+ * are not checked; those of version 4 carry no world rank (the sentence names the rank
+ * that made the state by its rank in its communicator alone). A truncated or foreign
+ * buffer is SC_ERR_INVALID_ARG and leaves the state unchanged. */
 SC_API sc_status_t sc_compressor_load(sc_compressor_t *compressor, const void *buf,
                                       size_t len);
 

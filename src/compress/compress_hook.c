@@ -76,7 +76,7 @@ static sc_status_t sc_hook_topk_start_in(void *state, const sc_hook_bucket_t *b,
                                          sc_comm_t *comm, sc_request_t **req)
 {
     sc_compressor_t *c = state;
-    int rank = sc_comm_rank(comm), p = sc_comm_size(comm);
+    int rank = sc_comm_rank(comm);
     sc_call_t call;
     sc_ckey_t *k;
     sc_status_t st;
@@ -103,7 +103,7 @@ static sc_status_t sc_hook_topk_start_in(void *state, const sc_hook_bucket_t *b,
         k->layout_starts++;
         pthread_mutex_unlock(&c->lock);
         sc_hook_topk_idle(k);
-        st = sc_compressor_plan(c, SC_HOOK_TOPK, k, rank, p);
+        st = sc_compressor_plan(c, SC_HOOK_TOPK, k, comm);
     }
     if (st == SC_SUCCESS && !k->dense && !c->worker)
         st = sc_worker_create(SC_HOOK_TOPK, &c->worker);

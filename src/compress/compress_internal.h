@@ -95,8 +95,10 @@ typedef struct sc_ckey {
     long steps;            /* steps completed */
     /* The rank and communicator size whose steps made the residual and momentum (0 0:
      * none yet): each rank's are its own, so a state taken to another rank or size is
-     * refused rather than fed back into another rank's gradients. */
-    int origin_rank, origin_size;
+     * refused rather than fed back into another rank's gradients. origin_world is that
+     * rank's world rank, which the refusal names where it differs (a split); -1: not
+     * known (no origin yet, or a state saved without it). */
+    int origin_rank, origin_size, origin_world;
     int unborn;            /* made by a step not yet committed (not loaded): a failed
                               step removes it (sc_compressor_abandon) */
     uint64_t layout;       /* comm hook: the bucket layout the state belongs to (0:
@@ -179,14 +181,14 @@ void sc_ckey_free(sc_ckey_t *k);
  * during warm-up) select. Nothing of the key's committed state changes (residual,
  * momentum), so a step that fails can be prepared again. */
 sc_status_t sc_compressor_prepare(sc_compressor_t *c, const char *caller, sc_ckey_t *k,
-                                  const void *g, int rank, int p);
+                                  const void *g, const sc_comm_t *comm);
 
 /* The first half of prepare, which decides what goes on the wire: a dense step during
  * warm-up (k->dense set), else the layout of the blocks (k->lay) and their memory. A
  * state made on another rank or communicator size (a checkpoint loaded on the wrong
  * rank) is SC_ERR_INVALID_ARG. */
 sc_status_t sc_compressor_plan(sc_compressor_t *c, const char *caller, sc_ckey_t *k,
-                               int rank, int p);
+                               const sc_comm_t *comm);
 
 /* The second half, after a sparse plan: v, the selection and this rank's block, the pads
  * after what the selection returned included. On an error the block is all pads (it may

@@ -75,7 +75,7 @@ static sc_status_t sc_compressed_allreduce_call(sc_compressor_t *compressor, sc_
     if (st == SC_SUCCESS)
         st = sc_compressor_key(compressor, SC_CAR_FN, key, count, dtype, 0, &k);
     if (st == SC_SUCCESS)
-        st = sc_compressor_prepare(compressor, SC_CAR_FN, k, sendbuf, rank, p);
+        st = sc_compressor_prepare(compressor, SC_CAR_FN, k, sendbuf, comm);
     {
         /* A rank that failed above still takes part, so that no rank waits. */
         int ok = st == SC_SUCCESS;

@@ -6,11 +6,13 @@
  * residual; sent entries of u are cleared) and the scatter-add of every rank's
  * block. */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "compress/compress_internal.h"
 #include "core/clock.h"
+#include "core/comm_internal.h"
 #include "core/cpu.h"
 #include "shardcomm/kernels.h"
 
@@ -129,6 +131,7 @@ sc_status_t sc_ckey_new(const sc_compressor_t *c, const char *caller, int key,
     if (!k)
         goto err;
     k->key = key;
+    k->origin_world = -1;
     k->gate = 1; /* no selection of the comm hook in flight */
     k->count = count;
     k->dtype = dtype;
@@ -264,9 +267,24 @@ static sc_status_t sc_ckey_reserve(void **buf, size_t *cap, size_t bytes, const 
     return SC_SUCCESS;
 }
 
-sc_status_t sc_compressor_plan(sc_compressor_t *c, const char *caller, sc_ckey_t *k,
-                               int rank, int p)
+/* The rank that made k's state, for the refusal of a state loaded elsewhere: with its
+ * world rank where that is known and differs (a split), as sc_comm_rank_name names this
+ * rank. */
+static sc_rank_name_t sc_ckey_origin_name(const sc_ckey_t *k)
 {
+    sc_rank_name_t n;
+
+    if (k->origin_world >= 0 && k->origin_world != k->origin_rank)
+        snprintf(n.s, sizeof(n.s), "rank %d (world rank %d)", k->origin_rank, k->origin_world);
+    else
+        snprintf(n.s, sizeof(n.s), "rank %d", k->origin_rank);
+    return n;
+}
+
+sc_status_t sc_compressor_plan(sc_compressor_t *c, const char *caller, sc_ckey_t *k,
+                               const sc_comm_t *comm)
+{
+    int rank = comm->rank, p = comm->size;
     const sc_compress_config_t *cfg = &c->cfg;
     size_t kk = sc_compress_k(cfg, k->count);
     int bits = cfg->index_bits ? cfg->index_bits : (k->count <= UINT32_MAX ? 32 : 64);
@@ -277,13 +295,14 @@ sc_status_t sc_compressor_plan(sc_compressor_t *c, const char *caller, sc_ckey_t
     if (k->origin_size > 0 && (k->residual || k->momentum) &&
         (k->origin_rank != rank || k->origin_size != p))
         return sc_error(SC_ERR_INVALID_ARG, "%s: the state of key %d (its residual%s) was "
-                        "made by rank %d of %d and this is rank %d of %d: a checkpoint "
-                        "loaded on another rank or world size; load each rank's own state, "
-                        "or sc_compressor_reset to start afresh", caller, k->key,
-                        k->momentum ? " and momentum" : "", k->origin_rank, k->origin_size,
-                        rank, p);
+                        "made by %s of %d and this is %s of %d: a checkpoint loaded on "
+                        "another rank or world size; load each rank's own state, or "
+                        "sc_compressor_reset to start afresh", caller, k->key,
+                        k->momentum ? " and momentum" : "", sc_ckey_origin_name(k).s,
+                        k->origin_size, sc_comm_rank_name(comm, rank).s, p);
     k->origin_rank = rank;
     k->origin_size = p;
+    k->origin_world = comm->world_of[rank];
 
     /* Warm-up, or every element sent in the gradient's dtype: a dense all-reduce moves
      * half the bytes of the pairs and selects nothing (nothing is left to feed back). */
@@ -374,16 +393,16 @@ sc_status_t sc_compressor_select(sc_compressor_t *c, const char *caller, sc_ckey
 }
 
 sc_status_t sc_compressor_prepare(sc_compressor_t *c, const char *caller, sc_ckey_t *k,
-                                  const void *g, int rank, int p)
+                                  const void *g, const sc_comm_t *comm)
 {
     sc_status_t st;
 
     k->approx_before = k->approx;
     sc_topk_draws_get(c->topk, &k->draws_before);
-    st = sc_compressor_plan(c, caller, k, rank, p);
+    st = sc_compressor_plan(c, caller, k, comm);
     if (st != SC_SUCCESS || k->dense)
         return st;
-    return sc_compressor_select(c, caller, k, g, rank);
+    return sc_compressor_select(c, caller, k, g, comm->rank);
 }
 
 void sc_compressor_abandon(sc_compressor_t *c, sc_ckey_t *k)

@@ -12,7 +12,10 @@
  * (sc_state_hash); 1 and 2, hashed by plain FNV-1a, still load. Version 4 adds to each
  * key's record the rank and communicator size that made its state (0 0: none yet), so
  * that a state loaded on another rank is refused at its next step instead of fed into
- * another rank's gradients; earlier versions load without them (nothing checked). */
+ * another rank's gradients; earlier versions load without them (nothing checked).
+ * Version 5 adds that rank's world rank (-1: none yet) and 4 bytes of zeros, so that the
+ * refusal of a state made on a split names the world rank that made it; version 4 loads
+ * without it (the refusal names the communicator's rank alone). */
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,7 +23,7 @@
 #include "compress/compress_internal.h"
 #include "core/memory.h"
 
-#define SC_STATE_VERSION 4u
+#define SC_STATE_VERSION 5u
 #define SC_STATE_HAS_RESIDUAL 1u
 #define SC_STATE_HAS_MOMENTUM 2u
 #define SC_STATE_HAS_THRESHOLD 4u /* version 2 */
@@ -49,14 +52,20 @@ typedef struct {
     int64_t steps;
     int32_t origin_rank;  /* version 4 */
     int32_t origin_size;
+    int32_t origin_world; /* version 5 */
+    uint32_t reserved;    /* 0 */
 } sc_state_key_t;
 
-/* A key's record in versions 1 to 3: the above without its origin. */
+/* A key's record in versions 1 to 3: the above without its origin; in version 4,
+ * without the origin's world rank. */
 #define SC_STATE_KEY_V3_BYTES offsetof(sc_state_key_t, origin_rank)
+#define SC_STATE_KEY_V4_BYTES offsetof(sc_state_key_t, origin_world)
 
 static size_t sc_state_key_record_bytes(uint32_t version)
 {
-    return version >= 4 ? sizeof(sc_state_key_t) : SC_STATE_KEY_V3_BYTES;
+    return version >= 5 ? sizeof(sc_state_key_t)
+           : version == 4 ? SC_STATE_KEY_V4_BYTES
+                          : SC_STATE_KEY_V3_BYTES;
 }
 
 /* The approximate selection's threshold: valid for selections of n elements of dtype. */
@@ -140,7 +149,8 @@ SC_API sc_status_t sc_compressor_save(const sc_compressor_t *compressor, void *b
                             (k->residual ? SC_STATE_HAS_RESIDUAL : 0) |
                                 (k->momentum ? SC_STATE_HAS_MOMENTUM : 0) |
                                 (k->approx.valid ? SC_STATE_HAS_THRESHOLD : 0),
-                            k->count, c->keys[i]->steps, k->origin_rank, k->origin_size};
+                            k->count, c->keys[i]->steps, k->origin_rank, k->origin_size,
+                            k->origin_world, 0};
         memcpy(o, &r, sizeof(r));
         o += sizeof(r);
         if (k->approx.valid) {
@@ -188,7 +198,7 @@ static sc_status_t sc_state_parse_key(const sc_compressor_t *c, uint32_t version
     const uint32_t known = SC_STATE_HAS_RESIDUAL | SC_STATE_HAS_MOMENTUM |
                            (version >= 2 ? SC_STATE_HAS_THRESHOLD : 0);
     sc_state_threshold_t t = {0, 0, 0, 0};
-    sc_state_key_t r = {0};
+    sc_state_key_t r = {.origin_world = -1}; /* before version 5: not known */
     const size_t rb = sc_state_key_record_bytes(version);
     sc_ckey_t *k;
     size_t b, need, tb, fixed;
@@ -202,7 +212,8 @@ static sc_status_t sc_state_parse_key(const sc_compressor_t *c, uint32_t version
         r.acc != (r.dtype == SC_FLOAT64 ? SC_FLOAT64 : SC_FLOAT32) || (r.flags & ~known) ||
         r.steps < 0 || r.count > SIZE_MAX / 16 || r.origin_size < 0 || r.origin_rank < 0 ||
         (r.origin_size > 0 && r.origin_rank >= r.origin_size) ||
-        (r.origin_size == 0 && r.origin_rank != 0))
+        (r.origin_size == 0 && r.origin_rank != 0) || r.origin_world < -1 ||
+        (version >= 5 && (r.origin_size == 0) != (r.origin_world == -1)) || r.reserved != 0)
         return sc_state_bad("a key record out of range", i);
     b = (size_t)r.count * sc_dtype_size((sc_dtype_t)r.acc);
     /* The key's working copy and residual take at least 2 b: a count past this
@@ -245,6 +256,7 @@ static sc_status_t sc_state_parse_key(const sc_compressor_t *c, uint32_t version
     k->steps = r.steps;
     k->origin_rank = r.origin_rank;
     k->origin_size = r.origin_size;
+    k->origin_world = r.origin_world;
     *out = k;
     *used = need;
     return SC_SUCCESS;

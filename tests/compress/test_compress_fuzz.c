@@ -34,7 +34,7 @@
 #define FZ_FILL_BYTE 0x5A    /* a receive buffer's bytes before the call */
 #define FZ_STATE_HEADER 32   /* the saved state's layout (compressor_state.c) */
 #define FZ_STATE_DRAWS 16
-#define FZ_STATE_RECORD 40
+#define FZ_STATE_RECORD 48
 #define FZ_STATE_THRESHOLD 24
 
 /* ---- the run ------------------------------------------------------------------------ */
@@ -601,9 +601,11 @@ typedef struct {
     uint64_t count;
     int64_t steps;
     int32_t origin_rank, origin_size; /* version 4 */
+    int32_t origin_world;             /* version 5 */
+    uint32_t reserved;
 } fz_record_t;
 
-/* Offsets of the records of a version 4 state (at most max); returns how many. */
+/* Offsets of the records of a version 5 state (at most max); returns how many. */
 static int fz_state_records(const unsigned char *b, size_t len, size_t *offs, int max)
 {
     uint32_t nkeys;
@@ -650,9 +652,9 @@ static void fz_check_state(sc_compressor_t *comp, const fz_case_t *c, const fz_m
     memcpy(&version, b + 8, 4);
     memcpy(&nkeys, b + 12, 4);
     memcpy(&h, b + 24, 8);
-    FZ_CHECK(memcmp(b, "SCEFSTAT", 8) == 0 && version == 4, "the saved state's magic or "
+    FZ_CHECK(memcmp(b, "SCEFSTAT", 8) == 0 && version == 5, "the saved state's magic or "
              "version (%u)", version);
-    FZ_CHECK(h == ct_state_hash(b + FZ_STATE_HEADER, len - FZ_STATE_HEADER, 4),
+    FZ_CHECK(h == ct_state_hash(b + FZ_STATE_HEADER, len - FZ_STATE_HEADER, 5),
              "the saved state's hash");
     memcpy(draws, b + FZ_STATE_HEADER, 16);
     FZ_CHECK(draws[1] == (c->cfg.mode == SC_TOPK_RANDOM ? m->draws : 0), "the state says %"
@@ -746,19 +748,25 @@ static fz_expect_t fz_mutate(fz_rng_t *r, const unsigned char *good, size_t len,
         break;
     case 2: {
         size_t bit = fz_below(r, len * 8);
+        uint32_t ver;
         b[bit / 8] ^= (unsigned char)(1u << (bit % 8));
         snprintf(what, wlen, "bit %zu flipped", bit);
+        /* The hash covers the payload, not the version: version 5 read as 4 or 1 is
+         * what case 3 makes (5 is 0b101). */
+        memcpy(&ver, b + 8, 4);
+        if (bit / 8 >= 8 && bit / 8 < 12 && ver >= 1 && ver <= 4)
+            ex = FZ_MAY_LOAD;
         break;
     }
     case 3: {
-        /* Versions 1 to 3 have records 8 bytes shorter (no origin), and version 1 no
-         * draws: these bytes read as one of them are anything. */
-        static const uint32_t v[] = {0, 5, 99, 0xffffffffu, 3, 2, 1};
-        uint32_t ver = v[fz_below(r, 7)];
+        /* Versions 1 to 4 have records 8 or 16 bytes shorter (no origin, no world rank),
+         * and version 1 no draws: these bytes read as one of them are anything. */
+        static const uint32_t v[] = {0, 6, 99, 0xffffffffu, 4, 3, 2, 1};
+        uint32_t ver = v[fz_below(r, 8)];
         memcpy(b + 8, &ver, 4);
         fz_state_rehash(b, n);
         snprintf(what, wlen, "version %u, rehashed", ver);
-        ex = ver >= 1 && ver <= 3 ? FZ_MAY_LOAD : FZ_REFUSE;
+        ex = ver >= 1 && ver <= 4 ? FZ_MAY_LOAD : FZ_REFUSE;
         break;
     }
     case 4: {
@@ -834,13 +842,19 @@ static fz_expect_t fz_mutate(fz_rng_t *r, const unsigned char *good, size_t len,
         if (fz_chance(r, 50)) {
             rec.steps = fz_chance(r, 50) ? -1 : INT64_MIN;
             snprintf(what, wlen, "record at %zu: steps %" PRId64 ", rehashed", o, rec.steps);
-        } else { /* an origin no communicator has */
-            static const int32_t bad[][2] = {{2, 2}, {-1, 4}, {0, -1}, {1, 0}, {5, 1}};
-            const int32_t *ob = bad[fz_below(r, 5)];
+        } else { /* an origin no communicator has, or a world rank for none or none for
+                  * one, or the reserved word set */
+            static const int32_t bad[][4] = {{2, 2, 2, 0},  {-1, 4, 0, 0}, {0, -1, 0, 0},
+                                             {1, 0, 1, 0},  {5, 1, 5, 0},  {0, 0, 3, 0},
+                                             {1, 2, -1, 0}, {1, 2, -2, 0}, {1, 2, 1, 7}};
+            const int32_t *ob = bad[fz_below(r, 9)];
             rec.origin_rank = ob[0];
             rec.origin_size = ob[1];
-            snprintf(what, wlen, "record at %zu: origin rank %d of %d, rehashed", o,
-                     rec.origin_rank, rec.origin_size);
+            rec.origin_world = ob[2];
+            rec.reserved = (uint32_t)ob[3];
+            snprintf(what, wlen, "record at %zu: origin rank %d of %d, world rank %d, "
+                     "reserved %u, rehashed", o, rec.origin_rank, rec.origin_size,
+                     rec.origin_world, rec.reserved);
         }
         memcpy(b + o, &rec, sizeof(rec));
         fz_state_rehash(b, n);
@@ -1409,7 +1423,7 @@ static void fz_run_case(long number)
 /* ---- --load-fuzz: states written here, then mutated ---------------------------------------- */
 
 /* A valid state of nkeys records for a compressor of configuration cfg, built by hand in
- * the saved format (version 4), so that the load sees states no run produced. */
+ * the saved format (version 5), so that the load sees states no run produced. */
 static unsigned char *fz_forge(fz_rng_t *r, const sc_compress_config_t *cfg, size_t *len)
 {
     int nkeys = (int)fz_below(r, FZ_MAX_KEYS + 1);
@@ -1423,10 +1437,11 @@ static unsigned char *fz_forge(fz_rng_t *r, const sc_compress_config_t *cfg, siz
         recs[i] = (fz_record_t){(int32_t)(i * 7 - 3), d, fz_acc(d),
                                 (cfg->error_feedback ? 1u : 0u) |
                                     (cfg->momentum > 0.0 ? 2u : 0u),
-                                fz_below(r, 70), (int64_t)fz_below(r, 50), 0, 0};
+                                fz_below(r, 70), (int64_t)fz_below(r, 50), 0, 0, -1, 0};
         if (fz_chance(r, 60)) { /* made on rank origin_rank of origin_size */
             recs[i].origin_size = 1 + (int32_t)fz_below(r, 8);
             recs[i].origin_rank = (int32_t)fz_below(r, (uint64_t)recs[i].origin_size);
+            recs[i].origin_world = recs[i].origin_rank + (int32_t)fz_below(r, 8);
         }
         if (fz_chance(r, 15)) /* a record of another configuration: the load skips it */
             recs[i].flags ^= 1u << fz_below(r, 2);
@@ -1439,7 +1454,7 @@ static unsigned char *fz_forge(fz_rng_t *r, const sc_compress_config_t *cfg, siz
     }
     b = calloc(1, cap);
     memcpy(b, "SCEFSTAT", 8);
-    memcpy(b + 8, &(uint32_t){4}, 4);
+    memcpy(b + 8, &(uint32_t){5}, 4);
     memcpy(b + 12, &(uint32_t){(uint32_t)nkeys}, 4);
     memcpy(b + FZ_STATE_HEADER, &(uint64_t){fz_below(r, 5)}, 8);
     memcpy(b + FZ_STATE_HEADER + 8, &(uint64_t){fz_below(r, 5)}, 8);
@@ -1498,6 +1513,7 @@ static void fz_check_forged(sc_compressor_t *t, const sc_compress_config_t *cfg,
         FZ_CHECK(a.key == b.key && a.dtype == b.dtype && a.acc == b.acc &&
                  a.count == b.count && a.steps == b.steps &&
                  a.origin_rank == b.origin_rank && a.origin_size == b.origin_size &&
+                 a.origin_world == b.origin_world &&
                  b.flags == ((cfg->error_feedback ? 1u : 0u) | (cfg->momentum > 0.0 ? 2u : 0u) |
                              (a.flags & 4u)), "record %d: key %d/%d count %" PRIu64 "/%" PRIu64
                  " steps %" PRId64 "/%" PRId64 " flags 0x%x/0x%x", i, a.key, b.key, a.count,

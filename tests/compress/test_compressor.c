@@ -27,6 +27,9 @@
  *                                     and foreign buffers are refused and change nothing
  *   state_of_another_rank_is_refused  a state loaded on another rank or world size
  *                                     fails its next step on every rank
+ *   state_of_another_split_rank_names_world_ranks   on a split, the refusal names the
+ *                                     world ranks of the rank that made the state (format
+ *                                     5) and of this one
  *   fp16_values_saturate DTYPE        values_fp16: a finite value past float16's range
  *                                     goes as +-65504 and the rest stays in the residual
  *                                     (sent at the next step); an Inf gradient still
@@ -416,44 +419,47 @@ static int run_steps(rt_world_t *w, sc_compressor_t *c, int t0, int t1, size_t n
     return 0;
 }
 
-/* The state as version 3 wrote it (records without their origin, the last 8 of version
- * 4's 40 bytes) of the version-4 state v4 (len bytes); *v3_len its length. */
-static unsigned char *state_v3(const unsigned char *v4, size_t len, size_t *v3_len)
+/* The state as version 3 or 4 wrote it (records without their origin, the last 16 of
+ * version 5's 48 bytes, or without its world rank, the last 8) of the version-5 state v5
+ * (len bytes); *old_len its length. */
+static unsigned char *state_older(const unsigned char *v5, size_t len, uint32_t version,
+                                  size_t *old_len)
 {
-    const size_t head = 32, draws = 16, rec4 = 40, rec3 = 32, threshold = 24;
-    unsigned char *v3 = malloc(len);
+    const size_t head = 32, draws = 16, rec5 = 48, threshold = 24;
+    const size_t rec = version == 4 ? 40 : 32;
+    unsigned char *old = malloc(len);
     size_t i = head + draws, o = head + draws;
-    uint32_t nkeys, version = 3;
+    uint32_t nkeys;
     uint64_t payload, hash;
 
-    if (!v3)
+    if (!old)
         return NULL;
-    memcpy(v3, v4, head + draws);
-    memcpy(&nkeys, v4 + 12, 4);
+    memcpy(old, v5, head + draws);
+    memcpy(&nkeys, v5 + 12, 4);
     for (uint32_t k = 0; k < nkeys; k++) {
         int32_t acc;
         uint32_t flags;
         uint64_t count;
         size_t body;
 
-        memcpy(&acc, v4 + i + 8, 4);
-        memcpy(&flags, v4 + i + 12, 4);
-        memcpy(&count, v4 + i + 16, 8);
+        memcpy(&acc, v5 + i + 8, 4);
+        memcpy(&flags, v5 + i + 12, 4);
+        memcpy(&count, v5 + i + 16, 8);
         body = ((flags & 4) ? threshold : 0) + (size_t)(((flags & 1) != 0) +
                                                         ((flags & 2) != 0)) *
                                                    (size_t)count * (acc == SC_FLOAT64 ? 8 : 4);
-        memcpy(v3 + o, v4 + i, rec3);
-        memcpy(v3 + o + rec3, v4 + i + rec4, body);
-        i += rec4 + body;
-        o += rec3 + body;
+        memcpy(old + o, v5 + i, rec);
+        memcpy(old + o + rec, v5 + i + rec5, body);
+        i += rec5 + body;
+        o += rec + body;
     }
     payload = o - head;
-    hash = ct_state_hash(v3 + head, payload, 3);
-    memcpy(v3 + 8, &version, 4);
-    memcpy(v3 + 16, &payload, 8);
-    memcpy(v3 + 24, &hash, 8);
-    *v3_len = o;
-    return v3;
+    hash = ct_state_hash(old + head, payload, version);
+    memcpy(old + 8, &version, 4);
+    memcpy(old + 16, &payload, 8);
+    memcpy(old + 24, &hash, 8);
+    *old_len = o;
+    return old;
 }
 
 /* The state an earlier library wrote (version 1: no draws after the 32-byte header, no
@@ -532,7 +538,7 @@ static int test_save_load_round_trip(int argc, char **argv)
     }
     if (g_mode == SC_TOPK_EXACT) {
         size_t len3 = 0;
-        unsigned char *v3 = state_v3(saved, len, &len3);
+        unsigned char *v3 = state_older(saved, len, 3, &len3);
         CHECK(v3, "out of memory");
         if (load_version_1(&w, v3, len3, n, g, out_a))
             return 1;
@@ -565,7 +571,7 @@ static int test_save_load_round_trip(int argc, char **argv)
         /* A version-2 state (plain FNV-1a, version 3's records) of the same contents
          * still loads. */
         size_t len3 = 0;
-        unsigned char *v3 = state_v3(saved, len2, &len3);
+        unsigned char *v3 = state_older(saved, len2, 3, &len3);
         CHECK(v3, "out of memory");
         memcpy(bad, v3, len3);
         free(v3);
@@ -573,7 +579,7 @@ static int test_save_load_round_trip(int argc, char **argv)
         hash = ct_state_hash(bad + head, len3 - head, 2);
         memcpy(bad + 24, &hash, 8);
         CHECK_OK(sc_compressor_load(b, bad, len3));
-        CHECK_OK(sc_compressor_load(b, saved, len2)); /* its origins back (version 4) */
+        CHECK_OK(sc_compressor_load(b, saved, len2)); /* its origins back (version 5) */
     }
     for (size_t i = 0; i < len2; i++)
         bad[i] = (unsigned char)rt_mix(i);
@@ -585,6 +591,27 @@ static int test_save_load_round_trip(int argc, char **argv)
     sc_compressor_destroy(b);
     CHECK_OK(sc_comm_destroy(w.comm));
     free(g), free(out_a), free(out_b), free(saved), free(again), free(bad);
+    return 0;
+}
+
+/* Runs `steps` steps of key 0 (n floats) on comm, then saves the state into *mine (*len
+ * bytes) and all-gathers every rank's into *all (exact mode, the same keys and counts:
+ * every rank's state has the same length). */
+static int steps_then_states(sc_compressor_t *c, sc_comm_t *comm, int world_rank, int steps,
+                             float *g, float *out, size_t n, unsigned char **mine,
+                             unsigned char **all, size_t *len)
+{
+    for (int t = 0; t < steps; t++) {
+        fill(SC_FLOAT32, g, n, world_rank, t, 0);
+        CHECK_OK(sc_compressed_allreduce(c, comm, 0, g, out, n, SC_FLOAT32, SC_SUM));
+    }
+    *len = 0;
+    CHECK_OK(sc_compressor_save(c, NULL, len));
+    *mine = malloc(*len);
+    *all = malloc(*len * (size_t)sc_comm_size(comm));
+    CHECK(*mine && *all, "out of memory");
+    CHECK_OK(sc_compressor_save(c, *mine, len));
+    CHECK_OK(sc_allgather(*mine, *all, *len, SC_UINT8, comm, NULL, NULL));
     return 0;
 }
 
@@ -610,17 +637,8 @@ static int test_state_of_another_rank_is_refused(int argc, char **argv)
     if (rt_world(&w))
         return 1;
     CHECK(c && g && out && w.size >= 2, "needs 2 ranks or more");
-    for (int t = 0; t < 4; t++) {
-        fill(SC_FLOAT32, g, n, w.rank, t, 0);
-        CHECK_OK(sc_compressed_allreduce(c, w.comm, 0, g, out, n, SC_FLOAT32, SC_SUM));
-    }
-    CHECK_OK(sc_compressor_save(c, NULL, &len));
-    mine = malloc(len);
-    theirs = malloc(len * (size_t)w.size);
-    CHECK(mine && theirs, "out of memory");
-    CHECK_OK(sc_compressor_save(c, mine, &len));
-    /* Exact mode, the same keys and counts: every rank's state has the same length. */
-    CHECK_OK(sc_allgather(mine, theirs, len, SC_UINT8, w.comm, NULL, NULL));
+    if (steps_then_states(c, w.comm, w.rank, 4, g, out, n, &mine, &theirs, &len))
+        return 1;
     CHECK_OK(sc_compressor_load(c, theirs + len * (size_t)((w.rank + 1) % w.size), len));
     fill(SC_FLOAT32, g, n, w.rank, 4, 0);
     memset(out, 0x7f, n * 4);
@@ -633,13 +651,17 @@ static int test_state_of_another_rank_is_refused(int argc, char **argv)
               0x7f, "a refused step wrote its output");
     CHECK_OK(sc_compressor_reset(c));
     CHECK_OK(sc_compressed_allreduce(c, w.comm, 0, g, out, n, SC_FLOAT32, SC_SUM));
-    /* The rank's own state on a communicator of one rank. */
+    /* The rank's own state on a communicator of one rank (a split: its world rank
+     * named). */
     CHECK_OK(sc_comm_split(w.comm, w.rank, 0, &alone));
     CHECK_OK(sc_compressor_load(c, mine, len));
     CHECK_STATUS(sc_compressed_allreduce(c, alone, 0, g, out, n, SC_FLOAT32, SC_SUM),
                  SC_ERR_INVALID_ARG);
-    snprintf(want, sizeof(want), "made by rank %d of %d and this is rank 0 of 1", w.rank,
-             w.size);
+    if (w.rank == 0)
+        snprintf(want, sizeof(want), "made by rank 0 of %d and this is rank 0 of 1", w.size);
+    else
+        snprintf(want, sizeof(want), "made by rank %d of %d and this is rank 0 (world rank "
+                 "%d) of 1", w.rank, w.size, w.rank);
     CHECK_SAYS("sc_compressed_allreduce", want);
     CHECK_OK(sc_comm_destroy(alone));
     CHECK_OK(sc_compressor_load(c, mine, len));
@@ -647,6 +669,78 @@ static int test_state_of_another_rank_is_refused(int argc, char **argv)
     sc_compressor_destroy(c);
     CHECK_OK(sc_comm_destroy(w.comm));
     free(g), free(out), free(mine), free(theirs);
+    return 0;
+}
+
+/* "rank r", with "(world rank w)" where w differs, as the library names a split's rank. */
+typedef struct {
+    char s[48];
+} rank_name_t;
+
+static rank_name_t split_rank_name(int r, int world)
+{
+    rank_name_t n;
+
+    if (r == world)
+        snprintf(n.s, sizeof(n.s), "rank %d", r);
+    else
+        snprintf(n.s, sizeof(n.s), "rank %d (world rank %d)", r, world);
+    return n;
+}
+
+/* The state of split rank s saved on a split whose ranks run in reverse world order
+ * (split rank s is world rank size - 1 - s, as a hybrid-sharding replica group may be), and
+ * loaded on split rank s - 1: the refusal names both world ranks, "made by rank S (world
+ * rank W) of N and this is rank T (world rank V) of N" (it named split ranks alone, which
+ * a reader took for world ranks, the prefix's numbering). The same state in format 4
+ * (no world rank saved) names this rank's world rank. */
+static int test_state_of_another_split_rank_names_world_ranks(int argc, char **argv)
+{
+    const size_t n = 4096;
+    rt_world_t w;
+    sc_compressor_t *c;
+    float *g, *out;
+    unsigned char *mine, *all, *v4;
+    size_t len, len4 = 0;
+    sc_comm_t *rev;
+    int s, from;
+    char want[160];
+
+    (void)argc, (void)argv;
+    if (rt_world(&w))
+        return 1;
+    c = make(0.03, 0, 0, 1, 0.5, 1);
+    g = malloc(n * 4);
+    out = malloc(n * 4);
+    CHECK(c && g && out && w.size >= 2, "out of memory, or fewer than 2 ranks");
+    CHECK_OK(sc_comm_split(w.comm, 0, w.size - w.rank, &rev));
+    s = sc_comm_rank(rev);
+    CHECK(s == w.size - 1 - w.rank, "split rank %d on world rank %d", s, w.rank);
+    if (steps_then_states(c, rev, w.rank, 3, g, out, n, &mine, &all, &len))
+        return 1;
+    from = (s + 1) % w.size; /* the split rank whose state this rank loads */
+    fill(SC_FLOAT32, g, n, w.rank, 3, 0);
+    CHECK_OK(sc_compressor_load(c, all + len * (size_t)from, len));
+    CHECK_STATUS(sc_compressed_allreduce(c, rev, 0, g, out, n, SC_FLOAT32, SC_SUM),
+                 SC_ERR_INVALID_ARG);
+    snprintf(want, sizeof(want), "made by %s of %d and this is %s of %d",
+             split_rank_name(from, w.size - 1 - from).s, w.size,
+             split_rank_name(s, w.rank).s, w.size);
+    CHECK_SAYS("sc_compressed_allreduce", want);
+    v4 = state_older(all + len * (size_t)from, len, 4, &len4);
+    CHECK(v4, "out of memory");
+    CHECK_OK(sc_compressor_load(c, v4, len4));
+    CHECK_STATUS(sc_compressed_allreduce(c, rev, 0, g, out, n, SC_FLOAT32, SC_SUM),
+                 SC_ERR_INVALID_ARG);
+    snprintf(want, sizeof(want), "made by rank %d of %d and this is %s of %d", from, w.size,
+             split_rank_name(s, w.rank).s, w.size);
+    CHECK_SAYS("sc_compressed_allreduce", want);
+    CHECK_OK(sc_compressor_load(c, mine, len));
+    CHECK_OK(sc_compressed_allreduce(c, rev, 0, g, out, n, SC_FLOAT32, SC_SUM));
+    sc_compressor_destroy(c);
+    CHECK_OK(sc_comm_destroy(rev));
+    CHECK_OK(sc_comm_destroy(w.comm));
+    free(g), free(out), free(mine), free(all), free(v4);
     return 0;
 }
 
@@ -749,6 +843,8 @@ int main(int argc, char **argv)
          test_reset_clears_residuals_and_restarts_warmup},
         {"save_load_round_trip", test_save_load_round_trip},
         {"state_of_another_rank_is_refused", test_state_of_another_rank_is_refused},
+        {"state_of_another_split_rank_names_world_ranks",
+         test_state_of_another_split_rank_names_world_ranks},
         {"fp16_values_saturate", test_fp16_values_saturate},
         {"overflow_step_is_not_kept", test_overflow_step_is_not_kept},
         {NULL, NULL}};
