@@ -111,9 +111,12 @@ SC_API sc_status_t sc_comm_destroy(sc_comm_t *comm);
  * on comm (sc_wait, a blocking collective: that call returns SC_ERR_ABORTED) or
  * destroys it (then the abort runs before the destroy frees anything, or finds comm
  * destroyed: SC_ERR_INVALID_COMM). The other communicators of the same sc_comm_init (its
- * parent, other splits) are not aborted, but they share its connections: where the
- * abort left a large transfer in flight, the connection to that peer is closed, and
- * their later calls with that peer fail with SC_ERR_PEER_FAILED. */
+ * parent, other splits) are not aborted, and the connections to the peers of this node
+ * they share with it stay open: a large transfer the abort left in flight is finished
+ * by the peer, which drops it, before the aborted call's request completes. Where a
+ * peer does not take it within 5 s (a peer stopped, or one that never drives its
+ * engine), and at once for a peer on another node (over TCP), the connection to that
+ * peer is closed, and their later calls with that peer fail with SC_ERR_PEER_FAILED. */
 SC_API sc_status_t sc_comm_abort(sc_comm_t *comm);
 
 /* Rank, size, local rank and local size; -1 for a null or destroyed communicator. Any

@@ -318,9 +318,8 @@ SC_API sc_status_t sc_reducer_hook_load(sc_reducer_t *reducer, const void *buf, 
  * (it waited SC_TIMEOUT for this rank's buckets), and so do this rank's pending and later
  * calls on it; peers that destroy their reducers too, or use the communicator otherwise,
  * are not affected. Only the
- * reducer's communicator is aborted, but the others of the same sc_comm_init share its
- * connections and may fail with the peers it had transfers in flight with (comm.h,
- * sc_comm_abort). */
+ * reducer's communicator is aborted; the others of the same sc_comm_init share its
+ * connections, which stay open to the peers of this node (comm.h, sc_comm_abort). */
 SC_API sc_status_t sc_reducer_destroy(sc_reducer_t *reducer);
 
 #ifdef __cplusplus

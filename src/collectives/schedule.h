@@ -200,6 +200,11 @@ typedef struct sc_op {
      * when it was queued). Its mismatch spares them on every rank, as a collective's
      * mismatch spares those before it. */
     uint64_t colls_before;
+    /* Failed with transfers still in flight (progress_settle.h): its status and sentence,
+     * given to its request once they are done, or at settle_deadline. */
+    sc_status_t settle_status;
+    char *settle_text;
+    double settle_deadline;
     /* The message buffers come last: they are written before they are read, so a
      * reused op clears only the fields above them (SC_OP_CLEARED). */
     /* Header receives have room for an inline payload (see inline_bytes). A collective

@@ -260,14 +260,17 @@ void sc_ucx_release_address(sc_transport_t *tp, void *addr)
     ucp_worker_release_address(tp->worker, addr);
 }
 
+int sc_ucx_peer_local(const sc_transport_t *tp, int world)
+{
+    return tp->node_of[world] == tp->node_of[tp->world_rank] && sc_ucx_may_use_shm();
+}
+
 sc_status_t sc_ucx_connect(sc_transport_t *tp, void *const *addrs)
 {
-    int shm = sc_ucx_may_use_shm();
-
     for (int r = 0; r < tp->world_size; r++) {
         ucp_ep_params_t ep_params;
         ucs_status_t st;
-        int local = shm && tp->node_of[r] == tp->node_of[tp->world_rank];
+        int local = sc_ucx_peer_local(tp, r);
 
         memset(&ep_params, 0, sizeof(ep_params));
         ep_params.field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS |
@@ -331,53 +334,123 @@ static void sc_ucx_drain_unexpected(sc_transport_t *tp, double deadline)
     }
 }
 
-static void sc_ucx_purged(void *req, ucs_status_t status, const ucp_tag_recv_info_t *info,
-                          void *scratch)
+/* A message sc_ucx_drop receives into scratch: until it is done (a rendezvous' data
+ * comes after). */
+struct sc_ucx_dropping {
+    struct sc_ucx_dropping *next;
+    void *req;
+    void *scratch;
+    int src;
+};
+
+int sc_ucx_unexpected(sc_transport_t *tp, uint64_t tag, uint64_t mask, uint64_t *found)
 {
-    (void)status, (void)info;
-    free(scratch);
-    ucp_request_free(req);
+    ucp_tag_recv_info_t info;
+
+    if (!ucp_tag_probe_nb(tp->worker, tag, mask, 0, &info))
+        return 0;
+    *found = info.sender_tag;
+    return 1;
 }
 
-/* An eager message lands at once; a rendezvous' data goes to scratch that its
- * completion frees (never, where its sender died: the connection's failure or the
- * worker's end takes it then). */
+/* An eager message lands at once; a rendezvous' data comes after, into scratch freed
+ * once it is in (sc_ucx_drops_poll), or kept past the worker where it is still arriving
+ * at the close (a sender that died), and the sender's transfer completes. */
+int sc_ucx_drop(sc_transport_t *tp, uint64_t tag, uint64_t mask)
+{
+    ucp_request_param_t param;
+    ucp_tag_recv_info_t info;
+    struct sc_ucx_dropping *d;
+    ucp_tag_message_h msg;
+    void *scratch, *req;
+
+    if (!ucp_tag_probe_nb(tp->worker, tag, mask, 0, &info))
+        return 0;
+    scratch = malloc(info.length ? info.length : 1);
+    if (!scratch)
+        return 0; /* left in the queue: its sequence number still tells it apart */
+    d = malloc(sizeof(*d));
+    if (!d) {
+        free(scratch);
+        return 0;
+    }
+    /* The same message: the first that matches, and nothing progressed in between. */
+    msg = ucp_tag_probe_nb(tp->worker, tag, mask, 1, &info);
+    memset(&param, 0, sizeof(param));
+    req = ucp_tag_msg_recv_nbx(tp->worker, scratch, info.length, msg, &param);
+    if (UCS_PTR_IS_PTR(req)) {
+        d->req = req;
+        d->scratch = scratch;
+        d->src = (int)(info.sender_tag & SC_TAG_SRC_MASK);
+        d->next = tp->dropping;
+        tp->dropping = d;
+    } else {
+        free(scratch);
+        free(d);
+    }
+    sc_log(SC_LOG_DEBUG, "dropped a message of %zu bytes no receive will take (tag "
+           "0x%016llx)", info.length, (unsigned long long)info.sender_tag);
+    return 1;
+}
+
+int sc_ucx_drops_poll(sc_transport_t *tp)
+{
+    struct sc_ucx_dropping **pp = &tp->dropping;
+    int done = 0;
+
+    while (*pp) {
+        struct sc_ucx_dropping *d = *pp;
+        if (!sc_ucx_settled(tp, d->req)) {
+            pp = &d->next;
+            continue;
+        }
+        *pp = d->next;
+        free(d->scratch);
+        free(d);
+        done = 1;
+    }
+    return done;
+}
+
+/* The messages still arriving into a drop's scratch by the deadline (a rendezvous from a
+ * dead or cut-off peer, or a slow link) close their peer's connection, as the drain of
+ * the unexpected queue does, and their scratch is kept until the worker is gone: an
+ * endpoint destroyed with the transfer under way fails UCX's assertion on its list of
+ * requests. */
+static void sc_ucx_drops_finish(sc_transport_t *tp, double deadline)
+{
+    while (tp->dropping && sc_clock_now() < deadline) {
+        ucp_worker_progress(tp->worker);
+        sc_ucx_drops_poll(tp);
+    }
+    while (tp->dropping) {
+        struct sc_ucx_dropping *d = tp->dropping;
+        tp->dropping = d->next;
+        if (d->src < tp->world_size)
+            sc_ucx_abandon(tp, d->src, "its connection was closed at the communicator's end");
+        sc_ucx_cancel_finish(tp, d->req, sc_clock_now());
+        sc_ucx_keep_block(tp, -1, d->scratch);
+        free(d);
+    }
+}
+
 void sc_ucx_purge_ctx(sc_transport_t *tp, uint32_t ctx)
 {
     uint64_t tag = sc_tag_make(ctx, 0, 0, 0, 0), mask = sc_tag_make(~0u, 0, 0, 0, 0);
 
-    for (;;) {
-        ucp_request_param_t param;
-        ucp_tag_recv_info_t info;
-        ucp_tag_message_h msg;
-        void *scratch, *req;
-
+    do
         ucp_worker_progress(tp->worker);
-        msg = ucp_tag_probe_nb(tp->worker, tag, mask, 1, &info);
-        if (!msg)
-            return;
-        scratch = malloc(info.length ? info.length : 1);
-        if (!scratch)
-            return; /* left in the queue: its sequence number still tells it apart */
-        memset(&param, 0, sizeof(param));
-        param.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
-        param.cb.recv = sc_ucx_purged;
-        param.user_data = scratch;
-        req = ucp_tag_msg_recv_nbx(tp->worker, scratch, info.length, msg, &param);
-        if (!UCS_PTR_IS_PTR(req))
-            free(scratch);
-        sc_log(SC_LOG_DEBUG, "dropped a message of %zu bytes that an earlier communicator "
-               "with context id %u left unreceived (tag 0x%016llx)", info.length, ctx,
-               (unsigned long long)info.sender_tag);
-    }
+    while (sc_ucx_drop(tp, tag, mask));
 }
 
 void sc_ucx_close(sc_transport_t *tp, double timeout_s)
 {
     double deadline = sc_clock_now() + (timeout_s < 2.0 ? timeout_s : 2.0);
 
-    if (tp->worker)
+    if (tp->worker) {
         sc_ucx_drain_unexpected(tp, sc_clock_now() + 0.2);
+        sc_ucx_drops_finish(tp, sc_clock_now() + 0.2);
+    }
     if (tp->eps) {
         sc_leave_tell(tp, SC_LEAVE_DESTROYED);
         for (int r = 0; r < tp->world_size; r++) {
@@ -511,21 +584,34 @@ void sc_ucx_cancel_start(sc_transport_t *tp, void *req)
         ucp_request_cancel(tp->worker, req);
 }
 
-int sc_ucx_cancel_finish(sc_transport_t *tp, void *req, double deadline)
+int sc_ucx_cancel_wait(sc_transport_t *tp, void *req, double deadline)
 {
-    int in_flight;
-
     if (req == NULL)
         return 0;
     /* A transfer UCX cannot cancel (already handed to a transport) completes or fails
-     * on its own; past the deadline it is released unfinished. */
+     * on its own. */
     while (ucp_request_check_status(req) == UCS_INPROGRESS && sc_clock_now() < deadline)
         ucp_worker_progress(tp->worker);
-    in_flight = ucp_request_check_status(req) == UCS_INPROGRESS;
-    if (in_flight)
-        ucp_request_cancel(tp->worker, req);
+    return !sc_ucx_settled(tp, req);
+}
+
+int sc_ucx_settled(sc_transport_t *tp, void *req)
+{
+    (void)tp;
+    if (ucp_request_check_status(req) == UCS_INPROGRESS)
+        return 0;
     ucp_request_free(req);
-    return in_flight;
+    return 1;
+}
+
+int sc_ucx_cancel_finish(sc_transport_t *tp, void *req, double deadline)
+{
+    /* Past the deadline it is released unfinished. */
+    if (!sc_ucx_cancel_wait(tp, req, deadline))
+        return 0;
+    ucp_request_cancel(tp->worker, req);
+    ucp_request_free(req);
+    return 1;
 }
 
 void sc_ucx_abandon(sc_transport_t *tp, int world, const char *why)

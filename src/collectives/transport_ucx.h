@@ -35,6 +35,11 @@ void sc_ucx_release_address(sc_transport_t *tp, void *addr);
 /* Creates endpoints to every world rank from their worker addresses. */
 sc_status_t sc_ucx_connect(sc_transport_t *tp, void *const *addrs);
 
+/* Whether the endpoint to world rank `world` goes through shared memory (a peer of this
+ * node, unless UCX_TLS leaves no shared-memory transport): UCX's peer-failure handling
+ * is off there (sc_ucx_connect). */
+int sc_ucx_peer_local(const sc_transport_t *tp, int world);
+
 /* Closes endpoints (flushing, bounded by timeout_s), worker and context. */
 void sc_ucx_close(sc_transport_t *tp, double timeout_s);
 
@@ -42,6 +47,21 @@ void sc_ucx_close(sc_transport_t *tp, double timeout_s);
  * id ctx (what an earlier communicator with the id left unreceived). Caller holds
  * tp->lock. */
 void sc_ucx_purge_ctx(sc_transport_t *tp, uint32_t ctx);
+
+/* Whether UCX's queue of unexpected messages holds one whose tag matches tag under mask;
+ * the first one's tag goes to *found. Caller holds tp->lock. */
+int sc_ucx_unexpected(sc_transport_t *tp, uint64_t tag, uint64_t mask, uint64_t *found);
+
+/* Receives the first unexpected message whose tag matches tag under mask into scratch:
+ * dropped, and its sender's transfer (a rendezvous too) completes. 0 when there was none
+ * (or no memory for it). The scratch is freed once the message is in
+ * (sc_ucx_drops_poll), or kept past the worker where it is still arriving at the
+ * close. Caller holds tp->lock. */
+int sc_ucx_drop(sc_transport_t *tp, uint64_t tag, uint64_t mask);
+
+/* Frees the scratch of the dropped messages that are in; nonzero when one was. Caller
+ * holds tp->lock. */
+int sc_ucx_drops_poll(sc_transport_t *tp);
 
 /* Posts a tagged send/receive. *req is NULL when the operation completed at once.
  * Errors carry a sentence. Caller holds tp->lock. */
@@ -73,6 +93,14 @@ sc_status_t sc_ucx_poll_recv(sc_transport_t *tp, void *req, size_t *len);
 void sc_ucx_cancel(sc_transport_t *tp, void *req);
 void sc_ucx_cancel_start(sc_transport_t *tp, void *req);
 int sc_ucx_cancel_finish(sc_transport_t *tp, void *req, double deadline);
+
+/* The first part of sc_ucx_cancel_finish: progresses until the request is done (then
+ * freed; 0) or the deadline passes (1: the request stays, still in flight, for
+ * sc_ucx_settled or sc_ucx_cancel_finish later). NULL is done. */
+int sc_ucx_cancel_wait(sc_transport_t *tp, void *req, double deadline);
+
+/* Whether a request is done, without progressing: then it is freed. */
+int sc_ucx_settled(sc_transport_t *tp, void *req);
 
 /* Closes the endpoint to world rank `world` by force, which ends every transfer still in
  * flight on it (so that UCX touches none of their buffers afterwards), and marks the

@@ -24,6 +24,7 @@
 #include "core/progress.h"
 #include "core/progress_gone.h"
 #include "core/progress_refusal.h"
+#include "core/progress_settle.h"
 #include "core/topology.h"
 #include "core/tuning.h"
 #include "shardcomm/info.h"
@@ -82,6 +83,7 @@ static void sc_transport_free(sc_transport_t *tp)
         tp->op_stuck = op->next;
         sc_op_free(op);
     }
+    sc_settle_free(tp);
     pthread_mutex_destroy(&tp->pool_lock);
     pthread_mutex_destroy(&tp->lock);
     pthread_mutex_destroy(&tp->done_mutex);
@@ -357,6 +359,7 @@ static void sc_comm_detach(sc_comm_t *c)
     int last;
 
     pthread_mutex_lock(&tp->lock);
+    sc_settle_end_comm(tp, c);
     sc_progress_detach(c);
     sc_progress_refusals_free(c);
     sc_progress_gone_free(c);

@@ -20,6 +20,7 @@
 #include "collectives/transport_ucx.h"
 #include "core/clock.h"
 #include "core/comm_ctx.h"
+#include "core/progress_settle.h"
 #include "shardcomm/collectives.h"
 
 #define SC_CTX_IDS (SC_CTX_MAX + 1u)
@@ -80,6 +81,7 @@ static int sc_ctx_take(sc_transport_t *tp, uint32_t ctx, int fresh)
             tp->ctx_cursor = ctx;
             /* Before any rank can use it: the ranks' agreement that all took it follows. */
             sc_ucx_purge_ctx(tp, ctx);
+            sc_settle_drain_end(tp, ctx);
         }
     }
     pthread_mutex_unlock(&tp->lock);

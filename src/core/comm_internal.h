@@ -63,6 +63,13 @@ typedef struct sc_transport {
     struct sc_op *op_pool;
     int op_pool_len;
     struct sc_op *op_stuck;     /* ops a transfer may still touch: freed after the worker */
+    struct sc_op *op_settling;  /* failed ops whose transfers still move, their requests
+                                   not yet completed (progress_settle.c) */
+    struct sc_ctx_drain *drains; /* broken communicators' context ids whose failed calls'
+                                   messages are dropped as they come (progress_settle.c) */
+    int ndrains;
+    struct sc_ucx_dropping *dropping; /* messages being received into scratch to be
+                                   dropped (transport_ucx.c, sc_ucx_drop) */
     unsigned long ops_left;     /* ops ever marked stuck, counted before their request
                                    completes (under pool_lock) */
     struct sc_kept_block *kept; /* callers' memory a transfer may still touch (under

@@ -24,6 +24,7 @@
 #include "core/progress.h"
 #include "core/progress_gone.h"
 #include "core/progress_refusal.h"
+#include "core/progress_settle.h"
 
 static void sc_request_complete(sc_transport_t *tp, struct sc_request *req, sc_status_t st,
                                 const char *text)
@@ -43,7 +44,7 @@ static void sc_request_complete(sc_transport_t *tp, struct sc_request *req, sc_s
     }
 }
 
-static void sc_op_finish(sc_comm_t *c, sc_coll_op_t *op, sc_status_t st, const char *text)
+void sc_progress_finish_op(sc_comm_t *c, sc_coll_op_t *op, sc_status_t st, const char *text)
 {
     sc_op_unhold(op);
     sc_request_complete(c->tp, op->req, st, text);
@@ -87,8 +88,7 @@ static void sc_progress_fail_queued(sc_comm_t *c, uint64_t colls, const sc_p2p_c
     while (*pp) {
         sc_coll_op_t *op = *pp;
         *pp = op->next;
-        sc_op_cancel(op);
-        sc_op_finish(c, op, st, text);
+        sc_settle_fail_op(c, op, st, text);
     }
     c->p2p = c->p2p_tail = NULL;
     c->p2p_len = 0;
@@ -99,8 +99,7 @@ static void sc_progress_fail_queued(sc_comm_t *c, uint64_t colls, const sc_p2p_c
             sc_progress_p2p_append(c, op);
             continue;
         }
-        sc_op_cancel(op);
-        sc_op_finish(c, op, st, text);
+        sc_settle_fail_op(c, op, st, text);
     }
 }
 
@@ -118,6 +117,10 @@ void sc_progress_fail_comm(sc_comm_t *c, sc_status_t st, const char *text, int n
     } else if (seq < c->broken_seq) {
         __atomic_store_n(&c->broken_seq, seq, __ATOMIC_RELAXED); /* an earlier one too */
     }
+    /* What the peers sent or will send for the failed calls: dropped as it comes, so
+     * that their transfers end without closing the connections. */
+    if (c->size > 1)
+        sc_settle_drain_from(c->tp, c->ctx, c->broken_seq);
     sc_progress_fail_queued(c, c->broken_seq, NULL, st, text);
 }
 
@@ -177,12 +180,11 @@ static int sc_progress_p2p_one(sc_comm_t *c, sc_coll_op_t *op, int *progressed)
     }
     *progressed = 1;
     if (st == SC_SUCCESS) {
-        sc_op_finish(c, op, SC_SUCCESS, NULL);
+        sc_progress_finish_op(c, op, SC_SUCCESS, NULL);
         return 0;
     }
     snprintf(text, sizeof(text), "%s", c->broken_text);
-    sc_op_cancel(op);
-    sc_op_finish(c, op, c->broken != SC_SUCCESS ? c->broken : st, text);
+    sc_settle_fail_op(c, op, c->broken != SC_SUCCESS ? c->broken : st, text);
     return 1;
 }
 
@@ -219,6 +221,8 @@ static int sc_progress_scan(sc_transport_t *tp, int progressed)
     /* Cleared before the scan: a request for another one made meanwhile survives. */
     __atomic_store_n(&tp->rescan, 0, __ATOMIC_RELAXED);
     sc_ucx_check_local_peers(tp);
+    if (tp->op_settling || tp->ndrains || tp->dropping)
+        progressed |= sc_settle_poll(tp);
     for (sc_comm_t *c = tp->comms; c; c = c->next) {
         progressed |= sc_progress_ctl(c);
         while (c->head) {
@@ -228,7 +232,7 @@ static int sc_progress_scan(sc_transport_t *tp, int progressed)
             c->head = op->next;
             if (!c->head)
                 c->tail = NULL;
-            sc_op_finish(c, op, SC_SUCCESS, NULL);
+            sc_progress_finish_op(c, op, SC_SUCCESS, NULL);
             progressed = 1;
         }
         sc_progress_p2p(c, &progressed);
@@ -328,7 +332,7 @@ void sc_progress_enqueue(sc_comm_t *c, sc_coll_op_t *op, struct sc_request *req,
          op->hdr.seq >= c->broken_seq)) {
         char text[SC_ERROR_MAX];
         snprintf(text, sizeof(text), "%s", c->broken_text);
-        sc_op_finish(c, op, c->broken, text);
+        sc_progress_finish_op(c, op, c->broken, text);
         pthread_mutex_unlock(&tp->lock);
         return;
     }
@@ -336,7 +340,7 @@ void sc_progress_enqueue(sc_comm_t *c, sc_coll_op_t *op, struct sc_request *req,
     if (c->gone) {
         char text[SC_ERROR_MAX];
         if (sc_progress_gone_strands(c, op, text, sizeof(text))) {
-            sc_op_finish(c, op, SC_ERR_PEER_FAILED, text);
+            sc_progress_finish_op(c, op, SC_ERR_PEER_FAILED, text);
             pthread_mutex_unlock(&tp->lock);
             return;
         }

@@ -21,6 +21,12 @@ void sc_progress_unload(sc_transport_t *tp, double timeout_s);
 void sc_progress_enqueue(sc_comm_t *comm, sc_coll_op_t *op, struct sc_request *req,
                          int caller_waits);
 
+/* Completes op's request with status and text (NULL on success) and frees op: it left
+ * the engine's queues, and no transfer of it is in flight but those sc_op_cancel gave
+ * up on. Caller holds tp->lock. */
+void sc_progress_finish_op(sc_comm_t *comm, sc_coll_op_t *op, sc_status_t status,
+                           const char *text);
+
 /* Makes the engine look at every op soon (a start condition changed outside UCX).
  * Any thread; takes no lock, makes no CUDA call. */
 void sc_progress_kick(sc_transport_t *tp);
@@ -107,7 +113,7 @@ void sc_progress_flush_ctl(sc_comm_t *comm, double wait_s);
  * once every request on it is done. */
 void sc_progress_wait_out(sc_transport_t *tp);
 
-/* Waits until comm has no queued op (or the timeout passes). */
+/* Waits until comm has no queued op, nor a failed one whose transfers settle. */
 void sc_progress_drain(sc_comm_t *comm);
 
 #endif

@@ -26,6 +26,8 @@
  *   destroy_mid_iteration_fails_peers_at_once
  *   destroy_mid_iteration_with_a_finishing_hook_fails_peers_at_once   (the bucket the
  *                                    finisher thread waits for is one no peer started)
+ *   destroy_mid_iteration_on_split_leaves_world_working   (its abort leaves the world's
+ *                                    connections: 1 MiB allreduces on the world after it)
  *   destroy_after_a_transfer_left_in_flight plain|registered  the buckets kept or given
  *                                    back */
 #include <sys/wait.h>
@@ -977,6 +979,67 @@ static int test_destroy_mid_iteration_fails_peers_at_once(int argc, char **argv)
     return 0;
 }
 
+/* The same on a communicator split from the world, with gradients large enough for
+ * rendezvous transfers (the ring, unstaged: on one node the default algorithms go
+ * through shared memory instead): the abort ends the reducer's communicator only; once every rank
+ * destroyed it, the world's collectives work and are right. (The transfers the abort left
+ * in flight closed the connections the world shares, and its calls failed with "the
+ * connection to rank 1 was closed".) */
+static int test_destroy_mid_iteration_on_split_leaves_world_working(int argc, char **argv)
+{
+    static const size_t counts[] = {300000, 5, 200000, 70000, 1, 250000};
+    const size_t big = 1 << 20;
+    sc_reducer_config_t cfg = SC_REDUCER_CONFIG_INIT;
+    sc_comm_t *world;
+    sc_reducer_t *r;
+    rt_world_t w;
+    rt_model_t m;
+    float *b;
+
+    (void)argc, (void)argv;
+    setenv("SC_ALGO", "ring", 0);
+    setenv("SC_STAGE_BYTES", "0", 0);
+    if (rt_world(&w))
+        return 1;
+    world = w.comm;
+    CHECK_OK(sc_comm_split(world, 0, w.size - w.rank, &w.comm));
+    w.rank = sc_comm_rank(w.comm);
+    rt_model_init(&m, 6, counts, NULL);
+    cfg.bucket_cap_bytes = 1 << 20;
+    CHECK_OK(sc_reducer_create(w.comm, m.desc, m.n, &cfg, &r));
+    CHECK_OK(sc_barrier(w.comm, NULL));
+    if (w.rank == 0) {
+        usleep(200000);
+        for (int g = m.n - 1; g >= m.n / 2; g--) {
+            rt_fill(&m, m.buf[g], SEED, w.rank, 0, g);
+            CHECK_OK(sc_reducer_mark_ready(r, g, m.buf[g]));
+        }
+        CHECK_OK(sc_reducer_destroy(r));
+    } else {
+        sc_status_t st = marked_iteration(&w, &m, r);
+        CHECK(st == SC_ERR_ABORTED, "the iteration ended with %s: %s", sc_status_string(st),
+              sc_last_error());
+        sc_reducer_destroy(r);
+    }
+    CHECK_OK(sc_comm_destroy(w.comm));
+    b = malloc(big * sizeof(float));
+    CHECK(b != NULL, "out of memory");
+    for (int round = 0; round < 3; round++) {
+        for (size_t i = 0; i < big; i++)
+            b[i] = (float)(sc_comm_rank(world) + 1) * (float)(i % 7 + (size_t)round);
+        CHECK_OK(sc_allreduce(b, b, big, SC_FLOAT32, SC_SUM, world, NULL, NULL));
+        for (size_t i = 0; i < big; i++) {
+            float want = (float)(w.size * (w.size + 1) / 2) * (float)(i % 7 + (size_t)round);
+            CHECK(b[i] == want, "world allreduce %d after the split's abort: element %zu "
+                  "is %g, expected %g", round, i, (double)b[i], (double)want);
+        }
+    }
+    free(b);
+    CHECK_OK(sc_comm_destroy(world));
+    rt_model_free(&m);
+    return 0;
+}
+
 /* The last rank destroys its reducer having marked nothing (between iterations, as it
  * sees them) while the others run a synced iteration, then waits for a message from
  * rank 0 without touching the reducer's collectives. argv[0] "waiting": the others mark
@@ -1464,6 +1527,8 @@ int main(int argc, char **argv)
          test_destroy_mid_iteration_fails_peers_at_once},
         {"destroy_mid_iteration_with_a_finishing_hook_fails_peers_at_once",
          test_destroy_mid_iteration_with_a_finishing_hook_fails_peers_at_once},
+        {"destroy_mid_iteration_on_split_leaves_world_working",
+         test_destroy_mid_iteration_on_split_leaves_world_working},
         {"failing_hook_validate_fails_every_rank",
          test_failing_hook_validate_fails_every_rank},
         {"failing_hook_save_and_load_say_why", test_failing_hook_save_and_load_say_why},

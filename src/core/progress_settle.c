@@ -1,0 +1,228 @@
+/* What a failed op leaves in flight (progress_settle.h): its transfers waited for, and
+ * the messages peers sent for a broken communicator's failed calls dropped as they
+ * come. UCX 1.13 cannot cancel a rendezvous send whose announcement the peer holds:
+ * it completes only once the peer receives it, and closing the connection instead
+ * failed every later call of the other communicators with that peer. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "collectives/schedule_exec.h"
+#include "collectives/transport_ucx.h"
+#include "core/clock.h"
+#include "core/progress.h"
+#include "core/progress_settle.h"
+
+/* A broken communicator's context id: the collectives numbered from `from` on (every
+ * one where from is 0), and every send and receive, failed; drained until `until`. */
+struct sc_ctx_drain {
+    uint32_t ctx;
+    uint64_t from;
+    double until;
+};
+
+/* How long a context id is drained after its communicator broke, or after the last
+ * message dropped: the peers learn of the failure from the abort notice at once and
+ * stop sending, and each gives up on its own transfers SC_OP_SETTLE_S after its call
+ * failed; past that, a drain would only cost the scans a probe each (four a scan, one
+ * per kind of message, cost 0.2 us of a 2-rank 8-byte allreduce's 0.5 us on the world
+ * beside a drained split; one, as sc_settle_drain makes while nothing of the id waits,
+ * nothing measurable). */
+#define SC_SETTLE_DRAIN_S (2 * SC_OP_SETTLE_S)
+
+/* The tag's 18 bits of sequence number: a message is of a failed call when its number
+ * is within half their range from `from` onwards. */
+#define SC_SETTLE_SEQ_MASK 0x3ffffull
+#define SC_SETTLE_SEQ_HALF 0x20000ull
+
+/* Messages dropped per scan and kind of message, at most. */
+#define SC_SETTLE_DROPS 64
+
+void sc_settle_fail_op(sc_comm_t *c, sc_coll_op_t *op, sc_status_t st, const char *text)
+{
+    sc_transport_t *tp = c->tp;
+    int settle = st != SC_ERR_TIMEOUT && st != SC_ERR_PEER_FAILED;
+    double wait = c->timeout_s < SC_OP_SETTLE_S ? c->timeout_s : SC_OP_SETTLE_S;
+
+    if (!sc_op_cancel(op, settle)) {
+        sc_progress_finish_op(c, op, st, text);
+        return;
+    }
+    op->settle_text = strdup(text ? text : "");
+    if (!op->settle_text) {
+        sc_op_cancel(op, 0);
+        sc_progress_finish_op(c, op, st, text);
+        return;
+    }
+    op->settle_status = st;
+    op->settle_deadline = sc_clock_coarse() + wait;
+    op->next = tp->op_settling;
+    tp->op_settling = op;
+}
+
+/* Completes op's request with the failure it waited to report. */
+static void sc_settle_finish(sc_coll_op_t *op)
+{
+    char *text = op->settle_text;
+
+    op->settle_text = NULL;
+    sc_progress_finish_op(op->comm, op, op->settle_status, text);
+    free(text);
+}
+
+/* Whether a message with tag is one of d's failed calls. Point-to-point messages and
+ * headers (sub 1) all are: a broken communicator fails every send and receive. */
+static int sc_settle_dropped(const struct sc_ctx_drain *d, uint64_t tag)
+{
+    uint32_t kind = (uint32_t)(tag >> 50) & 3, sub = (uint32_t)(tag >> 16) & 0xffff;
+    uint64_t seq = (tag >> 32) & SC_SETTLE_SEQ_MASK;
+
+    if (d->from == 0 || kind == SC_TAG_KIND_P2P || (kind == SC_TAG_KIND_HDR && sub == 1))
+        return 1;
+    return ((seq - d->from) & SC_SETTLE_SEQ_MASK) < SC_SETTLE_SEQ_HALF;
+}
+
+/* Drops the unexpected messages matching (tag, mask) that are d's, from the first
+ * one on: one of a call still running (a collective numbered before d->from) stops it
+ * (UCX shows the first match only). */
+static int sc_settle_drop(sc_transport_t *tp, const struct sc_ctx_drain *d, uint64_t tag,
+                          uint64_t mask)
+{
+    uint64_t found;
+    int n = 0;
+
+    while (n < SC_SETTLE_DROPS && sc_ucx_unexpected(tp, tag, mask, &found) &&
+           sc_settle_dropped(d, found) && sc_ucx_drop(tp, found, SC_TAG_FULL_MASK))
+        n++;
+    return n;
+}
+
+/* Drops what arrived for d's failed calls; nonzero when something was. One probe when
+ * nothing of d's context id waits (the usual case). */
+static int sc_settle_drain(sc_transport_t *tp, struct sc_ctx_drain *d, double now)
+{
+    uint64_t kind_mask = sc_tag_make(~0u, 3, 0, 0, 0);
+    uint64_t sub_mask = sc_tag_make(~0u, 3, 0, 0xffff, 0);
+    uint64_t found;
+    int dropped;
+
+    if (!sc_ucx_unexpected(tp, sc_tag_make(d->ctx, 0, 0, 0, 0), sc_tag_make(~0u, 0, 0, 0, 0),
+                           &found))
+        return 0;
+    dropped = 0;
+    /* Peers of this node only: a remote one closes its connection at once instead
+     * (sc_op_cancel), and a rendezvous this rank took from it would only be cut. */
+    for (int w = 0; w < tp->world_size; w++) {
+        uint32_t src = (uint32_t)w;
+        if (!sc_ucx_peer_local(tp, w))
+            continue;
+        dropped |=
+            sc_settle_drop(tp, d, sc_tag_make(d->ctx, SC_TAG_KIND_COLL, 0, 0, src),
+                           kind_mask | SC_TAG_SRC_MASK) |
+            sc_settle_drop(tp, d, sc_tag_make(d->ctx, SC_TAG_KIND_P2P, 0, 0, src),
+                           kind_mask | SC_TAG_SRC_MASK) |
+            sc_settle_drop(tp, d, sc_tag_make(d->ctx, SC_TAG_KIND_HDR, 0, 0, src),
+                           sub_mask | SC_TAG_SRC_MASK) |
+            sc_settle_drop(tp, d, sc_tag_make(d->ctx, SC_TAG_KIND_HDR, 0, 1, src),
+                           sub_mask | SC_TAG_SRC_MASK);
+    }
+    if (dropped)
+        d->until = now + SC_SETTLE_DRAIN_S;
+    return dropped;
+}
+
+int sc_settle_poll(sc_transport_t *tp)
+{
+    sc_coll_op_t **pp = &tp->op_settling;
+    double now = sc_clock_coarse();
+    int moved = 0;
+
+    /* Dropped first: the peers' transfers it completes may be what ours wait for. */
+    for (int i = 0; i < tp->ndrains; i++) {
+        moved |= sc_settle_drain(tp, &tp->drains[i], now);
+        if (now > tp->drains[i].until)
+            tp->drains[i--] = tp->drains[--tp->ndrains];
+    }
+    moved |= sc_ucx_drops_poll(tp);
+    while (*pp) {
+        sc_coll_op_t *op = *pp;
+        int done = sc_op_settled(op);
+
+        if (done == 0 && now < op->settle_deadline) {
+            pp = &op->next;
+            continue;
+        }
+        *pp = op->next;
+        if (done != 1)
+            sc_op_cancel(op, 0);
+        sc_settle_finish(op);
+        moved = 1;
+    }
+    if (tp->op_settling)
+        __atomic_store_n(&tp->rescan, 1, __ATOMIC_RELAXED);
+    return moved;
+}
+
+int sc_settle_pending(const sc_transport_t *tp, const sc_comm_t *c)
+{
+    for (const sc_coll_op_t *op = tp->op_settling; op; op = op->next)
+        if (op->comm == c)
+            return 1;
+    return 0;
+}
+
+void sc_settle_end_comm(sc_transport_t *tp, sc_comm_t *c)
+{
+    sc_coll_op_t **pp = &tp->op_settling;
+
+    while (*pp) {
+        sc_coll_op_t *op = *pp;
+        if (op->comm != c) {
+            pp = &op->next;
+            continue;
+        }
+        *pp = op->next;
+        sc_op_cancel(op, 0);
+        sc_settle_finish(op);
+    }
+}
+
+void sc_settle_drain_from(sc_transport_t *tp, uint32_t ctx, uint64_t seq)
+{
+    struct sc_ctx_drain *more;
+
+    double until = sc_clock_coarse() + SC_SETTLE_DRAIN_S;
+
+    for (int i = 0; i < tp->ndrains; i++) {
+        if (tp->drains[i].ctx == ctx) {
+            if (seq < tp->drains[i].from)
+                tp->drains[i].from = seq;
+            tp->drains[i].until = until;
+            return;
+        }
+    }
+    more = realloc(tp->drains, (size_t)(tp->ndrains + 1) * sizeof(*more));
+    if (!more)
+        return; /* the peers' transfers then close their connections, as they did */
+    tp->drains = more;
+    tp->drains[tp->ndrains].ctx = ctx;
+    tp->drains[tp->ndrains].from = seq;
+    tp->drains[tp->ndrains].until = until;
+    tp->ndrains++;
+}
+
+void sc_settle_drain_end(sc_transport_t *tp, uint32_t ctx)
+{
+    for (int i = 0; i < tp->ndrains; i++) {
+        if (tp->drains[i].ctx == ctx) {
+            tp->drains[i] = tp->drains[--tp->ndrains];
+            return;
+        }
+    }
+}
+
+void sc_settle_free(sc_transport_t *tp)
+{
+    free(tp->drains);
+    tp->drains = NULL;
+    tp->ndrains = 0;
+}

@@ -1,0 +1,52 @@
+/* What a failed op leaves in flight with the peers of this node, settled without
+ * closing the connections that every communicator of the transport shares: its
+ * transfers UCX could not cancel, waited for before its request completes, and the
+ * messages those peers sent for the broken communicator's failed calls, received into
+ * scratch and dropped, which completes their transfers in turn. (A remote peer's
+ * connection is closed at once, as before: sc_op_cancel.) */
+#ifndef SC_CORE_PROGRESS_SETTLE_H
+#define SC_CORE_PROGRESS_SETTLE_H
+
+#include "collectives/schedule.h"
+#include "core/comm_internal.h"
+
+/* How long a failed op waits for its transfers in flight before it closes the
+ * connections they use (at most the communicator's timeout): its peers' calls fail too
+ * as the abort notice arrives, and they drop its messages. */
+#define SC_OP_SETTLE_S 5.0
+
+/* Fails op (out of its communicator's queues) with status and text: its transfers are
+ * cancelled, and those in flight with a peer of this node, where status says the peers
+ * are alive (not a timeout nor a dead peer), are waited for before the request
+ * completes. Caller holds tp->lock. */
+void sc_settle_fail_op(sc_comm_t *comm, sc_coll_op_t *op, sc_status_t status,
+                       const char *text);
+
+/* Completes the failed ops whose transfers are done; one past its deadline, or whose
+ * peer failed, closes the connection to the peers of those still in flight (as
+ * sc_op_cancel without settle). Then drops what arrived for the broken communicators'
+ * failed calls. Nonzero when something finished or was dropped. Caller holds
+ * tp->lock. */
+int sc_settle_poll(sc_transport_t *tp);
+
+/* Whether an op of comm still settles. Caller holds tp->lock. */
+int sc_settle_pending(const sc_transport_t *tp, const sc_comm_t *comm);
+
+/* Gives up on comm's settling ops at once (its teardown). Caller holds tp->lock. */
+void sc_settle_end_comm(sc_transport_t *tp, sc_comm_t *comm);
+
+/* From now on, messages of context id ctx for the collectives numbered from seq on
+ * (every one when seq is 0) and for every send and receive are dropped as they arrive:
+ * comm broke there, and no call of it takes them. For 10 s after the last call or the
+ * last message dropped (the peers have given up on their transfers by then). Caller
+ * holds tp->lock. */
+void sc_settle_drain_from(sc_transport_t *tp, uint32_t ctx, uint64_t seq);
+
+/* Stops dropping the messages of ctx: a new communicator takes the id. Caller holds
+ * tp->lock. */
+void sc_settle_drain_end(sc_transport_t *tp, uint32_t ctx);
+
+/* Frees the transport's list of drained ids (its teardown). */
+void sc_settle_free(sc_transport_t *tp);
+
+#endif
