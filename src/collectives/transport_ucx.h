@@ -25,6 +25,22 @@ static inline uint64_t sc_tag_make(uint32_t ctx, uint32_t kind, uint64_t seq, ui
            (uint64_t)(src & 0xffff);
 }
 
+/* A tag's fields, as sc_tag_make lays them out. */
+static inline uint32_t sc_tag_kind(uint64_t tag)
+{
+    return (uint32_t)(tag >> 50) & 3u;
+}
+
+static inline uint64_t sc_tag_seq(uint64_t tag)
+{
+    return (tag >> 32) & 0x3ffffull;
+}
+
+static inline uint32_t sc_tag_sub(uint64_t tag)
+{
+    return (uint32_t)(tag >> 16) & 0xffffu;
+}
+
 /* Creates the context and worker (shared-memory transports only when single_node and
  * UCX_TLS is not set); the worker address goes to addr and addr_len, to be
  * released with sc_ucx_release_address. */

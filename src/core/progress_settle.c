@@ -73,8 +73,8 @@ static void sc_settle_finish(sc_coll_op_t *op)
  * headers (sub 1) all are: a broken communicator fails every send and receive. */
 static int sc_settle_dropped(const struct sc_ctx_drain *d, uint64_t tag)
 {
-    uint32_t kind = (uint32_t)(tag >> 50) & 3, sub = (uint32_t)(tag >> 16) & 0xffff;
-    uint64_t seq = (tag >> 32) & SC_SETTLE_SEQ_MASK;
+    uint32_t kind = sc_tag_kind(tag), sub = sc_tag_sub(tag);
+    uint64_t seq = sc_tag_seq(tag);
 
     if (d->from == 0 || kind == SC_TAG_KIND_P2P || (kind == SC_TAG_KIND_HDR && sub == 1))
         return 1;
@@ -188,9 +188,8 @@ void sc_settle_end_comm(sc_transport_t *tp, sc_comm_t *c)
 
 void sc_settle_drain_from(sc_transport_t *tp, uint32_t ctx, uint64_t seq)
 {
-    struct sc_ctx_drain *more;
-
     double until = sc_clock_coarse() + SC_SETTLE_DRAIN_S;
+    struct sc_ctx_drain *more;
 
     for (int i = 0; i < tp->ndrains; i++) {
         if (tp->drains[i].ctx == ctx) {
