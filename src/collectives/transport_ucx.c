@@ -673,10 +673,10 @@ unsigned long sc_ucx_kept_blocks(sc_transport_t *tp)
     return n;
 }
 
-void sc_ucx_cancel(sc_transport_t *tp, void *req)
+int sc_ucx_cancel(sc_transport_t *tp, void *req)
 {
     sc_ucx_cancel_start(tp, req);
-    sc_ucx_cancel_finish(tp, req, sc_clock_now() + SC_UCX_CANCEL_WAIT_S);
+    return sc_ucx_cancel_finish(tp, req, sc_clock_now() + SC_UCX_CANCEL_WAIT_S);
 }
 
 int sc_ucx_progress(sc_transport_t *tp)

@@ -105,8 +105,8 @@ sc_status_t sc_ucx_poll_recv(sc_transport_t *tp, void *req, size_t *len);
  * a no-op. finish returns 1 when the request was still in flight at the deadline (a
  * transfer UCX cannot cancel, already handed to the network): it is released, but
  * UCX may still read or write its buffer until the endpoint is closed
- * (sc_ucx_abandon). */
-void sc_ucx_cancel(sc_transport_t *tp, void *req);
+ * (sc_ucx_abandon); sc_ucx_cancel returns what finish returned. */
+int sc_ucx_cancel(sc_transport_t *tp, void *req);
 void sc_ucx_cancel_start(sc_transport_t *tp, void *req);
 int sc_ucx_cancel_finish(sc_transport_t *tp, void *req, double deadline);
 

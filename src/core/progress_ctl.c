@@ -50,10 +50,17 @@ void sc_progress_detach(sc_comm_t *c)
     c->ctl_recv_req = NULL;
     while (c->ctl_outs) {
         struct sc_ctl_out *o = c->ctl_outs;
+        int in_flight = 0;
+
         c->ctl_outs = o->next;
         for (int r = 0; r < o->nreqs; r++)
-            sc_ucx_cancel(c->tp, o->reqs[r]);
-        free(o);
+            in_flight |= sc_ucx_cancel(c->tp, o->reqs[r]);
+        /* A send UCX could not cancel (over TCP, one still waiting for its connection)
+         * reads the message when it goes: kept until the worker is gone. */
+        if (in_flight)
+            sc_ucx_keep_block(c->tp, -1, o);
+        else
+            free(o);
     }
 }
 
