@@ -424,14 +424,17 @@ static void *sc_store_serve(void *arg)
             int nmissing = sc_store_missing(fds, s->size, missing, sizeof(missing));
             /* Rank 0's own client joins as the others do: where it had not, the wait
              * was shorter than this process takes to connect to itself. */
-            snprintf(err, sizeof(err),
-                     "rendezvous at %s timed out after %.3g s: rank%s %s never arrived "
-                     "(%d of %d)%s%s%s", s->where, s->deadline - s->started,
-                     nmissing == 1 ? "" : "s", missing, nmissing, s->size,
-                     fds[0] < 0 ? "; rank 0, which serves the rendezvous, had not joined "
-                                  "it either: the timeout is shorter than a rendezvous "
-                                  "takes" : "",
-                     s->note[0] ? "; " : "", s->note);
+            int n = snprintf(err, sizeof(err),
+                             "rendezvous at %s timed out after %.3g s: rank%s %s never arrived "
+                             "(%d of %d)%s%s%s", s->where, s->deadline - s->started,
+                             nmissing == 1 ? "" : "s", missing, nmissing, s->size,
+                             fds[0] < 0 ? "; rank 0, which serves the rendezvous, had not joined "
+                                          "it either: the timeout is shorter than a rendezvous "
+                                          "takes" : "",
+                             s->note[0] ? "; " : "", s->note);
+            /* Cut where the address and the missing ranks were long: the reader sees it. */
+            if (n >= (int)sizeof(err))
+                memcpy(err + sizeof(err) - 4, "...", 4);
             st = SC_ERR_TIMEOUT;
             break;
         }
