@@ -94,7 +94,10 @@ SC_API sc_status_t sc_topk_select(sc_topk_t *topk, const void *x, sc_dtype_t dty
                                   size_t *selected, sc_stream_t stream);
 
 /* Frees the selector and stops its threads (in a forked child, frees the child's copy
- * and leaves the parent's threads alone). NULL is a no-op. */
+ * and leaves the parent's threads alone). NULL is a no-op. A selector (or compressor)
+ * never destroyed has its threads ended when the library is unloaded (dlclose) or the
+ * process exits, once their part of a selection running then is done (2 s at most); a
+ * selection made after that, on another thread at exit, runs on its caller alone. */
 SC_API void sc_topk_destroy(sc_topk_t *topk);
 
 /* ---- Sparse aggregation ---------------------------------------------------------- */

@@ -319,7 +319,11 @@ SC_API sc_status_t sc_reducer_hook_load(sc_reducer_t *reducer, const void *buf, 
  * calls on it; peers that destroy their reducers too, or use the communicator otherwise,
  * are not affected. Only the
  * reducer's communicator is aborted; the others of the same sc_comm_init share its
- * connections, which stay open to the peers of this node (comm.h, sc_comm_abort). */
+ * connections, which stay open to the peers of this node (comm.h, sc_comm_abort).
+ * A reducer never destroyed has its threads (its finisher, its top-k hook's worker and
+ * selector threads) ended when the library is unloaded (dlclose) or the process exits,
+ * after its communicator was aborted (comm.h, sc_comm_destroy), once the bucket each
+ * works on is done (2 s at most); its memory is not freed. */
 SC_API sc_status_t sc_reducer_destroy(sc_reducer_t *reducer);
 
 #ifdef __cplusplus

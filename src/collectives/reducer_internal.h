@@ -15,6 +15,7 @@
 #include "collectives/reducer_watch.h"
 #include "collectives/schedule.h"
 #include "core/error.h"
+#include "core/unload_threads.h"
 #include "shardcomm/memory.h"
 #include "shardcomm/reducer.h"
 
@@ -147,6 +148,7 @@ struct sc_reducer {
     int finisher_on;         /* the finisher thread runs (sc_reducer_finisher_start) */
     int stopping;            /* the finisher thread is asked to end */
     pthread_t finisher;
+    sc_unload_thread_t finisher_entry; /* ended at the library's unload (dlclose, exit) */
 
     /* Across iterations (finalize's thread). */
     long synced;             /* synced iterations finished successfully */
@@ -179,7 +181,7 @@ struct sc_reducer {
 sc_status_t sc_reducer_finisher_start(sc_reducer_t *r);
 
 /* Ends the finisher thread, once the bucket it is finishing (if any) is finished; it
- * claims no other. No-op when it does not run. */
+ * claims no other. No-op when it does not run, or when the library's unload ended it. */
 void sc_reducer_finisher_stop(sc_reducer_t *r);
 
 /* ---- layout (reducer_layout.c) ---------------------------------------------------- */

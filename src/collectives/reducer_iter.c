@@ -423,6 +423,10 @@ sc_status_t sc_reducer_finisher_start(sc_reducer_t *r)
         return sc_error(SC_ERR_SYSTEM, "sc_reducer_create: the finisher thread could not "
                         "start: %s", strerror(rc));
     r->finisher_on = 1;
+    /* Ended by the library's unload too (after the communicator's abort, which fails the
+     * bucket it may finish). */
+    sc_unload_thread_add(&r->finisher_entry, r->finisher, &r->lock, &r->changed,
+                         &r->stopping);
     return SC_SUCCESS;
 }
 
@@ -434,7 +438,8 @@ void sc_reducer_finisher_stop(sc_reducer_t *r)
     r->stopping = 1;
     pthread_cond_broadcast(&r->changed);
     pthread_mutex_unlock(&r->lock);
-    pthread_join(r->finisher, NULL);
+    if (sc_unload_thread_remove(&r->finisher_entry))
+        pthread_join(r->finisher, NULL);
     r->finisher_on = 0;
 }
 

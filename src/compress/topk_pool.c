@@ -9,11 +9,13 @@
 #include "compress/topk_pool.h"
 #include "core/error.h"
 #include "core/fpenv.h"
+#include "core/unload_threads.h"
 
 typedef struct {
     sc_topk_pool_t *pool;
     int tid;
     pthread_t thread;
+    sc_unload_thread_t entry; /* ended at the library's unload (dlclose, exit) */
 } sc_topk_worker_t;
 
 struct sc_topk_pool {
@@ -43,8 +45,8 @@ static void *sc_topk_pool_main(void *p)
     for (;;) {
         while (!pool->stop && pool->generation == seen)
             pthread_cond_wait(&pool->start, &pool->lock);
-        if (pool->stop)
-            break;
+        if (pool->generation == seen)
+            break; /* stopped; a task started before the unload stopped it is run first */
         seen = pool->generation;
         if (w->tid >= pool->active)
             continue;
@@ -82,6 +84,8 @@ sc_status_t sc_topk_pool_create(int nthreads, sc_topk_pool_t **pool)
             goto err_stop;
         }
         p->started++;
+        sc_unload_thread_add(&p->workers[t].entry, p->workers[t].thread, &p->lock,
+                             &p->start, &p->stop);
     }
     *pool = p;
     return SC_SUCCESS;
@@ -107,28 +111,33 @@ static int sc_topk_pool_forked(const sc_topk_pool_t *pool)
 
 void sc_topk_pool_run(sc_topk_pool_t *pool, int nthreads, sc_topk_task_fn fn, void *arg)
 {
-    if (nthreads > 1 && sc_topk_pool_forked(pool)) {
+    int team = 0;
+
+    /* Workers stopped by the library's unload (at exit, another thread still selecting)
+     * would never take the task: the caller runs it alone, as in a fork's child. */
+    if (nthreads > 1 && !sc_topk_pool_forked(pool)) {
+        pthread_mutex_lock(&pool->lock);
+        if (!pool->stop) {
+            pool->fn = fn;
+            pool->arg = arg;
+            pool->active = nthreads;
+            pool->pending = nthreads - 1;
+            pool->generation++;
+            pthread_cond_broadcast(&pool->start);
+            team = 1;
+        }
+        pthread_mutex_unlock(&pool->lock);
+    }
+    if (!team) {
         for (int tid = 0; tid < nthreads; tid++)
             fn(arg, tid);
         return;
     }
-    if (nthreads > 1) {
-        pthread_mutex_lock(&pool->lock);
-        pool->fn = fn;
-        pool->arg = arg;
-        pool->active = nthreads;
-        pool->pending = nthreads - 1;
-        pool->generation++;
-        pthread_cond_broadcast(&pool->start);
-        pthread_mutex_unlock(&pool->lock);
-    }
     fn(arg, 0);
-    if (nthreads > 1) {
-        pthread_mutex_lock(&pool->lock);
-        while (pool->pending > 0)
-            pthread_cond_wait(&pool->done, &pool->lock);
-        pthread_mutex_unlock(&pool->lock);
-    }
+    pthread_mutex_lock(&pool->lock);
+    while (pool->pending > 0)
+        pthread_cond_wait(&pool->done, &pool->lock);
+    pthread_mutex_unlock(&pool->lock);
 }
 
 void sc_topk_pool_destroy(sc_topk_pool_t *pool)
@@ -138,6 +147,8 @@ void sc_topk_pool_destroy(sc_topk_pool_t *pool)
     /* A fork's child frees its copy alone: joining the parent's workers, or destroying
      * the condition variables they wait on, would wait for ever. */
     if (pool->started > 0 && sc_topk_pool_forked(pool)) {
+        for (int t = 1; t <= pool->started; t++)
+            sc_unload_thread_remove(&pool->workers[t].entry);
         free(pool);
         return;
     }
@@ -146,7 +157,8 @@ void sc_topk_pool_destroy(sc_topk_pool_t *pool)
     pthread_cond_broadcast(&pool->start);
     pthread_mutex_unlock(&pool->lock);
     for (int t = 1; t <= pool->started; t++)
-        pthread_join(pool->workers[t].thread, NULL);
+        if (sc_unload_thread_remove(&pool->workers[t].entry))
+            pthread_join(pool->workers[t].thread, NULL);
     pthread_cond_destroy(&pool->done);
     pthread_cond_destroy(&pool->start);
     pthread_mutex_destroy(&pool->lock);

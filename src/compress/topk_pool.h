@@ -19,10 +19,13 @@ int sc_topk_pool_size(const sc_topk_pool_t *pool);
 
 /* Runs fn(arg, tid) on nthreads threads (1 <= nthreads <= the team size; the caller runs
  * tid 0) and returns when all have returned; in a child forked after the pool's creation,
- * the caller runs every tid in turn. One caller at a time. */
+ * or after the library's unload stopped the workers, the caller runs every tid in turn.
+ * One caller at a time. */
 void sc_topk_pool_run(sc_topk_pool_t *pool, int nthreads, sc_topk_task_fn fn, void *arg);
 
-/* Stops and joins the workers (in a fork's child, only frees the pool). NULL is a no-op. */
+/* Stops and joins the workers (in a fork's child, only frees the pool). NULL is a no-op.
+ * The library's unload (dlclose, exit) stops and joins them too (sc_unload_threads_end);
+ * the pool is then only freed here, and sc_topk_pool_run runs every part on its caller. */
 void sc_topk_pool_destroy(sc_topk_pool_t *pool);
 
 #endif

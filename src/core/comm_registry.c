@@ -14,6 +14,7 @@
 #include "core/error.h"
 #include "core/progress.h"
 #include "core/ptr_set.h"
+#include "core/unload_threads.h"
 
 static sc_ptr_set_t sc_registry = SC_PTR_SET_INIT;
 /* Set in a forked child: the communicators it inherited are the parent's (their
@@ -144,9 +145,11 @@ void sc_registry_wait_left(const sc_comm_t *c)
 }
 
 /* How long the unload waits for its messages to the peers to leave (a peer that is gone
- * and not known to be may never take them), and for the locks it takes. */
+ * and not known to be may never take them), for the locks it takes, and for the
+ * library's other threads to end (a selection that runs on). */
 #define SC_REGISTRY_UNLOAD_NOTICE_S 0.5
 #define SC_REGISTRY_UNLOAD_LOCK_NS 1000000000L
+#define SC_REGISTRY_UNLOAD_THREADS_NS 2000000000L
 
 /* At dlclose (a ctypes binding unloaded) and at exit, with communicators never destroyed:
  * their progress threads ran on in the unmapped code after dlclose (SIGSEGV). This
@@ -157,8 +160,10 @@ void sc_registry_wait_left(const sc_comm_t *c)
  * fail with the abort's sentence; sc_comm_destroy still frees them. A lock that is not
  * free within a second (this thread holds it: a signal handler that interrupted the
  * library calls exit()) leaves what it guards as it is, as before: a wait for it hung the
- * exit. */
-__attribute__((destructor)) static void sc_registry_unload(void)
+ * exit. Then the library's other threads (reducers' finishers, compressors' workers,
+ * selectors' pools: sc_unload_threads_end) end, after the communicators they may wait
+ * on were aborted; they too ran on in the unmapped code. */
+static void sc_registry_unload_comms(void)
 {
     struct timespec until = sc_clock_realtime_after(SC_REGISTRY_UNLOAD_LOCK_NS);
     pid_t self = getpid();
@@ -192,6 +197,16 @@ __attribute__((destructor)) static void sc_registry_unload(void)
     for (size_t i = 0; i < n; i++)
         sc_comm_leave(live[i]);
     free(live);
+}
+
+/* The library's unload: its communicators, then the threads that may wait on them. */
+__attribute__((destructor)) static void sc_registry_unload(void)
+{
+    struct timespec until;
+
+    sc_registry_unload_comms();
+    until = sc_clock_realtime_after(SC_REGISTRY_UNLOAD_THREADS_NS);
+    sc_unload_threads_end(&until);
 }
 
 static int sc_comm_field(const sc_comm_t *comm, int which)

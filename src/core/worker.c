@@ -6,6 +6,7 @@
 
 #include "core/error.h"
 #include "core/fpenv.h"
+#include "core/unload_threads.h"
 #include "core/worker.h"
 
 struct sc_worker {
@@ -14,6 +15,7 @@ struct sc_worker {
     sc_worker_job_t *head, *tail;
     int stop;
     pthread_t thread;
+    sc_unload_thread_t entry; /* ended at the library's unload (dlclose, exit) */
 };
 
 static void *sc_worker_main(void *arg)
@@ -58,6 +60,8 @@ sc_status_t sc_worker_create(const char *caller, sc_worker_t **worker)
         return sc_error(SC_ERR_SYSTEM, "%s: starting a worker thread failed: %s", caller,
                         strerror(rc));
     }
+    /* Ended by the library's unload too, after the jobs queued, as here. */
+    sc_unload_thread_add(&w->entry, w->thread, &w->lock, &w->wake, &w->stop);
     *worker = w;
     return SC_SUCCESS;
 }
@@ -83,7 +87,8 @@ void sc_worker_destroy(sc_worker_t *w)
     w->stop = 1;
     pthread_cond_signal(&w->wake);
     pthread_mutex_unlock(&w->lock);
-    pthread_join(w->thread, NULL);
+    if (sc_unload_thread_remove(&w->entry))
+        pthread_join(w->thread, NULL);
     pthread_cond_destroy(&w->wake);
     pthread_mutex_destroy(&w->lock);
     free(w);

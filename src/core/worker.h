@@ -19,7 +19,9 @@ sc_status_t sc_worker_create(const char *caller, sc_worker_t **worker);
 /* Queues job (job->fn set; the job's memory stays valid until fn has returned). */
 void sc_worker_post(sc_worker_t *worker, sc_worker_job_t *job);
 
-/* Runs every job still queued, then stops and frees the worker. NULL is a no-op. */
+/* Runs every job still queued, then stops and frees the worker. NULL is a no-op. The
+ * library's unload (dlclose, exit) ends the thread the same way (sc_unload_threads_end);
+ * the worker is then only freed here. */
 void sc_worker_destroy(sc_worker_t *worker);
 
 #endif

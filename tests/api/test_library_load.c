@@ -2,6 +2,7 @@
  * load and the unload leave behind in the process. The program is not linked with the
  * library; it opens the one named on its command line.
  * test_library_load TEST LIBRARY */
+#include <dirent.h>
 #include <dlfcn.h>
 #include <pthread.h>
 #include <semaphore.h>
@@ -30,6 +31,12 @@ typedef struct {
     __typeof__(sc_send) *send;
     __typeof__(sc_recv) *recv;
     __typeof__(sc_wait) *wait;
+    __typeof__(sc_comm_hook_topk) *hook_topk;
+    __typeof__(sc_reducer_create) *reducer_create;
+    __typeof__(sc_reducer_mark_ready) *mark_ready;
+    __typeof__(sc_reducer_finalize) *finalize;
+    __typeof__(sc_reducer_destroy) *reducer_destroy;
+    __typeof__(sc_topk_create) *topk_create;
 } library_t;
 
 static int library_open(const char *path, library_t *l)
@@ -45,8 +52,16 @@ static int library_open(const char *path, library_t *l)
     *(void **)&l->send = dlsym(l->lib, "sc_send");
     *(void **)&l->recv = dlsym(l->lib, "sc_recv");
     *(void **)&l->wait = dlsym(l->lib, "sc_wait");
+    *(void **)&l->hook_topk = dlsym(l->lib, "sc_comm_hook_topk");
+    *(void **)&l->reducer_create = dlsym(l->lib, "sc_reducer_create");
+    *(void **)&l->mark_ready = dlsym(l->lib, "sc_reducer_mark_ready");
+    *(void **)&l->finalize = dlsym(l->lib, "sc_reducer_finalize");
+    *(void **)&l->reducer_destroy = dlsym(l->lib, "sc_reducer_destroy");
+    *(void **)&l->topk_create = dlsym(l->lib, "sc_topk_create");
     CHECK(l->init && l->destroy && l->rank && l->barrier && l->last_error && l->status_string &&
-              l->send && l->recv && l->wait, "dlsym: %s", dlerror());
+              l->send && l->recv && l->wait && l->hook_topk && l->reducer_create &&
+              l->mark_ready && l->finalize && l->reducer_destroy && l->topk_create,
+          "dlsym: %s", dlerror());
     return 0;
 }
 
@@ -312,6 +327,203 @@ static int test_exit_from_a_signal_handler_in_a_wait(const char *path)
     return 0;
 }
 
+/* The gradient of the top-k reducers below: one bucket of it, whose selection on the
+ * compressor's worker thread (and its pool of 2) takes tens of milliseconds. */
+#define TOPK_GRAD_COUNT (4u << 20)
+
+/* A reducer with the top-k hook (density 0.01, 2 selection threads) over one gradient
+ * of TOPK_GRAD_COUNT float32 in one bucket: its finisher thread runs from here. */
+static int topk_reducer(library_t *l, sc_comm_t *comm, sc_reducer_t **r)
+{
+    sc_compress_config_t cc = SC_COMPRESS_CONFIG_INIT;
+    sc_reducer_config_t cfg = SC_REDUCER_CONFIG_INIT;
+    const sc_grad_desc_t desc = {TOPK_GRAD_COUNT, SC_FLOAT32, "w"};
+    sc_comm_hook_t hook;
+
+    cc.density = 0.01;
+    cc.threads = 2;
+    CHECK(l->hook_topk(&cc, &hook) == SC_SUCCESS, "sc_comm_hook_topk: %s", l->last_error());
+    cfg.hook = &hook;
+    cfg.bucket_cap_bytes = TOPK_GRAD_COUNT * sizeof(float);
+    cfg.first_bucket_bytes = TOPK_GRAD_COUNT * sizeof(float);
+    CHECK(l->reducer_create(comm, &desc, 1, &cfg, r) == SC_SUCCESS, "sc_reducer_create: %s",
+          l->last_error());
+    return 0;
+}
+
+/* A gradient of distinct magnitudes (the selection has work to do). */
+static float *topk_grad(void)
+{
+    float *g = malloc(TOPK_GRAD_COUNT * sizeof(float));
+
+    for (size_t i = 0; g && i < TOPK_GRAD_COUNT; i++)
+        g[i] = (float)((i * 2654435761u) % 1000003u) - 500001.0f;
+    return g;
+}
+
+/* One iteration of the top-k reducer over g. */
+static int iterate(library_t *l, sc_reducer_t *r, float *g)
+{
+    CHECK(l->mark_ready(r, 0, g) == SC_SUCCESS, "sc_reducer_mark_ready: %s",
+          l->last_error());
+    CHECK(l->finalize(r) == SC_SUCCESS, "sc_reducer_finalize: %s", l->last_error());
+    return 0;
+}
+
+/* Opens the world, its top-k reducer and the gradient for it. */
+static int topk_world(const char *path, library_t *l, sc_comm_t **comm, sc_reducer_t **r,
+                      float **g)
+{
+    if (open_world(path, l, comm) != 0 || topk_reducer(l, *comm, r) != 0)
+        return 1;
+    *g = topk_grad();
+    CHECK(*g != NULL, "out of memory");
+    return 0;
+}
+
+/* Opens the world and marks the top-k reducer's gradient: its bucket's selection runs
+ * on the compressor's worker thread (and its pool) as this returns. */
+static int selecting(const char *path, library_t *l, float **g)
+{
+    sc_comm_t *comm;
+    sc_reducer_t *r;
+
+    if (topk_world(path, l, &comm, &r, g) != 0)
+        return 1;
+    CHECK(l->mark_ready(r, 0, *g) == SC_SUCCESS, "sc_reducer_mark_ready: %s",
+          l->last_error());
+    return 0;
+}
+
+/* The library closed (dlclose) while a top-k reducer's iteration runs (its gradient
+ * marked, the bucket's selection running on the compressor's worker thread and pool, the
+ * finisher waiting for it), reducer and communicator never destroyed; the process goes
+ * on 0.5 s. Those threads ran on in the unmapped code: SIGSEGV. */
+static int test_selection_outlives_dlclose(const char *path)
+{
+    library_t l;
+    float *g;
+
+    if (selecting(path, &l, &g) != 0)
+        return 1;
+    CHECK(dlclose(l.lib) == 0, "dlclose: %s", dlerror());
+    usleep(500000);
+    free(g);
+    return 0;
+}
+
+static int exit_selecting(const char *path)
+{
+    library_t l;
+    float *g;
+
+    return selecting(path, &l, &g);
+}
+
+/* Two ranks: rank 0 marks its top-k reducer's gradient, and 0.3 s later (the selection
+ * done, the finisher waiting for rank 1's part of the bucket's all-gather) closes the
+ * library, reducer and communicator never destroyed, and goes on 0.5 s; rank 1 never
+ * marks. The finisher, woken by the communicator's abort, ran on in the unmapped code:
+ * SIGSEGV. */
+static int test_finisher_waiting_outlives_dlclose(const char *path)
+{
+    library_t l;
+    sc_comm_t *comm;
+    sc_reducer_t *r;
+    float *g;
+
+    if (topk_world(path, &l, &comm, &r, &g) != 0)
+        return 1;
+    if (g_rank == 1) {
+        usleep(1500000);
+        free(g);
+        return 0;
+    }
+    CHECK(l.mark_ready(r, 0, g) == SC_SUCCESS, "sc_reducer_mark_ready: %s", l.last_error());
+    usleep(300000);
+    CHECK(dlclose(l.lib) == 0, "dlclose: %s", dlerror());
+    usleep(500000);
+    free(g);
+    return 0;
+}
+
+/* exit() in the same state: the process ends within seconds, with status 0. */
+static int test_exit_while_selecting(const char *path)
+{
+    return exits_cleanly(exit_selecting, path, "exit while selecting");
+}
+
+/* This process's threads (/proc/self/task), or -1. */
+static int thread_count(void)
+{
+    DIR *dir = opendir("/proc/self/task");
+    struct dirent *e;
+    int n = 0;
+
+    if (!dir)
+        return -1;
+    while ((e = readdir(dir)) != NULL)
+        n += e->d_name[0] != '.';
+    closedir(dir);
+    return n;
+}
+
+/* The library closed with a top-k reducer idle between iterations (its finisher, its
+ * compressor's worker and pool waiting for work) and a selector of 3 threads, none
+ * destroyed: no thread of the library is left (fewer threads than with the communicator
+ * alone, whose progress thread ends too). They slept on in the unmapped code, each
+ * a SIGSEGV at its next wake-up. */
+static int test_idle_threads_end_at_dlclose(const char *path)
+{
+    sc_topk_config_t tc = SC_TOPK_CONFIG_INIT;
+    library_t l;
+    sc_comm_t *comm;
+    sc_reducer_t *r;
+    sc_topk_t *topk;
+    float *g;
+    int before, after;
+
+    if (open_world(path, &l, &comm) != 0)
+        return 1;
+    before = thread_count();
+    if (topk_reducer(&l, comm, &r) != 0)
+        return 1;
+    g = topk_grad();
+    CHECK(g != NULL, "out of memory");
+    if (iterate(&l, r, g) != 0)
+        return 1;
+    tc.threads = 3;
+    CHECK(l.topk_create(&tc, &topk) == SC_SUCCESS, "sc_topk_create: %s", l.last_error());
+    CHECK(dlclose(l.lib) == 0, "dlclose: %s", dlerror());
+    after = thread_count();
+    CHECK(before > 0 && after < before, "%d threads after dlclose, %d with the communicator "
+          "alone", after, before);
+    free(g);
+    return 0;
+}
+
+/* A child forked while a top-k reducer lives ends with exit(): the unload leaves the
+ * threads it inherited alone (the parent's), and the parent's next iteration goes on. */
+static int test_fork_exits_beside_a_live_reducer(const char *path)
+{
+    library_t l;
+    sc_comm_t *comm;
+    sc_reducer_t *r;
+    float *g;
+
+    if (topk_world(path, &l, &comm, &r, &g) != 0 || iterate(&l, r, g) != 0)
+        return 1;
+    if (exits_cleanly(return_at_once, path, "a fork's exit beside a reducer") != 0)
+        return 1;
+    if (iterate(&l, r, g) != 0)
+        return 1;
+    CHECK(l.reducer_destroy(r) == SC_SUCCESS, "sc_reducer_destroy: %s", l.last_error());
+    CHECK(l.destroy(comm) == SC_SUCCESS, "sc_comm_destroy: %s", l.last_error());
+    CHECK(dlclose(l.lib) == 0, "dlclose: %s", dlerror());
+    free(g);
+    return 0;
+}
+
 static volatile sig_atomic_t g_hangups;
 
 static void on_hangup(int sig)
@@ -398,6 +610,11 @@ int main(int argc, char **argv)
         TEST(message_sent_before_an_exit_is_received),
         TEST(fork_exits_beside_a_live_communicator),
         TEST(exit_from_a_signal_handler_in_a_wait),
+        TEST(selection_outlives_dlclose),
+        TEST(exit_while_selecting),
+        TEST(finisher_waiting_outlives_dlclose),
+        TEST(idle_threads_end_at_dlclose),
+        TEST(fork_exits_beside_a_live_reducer),
         TEST(handler_set_before_load_is_kept),
         TEST(hangup_still_ends_the_process),
     };
