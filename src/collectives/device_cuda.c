@@ -497,7 +497,7 @@ sc_status_t sc_device_issue(sc_comm_t *c, const sc_call_t *call, int device,
     char text[SC_ERROR_MAX];
     sc_dev_op_t *dop;
     sc_status_t st;
-    int saved;
+    int saved, started;
 
     if (!d)
         return sc_error(SC_ERR_DEVICE, "%s: the buffers are on GPU %d, but the communicator "
@@ -556,10 +556,15 @@ sc_status_t sc_device_issue(sc_comm_t *c, const sc_call_t *call, int device,
     else
         d->pending = dop;
     d->pending_tail = dop;
-    if (!d->watchdog_started && pthread_create(&d->watchdog, NULL, sc_device_watchdog, d) == 0)
+    started = !d->watchdog_started &&
+              pthread_create(&d->watchdog, NULL, sc_device_watchdog, d) == 0;
+    if (started)
         d->watchdog_started = 1;
     pthread_cond_signal(&d->cond);
     pthread_mutex_unlock(&d->lock);
+    /* Listed outside d->lock: the unload takes the list's lock, then d->lock. */
+    if (started)
+        sc_unload_thread_add(&d->watchdog_entry, d->watchdog, &d->lock, &d->cond, &d->stop);
     if (req) {
         sc_request_init(r, c->tp, &sc_dev_request_ops, dop);
         *req = r;
@@ -623,12 +628,15 @@ void sc_device_destroy(sc_comm_t *c)
      * a stream that stays blocked past twice that is left to run on. */
     deadline = sc_clock_now() + 2.0 * c->timeout_s + 5.0;
     for (;;) {
+        int watched;
+
         pthread_mutex_lock(&d->lock);
         stuck = d->pending != NULL;
+        watched = d->watchdog_started && !d->stop; /* not ended by the library's unload */
         pthread_mutex_unlock(&d->lock);
         if (!stuck || sc_clock_now() > deadline)
             break;
-        if (!d->watchdog_started)
+        if (!watched)
             sc_device_scan(d);
         struct timespec ts = {0, 1000 * 1000};
         nanosleep(&ts, NULL);
@@ -637,7 +645,7 @@ void sc_device_destroy(sc_comm_t *c)
     d->stop = 1;
     pthread_cond_signal(&d->cond);
     pthread_mutex_unlock(&d->lock);
-    if (d->watchdog_started)
+    if (d->watchdog_started && sc_unload_thread_remove(&d->watchdog_entry))
         pthread_join(d->watchdog, NULL);
     c->dev = NULL;
     if (stuck) {

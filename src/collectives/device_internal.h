@@ -7,6 +7,7 @@
 #include <pthread.h>
 
 #include "collectives/device.h"
+#include "core/unload_threads.h"
 
 #define SC_NCCL_ID_BYTES 128
 
@@ -59,6 +60,7 @@ typedef struct sc_device {
     sc_dev_op_t *pending_tail;
     pthread_t watchdog;
     int watchdog_started;
+    sc_unload_thread_t watchdog_entry; /* ended at the library's unload (dlclose, exit) */
     int stop;
     cudaEvent_t *event_pool;      /* completion events for reuse; lock */
     int event_pool_len;

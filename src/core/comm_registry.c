@@ -161,8 +161,8 @@ void sc_registry_wait_left(const sc_comm_t *c)
  * free within a second (this thread holds it: a signal handler that interrupted the
  * library calls exit()) leaves what it guards as it is, as before: a wait for it hung the
  * exit. Then the library's other threads (reducers' finishers, compressors' workers,
- * selectors' pools: sc_unload_threads_end) end, after the communicators they may wait
- * on were aborted; they too ran on in the unmapped code. */
+ * selectors' pools, device watchdogs: sc_unload_threads_end) end, after the
+ * communicators they may wait on were aborted; they too ran on in the unmapped code. */
 static void sc_registry_unload_comms(void)
 {
     struct timespec until = sc_clock_realtime_after(SC_REGISTRY_UNLOAD_LOCK_NS);
