@@ -25,6 +25,10 @@
 /* How much longer a rank waits for its parent in the table's tree than the parent for
  * its own, per level: time for a parent's failure to reach it before its own deadline. */
 #define SC_STORE_TREE_LEVEL_S 2.0
+/* How many connections in a row closed unanswered, each accepted again, show that what
+ * listens is no store: a store answers every rank that connects, and one that went
+ * (rank 0 killed) leaves nothing listening. */
+#define SC_STORE_BROKEN_MAX 3
 
 typedef struct {
     int listen_fd;
@@ -574,16 +578,28 @@ err_malformed:
                     len);
 }
 
+/* The rendezvous's failure when what answered at where is no shardcomm store (why: what
+ * it did), which no retry mends. */
+static sc_status_t sc_store_foreign(const char *where, const char *why)
+{
+    return sc_error(SC_ERR_INVALID_ARG, "rendezvous failed: what answered at %s is not a "
+                    "shardcomm store (%s): another program listens on that port; check the "
+                    "master address and port (SC_MASTER_ADDR and SC_MASTER_PORT, or "
+                    "MASTER_ADDR and MASTER_PORT + 1)", where, why);
+}
+
 /* One attempt: SC_IN_PROGRESS when the connection broke and a retry may succeed. A rank
  * other than 0 listens, beside its connection to the store, for the children it may be
  * given in the table's tree, and says on which port. */
 static sc_status_t sc_store_exchange(int fd, int rank, int size, const void *blob, size_t len,
-                                     double deadline, sc_store_place_t *place,
-                                     sc_store_result_t *result)
+                                     const char *where, double deadline,
+                                     sc_store_place_t *place, sc_store_result_t *result)
 {
     sc_store_hello_t h = {SC_STORE_MAGIC, (uint32_t)rank, (uint32_t)size, (uint32_t)len, 0};
     sc_store_reply_t rep;
+    char text[SC_ERROR_MAX];
     uint8_t *payload;
+    int got;
 
     if (rank != 0 && place->listen_fd < 0 &&
         sc_store_net_listen_beside(fd, &place->listen_fd, &place->port) != 0) {
@@ -595,20 +611,27 @@ static sc_status_t sc_store_exchange(int fd, int rank, int size, const void *blo
     h.port = place->port;
     if (sc_store_net_io(fd, &h, sizeof(h), deadline, 1) || sc_store_net_io(fd, (void *)blob, len, deadline, 1))
         return SC_IN_PROGRESS;
-    if (sc_store_net_io(fd, &rep, sizeof(rep), deadline, 0) || rep.magic != SC_STORE_MAGIC)
+    got = sc_store_net_read_reply(fd, &rep, deadline);
+    if (got > 0)
+        return sc_store_foreign(where, memcmp(&rep, &h, sizeof(rep)) == 0
+                                           ? "it sent this rank's own hello back"
+                                           : "its answer is not one a store sends");
+    if (got < 0)
         return SC_IN_PROGRESS;
-    payload = malloc(rep.len + 1u);
+    if (rep.status != SC_SUCCESS) {
+        got = sc_store_net_read_text(fd, &rep, text, deadline);
+        if (got > 0)
+            return sc_store_foreign(where, "the sentence of its error is not text");
+        if (got < 0)
+            return SC_IN_PROGRESS;
+        return sc_error((sc_status_t)rep.status, "%s", text);
+    }
+    payload = malloc((size_t)rep.len + 1);
     if (!payload)
         return sc_error(SC_ERR_NO_MEMORY, "rendezvous: out of memory");
     if (sc_store_net_io(fd, payload, rep.len, deadline, 0)) {
         free(payload);
         return SC_IN_PROGRESS;
-    }
-    if (rep.status != SC_SUCCESS) {
-        payload[rep.len] = '\0';
-        sc_error((sc_status_t)rep.status, "%s", (char *)payload);
-        free(payload);
-        return (sc_status_t)rep.status;
     }
     return sc_store_place_take(payload, rep.len, size, place, result);
 }
@@ -745,12 +768,18 @@ sc_status_t sc_store_allgather(const char *addr, int port, int rank, int size,
         if (fd < 0)
             break;
         snprintf(why, sizeof(why), "never answered");
-        st = sc_store_exchange(fd, rank, size, blob, len, client_deadline, &place, result);
+        st = sc_store_exchange(fd, rank, size, blob, len, where, client_deadline, &place,
+                               result);
         close(fd);
-        if (st == SC_IN_PROGRESS) {
-            broke = 1;
-            usleep(50000);
+        if (st == SC_IN_PROGRESS && sc_clock_now() < client_deadline &&
+            ++broke == SC_STORE_BROKEN_MAX) {
+            snprintf(why, sizeof(why), "it took this rank's connection and closed it "
+                     "without an answer %d times in a row, where a store answers every rank",
+                     SC_STORE_BROKEN_MAX);
+            st = sc_store_foreign(where, why);
         }
+        if (st == SC_IN_PROGRESS)
+            usleep(50000);
     }
     if (rank == 0) {
         pthread_join(server.thread, NULL);
@@ -805,7 +834,7 @@ void sc_store_tell_failure(const char *addr, int port, int rank, int size, doubl
             /* The answer is read so that rank 0's store counts this rank as told. */
             if (sc_store_net_io(fd, &h, sizeof(h), deadline, 1) == 0 &&
                 sc_store_net_io(fd, (void *)text, h.len, deadline, 1) == 0 &&
-                sc_store_net_io(fd, &rep, sizeof(rep), deadline, 0) == 0)
+                sc_store_net_read_reply(fd, &rep, deadline) == 0)
                 sc_store_net_skip(fd, rep.len, deadline);
             close(fd);
         }

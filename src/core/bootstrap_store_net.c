@@ -1,7 +1,7 @@
 /* The TCP plumbing of the rendezvous store and its table's tree: exact reads and writes
- * with a deadline, the store's listening socket and a rank's own beside it, a client's
- * connection with its retries and reasons, the address of a rank, and rank 0's look at
- * the master address. */
+ * with a deadline, an answer's header and sentence checked as a store's, the store's
+ * listening socket and a rank's own beside it, a client's connection with its retries
+ * and reasons, the address of a rank, and rank 0's look at the master address. */
 #include <errno.h>
 #include <arpa/inet.h>
 #include <fcntl.h>
@@ -51,6 +51,28 @@ int sc_store_net_reply(int fd, int32_t status, const void *payload, uint32_t len
     if (sc_store_net_io(fd, &rep, sizeof(rep), deadline, 1) != 0)
         return -1;
     return sc_store_net_io(fd, (void *)payload, len, deadline, 1);
+}
+
+int sc_store_net_read_reply(int fd, sc_store_reply_t *rep, double deadline)
+{
+    if (sc_store_net_io(fd, rep, sizeof(*rep), deadline, 0) != 0)
+        return -1;
+    if (rep->magic != SC_STORE_MAGIC || !sc_status_known(rep->status) ||
+        rep->status == SC_IN_PROGRESS ||
+        (rep->status != SC_SUCCESS && (rep->len == 0 || rep->len >= SC_ERROR_MAX)))
+        return 1;
+    return 0;
+}
+
+int sc_store_net_read_text(int fd, const sc_store_reply_t *rep, char *text, double deadline)
+{
+    if (sc_store_net_io(fd, text, rep->len, deadline, 0) != 0)
+        return -1;
+    text[rep->len] = '\0';
+    for (uint32_t i = 0; i < rep->len; i++)
+        if ((unsigned char)text[i] < 0x20 || text[i] == 0x7f)
+            return 1;
+    return 0;
 }
 
 void sc_store_net_skip(int fd, size_t len, double deadline)
@@ -211,10 +233,27 @@ sc_status_t sc_store_net_listen(int port, int backlog, int *fd)
     return SC_SUCCESS;
 }
 
+/* Whether fd is connected to itself: a connection to a port of this host where nothing
+ * listens comes up so when the kernel picks that very port for this end (TCP's
+ * simultaneous open; scrun's ports lie in the kernel's ephemeral range), and everything
+ * sent on it comes back as the answer. */
+static int sc_store_net_self(int fd)
+{
+    struct sockaddr_storage here, there;
+    socklen_t here_len = sizeof(here), there_len = sizeof(there);
+
+    memset(&here, 0, sizeof(here));
+    memset(&there, 0, sizeof(there));
+    return getsockname(fd, (struct sockaddr *)&here, &here_len) == 0 &&
+           getpeername(fd, (struct sockaddr *)&there, &there_len) == 0 &&
+           here_len == there_len && memcmp(&here, &there, here_len) == 0;
+}
+
 /* One connection attempt, bounded by deadline (a blocking connect() behind a link that
  * drops packets waits out the kernel's SYN retries, about two minutes): the connected
  * socket, blocking again, or -1 with *err the reason (ETIMEDOUT: no answer by the
- * deadline; 0: the deadline had passed before the attempt could learn anything). */
+ * deadline; 0: the deadline had passed before the attempt could learn anything;
+ * ECONNREFUSED also for a socket connected to itself: nothing listened there). */
 static int sc_store_net_connect_one(const struct addrinfo *ai, double deadline, int *err)
 {
     int fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK,
@@ -244,6 +283,11 @@ static int sc_store_net_connect_one(const struct addrinfo *ai, double deadline, 
             close(fd);
             return -1;
         }
+    }
+    if (sc_store_net_self(fd)) {
+        *err = ECONNREFUSED;
+        close(fd);
+        return -1;
     }
     fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
     setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));

@@ -1,8 +1,8 @@
 /* The TCP plumbing of the rendezvous store (bootstrap_store.c) and of its table's tree
- * (bootstrap_tree.c): exact reads and writes with a deadline, the store's listening
- * socket and a rank's own beside it, a client's connection with its retries and
- * reasons, the address a rank reached the store from, and rank 0's look at the master
- * address. */
+ * (bootstrap_tree.c): exact reads and writes with a deadline, an answer's header and
+ * sentence checked as a store's, the store's listening socket and a rank's own beside
+ * it, a client's connection with its retries and reasons, the address a rank reached
+ * the store from, and rank 0's look at the master address. */
 #ifndef SC_CORE_BOOTSTRAP_STORE_NET_H
 #define SC_CORE_BOOTSTRAP_STORE_NET_H
 
@@ -20,6 +20,17 @@ int sc_store_net_io(int fd, void *buf, size_t len, double deadline, int writing)
  * table, or an error's sentence); -1 when the connection broke or the deadline passed. */
 int sc_store_net_reply(int fd, int32_t status, const void *payload, uint32_t len,
                        double deadline);
+
+/* Reads an answer's header into *rep before deadline: 0 when it is a store's (its magic,
+ * a status of sc_status_t other than SC_IN_PROGRESS, and on error a sentence of 1 to
+ * SC_ERROR_MAX - 1 bytes), -1 when the connection closed or the deadline passed first,
+ * 1 when what came is no store's answer (another program answered). */
+int sc_store_net_read_reply(int fd, sc_store_reply_t *rep, double deadline);
+
+/* Reads an error's sentence of rep->len bytes (sc_store_net_read_reply passed it) into
+ * text (SC_ERROR_MAX bytes), ended with a NUL: 0, -1 when the connection closed or the
+ * deadline passed first, 1 when it is not text (a control character in it). */
+int sc_store_net_read_text(int fd, const sc_store_reply_t *rep, char *text, double deadline);
 
 /* Reads and drops len bytes (up to the deadline). */
 void sc_store_net_skip(int fd, size_t len, double deadline);
@@ -47,7 +58,8 @@ int sc_store_net_connect(const char *addr, int port, double deadline, const int 
                          char *why, size_t why_len, int *last_err);
 
 /* One attempt to connect to sa before deadline: the connected socket, or -1 with *err
- * the reason (ETIMEDOUT: no answer by the deadline; 0: no time left to learn one). */
+ * the reason (ETIMEDOUT: no answer by the deadline; 0: no time left to learn one;
+ * ECONNREFUSED also where the socket came up connected to itself: nothing listened). */
 int sc_store_net_connect_to(const struct sockaddr *sa, socklen_t sa_len, double deadline,
                             int *err);
 

@@ -119,6 +119,11 @@ static void sc_tree_fetch_why(uint32_t parent, int err, double deadline, sc_stat
         *st = SC_ERR_TIMEOUT;
         snprintf(why, len, "connections to it went unanswered (a host that is down, or a "
                  "firewall that drops them?)");
+    } else if (err == EPROTO) {
+        *st = SC_ERR_PEER_FAILED;
+        snprintf(why, len, "what answered there is not rank %u serving the table (its "
+                 "answer is not one a rank sends): rank %u exited, and another program "
+                 "listens on its port", parent, parent);
     } else if (err == EPIPE && sc_clock_now() >= deadline) {
         *st = SC_ERR_TIMEOUT;
         snprintf(why, len, "nothing came from it by this rank's deadline (SC_TIMEOUT after "
@@ -142,18 +147,31 @@ sc_status_t sc_tree_fetch(const sc_store_role_t *role, int rank, int size, const
     socklen_t sa_len = sc_tree_parent_address(role, &sa);
     sc_store_reply_t rep;
     uint8_t *payload = NULL;
-    char at[300], why[256];
+    char at[300], why[256], text[SC_ERROR_MAX];
     sc_status_t st = SC_SUCCESS;
     int e = 0, fd = sc_store_net_connect_to((struct sockaddr *)&sa, sa_len, deadline, &e);
+    int got;
 
     if (fd < 0)
         goto err;
     e = EPIPE; /* from here: the connection closed, or nothing came in time */
     if (sc_store_net_io(fd, &h, sizeof(h), deadline, 1) ||
-        sc_store_net_io(fd, &rep, sizeof(rep), deadline, 0) || rep.magic != SC_STORE_MAGIC)
+        (got = sc_store_net_read_reply(fd, &rep, deadline)) < 0)
         goto err_close;
-    if (rep.status == SC_SUCCESS && rep.len != role->table_len)
+    if (got > 0 || (rep.status == SC_SUCCESS && rep.len != role->table_len)) {
+        e = EPROTO;
         goto err_close;
+    }
+    if (rep.status != SC_SUCCESS) {
+        /* The parent's own failure, as it said it: it names the rank that failed. */
+        got = sc_store_net_read_text(fd, &rep, text, deadline);
+        e = got > 0 ? EPROTO : EPIPE;
+        if (got != 0)
+            goto err_close;
+        close(fd);
+        snprintf(err, err_len, "%s", text);
+        return sc_error((sc_status_t)rep.status, "%s", err);
+    }
     payload = malloc((size_t)rep.len + 1);
     if (!payload) {
         close(fd);
@@ -164,13 +182,6 @@ sc_status_t sc_tree_fetch(const sc_store_role_t *role, int rank, int size, const
     if (sc_store_net_io(fd, payload, rep.len, deadline, 0))
         goto err_close;
     close(fd);
-    if (rep.status != SC_SUCCESS) {
-        /* The parent's own failure, as it said it: it names the rank that failed. */
-        payload[rep.len] = '\0';
-        snprintf(err, err_len, "%s", (char *)payload);
-        free(payload);
-        return sc_error((sc_status_t)rep.status, "%s", err);
-    }
     st = sc_tree_table_take(payload, rep.len, size, result);
     if (st != SC_SUCCESS) {
         free(payload);

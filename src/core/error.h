@@ -3,6 +3,7 @@
 #define SC_CORE_ERROR_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "shardcomm/status.h"
 
@@ -21,6 +22,9 @@ const char *sc_error_text_unprefixed(void);
  * refused, ..."): the sentence starts with the public call's name unless it does
  * already. Returns status; SC_SUCCESS leaves the sentence alone. */
 sc_status_t sc_error_in(sc_status_t status, const char *caller);
+
+/* Whether value is one of sc_status_t's (a status read off the wire may be anything). */
+int sc_status_known(int32_t value);
 
 /* Stores text verbatim as the calling thread's last error. */
 void sc_error_set_text(const char *text);

@@ -31,6 +31,11 @@ SC_API const char *sc_status_string(sc_status_t status)
     return "SC_ERR_UNKNOWN_STATUS";
 }
 
+int sc_status_known(int32_t value)
+{
+    return strcmp(sc_status_string((sc_status_t)value), "SC_ERR_UNKNOWN_STATUS") != 0;
+}
+
 SC_API const char *sc_last_error(void)
 {
     return sc_error_text;
