@@ -14,9 +14,21 @@
  *   and a send to itself and its receive still deliver (they do not need rank 1);
  * every_rank_destroys: every rank destroys each of 20 splits right after an allreduce
  *   on it, then the world, and exits: no error, no delay (and no UCX warning: the
- *   CTest entries fail on one).
+ *   CTest entries fail on one);
+ * notice_behind_a_full_socket (2 ranks, over TCP with small socket buffers): rank 1
+ *   stops itself (SIGSTOP); rank 0 fills their connection with sends on the world that
+ *   rank 1 cannot take yet, destroys the split, whose notice UCX then holds unsent past
+ *   the destroy's cancel, and resumes rank 1; rank 1 takes the sends and its barrier
+ *   on the split fails at once naming rank 0's destroy. The destroy freed the notice
+ *   while UCX still held its send, and UCX read it once the connection drained: a
+ *   heap-use-after-free under ASan (the fault stage of scripts/test.sh), otherwise a
+ *   notice of freed bytes (MALLOC_PERTURB_'s, in the CTest entry) that rank 1 did not
+ *   take for one, its barrier timing out after SC_TIMEOUT.
  *
- * Usage (under scrun): test_destroyed_peer waiting|later|p2p|every_rank_destroys */
+ * Usage (under scrun): test_destroyed_peer waiting|later|p2p|every_rank_destroys|
+ *                      notice_behind_a_full_socket */
+#include <signal.h>
+
 #include "fault_util.h"
 
 /* The sentence of a call that the destroyed rank `gone` never joined. */
@@ -185,12 +197,83 @@ static int test_every_rank_destroys(int argc, char **argv)
     return TEST_PASS;
 }
 
+/* Sends of NOTICE_MSG_BYTES each that fill a connection whose socket buffers are 4 KiB
+ * (the CTest entry's UCX_TCP_SNDBUF and UCX_TCP_RCVBUF), and more. */
+#define NOTICE_MSGS 64
+#define NOTICE_MSG_BYTES 4096
+
+/* Whether process pid is stopped (state T or t in /proc/PID/stat). */
+static int process_stopped(int32_t pid)
+{
+    char path[64], buf[256];
+    const char *paren;
+    FILE *f;
+
+    snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+    f = fopen(path, "r");
+    if (!f)
+        return 0;
+    paren = fgets(buf, sizeof(buf), f) ? strrchr(buf, ')') : NULL;
+    fclose(f);
+    return paren && paren[1] == ' ' && (paren[2] == 'T' || paren[2] == 't');
+}
+
+static int test_notice_behind_a_full_socket(int argc, char **argv)
+{
+    static uint8_t msgs[NOTICE_MSGS][NOTICE_MSG_BYTES];
+    sc_request_t *reqs[NOTICE_MSGS];
+    sc_comm_t *world, *sub;
+    int32_t mine = (int32_t)getpid(), pids[2];
+    double t0;
+    fault_error_t err;
+
+    (void)argc;
+    (void)argv;
+    CHECK_OK(sc_comm_init_from_env(&world));
+    CHECK(sc_comm_size(world) == 2, "this test runs on 2 ranks, not %d", sc_comm_size(world));
+    CHECK_OK(sc_allgather(&mine, pids, 1, SC_INT32, world, NULL, NULL));
+    CHECK_OK(sc_comm_split(world, 0, fault_rank, &sub));
+    if (fault_rank == 1) {
+        raise(SIGSTOP);
+        for (int i = 0; i < NOTICE_MSGS; i++)
+            CHECK_OK(sc_recv(msgs[i], NOTICE_MSG_BYTES, SC_UINT8, 0, world, NULL, &reqs[i]));
+        for (int i = 0; i < NOTICE_MSGS; i++) {
+            CHECK_OK(sc_wait(reqs[i]));
+            sc_request_free(reqs[i]);
+            CHECK(msgs[i][0] == (uint8_t)i && msgs[i][NOTICE_MSG_BYTES - 1] == (uint8_t)i,
+                  "message %d came with %u, expected %d", i, msgs[i][0], i);
+        }
+        t0 = fault_now();
+        if (check_gone_error(sc_barrier(sub, NULL), t0, 0, &err) != TEST_PASS)
+            return TEST_FAIL;
+        return end_split_and_world(sub, world);
+    }
+    t0 = fault_now();
+    while (!process_stopped(pids[1]))
+        CHECK(fault_now() - t0 < 10.0, "rank 1 (pid %d) did not stop within 10 s", pids[1]);
+    for (int i = 0; i < NOTICE_MSGS; i++) {
+        memset(msgs[i], i, NOTICE_MSG_BYTES);
+        CHECK_OK(sc_send(msgs[i], NOTICE_MSG_BYTES, SC_UINT8, 1, world, NULL, &reqs[i]));
+    }
+    fault_sleep(0.2);
+    if (fault_check_destroy(sub, 2.0) != TEST_PASS)
+        return TEST_FAIL;
+    CHECK(kill((pid_t)pids[1], SIGCONT) == 0, "SIGCONT to pid %d failed", pids[1]);
+    for (int i = 0; i < NOTICE_MSGS; i++) {
+        CHECK_OK(sc_wait(reqs[i]));
+        sc_request_free(reqs[i]);
+    }
+    return end_split_and_world(NULL, world);
+}
+
 int main(int argc, char **argv)
 {
     static const fault_test_t tests[] = {{"waiting", test_waiting},
                                          {"later", test_later},
                                          {"p2p", test_p2p},
                                          {"every_rank_destroys", test_every_rank_destroys},
+                                         {"notice_behind_a_full_socket",
+                                          test_notice_behind_a_full_socket},
                                          {NULL, NULL}};
     return fault_main(tests, argc, argv);
 }
