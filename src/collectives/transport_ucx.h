@@ -14,6 +14,7 @@
 #define SC_TAG_KIND_CTL 2u
 #define SC_TAG_KIND_HDR 3u
 #define SC_TAG_SRC_MASK 0xffffull
+#define SC_TAG_SEQ_MASK 0x3ffffull /* the 18 bits of the sequence field */
 #define SC_TAG_FULL_MASK (~0ull)
 /* The source field holds a world rank: SC_MAX_WORLD (core/bootstrap_env.h) ranks. */
 
@@ -21,7 +22,7 @@ static inline uint64_t sc_tag_make(uint32_t ctx, uint32_t kind, uint64_t seq, ui
                                    uint32_t src)
 {
     return ((uint64_t)(ctx & 0xfff) << 52) | ((uint64_t)(kind & 3) << 50) |
-           ((seq & 0x3ffffull) << 32) | ((uint64_t)(sub & 0xffff) << 16) |
+           ((seq & SC_TAG_SEQ_MASK) << 32) | ((uint64_t)(sub & 0xffff) << 16) |
            (uint64_t)(src & 0xffff);
 }
 
@@ -33,7 +34,7 @@ static inline uint32_t sc_tag_kind(uint64_t tag)
 
 static inline uint64_t sc_tag_seq(uint64_t tag)
 {
-    return (tag >> 32) & 0x3ffffull;
+    return (tag >> 32) & SC_TAG_SEQ_MASK;
 }
 
 static inline uint32_t sc_tag_sub(uint64_t tag)

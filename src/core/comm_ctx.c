@@ -24,7 +24,6 @@
 #include "shardcomm/collectives.h"
 
 #define SC_CTX_IDS (SC_CTX_MAX + 1u)
-#define SC_CTX_SEQ_MASK 0x3ffffu /* the tag's sequence field */
 
 static int sc_ctx_held(const sc_transport_t *tp, uint32_t ctx)
 {
@@ -40,7 +39,7 @@ void sc_comm_ctx_release(sc_transport_t *tp, uint32_t ctx)
 
 void sc_comm_ctx_start(sc_comm_t *c, uint32_t ctx, uint32_t gen)
 {
-    uint64_t first = gen & SC_CTX_SEQ_MASK;
+    uint64_t first = gen & SC_TAG_SEQ_MASK;
 
     c->ctx = ctx;
     c->gen = gen;

@@ -31,8 +31,7 @@ struct sc_ctx_drain {
 
 /* The tag's 18 bits of sequence number: a message is of a failed call when its number
  * is within half their range from `from` onwards. */
-#define SC_SETTLE_SEQ_MASK 0x3ffffull
-#define SC_SETTLE_SEQ_HALF 0x20000ull
+#define SC_SETTLE_SEQ_HALF ((SC_TAG_SEQ_MASK + 1) / 2)
 
 /* Messages dropped per scan and kind of message, at most. */
 #define SC_SETTLE_DROPS 64
@@ -78,7 +77,7 @@ static int sc_settle_dropped(const struct sc_ctx_drain *d, uint64_t tag)
 
     if (d->from == 0 || kind == SC_TAG_KIND_P2P || (kind == SC_TAG_KIND_HDR && sub == 1))
         return 1;
-    return ((seq - d->from) & SC_SETTLE_SEQ_MASK) < SC_SETTLE_SEQ_HALF;
+    return ((seq - d->from) & SC_TAG_SEQ_MASK) < SC_SETTLE_SEQ_HALF;
 }
 
 /* Drops the unexpected messages matching (tag, mask) that are d's, from the first
