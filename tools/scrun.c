@@ -424,6 +424,8 @@ static void scrun_child_exec(const scrun_run_t *run, long local, int out_w, int 
     setenv("SC_MASTER_ADDR", run->master_addr, 1);
     setenv("SC_MASTER_PORT", run->master_port, 1);
     setenv("SC_BIND", run->bind, 1);
+    if (run->launch_id[0] != '\0')
+        setenv("SC_LAUNCH_ID", run->launch_id, 1);
 
     execvp(run->opts.argv[0], run->opts.argv);
     int err = errno;
@@ -526,6 +528,7 @@ static int scrun_resolve_env(scrun_run_t *run)
     const char *env_addr = getenv("SC_MASTER_ADDR");
     const char *env_port = getenv("SC_MASTER_PORT");
     const char *env_bind = getenv("SC_BIND");
+    const char *env_launch = getenv("SC_LAUNCH_ID");
     long port;
 
     run->world_size = o->nlocal * o->nnodes;
@@ -567,6 +570,13 @@ static int scrun_resolve_env(scrun_run_t *run)
         return SCRUN_EXIT_FAILED;
     }
     snprintf(run->master_port, sizeof run->master_port, "%ld", port);
+    if (o->nnodes == 1 && (env_launch == NULL || env_launch[0] == '\0')) {
+        uint64_t draw;
+        if (getrandom(&draw, sizeof draw, 0) != (ssize_t)sizeof draw)
+            draw = (uint64_t)getpid() << 32 ^ (uint64_t)(scrun_now() * 1e6);
+        snprintf(run->launch_id, sizeof run->launch_id, "scrun-%016llx",
+                 (unsigned long long)draw);
+    }
 
     /* SC_BIND checked as --bind is: a value the library refuses would start ranks that
      * all fail. */

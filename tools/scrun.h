@@ -78,6 +78,10 @@ typedef struct {
     char master_port[16];
     int port_fd; /* the reservation of a port scrun chose (scrun_reserve_port), or -1 */
     const char *bind;
+    /* SC_LAUNCH_ID for the ranks: a random one per single-node run (which the library
+     * checks at the rendezvous: two launches on one port), "" to leave it as it is (set
+     * by the user, or a multi-node run, whose nodes' scruns could not agree on one). */
+    char launch_id[32];
     bool stdin_to_rank0;
     /* The open-file limit scrun found, given back to the ranks (scrun raises its own for
      * the two pipes per rank); rlim_cur < 0: unchanged. */

@@ -219,8 +219,54 @@ sc_status_t sc_bootstrap_resolve_rendezvous(const sc_comm_config_t *cfg,
         return st;
     if (!addr)
         snprintf(p.master_addr, sizeof(p.master_addr), "%s", SC_DEFAULT_MASTER_ADDR);
+    sc_bootstrap_launch_id(&p.launch);
     *out = p;
     return SC_SUCCESS;
+}
+
+/* The launchers' own ids (sc_bootstrap_launch_id): torchrun's run id; Open MPI's job,
+ * PMIx's namespace (Open MPI 5, and 4 under PMIx), else ORTE's; Slurm's job, with its
+ * step after it. */
+static const char *const sc_bootstrap_torchrun_id_names[] = {"TORCHELASTIC_RUN_ID", NULL};
+static const char *const sc_bootstrap_ompi_id_names[] = {
+    "PMIX_NAMESPACE", "OMPI_MCA_orte_ess_jobid", "OMPI_MCA_ess_base_jobid", NULL};
+static const char *const sc_bootstrap_slurm_id_names[] = {"SLURM_JOB_ID", NULL};
+static const char *const sc_bootstrap_slurm_step_names[] = {"SLURM_STEP_ID", NULL};
+
+void sc_bootstrap_launch_id(sc_store_launch_t *launch)
+{
+    const char *launcher = NULL, *from = NULL, *id, *step = NULL;
+
+    memset(launch, 0, sizeof(*launch));
+    sc_env_launch_names(SC_LAUNCH_RANK, &launcher);
+    id = sc_env_first(sc_env_launch_id_names, &from);
+    if (!id && launcher && strcmp(launcher, "torchrun") == 0)
+        id = sc_env_first(sc_bootstrap_torchrun_id_names, &from);
+    if (!id && launcher && strcmp(launcher, "Open MPI") == 0)
+        id = sc_env_first(sc_bootstrap_ompi_id_names, &from);
+    if (!id && launcher && strcmp(launcher, "Slurm") == 0 &&
+        (id = sc_env_first(sc_bootstrap_slurm_id_names, &from)) != NULL) {
+        step = sc_env_first(sc_bootstrap_slurm_step_names, NULL);
+        from = step ? "SLURM_JOB_ID.SLURM_STEP_ID" : from;
+    }
+    if (!id)
+        return;
+    snprintf(launch->id, sizeof(launch->id), "%s%s%s", id, step ? "." : "", step ? step : "");
+    snprintf(launch->from, sizeof(launch->from), "%s", from);
+    sc_bootstrap_launch_text(launch);
+}
+
+void sc_bootstrap_launch_text(sc_store_launch_t *launch)
+{
+    char *fields[] = {launch->id, launch->from};
+    size_t sizes[] = {sizeof(launch->id), sizeof(launch->from)};
+
+    for (int f = 0; f < 2; f++) {
+        fields[f][sizes[f] - 1] = '\0';
+        for (char *c = fields[f]; *c; c++)
+            if ((unsigned char)*c < 0x20 || *c == 0x7f)
+                *c = '?';
+    }
 }
 
 sc_status_t sc_bootstrap_resolve_rest(const sc_comm_config_t *cfg, sc_bootstrap_params_t *io)

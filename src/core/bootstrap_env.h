@@ -3,6 +3,7 @@
 #ifndef SC_CORE_BOOTSTRAP_ENV_H
 #define SC_CORE_BOOTSTRAP_ENV_H
 
+#include "core/bootstrap_wire.h"
 #include "shardcomm/comm.h"
 
 /* The largest world: the UCX tags carry the source world rank in 16 bits
@@ -23,6 +24,7 @@ typedef struct {
     char local_rank_from[32]; /* what gave local_rank, likewise */
     char master_addr[SC_MASTER_ADDR_MAX];
     int master_port;
+    sc_store_launch_t launch; /* which launch this rank belongs to (id "": unknown) */
     double timeout_s;
     int store_fanout; /* SC_STORE_FANOUT: the rendezvous table's tree (rank 0's counts) */
     sc_bind_t bind;
@@ -50,6 +52,20 @@ int sc_bootstrap_addr_is_numeric(const char *addr);
  * written as an IP address that is none (::1::2, 10.0.0.256), brackets around anything
  * but an IPv6 address. */
 sc_status_t sc_bootstrap_check_addr(const char *addr, const char *from, char *out, size_t len);
+
+/* Which launch this process belongs to, into *launch: SC_LAUNCH_ID (scrun exports a
+ * random one per single-node run), else the launcher's own id, of the launcher that gives
+ * the rank (sc_env_launch_names): torchrun's TORCHELASTIC_RUN_ID, Slurm's SLURM_JOB_ID
+ * and SLURM_STEP_ID ("JOB.STEP"), Open MPI's PMIX_NAMESPACE, OMPI_MCA_orte_ess_jobid or
+ * OMPI_MCA_ess_base_jobid; else none (an empty id). An id is cut to
+ * SC_LAUNCH_ID_MAX - 1 bytes. Every rank of one launch, a rank started again included,
+ * derives the same. */
+void sc_bootstrap_launch_id(sc_store_launch_t *launch);
+
+/* A launch id as sentences write it, in place: both fields ended within their size, a
+ * control character as '?' (a sentence carries text only: sc_store_net_read_text), for
+ * an id this rank derived or one a hello brought. */
+void sc_bootstrap_launch_text(sc_store_launch_t *launch);
 
 /* Fills *params from cfg, then the environment, then defaults; checks ranges.
  * SC_ERR_INVALID_ARG with a sentence naming the setting otherwise. The two halves of it

@@ -12,6 +12,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "core/bootstrap_env.h"
 #include "core/bootstrap_store.h"
 #include "core/bootstrap_store_net.h"
 #include "core/bootstrap_tree.h"
@@ -37,6 +38,7 @@ typedef struct {
     double started, deadline;
     char where[300];
     char note[400];                /* what rank 0 found wrong with the master address */
+    sc_store_launch_t launch;      /* the launch it serves (id "": unknown, none refused) */
     pthread_t thread;
     int done;                      /* set (atomically) when the server has answered */
     int told_outside;              /* processes told a failure outside fds (refuse_all) */
@@ -47,6 +49,39 @@ typedef struct {
 static void sc_store_reply_error(int fd, sc_status_t st, const char *text, double deadline)
 {
     sc_store_net_reply(fd, st, text, (uint32_t)strlen(text), deadline);
+}
+
+/* Whether the process that sent hello h belongs to another launch than the store's, both
+ * known (two launches given one master port): then err holds the sentence it is answered
+ * with, and rank 0 logs it. Its slot is not taken, and the store's launch goes on. */
+static int sc_store_other_launch(const sc_store_server_t *s, const sc_store_hello_t *h,
+                                 char *err, size_t len)
+{
+    sc_store_launch_t l = h->launch;
+
+    sc_bootstrap_launch_text(&l);
+    if (!s->launch.id[0] || !l.id[0] || strcmp(l.id, s->launch.id) == 0)
+        return 0;
+    snprintf(err, len, "rendezvous failed: the store at %s serves launch %s (from %s), this "
+             "rank belongs to launch %s (from %s): two launches share the master port (two "
+             "jobs on one host given the same port, or a rank of an earlier launch still "
+             "running); give each launch a port of its own (SC_MASTER_PORT, or MASTER_PORT), "
+             "and where ranks are started by hand, the same SC_LAUNCH_ID to every rank of one "
+             "launch", s->where, s->launch.id, s->launch.from, l.id, l.from);
+    sc_log(SC_LOG_WARN, "rendezvous at %s: refused a process claiming rank %u of world size "
+           "%u: it belongs to launch %s (from %s), this store serves launch %s (from %s)",
+           s->where, h->rank, h->size, l.id, l.from, s->launch.id, s->launch.from);
+    return 1;
+}
+
+/* Answers the process of another launch on fd (its hello h) with err, and closes fd. Its
+ * blob is read first: a close with unread bytes resets the connection, and the reset
+ * may reach the process before the answer. */
+static void sc_store_refuse_other(int fd, const sc_store_hello_t *h, const char *err)
+{
+    sc_store_net_skip(fd, h->len, sc_clock_now() + 2.0);
+    sc_store_reply_error(fd, SC_ERR_MISMATCH, err, sc_clock_now() + 2.0);
+    close(fd);
 }
 
 /* The list of ranks that never arrived, runs of three or more as ranges ("2, 5, 8-15":
@@ -101,8 +136,9 @@ static void sc_store_refuse_all(sc_store_server_t *s, int *fds, sc_status_t st,
     }
     while (told < s->size) {
         struct pollfd pfd = {s->listen_fd, POLLIN, 0};
-        int ms = sc_clock_ms_until(s->deadline), fd;
+        int ms = sc_clock_ms_until(s->deadline), fd, hello;
         sc_store_hello_t h;
+        char other[SC_ERROR_MAX];
 
         if (ms <= 0)
             return;
@@ -111,9 +147,14 @@ static void sc_store_refuse_all(sc_store_server_t *s, int *fds, sc_status_t st,
         fd = accept(s->listen_fd, NULL, NULL);
         if (fd < 0)
             continue;
-        if (sc_store_net_io(fd, &h, sizeof(h), sc_clock_now() + 5.0, 0) == 0 &&
-            (h.magic == SC_STORE_MAGIC || h.magic == SC_STORE_MAGIC_FAILED) &&
-            h.len <= SC_STORE_MAX_BLOB) {
+        hello = sc_store_net_io(fd, &h, sizeof(h), sc_clock_now() + 5.0, 0) == 0 &&
+                (h.magic == SC_STORE_MAGIC || h.magic == SC_STORE_MAGIC_FAILED) &&
+                h.len <= SC_STORE_MAX_BLOB;
+        if (hello && sc_store_other_launch(s, &h, other, sizeof(other))) {
+            sc_store_refuse_other(fd, &h, other); /* none of the world's processes */
+            continue;
+        }
+        if (hello) {
             told++;
             /* Its blob is read first: a close with unread bytes resets the connection,
              * and the reset may reach the process before the answer. */
@@ -176,7 +217,8 @@ static int sc_store_conn_closed(int fd)
  * table's tree on kept), 2 when it arrived in
  * place of a process of that rank that arrived and exited since (a node restarted
  * during the rendezvous, which was "two processes claimed rank R"), 0 when the
- * connection was dropped (it broke, or it is no rendezvous's), -1 when the rendezvous
+ * connection was dropped (it broke, it is no rendezvous's, or it is another launch's,
+ * which is told so: sc_store_other_launch), -1 when the rendezvous
  * failed (*st and err set: a rank could not join, a second process claimed a rank, a
  * world size that differs). */
 static int sc_store_take(sc_store_server_t *s, int fd, double hello_s, int *fds,
@@ -184,6 +226,7 @@ static int sc_store_take(sc_store_server_t *s, int fd, double hello_s, int *fds,
                          char *err, size_t len)
 {
     sc_store_hello_t h;
+    char other[SC_ERROR_MAX];
     uint8_t *blob;
     int replaced;
 
@@ -191,6 +234,10 @@ static int sc_store_take(sc_store_server_t *s, int fd, double hello_s, int *fds,
         (h.magic != SC_STORE_MAGIC && h.magic != SC_STORE_MAGIC_FAILED) ||
         h.len > SC_STORE_MAX_BLOB) {
         close(fd);
+        return 0;
+    }
+    if (sc_store_other_launch(s, &h, other, sizeof(other))) {
+        sc_store_refuse_other(fd, &h, other);
         return 0;
     }
     if (h.magic == SC_STORE_MAGIC_FAILED && h.rank < (uint32_t)s->size) {
@@ -519,13 +566,15 @@ static void *sc_store_serve(void *arg)
     return NULL;
 }
 
-/* A server of rank 0's store for a world of size ranks at addr:port, from started
- * until deadline; not yet listening. */
+/* A server of rank 0's store for a world of size ranks of launch at addr:port, from
+ * started until deadline; not yet listening. */
 static void sc_store_server_init(sc_store_server_t *s, const char *addr, int port, int size,
-                                 double started, double deadline)
+                                 const sc_store_launch_t *launch, double started,
+                                 double deadline)
 {
     memset(s, 0, sizeof(*s));
     s->size = size;
+    s->launch = *launch;
     s->started = started;
     s->deadline = deadline;
     sc_store_net_where(addr, port, s->where, sizeof(s->where));
@@ -591,11 +640,13 @@ static sc_status_t sc_store_foreign(const char *where, const char *why)
 /* One attempt: SC_IN_PROGRESS when the connection broke and a retry may succeed. A rank
  * other than 0 listens, beside its connection to the store, for the children it may be
  * given in the table's tree, and says on which port. */
-static sc_status_t sc_store_exchange(int fd, int rank, int size, const void *blob, size_t len,
-                                     const char *where, double deadline,
+static sc_status_t sc_store_exchange(int fd, int rank, int size,
+                                     const sc_store_launch_t *launch, const void *blob,
+                                     size_t len, const char *where, double deadline,
                                      sc_store_place_t *place, sc_store_result_t *result)
 {
-    sc_store_hello_t h = {SC_STORE_MAGIC, (uint32_t)rank, (uint32_t)size, (uint32_t)len, 0};
+    sc_store_hello_t h = {SC_STORE_MAGIC, (uint32_t)rank, (uint32_t)size, (uint32_t)len, 0,
+                          *launch};
     sc_store_reply_t rep;
     char text[SC_ERROR_MAX];
     uint8_t *payload;
@@ -704,8 +755,8 @@ static void sc_store_raise_nofile(int size)
 }
 
 sc_status_t sc_store_allgather(const char *addr, int port, int rank, int size,
-                               double timeout_s, int fanout, const void *blob, size_t len,
-                               sc_store_result_t *result)
+                               const sc_store_launch_t *launch, double timeout_s, int fanout,
+                               const void *blob, size_t len, sc_store_result_t *result)
 {
     sc_store_server_t server;
     sc_store_place_t place = {.listen_fd = -1};
@@ -721,7 +772,7 @@ sc_status_t sc_store_allgather(const char *addr, int port, int rank, int size,
     sc_store_raise_nofile(size);
     sc_store_net_where(addr, port, where, sizeof(where));
     if (rank == 0) {
-        sc_store_server_init(&server, addr, port, size, start, deadline);
+        sc_store_server_init(&server, addr, port, size, launch, start, deadline);
         server.fanout = fanout;
         sc_store_net_check_master(addr, server.note, sizeof(server.note));
         if (server.note[0])
@@ -768,8 +819,8 @@ sc_status_t sc_store_allgather(const char *addr, int port, int rank, int size,
         if (fd < 0)
             break;
         snprintf(why, sizeof(why), "never answered");
-        st = sc_store_exchange(fd, rank, size, blob, len, where, client_deadline, &place,
-                               result);
+        st = sc_store_exchange(fd, rank, size, launch, blob, len, where, client_deadline,
+                               &place, result);
         close(fd);
         if (st == SC_IN_PROGRESS && sc_clock_now() < client_deadline &&
             ++broke == SC_STORE_BROKEN_MAX) {
@@ -798,8 +849,8 @@ sc_status_t sc_store_allgather(const char *addr, int port, int rank, int size,
     return st;
 }
 
-void sc_store_tell_failure(const char *addr, int port, int rank, int size, double timeout_s,
-                           const char *text)
+void sc_store_tell_failure(const char *addr, int port, int rank, int size,
+                           const sc_store_launch_t *launch, double timeout_s, const char *text)
 {
     char saved[SC_ERROR_MAX], why[384];
     double start = sc_clock_now();
@@ -814,7 +865,7 @@ void sc_store_tell_failure(const char *addr, int port, int rank, int size, doubl
         int *fds = malloc((size_t)size * sizeof(int));
         char sentence[SC_ERROR_MAX];
 
-        sc_store_server_init(&server, addr, port, size, start, deadline);
+        sc_store_server_init(&server, addr, port, size, launch, start, deadline);
         if (fds && sc_store_net_listen(port, size < 128 ? 128 : size, &server.listen_fd) == SC_SUCCESS) {
             for (int r = 0; r < size; r++)
                 fds[r] = -1;
@@ -827,7 +878,8 @@ void sc_store_tell_failure(const char *addr, int port, int rank, int size, doubl
     } else {
         size_t n = strlen(text);
         sc_store_hello_t h = {SC_STORE_MAGIC_FAILED, (uint32_t)rank, (uint32_t)size,
-                              (uint32_t)(n < SC_ERROR_MAX ? n : SC_ERROR_MAX - 1), 0};
+                              (uint32_t)(n < SC_ERROR_MAX ? n : SC_ERROR_MAX - 1), 0,
+                              *launch};
         int fd = sc_store_net_connect(addr, port, deadline, NULL, why, sizeof(why), &err);
         if (fd >= 0) {
             sc_store_reply_t rep;

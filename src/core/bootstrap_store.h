@@ -5,6 +5,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include "core/bootstrap_wire.h"
 #include "shardcomm/status.h"
 
 typedef struct {
@@ -14,7 +15,8 @@ typedef struct {
     uint8_t *storage;
 } sc_store_result_t;
 
-/* Every rank calls this once with its blob; rank 0 also serves the store on
+/* Every rank of launch (sc_bootstrap_launch_id) calls this once with its blob; rank 0
+ * also serves the store on
  * port, on every address of its host, IPv6 and IPv4 (a world of one rank serves
  * nothing and opens no port); the others connect to addr:port, addr a name, an IPv4 or
  * an IPv6 address. Once every rank arrived, the table of all blobs goes down a tree
@@ -30,10 +32,12 @@ typedef struct {
  * socket errors; in the tree, SC_ERR_PEER_FAILED or SC_ERR_TIMEOUT naming this rank's
  * parent (it exited, was killed or sent nothing within timeout_s of the store's answer,
  * plus 2 s a level), or a parent's own failure as it said it, or SC_ERR_TIMEOUT naming
- * the children that never came for the table. */
+ * the children that never came for the table; SC_ERR_MISMATCH at once where the store at
+ * addr:port serves another launch (both ids known), which it refuses without failing
+ * its own, as it refuses such a process telling a failure. */
 sc_status_t sc_store_allgather(const char *addr, int port, int rank, int size,
-                               double timeout_s, int fanout, const void *blob, size_t len,
-                               sc_store_result_t *result);
+                               const sc_store_launch_t *launch, double timeout_s, int fanout,
+                               const void *blob, size_t len, sc_store_result_t *result);
 
 /* A rank whose sc_comm_init failed after it knew its rank and the store, before it could
  * join the rendezvous (its transport would not open, for one), tells the others with its
@@ -42,8 +46,8 @@ sc_status_t sc_store_allgather(const char *addr, int port, int rank, int size,
  * connects, until all were told; another rank tells rank 0's store, which fails the
  * rendezvous for all. Either gives up after timeout_s or 30 s, whichever is shorter.
  * Nothing to do in a world of one; sc_last_error() is left as it was. */
-void sc_store_tell_failure(const char *addr, int port, int rank, int size, double timeout_s,
-                           const char *text);
+void sc_store_tell_failure(const char *addr, int port, int rank, int size,
+                           const sc_store_launch_t *launch, double timeout_s, const char *text);
 
 void sc_store_result_free(sc_store_result_t *result);
 

@@ -142,7 +142,8 @@ sc_status_t sc_tree_fetch(const sc_store_role_t *role, int rank, int size, const
                           double deadline, sc_store_result_t *result, char *err,
                           size_t err_len)
 {
-    sc_store_hello_t h = {SC_STORE_MAGIC_CHILD, (uint32_t)rank, (uint32_t)size, 0, 0};
+    sc_store_hello_t h = {.magic = SC_STORE_MAGIC_CHILD, .rank = (uint32_t)rank,
+                          .size = (uint32_t)size};
     struct sockaddr_storage sa;
     socklen_t sa_len = sc_tree_parent_address(role, &sa);
     sc_store_reply_t rep;

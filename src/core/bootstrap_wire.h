@@ -12,6 +12,17 @@
 /* A child's hello to its parent in the table's tree: no blob. */
 #define SC_STORE_MAGIC_CHILD 0x53434348u /* "SCCH" */
 #define SC_STORE_MAX_BLOB (1u << 20)
+/* A launch id's text and the variable that gave it, with their terminating zeros. */
+#define SC_LAUNCH_ID_MAX 64
+#define SC_LAUNCH_FROM_MAX 32
+
+/* Which launch a rank belongs to (sc_bootstrap_launch_id): an empty id is none, which
+ * is never checked. Rank 0's store refuses a hello of another launch (two launches on
+ * one master port) without taking its slot. */
+typedef struct {
+    char id[SC_LAUNCH_ID_MAX];
+    char from[SC_LAUNCH_FROM_MAX];
+} sc_store_launch_t;
 
 typedef struct {
     uint32_t magic;
@@ -19,6 +30,7 @@ typedef struct {
     uint32_t size;
     uint32_t len;
     uint32_t port; /* where this rank serves its children the table (0: nowhere) */
+    sc_store_launch_t launch;
 } sc_store_hello_t;
 
 typedef struct {

@@ -270,7 +270,8 @@ static sc_status_t sc_comm_exchange(sc_transport_t *tp, const sc_bootstrap_param
     sc_ucx_release_address(tp, addr);
     *joined = 1;
     st = sc_store_allgather(p->master_addr, p->master_port, p->rank, p->world_size,
-                            p->timeout_s, p->store_fanout, blob, SC_BLOB_ADDR + addr_len, &res);
+                            &p->launch, p->timeout_s, p->store_fanout, blob,
+                            SC_BLOB_ADDR + addr_len, &res);
     free(blob);
     if (st != SC_SUCCESS)
         return st;
@@ -432,7 +433,7 @@ static sc_status_t sc_comm_init_call(const sc_comm_config_t *config, sc_comm_t *
      * with this rank's sentence (they waited SC_TIMEOUT for it, then said only that it
      * never arrived); within the default timeout where its own did not parse. */
     if (st != SC_SUCCESS && !joined)
-        sc_store_tell_failure(p.master_addr, p.master_port, p.rank, p.world_size,
+        sc_store_tell_failure(p.master_addr, p.master_port, p.rank, p.world_size, &p.launch,
                               p.timeout_s > 0.0 ? p.timeout_s : SC_DEFAULT_TIMEOUT_S,
                               sc_last_error());
     return st;

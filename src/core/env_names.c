@@ -63,6 +63,7 @@ const char *const *sc_env_launch_names(sc_launch_var_t what, const char **launch
 const char *const sc_env_node_index_names[] = {"SLURM_NODEID", NULL};
 const char *const sc_env_master_addr_names[] = {"SC_MASTER_ADDR", "MASTER_ADDR", NULL};
 const char *const sc_env_master_port_names[] = {"SC_MASTER_PORT", "MASTER_PORT", NULL};
+const char *const sc_env_launch_id_names[] = {"SC_LAUNCH_ID", NULL};
 const char *const sc_env_timeout_names[] = {"SC_TIMEOUT", NULL};
 const char *const sc_env_store_fanout_names[] = {"SC_STORE_FANOUT", NULL};
 const char *const sc_env_device_names[] = {"SC_DEVICE", NULL};

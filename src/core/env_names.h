@@ -17,6 +17,7 @@ extern const char *const sc_env_local_size_names[];  /* ... SLURM_STEP_TASKS_PER
 extern const char *const sc_env_master_addr_names[]; /* SC_MASTER_ADDR MASTER_ADDR */
 extern const char *const sc_env_node_index_names[];  /* SLURM_NODEID: per-node counts */
 extern const char *const sc_env_master_port_names[]; /* SC_MASTER_PORT MASTER_PORT */
+extern const char *const sc_env_launch_id_names[];   /* SC_LAUNCH_ID */
 extern const char *const sc_env_timeout_names[];     /* SC_TIMEOUT */
 extern const char *const sc_env_store_fanout_names[]; /* SC_STORE_FANOUT */
 extern const char *const sc_env_device_names[];      /* SC_DEVICE */
