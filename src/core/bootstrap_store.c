@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,6 +21,7 @@
 #include "core/error.h"
 #include "core/log.h"
 #include "core/text_list.h"
+#include "shardcomm/api.h"
 
 /* How long a rank that cannot join spends telling the others (sc_store_tell_failure). */
 #define SC_STORE_TELL_S 30.0
@@ -82,6 +84,47 @@ static void sc_store_refuse_other(int fd, const sc_store_hello_t *h, const char 
     sc_store_net_skip(fd, h->len, sc_clock_now() + 2.0);
     sc_store_reply_error(fd, SC_ERR_MISMATCH, err, sc_clock_now() + 2.0);
     close(fd);
+}
+
+/* The hello on fd, awaited until deadline, into *h: 1 when it is one of this protocol
+ * that the store serves (a rank's, or a failing rank's, with a blob of at most
+ * SC_STORE_MAX_BLOB), 0 when it is none (the connection broke or went silent, or it is
+ * no rendezvous's), -1 when it is a rank's of another protocol (a shardcomm of another
+ * version), which is answered SC_ERR_MISMATCH naming both and closed: it takes no slot,
+ * and the store's launch goes on. */
+static int sc_store_read_hello(const sc_store_server_t *s, int fd, double deadline,
+                               sc_store_hello_t *h)
+{
+    const size_t head = offsetof(sc_store_hello_t, kind); /* magic and protocol */
+    char theirs[96], err[SC_ERROR_MAX];
+
+    if (sc_store_net_io(fd, h, head, deadline, 0) != 0)
+        return 0;
+    if (h->magic == SC_STORE_MAGIC_HELLO && h->protocol == SC_STORE_PROTOCOL)
+        return sc_store_net_io(fd, (uint8_t *)h + head, sizeof(*h) - head, deadline,
+                               0) == 0 &&
+               (h->kind == SC_STORE_JOIN || h->kind == SC_STORE_FAILED) &&
+               h->len <= SC_STORE_MAX_BLOB;
+    if (h->magic == SC_STORE_MAGIC || h->magic == SC_STORE_MAGIC_FAILED)
+        snprintf(theirs, sizeof(theirs), "protocol 1 or 2 (a shardcomm from before "
+                 "2026-12-07, whose hello carries no protocol)");
+    else if (h->magic == SC_STORE_MAGIC_HELLO)
+        snprintf(theirs, sizeof(theirs), "protocol %u", h->protocol);
+    else
+        return 0;
+    snprintf(err, sizeof(err), "rendezvous failed: the store at %s speaks rendezvous protocol "
+             "%u (shardcomm %d.%d.%d), this rank %s: every rank of a launch must run the same "
+             "shardcomm; check which library each rank loads (the package installed on each "
+             "node, LD_LIBRARY_PATH)", s->where, SC_STORE_PROTOCOL, SC_VERSION_MAJOR,
+             SC_VERSION_MINOR, SC_VERSION_PATCH, theirs);
+    sc_log(SC_LOG_WARN, "rendezvous at %s: refused a process of rendezvous %s; this store "
+           "speaks protocol %u", s->where, theirs, SC_STORE_PROTOCOL);
+    /* What it sent after is read until it closes: a close with unread bytes resets the
+     * connection, and the reset may reach the process before the answer. */
+    sc_store_reply_error(fd, SC_ERR_MISMATCH, err, sc_clock_now() + 2.0);
+    sc_store_net_drain(fd, sc_clock_now() + 2.0);
+    close(fd);
+    return -1;
 }
 
 /* The list of ranks that never arrived, runs of three or more as ranges ("2, 5, 8-15":
@@ -147,9 +190,9 @@ static void sc_store_refuse_all(sc_store_server_t *s, int *fds, sc_status_t st,
         fd = accept(s->listen_fd, NULL, NULL);
         if (fd < 0)
             continue;
-        hello = sc_store_net_io(fd, &h, sizeof(h), sc_clock_now() + 5.0, 0) == 0 &&
-                (h.magic == SC_STORE_MAGIC || h.magic == SC_STORE_MAGIC_FAILED) &&
-                h.len <= SC_STORE_MAX_BLOB;
+        hello = sc_store_read_hello(s, fd, sc_clock_now() + 5.0, &h);
+        if (hello < 0)
+            continue; /* none of the world's processes: told why */
         if (hello && sc_store_other_launch(s, &h, other, sizeof(other))) {
             sc_store_refuse_other(fd, &h, other); /* none of the world's processes */
             continue;
@@ -228,19 +271,18 @@ static int sc_store_take(sc_store_server_t *s, int fd, double hello_s, int *fds,
     sc_store_hello_t h;
     char other[SC_ERROR_MAX];
     uint8_t *blob;
-    int replaced;
+    int replaced, got = sc_store_read_hello(s, fd, sc_clock_now() + hello_s, &h);
 
-    if (sc_store_net_io(fd, &h, sizeof(h), sc_clock_now() + hello_s, 0) != 0 ||
-        (h.magic != SC_STORE_MAGIC && h.magic != SC_STORE_MAGIC_FAILED) ||
-        h.len > SC_STORE_MAX_BLOB) {
-        close(fd);
+    if (got <= 0) {
+        if (got == 0)
+            close(fd); /* one of another protocol was answered and closed */
         return 0;
     }
     if (sc_store_other_launch(s, &h, other, sizeof(other))) {
         sc_store_refuse_other(fd, &h, other);
         return 0;
     }
-    if (h.magic == SC_STORE_MAGIC_FAILED && h.rank < (uint32_t)s->size) {
+    if (h.kind == SC_STORE_FAILED && h.rank < (uint32_t)s->size) {
         if (sc_store_read_failure(s, fd, &h, err, len) != 0) {
             close(fd);
             return 0;
@@ -645,8 +687,8 @@ static sc_status_t sc_store_exchange(int fd, int rank, int size,
                                      size_t len, const char *where, double deadline,
                                      sc_store_place_t *place, sc_store_result_t *result)
 {
-    sc_store_hello_t h = {SC_STORE_MAGIC, (uint32_t)rank, (uint32_t)size, (uint32_t)len, 0,
-                          *launch};
+    sc_store_hello_t h = {SC_STORE_MAGIC_HELLO, SC_STORE_PROTOCOL, SC_STORE_JOIN,
+                          (uint32_t)rank, (uint32_t)size, (uint32_t)len, 0, *launch};
     sc_store_reply_t rep;
     char text[SC_ERROR_MAX];
     uint8_t *payload;
@@ -825,8 +867,10 @@ sc_status_t sc_store_allgather(const char *addr, int port, int rank, int size,
         if (st == SC_IN_PROGRESS && sc_clock_now() < client_deadline &&
             ++broke == SC_STORE_BROKEN_MAX) {
             snprintf(why, sizeof(why), "it took this rank's connection and closed it "
-                     "without an answer %d times in a row, where a store answers every rank",
-                     SC_STORE_BROKEN_MAX);
+                     "without an answer %d times in a row, where a store answers every rank "
+                     "(a store of rendezvous protocol 1 or 2, a shardcomm from before "
+                     "2026-12-07, closes so a hello of this one's protocol, %u)",
+                     SC_STORE_BROKEN_MAX, SC_STORE_PROTOCOL);
             st = sc_store_foreign(where, why);
         }
         if (st == SC_IN_PROGRESS)
@@ -877,7 +921,8 @@ void sc_store_tell_failure(const char *addr, int port, int rank, int size,
         free(fds);
     } else {
         size_t n = strlen(text);
-        sc_store_hello_t h = {SC_STORE_MAGIC_FAILED, (uint32_t)rank, (uint32_t)size,
+        sc_store_hello_t h = {SC_STORE_MAGIC_HELLO, SC_STORE_PROTOCOL, SC_STORE_FAILED,
+                              (uint32_t)rank, (uint32_t)size,
                               (uint32_t)(n < SC_ERROR_MAX ? n : SC_ERROR_MAX - 1), 0,
                               *launch};
         int fd = sc_store_net_connect(addr, port, deadline, NULL, why, sizeof(why), &err);

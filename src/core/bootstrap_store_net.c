@@ -87,6 +87,23 @@ void sc_store_net_skip(int fd, size_t len, double deadline)
     }
 }
 
+void sc_store_net_drain(int fd, double deadline)
+{
+    uint8_t buf[4096];
+
+    for (;;) {
+        struct pollfd pfd = {fd, POLLIN, 0};
+        int ms = sc_clock_ms_until(deadline);
+        ssize_t n;
+
+        if (ms <= 0 || poll(&pfd, 1, ms) <= 0)
+            return;
+        n = recv(fd, buf, sizeof(buf), 0);
+        if (n == 0 || (n < 0 && errno != EINTR && errno != EAGAIN))
+            return;
+    }
+}
+
 void sc_store_net_where(const char *addr, int port, char *buf, size_t len)
 {
     if (strchr(addr, ':'))

@@ -35,6 +35,10 @@ int sc_store_net_read_text(int fd, const sc_store_reply_t *rep, char *text, doub
 /* Reads and drops len bytes (up to the deadline). */
 void sc_store_net_skip(int fd, size_t len, double deadline);
 
+/* Reads and drops whatever comes until the other end closes the connection (or it
+ * breaks, or the deadline passes): a peer answered before all it sent was read. */
+void sc_store_net_drain(int fd, double deadline);
+
 /* addr:port as the sentences write it, an IPv6 address in brackets ([::1]:29500). */
 void sc_store_net_where(const char *addr, int port, char *buf, size_t len);
 

@@ -142,7 +142,8 @@ sc_status_t sc_tree_fetch(const sc_store_role_t *role, int rank, int size, const
                           double deadline, sc_store_result_t *result, char *err,
                           size_t err_len)
 {
-    sc_store_hello_t h = {.magic = SC_STORE_MAGIC_CHILD, .rank = (uint32_t)rank,
+    sc_store_hello_t h = {.magic = SC_STORE_MAGIC_HELLO, .protocol = SC_STORE_PROTOCOL,
+                          .kind = SC_STORE_CHILD, .rank = (uint32_t)rank,
                           .size = (uint32_t)size};
     struct sockaddr_storage sa;
     socklen_t sa_len = sc_tree_parent_address(role, &sa);
@@ -251,7 +252,8 @@ sc_status_t sc_tree_serve(int listen_fd, int rank, const uint32_t *children, int
         if (fd < 0)
             continue;
         if (sc_store_net_io(fd, &h, sizeof(h), until, 0) == 0 &&
-            h.magic == SC_STORE_MAGIC_CHILD) {
+            h.magic == SC_STORE_MAGIC_HELLO && h.protocol == SC_STORE_PROTOCOL &&
+            h.kind == SC_STORE_CHILD) {
             while (c < n && children[c] != h.rank)
                 c++;
         } else {

@@ -6,12 +6,28 @@
 
 #include <stdint.h>
 
+/* Every answer's magic, in every protocol; and the hello's of rendezvous protocols 1 and
+ * 2 (shardcomm before 2026-12-07: magic, rank, size, len and, from 2, port), whose
+ * hellos carry no protocol. */
 #define SC_STORE_MAGIC 0x53435354u /* "SCST" */
-/* A hello whose blob is the sentence of a rank that cannot join (sc_store_tell_failure). */
+/* Protocol 2's hello of a rank that cannot join. */
 #define SC_STORE_MAGIC_FAILED 0x53434654u /* "SCFT" */
-/* A child's hello to its parent in the table's tree: no blob. */
-#define SC_STORE_MAGIC_CHILD 0x53434348u /* "SCCH" */
+/* Every hello from protocol 3 on starts with this magic and its protocol, which every
+ * later protocol keeps as its first 8 bytes, so that a store tells a rank of another
+ * protocol and answers it with a sentence naming both (an answer's form does not
+ * change), where a store of protocol 1 or 2 closes such a hello unanswered. */
+#define SC_STORE_MAGIC_HELLO 0x53434856u /* "SCHV" */
+#define SC_STORE_PROTOCOL 3u
 #define SC_STORE_MAX_BLOB (1u << 20)
+
+/* What a hello is for. */
+typedef enum {
+    SC_STORE_JOIN = 1,   /* a rank's blob for the store */
+    SC_STORE_FAILED = 2, /* its blob is the sentence of a rank that cannot join
+                          * (sc_store_tell_failure) */
+    SC_STORE_CHILD = 3   /* a child's to its parent in the table's tree: no blob */
+} sc_store_kind_t;
+
 /* A launch id's text and the variable that gave it, with their terminating zeros. */
 #define SC_LAUNCH_ID_MAX 64
 #define SC_LAUNCH_FROM_MAX 32
@@ -25,7 +41,9 @@ typedef struct {
 } sc_store_launch_t;
 
 typedef struct {
-    uint32_t magic;
+    uint32_t magic;    /* SC_STORE_MAGIC_HELLO */
+    uint32_t protocol; /* SC_STORE_PROTOCOL */
+    uint32_t kind;     /* sc_store_kind_t */
     uint32_t rank;
     uint32_t size;
     uint32_t len;
