@@ -694,12 +694,16 @@ static sc_status_t sc_store_exchange(int fd, int rank, int size,
     uint8_t *payload;
     int got;
 
-    if (rank != 0 && place->listen_fd < 0 &&
-        sc_store_net_listen_beside(fd, &place->listen_fd, &place->port) != 0) {
-        sc_log(SC_LOG_WARN, "rendezvous: this rank cannot listen for its children in the "
-               "table's tree (%s): it serves none", strerror(errno));
-        place->listen_fd = -1;
-        place->port = 0;
+    if (rank != 0 && place->listen_fd < 0) {
+        if (sc_store_net_listen_beside(fd, &place->listen_fd, &place->port) == 0) {
+            sc_log(SC_LOG_INFO, "rendezvous: rank %d listens on port %u for the children it "
+                   "may be given in the table's tree", rank, place->port);
+        } else {
+            sc_log(SC_LOG_WARN, "rendezvous: this rank cannot listen for its children in "
+                   "the table's tree (%s): it serves none", strerror(errno));
+            place->listen_fd = -1;
+            place->port = 0;
+        }
     }
     h.port = place->port;
     if (sc_store_net_io(fd, &h, sizeof(h), deadline, 1) || sc_store_net_io(fd, (void *)blob, len, deadline, 1))

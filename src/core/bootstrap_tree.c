@@ -1,6 +1,7 @@
 /* The rendezvous's table of blobs carried down a tree from rank 0: its shape, a child's
  * fetch from its parent, a parent's serving of its children, the table's wire form. */
 #include <errno.h>
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <stdio.h>
@@ -13,6 +14,7 @@
 #include "core/bootstrap_tree.h"
 #include "core/clock.h"
 #include "core/error.h"
+#include "core/log.h"
 #include "core/text_list.h"
 
 int sc_tree_side(int family, int loopback)
@@ -188,7 +190,11 @@ sc_status_t sc_tree_fetch(const sc_store_role_t *role, int rank, int size, const
     if (st != SC_SUCCESS) {
         free(payload);
         snprintf(err, err_len, "%s", sc_last_error());
+        return st;
     }
+    sc_log(SC_LOG_INFO, "rendezvous at %s: rank %d got the table of the ranks' blobs (%u "
+           "bytes) from rank %u, its parent in the rendezvous's tree", where, rank, rep.len,
+           role->parent);
     return st;
 err_close:
     close(fd);
@@ -202,76 +208,195 @@ err:
     return sc_error(st, "%s", err);
 }
 
-/* The children (n ranks) that served[] does not mark, as a sentence's list into buf; how
- * many. */
-static int sc_tree_unserved(const uint32_t *children, const uint8_t *served, int n, char *buf,
-                            size_t len)
+/* A connection to this rank's listening socket while it serves its children: its hello
+ * as it comes in, then the answer as it goes out, each as far as the socket takes it. */
+typedef struct {
+    int fd;
+    int child;          /* its index in children once its hello came; -1 before */
+    double hello_until; /* a connection silent past this is no child's: dropped */
+    size_t got;         /* bytes of the hello read */
+    size_t sent;        /* bytes of the answer (header, then payload) sent */
+    sc_store_hello_t h;
+} sc_tree_conn_t;
+
+/* What sc_tree_serve sends: st with payload (the table) or text (this rank's failure). */
+typedef struct {
+    sc_store_reply_t rep;
+    const uint8_t *payload;
+} sc_tree_answer_t;
+
+/* Reads what came of k's hello: 0 while it comes or once it named a child not yet
+ * handled (k->child set, handled[] marked), -1 when the connection is to be dropped (it
+ * closed, or it is no child's hello, or that child came already). */
+static int sc_tree_conn_read(sc_tree_conn_t *k, const uint32_t *children, int n,
+                             uint8_t *handled)
+{
+    ssize_t got = recv(k->fd, (uint8_t *)&k->h + k->got, sizeof(k->h) - k->got, MSG_DONTWAIT);
+
+    if (got < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR))
+        return 0;
+    if (got <= 0)
+        return -1;
+    k->got += (size_t)got;
+    if (k->got < sizeof(k->h))
+        return 0;
+    if (k->h.magic != SC_STORE_MAGIC_HELLO || k->h.protocol != SC_STORE_PROTOCOL ||
+        k->h.kind != SC_STORE_CHILD)
+        return -1;
+    for (int c = 0; c < n; c++) {
+        if (children[c] != k->h.rank)
+            continue;
+        if (handled[c])
+            return -1;
+        handled[c] = 1;
+        k->child = c;
+        return 0;
+    }
+    return -1;
+}
+
+/* Sends what the socket takes of the answer to k: 1 once all of it went, 0 while some is
+ * left, -1 when the connection broke. */
+static int sc_tree_conn_write(sc_tree_conn_t *k, const sc_tree_answer_t *a)
+{
+    size_t total = sizeof(a->rep) + a->rep.len;
+
+    while (k->sent < total) {
+        const uint8_t *from = k->sent < sizeof(a->rep)
+                                  ? (const uint8_t *)&a->rep + k->sent
+                                  : a->payload + (k->sent - sizeof(a->rep));
+        size_t len = k->sent < sizeof(a->rep) ? sizeof(a->rep) - k->sent : total - k->sent;
+        ssize_t n = send(k->fd, from, len, MSG_NOSIGNAL | MSG_DONTWAIT);
+
+        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR))
+            return 0;
+        if (n <= 0)
+            return -1;
+        k->sent += (size_t)n;
+    }
+    return 1;
+}
+
+/* The children (n ranks) that were not served, as a sentence's list into buf, each that
+ * came and took part of the answer with how much (took[c] bytes of total); how many. */
+static int sc_tree_unserved(const uint32_t *children, const uint8_t *served,
+                            const size_t *took, size_t total, int n, char *buf, size_t len)
 {
     sc_text_list_t l;
     int missing = 0;
 
     sc_text_list_init(&l, buf, len);
     for (int c = 0; c < n; c++) {
-        char item[16];
+        char item[96];
 
         if (served[c])
             continue;
-        snprintf(item, sizeof(item), "%u", children[c]);
+        if (took[c])
+            snprintf(item, sizeof(item), "%u (it took %zu of %zu bytes)",
+                     children[c], took[c], total);
+        else
+            snprintf(item, sizeof(item), "%u", children[c]);
         sc_text_list_add(&l, item);
         missing++;
     }
     return missing;
 }
 
+/* Closes connection k of *nconns; the last one moves into its place. */
+static void sc_tree_conn_drop(sc_tree_conn_t *conns, int *nconns, int k)
+{
+    close(conns[k].fd);
+    conns[k] = conns[--*nconns];
+}
+
 sc_status_t sc_tree_serve(int listen_fd, int rank, const uint32_t *children, int n,
                           sc_status_t st, const char *text, const uint8_t *payload,
                           uint32_t total, const char *where, double deadline)
 {
+    /* Every connection is served as far as its socket takes it, so that a child that
+     * stalls (stopped, or too slow to read) holds up none of its siblings; a connection
+     * silent 5 s before its hello is no child's. */
+    int cap = 2 * n + 8, nconns = 0, left = n, nmissing;
+    sc_tree_conn_t *conns = calloc((size_t)cap, sizeof(*conns));
+    struct pollfd *pfds = calloc((size_t)cap + 1, sizeof(*pfds));
     uint8_t *served = calloc((size_t)n, 1), *handled = calloc((size_t)n, 1);
-    char missing[256];
-    int left = n, nmissing;
+    size_t *took = calloc((size_t)n, sizeof(size_t));
+    sc_tree_answer_t a = {{SC_STORE_MAGIC, st, st == SC_SUCCESS ? total : (uint32_t)strlen(text)},
+                          st == SC_SUCCESS ? payload : (const uint8_t *)text};
+    char missing[512];
 
-    if (!served || !handled) {
+    if (!conns || !pfds || !served || !handled || !took) {
+        free(conns);
+        free(pfds);
         free(served);
         free(handled);
+        free(took);
         return st == SC_SUCCESS ? sc_error(SC_ERR_NO_MEMORY, "rendezvous: out of memory")
                                 : st;
     }
+    fcntl(listen_fd, F_SETFL, fcntl(listen_fd, F_GETFL) | O_NONBLOCK);
     while (left > 0) {
-        struct pollfd pfd = {listen_fd, POLLIN, 0};
-        int ms = sc_clock_ms_until(deadline), fd, c = 0;
-        /* A child that stalls (stopped) holds up the others 5 s at most, as at the store. */
-        double until = sc_clock_now() + 5.0 < deadline ? sc_clock_now() + 5.0 : deadline;
-        sc_store_hello_t h;
+        double now = sc_clock_now(), wake = deadline;
+        int np = 0, base, ready;
 
-        if (ms <= 0)
+        if (now >= deadline)
             break;
-        if (poll(&pfd, 1, ms) <= 0)
-            continue;
-        fd = accept(listen_fd, NULL, NULL);
-        if (fd < 0)
-            continue;
-        if (sc_store_net_io(fd, &h, sizeof(h), until, 0) == 0 &&
-            h.magic == SC_STORE_MAGIC_HELLO && h.protocol == SC_STORE_PROTOCOL &&
-            h.kind == SC_STORE_CHILD) {
-            while (c < n && children[c] != h.rank)
-                c++;
-        } else {
-            c = n; /* no child's hello: dropped */
+        if (nconns < cap)
+            pfds[np++] = (struct pollfd){listen_fd, POLLIN, 0};
+        base = np;
+        for (int k = 0; k < nconns; k++) {
+            pfds[np++] = (struct pollfd){conns[k].fd, conns[k].child < 0 ? POLLIN : POLLOUT, 0};
+            if (conns[k].child < 0 && conns[k].hello_until < wake)
+                wake = conns[k].hello_until;
         }
-        if (c < n && !handled[c]) {
-            handled[c] = 1;
-            left--;
-            served[c] = sc_store_net_reply(fd, st,
-                                           st == SC_SUCCESS ? payload : (const void *)text,
-                                           st == SC_SUCCESS ? total : (uint32_t)strlen(text),
-                                           until) == 0;
+        ready = poll(pfds, (nfds_t)np, sc_clock_ms_until(wake));
+        if (ready < 0 && errno != EINTR)
+            break;
+        now = sc_clock_now();
+        /* Back to front, so that a connection dropped (the last moved into its place)
+         * leaves those not yet looked at where they were. */
+        for (int k = nconns - 1; k >= 0; k--) {
+            sc_tree_conn_t *c = &conns[k];
+            short rev = ready > 0 ? pfds[base + k].revents : 0;
+            int r;
+
+            if (c->child < 0) {
+                r = rev ? sc_tree_conn_read(c, children, n, handled)
+                        : -(now >= c->hello_until);
+                if (r == 0 && c->child >= 0)
+                    r = sc_tree_conn_write(c, &a);
+            } else {
+                r = rev ? sc_tree_conn_write(c, &a) : 0;
+            }
+            if (c->child >= 0 && r != 0) {
+                served[c->child] = r > 0;
+                left--;
+            }
+            if (c->child >= 0)
+                took[c->child] = c->sent;
+            if (r != 0)
+                sc_tree_conn_drop(conns, &nconns, k);
         }
-        close(fd);
+        if (ready <= 0 || base == 0 || !(pfds[0].revents & POLLIN))
+            continue;
+        while (nconns < cap) {
+            int fd = accept(listen_fd, NULL, NULL);
+
+            if (fd < 0)
+                break;
+            fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
+            conns[nconns++] = (sc_tree_conn_t){fd, -1, now + 5.0, 0, 0, {0}};
+        }
     }
-    nmissing = sc_tree_unserved(children, served, n, missing, sizeof(missing));
+    for (int k = 0; k < nconns; k++)
+        close(conns[k].fd);
+    nmissing = sc_tree_unserved(children, served, took, sizeof(a.rep) + a.rep.len, n, missing,
+                                sizeof(missing));
+    free(conns);
+    free(pfds);
     free(served);
     free(handled);
+    free(took);
     if (nmissing == 0 || st != SC_SUCCESS)
         return st;
     return sc_error(SC_ERR_TIMEOUT, "rendezvous at %s: rank%s %s, child%s of rank %d in the "

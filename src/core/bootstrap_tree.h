@@ -46,11 +46,13 @@ sc_status_t sc_tree_fetch(const sc_store_role_t *role, int rank, int size, const
                           size_t err_len);
 
 /* Serves this rank's children in the tree (the n ranks of children) as they connect to
- * listen_fd, each once (5 s at most, so that one that stalls does not hold up the
- * others), until each came or deadline: the table (payload, total bytes) where st is
- * SC_SUCCESS, else st with text, this rank's failure, so that each fails at once with
- * it. SC_SUCCESS, or SC_ERR_TIMEOUT naming the children that did not take the table
- * (only where st is SC_SUCCESS; else st, its sentence left to the caller). */
+ * listen_fd, each once and all at once (non-blocking, so that one that stalls, stopped
+ * or too slow to read, holds up none of the others; a connection that sends no child's
+ * hello within 5 s is dropped), until each came or deadline: the table (payload, total
+ * bytes) where st is SC_SUCCESS, else st with text, this rank's failure, so that each
+ * fails at once with it. SC_SUCCESS, or SC_ERR_TIMEOUT naming the children that did not
+ * take the table, and how much of it one that stalled took (only where st is
+ * SC_SUCCESS; else st, its sentence left to the caller). Leaves listen_fd non-blocking. */
 sc_status_t sc_tree_serve(int listen_fd, int rank, const uint32_t *children, int n,
                           sc_status_t st, const char *text, const uint8_t *payload,
                           uint32_t total, const char *where, double deadline);

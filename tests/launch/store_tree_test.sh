@@ -13,6 +13,14 @@
 #   parent_stopped  the same with rank 1 left stopped: they fail after SC_TIMEOUT (3 s)
 #                   and 2 s per level below rank 0, naming rank 1 as stopped or hung,
 #                   instead of waiting for ever
+#   child_stopped   8 ranks, fan-out 2: rank 3 is stopped while it waits for the store's
+#                   answer, and a connection to rank 1 that says nothing (what a child
+#                   stopped between its connect and its hello leaves) comes before rank
+#                   4's: rank 4 gets the table from rank 1 within 2 s of the store's
+#                   answer (it waited 5 s behind the silent connection when rank 1 served
+#                   its children one after another), rank 1 fails naming rank 3 as its
+#                   child that did not take the table, and rank 7 naming rank 3 as its
+#                   stopped parent
 set -u
 sc_info=$1
 mode=$2
@@ -57,6 +65,11 @@ listening() {
       /proc/net/tcp && return 0
   done
   return 1
+}
+
+# The port rank RANK said it listens on for its children in the tree (empty: not yet).
+tree_port() {
+  sed -n "s/.*rendezvous: rank $1 listens on port \([0-9]*\) for the children.*/\1/p" "$logs/$1"
 }
 
 # wait_for SECONDS COMMAND...: until COMMAND succeeds, at most SECONDS.
@@ -120,6 +133,35 @@ parent_killed | parent_stopped)
   done
   grep -q "rank 3 got no table of the ranks' blobs from rank 1" "$logs/7" ||
     fail "rank 7 does not give the sentence of its parent, rank 3"
+  ;;
+child_stopped)
+  n=8
+  export SC_STORE_FANOUT=2 SC_TIMEOUT=3
+  for ((r = 0; r < n - 1; r++)); do start $r $n; done
+  for r in 1 3; do
+    wait_for 20 grep -q "rank $r listens on port" "$logs/$r" ||
+      fail "rank $r never listened for its children"
+  done
+  sleep 0.5 # their hellos follow at once
+  kill -STOP "${pids[3]}"
+  port=$(tree_port 1)
+  exec {silent}<>"/dev/tcp/127.0.0.1/$port" || fail "no connection to rank 1's port $port"
+  start $((n - 1)) $n
+  wait_for 20 grep -q "rank 0 sent" "$logs/0" || fail "the store never answered"
+  t0=$EPOCHREALTIME
+  wait_for 20 grep -q "rank 4 got the table of the ranks' blobs .* from rank 1" "$logs/4" ||
+    fail "rank 4 never got the table from rank 1"
+  took=$(awk -v a="$t0" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.2f", b - a }')
+  echo "rank 4 got the table $took s after the store's answer"
+  awk -v t="$took" 'BEGIN { exit !(t < 2) }' ||
+    fail "rank 4 got the table $took s after the store's answer (behind a silent connection)"
+  wait "${pids[1]}" && fail "rank 1 succeeded"
+  grep -q "rank 3, child of rank 1 in the rendezvous's tree, did not take the table" "$logs/1" ||
+    fail "rank 1 does not name rank 3 as the child that did not take the table"
+  wait "${pids[7]}" && fail "rank 7 succeeded"
+  grep -q "from rank 3, its parent in the rendezvous's tree, at 127.0.0.1:[0-9]*: .*rank 3 is stopped or hung" \
+    "$logs/7" || fail "rank 7 does not name rank 3 as its stopped parent"
+  exec {silent}>&-
   ;;
 *)
   echo "unknown mode $mode"
