@@ -38,6 +38,7 @@ typedef struct {
     int size;
     int fanout;                    /* the table's tree: children of a rank (SC_STORE_FANOUT) */
     double started, deadline;
+    double timeout_s;              /* SC_TIMEOUT: the table's tree has it again */
     char where[300];
     char note[400];                /* what rank 0 found wrong with the master address */
     sc_store_launch_t launch;      /* the launch it serves (id "": unknown, none refused) */
@@ -420,17 +421,19 @@ static sc_status_t sc_store_tree_plan(const sc_store_server_t *s, const int *fds
     return st;
 }
 
-/* Every rank's answer once all arrived (fds[r] closed and set to -1 as it is answered):
- * its place in the table's tree (sc_store_tree_plan), with the table for rank 0's
- * children. The bytes rank 0 sent are logged at info. Otherwise the sentence in err: no
- * rank was answered. */
+/* Every rank's answer once all arrived: its place in the table's tree
+ * (sc_store_tree_plan), with the table for rank 0's children; fds[r] stays open for the
+ * rank's word at the tree's end (sc_store_watch), and *height is the tree's height. The
+ * bytes rank 0 sent are logged at info. Otherwise the sentence in err: SC_ERR_PEER_FAILED
+ * where a rank's answer could not be written (it exited or was killed; its fds[r]
+ * closed and set to -1, the others told by the caller), or no rank was answered. */
 static sc_status_t sc_store_answer(sc_store_server_t *s, int *fds, uint8_t *const *blobs,
-                                   const uint32_t *lens, uint32_t *ports, char *err,
-                                   size_t err_len)
+                                   const uint32_t *lens, uint32_t *ports, int *height,
+                                   char *err, size_t err_len)
 {
     sc_store_tree_t t;
     unsigned long long sent = 0;
-    int tables = 0, answered = 0;
+    int tables = 0, answered = 0, lost = -1;
     sc_status_t st = sc_store_tree_plan(s, fds, blobs, lens, ports, &t);
 
     if (st == SC_ERR_INVALID_ARG)
@@ -441,10 +444,14 @@ static sc_status_t sc_store_answer(sc_store_server_t *s, int *fds, uint8_t *cons
                  "of %d ranks", s->where, s->size);
     if (st != SC_SUCCESS)
         return st;
+    *height = 0;
+    for (int r = 0; r < s->size; r++)
+        if (t.depth[r] > *height)
+            *height = t.depth[r];
     for (int r = 0; r < s->size; r++) {
         int p = t.parent[r], nkids = t.first[r + 1] - t.first[r];
-        sc_store_role_t role = {(uint32_t)p, (uint32_t)t.depth[r], (uint32_t)nkids,
-                                t.table_len, 0, 0, 0, {0}};
+        sc_store_role_t role = {(uint32_t)p, (uint32_t)t.depth[r], (uint32_t)*height,
+                                (uint32_t)nkids, t.table_len, 0, 0, 0, {0}};
         uint32_t len = (uint32_t)(sizeof(role) + (size_t)nkids * sizeof(uint32_t)) +
                        (p ? 0 : t.table_len);
         sc_store_reply_t rep = {SC_STORE_MAGIC, SC_SUCCESS, len};
@@ -466,16 +473,113 @@ static sc_status_t sc_store_answer(sc_store_server_t *s, int *fds, uint8_t *cons
             sent += sizeof(sc_store_reply_t) + len;
             tables += !p;
             answered++;
+            continue;
         }
         close(fds[r]);
         fds[r] = -1;
+        if (lost < 0)
+            lost = r;
     }
     sc_log(SC_LOG_INFO, "rendezvous at %s: rank 0 sent %llu bytes to %d ranks: the table of "
            "%u bytes to %d of them, this rank's own client included, their parent in the "
            "table's tree to the others (SC_STORE_FANOUT %d)", s->where, sent, answered,
            t.table_len, tables, s->fanout);
     sc_store_tree_free(&t);
-    return SC_SUCCESS;
+    if (lost < 0)
+        return SC_SUCCESS;
+    snprintf(err, err_len, "rendezvous at %s: rank %d exited or was killed before the "
+             "store's answer reached it (its connection to the store broke)", s->where, lost);
+    return SC_ERR_PEER_FAILED;
+}
+
+/* The end of the table's tree: every answered rank (fds[r] open) says on its connection
+ * that it has the table and served its children, or why not. SC_SUCCESS once all said
+ * so; else at once the first failure into err: a rank's own (its status and sentence),
+ * or SC_ERR_PEER_FAILED naming a rank whose connection closed before the end (it exited
+ * or was killed: its children and its parent would otherwise wait SC_TIMEOUT for it, and
+ * the others learn it only as they connect to it), or SC_ERR_TIMEOUT naming the ranks
+ * that said nothing by deadline. A rank's closed connection is closed and set to -1. */
+static sc_status_t sc_store_watch(sc_store_server_t *s, int *fds, double deadline, char *err,
+                                  size_t err_len)
+{
+    struct pollfd *pfds = malloc((size_t)s->size * sizeof(*pfds));
+    int *rank_of = malloc((size_t)s->size * sizeof(int));
+    uint8_t *said = calloc((size_t)s->size, 1);
+    int left = 0;
+    sc_status_t st = SC_SUCCESS;
+
+    if (!pfds || !rank_of || !said) {
+        snprintf(err, err_len, "rendezvous at %s: rank 0 is out of memory", s->where);
+        st = SC_ERR_NO_MEMORY;
+        goto out;
+    }
+    for (int r = 0; r < s->size; r++)
+        left += fds[r] >= 0;
+    while (left > 0 && st == SC_SUCCESS) {
+        int np = 0, ms = sc_clock_ms_until(deadline);
+
+        if (ms <= 0) {
+            char missing[512];
+            sc_text_list_t l;
+            int n = 0;
+
+            sc_text_list_init(&l, missing, sizeof(missing));
+            for (int r = 0; r < s->size; r++) {
+                char item[16];
+
+                if (fds[r] < 0 || said[r])
+                    continue;
+                snprintf(item, sizeof(item), "%d", r);
+                sc_text_list_add(&l, item);
+                n++;
+            }
+            snprintf(err, err_len, "rendezvous at %s: rank%s %s never said %s had the table "
+                     "of the ranks' blobs by the store's deadline (SC_TIMEOUT after its "
+                     "answer, 2 s more per level of the table's tree): %s stopped or hung",
+                     s->where, n == 1 ? "" : "s", missing, n == 1 ? "it" : "they",
+                     n == 1 ? "it is" : "they are");
+            st = SC_ERR_TIMEOUT;
+            break;
+        }
+        /* A rank that said it has the table is watched still: its connection closing
+         * means it exited or was killed before the others knew they all have it. */
+        for (int r = 0; r < s->size; r++) {
+            if (fds[r] < 0)
+                continue;
+            pfds[np] = (struct pollfd){fds[r], POLLIN, 0};
+            rank_of[np++] = r;
+        }
+        if (poll(pfds, (nfds_t)np, ms) <= 0)
+            continue;
+        for (int k = 0; k < np && st == SC_SUCCESS; k++) {
+            int r = rank_of[k], got = -1;
+            char text[SC_ERROR_MAX];
+
+            if (!pfds[k].revents)
+                continue;
+            if (!said[r])
+                got = sc_store_net_read_word(fds[r], s->where, sc_clock_now() + 2.0, &st,
+                                             text);
+            if (got == 0 && st == SC_SUCCESS) {
+                said[r] = 1;
+                left--;
+            } else if (got == 0) {
+                snprintf(err, err_len, "%s", text); /* the rank's own failure */
+            } else {
+                snprintf(err, err_len, "rendezvous at %s: rank %d exited or was killed "
+                         "after the store answered it, before every rank had the table of "
+                         "the ranks' blobs (its connection to the store closed)", s->where, r);
+                st = SC_ERR_PEER_FAILED;
+                close(fds[r]);
+                fds[r] = -1;
+            }
+        }
+    }
+out:
+    free(pfds);
+    free(rank_of);
+    free(said);
+    return st;
 }
 
 static void *sc_store_serve(void *arg)
@@ -485,7 +589,7 @@ static void *sc_store_serve(void *arg)
     uint8_t **blobs = calloc((size_t)s->size, sizeof(uint8_t *));
     uint32_t *lens = calloc((size_t)s->size, sizeof(uint32_t));
     uint32_t *ports = calloc((size_t)s->size, sizeof(uint32_t));
-    int arrived = 0, spare = open("/dev/null", O_RDONLY | O_CLOEXEC);
+    int arrived = 0, height = 0, spare = open("/dev/null", O_RDONLY | O_CLOEXEC);
     char err[SC_ERROR_MAX] = "";
     sc_status_t st = SC_SUCCESS;
 
@@ -589,11 +693,17 @@ static void *sc_store_serve(void *arg)
     if (spare >= 0)
         close(spare);
     if (st == SC_SUCCESS)
-        st = sc_store_answer(s, fds, blobs, lens, ports, err, sizeof(err));
+        st = sc_store_answer(s, fds, blobs, lens, ports, &height, err, sizeof(err));
+    /* Until every rank has the table, each is watched, so that one that exited or was
+     * killed fails every rank naming it within moments, not SC_TIMEOUT later. */
+    if (st == SC_SUCCESS)
+        st = sc_store_watch(s, fds, sc_clock_now() + s->timeout_s +
+                            SC_STORE_TREE_LEVEL_S * (height + 2), err, sizeof(err));
+    /* Every rank connected is told the outcome: failures, and the tree's end. */
     for (int r = 0; r < s->size; r++) {
         if (fds[r] < 0)
             continue;
-        sc_store_reply_error(fds[r], st, err, sc_clock_now() + 5.0);
+        sc_store_reply_error(fds[r], st, st == SC_SUCCESS ? "" : err, sc_clock_now() + 5.0);
         close(fds[r]);
     }
     for (int r = 0; r < s->size; r++)
@@ -628,6 +738,7 @@ typedef struct {
     uint32_t *children; /* role.nchildren ranks */
     int listen_fd;      /* where it serves them; -1: nowhere */
     uint32_t port;      /* listen_fd's port; 0: none */
+    int store_fd;       /* its connection to the store, for the word at the tree's end */
 } sc_store_place_t;
 
 /* The store's answer on success (payload, len bytes, which this takes over) into *place
@@ -643,6 +754,7 @@ static sc_status_t sc_store_place_take(uint8_t *payload, uint32_t len, int size,
     memcpy(&role, payload, sizeof(role));
     kids = (size_t)role.nchildren * sizeof(uint32_t);
     if (role.nchildren >= (uint32_t)size || role.parent >= (uint32_t)size ||
+        role.depth > role.height || role.height >= (uint32_t)size ||
         len != sizeof(role) + kids + (role.parent ? 0 : role.table_len))
         goto err_malformed;
     place->children = malloc(kids ? kids : 1);
@@ -736,28 +848,61 @@ static sc_status_t sc_store_exchange(int fd, int rank, int size,
 /* The tree's part of the rendezvous for a rank the store answered (place): the table
  * from its parent, unless it came from the store, then served to its children (their
  * parent's failure instead, where it has none), within timeout_s of the store's answer
- * and SC_STORE_TREE_LEVEL_S more per level below rank 0. */
+ * and SC_STORE_TREE_LEVEL_S more per level below rank 0; then its word to the store
+ * (it has the table, or its failure) and the store's (every rank has it, or the first
+ * failure, such as a rank that exited or was killed). This rank's own failure is what
+ * it returns where it has one, else the store's. */
 static sc_status_t sc_store_tree_part(const sc_store_place_t *place, int rank, int size,
                                       const char *where, double timeout_s,
                                       sc_store_result_t *result)
 {
-    double deadline = sc_clock_now() + timeout_s +
-                      SC_STORE_TREE_LEVEL_S * (double)place->role.depth;
+    double now = sc_clock_now();
+    double deadline = now + timeout_s + SC_STORE_TREE_LEVEL_S * (double)place->role.depth;
+    /* The store waits for every rank's word 2 levels past the tree's height. */
+    double end = now + timeout_s + SC_STORE_TREE_LEVEL_S * ((double)place->role.height + 3.0);
     char err[SC_ERROR_MAX] = "";
-    sc_status_t st = SC_SUCCESS, served;
+    sc_tree_word_t word = {place->store_fd, 0, SC_SUCCESS, ""};
+    struct pollfd pfd = {place->store_fd, POLLIN, 0};
+    sc_status_t st = SC_SUCCESS;
 
+    /* The store spoke already: the rendezvous failed while this rank was away (stopped
+     * after it was answered, as its parent gave up on it), and the store says why. */
+    if (poll(&pfd, 1, 0) > 0) {
+        sc_store_net_read_word(place->store_fd, where, now + 2.0, &word.st, word.text);
+        if (word.st != SC_SUCCESS) {
+            if (!place->role.parent) /* the table came with the store's answer */
+                sc_store_result_free(result);
+            return sc_error(word.st, "%s", word.text);
+        }
+    }
     if (place->role.parent)
         st = sc_tree_fetch(&place->role, rank, size, where, deadline, result, err,
                            sizeof(err));
-    if (place->role.nchildren == 0)
-        return st;
-    served = sc_tree_serve(place->listen_fd, rank, place->children,
-                           (int)place->role.nchildren, st, err,
-                           st == SC_SUCCESS ? result->storage : NULL, place->role.table_len,
-                           where, deadline + SC_STORE_TREE_LEVEL_S);
-    if (st == SC_SUCCESS && served != SC_SUCCESS)
-        sc_store_result_free(result);
-    return served;
+    if (place->role.nchildren > 0) {
+        sc_status_t served = sc_tree_serve(place->listen_fd, rank, place->children,
+                                           (int)place->role.nchildren, st, err,
+                                           st == SC_SUCCESS ? result->storage : NULL,
+                                           place->role.table_len, where,
+                                           deadline + SC_STORE_TREE_LEVEL_S, &word);
+        if (st == SC_SUCCESS && served != SC_SUCCESS) {
+            snprintf(err, sizeof(err), "%s", sc_error_text_unprefixed());
+            sc_store_result_free(result);
+            st = served;
+        }
+    }
+    /* Where the word cannot be sent, the store's connection broke: the read says so. */
+    if (!word.heard) {
+        if (sc_store_net_reply(place->store_fd, st, err, (uint32_t)strlen(err),
+                               sc_clock_now() + 5.0) != 0)
+            end = sc_clock_now() + 1.0;
+        sc_store_net_read_word(place->store_fd, where, end, &word.st, word.text);
+    }
+    if (st != SC_SUCCESS)
+        return st; /* its own sentence, set already, names the rank it concerns */
+    if (word.st == SC_SUCCESS)
+        return SC_SUCCESS;
+    sc_store_result_free(result);
+    return sc_error(word.st, "%s", word.text);
 }
 
 /* A world of one rank has only its own blob: no store, so that a single process (a
@@ -805,7 +950,7 @@ sc_status_t sc_store_allgather(const char *addr, int port, int rank, int size,
                                const void *blob, size_t len, sc_store_result_t *result)
 {
     sc_store_server_t server;
-    sc_store_place_t place = {.listen_fd = -1};
+    sc_store_place_t place = {.listen_fd = -1, .store_fd = -1};
     double start = sc_clock_now(), deadline = start + timeout_s;
     /* Clients wait a little longer than the server so they hear its verdict. */
     double client_deadline = deadline + 3.0;
@@ -820,6 +965,7 @@ sc_status_t sc_store_allgather(const char *addr, int port, int rank, int size,
     if (rank == 0) {
         sc_store_server_init(&server, addr, port, size, launch, start, deadline);
         server.fanout = fanout;
+        server.timeout_s = timeout_s;
         sc_store_net_check_master(addr, server.note, sizeof(server.note));
         if (server.note[0])
             sc_log(SC_LOG_WARN, "%s", server.note);
@@ -867,7 +1013,10 @@ sc_status_t sc_store_allgather(const char *addr, int port, int rank, int size,
         snprintf(why, sizeof(why), "never answered");
         st = sc_store_exchange(fd, rank, size, launch, blob, len, where, client_deadline,
                                &place, result);
-        close(fd);
+        if (st == SC_SUCCESS)
+            place.store_fd = fd; /* the word at the tree's end comes on it */
+        else
+            close(fd);
         if (st == SC_IN_PROGRESS && sc_clock_now() < client_deadline &&
             ++broke == SC_STORE_BROKEN_MAX) {
             snprintf(why, sizeof(why), "it took this rank's connection and closed it "
@@ -880,6 +1029,9 @@ sc_status_t sc_store_allgather(const char *addr, int port, int rank, int size,
         if (st == SC_IN_PROGRESS)
             usleep(50000);
     }
+    /* Rank 0's store serves until every rank, its own client too, said it has the table. */
+    if (st == SC_SUCCESS)
+        st = sc_store_tree_part(&place, rank, size, where, timeout_s, result);
     if (rank == 0) {
         pthread_join(server.thread, NULL);
         if (st == SC_IN_PROGRESS && server.verdict != SC_SUCCESS)
@@ -889,8 +1041,8 @@ sc_status_t sc_store_allgather(const char *addr, int port, int rank, int size,
         st = sc_error(SC_ERR_TIMEOUT,
                       "rendezvous timed out after %.1f s: the store of rank 0 at %s %s",
                       sc_clock_now() - start, where, why);
-    if (st == SC_SUCCESS)
-        st = sc_store_tree_part(&place, rank, size, where, timeout_s, result);
+    if (place.store_fd >= 0)
+        close(place.store_fd);
     if (place.listen_fd >= 0)
         close(place.listen_fd);
     free(place.children);

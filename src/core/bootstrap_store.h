@@ -32,7 +32,10 @@ typedef struct {
  * socket errors; in the tree, SC_ERR_PEER_FAILED or SC_ERR_TIMEOUT naming this rank's
  * parent (it exited, was killed or sent nothing within timeout_s of the store's answer,
  * plus 2 s a level), or a parent's own failure as it said it, or SC_ERR_TIMEOUT naming
- * the children that never came for the table; SC_ERR_MISMATCH at once where the store at
+ * the children that never came for the table; SC_ERR_PEER_FAILED naming a rank that
+ * exited or was killed before every rank had the table, or another rank's failure in
+ * the tree, as the store tells every rank at once (every rank says to the store when it
+ * has the table: bootstrap_wire.h); SC_ERR_MISMATCH at once where the store at
  * addr:port serves another launch (both ids known), which it refuses without failing
  * its own, as it refuses such a process telling a failure. */
 sc_status_t sc_store_allgather(const char *addr, int port, int rank, int size,

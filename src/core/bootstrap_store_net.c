@@ -27,10 +27,11 @@ int sc_store_net_io(int fd, void *buf, size_t len, double deadline, int writing)
 
     while (len > 0) {
         struct pollfd pfd = {fd, writing ? POLLOUT : POLLIN, 0};
-        int ms = sc_clock_ms_until(deadline);
         ssize_t n;
 
-        if (ms <= 0 || poll(&pfd, 1, ms) <= 0)
+        /* Past the deadline what is there already still counts: a rank stopped past it
+         * finds the store's answer, or its word, waiting. */
+        if (poll(&pfd, 1, sc_clock_ms_until(deadline)) <= 0)
             return -1;
         n = writing ? send(fd, p, len, MSG_NOSIGNAL) : recv(fd, p, len, 0);
         if (n < 0 && (errno == EINTR || errno == EAGAIN))
@@ -73,6 +74,33 @@ int sc_store_net_read_text(int fd, const sc_store_reply_t *rep, char *text, doub
         if ((unsigned char)text[i] < 0x20 || text[i] == 0x7f)
             return 1;
     return 0;
+}
+
+int sc_store_net_read_word(int fd, const char *where, double deadline, sc_status_t *st,
+                           char *text)
+{
+    sc_store_reply_t rep;
+    int got = sc_store_net_read_reply(fd, &rep, deadline);
+
+    *st = (sc_status_t)rep.status;
+    text[0] = '\0';
+    if (got == 0 && rep.status == SC_SUCCESS && rep.len == 0)
+        return 0;
+    if (got == 0 && rep.status != SC_SUCCESS &&
+        sc_store_net_read_text(fd, &rep, text, deadline) == 0)
+        return 0;
+    if (sc_clock_now() >= deadline) {
+        *st = SC_ERR_TIMEOUT;
+        snprintf(text, SC_ERROR_MAX, "rendezvous at %s: the store of rank 0 did not say "
+                 "by this rank's deadline whether every rank had the table of the ranks' "
+                 "blobs: rank 0 is stopped or hung", where);
+        return 1;
+    }
+    *st = SC_ERR_PEER_FAILED;
+    snprintf(text, SC_ERROR_MAX, "rendezvous at %s: the store of rank 0 closed this rank's "
+             "connection before every rank had the table of the ranks' blobs: rank 0 "
+             "exited or was killed", where);
+    return -1;
 }
 
 void sc_store_net_skip(int fd, size_t len, double deadline)

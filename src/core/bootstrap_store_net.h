@@ -12,8 +12,8 @@
 #include "core/bootstrap_wire.h"
 #include "shardcomm/status.h"
 
-/* Writes (writing 1) or reads exactly len bytes before deadline; -1 on error or
- * timeout. */
+/* Writes (writing 1) or reads exactly len bytes before deadline (past it, only what the
+ * socket holds or takes at once); -1 on error or timeout. */
 int sc_store_net_io(int fd, void *buf, size_t len, double deadline, int writing);
 
 /* An answer: its header (SC_STORE_MAGIC, status, len), then len bytes of payload (the
@@ -31,6 +31,16 @@ int sc_store_net_read_reply(int fd, sc_store_reply_t *rep, double deadline);
  * text (SC_ERROR_MAX bytes), ended with a NUL: 0, -1 when the connection closed or the
  * deadline passed first, 1 when it is not text (a control character in it). */
 int sc_store_net_read_text(int fd, const sc_store_reply_t *rep, char *text, double deadline);
+
+/* A word at the end of the table's tree (a rank's to the store, the store's to a rank:
+ * SC_SUCCESS and no text, or a failure's status and sentence), read from fd before
+ * deadline into *st and text (SC_ERROR_MAX bytes): 0 when it came, -1 when the
+ * connection closed first (or what came is no such word), 1 when nothing came by the
+ * deadline; then *st and text say so of the store (where: its address), rank 0 exited
+ * or was killed (SC_ERR_PEER_FAILED) or is stopped or hung (SC_ERR_TIMEOUT). Sets no
+ * error of this thread. */
+int sc_store_net_read_word(int fd, const char *where, double deadline, sc_status_t *st,
+                           char *text);
 
 /* Reads and drops len bytes (up to the deadline). */
 void sc_store_net_skip(int fd, size_t len, double deadline);

@@ -17,6 +17,11 @@
 #include "core/log.h"
 #include "core/text_list.h"
 
+/* How long a parent still serves the children to come once the store said that the
+ * rendezvous failed: those alive are on their way (and learn why from it), one that
+ * exited or was killed never comes. */
+#define SC_TREE_TOLD_S 2.0
+
 int sc_tree_side(int family, int loopback)
 {
     return (family == AF_INET6) * 2 + (loopback != 0);
@@ -217,10 +222,11 @@ typedef struct {
     size_t got;         /* bytes of the hello read */
     size_t sent;        /* bytes of the answer (header, then payload) sent */
     sc_store_hello_t h;
+    const struct sc_tree_answer *ans; /* what it is sent, once its hello came */
 } sc_tree_conn_t;
 
-/* What sc_tree_serve sends: st with payload (the table) or text (this rank's failure). */
-typedef struct {
+/* What sc_tree_serve sends: st with payload (the table) or text (a failure). */
+typedef struct sc_tree_answer {
     sc_store_reply_t rep;
     const uint8_t *payload;
 } sc_tree_answer_t;
@@ -255,10 +261,11 @@ static int sc_tree_conn_read(sc_tree_conn_t *k, const uint32_t *children, int n,
     return -1;
 }
 
-/* Sends what the socket takes of the answer to k: 1 once all of it went, 0 while some is
+/* Sends what the socket takes of k's answer: 1 once all of it went, 0 while some is
  * left, -1 when the connection broke. */
-static int sc_tree_conn_write(sc_tree_conn_t *k, const sc_tree_answer_t *a)
+static int sc_tree_conn_write(sc_tree_conn_t *k)
 {
+    const sc_tree_answer_t *a = k->ans;
     size_t total = sizeof(a->rep) + a->rep.len;
 
     while (k->sent < total) {
@@ -311,7 +318,8 @@ static void sc_tree_conn_drop(sc_tree_conn_t *conns, int *nconns, int k)
 
 sc_status_t sc_tree_serve(int listen_fd, int rank, const uint32_t *children, int n,
                           sc_status_t st, const char *text, const uint8_t *payload,
-                          uint32_t total, const char *where, double deadline)
+                          uint32_t total, const char *where, double deadline,
+                          sc_tree_word_t *word)
 {
     /* Every connection is served as far as its socket takes it, so that a child that
      * stalls (stopped, or too slow to read) holds up none of its siblings; a connection
@@ -323,6 +331,8 @@ sc_status_t sc_tree_serve(int listen_fd, int rank, const uint32_t *children, int
     size_t *took = calloc((size_t)n, sizeof(size_t));
     sc_tree_answer_t a = {{SC_STORE_MAGIC, st, st == SC_SUCCESS ? total : (uint32_t)strlen(text)},
                           st == SC_SUCCESS ? payload : (const uint8_t *)text};
+    sc_tree_answer_t told; /* the store's failure, once it said one */
+    const sc_tree_answer_t *cur = &a;
     char missing[512];
 
     if (!conns || !pfds || !served || !handled || !took) {
@@ -337,12 +347,16 @@ sc_status_t sc_tree_serve(int listen_fd, int rank, const uint32_t *children, int
     fcntl(listen_fd, F_SETFL, fcntl(listen_fd, F_GETFL) | O_NONBLOCK);
     while (left > 0) {
         double now = sc_clock_now(), wake = deadline;
-        int np = 0, base, ready;
+        int np = 0, base, ready, at_word = -1;
 
         if (now >= deadline)
             break;
         if (nconns < cap)
             pfds[np++] = (struct pollfd){listen_fd, POLLIN, 0};
+        if (word->fd >= 0 && !word->heard) {
+            at_word = np;
+            pfds[np++] = (struct pollfd){word->fd, POLLIN, 0};
+        }
         base = np;
         for (int k = 0; k < nconns; k++) {
             pfds[np++] = (struct pollfd){conns[k].fd, conns[k].child < 0 ? POLLIN : POLLOUT, 0};
@@ -353,6 +367,19 @@ sc_status_t sc_tree_serve(int listen_fd, int rank, const uint32_t *children, int
         if (ready < 0 && errno != EINTR)
             break;
         now = sc_clock_now();
+        if (ready > 0 && at_word >= 0 && pfds[at_word].revents) {
+            /* The rendezvous failed elsewhere (a rank exited or was killed, or rank 0):
+             * the children still to come are told so, for a while, as they come. */
+            sc_store_net_read_word(word->fd, where, now + 2.0, &word->st, word->text);
+            word->heard = 1;
+            if (word->st != SC_SUCCESS && st == SC_SUCCESS) {
+                told = (sc_tree_answer_t){{SC_STORE_MAGIC, word->st, (uint32_t)strlen(word->text)},
+                                          (const uint8_t *)word->text};
+                cur = &told;
+            }
+            if (deadline > now + SC_TREE_TOLD_S)
+                deadline = now + SC_TREE_TOLD_S;
+        }
         /* Back to front, so that a connection dropped (the last moved into its place)
          * leaves those not yet looked at where they were. */
         for (int k = nconns - 1; k >= 0; k--) {
@@ -363,10 +390,12 @@ sc_status_t sc_tree_serve(int listen_fd, int rank, const uint32_t *children, int
             if (c->child < 0) {
                 r = rev ? sc_tree_conn_read(c, children, n, handled)
                         : -(now >= c->hello_until);
-                if (r == 0 && c->child >= 0)
-                    r = sc_tree_conn_write(c, &a);
+                if (r == 0 && c->child >= 0) {
+                    c->ans = cur;
+                    r = sc_tree_conn_write(c);
+                }
             } else {
-                r = rev ? sc_tree_conn_write(c, &a) : 0;
+                r = rev ? sc_tree_conn_write(c) : 0;
             }
             if (c->child >= 0 && r != 0) {
                 served[c->child] = r > 0;
@@ -385,7 +414,7 @@ sc_status_t sc_tree_serve(int listen_fd, int rank, const uint32_t *children, int
             if (fd < 0)
                 break;
             fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
-            conns[nconns++] = (sc_tree_conn_t){fd, -1, now + 5.0, 0, 0, {0}};
+            conns[nconns++] = (sc_tree_conn_t){fd, -1, now + 5.0, 0, 0, {0}, NULL};
         }
     }
     for (int k = 0; k < nconns; k++)
@@ -397,7 +426,7 @@ sc_status_t sc_tree_serve(int listen_fd, int rank, const uint32_t *children, int
     free(served);
     free(handled);
     free(took);
-    if (nmissing == 0 || st != SC_SUCCESS)
+    if (nmissing == 0 || st != SC_SUCCESS || word->heard)
         return st;
     return sc_error(SC_ERR_TIMEOUT, "rendezvous at %s: rank%s %s, child%s of rank %d in the "
                     "rendezvous's tree, did not take the table of the ranks' blobs by rank "

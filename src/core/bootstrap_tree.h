@@ -9,6 +9,7 @@
 #include <stdint.h>
 #include "core/bootstrap_store.h"
 #include "core/bootstrap_wire.h"
+#include "core/error.h"
 #include "shardcomm/status.h"
 
 /* The sides of the tree: ranks serve only ranks of their side, which can reach them. */
@@ -45,16 +46,31 @@ sc_status_t sc_tree_fetch(const sc_store_role_t *role, int rank, int size, const
                           double deadline, sc_store_result_t *result, char *err,
                           size_t err_len);
 
+/* The store's word at the end of the table's tree (bootstrap_wire.h) as a rank that
+ * serves children may hear it early: fd its connection to the store (-1: none), heard
+ * once it came, its status and sentence (sc_store_net_read_word). */
+typedef struct {
+    int fd;
+    int heard;
+    sc_status_t st;
+    char text[SC_ERROR_MAX];
+} sc_tree_word_t;
+
 /* Serves this rank's children in the tree (the n ranks of children) as they connect to
  * listen_fd, each once and all at once (non-blocking, so that one that stalls, stopped
  * or too slow to read, holds up none of the others; a connection that sends no child's
  * hello within 5 s is dropped), until each came or deadline: the table (payload, total
  * bytes) where st is SC_SUCCESS, else st with text, this rank's failure, so that each
- * fails at once with it. SC_SUCCESS, or SC_ERR_TIMEOUT naming the children that did not
- * take the table, and how much of it one that stalled took (only where st is
- * SC_SUCCESS; else st, its sentence left to the caller). Leaves listen_fd non-blocking. */
+ * fails at once with it. Where the store speaks meanwhile on word->fd (the rendezvous
+ * failed elsewhere: a rank exited or was killed), its word is read into *word, the
+ * children still to come are given its failure in place of the table, and those not
+ * come within 2 s are left. SC_SUCCESS (also where the store spoke: its word decides),
+ * or SC_ERR_TIMEOUT naming the children that did not take the table, and how much of
+ * it one that stalled took (only where st is SC_SUCCESS; else st, its sentence left to
+ * the caller). Leaves listen_fd non-blocking. */
 sc_status_t sc_tree_serve(int listen_fd, int rank, const uint32_t *children, int n,
                           sc_status_t st, const char *text, const uint8_t *payload,
-                          uint32_t total, const char *where, double deadline);
+                          uint32_t total, const char *where, double deadline,
+                          sc_tree_word_t *word);
 
 #endif

@@ -59,10 +59,17 @@ typedef struct {
 
 /* The start of the store's payload on success: where this rank gets the table (parent 0:
  * the table, table_len bytes, follows the children's ranks here), the ranks it serves it
- * to (nchildren uint32_t after this), and its depth below rank 0 (1: a child of rank 0). */
+ * to (nchildren uint32_t after this), its depth below rank 0 (1: a child of rank 0), and
+ * the tree's height (its deepest rank's depth), which bounds how long the store waits
+ * for every rank to say it has the table. After the tree a rank sends the store an
+ * answer of its own on the same connection (SC_SUCCESS and no text once it has the
+ * table and served its children, else its failure's status and sentence), and the store
+ * answers every rank once all said so (SC_SUCCESS, no text), or at once the first
+ * failure: a rank's, or a rank whose connection closed (it exited or was killed). */
 typedef struct {
     uint32_t parent;
     uint32_t depth;
+    uint32_t height;
     uint32_t nchildren;
     uint32_t table_len;
     uint32_t scope_id; /* the parent's address: an IPv6 one's scope */

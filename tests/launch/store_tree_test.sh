@@ -20,7 +20,13 @@
 #                   answer (it waited 5 s behind the silent connection when rank 1 served
 #                   its children one after another), rank 1 fails naming rank 3 as its
 #                   child that did not take the table, and rank 7 naming rank 3 as its
-#                   stopped parent
+#                   stopped parent; the others with rank 1's sentence, and so does rank 3
+#                   once resumed
+#   child_killed_before_fetch  8 ranks, fan-out 2, SC_TIMEOUT 10: rank 3 is stopped while
+#                   it waits for the store's answer and killed once the store answered,
+#                   before it fetched the table from rank 1: every other rank fails within
+#                   5 s naming rank 3 as exited or killed (rank 1 waited SC_TIMEOUT for it
+#                   and the others went on into sc_comm_init)
 set -u
 sc_info=$1
 mode=$2
@@ -162,6 +168,38 @@ child_stopped)
   grep -q "from rank 3, its parent in the rendezvous's tree, at 127.0.0.1:[0-9]*: .*rank 3 is stopped or hung" \
     "$logs/7" || fail "rank 7 does not name rank 3 as its stopped parent"
   exec {silent}>&-
+  kill -CONT "${pids[3]}"
+  wait "${pids[3]}" && fail "rank 3 succeeded once resumed"
+  grep -q "rank 3: .*rank 3, child of rank 1 in the rendezvous's tree, did not take the table" \
+    "$logs/3" || fail "rank 3, resumed, does not say that rank 1 gave up on it"
+  for r in 0 2 4 5 6; do
+    wait "${pids[$r]}" && fail "rank $r succeeded"
+    grep -q "rank 3, child of rank 1 in the rendezvous's tree, did not take the table" \
+      "$logs/$r" || fail "rank $r does not give rank 1's sentence on rank 3"
+  done
+  ;;
+child_killed_before_fetch)
+  n=8
+  export SC_STORE_FANOUT=2 SC_TIMEOUT=10
+  for ((r = 0; r < n - 1; r++)); do start $r $n; done
+  wait_for 20 grep -q "rank 3 listens on port" "$logs/3" || fail "rank 3 never listened"
+  sleep 0.5 # its hello follows at once
+  kill -STOP "${pids[3]}"
+  start $((n - 1)) $n
+  wait_for 20 grep -q "rank 0 sent" "$logs/0" || fail "the store never answered"
+  t0=$SECONDS
+  kill -KILL "${pids[3]}"
+  for ((r = 0; r < n; r++)); do
+    ((r == 3)) && continue
+    wait "${pids[$r]}" && fail "rank $r succeeded"
+  done
+  elapsed=$((SECONDS - t0))
+  ((elapsed < 5)) || fail "the ranks took $elapsed s to fail (SC_TIMEOUT 10 s)"
+  for ((r = 0; r < n; r++)); do
+    ((r == 3)) && continue
+    grep -q "rank 3 exited or was killed" "$logs/$r" ||
+      fail "rank $r does not name rank 3 as exited or killed"
+  done
   ;;
 *)
   echo "unknown mode $mode"
