@@ -62,12 +62,19 @@
  *
  * Thread safety: calls on one communicator (sc_mem_alloc and sc_mem_free included) are
  * issued by one thread at a time; calls on different communicators, splits of one
- * sc_comm_init too, may run at once on different threads. Two threads issuing on one
- * communicator at once are not detected: the ranks may number the calls in different
- * orders, a mismatch or, for calls of the same shape, each other's data.
- * sc_wait/sc_test/sc_request_free may run on any thread, and several threads may wait
- * on or test one request at once (each gets its status); sc_request_free only once no
- * other thread is in sc_wait or sc_test on that request (it frees what they read). */
+ * sc_comm_init too, may run at once on different threads. A call entered on a
+ * communicator while another thread issues one on it (from that call's entry until it
+ * is queued, a blocking call until it returns; sc_comm_split, sc_comm_destroy,
+ * sc_sparse_allreduce and sc_compressed_allreduce too) fails at once with
+ * SC_ERR_INVALID_ARG and a sentence naming both calls, and changes nothing: no output
+ * written, no peer told, the other thread's call goes on (issued both, the ranks could
+ * number the two in different orders and exchange, for calls of the same shape, each
+ * other's data). Calls handed from one thread to another (under a lock) are fine. What
+ * cannot be told is calls of two threads that do not overlap in time but come in
+ * another order than on the peers. sc_wait/sc_test/sc_request_free may run on any
+ * thread, and several threads may wait on or test one request at once (each gets its
+ * status); sc_request_free only once no other thread is in sc_wait or sc_test on that
+ * request (it frees what they read). */
 #ifndef SHARDCOMM_COLLECTIVES_H
 #define SHARDCOMM_COLLECTIVES_H
 

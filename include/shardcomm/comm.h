@@ -73,7 +73,9 @@ SC_API sc_status_t sc_comm_init_from_env(sc_comm_t **comm);
  * rank). Collective over comm. A negative color returns *sub = NULL (the caller takes
  * part in no new communicator). The new communicator shares the parent's transport
  * and is destroyed independently. Splits of different communicators may run at once on
- * different threads (as any calls on different communicators). At most 4095
+ * different threads (as any calls on different communicators); one entered while another
+ * thread issues a call on comm is refused, as any call then (collectives.h, "Thread
+ * safety"). At most 4095
  * communicators made by split live at once on the ranks of comm (the tag's context
  * ids; those of destroyed communicators are reused once 4095 have been used): beyond,
  * SC_ERR_UNSUPPORTED on every rank. */
@@ -85,7 +87,11 @@ SC_API sc_status_t sc_comm_split(sc_comm_t *comm, int color, int key, sc_comm_t 
  * communicator that a reducer still uses is refused with SC_ERR_INVALID_ARG (destroy
  * the reducer first) and stays as it was. Local call. Thread safety: no other call on
  * comm may run meanwhile on another thread, but for sc_wait, sc_test and sc_comm_abort
- * (which it waits for when that abort found comm live).
+ * (which it waits for when that abort found comm live): a destroy entered while another
+ * thread issues a call on comm is refused with SC_ERR_INVALID_ARG and leaves comm as it
+ * was, and a call entered on another thread during the destroy is refused too
+ * (SC_ERR_INVALID_ARG, or SC_ERR_INVALID_COMM once comm is gone; collectives.h,
+ * "Thread safety").
  *
  * The peers are told, best effort (a control message, waited for at most 0.5 s), which
  * collectives and which sends to and receives from each of them this rank joined: a

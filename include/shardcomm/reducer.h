@@ -40,7 +40,9 @@
  * finalize only after every mark_ready of the iteration has returned. Between the
  * first mark_ready of a synced iteration and finalize's return the reducer issues
  * collectives on the communicator (from whichever thread completes a bucket): the
- * caller issues none of its own on it then (sc_comm_split gives another one). A
+ * caller issues none of its own on it then (sc_comm_split gives another one); one that
+ * meets a start in flight on another thread is refused, or makes the start fail
+ * (collectives.h, "Thread safety"), which aborts the communicator. A
  * reducer with host buckets whose finish has work (a hook's finish, or copies with a
  * hook other than the plain all-reduce, whose all-reduce copies the results back
  * itself as they become final) owns a thread that finishes each bucket as soon as its

@@ -469,12 +469,13 @@ sc_status_t sc_call_enqueue_host(const sc_call_t *call, sc_comm_t *comm,
     return SC_SUCCESS;
 }
 
-/* The checks of every call (communicator, arguments), then its route: SC_SUCCESS for
- * the host backend, SC_IN_PROGRESS for the device path on *device, or an error. */
+/* The checks of every call (communicator, arguments; the handle was checked as comm was
+ * marked, sc_comm_issue_begin), then its route: SC_SUCCESS for the host backend,
+ * SC_IN_PROGRESS for the device path on *device, or an error. */
 static sc_status_t sc_call_admit(const sc_call_t *call, sc_comm_t *comm, sc_stream_t stream,
                                  int *device)
 {
-    sc_status_t st = sc_comm_check(comm, sc_call_name(call)), broken = SC_SUCCESS;
+    sc_status_t st = sc_comm_check_usable(comm, sc_call_name(call)), broken = SC_SUCCESS;
 
     /* Broken by a peer at a later collective than this one, which the peers finished
      * (a rank running behind): it still runs on the host path (sc_progress_fail_comm),
@@ -491,7 +492,7 @@ static sc_status_t sc_call_admit(const sc_call_t *call, sc_comm_t *comm, sc_stre
     if (st == SC_SUCCESS)
         st = sc_call_route(call, comm, stream, device);
     if (broken != SC_SUCCESS && st == SC_IN_PROGRESS)
-        return sc_comm_check(comm, sc_call_name(call)); /* the device path: refused */
+        return sc_comm_check_usable(comm, sc_call_name(call)); /* the device path: refused */
     if (st != SC_SUCCESS && st != SC_IN_PROGRESS)
         sc_progress_refused(comm, call->kind, call->root);
     return st;
@@ -545,8 +546,9 @@ static sc_status_t sc_call_check_self_receive(const sc_call_t *call, sc_comm_t *
                     "NULL) before it", self);
 }
 
-static sc_status_t sc_call_issue(const sc_call_t *call, sc_comm_t *comm, sc_stream_t stream,
-                                 sc_request_t **req)
+/* sc_call_issue on a communicator this thread marked. */
+static sc_status_t sc_call_issue_marked(const sc_call_t *call, sc_comm_t *comm,
+                                        sc_stream_t stream, sc_request_t **req)
 {
     sc_status_t st;
     int device;
@@ -563,12 +565,26 @@ static sc_status_t sc_call_issue(const sc_call_t *call, sc_comm_t *comm, sc_stre
     return sc_call_issue_host(call, comm, NULL, NULL, 0, req);
 }
 
-/* A call that takes host buffers only (what: the kind of call, for the sentence),
- * admitted and queued with its gate and its delivered ranges. */
-static sc_status_t sc_call_issue_host_only(const sc_call_t *call, sc_comm_t *comm,
-                                           const char *what, int *gate,
-                                           const sc_range_t *deliver, int ndeliver,
-                                           sc_request_t **req)
+/* A public call: comm marked as issued on by this thread until the call is queued, or,
+ * blocking, until it returns (another thread's call meanwhile is refused). */
+static sc_status_t sc_call_issue(const sc_call_t *call, sc_comm_t *comm, sc_stream_t stream,
+                                 sc_request_t **req)
+{
+    int claimed;
+    sc_status_t st = sc_comm_issue_begin(comm, sc_call_name(call), &claimed);
+
+    if (st != SC_SUCCESS)
+        return st;
+    st = sc_call_issue_marked(call, comm, stream, req);
+    sc_comm_issue_end(comm, claimed);
+    return st;
+}
+
+/* sc_call_issue_host_only on a communicator this thread marked. */
+static sc_status_t sc_call_issue_host_marked(const sc_call_t *call, sc_comm_t *comm,
+                                             const char *what, int *gate,
+                                             const sc_range_t *deliver, int ndeliver,
+                                             sc_request_t **req)
 {
     sc_status_t st;
     int device;
@@ -583,6 +599,24 @@ static sc_status_t sc_call_issue_host_only(const sc_call_t *call, sc_comm_t *com
     if (st != SC_SUCCESS)
         return st;
     return sc_call_issue_host(call, comm, gate, deliver, ndeliver, req);
+}
+
+/* A call that takes host buffers only (what: the kind of call, for the sentence),
+ * admitted and queued with its gate and its delivered ranges, with comm marked as
+ * sc_call_issue does (the reducer's and the top-k hook's calls). */
+static sc_status_t sc_call_issue_host_only(const sc_call_t *call, sc_comm_t *comm,
+                                           const char *what, int *gate,
+                                           const sc_range_t *deliver, int ndeliver,
+                                           sc_request_t **req)
+{
+    int claimed;
+    sc_status_t st = sc_comm_issue_begin(comm, sc_call_name(call), &claimed);
+
+    if (st != SC_SUCCESS)
+        return st;
+    st = sc_call_issue_host_marked(call, comm, what, gate, deliver, ndeliver, req);
+    sc_comm_issue_end(comm, claimed);
+    return st;
 }
 
 sc_status_t sc_call_issue_gated(const sc_call_t *call, sc_comm_t *comm, int *gate,

@@ -357,17 +357,24 @@ static void sc_shm_free_released(sc_transport_t *tp)
 
 static sc_status_t sc_mem_alloc_call(sc_comm_t *comm, size_t bytes, void **ptr);
 
-/* Failures inside say which public call they ended (sc_error_in). */
+/* Failures inside say which public call they ended (sc_error_in). comm is marked as
+ * issued on by this thread meanwhile (sc_comm_issue_begin). */
 SC_API sc_status_t sc_mem_alloc(sc_comm_t *comm, size_t bytes, void **ptr)
 {
     sc_serves_t was = sc_serves_begin(SC_SERVES_MEM_ALLOC);
+    int claimed;
+    sc_status_t st = sc_comm_issue_begin(comm, "sc_mem_alloc", &claimed);
 
-    return sc_serves_return(was, sc_mem_alloc_call(comm, bytes, ptr), "sc_mem_alloc");
+    if (st == SC_SUCCESS) {
+        st = sc_mem_alloc_call(comm, bytes, ptr);
+        sc_comm_issue_end(comm, claimed);
+    }
+    return sc_serves_return(was, st, "sc_mem_alloc");
 }
 
 static sc_status_t sc_mem_alloc_call(sc_comm_t *comm, size_t bytes, void **ptr)
 {
-    sc_status_t st = sc_comm_check(comm, "sc_mem_alloc");
+    sc_status_t st = sc_comm_check_usable(comm, "sc_mem_alloc");
     struct sc_shm_seg *s;
 
     if (st != SC_SUCCESS)
@@ -403,18 +410,30 @@ static void sc_shm_unlist(sc_transport_t *tp, const struct sc_shm_seg *s)
     }
 }
 
+static sc_status_t sc_mem_free_marked(sc_comm_t *comm, void *ptr);
+
+/* Local: memory is given back on a communicator that failed too. comm is marked as
+ * issued on by this thread meanwhile (sc_comm_issue_begin). */
 SC_API sc_status_t sc_mem_free(sc_comm_t *comm, void *ptr)
 {
     sc_status_t st;
-    int users = 0;
-    struct sc_shm_seg **pp, *s = NULL;
+    int claimed;
 
     if (!ptr)
         return SC_SUCCESS;
-    /* Local: memory is given back on a communicator that failed too. */
-    st = sc_comm_check_handle(comm, "sc_mem_free");
+    st = sc_comm_issue_begin(comm, "sc_mem_free", &claimed);
     if (st != SC_SUCCESS)
         return st;
+    st = sc_mem_free_marked(comm, ptr);
+    sc_comm_issue_end(comm, claimed);
+    return st;
+}
+
+static sc_status_t sc_mem_free_marked(sc_comm_t *comm, void *ptr)
+{
+    int users = 0;
+    struct sc_shm_seg **pp, *s = NULL;
+
     sc_shm_free_released(comm->tp);
     pthread_mutex_lock(&sc_shm_lock);
     for (pp = &comm->shm_segs; *pp; pp = &(*pp)->next) {

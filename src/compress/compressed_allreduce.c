@@ -51,9 +51,16 @@ SC_API sc_status_t sc_compressed_allreduce(sc_compressor_t *compressor, sc_comm_
      * environment: the caller's modes (trapped exceptions, flush-to-zero) neither stop
      * it with SIGFPE on NaN or Inf gradients nor change its result. */
     sc_fpenv_t fe = sc_fpenv_enter();
-    sc_status_t st = sc_compressed_allreduce_call(compressor, comm, key, sendbuf, recvbuf,
-                                                  count, dtype, op);
+    int claimed;
+    /* comm marked as issued on by this thread for the whole step (sc_comm_issue_begin):
+     * another thread's call between its collectives would take a number among them. */
+    sc_status_t st = sc_comm_issue_begin(comm, SC_CAR_FN, &claimed);
 
+    if (st == SC_SUCCESS) {
+        st = sc_compressed_allreduce_call(compressor, comm, key, sendbuf, recvbuf, count,
+                                          dtype, op);
+        sc_comm_issue_end(comm, claimed);
+    }
     sc_fpenv_leave(fe);
     return sc_serves_return(was, st, "sc_compressed_allreduce");
 }
@@ -66,7 +73,7 @@ static sc_status_t sc_compressed_allreduce_call(sc_compressor_t *compressor, sc_
     int rank, p;
     sc_status_t st;
 
-    st = sc_comm_check(comm, SC_CAR_FN);
+    st = sc_comm_check_usable(comm, SC_CAR_FN);
     if (st != SC_SUCCESS)
         return st; /* no communicator to agree over */
     rank = sc_comm_rank(comm);

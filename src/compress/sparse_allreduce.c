@@ -69,10 +69,17 @@ SC_API sc_status_t sc_sparse_allreduce(sc_comm_t *comm, const void *indices, int
                                        void *dense, sc_dtype_t dtype, size_t n)
 {
     sc_serves_t was = sc_serves_begin(SC_SERVES_SPARSE);
+    int claimed;
+    /* comm marked as issued on by this thread for the whole call (sc_comm_issue_begin):
+     * another thread's call between its collectives would take a number among them. */
+    sc_status_t st = sc_comm_issue_begin(comm, SC_SPARSE_FN, &claimed);
 
-    return sc_serves_return(was, sc_sparse_allreduce_call(comm, indices, index_bits, values,
-                                                          value_dtype, k, dense, dtype, n),
-                            "sc_sparse_allreduce");
+    if (st == SC_SUCCESS) {
+        st = sc_sparse_allreduce_call(comm, indices, index_bits, values, value_dtype, k,
+                                      dense, dtype, n);
+        sc_comm_issue_end(comm, claimed);
+    }
+    return sc_serves_return(was, st, "sc_sparse_allreduce");
 }
 
 static sc_status_t sc_sparse_allreduce_call(sc_comm_t *comm, const void *indices, int index_bits,
@@ -85,7 +92,7 @@ static sc_status_t sc_sparse_allreduce_call(sc_comm_t *comm, const void *indices
     float *acc = NULL;
     sc_status_t st;
 
-    st = sc_comm_check(comm, SC_SPARSE_FN);
+    st = sc_comm_check_usable(comm, SC_SPARSE_FN);
     if (st != SC_SUCCESS)
         return st; /* no communicator to agree over */
     rank = sc_comm_rank(comm);

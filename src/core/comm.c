@@ -560,12 +560,20 @@ static int sc_split_cmp(const void *a, const void *b)
 
 static sc_status_t sc_comm_split_call(sc_comm_t *comm, int color, int key, sc_comm_t **sub);
 
-/* Failures inside say which public call they ended (sc_error_in). */
+/* Failures inside say which public call they ended (sc_error_in). comm is marked as
+ * issued on by this thread meanwhile (sc_comm_issue_begin): the split's own collectives
+ * on it pass, another thread's calls are refused. */
 SC_API sc_status_t sc_comm_split(sc_comm_t *comm, int color, int key, sc_comm_t **sub)
 {
     sc_serves_t was = sc_serves_begin(SC_SERVES_COMM_SPLIT);
+    int claimed;
+    sc_status_t st = sc_comm_issue_begin(comm, "sc_comm_split", &claimed);
 
-    return sc_serves_return(was, sc_comm_split_call(comm, color, key, sub), "sc_comm_split");
+    if (st == SC_SUCCESS) {
+        st = sc_comm_split_call(comm, color, key, sub);
+        sc_comm_issue_end(comm, claimed);
+    }
+    return sc_serves_return(was, st, "sc_comm_split");
 }
 
 static sc_status_t sc_comm_split_call(sc_comm_t *comm, int color, int key, sc_comm_t **sub)
@@ -576,7 +584,7 @@ static sc_status_t sc_comm_split_call(sc_comm_t *comm, int color, int key, sc_co
     int n = 0, held = 0;
     sc_status_t st;
 
-    st = sc_comm_check(comm, "sc_comm_split");
+    st = sc_comm_check_usable(comm, "sc_comm_split");
     if (st != SC_SUCCESS)
         return st;
     mine.rank = comm->rank;
@@ -674,24 +682,29 @@ void sc_comm_release(sc_comm_t *comm)
 SC_API sc_status_t sc_comm_destroy(sc_comm_t *comm)
 {
     sc_status_t st;
-    int holders;
+    int holders, claimed;
 
     if (!comm)
         return sc_error(SC_ERR_INVALID_COMM, "sc_comm_destroy: communicator is NULL");
-    /* A broken communicator is destroyed too, without a sentence saying it was refused. */
-    st = sc_comm_check_handle(comm, "sc_comm_destroy");
+    /* A broken communicator is destroyed too, without a sentence saying it was refused;
+     * one another thread issues on is not (its mark stays this thread's until freed). */
+    st = sc_comm_issue_begin(comm, "sc_comm_destroy", &claimed);
     if (st != SC_SUCCESS)
         return st;
     holders = __atomic_load_n(&comm->holders, __ATOMIC_RELAXED);
-    if (holders > 0)
+    if (holders > 0) {
+        sc_comm_issue_end(comm, claimed);
         return sc_error(SC_ERR_INVALID_ARG, "sc_comm_destroy: %d reducer%s still use%s this "
                         "communicator (and its registered memory): destroy %s first "
                         "(sc_reducer_destroy)", holders, holders == 1 ? "" : "s",
                         holders == 1 ? "s" : "", holders == 1 ? "it" : "them");
-    if (!sc_registry_remove(comm))
+    }
+    if (!sc_registry_remove(comm)) {
+        sc_comm_issue_end(comm, claimed);
         return sc_error(SC_ERR_INVALID_COMM,
                         "sc_comm_destroy: communicator %p was destroyed or never created",
                         (void *)comm);
+    }
     /* An sc_comm_abort on another thread that found comm live finishes first. */
     sc_registry_wait_left(comm);
     sc_device_destroy(comm);

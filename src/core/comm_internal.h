@@ -191,6 +191,12 @@ struct sc_comm {
     uint32_t reducers_made;
     struct sc_reducer_watch *reducer_watches;
     int entered;                /* threads inside sc_comm_abort: destroy waits for them */
+    /* The call a thread is issuing on it (its public name; NULL: none) and that thread,
+     * so that another thread's call meanwhile is refused (sc_comm_issue_begin). issuing
+     * is atomic: set under the registry's lock, cleared by that thread; issuer is only
+     * read and written under the registry's lock. */
+    const char *issuing;
+    pthread_t issuer;
     pid_t owner_pid;            /* the process that created it (a fork's child may not use it) */
     struct sc_comm *next;       /* in tp->comms */
 };
@@ -261,6 +267,27 @@ int sc_comm_abort_at_unload(sc_comm_t *comm, const struct timespec *until);
 /* The registry of live communicators (comm_registry.c): a destroyed or unknown handle
  * is refused without being dereferenced. */
 sc_status_t sc_comm_check(const sc_comm_t *comm, const char *caller);
+
+/* The part of sc_comm_check after the handle's: a communicator that failed is refused
+ * with its failure's status and a sentence naming caller. */
+sc_status_t sc_comm_check_usable(const sc_comm_t *comm, const char *caller);
+
+/* sc_comm_check_handle for a call that issues on comm (a collective, a send or receive,
+ * sc_mem_alloc, sc_mem_free, sc_comm_split, sc_comm_destroy, the sparse and compressed
+ * all-reduces) that also marks comm as
+ * issued on by this thread (caller: the call's public name, a string that lives for
+ * good), looked up and marked under the registry's lock, until sc_comm_issue_end: from
+ * the call's entry until it is numbered and posted, for a blocking call until it
+ * returns. Calls on one communicator come from one thread at a time: another thread's
+ * call while the mark is set is SC_ERR_INVALID_ARG, naming both calls, and changes
+ * nothing (no number taken, no peer told; the marking thread's call goes on). A call
+ * the library makes inside another on the same thread (the allgathers of
+ * sc_comm_split) passes, leaving the mark to the outer one: *claimed is 0 for it, 1 for
+ * the call that set the mark. A destroy cannot free comm while the mark is another
+ * thread's. On success the caller ends with sc_comm_issue_end(comm, *claimed), but for
+ * an sc_comm_destroy that freed comm. */
+sc_status_t sc_comm_issue_begin(sc_comm_t *comm, const char *caller, int *claimed);
+void sc_comm_issue_end(sc_comm_t *comm, int claimed);
 
 /* Adds a communicator to the registry (SC_ERR_NO_MEMORY with a sentence); removes one,
  * nonzero when it was there. */

@@ -1,7 +1,9 @@
 /* The registry of live communicators: a handle is looked up before it is dereferenced,
  * so that a destroyed, never-created or inherited (fork) communicator is refused with a
- * sentence instead of read; the getters (rank, size, local rank and size) that answer -1
- * for such a handle; and, at the library's unload, the live ones aborted. */
+ * sentence instead of read, and a call is refused while another thread issues one on
+ * the same communicator (the mark set at the lookup); the getters (rank, size, local
+ * rank and size) that answer -1 for such a handle; and, at the library's unload, the
+ * live ones aborted. */
 #include <pthread.h>
 #include <sched.h>
 #include <stdint.h>
@@ -99,12 +101,8 @@ sc_status_t sc_comm_check_handle(const sc_comm_t *c, const char *caller)
     return SC_SUCCESS;
 }
 
-sc_status_t sc_comm_check(const sc_comm_t *c, const char *caller)
+sc_status_t sc_comm_check_usable(const sc_comm_t *c, const char *caller)
 {
-    sc_status_t st = sc_comm_check_handle(c, caller);
-
-    if (st != SC_SUCCESS)
-        return st;
     if (__atomic_load_n(&c->broken, __ATOMIC_ACQUIRE) != SC_SUCCESS) {
         char text[SC_ERROR_MAX];
         snprintf(text, sizeof(text), "%s refused, the communicator failed earlier: %.900s",
@@ -115,14 +113,87 @@ sc_status_t sc_comm_check(const sc_comm_t *c, const char *caller)
     return SC_SUCCESS;
 }
 
-static void sc_comm_count_entry(const void *c)
+sc_status_t sc_comm_check(const sc_comm_t *c, const char *caller)
 {
+    sc_status_t st = sc_comm_check_handle(c, caller);
+
+    return st != SC_SUCCESS ? st : sc_comm_check_usable(c, caller);
+}
+
+/* What sc_comm_issue_begin's lookup found: the mark set for this call, or the call
+ * another thread is issuing (NULL: none, or this thread's own), or a fork's child. */
+typedef struct {
+    const char *caller;
+    const char *other;
+    int claimed;
+    int forked;
+} sc_issue_claim_t;
+
+/* Under the registry's lock, where every mark is set: a mark seen here is either this
+ * thread's (issuer) or another's, never a stale one of this thread's. A fork's child
+ * leaves the parent's mark alone (sc_comm_check_handle refuses its call). */
+static void sc_comm_claim(const void *p, void *arg)
+{
+    sc_comm_t *c = (sc_comm_t *)(uintptr_t)p;
+    sc_issue_claim_t *claim = arg;
+    const char *now = __atomic_load_n(&c->issuing, __ATOMIC_ACQUIRE);
+
+    if (sc_process_is_fork_of(c->owner_pid)) {
+        claim->forked = 1;
+        return;
+    }
+    if (!now) {
+        c->issuer = pthread_self();
+        __atomic_store_n(&c->issuing, claim->caller, __ATOMIC_RELAXED);
+        claim->claimed = 1;
+    } else if (!pthread_equal(c->issuer, pthread_self())) {
+        claim->other = now;
+    }
+}
+
+sc_status_t sc_comm_issue_begin(sc_comm_t *c, const char *caller, int *claimed)
+{
+    sc_issue_claim_t claim = {caller, NULL, 0, 0};
+
+    /* Nothing of c is read past the lookup but by a thread that holds its mark: another
+     * thread's destroy may free it at once. */
+    if (!c || !sc_ptr_set_contains_then(&sc_registry, c, sc_comm_claim, &claim) ||
+        claim.forked) {
+        /* NULL, destroyed or a fork's: nothing was marked. */
+        sc_status_t st = sc_comm_check_handle(c, caller);
+
+        if (st != SC_SUCCESS)
+            return st;
+        /* destroyed, and its address taken by a new one since */
+        return sc_error(SC_ERR_INVALID_COMM, "%s: communicator %p was destroyed or never "
+                        "created", caller, (void *)c);
+    }
+    if (claim.other)
+        return sc_error(SC_ERR_INVALID_ARG, "%s: another thread is in %s on this "
+                        "communicator (%p): calls on one communicator must come from one "
+                        "thread at a time (but for sc_wait, sc_test, sc_request_free, "
+                        "sc_comm_abort and the rank and size getters); this call was refused "
+                        "and changed nothing, the other thread's call goes on", caller,
+                        claim.other, (void *)c);
+    *claimed = claim.claimed;
+    return SC_SUCCESS;
+}
+
+void sc_comm_issue_end(sc_comm_t *c, int claimed)
+{
+    if (claimed)
+        __atomic_store_n(&c->issuing, NULL, __ATOMIC_RELEASE);
+}
+
+static void sc_comm_count_entry(const void *c, void *arg)
+{
+    (void)arg;
     __atomic_add_fetch(&((sc_comm_t *)(uintptr_t)c)->entered, 1, __ATOMIC_RELAXED);
 }
 
 sc_status_t sc_comm_enter(sc_comm_t *c, const char *caller)
 {
-    int live = c && sc_ptr_set_contains_then(&sc_registry, c, sc_comm_count_entry);
+    int live = c && sc_ptr_set_contains_then(&sc_registry, c, sc_comm_count_entry, NULL);
     sc_status_t st = sc_comm_check_handle(c, caller);
 
     if (live && st != SC_SUCCESS) /* a fork's child */
@@ -178,7 +249,7 @@ static void sc_registry_unload_comms(void)
 
         if (c->owner_pid != self)
             continue;
-        sc_comm_count_entry(c); /* a destroy on another thread waits until it left */
+        sc_comm_count_entry(c, NULL); /* a destroy on another thread waits until it left */
         live[n++] = c;
     }
     pthread_mutex_unlock(&sc_registry.lock);

@@ -57,17 +57,18 @@ int sc_ptr_set_remove(sc_ptr_set_t *s, const void *p)
 
 int sc_ptr_set_contains(sc_ptr_set_t *s, const void *p)
 {
-    return sc_ptr_set_contains_then(s, p, NULL);
+    return sc_ptr_set_contains_then(s, p, NULL, NULL);
 }
 
-int sc_ptr_set_contains_then(sc_ptr_set_t *s, const void *p, void (*then)(const void *p))
+int sc_ptr_set_contains_then(sc_ptr_set_t *s, const void *p,
+                             void (*then)(const void *p, void *arg), void *arg)
 {
     int found;
 
     pthread_mutex_lock(&s->lock);
     found = sc_ptr_set_find(s, p) < s->len;
     if (found && then)
-        then(p);
+        then(p, arg);
     pthread_mutex_unlock(&s->lock);
     return found;
 }

@@ -23,9 +23,11 @@ int sc_ptr_set_remove(sc_ptr_set_t *s, const void *p);
 
 int sc_ptr_set_contains(sc_ptr_set_t *s, const void *p);
 
-/* sc_ptr_set_contains that also calls then(p) under the set's lock when p is in it, so
- * that p cannot be removed in between (a communicator counted as entered before its
- * destroy can take it out). */
-int sc_ptr_set_contains_then(sc_ptr_set_t *s, const void *p, void (*then)(const void *p));
+/* sc_ptr_set_contains that also calls then(p, arg) under the set's lock when p is in it,
+ * so that p cannot be removed in between (a communicator counted as entered before its
+ * destroy can take it out, or marked as issued on by a thread before another thread's
+ * destroy can). */
+int sc_ptr_set_contains_then(sc_ptr_set_t *s, const void *p,
+                             void (*then)(const void *p, void *arg), void *arg);
 
 #endif
