@@ -27,6 +27,11 @@ static inline uint64_t sc_tag_make(uint32_t ctx, uint32_t kind, uint64_t seq, ui
 }
 
 /* A tag's fields, as sc_tag_make lays them out. */
+static inline uint32_t sc_tag_ctx(uint64_t tag)
+{
+    return (uint32_t)(tag >> 52) & 0xfffu;
+}
+
 static inline uint32_t sc_tag_kind(uint64_t tag)
 {
     return (uint32_t)(tag >> 50) & 3u;

@@ -25,7 +25,7 @@
 
 #define SC_CTX_IDS (SC_CTX_MAX + 1u)
 
-static int sc_ctx_held(const sc_transport_t *tp, uint32_t ctx)
+int sc_comm_ctx_held(const sc_transport_t *tp, uint32_t ctx)
 {
     return (int)((tp->ctx_live[ctx / 64] >> (ctx % 64)) & 1u);
 }
@@ -71,7 +71,7 @@ static int sc_ctx_take(sc_transport_t *tp, uint32_t ctx, int fresh)
     int took;
 
     pthread_mutex_lock(&tp->lock);
-    took = !sc_ctx_held(tp, ctx) && (!fresh || ctx >= tp->next_ctx);
+    took = !sc_comm_ctx_held(tp, ctx) && (!fresh || ctx >= tp->next_ctx);
     if (took) {
         tp->ctx_live[ctx / 64] |= 1ull << (ctx % 64);
         if (fresh) {
@@ -146,7 +146,7 @@ sc_status_t sc_comm_ctx_agree(sc_comm_t *comm, uint32_t *out_ctx, uint32_t *out_
             }
             pthread_mutex_lock(&tp->lock);
             for (uint32_t id = 0; id < SC_CTX_IDS; id++)
-                mine[id] = sc_ctx_held(tp, id);
+                mine[id] = sc_comm_ctx_held(tp, id);
             mine[SC_CTX_IDS] = (int32_t)tp->ctx_cursor;
             pthread_mutex_unlock(&tp->lock);
             mine[SC_CTX_IDS + 1] = sc_ctx_draw(tp);

@@ -21,6 +21,9 @@ sc_status_t sc_comm_ctx_agree(sc_comm_t *comm, uint32_t *ctx, uint32_t *gen);
 /* Gives ctx back: no communicator of tp holds it any more. */
 void sc_comm_ctx_release(sc_transport_t *tp, uint32_t ctx);
 
+/* Whether a communicator of tp holds ctx. Caller holds tp->lock. */
+int sc_comm_ctx_held(const sc_transport_t *tp, uint32_t ctx);
+
 /* Starts c's sequence numbers at its generation (before its mailbox opens). */
 void sc_comm_ctx_start(sc_comm_t *c, uint32_t ctx, uint32_t gen);
 

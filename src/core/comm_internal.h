@@ -65,9 +65,12 @@ typedef struct sc_transport {
     struct sc_op *op_stuck;     /* ops a transfer may still touch: freed after the worker */
     struct sc_op *op_settling;  /* failed ops whose transfers still move, their requests
                                    not yet completed (progress_settle.c) */
-    struct sc_ctx_drain *drains; /* broken communicators' context ids whose failed calls'
-                                   messages are dropped as they come (progress_settle.c) */
+    struct sc_ctx_drain *drains; /* context ids whose messages no call here takes (a
+                                   broken communicator's failed calls, a peer's destroy,
+                                   this rank's): dropped as they come (progress_settle.c) */
     int ndrains;
+    int drain_turn;             /* the drained id the next scan looks at in turn */
+    double drains_end;          /* no drained id's drain ends before */
     struct sc_ucx_dropping *dropping; /* messages being received into scratch to be
                                    dropped (transport_ucx.c, sc_ucx_drop) */
     unsigned long ops_left;     /* ops ever marked stuck, counted before their request

@@ -73,9 +73,10 @@ static int sc_p2p_cut_fails(const sc_p2p_cut_t *cut, const sc_coll_op_t *op)
 }
 
 /* Fails comm's queued collectives numbered from colls on and its point-to-point ops
- * that cut names (every one when cut is NULL). Caller holds tp->lock. */
+ * that cut names (every one when cut is NULL); their transfers settle where the peers
+ * are alive (sc_settle_fail_op). Caller holds tp->lock. */
 static void sc_progress_fail_queued(sc_comm_t *c, uint64_t colls, const sc_p2p_cut_t *cut,
-                                    sc_status_t st, const char *text)
+                                    sc_status_t st, const char *text, int alive)
 {
     sc_coll_op_t **pp = &c->head, *kept = NULL, *p2p = c->p2p;
 
@@ -88,7 +89,7 @@ static void sc_progress_fail_queued(sc_comm_t *c, uint64_t colls, const sc_p2p_c
     while (*pp) {
         sc_coll_op_t *op = *pp;
         *pp = op->next;
-        sc_settle_fail_op(c, op, st, text);
+        sc_settle_fail_op(c, op, st, text, alive);
     }
     c->p2p = c->p2p_tail = NULL;
     c->p2p_len = 0;
@@ -99,7 +100,7 @@ static void sc_progress_fail_queued(sc_comm_t *c, uint64_t colls, const sc_p2p_c
             sc_progress_p2p_append(c, op);
             continue;
         }
-        sc_settle_fail_op(c, op, st, text);
+        sc_settle_fail_op(c, op, st, text, alive);
     }
 }
 
@@ -120,14 +121,20 @@ void sc_progress_fail_comm(sc_comm_t *c, sc_status_t st, const char *text, int n
     /* What the peers sent or will send for the failed calls: dropped as it comes, so
      * that their transfers end without closing the connections. */
     if (c->size > 1)
-        sc_settle_drain_from(c->tp, c->ctx, c->broken_seq);
-    sc_progress_fail_queued(c, c->broken_seq, NULL, st, text);
+        sc_settle_drain_from(c->tp, c->ctx, c->broken_seq, 1);
+    sc_progress_fail_queued(c, c->broken_seq, NULL, st, text, sc_settle_peers_alive(st));
 }
 
 void sc_progress_fail_stranded(sc_comm_t *c, uint64_t colls, const sc_p2p_cut_t *cut,
                                const char *text)
 {
-    sc_progress_fail_queued(c, colls, cut, SC_ERR_PEER_FAILED, text);
+    /* The other ranks' messages for those collectives too, each of them failing its
+     * own as the notice reaches it: their transfers end without closing the
+     * connections, which the world and every split share. Their sends and receives
+     * go on. */
+    sc_settle_drain_from(c->tp, c->ctx, colls, 0);
+    /* The peer that left lives on and drops what this rank sent it (progress_gone.c). */
+    sc_progress_fail_queued(c, colls, cut, SC_ERR_PEER_FAILED, text, 1);
 }
 
 /* Advances op; a failure fails the whole communicator, op included, with the
@@ -184,7 +191,8 @@ static int sc_progress_p2p_one(sc_comm_t *c, sc_coll_op_t *op, int *progressed)
         return 0;
     }
     snprintf(text, sizeof(text), "%s", c->broken_text);
-    sc_settle_fail_op(c, op, c->broken != SC_SUCCESS ? c->broken : st, text);
+    st = c->broken != SC_SUCCESS ? c->broken : st;
+    sc_settle_fail_op(c, op, st, text, sc_settle_peers_alive(st));
     return 1;
 }
 

@@ -101,7 +101,9 @@ typedef struct {
 /* Fails with SC_ERR_PEER_FAILED and text, without marking comm broken (the calls that
  * do not need that peer go on), the queued calls a peer that destroyed comm will never
  * join: the collectives numbered from colls on and the sends and receives that cut
- * names (progress_gone.h). Caller holds tp->lock. */
+ * names (progress_gone.h). Their transfers settle (the peers are alive), and the
+ * messages the others send for those collectives are dropped (progress_settle.h).
+ * Caller holds tp->lock. */
 void sc_progress_fail_stranded(sc_comm_t *comm, uint64_t colls, const sc_p2p_cut_t *cut,
                                const char *text);
 

@@ -10,6 +10,7 @@
 #include "core/log.h"
 #include "core/progress.h"
 #include "core/progress_gone.h"
+#include "core/progress_settle.h"
 
 void sc_progress_tell_gone(sc_comm_t *c)
 {
@@ -25,11 +26,20 @@ void sc_progress_tell_gone(sc_comm_t *c)
         ;
     sc_progress_ctl(c);
     if (c->broken == SC_SUCCESS) {
+        int told = 0;
+
         for (int r = 0; r < c->size; r++) {
             if (r == c->rank || (c->gone && c->gone[r].gone))
                 continue;
             sc_progress_notify_gone(c, r, c->seq, c->send_seq[r], c->recv_seq[r]);
+            told = 1;
         }
+        /* A peer that keeps the communicator may have sent this rank messages of calls
+         * it never joins before the notice reached it (a collective's rendezvous, which
+         * UCX cannot cancel): dropped as they come, so that its transfers end without
+         * closing the connection, which the world and every split share. */
+        if (told)
+            sc_settle_drain_from(tp, c->ctx, 0, 1);
     }
     pthread_mutex_unlock(&tp->lock);
     /* The detach cancels the control sends still queued (over TCP a queued one may

@@ -27,7 +27,9 @@ typedef struct sc_comm_gone {
  * peer, and waits until the notices (and any other control message of comm still in
  * flight: a reducer's destroy notice) left, at most SC_GONE_NOTICE_WAIT_S. No notice on
  * a communicator of one rank or a failed one (its peers were told), nor to a peer whose
- * notice came first (it no longer receives, and may have exited). Takes tp->lock. */
+ * notice came first (it no longer receives, and may have exited). Where a notice went,
+ * what the peers still send on comm is dropped as it comes (progress_settle.h), so that
+ * their transfers end without closing the connections. Takes tp->lock. */
 void sc_progress_tell_gone(sc_comm_t *comm);
 
 /* A peer's notice that it destroyed comm: the calls that need it past what it joined

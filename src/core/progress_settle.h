@@ -1,8 +1,10 @@
 /* What a failed op leaves in flight with the peers of this node, settled without
  * closing the connections that every communicator of the transport shares: its
  * transfers UCX could not cancel, waited for before its request completes, and the
- * messages those peers sent for the broken communicator's failed calls, received into
- * scratch and dropped, which completes their transfers in turn. (A remote peer's
+ * messages those peers sent for calls that no call of this rank will take (a broken
+ * communicator's failed calls, the collectives a peer that destroyed it never joins,
+ * everything of a communicator this rank destroyed), received into scratch and
+ * dropped, which completes their transfers in turn. (A remote peer's
  * connection is closed at once, as before: sc_op_cancel.) */
 #ifndef SC_CORE_PROGRESS_SETTLE_H
 #define SC_CORE_PROGRESS_SETTLE_H
@@ -15,12 +17,19 @@
  * as the abort notice arrives, and they drop its messages. */
 #define SC_OP_SETTLE_S 5.0
 
+/* Whether a failure with status leaves the peers alive: not a timeout nor a dead peer.
+ * (A peer that destroyed the communicator is alive too, though its peers' calls fail
+ * with SC_ERR_PEER_FAILED: sc_progress_fail_stranded.) */
+static inline int sc_settle_peers_alive(sc_status_t status)
+{
+    return status != SC_ERR_TIMEOUT && status != SC_ERR_PEER_FAILED;
+}
+
 /* Fails op (out of its communicator's queues) with status and text: its transfers are
- * cancelled, and those in flight with a peer of this node, where status says the peers
- * are alive (not a timeout nor a dead peer), are waited for before the request
- * completes. Caller holds tp->lock. */
+ * cancelled, and those in flight with a peer of this node, where the peers are alive
+ * (alive), are waited for before the request completes. Caller holds tp->lock. */
 void sc_settle_fail_op(sc_comm_t *comm, sc_coll_op_t *op, sc_status_t status,
-                       const char *text);
+                       const char *text, int alive);
 
 /* Completes the failed ops whose transfers are done; one past its deadline, or whose
  * peer failed, closes the connection to the peers of those still in flight (as
@@ -36,11 +45,12 @@ int sc_settle_pending(const sc_transport_t *tp, const sc_comm_t *comm);
 void sc_settle_end_comm(sc_transport_t *tp, sc_comm_t *comm);
 
 /* From now on, messages of context id ctx for the collectives numbered from seq on
- * (every one when seq is 0) and for every send and receive are dropped as they arrive:
- * comm broke there, and no call of it takes them. For 10 s after the last call or the
- * last message dropped (the peers have given up on their transfers by then). Caller
- * holds tp->lock. */
-void sc_settle_drain_from(sc_transport_t *tp, uint32_t ctx, uint64_t seq);
+ * (every one when seq is 0), and with p2p for every send and receive too, are dropped
+ * as they arrive: no call of ctx's communicator takes them (it broke there, a peer that
+ * destroyed it will never join them, or this rank destroyed it). For 10 s after the
+ * last call or the last message dropped (the peers have given up on their transfers by
+ * then). Caller holds tp->lock. */
+void sc_settle_drain_from(sc_transport_t *tp, uint32_t ctx, uint64_t seq, int p2p);
 
 /* Stops dropping the messages of ctx: a new communicator takes the id. Caller holds
  * tp->lock. */

@@ -24,9 +24,17 @@
  *   heap-use-after-free under ASan (the fault stage of scripts/test.sh), otherwise a
  *   notice of freed bytes (MALLOC_PERTURB_'s, in the CTest entry) that rank 1 did not
  *   take for one, its barrier timing out after SC_TIMEOUT.
+ * mid_transfer DELAY (3 ranks, ring by rendezvous: SC_STAGE_BYTES=0): ranks 0 and 1 run
+ *   a 64 MiB allreduce on the split, which rank 2 destroys DELAY seconds later without
+ *   issuing it; their allreduce fails naming rank 2's destroy, and then an allreduce on
+ *   the world and 1 MiB from rank 0 to rank 1, on the world and on the split, succeed
+ *   with the exact data within 2 s. The failed allreduce closed the connections its
+ *   rendezvous were still using (rank 1's sends to rank 2, rank 0's to rank 1), which
+ *   the world and every split share: the calls after it failed with "the connection to
+ *   rank 1 was closed after allreduce #1 failed with data in flight to or from it".
  *
  * Usage (under scrun): test_destroyed_peer waiting|later|p2p|every_rank_destroys|
- *                      notice_behind_a_full_socket */
+ *                      notice_behind_a_full_socket|mid_transfer DELAY */
 #include <signal.h>
 
 #include "fault_util.h"
@@ -266,6 +274,100 @@ static int test_notice_behind_a_full_socket(int argc, char **argv)
     return end_split_and_world(NULL, world);
 }
 
+/* The split's allreduce: 64 MiB of float32, its ring's messages by rendezvous. */
+#define MID_FLOATS (16u * 1024 * 1024)
+/* The calls after it: 1 MiB, by rendezvous too. */
+#define MID_AFTER_FLOATS (256u * 1024)
+
+static float mid_value(int rank, size_t i)
+{
+    return (float)((rank + 1) * 10 + (int)(i % 7));
+}
+
+static void mid_fill(float *v, size_t n, int rank)
+{
+    for (size_t i = 0; i < n; i++)
+        v[i] = mid_value(rank, i);
+}
+
+/* A 1 MiB allreduce (sum) on the world, each element checked. */
+static int mid_world_allreduce(sc_comm_t *world, float *in, float *out)
+{
+    int size = sc_comm_size(world);
+
+    mid_fill(in, MID_AFTER_FLOATS, fault_rank);
+    CHECK_OK(sc_allreduce(in, out, MID_AFTER_FLOATS, SC_FLOAT32, SC_SUM, world, NULL, NULL));
+    for (size_t i = 0; i < MID_AFTER_FLOATS; i++) {
+        float want = 0.0f;
+        for (int r = 0; r < size; r++)
+            want += mid_value(r, i);
+        CHECK(out[i] == want, "the world's allreduce: element %zu is %g, expected %g", i,
+              (double)out[i], (double)want);
+    }
+    return TEST_PASS;
+}
+
+/* 1 MiB from rank 0 to rank 1 on comm, each element checked. */
+static int mid_message(sc_comm_t *comm, float *in, float *out, const char *what)
+{
+    if (fault_rank == 0) {
+        mid_fill(in, MID_AFTER_FLOATS, 0);
+        CHECK_OK(sc_send(in, MID_AFTER_FLOATS, SC_FLOAT32, 1, comm, NULL, NULL));
+        return TEST_PASS;
+    }
+    memset(out, 0, MID_AFTER_FLOATS * sizeof(float));
+    CHECK_OK(sc_recv(out, MID_AFTER_FLOATS, SC_FLOAT32, 0, comm, NULL, NULL));
+    for (size_t i = 0; i < MID_AFTER_FLOATS; i++)
+        CHECK(out[i] == mid_value(0, i), "%s: element %zu is %g, expected %g", what, i,
+              (double)out[i], (double)mid_value(0, i));
+    return TEST_PASS;
+}
+
+static int test_mid_transfer(int argc, char **argv)
+{
+    /* Kept to the end: a failed call's buffers may still be read. */
+    float *in = calloc(MID_FLOATS, sizeof(float)), *out = calloc(MID_FLOATS, sizeof(float));
+    sc_request_t *req = NULL;
+    sc_comm_t *world, *sub;
+    fault_error_t err;
+    double t0;
+
+    CHECK(argc == 1, "usage: mid_transfer DELAY");
+    CHECK(in && out, "out of memory");
+    CHECK_OK(sc_comm_init_from_env(&world));
+    CHECK(sc_comm_size(world) == 3, "this test runs on 3 ranks, not %d", sc_comm_size(world));
+    CHECK_OK(sc_comm_split(world, 0, fault_rank, &sub));
+    CHECK_OK(sc_barrier(sub, NULL));
+    if (fault_rank == 2) {
+        fault_sleep(atof(argv[0]));
+        CHECK_OK(sc_comm_destroy(sub));
+    } else {
+        mid_fill(in, MID_FLOATS, fault_rank);
+        t0 = fault_now();
+        CHECK_OK(sc_allreduce(in, out, MID_FLOATS, SC_FLOAT32, SC_SUM, sub, NULL, &req));
+        if (check_gone_error(sc_wait(req), t0, 2, &err) != TEST_PASS)
+            return TEST_FAIL;
+        sc_request_free(req);
+        CHECK(strstr(err.text, "collective #1 or a later one"),
+              "the sentence '%s' does not name the allreduce (#1)", err.text);
+        /* Its transfers settled at once, not after SC_OP_SETTLE_S (5 s). */
+        CHECK(err.elapsed < 2.0, "the allreduce took %.2f s to fail", err.elapsed);
+    }
+    t0 = fault_now();
+    if (mid_world_allreduce(world, in, out) != TEST_PASS ||
+        (fault_rank < 2 && (mid_message(world, in, out, "the world's message") != TEST_PASS ||
+                            mid_message(sub, in, out, "the split's message") != TEST_PASS)))
+        return TEST_FAIL;
+    CHECK(fault_now() - t0 < 2.0, "the calls after the failure took %.2f s",
+          fault_now() - t0);
+    if (mid_world_allreduce(world, in, out) != TEST_PASS ||
+        end_split_and_world(fault_rank < 2 ? sub : NULL, world) != TEST_PASS)
+        return TEST_FAIL;
+    free(in);
+    free(out);
+    return TEST_PASS;
+}
+
 int main(int argc, char **argv)
 {
     static const fault_test_t tests[] = {{"waiting", test_waiting},
@@ -274,6 +376,7 @@ int main(int argc, char **argv)
                                          {"every_rank_destroys", test_every_rank_destroys},
                                          {"notice_behind_a_full_socket",
                                           test_notice_behind_a_full_socket},
+                                         {"mid_transfer", test_mid_transfer},
                                          {NULL, NULL}};
     return fault_main(tests, argc, argv);
 }
