@@ -194,7 +194,8 @@ sc_status_t sc_tree_fetch(const sc_store_role_t *role, int rank, int size, const
     st = sc_tree_table_take(payload, rep.len, size, result);
     if (st != SC_SUCCESS) {
         free(payload);
-        snprintf(err, err_len, "%s", sc_last_error());
+        /* Relayed to its children and the store, which name the rank themselves. */
+        snprintf(err, err_len, "%s", sc_error_text_unprefixed());
         return st;
     }
     sc_log(SC_LOG_INFO, "rendezvous at %s: rank %d got the table of the ranks' blobs (%u "

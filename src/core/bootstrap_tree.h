@@ -38,10 +38,11 @@ sc_status_t sc_tree_table_take(uint8_t *payload, uint32_t total, int size,
 /* The table for this rank (rank of a world of size) from its parent in the tree, at
  * role's address and port, before deadline, into *result. Otherwise the sentence, naming
  * the parent (where names the store), both set as this thread's error and written to
- * err for this rank's children: SC_ERR_PEER_FAILED when nothing listens there or the
+ * err, without this thread's "rank R: " prefix, for this rank's children and the store:
+ * SC_ERR_PEER_FAILED when nothing listens there or the
  * connection closed before the table came (the parent exited or was killed),
  * SC_ERR_TIMEOUT when nothing came by the deadline, or the status and sentence the parent
- * sent (its own parent's failure). */
+ * sent (its own parent's failure), SC_ERR_SYSTEM when the table came malformed. */
 sc_status_t sc_tree_fetch(const sc_store_role_t *role, int rank, int size, const char *where,
                           double deadline, sc_store_result_t *result, char *err,
                           size_t err_len);

@@ -1,10 +1,17 @@
 /* The shape of the tree that carries the rendezvous's table from rank 0 (sc_tree_layout),
- * on made-up addresses and ports: no process listens. `test_store_tree [NAME]`. */
+ * on made-up addresses and ports: no process listens; and what a child makes of a
+ * parent's table (sc_tree_fetch) from a parent played on loopback.
+ * `test_store_tree [NAME]`. */
 #include <netinet/in.h>
+#include <pthread.h>
 #include <stdint.h>
+#include <string.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
 #include "core/bootstrap_tree.h"
+#include "core/clock.h"
+#include "core/log.h"
 
 #define SC_CHECK_RANK 0
 #include "../common/sc_check.h"
@@ -96,6 +103,61 @@ static int test_rank_that_cannot_listen_serves_none(void)
     return check_layout(5, 1, loopback, ports, parent, depth);
 }
 
+/* A parent that answers one child's hello on listen_fd with a table of 8 bytes whose
+ * first blob claims 100: a table that came malformed. */
+static void *serve_malformed_table(void *arg)
+{
+    int listen_fd = *(int *)arg, fd = accept(listen_fd, NULL, NULL);
+    const uint32_t table[2] = {100, 0};
+    sc_store_reply_t rep = {SC_STORE_MAGIC, SC_SUCCESS, sizeof(table)};
+    sc_store_hello_t h;
+
+    if (fd < 0)
+        return NULL;
+    if (recv(fd, &h, sizeof(h), MSG_WAITALL) == (ssize_t)sizeof(h) &&
+        send(fd, &rep, sizeof(rep), MSG_NOSIGNAL) == (ssize_t)sizeof(rep))
+        send(fd, table, sizeof(table), MSG_NOSIGNAL);
+    close(fd);
+    return NULL;
+}
+
+/* A malformed table from the parent fails the child with a sentence that its children
+ * and the store get as its own failure: it carries no "rank R: " prefix, which the
+ * rank that reports it puts before it (it came out as "rank 3: rank 3: ..."). */
+static int test_malformed_table_from_the_parent_is_relayed_unprefixed(void)
+{
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    socklen_t alen = sizeof(a);
+    sc_store_role_t role = {.parent = 1, .depth = 2, .height = 2, .table_len = 8,
+                            .family = AF_INET};
+    sc_store_result_t result = {0};
+    char err[SC_ERROR_MAX] = "";
+    int listen_fd = socket(AF_INET, SOCK_STREAM, 0);
+    pthread_t parent;
+    sc_status_t st;
+
+    CHECK(listen_fd >= 0 && bind(listen_fd, (struct sockaddr *)&a, sizeof(a)) == 0 &&
+              listen(listen_fd, 1) == 0 &&
+              getsockname(listen_fd, (struct sockaddr *)&a, &alen) == 0,
+          "no listening socket on loopback");
+    role.port = ntohs(a.sin_port);
+    memcpy(role.addr, &a.sin_addr, 4);
+    CHECK(pthread_create(&parent, NULL, serve_malformed_table, &listen_fd) == 0,
+          "no parent thread");
+    sc_log_set_rank(3);
+    st = sc_tree_fetch(&role, 3, 4, "127.0.0.1:1", sc_clock_now() + 10.0, &result, err,
+                       sizeof(err));
+    sc_log_set_rank(-1);
+    pthread_join(parent, NULL);
+    close(listen_fd);
+    CHECK(st == SC_ERR_SYSTEM, "sc_tree_fetch returned %d, expected SC_ERR_SYSTEM", st);
+    CHECK(strstr(err, "the table of the ranks' blobs came malformed (8 bytes for 4 ranks)"),
+          "the sentence does not say the table came malformed: %s", err);
+    CHECK(strncmp(err, "rank ", 5) != 0, "the relayed sentence carries a rank's prefix: %s",
+          err);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     static const sc_test_t tests[] = {
@@ -104,6 +166,7 @@ int main(int argc, char **argv)
         SC_TEST(loopback_ranks_serve_only_loopback_ranks),
         SC_TEST(each_family_and_loopback_side_is_a_tree_of_its_own),
         SC_TEST(rank_that_cannot_listen_serves_none),
+        SC_TEST(malformed_table_from_the_parent_is_relayed_unprefixed),
     };
     return sc_run_tests(tests, NELEM(tests), argc > 1 ? argv[1] : NULL);
 }
