@@ -188,7 +188,7 @@ static void sc_store_refuse_all(sc_store_server_t *s, int *fds, sc_status_t st,
             return;
         if (poll(&pfd, 1, ms) <= 0)
             continue;
-        fd = accept(s->listen_fd, NULL, NULL);
+        fd = sc_store_net_accept(s->listen_fd, 0);
         if (fd < 0)
             continue;
         hello = sc_store_read_hello(s, fd, sc_clock_now() + 5.0, &h);
@@ -637,7 +637,7 @@ static void *sc_store_serve(void *arg)
         }
         if (poll(&pfd, 1, ms) <= 0)
             continue;
-        fd = accept(s->listen_fd, NULL, NULL);
+        fd = sc_store_net_accept(s->listen_fd, 0);
         if (fd < 0 && (errno == EMFILE || errno == ENFILE)) {
             struct rlimit rl = {0, 0};
 
@@ -669,7 +669,7 @@ static void *sc_store_serve(void *arg)
         struct pollfd pfd = {s->listen_fd, POLLIN, 0};
         int fd;
 
-        if (poll(&pfd, 1, 0) <= 0 || (fd = accept(s->listen_fd, NULL, NULL)) < 0)
+        if (poll(&pfd, 1, 0) <= 0 || (fd = sc_store_net_accept(s->listen_fd, 0)) < 0)
             break;
         sc_store_take(s, fd, 1.0, fds, blobs, lens, ports, &st, err, sizeof(err));
     }

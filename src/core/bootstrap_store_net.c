@@ -2,6 +2,7 @@
  * with a deadline, an answer's header and sentence checked as a store's, the store's
  * listening socket and a rank's own beside it, a client's connection with its retries
  * and reasons, the address of a rank, and rank 0's look at the master address. */
+#define _GNU_SOURCE /* accept4 */
 #include <errno.h>
 #include <arpa/inet.h>
 #include <fcntl.h>
@@ -380,6 +381,11 @@ int sc_store_net_listen_beside(int fd, int *listen_fd, uint32_t *port)
                                           : ((struct sockaddr_in6 *)&sa)->sin6_port);
     *listen_fd = l;
     return 0;
+}
+
+int sc_store_net_accept(int listen_fd, int nonblocking)
+{
+    return accept4(listen_fd, NULL, NULL, SOCK_CLOEXEC | (nonblocking ? SOCK_NONBLOCK : 0));
 }
 
 int sc_store_net_peer(int fd, sc_store_role_t *role, int *loopback)

@@ -82,6 +82,12 @@ int sc_store_net_connect_to(const struct sockaddr *sa, socklen_t sa_len, double 
  * reached the store), and *port that port; -1 with errno otherwise. */
 int sc_store_net_listen_beside(int fd, int *listen_fd, uint32_t *port);
 
+/* A connection waiting on listen_fd, non-blocking where asked; -1 with errno when none
+ * came. Like every socket of the rendezvous it is closed on exec: a program a rank
+ * starts (a data loader's process) holding it would keep the connection open after the
+ * rank exited or was killed, so that its peer would not see it go. */
+int sc_store_net_accept(int listen_fd, int nonblocking);
+
 /* The address of the process at the other end of fd (an IPv4 one as such, not mapped
  * into IPv6) into role's family, addr and scope_id; *loopback: whether it is a loopback
  * address (the process is on this host). -1 when the socket has none. */

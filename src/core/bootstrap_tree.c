@@ -410,11 +410,10 @@ sc_status_t sc_tree_serve(int listen_fd, int rank, const uint32_t *children, int
         if (ready <= 0 || base == 0 || !(pfds[0].revents & POLLIN))
             continue;
         while (nconns < cap) {
-            int fd = accept(listen_fd, NULL, NULL);
+            int fd = sc_store_net_accept(listen_fd, 1);
 
             if (fd < 0)
                 break;
-            fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
             conns[nconns++] = (sc_tree_conn_t){fd, -1, now + 5.0, 0, 0, {0}, NULL};
         }
     }

@@ -78,16 +78,6 @@ tree_port() {
   sed -n "s/.*rendezvous: rank $1 listens on port \([0-9]*\) for the children.*/\1/p" "$logs/$1"
 }
 
-# wait_for SECONDS COMMAND...: until COMMAND succeeds, at most SECONDS.
-wait_for() {
-  local until=$((SECONDS + $1))
-  shift
-  until "$@"; do
-    ((SECONDS < until)) || return 1
-    sleep 0.05
-  done
-}
-
 case $mode in
 bytes)
   n=16
