@@ -32,6 +32,15 @@
  * listens is no store: a store answers every rank that connects, and one that went
  * (rank 0 killed) leaves nothing listening. */
 #define SC_STORE_BROKEN_MAX 3
+/* How many refused processes the store keeps to name in its timeout's sentence. */
+#define SC_STORE_REFUSALS_MAX 4
+
+/* A process the store refused (another launch's, another protocol's): the rank it
+ * claimed (-1: not known, its hello being another protocol's) and why. */
+typedef struct {
+    int rank;
+    char why[200];
+} sc_store_refusal_t;
 
 typedef struct {
     int listen_fd;
@@ -45,6 +54,8 @@ typedef struct {
     pthread_t thread;
     int done;                      /* set (atomically) when the server has answered */
     int told_outside;              /* processes told a failure outside fds (refuse_all) */
+    sc_store_refusal_t refused[SC_STORE_REFUSALS_MAX]; /* the first ones, told apart */
+    int nrefused;
     sc_status_t verdict;           /* its outcome, for rank 0's own client */
     char verdict_text[SC_ERROR_MAX];
 } sc_store_server_t;
@@ -54,13 +65,30 @@ static void sc_store_reply_error(int fd, sc_status_t st, const char *text, doubl
     sc_store_net_reply(fd, st, text, (uint32_t)strlen(text), deadline);
 }
 
+/* Keeps the refusal of a process that claimed rank (-1: not known) for why, where it is
+ * not kept already and there is room, so that a timeout waiting for that rank says why
+ * it did not arrive: "rank 1 never arrived" hid that a process claiming it came and was
+ * turned away. */
+static void sc_store_keep_refusal(sc_store_server_t *s, int rank, const char *why)
+{
+    for (int k = 0; k < s->nrefused; k++)
+        if (s->refused[k].rank == rank && strcmp(s->refused[k].why, why) == 0)
+            return;
+    if (s->nrefused == SC_STORE_REFUSALS_MAX)
+        return;
+    s->refused[s->nrefused].rank = rank;
+    snprintf(s->refused[s->nrefused].why, sizeof(s->refused[0].why), "%s", why);
+    s->nrefused++;
+}
+
 /* Whether the process that sent hello h belongs to another launch than the store's, both
  * known (two launches given one master port): then err holds the sentence it is answered
  * with, and rank 0 logs it. Its slot is not taken, and the store's launch goes on. */
-static int sc_store_other_launch(const sc_store_server_t *s, const sc_store_hello_t *h,
+static int sc_store_other_launch(sc_store_server_t *s, const sc_store_hello_t *h,
                                  char *err, size_t len)
 {
     sc_store_launch_t l = h->launch;
+    char why[200];
 
     sc_bootstrap_launch_text(&l);
     if (!s->launch.id[0] || !l.id[0] || strcmp(l.id, s->launch.id) == 0)
@@ -74,6 +102,8 @@ static int sc_store_other_launch(const sc_store_server_t *s, const sc_store_hell
     sc_log(SC_LOG_WARN, "rendezvous at %s: refused a process claiming rank %u of world size "
            "%u: it belongs to launch %s (from %s), this store serves launch %s (from %s)",
            s->where, h->rank, h->size, l.id, l.from, s->launch.id, s->launch.from);
+    snprintf(why, sizeof(why), "it belongs to launch %.60s (from %.30s)", l.id, l.from);
+    sc_store_keep_refusal(s, h->rank < (uint32_t)s->size ? (int)h->rank : -1, why);
     return 1;
 }
 
@@ -93,11 +123,12 @@ static void sc_store_refuse_other(int fd, const sc_store_hello_t *h, const char 
  * no rendezvous's), -1 when it is a rank's of another protocol (a shardcomm of another
  * version), which is answered SC_ERR_MISMATCH naming both and closed: it takes no slot,
  * and the store's launch goes on. */
-static int sc_store_read_hello(const sc_store_server_t *s, int fd, double deadline,
+static int sc_store_read_hello(sc_store_server_t *s, int fd, double deadline,
                                sc_store_hello_t *h)
 {
     const size_t head = offsetof(sc_store_hello_t, kind); /* magic and protocol */
-    char theirs[96], err[SC_ERROR_MAX];
+    char theirs[96], err[SC_ERROR_MAX], why[200];
+    int rank = -1;
 
     if (sc_store_net_io(fd, h, head, deadline, 0) != 0)
         return 0;
@@ -106,10 +137,13 @@ static int sc_store_read_hello(const sc_store_server_t *s, int fd, double deadli
                                0) == 0 &&
                (h->kind == SC_STORE_JOIN || h->kind == SC_STORE_FAILED) &&
                h->len <= SC_STORE_MAX_BLOB;
-    if (h->magic == SC_STORE_MAGIC || h->magic == SC_STORE_MAGIC_FAILED)
+    if (h->magic == SC_STORE_MAGIC || h->magic == SC_STORE_MAGIC_FAILED) {
         snprintf(theirs, sizeof(theirs), "protocol 1 or 2 (a shardcomm from before "
                  "2026-12-07, whose hello carries no protocol)");
-    else if (h->magic == SC_STORE_MAGIC_HELLO)
+        /* Their hello has the rank where this one has the protocol. */
+        if (h->protocol < (uint32_t)s->size)
+            rank = (int)h->protocol;
+    } else if (h->magic == SC_STORE_MAGIC_HELLO)
         snprintf(theirs, sizeof(theirs), "protocol %u", h->protocol);
     else
         return 0;
@@ -120,6 +154,9 @@ static int sc_store_read_hello(const sc_store_server_t *s, int fd, double deadli
              SC_VERSION_MINOR, SC_VERSION_PATCH, theirs);
     sc_log(SC_LOG_WARN, "rendezvous at %s: refused a process of rendezvous %s; this store "
            "speaks protocol %u", s->where, theirs, SC_STORE_PROTOCOL);
+    snprintf(why, sizeof(why), "it runs rendezvous %s, this store protocol %u", theirs,
+             SC_STORE_PROTOCOL);
+    sc_store_keep_refusal(s, rank, why);
     /* What it sent after is read until it closes: a close with unread bytes resets the
      * connection, and the reset may reach the process before the answer. */
     sc_store_reply_error(fd, SC_ERR_MISMATCH, err, sc_clock_now() + 2.0);
@@ -156,6 +193,30 @@ static int sc_store_missing(const int *fds, int size, char *buf, size_t len)
         r = end;
     }
     return missing;
+}
+
+/* Into buf: the processes refused that may have been the ranks that never arrived
+ * (fds[r] < 0), each as "; a process claiming rank R was refused: WHY" (or "a process
+ * ... (its rank not known)" where its hello was another protocol's); "" where none. */
+static void sc_store_refusals_text(const sc_store_server_t *s, const int *fds, char *buf,
+                                   size_t len)
+{
+    size_t n = 0;
+
+    buf[0] = '\0';
+    for (int k = 0; k < s->nrefused && n < len; k++) {
+        const sc_store_refusal_t *f = &s->refused[k];
+
+        if (f->rank >= 0 && fds[f->rank] >= 0)
+            continue; /* that rank arrived: the refused process was not it */
+        if (f->rank >= 0)
+            n += (size_t)snprintf(buf + n, len - n, "; a process claiming rank %d was "
+                                  "refused: %s", f->rank, f->why);
+        else
+            n += (size_t)snprintf(buf + n, len - n, "; a process was refused (which rank it "
+                                  "claimed, its hello does not say in this protocol): %s",
+                                  f->why);
+    }
 }
 
 /* The rendezvous failed with sentence err (rank 0 ran out of open files, two processes
@@ -617,18 +678,21 @@ static void *sc_store_serve(void *arg)
         int fd;
 
         if (ms <= 0) {
-            char missing[512];
+            char missing[512], refused[SC_ERROR_MAX];
             int nmissing = sc_store_missing(fds, s->size, missing, sizeof(missing));
+            int n;
+
+            sc_store_refusals_text(s, fds, refused, sizeof(refused));
             /* Rank 0's own client joins as the others do: where it had not, the wait
              * was shorter than this process takes to connect to itself. */
-            int n = snprintf(err, sizeof(err),
-                             "rendezvous at %s timed out after %.3g s: rank%s %s never arrived "
-                             "(%d of %d)%s%s%s", s->where, s->deadline - s->started,
-                             nmissing == 1 ? "" : "s", missing, nmissing, s->size,
-                             fds[0] < 0 ? "; rank 0, which serves the rendezvous, had not joined "
-                                          "it either: the timeout is shorter than a rendezvous "
-                                          "takes" : "",
-                             s->note[0] ? "; " : "", s->note);
+            n = snprintf(err, sizeof(err),
+                         "rendezvous at %s timed out after %.3g s: rank%s %s never arrived "
+                         "(%d of %d)%s%s%s%s", s->where, s->deadline - s->started,
+                         nmissing == 1 ? "" : "s", missing, nmissing, s->size, refused,
+                         fds[0] < 0 ? "; rank 0, which serves the rendezvous, had not joined "
+                                      "it either: the timeout is shorter than a rendezvous "
+                                      "takes" : "",
+                         s->note[0] ? "; " : "", s->note);
             /* Cut where the address and the missing ranks were long: the reader sees it. */
             if (n >= (int)sizeof(err))
                 memcpy(err + sizeof(err) - 4, "...", 4);
