@@ -520,6 +520,28 @@ static void sc_info_master_port_moved(sc_info_value_t *v)
              torch_port);
 }
 
+/* Which launch this process belongs to (sc_bootstrap_launch_id), by which the
+ * rendezvous's store refuses a rank of another launch on its port: SC_LAUNCH_ID, else
+ * the id of the launcher that gives the rank, else none (nothing is checked). */
+static void sc_info_print_launch(FILE *out)
+{
+    sc_store_launch_t l;
+    const char *launcher = NULL;
+
+    sc_bootstrap_launch_id(&l);
+    sc_env_launch_names(SC_LAUNCH_RANK, &launcher);
+    if (!l.id[0])
+        fprintf(out, "  %-20s = %-12s default: nothing checked (the store cannot tell this "
+                "launch's ranks from another's on its port)", "SC_LAUNCH_ID", "none");
+    else if (strcmp(l.from, sc_env_launch_id_names[0]) == 0)
+        fprintf(out, "  %-20s = %-12s %s", "SC_LAUNCH_ID", l.id, l.from);
+    else
+        fprintf(out, "  %-20s = %-12s %s, the launcher's id", "SC_LAUNCH_ID", l.id, l.from);
+    fprintf(out, " (reads SC_LAUNCH_ID, then the launcher's id: TORCHELASTIC_RUN_ID, "
+            "PMIX_NAMESPACE or OMPI_MCA_*_jobid, SLURM_JOB_ID.SLURM_STEP_ID%s%s)\n",
+            launcher ? "; launched by " : "", launcher ? launcher : "");
+}
+
 SC_API sc_status_t sc_info_print_config(FILE *out)
 {
     sc_status_t status = SC_SUCCESS;
@@ -545,6 +567,8 @@ SC_API sc_status_t sc_info_print_config(FILE *out)
             status = SC_ERR_INVALID_ARG;
             snprintf(first_error, sizeof(first_error), "%s", v.error);
         }
+        if (i == SC_INFO_STORE_FANOUT) /* the last of the rendezvous's settings */
+            sc_info_print_launch(out);
     }
 
     /* Each setting is valid alone: now what sc_comm_init checks of them together (a rank

@@ -14,7 +14,8 @@ for v in SC_RANK RANK OMPI_COMM_WORLD_RANK PMI_RANK SLURM_PROCID \
          SC_LOCAL_SIZE LOCAL_WORLD_SIZE OMPI_COMM_WORLD_LOCAL_SIZE SLURM_STEP_TASKS_PER_NODE \
          SC_MASTER_ADDR MASTER_ADDR SC_MASTER_PORT MASTER_PORT SC_BIND SC_LOG_LEVEL \
          SC_ALGO SC_RING_THRESHOLD SC_CHUNK_BYTES SC_PROGRESS_SPIN_US SC_LOCAL_REGISTER \
-         SC_CPU_ISA SC_THREADS; do
+         SC_CPU_ISA SC_THREADS SC_LAUNCH_ID TORCHELASTIC_RUN_ID PMIX_NAMESPACE \
+         OMPI_MCA_orte_ess_jobid OMPI_MCA_ess_base_jobid SLURM_JOB_ID SLURM_STEP_ID; do
     unset "$v"
 done
 
@@ -30,6 +31,25 @@ topology_and_config_are_printed_and_exit_zero)
     RANK=3 WORLD_SIZE=4 "$sc_info" --topology --config >"$out" 2>"$err" || fail "exit status $?"
     grep -q '^  bound to: *PUs ' "$out" || fail "no binding line"
     grep -Eq '^  SC_RANK +=  *3 +RANK( |$)' "$out" || fail "SC_RANK is not 3 from RANK"
+    ;;
+launch_id_and_where_it_came_from_are_printed)
+    # Which launch the store takes this rank for (SC_LAUNCH_ID, else the launcher's id),
+    # where it came from; it was not printed at all.
+    "$sc_info" --config >"$out" 2>"$err" || fail "exit status $?"
+    grep -Eq '^  SC_LAUNCH_ID +=  *none +default: nothing checked' "$out" ||
+        fail "no launch id is not printed as none"
+    RANK=0 WORLD_SIZE=1 TORCHELASTIC_RUN_ID=run-7 "$sc_info" --config >"$out" 2>"$err" ||
+        fail "exit status $?"
+    grep -Eq "^  SC_LAUNCH_ID +=  *run-7 +TORCHELASTIC_RUN_ID, the launcher's id .*launched by torchrun\)$" \
+        "$out" || fail "torchrun's run id is not printed as the launch id"
+    SC_LAUNCH_ID=job-42 RANK=0 WORLD_SIZE=1 TORCHELASTIC_RUN_ID=run-7 "$sc_info" --config \
+        >"$out" 2>"$err" || fail "exit status $?"
+    grep -Eq '^  SC_LAUNCH_ID +=  *job-42 +SC_LAUNCH_ID \(reads' "$out" ||
+        fail "SC_LAUNCH_ID does not come before the launcher's id"
+    SLURM_PROCID=0 SLURM_NTASKS=1 SLURM_JOB_ID=77 SLURM_STEP_ID=3 "$sc_info" --config \
+        >"$out" 2>"$err" || fail "exit status $?"
+    grep -Eq "^  SC_LAUNCH_ID +=  *77\.3 +SLURM_JOB_ID\.SLURM_STEP_ID, the launcher's id" "$out" ||
+        fail "Slurm's job and step are not printed as the launch id"
     ;;
 invalid_setting_exits_nonzero_naming_it)
     SC_BIND=bogus "$sc_info" --config >"$out" 2>"$err" && fail "exit status 0"
