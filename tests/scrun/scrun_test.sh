@@ -297,7 +297,9 @@ test_signals_are_acted_on_while_the_reader_stalls() {
     sleep 1 # the pipe to the reader fills
     local t0=$EPOCHREALTIME
     kill -INT "$pid"
-    sleep 0.3
+    # The second only once the first was handled: two sent before scrun ran merged into
+    # one pending SIGINT on a loaded machine (CI, 2026-12-07), the grace's SIGKILL then.
+    wait_for_match "$ERR" "^scrun: received SIGINT"
     kill -INT "$pid"
     while kill -0 "$pid" 2>/dev/null && [[ ! -s $SCRUN_TEST_DIR/rc ]]; do
         elapsed=$(seconds_since "$t0")
