@@ -360,7 +360,7 @@ static int test_late_process_claiming_a_rank_is_told_the_store_is_gone(int argc,
         setenv("SC_RANK", "1", 1);
         setenv("SC_LOCAL_RANK", "1", 1);
         fault_sleep(1.0);
-        return check_init_times_out(timeout + 3.0 - 0.05, timeout + 3.5, what);
+        return check_init_times_out(timeout + 3.0 - 0.05, timeout + 4.0, what);
     }
     return init_and_sum_ones(2);
 }
@@ -675,7 +675,7 @@ static int test_missing_rank_0_times_out_the_rendezvous_naming_its_store(int arg
     snprintf(store, sizeof(store), "the store of rank 0 at 127.0.0.1:%d could not be reached: "
              "nothing listens there (rank 0 has not started",
              fault_env_int("SC_MASTER_PORT"));
-    return check_init_times_out(timeout + 3.0 - 0.05, timeout + 3.5, what);
+    return check_init_times_out(timeout + 3.0 - 0.05, timeout + 4.0, what);
 }
 
 /* 2 ranks; the rendezvous port is taken (rank 0 listens on it itself first). Rank 0's
@@ -717,7 +717,7 @@ static int test_busy_port_names_the_process_on_it(int argc, char **argv)
     (void)argc;
     (void)argv;
     if (fault_rank != 0)
-        return check_init_times_out(timeout + 3.0 - 0.05, timeout + 3.5, what);
+        return check_init_times_out(timeout + 3.0 - 0.05, timeout + 4.0, what);
     CHECK(listen_on_master_port(&fd) == 0, "could not take the port first");
     st = sc_comm_init_from_env(&comm);
     CHECK(st == SC_ERR_SYSTEM, "sc_comm_init returned %s: %s", sc_status_string(st),
@@ -762,7 +762,7 @@ static int test_busy_port_held_by_this_program_names_a_second_rank_0(int argc, c
     (void)argc;
     (void)argv;
     if (fault_rank != 0)
-        return check_init_times_out(timeout + 3.0 - 0.05, timeout + 3.5, what);
+        return check_init_times_out(timeout + 3.0 - 0.05, timeout + 4.0, what);
     CHECK(pipe(ready) == 0, "pipe");
     child = fork();
     CHECK(child >= 0, "fork");
