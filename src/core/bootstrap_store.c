@@ -32,6 +32,12 @@
  * listens is no store: a store answers every rank that connects, and one that went
  * (rank 0 killed) leaves nothing listening. */
 #define SC_STORE_BROKEN_MAX 3
+/* How long the store waits for a rank to take the next piece of its answer (the table,
+ * for a child of rank 0): a rank that takes nothing for that long (stopped or hung, the
+ * table filling its socket) fails the rendezvous, one slow to read it (a slow link) goes
+ * on. */
+#define SC_STORE_ANSWER_S 5.0
+#define SC_STORE_ANSWER_PIECE ((size_t)256 << 10)
 /* How many refused processes the store keeps to name in its timeout's sentence. */
 #define SC_STORE_REFUSALS_MAX 4
 
@@ -482,19 +488,44 @@ static sc_status_t sc_store_tree_plan(const sc_store_server_t *s, const int *fds
     return st;
 }
 
+/* Writes len bytes of a rank's answer on fd, each piece of SC_STORE_ANSWER_PIECE within
+ * SC_STORE_ANSWER_S of the one before: 0; -1 when the connection broke, or with *stalled
+ * set where the rank took nothing for that long. */
+static int sc_store_answer_write(int fd, const void *buf, size_t len, int *stalled)
+{
+    const uint8_t *p = buf;
+
+    while (len > 0) {
+        size_t n = len < SC_STORE_ANSWER_PIECE ? len : SC_STORE_ANSWER_PIECE;
+        double deadline = sc_clock_now() + SC_STORE_ANSWER_S;
+
+        if (sc_store_net_io(fd, (void *)p, n, deadline, 1) != 0) {
+            *stalled = sc_clock_now() >= deadline;
+            return -1;
+        }
+        p += n;
+        len -= n;
+    }
+    return 0;
+}
+
 /* Every rank's answer once all arrived: its place in the table's tree
  * (sc_store_tree_plan), with the table for rank 0's children; fds[r] stays open for the
  * rank's word at the tree's end (sc_store_watch), and *height is the tree's height. The
- * bytes rank 0 sent are logged at info. Otherwise the sentence in err: SC_ERR_PEER_FAILED
- * where a rank's answer could not be written (it exited or was killed; its fds[r]
- * closed and set to -1, the others told by the caller), or no rank was answered. */
+ * bytes rank 0 sent are logged at info. Otherwise the sentence in err, no more ranks
+ * answered (the caller tells every rank connected, these with their answer):
+ * SC_ERR_PEER_FAILED where a rank's answer could not be written (it exited or was
+ * killed), SC_ERR_TIMEOUT where it took nothing of it for SC_STORE_ANSWER_S (stopped or
+ * hung: its socket full of the table), that rank's fds[r] closed and set to -1; or no
+ * rank was answered. */
 static sc_status_t sc_store_answer(sc_store_server_t *s, int *fds, uint8_t *const *blobs,
                                    const uint32_t *lens, uint32_t *ports, int *height,
                                    char *err, size_t err_len)
 {
     sc_store_tree_t t;
     unsigned long long sent = 0;
-    int tables = 0, answered = 0, lost = -1;
+    unsigned long long lost_len = 0;
+    int tables = 0, answered = 0, lost = -1, stalled = 0;
     sc_status_t st = sc_store_tree_plan(s, fds, blobs, lens, ports, &t);
 
     if (st == SC_ERR_INVALID_ARG)
@@ -516,7 +547,6 @@ static sc_status_t sc_store_answer(sc_store_server_t *s, int *fds, uint8_t *cons
         uint32_t len = (uint32_t)(sizeof(role) + (size_t)nkids * sizeof(uint32_t)) +
                        (p ? 0 : t.table_len);
         sc_store_reply_t rep = {SC_STORE_MAGIC, SC_SUCCESS, len};
-        double deadline = sc_clock_now() + 5.0;
 
         if (fds[r] < 0)
             continue;
@@ -526,20 +556,21 @@ static sc_status_t sc_store_answer(sc_store_server_t *s, int *fds, uint8_t *cons
             role.port = (uint16_t)ports[p];
             memcpy(role.addr, t.at[p].addr, sizeof(role.addr));
         }
-        if (sc_store_net_io(fds[r], &rep, sizeof(rep), deadline, 1) == 0 &&
-            sc_store_net_io(fds[r], &role, sizeof(role), deadline, 1) == 0 &&
-            sc_store_net_io(fds[r], t.kids + t.first[r], (size_t)nkids * sizeof(uint32_t),
-                            deadline, 1) == 0 &&
-            (p || sc_store_net_io(fds[r], t.table, t.table_len, deadline, 1) == 0)) {
+        if (sc_store_answer_write(fds[r], &rep, sizeof(rep), &stalled) == 0 &&
+            sc_store_answer_write(fds[r], &role, sizeof(role), &stalled) == 0 &&
+            sc_store_answer_write(fds[r], t.kids + t.first[r],
+                                  (size_t)nkids * sizeof(uint32_t), &stalled) == 0 &&
+            (p || sc_store_answer_write(fds[r], t.table, t.table_len, &stalled) == 0)) {
             sent += sizeof(sc_store_reply_t) + len;
             tables += !p;
             answered++;
             continue;
         }
+        lost_len = sizeof(sc_store_reply_t) + len;
         close(fds[r]);
         fds[r] = -1;
-        if (lost < 0)
-            lost = r;
+        lost = r;
+        break;
     }
     sc_log(SC_LOG_INFO, "rendezvous at %s: rank 0 sent %llu bytes to %d ranks: the table of "
            "%u bytes to %d of them, this rank's own client included, their parent in the "
@@ -548,6 +579,12 @@ static sc_status_t sc_store_answer(sc_store_server_t *s, int *fds, uint8_t *cons
     sc_store_tree_free(&t);
     if (lost < 0)
         return SC_SUCCESS;
+    if (stalled) {
+        snprintf(err, err_len, "rendezvous at %s: rank %d took nothing more of the store's "
+                 "answer (%llu bytes) for %.0f s: it is stopped or hung", s->where, lost,
+                 lost_len, SC_STORE_ANSWER_S);
+        return SC_ERR_TIMEOUT;
+    }
     snprintf(err, err_len, "rendezvous at %s: rank %d exited or was killed before the "
              "store's answer reached it (its connection to the store broke)", s->where, lost);
     return SC_ERR_PEER_FAILED;

@@ -35,7 +35,8 @@ typedef struct {
  * the children that never came for the table; SC_ERR_PEER_FAILED naming a rank that
  * exited or was killed before every rank had the table, or another rank's failure in
  * the tree, as the store tells every rank at once (every rank says to the store when it
- * has the table: bootstrap_wire.h); SC_ERR_MISMATCH at once where the store at
+ * has the table: bootstrap_wire.h), or SC_ERR_TIMEOUT naming a rank that took nothing of
+ * the store's answer for 5 s (stopped); SC_ERR_MISMATCH at once where the store at
  * addr:port serves another launch (both ids known), which it refuses without failing
  * its own, as it refuses such a process telling a failure. */
 sc_status_t sc_store_allgather(const char *addr, int port, int rank, int size,

@@ -34,8 +34,11 @@ int sc_store_net_io(int fd, void *buf, size_t len, double deadline, int writing)
          * finds the store's answer, or its word, waiting. */
         if (poll(&pfd, 1, sc_clock_ms_until(deadline)) <= 0)
             return -1;
-        n = writing ? send(fd, p, len, MSG_NOSIGNAL) : recv(fd, p, len, 0);
-        if (n < 0 && (errno == EINTR || errno == EAGAIN))
+        /* Never blocking: a blocking socket's send waits until all of len is queued,
+         * which a peer that stopped reading (stopped, hung) holds up past any deadline. */
+        n = writing ? send(fd, p, len, MSG_NOSIGNAL | MSG_DONTWAIT)
+                    : recv(fd, p, len, MSG_DONTWAIT);
+        if (n < 0 && (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK))
             continue;
         if (n <= 0)
             return -1;

@@ -27,6 +27,13 @@
 #                   before it fetched the table from rank 1: every other rank fails within
 #                   5 s naming rank 3 as exited or killed (rank 1 waited SC_TIMEOUT for it
 #                   and the others went on into sc_comm_init)
+#   answer_not_taken  8 ranks, fan-out 8 (every rank a child of rank 0, given the table
+#                   by the store): ranks 1-6 are large_blob_rank.py with blobs of 1 MiB,
+#                   and rank 1 reads nothing of its answer (stopped): ranks 0 and 7 fail
+#                   within SC_TIMEOUT (10 s) of their start, rank 7 with SC_ERR_TIMEOUT
+#                   naming rank 1 as stopped or hung; rank 0's store waited for ever in
+#                   send() for rank 1 to take the 6 MiB table, so that rank 0 hung, and
+#                   rank 7 reported after SC_TIMEOUT that the store never answered
 set -u
 sc_info=$1
 mode=$2
@@ -178,6 +185,27 @@ child_killed_before_fetch)
     grep -q "rank 3 exited or was killed" "$logs/$r" ||
       fail "rank $r does not name rank 3 as exited or killed"
   done
+  ;;
+answer_not_taken)
+  n=8
+  export SC_TIMEOUT=10
+  port=$SC_MASTER_PORT
+  t0=$SECONDS
+  start 0 $n
+  start 7 $n
+  for r in 1 2 3 4 5 6; do
+    python3 "$(dirname "$0")/large_blob_rank.py" "$([[ $r == 1 ]] && echo stall || echo read)" \
+      "$port" $r $n >"$logs/$r" 2>&1 &
+    pids[$r]=$!
+  done
+  for r in 0 7; do
+    wait_for 25 eval '! kill -0 "${pids[$r]}" 2>/dev/null' || fail "rank $r still runs after 25 s"
+    wait "${pids[$r]}" && fail "rank $r succeeded"
+  done
+  elapsed=$((SECONDS - t0))
+  ((elapsed < 12)) || fail "ranks 0 and 7 took $elapsed s to fail (SC_TIMEOUT 10 s)"
+  grep -q "SC_ERR_TIMEOUT: rank 7: .*rank 1 took nothing more of the store's answer ([0-9]* bytes) for 5 s: it is stopped or hung" \
+    "$logs/7" || fail "rank 7 does not name rank 1 as stopped or hung"
   ;;
 *)
   echo "unknown mode $mode"
