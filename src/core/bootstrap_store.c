@@ -800,12 +800,13 @@ static void *sc_store_serve(void *arg)
     if (st == SC_SUCCESS)
         st = sc_store_watch(s, fds, sc_clock_now() + s->timeout_s +
                             SC_STORE_TREE_LEVEL_S * (height + 2), err, sizeof(err));
-    /* Every rank connected is told the outcome: failures, and the tree's end. */
+    /* Every rank connected is told the outcome: failures, and the tree's end. A rank's
+     * word not read (the failure came first) must not reset the connection. */
     for (int r = 0; r < s->size; r++) {
         if (fds[r] < 0)
             continue;
         sc_store_reply_error(fds[r], st, st == SC_SUCCESS ? "" : err, sc_clock_now() + 5.0);
-        close(fds[r]);
+        sc_store_net_close_answered(fds[r]);
     }
     for (int r = 0; r < s->size; r++)
         free(blobs[r]);

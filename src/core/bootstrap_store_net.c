@@ -136,6 +136,18 @@ void sc_store_net_drain(int fd, double deadline)
     }
 }
 
+void sc_store_net_close_answered(int fd)
+{
+    uint8_t buf[256];
+    ssize_t n;
+
+    shutdown(fd, SHUT_WR);
+    do
+        n = recv(fd, buf, sizeof(buf), MSG_DONTWAIT);
+    while (n > 0 || (n < 0 && errno == EINTR));
+    close(fd);
+}
+
 void sc_store_net_where(const char *addr, int port, char *buf, size_t len)
 {
     if (strchr(addr, ':'))

@@ -49,6 +49,13 @@ void sc_store_net_skip(int fd, size_t len, double deadline);
  * breaks, or the deadline passes): a peer answered before all it sent was read. */
 void sc_store_net_drain(int fd, double deadline);
 
+/* Closes fd once an answer was written on it, gracefully: the answer goes out whole with
+ * the end of the connection (shutdown), and what the peer sent that was not read (a
+ * rank's word at the tree's end, said as the store told a failure) is dropped first, so
+ * that the close does not reset the connection, which discards an answer's sentence
+ * still held by Nagle's algorithm and may reach the peer before the answer. */
+void sc_store_net_close_answered(int fd);
+
 /* addr:port as the sentences write it, an IPv6 address in brackets ([::1]:29500). */
 void sc_store_net_where(const char *addr, int port, char *buf, size_t len);
 
