@@ -29,10 +29,14 @@ int sc_store_net_io(int fd, void *buf, size_t len, double deadline, int writing)
     while (len > 0) {
         struct pollfd pfd = {fd, writing ? POLLOUT : POLLIN, 0};
         ssize_t n;
-
         /* Past the deadline what is there already still counts: a rank stopped past it
-         * finds the store's answer, or its word, waiting. */
-        if (poll(&pfd, 1, sc_clock_ms_until(deadline)) <= 0)
+         * finds the store's answer, or its word, waiting. A signal caught (a profiler's
+         * timer, a SIGCHLD handler) interrupts the poll, which then goes on. */
+        int ready = poll(&pfd, 1, sc_clock_ms_until(deadline));
+
+        if (ready < 0 && errno == EINTR)
+            continue;
+        if (ready <= 0)
             return -1;
         /* Never blocking: a blocking socket's send waits until all of len is queued,
          * which a peer that stopped reading (stopped, hung) holds up past any deadline. */
@@ -125,10 +129,15 @@ void sc_store_net_drain(int fd, double deadline)
 
     for (;;) {
         struct pollfd pfd = {fd, POLLIN, 0};
-        int ms = sc_clock_ms_until(deadline);
+        int ms = sc_clock_ms_until(deadline), ready;
         ssize_t n;
 
-        if (ms <= 0 || poll(&pfd, 1, ms) <= 0)
+        if (ms <= 0)
+            return;
+        ready = poll(&pfd, 1, ms);
+        if (ready < 0 && errno == EINTR)
+            continue;
+        if (ready <= 0)
             return;
         n = recv(fd, buf, sizeof(buf), 0);
         if (n == 0 || (n < 0 && errno != EINTR && errno != EAGAIN))
@@ -328,13 +337,17 @@ static int sc_store_net_connect_one(const struct addrinfo *ai, double deadline, 
     }
     if (connect(fd, ai->ai_addr, ai->ai_addrlen) != 0) {
         struct pollfd pfd = {fd, POLLOUT, 0};
-        int ms = sc_clock_ms_until(deadline), ready;
+        int ms = sc_clock_ms_until(deadline), ready = -1, e = errno;
 
-        if (errno != EINPROGRESS)
-            *err = errno;
+        /* A signal caught meanwhile interrupts the poll, not the attempt. */
+        while (e == EINPROGRESS && ms > 0 && (ready = poll(&pfd, 1, ms)) < 0 &&
+               errno == EINTR)
+            ms = sc_clock_ms_until(deadline);
+        if (e != EINPROGRESS)
+            *err = e;
         else if (ms <= 0)
             *err = 0; /* no time left to learn anything */
-        else if ((ready = poll(&pfd, 1, ms)) == 0)
+        else if (ready == 0)
             *err = ETIMEDOUT;
         else if (ready < 0 || getsockopt(fd, SOL_SOCKET, SO_ERROR, &so_err, &len) != 0)
             *err = errno;
