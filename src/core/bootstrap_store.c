@@ -968,12 +968,19 @@ static sc_status_t sc_store_tree_part(const sc_store_place_t *place, int rank, i
     sc_status_t st = SC_SUCCESS;
 
     /* The store spoke already: the rendezvous failed while this rank was away (stopped
-     * after it was answered, as its parent gave up on it), and the store says why. */
+     * after it was answered, as its parent gave up on it), and the store says why. Its
+     * children waiting for the table are told so, for a while, as a parent that hears
+     * it while it serves tells them: left unserved, they would take it for dead. */
     if (poll(&pfd, 1, 0) > 0) {
         sc_store_net_read_word(place->store_fd, where, now + 2.0, &word.st, word.text);
         if (word.st != SC_SUCCESS) {
+            word.heard = 1; /* the children are not to wait for it again */
             if (!place->role.parent) /* the table came with the store's answer */
                 sc_store_result_free(result);
+            if (place->role.nchildren > 0)
+                sc_tree_serve(place->listen_fd, rank, place->children,
+                              (int)place->role.nchildren, word.st, word.text, NULL, 0, where,
+                              now + SC_TREE_TOLD_S, &word);
             return sc_error(word.st, "%s", word.text);
         }
     }

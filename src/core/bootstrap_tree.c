@@ -17,11 +17,6 @@
 #include "core/log.h"
 #include "core/text_list.h"
 
-/* How long a parent still serves the children to come once the store said that the
- * rendezvous failed: those alive are on their way (and learn why from it), one that
- * exited or was killed never comes. */
-#define SC_TREE_TOLD_S 2.0
-
 int sc_tree_side(int family, int loopback)
 {
     return (family == AF_INET6) * 2 + (loopback != 0);

@@ -12,6 +12,11 @@
 #include "core/error.h"
 #include "shardcomm/status.h"
 
+/* How long a parent still serves the children to come once the store said that the
+ * rendezvous failed: those alive are on their way (and learn why from it), one that
+ * exited or was killed never comes. */
+#define SC_TREE_TOLD_S 2.0
+
 /* The sides of the tree: ranks serve only ranks of their side, which can reach them. */
 #define SC_TREE_SIDES 4
 

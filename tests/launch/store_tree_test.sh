@@ -27,6 +27,15 @@
 #                   before it fetched the table from rank 1: every other rank fails within
 #                   5 s naming rank 3 as exited or killed (rank 1 waited SC_TIMEOUT for it
 #                   and the others went on into sc_comm_init)
+#   failure_waiting  8 ranks, fan-out 2: ranks 1 and 2 are stopped while they wait for the
+#                   store's answer, rank 2 is killed once the store answered (the store
+#                   fails every rank naming it), and rank 1 resumed a second later, so
+#                   that it finds the store's failure waiting as it comes to the tree:
+#                   its children, ranks 3 and 4, waiting for the table, fail with the
+#                   store's sentence naming rank 2 (its own, or rank 5's or 6's, whichever
+#                   came first), and rank 7 (rank 3's child) too; rank 1 left them
+#                   unserved as it returned, and they said that rank 1 had exited or was
+#                   killed
 #   answer_not_taken  8 ranks, fan-out 8 (every rank a child of rank 0, given the table
 #                   by the store): ranks 1-6 are large_blob_rank.py with blobs of 1 MiB,
 #                   and rank 1 reads nothing of its answer (stopped): ranks 0 and 7 fail
@@ -59,6 +68,21 @@ start() {
   env "$@" SC_RANK="$r" SC_WORLD_SIZE="$n" SC_LOCAL_RANK="$r" "$sc_info" --transports \
     >"$logs/$r" 2>&1 &
   pids[$r]=$!
+}
+
+# start_and_stop SIZE RANK...: ranks 0 to SIZE - 2 of a world of SIZE started, and each
+# RANK stopped once it listens for its children (its hello, which follows at once, sent):
+# it waits stopped for the store's answer, which the last rank's start brings.
+start_and_stop() {
+  local n=$1 r
+  shift
+  for ((r = 0; r < n - 1; r++)); do start $r $n; done
+  for r in "$@"; do
+    wait_for 20 grep -q "rank $r listens on port" "$logs/$r" ||
+      fail "rank $r never listened for its children"
+  done
+  sleep 0.5
+  for r in "$@"; do kill -STOP "${pids[$r]}"; done
 }
 
 # Rank 0's line on what it sent: "SENT TABLE TABLES" (bytes in all, the table's bytes,
@@ -130,13 +154,8 @@ parent_killed | parent_stopped)
 child_stopped)
   n=8
   export SC_STORE_FANOUT=2 SC_TIMEOUT=3
-  for ((r = 0; r < n - 1; r++)); do start $r $n; done
-  for r in 1 3; do
-    wait_for 20 grep -q "rank $r listens on port" "$logs/$r" ||
-      fail "rank $r never listened for its children"
-  done
-  sleep 0.5 # their hellos follow at once
-  kill -STOP "${pids[3]}"
+  start_and_stop $n 3
+  wait_for 20 grep -q "rank 1 listens on port" "$logs/1" || fail "rank 1 never listened"
   port=$(tree_port 1)
   exec {silent}<>"/dev/tcp/127.0.0.1/$port" || fail "no connection to rank 1's port $port"
   start $((n - 1)) $n
@@ -186,6 +205,22 @@ child_killed_before_fetch)
     ((r == 3)) && continue
     grep -q "rank 3 exited or was killed" "$logs/$r" ||
       fail "rank $r does not name rank 3 as exited or killed"
+  done
+  ;;
+failure_waiting)
+  n=8
+  export SC_STORE_FANOUT=2 SC_TIMEOUT=3
+  start_and_stop $n 1 2
+  start $((n - 1)) $n
+  wait_for 20 grep -q "rank 0 sent" "$logs/0" || fail "the store never answered"
+  kill -KILL "${pids[2]}"
+  wait_for 10 grep -q "rank 2 exited or was killed" "$logs/0" || fail "rank 0 never failed"
+  sleep 1
+  kill -CONT "${pids[1]}"
+  for r in 1 3 4 7; do
+    wait "${pids[$r]}" && fail "rank $r succeeded"
+    grep -q "SC_ERR_PEER_FAILED: rank $r: .*rank 2 exited or was killed" "$logs/$r" ||
+      fail "rank $r does not give the store's sentence naming rank 2"
   done
   ;;
 answer_not_taken)
