@@ -633,7 +633,8 @@ static sc_status_t sc_store_watch(sc_store_server_t *s, int *fds, double deadlin
             }
             snprintf(err, err_len, "rendezvous at %s: rank%s %s never said %s had the table "
                      "of the ranks' blobs by the store's deadline (SC_TIMEOUT after its "
-                     "answer, 2 s more per level of the table's tree): %s stopped or hung",
+                     "first answer, 2 s more per level of the table's tree): %s stopped or "
+                     "hung",
                      s->where, n == 1 ? "" : "s", missing, n == 1 ? "it" : "they",
                      n == 1 ? "it is" : "they are");
             st = SC_ERR_TIMEOUT;
@@ -688,6 +689,7 @@ static void *sc_store_serve(void *arg)
     uint32_t *lens = calloc((size_t)s->size, sizeof(uint32_t));
     uint32_t *ports = calloc((size_t)s->size, sizeof(uint32_t));
     int arrived = 0, height = 0, spare = open("/dev/null", O_RDONLY | O_CLOEXEC);
+    double answering;
     char err[SC_ERROR_MAX] = "";
     sc_status_t st = SC_SUCCESS;
 
@@ -793,12 +795,17 @@ static void *sc_store_serve(void *arg)
     close(s->listen_fd);
     if (spare >= 0)
         close(spare);
+    /* The store's deadline at the tree's end counts from its first answer, as each
+     * rank's own wait for the store's word counts from its answer (2 s longer), so that
+     * the store speaks first however long answering every rank took: counted from its
+     * last answer, the ranks answered first gave up on it and said rank 0 was hung. */
+    answering = sc_clock_now();
     if (st == SC_SUCCESS)
         st = sc_store_answer(s, fds, blobs, lens, ports, &height, err, sizeof(err));
     /* Until every rank has the table, each is watched, so that one that exited or was
      * killed fails every rank naming it within moments, not SC_TIMEOUT later. */
     if (st == SC_SUCCESS)
-        st = sc_store_watch(s, fds, sc_clock_now() + s->timeout_s +
+        st = sc_store_watch(s, fds, answering + s->timeout_s +
                             SC_STORE_TREE_LEVEL_S * (height + 2), err, sizeof(err));
     /* Every rank connected is told the outcome: failures, and the tree's end. A rank's
      * word not read (the failure came first) must not reset the connection. */

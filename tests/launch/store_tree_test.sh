@@ -36,6 +36,12 @@
 #                   came first), and rank 7 (rank 3's child) too; rank 1 left them
 #                   unserved as it returned, and they said that rank 1 had exited or was
 #                   killed
+#   answers_take_long  the same with rank 1 reading its answer at 1 MiB/s (6 s for the
+#                   table) and SC_TIMEOUT 8: the store answers every rank (a rank that
+#                   reads slowly is no stalled one), and as ranks 1-6 never say they have
+#                   the table, ranks 0 and 7 fail with the store's SC_ERR_TIMEOUT naming
+#                   them; the store's deadline counted from its last answer, so that rank
+#                   0, answered first, gave up on it first and said rank 0 was hung
 #   answer_not_taken  8 ranks, fan-out 8 (every rank a child of rank 0, given the table
 #                   by the store): ranks 1-6 are large_blob_rank.py with blobs of 1 MiB,
 #                   and rank 1 reads nothing of its answer (stopped): ranks 0 and 7 fail
@@ -223,18 +229,31 @@ failure_waiting)
       fail "rank $r does not give the store's sentence naming rank 2"
   done
   ;;
-answer_not_taken)
+answer_not_taken | answers_take_long)
   n=8
   export SC_TIMEOUT=10
+  first=stall
+  [[ $mode == answers_take_long ]] && { SC_TIMEOUT=8; first=slow; }
   port=$SC_MASTER_PORT
   t0=$SECONDS
   start 0 $n
   start 7 $n
   for r in 1 2 3 4 5 6; do
-    python3 "$(dirname "$0")/large_blob_rank.py" "$([[ $r == 1 ]] && echo stall || echo read)" \
+    python3 "$(dirname "$0")/large_blob_rank.py" "$([[ $r == 1 ]] && echo $first || echo read)" \
       "$port" $r $n >"$logs/$r" 2>&1 &
     pids[$r]=$!
   done
+  if [[ $mode == answers_take_long ]]; then
+    for r in 0 7; do
+      wait_for 30 eval '! kill -0 "${pids[$r]}" 2>/dev/null' || fail "rank $r still runs after 30 s"
+      wait "${pids[$r]}" && fail "rank $r succeeded"
+      grep -q "SC_ERR_TIMEOUT: rank $r: .*ranks 1, 2, 3, 4, 5, 6 never said they had the table" \
+        "$logs/$r" || fail "rank $r does not give the store's timeout naming ranks 1-6"
+    done
+    grep -q "rank 0 sent [0-9]* bytes to 8 ranks" "$logs/0" || fail "the store did not answer every rank"
+    echo "ok: $mode"
+    exit 0
+  fi
   for r in 0 7; do
     wait_for 25 eval '! kill -0 "${pids[$r]}" 2>/dev/null' || fail "rank $r still runs after 25 s"
     wait "${pids[$r]}" && fail "rank $r succeeded"
