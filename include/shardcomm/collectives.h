@@ -65,7 +65,8 @@
  * sc_comm_init too, may run at once on different threads. A call entered on a
  * communicator while another thread issues one on it (from that call's entry until it
  * is queued, a blocking call until it returns; sc_comm_split, sc_comm_destroy,
- * sc_sparse_allreduce and sc_compressed_allreduce too) fails at once with
+ * sc_sparse_allreduce, sc_compressed_allreduce, sc_reducer_create and a synced
+ * iteration's sc_reducer_finalize too, for their whole length) fails at once with
  * SC_ERR_INVALID_ARG and a sentence naming both calls, and changes nothing: no output
  * written, no peer told, the other thread's call goes on (issued both, the ranks could
  * number the two in different orders and exchange, for calls of the same shape, each

@@ -42,7 +42,9 @@
  * collectives on the communicator (from whichever thread completes a bucket): the
  * caller issues none of its own on it then (sc_comm_split gives another one); one that
  * meets a start in flight on another thread is refused, or makes the start fail
- * (collectives.h, "Thread safety"), which aborts the communicator. A
+ * (collectives.h, "Thread safety"), which aborts the communicator, and one made while
+ * sc_reducer_create or a synced iteration's sc_reducer_finalize runs on another thread
+ * is refused (they hold the communicator from their entry until they return). A
  * reducer with host buckets whose finish has work (a hook's finish, or copies with a
  * hook other than the plain all-reduce, whose all-reduce copies the results back
  * itself as they become final) owns a thread that finishes each bucket as soon as its

@@ -214,6 +214,10 @@ static void sc_reducer_free(sc_reducer_t *r)
 static sc_status_t sc_reducer_create_call(sc_comm_t *comm, const sc_grad_desc_t *grads, int n,
                                           const sc_reducer_config_t *config,
                                           sc_reducer_t **reducer);
+static sc_status_t sc_reducer_create_marked(sc_reducer_t *r, sc_comm_t *comm,
+                                            const sc_grad_desc_t *grads, int n,
+                                            const sc_reducer_config_t *cfg, sc_status_t st,
+                                            sc_reducer_t **reducer);
 
 /* Failures inside say which public call they ended (sc_error_in). */
 SC_API sc_status_t sc_reducer_create(sc_comm_t *comm, const sc_grad_desc_t *grads, int n,
@@ -233,6 +237,7 @@ static sc_status_t sc_reducer_create_call(sc_comm_t *comm, const sc_grad_desc_t 
     sc_reducer_config_t cfg = SC_REDUCER_CONFIG_INIT;
     sc_reducer_t *r;
     sc_status_t st = SC_SUCCESS, comm_st, hook_st;
+    int claimed;
 
     if (config) {
         /* Exactly this version's size: a part of the struct could end inside a field. */
@@ -261,7 +266,28 @@ static sc_status_t sc_reducer_create_call(sc_comm_t *comm, const sc_grad_desc_t 
         if (st == SC_SUCCESS)
             st = hook_st;
     }
-    comm_st = sc_comm_check(comm, "sc_reducer_create");
+    /* comm marked as issued on by this thread until the reducer is made
+     * (sc_comm_issue_begin): another thread's call between its collectives would take a
+     * number among them. */
+    comm_st = sc_comm_issue_begin(comm, "sc_reducer_create", &claimed);
+    if (comm_st != SC_SUCCESS) {
+        sc_reducer_free(r);
+        return comm_st;
+    }
+    st = sc_reducer_create_marked(r, comm, grads, n, &cfg, st, reducer);
+    sc_comm_issue_end(comm, claimed);
+    return st;
+}
+
+/* sc_reducer_create past its configuration, on a communicator this thread marked; st:
+ * the configuration's verdict. Frees r when it fails. */
+static sc_status_t sc_reducer_create_marked(sc_reducer_t *r, sc_comm_t *comm,
+                                            const sc_grad_desc_t *grads, int n,
+                                            const sc_reducer_config_t *cfg, sc_status_t st,
+                                            sc_reducer_t **reducer)
+{
+    sc_status_t comm_st = sc_comm_check_usable(comm, "sc_reducer_create");
+
     if (comm_st != SC_SUCCESS) {
         /* No communicator to agree over: this rank's error only. */
         sc_reducer_free(r);
@@ -274,7 +300,7 @@ static sc_status_t sc_reducer_create_call(sc_comm_t *comm, const sc_grad_desc_t 
     r->size = sc_comm_size(comm);
     r->sync = 1;
     if (st == SC_SUCCESS)
-        st = sc_reducer_setup(r, grads, n, &cfg, reducer);
+        st = sc_reducer_setup(r, grads, n, cfg, reducer);
     st = sc_reducer_agree(comm, grads, n, r, st);
     /* Only once every rank agreed on the gradients, and so on the layout: in registered
      * memory where it can be (or plain memory where the registration fails on some

@@ -758,7 +758,7 @@ static sc_status_t sc_reducer_finalize_call(sc_reducer_t *r)
 {
     char list[512], local_text[SC_ERROR_MAX] = "";
     sc_status_t local = SC_SUCCESS, st;
-    int nmiss = 0, first_miss = -1;
+    int nmiss = 0, first_miss = -1, claimed;
     int64_t v[5];
     double t_done;
 
@@ -780,6 +780,13 @@ static sc_status_t sc_reducer_finalize_call(sc_reducer_t *r)
     if (!r->sync) {
         pthread_mutex_unlock(&r->lock);
         return sc_reducer_finalize_local(r);
+    }
+    /* The communicator marked as issued on by this thread until finalize returns
+     * (sc_comm_issue_begin): another thread's call between the buckets' collectives and
+     * the agreement below would take a number among them. */
+    if ((st = sc_comm_issue_begin(r->comm, "sc_reducer_finalize", &claimed)) != SC_SUCCESS) {
+        pthread_mutex_unlock(&r->lock);
+        return st;
     }
     if (r->nready == 0)
         r->t_first = r->t_last = sc_clock_now();
@@ -868,5 +875,6 @@ static sc_status_t sc_reducer_finalize_call(sc_reducer_t *r)
     sc_reducer_watch_end(r->comm, &r->watch);
     sc_reducer_stats_update(r);
     sc_reducer_reset(r, 1);
+    sc_comm_issue_end(r->comm, claimed);
     return st;
 }

@@ -277,7 +277,7 @@ sc_status_t sc_comm_check_usable(const sc_comm_t *comm, const char *caller);
 
 /* sc_comm_check_handle for a call that issues on comm (a collective, a send or receive,
  * sc_mem_alloc, sc_mem_free, sc_comm_split, sc_comm_destroy, the sparse and compressed
- * all-reduces) that also marks comm as
+ * all-reduces, sc_reducer_create, a synced sc_reducer_finalize) that also marks comm as
  * issued on by this thread (caller: the call's public name, a string that lives for
  * good), looked up and marked under the registry's lock, until sc_comm_issue_end: from
  * the call's entry until it is numbered and posted, for a blocking call until it

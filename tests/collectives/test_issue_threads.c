@@ -10,7 +10,14 @@
  * joined one). handover ROUNDS: the two threads take turns, handing the communicator
  * over under a mutex: blocking allreduces, then sc_mem_alloc and sc_mem_free on one
  * thread and sc_comm_split (whose own collectives on the world pass) on the other, all
- * succeeding. Run through scrun: test_issue_threads overlap|handover ROUNDS. */
+ * succeeding. reducer ROUNDS: each round rank 0 makes a reducer on the world on one
+ * thread and finalizes a synced iteration of it on another, the peers joining each only
+ * once rank 0's main thread has issued an allreduce on the world meanwhile: refused with
+ * a sentence naming sc_reducer_create, then sc_reducer_finalize, which hold the
+ * communicator for their whole length (before, the allreduce passed between their
+ * collectives, or was refused naming one of them); the reducer's sum is exact, and an
+ * allreduce on the world after each works. Run through scrun:
+ * test_issue_threads overlap|handover|reducer ROUNDS. */
 #include <errno.h>
 #include <pthread.h>
 #include <stdint.h>
@@ -43,21 +50,27 @@ static int32_t peers_sum(int i)
     return s;
 }
 
-/* One call that another thread's blocking allreduce on world must refuse. */
-static int refused_here(sc_status_t st, const char *call)
+/* One call that another thread's call other on world must refuse. */
+static int refused_by(sc_status_t st, const char *call, const char *other)
 {
-    char want[96];
+    char want[128];
 
-    snprintf(want, sizeof(want), "%s: another thread is in sc_allreduce on this "
-             "communicator", call);
-    CHECK(st == SC_ERR_INVALID_ARG, "%s returned %s (%s) while another thread's allreduce "
-          "was in flight", call, sc_status_string(st), sc_last_error());
+    snprintf(want, sizeof(want), "%s: another thread is in %s on this communicator", call,
+             other);
+    CHECK(st == SC_ERR_INVALID_ARG, "%s returned %s (%s) while another thread's %s was in "
+          "flight", call, sc_status_string(st), sc_last_error(), other);
     CHECK(strstr(sc_last_error(), want) != NULL, "sentence '%s' lacks '%s'", sc_last_error(),
           want);
     CHECK(strstr(sc_last_error(), "one thread at a time") != NULL,
           "sentence '%s' does not say that calls come from one thread at a time",
           sc_last_error());
     return 0;
+}
+
+/* One call that another thread's blocking allreduce on world must refuse. */
+static int refused_here(sc_status_t st, const char *call)
+{
+    return refused_by(st, call, "sc_allreduce");
 }
 
 /* The second thread's other calls, while the first one's allreduce is still in flight
@@ -288,19 +301,182 @@ static int handover(int rounds)
     return 0;
 }
 
+#define GRAD_COUNT 64
+
+/* Rank r's gradient at round k; the sum over ranks. */
+static float grad_in(int r, int k, int i) { return (float)(r * 100 + k * 10 + i % 5); }
+
+static float grad_sum(int k, int i)
+{
+    float s = 0.0f;
+
+    for (int r = 0; r < size; r++)
+        s += grad_in(r, k, i);
+    return s;
+}
+
+typedef struct {
+    sc_reducer_t *r;
+    int entered;    /* the call is about to be made (under lock) */
+    sc_status_t st;
+    char text[1024];
+} reducer_call_t;
+
+static sc_reducer_t *reducer_make(void)
+{
+    sc_grad_desc_t g = {GRAD_COUNT, SC_FLOAT32, "w"};
+    sc_reducer_config_t cfg = SC_REDUCER_CONFIG_INIT;
+    sc_reducer_t *r = NULL;
+
+    cfg.prediv = 1.0;
+    return sc_reducer_create(world, &g, 1, &cfg, &r) == SC_SUCCESS ? r : NULL;
+}
+
+static void reducer_call_entered(reducer_call_t *c)
+{
+    pthread_mutex_lock(&lock);
+    c->entered = 1;
+    pthread_mutex_unlock(&lock);
+}
+
+static void *create_thread(void *p)
+{
+    reducer_call_t *c = p;
+
+    reducer_call_entered(c);
+    c->r = reducer_make();
+    c->st = c->r ? SC_SUCCESS : SC_ERR_INTERNAL;
+    snprintf(c->text, sizeof(c->text), "%s", sc_last_error());
+    return NULL;
+}
+
+static void *finalize_thread(void *p)
+{
+    reducer_call_t *c = p;
+
+    reducer_call_entered(c);
+    c->st = sc_reducer_finalize(c->r);
+    snprintf(c->text, sizeof(c->text), "%s", sc_last_error());
+    return NULL;
+}
+
+/* Rank 0's main thread, while call (which waits for the peers) runs on another: an
+ * allreduce on the world, which must be refused naming call; then the peers are let in.
+ * An allreduce that passed is aborted, so that nothing waits for it. */
+static int refused_beside(reducer_call_t *c, const char *call)
+{
+    static int32_t in[COUNT], out[COUNT];
+    sc_request_t *req = NULL;
+    sc_status_t st;
+    int entered = 0;
+
+    while (!entered) {
+        pthread_mutex_lock(&lock);
+        entered = c->entered;
+        pthread_mutex_unlock(&lock);
+    }
+    /* It waits inside for the peers, which have not joined it. */
+    nanosleep(&(struct timespec){0, 200 * 1000 * 1000}, NULL);
+    st = sc_allreduce(in, out, COUNT, SC_INT32, SC_SUM, world, NULL, &req);
+    if (st == SC_SUCCESS) {
+        sc_comm_abort(world);
+        sc_wait(req);
+        sc_request_free(req);
+    }
+    CHECK(!refused_by(st, "sc_allreduce", call), "an allreduce beside %s was not refused",
+          call);
+    CHECK(req == NULL, "the refused allreduce wrote *req");
+    CHECK_OK(sc_barrier(side, NULL));
+    return 0;
+}
+
+/* Round k on rank 0: the reducer made and its iteration finalized on other threads. */
+static int reducer_round0(int k)
+{
+    reducer_call_t made = {0}, fin = {0};
+    float grad[GRAD_COUNT];
+    pthread_t th;
+    int failed;
+
+    CHECK(pthread_create(&th, NULL, create_thread, &made) == 0, "pthread_create");
+    failed = refused_beside(&made, "sc_reducer_create");
+    pthread_join(th, NULL);
+    CHECK(!failed, "round %d: a call beside sc_reducer_create was not refused", k);
+    CHECK(made.st == SC_SUCCESS, "round %d: sc_reducer_create: %s", k, made.text);
+    for (int i = 0; i < GRAD_COUNT; i++)
+        grad[i] = grad_in(0, k, i);
+    CHECK_OK(sc_reducer_mark_ready(made.r, 0, grad));
+    fin.r = made.r;
+    CHECK(pthread_create(&th, NULL, finalize_thread, &fin) == 0, "pthread_create");
+    failed = refused_beside(&fin, "sc_reducer_finalize");
+    pthread_join(th, NULL);
+    CHECK(!failed, "round %d: a call beside sc_reducer_finalize was not refused", k);
+    CHECK(fin.st == SC_SUCCESS, "round %d: sc_reducer_finalize: %s (%s)", k,
+          sc_status_string(fin.st), fin.text);
+    for (int i = 0; i < GRAD_COUNT; i++)
+        CHECK(grad[i] == grad_sum(k, i), "round %d: element %d is %g, expected %g", k, i,
+              (double)grad[i], (double)grad_sum(k, i));
+    CHECK_OK(sc_reducer_destroy(made.r));
+    return 0;
+}
+
+/* Round k on a peer: in each call once rank 0's refusal was seen. */
+static int reducer_round_peer(int k)
+{
+    float grad[GRAD_COUNT];
+    sc_reducer_t *r;
+
+    CHECK_OK(sc_barrier(side, NULL));
+    r = reducer_make();
+    CHECK(r != NULL, "round %d: sc_reducer_create: %s", k, sc_last_error());
+    for (int i = 0; i < GRAD_COUNT; i++)
+        grad[i] = grad_in(check_rank, k, i);
+    CHECK_OK(sc_barrier(side, NULL));
+    CHECK_OK(sc_reducer_mark_ready(r, 0, grad));
+    CHECK_OK(sc_reducer_finalize(r));
+    for (int i = 0; i < GRAD_COUNT; i++)
+        CHECK(grad[i] == grad_sum(k, i), "round %d: element %d is %g, expected %g", k, i,
+              (double)grad[i], (double)grad_sum(k, i));
+    CHECK_OK(sc_reducer_destroy(r));
+    return 0;
+}
+
+/* Each round ends with an allreduce on the world from rank 0's main thread: the
+ * communicator is free again once the reducer's calls returned. */
+static int reducer_rounds(int rounds)
+{
+    for (int k = 0; k < rounds; k++) {
+        int32_t in[COUNT], out[COUNT];
+
+        CHECK(!(check_rank == 0 ? reducer_round0(k) : reducer_round_peer(k)),
+              "round %d failed", k);
+        for (int i = 0; i < COUNT; i++)
+            in[i] = check_rank == 0 ? input0(0, k, i) : input_peer(check_rank, i);
+        CHECK_OK(sc_allreduce(in, out, COUNT, SC_INT32, SC_SUM, world, NULL, NULL));
+        for (int i = 0; i < COUNT; i++)
+            CHECK(out[i] == input0(0, k, i) + peers_sum(i), "round %d: element %d of the "
+                  "world's allreduce is %d", k, i, (int)out[i]);
+    }
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     int rounds = argc > 2 ? atoi(argv[2]) : 0, failed;
 
-    if (rounds < 1 || (strcmp(argv[1], "overlap") && strcmp(argv[1], "handover"))) {
-        fprintf(stderr, "usage: test_issue_threads overlap|handover ROUNDS\n");
+    if (rounds < 1 || (strcmp(argv[1], "overlap") && strcmp(argv[1], "handover") &&
+                       strcmp(argv[1], "reducer"))) {
+        fprintf(stderr, "usage: test_issue_threads overlap|handover|reducer ROUNDS\n");
         return 2;
     }
     CHECK_OK(sc_comm_init_from_env(&world));
     check_rank = sc_comm_rank(world);
     size = sc_comm_size(world);
     CHECK_OK(sc_comm_split(world, 0, check_rank, &side));
-    failed = strcmp(argv[1], "overlap") == 0 ? overlap(rounds) : handover(rounds);
+    if (strcmp(argv[1], "reducer") == 0)
+        failed = reducer_rounds(rounds);
+    else
+        failed = strcmp(argv[1], "overlap") == 0 ? overlap(rounds) : handover(rounds);
     CHECK(!failed, "%s failed", argv[1]);
     CHECK_OK(sc_comm_destroy(side));
     CHECK_OK(sc_comm_destroy(world));
