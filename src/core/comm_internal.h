@@ -69,7 +69,8 @@ typedef struct sc_transport {
                                    broken communicator's failed calls, a peer's destroy,
                                    this rank's): dropped as they come (progress_settle.c) */
     int ndrains;
-    int drain_turn;             /* the drained id the next scan looks at in turn */
+    int drain_turn;             /* the drained id the next scan of a busy transport
+                                   looks at in turn (progress_settle.c) */
     double drains_end;          /* no drained id's drain ends before */
     struct sc_ucx_dropping *dropping; /* messages being received into scratch to be
                                    dropped (transport_ucx.c, sc_ucx_drop) */

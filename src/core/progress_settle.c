@@ -180,6 +180,27 @@ static int sc_settle_drain_oldest(sc_transport_t *tp, uint64_t found, double now
     return moved;
 }
 
+/* Drops what waits of the drained ids besides the oldest message's: every id while no
+ * op of tp is queued, else one id in turn. An idle transport scans only as UCX events
+ * come (the progress thread sleeps on them), once each: the message that came may be
+ * of any id, behind an older one of a call not yet made (a send this rank receives
+ * later), and with one id a scan the others' waited until their senders gave up
+ * (SC_OP_SETTLE_S) and closed the connections. A busy one scans every 128 progress
+ * steps at least, or every 20 ms, and reaches every id in turn. Nonzero when
+ * something was dropped. */
+static int sc_settle_drain_others(sc_transport_t *tp, double now)
+{
+    int moved = 0;
+
+    if (__atomic_load_n(&tp->active, __ATOMIC_RELAXED) == 0) {
+        for (int i = 0; i < tp->ndrains; i++)
+            moved |= sc_settle_drain(tp, &tp->drains[i], now);
+        return moved;
+    }
+    tp->drain_turn = (tp->drain_turn + 1) % tp->ndrains;
+    return sc_settle_drain(tp, &tp->drains[tp->drain_turn], now);
+}
+
 int sc_settle_poll(sc_transport_t *tp)
 {
     sc_coll_op_t **pp = &tp->op_settling;
@@ -189,14 +210,13 @@ int sc_settle_poll(sc_transport_t *tp)
 
     /* Dropped first: the peers' transfers it completes may be what ours wait for. One
      * probe while UCX holds no message unreceived (the usual case), else the oldest
-     * one's id and one id in turn, and the ids' ends looked at once the first is due:
-     * each split that every rank destroys drains its id on some of them for a while,
-     * and a scan through every id cost a 3-rank 8-byte allreduce on the world 15 us ->
-     * 50-170 us after 200 splits were created and destroyed. */
+     * one's id and the others (sc_settle_drain_others), and the ids' ends looked at
+     * once the first is due: each split that every rank destroys drains its id on some
+     * of them for a while, and a scan through every id cost a 3-rank 8-byte allreduce on
+     * the world 15 us -> 50-170 us after 200 splits were created and destroyed. */
     if (tp->ndrains > 0 && sc_ucx_unexpected(tp, 0, 0, &found)) {
         moved |= sc_settle_drain_oldest(tp, found, now);
-        tp->drain_turn = (tp->drain_turn + 1) % tp->ndrains;
-        moved |= sc_settle_drain(tp, &tp->drains[tp->drain_turn], now);
+        moved |= sc_settle_drain_others(tp, now);
     }
     if (tp->ndrains > 0 && now > tp->drains_end) {
         tp->drains_end = now + SC_SETTLE_DRAIN_S;

@@ -33,8 +33,20 @@
  *   the world and every split share: the calls after it failed with "the connection to
  *   rank 1 was closed after allreduce #1 failed with data in flight to or from it".
  *
+ * mid_transfer_idle OLD DELAY IDLE (3 ranks, as mid_transfer): rank 2 first destroys OLD
+ *   other splits before its peers (its drained ids) and holds rank 1's message on the
+ *   world unreceived (the oldest message its UCX holds); then, as in mid_transfer, it
+ *   destroys the split while ranks 0 and 1 are in the allreduce, and makes no call for
+ *   IDLE seconds (only its progress thread runs), then takes the message; ranks 0 and
+ *   1's allreduce fails within 2 s, and an allreduce on the world then succeeds with
+ *   the exact data. An idle rank scans only as UCX events come, and looked at one
+ *   drained id a scan besides the oldest message's: rank 1's rendezvous sends to rank 2,
+ *   announced before the destroy, stayed undropped, and rank 1's allreduce failed only
+ *   when it gave them up after SC_OP_SETTLE_S (5.2 s), closing the connection 1-2.
+ *
  * Usage (under scrun): test_destroyed_peer waiting|later|p2p|every_rank_destroys|
- *                      notice_behind_a_full_socket|mid_transfer DELAY */
+ *                      notice_behind_a_full_socket|mid_transfer DELAY|
+ *                      mid_transfer_idle OLD DELAY IDLE */
 #include <signal.h>
 
 #include "fault_util.h"
@@ -323,35 +335,66 @@ static int mid_message(sc_comm_t *comm, float *in, float *out, const char *what)
     return TEST_PASS;
 }
 
+/* The world of the 3 ranks these tests run on. */
+static int mid_world(sc_comm_t **world)
+{
+    CHECK_OK(sc_comm_init_from_env(world));
+    CHECK(sc_comm_size(*world) == 3, "this test runs on 3 ranks, not %d",
+          sc_comm_size(*world));
+    return TEST_PASS;
+}
+
+/* The end of these tests: an allreduce on the world, exact; the split (which rank 2
+ * destroyed) and the world destroyed; the buffers freed. */
+static int mid_end(sc_comm_t *world, sc_comm_t *sub, float *in, float *out)
+{
+    if (mid_world_allreduce(world, in, out) != TEST_PASS ||
+        end_split_and_world(fault_rank < 2 ? sub : NULL, world) != TEST_PASS)
+        return TEST_FAIL;
+    free(in);
+    free(out);
+    return TEST_PASS;
+}
+
+/* Ranks 0 and 1's 64 MiB allreduce on sub, which rank 2 destroys meanwhile without
+ * issuing it: it fails naming the destroy and the allreduce (#1), within 2 s. */
+static int mid_allreduce_fails(sc_comm_t *sub, float *in, float *out)
+{
+    sc_request_t *req = NULL;
+    fault_error_t err;
+    double t0;
+
+    mid_fill(in, MID_FLOATS, fault_rank);
+    t0 = fault_now();
+    CHECK_OK(sc_allreduce(in, out, MID_FLOATS, SC_FLOAT32, SC_SUM, sub, NULL, &req));
+    if (check_gone_error(sc_wait(req), t0, 2, &err) != TEST_PASS)
+        return TEST_FAIL;
+    sc_request_free(req);
+    CHECK(strstr(err.text, "collective #1 or a later one"),
+          "the sentence '%s' does not name the allreduce (#1)", err.text);
+    /* Its transfers settled at once, not after SC_OP_SETTLE_S (5 s). */
+    CHECK(err.elapsed < 2.0, "the allreduce took %.2f s to fail", err.elapsed);
+    return TEST_PASS;
+}
+
 static int test_mid_transfer(int argc, char **argv)
 {
     /* Kept to the end: a failed call's buffers may still be read. */
     float *in = calloc(MID_FLOATS, sizeof(float)), *out = calloc(MID_FLOATS, sizeof(float));
-    sc_request_t *req = NULL;
     sc_comm_t *world, *sub;
-    fault_error_t err;
     double t0;
 
     CHECK(argc == 1, "usage: mid_transfer DELAY");
     CHECK(in && out, "out of memory");
-    CHECK_OK(sc_comm_init_from_env(&world));
-    CHECK(sc_comm_size(world) == 3, "this test runs on 3 ranks, not %d", sc_comm_size(world));
+    if (mid_world(&world) != TEST_PASS)
+        return TEST_FAIL;
     CHECK_OK(sc_comm_split(world, 0, fault_rank, &sub));
     CHECK_OK(sc_barrier(sub, NULL));
     if (fault_rank == 2) {
         fault_sleep(atof(argv[0]));
         CHECK_OK(sc_comm_destroy(sub));
-    } else {
-        mid_fill(in, MID_FLOATS, fault_rank);
-        t0 = fault_now();
-        CHECK_OK(sc_allreduce(in, out, MID_FLOATS, SC_FLOAT32, SC_SUM, sub, NULL, &req));
-        if (check_gone_error(sc_wait(req), t0, 2, &err) != TEST_PASS)
-            return TEST_FAIL;
-        sc_request_free(req);
-        CHECK(strstr(err.text, "collective #1 or a later one"),
-              "the sentence '%s' does not name the allreduce (#1)", err.text);
-        /* Its transfers settled at once, not after SC_OP_SETTLE_S (5 s). */
-        CHECK(err.elapsed < 2.0, "the allreduce took %.2f s to fail", err.elapsed);
+    } else if (mid_allreduce_fails(sub, in, out) != TEST_PASS) {
+        return TEST_FAIL;
     }
     t0 = fault_now();
     if (mid_world_allreduce(world, in, out) != TEST_PASS ||
@@ -360,12 +403,57 @@ static int test_mid_transfer(int argc, char **argv)
         return TEST_FAIL;
     CHECK(fault_now() - t0 < 2.0, "the calls after the failure took %.2f s",
           fault_now() - t0);
-    if (mid_world_allreduce(world, in, out) != TEST_PASS ||
-        end_split_and_world(fault_rank < 2 ? sub : NULL, world) != TEST_PASS)
-        return TEST_FAIL;
-    free(in);
-    free(out);
+    return mid_end(world, sub, in, out);
+}
+
+/* OLD splits of world destroyed on rank 2 before the others: rank 2 told them, and
+ * drains each id for a while. */
+static int idle_old_splits(sc_comm_t *world, int old)
+{
+    sc_comm_t **olds = calloc((size_t)old, sizeof(*olds));
+
+    CHECK(olds || old == 0, "out of memory");
+    for (int k = 0; k < old; k++)
+        CHECK_OK(sc_comm_split(world, 0, fault_rank, &olds[k]));
+    if (fault_rank != 2)
+        CHECK_OK(sc_barrier(world, NULL));
+    for (int k = 0; k < old; k++)
+        CHECK_OK(sc_comm_destroy(olds[k]));
+    if (fault_rank == 2)
+        CHECK_OK(sc_barrier(world, NULL));
+    free(olds);
     return TEST_PASS;
+}
+
+static int test_mid_transfer_idle(int argc, char **argv)
+{
+    /* Kept to the end: a failed call's buffers may still be read. */
+    float *in = calloc(MID_FLOATS, sizeof(float)), *out = calloc(MID_FLOATS, sizeof(float));
+    int32_t held[4] = {7, 8, 9, 10}, got[4] = {0};
+    sc_comm_t *world, *sub;
+
+    CHECK(argc == 3, "usage: mid_transfer_idle OLD DELAY IDLE");
+    CHECK(in && out, "out of memory");
+    if (mid_world(&world) != TEST_PASS)
+        return TEST_FAIL;
+    if (idle_old_splits(world, atoi(argv[0])) != TEST_PASS)
+        return TEST_FAIL;
+    CHECK_OK(sc_comm_split(world, 0, fault_rank, &sub));
+    /* Eager, and sent before anything of the split: the oldest message rank 2 holds. */
+    if (fault_rank == 1)
+        CHECK_OK(sc_send(held, 4, SC_INT32, 2, world, NULL, NULL));
+    CHECK_OK(sc_barrier(sub, NULL));
+    if (fault_rank == 2) {
+        fault_sleep(atof(argv[1]));
+        CHECK_OK(sc_comm_destroy(sub));
+        fault_sleep(atof(argv[2]));
+        CHECK_OK(sc_recv(got, 4, SC_INT32, 1, world, NULL, NULL));
+        CHECK(memcmp(got, held, sizeof(got)) == 0, "rank 1's message came as %d %d %d %d",
+              (int)got[0], (int)got[1], (int)got[2], (int)got[3]);
+    } else if (mid_allreduce_fails(sub, in, out) != TEST_PASS) {
+        return TEST_FAIL;
+    }
+    return mid_end(world, sub, in, out);
 }
 
 int main(int argc, char **argv)
@@ -377,6 +465,7 @@ int main(int argc, char **argv)
                                          {"notice_behind_a_full_socket",
                                           test_notice_behind_a_full_socket},
                                          {"mid_transfer", test_mid_transfer},
+                                         {"mid_transfer_idle", test_mid_transfer_idle},
                                          {NULL, NULL}};
     return fault_main(tests, argc, argv);
 }
