@@ -36,6 +36,11 @@ int sc_store_net_io(int fd, void *buf, size_t len, double deadline, int writing)
 
         if (ready < 0 && errno == EINTR)
             continue;
+        /* A poll that timed out before the deadline by sc_clock_now's coarse clock (a
+         * tick behind poll's) goes on: callers tell a silent peer from a closed
+         * connection by that clock. */
+        if (ready == 0 && sc_clock_now() < deadline)
+            continue;
         if (ready <= 0)
             return -1;
         /* Never blocking: a blocking socket's send waits until all of len is queued,

@@ -24,14 +24,22 @@ static inline double sc_clock_coarse(void)
 
 /* Milliseconds from now until deadline (an sc_clock_now time) for poll(): 0 once it has
  * passed, at most INT_MAX (24.8 days) for a later or infinite one, so that a long
- * timeout is never an overflowed, negative interval. */
+ * timeout is never an overflowed, negative interval. Rounded up, so that a poll that
+ * times out ends at or past the deadline: rounded down, the last part under a
+ * millisecond became a poll of 0 ms that returned at once, before the deadline, and a
+ * caller that tells "nothing came in time" from "the connection closed" by the clock
+ * took a stopped peer for a dead one. */
 static inline int sc_clock_ms_until(double deadline)
 {
     double ms = (deadline - sc_clock_now()) * 1000.0;
+    int whole;
 
     if (!(ms > 0.0))
         return 0;
-    return ms >= (double)INT_MAX ? INT_MAX : (int)ms;
+    if (ms >= (double)INT_MAX)
+        return INT_MAX;
+    whole = (int)ms;
+    return whole + ((double)whole < ms);
 }
 
 /* The CLOCK_REALTIME instant ns nanoseconds from now (pthread_cond_timedwait's clock). */

@@ -158,6 +158,39 @@ static int test_malformed_table_from_the_parent_is_relayed_unprefixed(void)
     return 0;
 }
 
+/* A parent that took the connection but sends nothing (stopped: the kernel accepts for
+ * it) is named stopped or hung at the child's deadline, never as a closed connection:
+ * the deadline's last part under a millisecond went to a poll of 0 ms, which returned at
+ * once, and the child, still before its deadline, said "its connection closed before the
+ * table came: rank 1 exited or was killed" (launch.store_tree.parent_stopped, once in
+ * the waits group). Ten fetches of 60 ms each. */
+static int test_silent_parent_is_named_stopped_at_the_deadline(void)
+{
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    socklen_t alen = sizeof(a);
+    sc_store_role_t role = {.parent = 1, .depth = 2, .height = 2, .table_len = 8,
+                            .family = AF_INET};
+    int listen_fd = socket(AF_INET, SOCK_STREAM, 0);
+
+    CHECK(listen_fd >= 0 && bind(listen_fd, (struct sockaddr *)&a, sizeof(a)) == 0 &&
+              listen(listen_fd, 16) == 0 &&
+              getsockname(listen_fd, (struct sockaddr *)&a, &alen) == 0,
+          "no listening socket on loopback");
+    role.port = ntohs(a.sin_port);
+    memcpy(role.addr, &a.sin_addr, 4);
+    for (int i = 0; i < 10; i++) {
+        sc_store_result_t result = {0};
+        char err[SC_ERROR_MAX] = "";
+        sc_status_t st = sc_tree_fetch(&role, 3, 4, "127.0.0.1:1", sc_clock_now() + 0.06,
+                                       &result, err, sizeof(err));
+
+        CHECK(st == SC_ERR_TIMEOUT && strstr(err, "rank 1 is stopped or hung"),
+              "fetch %d from a silent parent: status %d, %s", i, st, err);
+    }
+    close(listen_fd);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     static const sc_test_t tests[] = {
@@ -167,6 +200,7 @@ int main(int argc, char **argv)
         SC_TEST(each_family_and_loopback_side_is_a_tree_of_its_own),
         SC_TEST(rank_that_cannot_listen_serves_none),
         SC_TEST(malformed_table_from_the_parent_is_relayed_unprefixed),
+        SC_TEST(silent_parent_is_named_stopped_at_the_deadline),
     };
     return sc_run_tests(tests, NELEM(tests), argc > 1 ? argv[1] : NULL);
 }
