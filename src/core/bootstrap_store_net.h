@@ -1,4 +1,4 @@
-/* The TCP plumbing of the rendezvous store (bootstrap_store.c) and of its table's tree
+/* The TCP plumbing of the rendezvous store (bootstrap_store*.c) and of its table's tree
  * (bootstrap_tree.c): exact reads and writes with a deadline, an answer's header and
  * sentence checked as a store's, the store's listening socket and a rank's own beside
  * it, a client's connection with its retries and reasons, the address a rank reached

@@ -1,0 +1,825 @@
+/* Rank 0's side of the rendezvous store: the server thread (hellos, refusals of other
+ * launches and protocols, the answer with each rank's place in the table's tree, the
+ * watch until every rank has the table), and the refusal of every rank when rank 0
+ * cannot serve (bootstrap_store_server.h). */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "core/bootstrap_env.h"
+#include "core/bootstrap_store.h"
+#include "core/bootstrap_store_net.h"
+#include "core/bootstrap_store_server.h"
+#include "core/bootstrap_tree.h"
+#include "core/clock.h"
+#include "core/error.h"
+#include "core/log.h"
+#include "core/text_list.h"
+
+/* How long the store waits for a rank to take the next piece of its answer (the table,
+ * for a child of rank 0): a rank that takes nothing for that long (stopped or hung, the
+ * table filling its socket) fails the rendezvous, one slow to read it (a slow link) goes
+ * on. */
+#define SC_STORE_ANSWER_S 5.0
+#define SC_STORE_ANSWER_PIECE ((size_t)256 << 10)
+
+static void sc_store_reply_error(int fd, sc_status_t st, const char *text, double deadline)
+{
+    sc_store_net_reply(fd, st, text, (uint32_t)strlen(text), deadline);
+}
+
+/* Keeps the refusal of a process that claimed rank (-1: not known) for why, where it is
+ * not kept already and there is room, so that a timeout waiting for that rank says why
+ * it did not arrive: "rank 1 never arrived" hid that a process claiming it came and was
+ * turned away. */
+static void sc_store_keep_refusal(sc_store_server_t *s, int rank, const char *why)
+{
+    for (int k = 0; k < s->nrefused; k++)
+        if (s->refused[k].rank == rank && strcmp(s->refused[k].why, why) == 0)
+            return;
+    if (s->nrefused == SC_STORE_REFUSALS_MAX)
+        return;
+    s->refused[s->nrefused].rank = rank;
+    snprintf(s->refused[s->nrefused].why, sizeof(s->refused[0].why), "%s", why);
+    s->nrefused++;
+}
+
+/* Whether the process that sent hello h belongs to another launch than the store's, both
+ * known (two launches given one master port): then err holds the sentence it is answered
+ * with, and rank 0 logs it. Its slot is not taken, and the store's launch goes on. */
+static int sc_store_other_launch(sc_store_server_t *s, const sc_store_hello_t *h,
+                                 char *err, size_t len)
+{
+    sc_store_launch_t l = h->launch;
+    char why[200];
+
+    sc_bootstrap_launch_text(&l);
+    if (!s->launch.id[0] || !l.id[0] || strcmp(l.id, s->launch.id) == 0)
+        return 0;
+    snprintf(err, len, "rendezvous failed: the store at %s serves launch %s (from %s), this "
+             "rank belongs to launch %s (from %s): two launches share the master port (two "
+             "jobs on one host given the same port, or a rank of an earlier launch still "
+             "running); give each launch a port of its own (SC_MASTER_PORT, or MASTER_PORT), "
+             "and where ranks are started by hand, the same SC_LAUNCH_ID to every rank of one "
+             "launch", s->where, s->launch.id, s->launch.from, l.id, l.from);
+    sc_log(SC_LOG_WARN, "rendezvous at %s: refused a process claiming rank %u of world size "
+           "%u: it belongs to launch %s (from %s), this store serves launch %s (from %s)",
+           s->where, h->rank, h->size, l.id, l.from, s->launch.id, s->launch.from);
+    snprintf(why, sizeof(why), "it belongs to launch %.60s (from %.30s)", l.id, l.from);
+    sc_store_keep_refusal(s, h->rank < (uint32_t)s->size ? (int)h->rank : -1, why);
+    return 1;
+}
+
+/* Answers the process of another launch on fd (its hello h) with err, and closes fd. Its
+ * blob is read first: a close with unread bytes resets the connection, and the reset
+ * may reach the process before the answer. */
+static void sc_store_refuse_other(int fd, const sc_store_hello_t *h, const char *err)
+{
+    sc_store_net_skip(fd, h->len, sc_clock_now() + 2.0);
+    sc_store_reply_error(fd, SC_ERR_MISMATCH, err, sc_clock_now() + 2.0);
+    close(fd);
+}
+
+/* The hello on fd, awaited until deadline, into *h: 1 when it is one of this protocol
+ * that the store serves (a rank's, or a failing rank's, with a blob of at most
+ * SC_STORE_MAX_BLOB), 0 when it is none (the connection broke or went silent, or it is
+ * no rendezvous's), -1 when it is a rank's of another protocol (a shardcomm of another
+ * version), which is answered SC_ERR_MISMATCH naming both and closed: it takes no slot,
+ * and the store's launch goes on. */
+static int sc_store_read_hello(sc_store_server_t *s, int fd, double deadline,
+                               sc_store_hello_t *h)
+{
+    const size_t head = offsetof(sc_store_hello_t, kind); /* magic and protocol */
+    char theirs[96], err[SC_ERROR_MAX], why[200];
+    int rank = -1;
+
+    if (sc_store_net_io(fd, h, head, deadline, 0) != 0)
+        return 0;
+    if (h->magic == SC_STORE_MAGIC_HELLO && h->protocol == SC_STORE_PROTOCOL)
+        return sc_store_net_io(fd, (uint8_t *)h + head, sizeof(*h) - head, deadline,
+                               0) == 0 &&
+               (h->kind == SC_STORE_JOIN || h->kind == SC_STORE_FAILED) &&
+               h->len <= SC_STORE_MAX_BLOB;
+    if (h->magic == SC_STORE_MAGIC || h->magic == SC_STORE_MAGIC_FAILED) {
+        snprintf(theirs, sizeof(theirs), "protocol 1 or 2 (a shardcomm from before "
+                 "2026-12-07, whose hello carries no protocol)");
+        /* Their hello has the rank where this one has the protocol. */
+        if (h->protocol < (uint32_t)s->size)
+            rank = (int)h->protocol;
+    } else if (h->magic == SC_STORE_MAGIC_HELLO)
+        snprintf(theirs, sizeof(theirs), "protocol %u", h->protocol);
+    else
+        return 0;
+    snprintf(err, sizeof(err), "rendezvous failed: the store at %s speaks rendezvous protocol "
+             "%u (shardcomm %d.%d.%d), this rank %s: every rank of a launch must run the same "
+             "shardcomm; check which library each rank loads (the package installed on each "
+             "node, LD_LIBRARY_PATH)", s->where, SC_STORE_PROTOCOL, SC_VERSION_MAJOR,
+             SC_VERSION_MINOR, SC_VERSION_PATCH, theirs);
+    sc_log(SC_LOG_WARN, "rendezvous at %s: refused a process of rendezvous %s; this store "
+           "speaks protocol %u", s->where, theirs, SC_STORE_PROTOCOL);
+    snprintf(why, sizeof(why), "it runs rendezvous %s, this store protocol %u", theirs,
+             SC_STORE_PROTOCOL);
+    sc_store_keep_refusal(s, rank, why);
+    /* What it sent after is read until it closes: a close with unread bytes resets the
+     * connection, and the reset may reach the process before the answer. */
+    sc_store_reply_error(fd, SC_ERR_MISMATCH, err, sc_clock_now() + 2.0);
+    sc_store_net_drain(fd, sc_clock_now() + 2.0);
+    close(fd);
+    return -1;
+}
+
+/* The list of ranks that never arrived, runs of three or more as ranges ("2, 5, 8-15":
+ * a node's ranks show as one run), cut with ", ..." where it would not fit len; returns
+ * how many. */
+static int sc_store_missing(const int *fds, int size, char *buf, size_t len)
+{
+    sc_text_list_t l;
+    int missing = 0;
+
+    sc_text_list_init(&l, buf, len);
+    for (int r = 0; r < size; r++) {
+        int end = r;
+        char run[32];
+
+        if (fds[r] >= 0)
+            continue;
+        while (end + 1 < size && fds[end + 1] < 0)
+            end++;
+        if (end - r >= 2)
+            snprintf(run, sizeof(run), "%d-%d", r, end);
+        else if (end > r)
+            snprintf(run, sizeof(run), "%d, %d", r, end);
+        else
+            snprintf(run, sizeof(run), "%d", r);
+        sc_text_list_add(&l, run);
+        missing += end - r + 1;
+        r = end;
+    }
+    return missing;
+}
+
+/* Into buf: the processes refused that may have been the ranks that never arrived
+ * (fds[r] < 0), each as "; a process claiming rank R was refused: WHY" (or "a process
+ * ... (its rank not known)" where its hello was another protocol's); "" where none. */
+static void sc_store_refusals_text(const sc_store_server_t *s, const int *fds, char *buf,
+                                   size_t len)
+{
+    size_t n = 0;
+
+    buf[0] = '\0';
+    for (int k = 0; k < s->nrefused && n < len; k++) {
+        const sc_store_refusal_t *f = &s->refused[k];
+
+        if (f->rank >= 0 && fds[f->rank] >= 0)
+            continue; /* that rank arrived: the refused process was not it */
+        if (f->rank >= 0)
+            n += (size_t)snprintf(buf + n, len - n, "; a process claiming rank %d was "
+                                  "refused: %s", f->rank, f->why);
+        else
+            n += (size_t)snprintf(buf + n, len - n, "; a process was refused (which rank it "
+                                  "claimed, its hello does not say in this protocol): %s",
+                                  f->why);
+    }
+}
+
+/* The rendezvous failed with sentence err (rank 0 ran out of open files, two processes
+ * claimed a rank, a rank could not join): every process is told so at once, not left to
+ * time out as "never arrived" or, arriving after the verdict, as "could not be
+ * reached". The connections held are answered and closed (fds[r] -2: told), which
+ * frees their descriptors; then every process that connects is answered until as many
+ * as the world has ranks were told (s->told_outside: those answered already outside
+ * fds, a second claimant of a rank) or the deadline passed. */
+static void sc_store_refuse_all(sc_store_server_t *s, int *fds, sc_status_t st,
+                                const char *err)
+{
+    int told = s->told_outside;
+
+    for (int r = 0; r < s->size; r++) {
+        if (fds[r] >= 0) {
+            sc_store_reply_error(fds[r], st, err, sc_clock_now() + 2.0);
+            close(fds[r]);
+            fds[r] = -2;
+        }
+        told += fds[r] == -2;
+    }
+    while (told < s->size) {
+        struct pollfd pfd = {s->listen_fd, POLLIN, 0};
+        int ms = sc_clock_ms_until(s->deadline), fd, hello;
+        sc_store_hello_t h;
+        char other[SC_ERROR_MAX];
+
+        if (ms <= 0)
+            return;
+        if (poll(&pfd, 1, ms) <= 0)
+            continue;
+        fd = sc_store_net_accept(s->listen_fd, 0);
+        if (fd < 0)
+            continue;
+        hello = sc_store_read_hello(s, fd, sc_clock_now() + 5.0, &h);
+        if (hello < 0)
+            continue; /* none of the world's processes: told why */
+        if (hello && sc_store_other_launch(s, &h, other, sizeof(other))) {
+            sc_store_refuse_other(fd, &h, other); /* none of the world's processes */
+            continue;
+        }
+        if (hello) {
+            told++;
+            /* Its blob is read first: a close with unread bytes resets the connection,
+             * and the reset may reach the process before the answer. */
+            sc_store_net_skip(fd, h.len, sc_clock_now() + 2.0);
+        }
+        sc_store_reply_error(fd, st, err, sc_clock_now() + 2.0);
+        close(fd);
+    }
+}
+
+/* Into err: the rendezvous's sentence for rank's failure text (its sc_comm_init failed
+ * before it could join, or rank 0 before it could serve). */
+static void sc_store_failure_sentence(const sc_store_server_t *s, uint32_t rank,
+                                      const char *text, char *err, size_t len)
+{
+    char prefix[32];
+
+    /* Its sentence names its rank already, as every rank's sentences do. */
+    snprintf(prefix, sizeof(prefix), "rank %u: ", rank);
+    if (strncmp(text, prefix, strlen(prefix)) == 0)
+        text += strlen(prefix);
+    snprintf(err, len, "rendezvous at %s: rank %u could not %s it (its sc_comm_init failed): "
+             "%.600s", s->where, rank, rank == 0 ? "serve" : "join", text);
+}
+
+/* The failure text of a rank that cannot join, read from fd after its hello h, into err
+ * as sc_store_failure_sentence says it: 0, or -1 when the connection broke first. */
+static int sc_store_read_failure(sc_store_server_t *s, int fd, const sc_store_hello_t *h,
+                                 char *err, size_t len)
+{
+    char text[SC_ERROR_MAX];
+
+    if (h->len >= sizeof(text) || sc_store_net_io(fd, text, h->len, sc_clock_now() + 5.0, 0))
+        return -1;
+    text[h->len] = '\0';
+    sc_store_failure_sentence(s, h->rank, text, err, len);
+    return 0;
+}
+
+/* Whether the process on the connection fd of a rank that arrived closed it: it exited
+ * or was killed during the rendezvous (its blob was read whole, so anything to read is
+ * the end of the connection or its reset). A process waiting for the answer sends
+ * nothing more. */
+static int sc_store_conn_closed(int fd)
+{
+    struct pollfd pfd = {fd, POLLIN, 0};
+    char c;
+    ssize_t n;
+
+    if (poll(&pfd, 1, 0) <= 0)
+        return 0;
+    if (pfd.revents & (POLLERR | POLLHUP))
+        return 1;
+    n = recv(fd, &c, 1, MSG_PEEK | MSG_DONTWAIT);
+    return n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR);
+}
+
+/* One connection accepted by the store, fd, which it owns from then on; its hello is
+ * awaited hello_s seconds: 1 when a rank arrived (its blob and the port it serves the
+ * table's tree on kept), 2 when it arrived in
+ * place of a process of that rank that arrived and exited since (a node restarted
+ * during the rendezvous, which was "two processes claimed rank R"), 0 when the
+ * connection was dropped (it broke, it is no rendezvous's, or it is another launch's,
+ * which is told so: sc_store_other_launch), -1 when the rendezvous
+ * failed (*st and err set: a rank could not join, a second process claimed a rank, a
+ * world size that differs). */
+static int sc_store_take(sc_store_server_t *s, int fd, double hello_s, int *fds,
+                         uint8_t **blobs, uint32_t *lens, uint32_t *ports, sc_status_t *st,
+                         char *err, size_t len)
+{
+    sc_store_hello_t h;
+    char other[SC_ERROR_MAX];
+    uint8_t *blob;
+    int replaced, got = sc_store_read_hello(s, fd, sc_clock_now() + hello_s, &h);
+
+    if (got <= 0) {
+        if (got == 0)
+            close(fd); /* one of another protocol was answered and closed */
+        return 0;
+    }
+    if (sc_store_other_launch(s, &h, other, sizeof(other))) {
+        sc_store_refuse_other(fd, &h, other);
+        return 0;
+    }
+    if (h.kind == SC_STORE_FAILED && h.rank < (uint32_t)s->size) {
+        if (sc_store_read_failure(s, fd, &h, err, len) != 0) {
+            close(fd);
+            return 0;
+        }
+        *st = SC_ERR_PEER_FAILED;
+        if (fds[h.rank] >= 0) { /* another process claimed that rank */
+            sc_store_reply_error(fds[h.rank], *st, err, sc_clock_now() + 2.0);
+            close(fds[h.rank]);
+            s->told_outside++;
+        }
+        fds[h.rank] = fd; /* answered with the others */
+        return -1;
+    }
+    replaced = h.size == (uint32_t)s->size && h.rank < (uint32_t)s->size &&
+               fds[h.rank] >= 0 && sc_store_conn_closed(fds[h.rank]);
+    if (h.size != (uint32_t)s->size || h.rank >= (uint32_t)s->size ||
+        (fds[h.rank] >= 0 && !replaced)) {
+        if (h.size != (uint32_t)s->size)
+            snprintf(err, len, "rendezvous at %s: a process claimed rank %u of world size "
+                     "%u, but rank 0 has world size %d", s->where, h.rank, h.size, s->size);
+        else if (h.rank >= (uint32_t)s->size)
+            snprintf(err, len, "rendezvous at %s: a process claimed rank %u, outside the "
+                     "world of size %d", s->where, h.rank, s->size);
+        else
+            snprintf(err, len, "rendezvous at %s: two processes claimed rank %u of world "
+                     "size %d (each process needs a rank of its own: check the launcher's "
+                     "rank variables)", s->where, h.rank, s->size);
+        *st = SC_ERR_INVALID_ARG;
+        sc_store_net_skip(fd, h.len, sc_clock_now() + 2.0);
+        sc_store_reply_error(fd, *st, err, sc_clock_now() + 2.0);
+        s->told_outside++;
+        close(fd);
+        return -1;
+    }
+    blob = malloc(h.len ? h.len : 1);
+    if (!blob || sc_store_net_io(fd, blob, h.len, sc_clock_now() + 5.0, 0)) {
+        free(blob);
+        close(fd);
+        return 0;
+    }
+    /* The process it replaces is gone: its connection and its blob go. */
+    if (replaced) {
+        sc_log(SC_LOG_INFO, "rendezvous at %s: rank %u arrived again; the process that "
+               "arrived as rank %u before has exited", s->where, h.rank, h.rank);
+        close(fds[h.rank]);
+        free(blobs[h.rank]);
+    }
+    blobs[h.rank] = blob;
+    lens[h.rank] = h.len;
+    ports[h.rank] = h.port <= 65535 ? h.port : 0;
+    fds[h.rank] = fd;
+    return replaced ? 2 : 1;
+}
+
+/* The table's tree as sc_store_answer lays it out. */
+typedef struct {
+    uint8_t *table;          /* the table as every answer carries it */
+    uint32_t table_len;
+    sc_store_role_t *at;     /* at[r]: the address rank r reached the store from */
+    uint8_t *side;           /* its side of the tree (sc_tree_side) */
+    int *parent, *depth;
+    int *first;              /* rank r's children: kids[first[r]] to kids[first[r + 1] - 1] */
+    uint32_t *kids;
+} sc_store_tree_t;
+
+static void sc_store_tree_free(sc_store_tree_t *t)
+{
+    free(t->table);
+    free(t->at);
+    free(t->side);
+    free(t->parent);
+    free(t->depth);
+    free(t->first);
+    free(t->kids);
+}
+
+/* The table of blobs and its tree: rank 0's children (SC_STORE_FANOUT of them on each
+ * side: sc_tree_side) get the table from the store, the others from their parent,
+ * each rank at the address it reached the store from and the port it said it listens
+ * on (ports[r], set to 0 for a rank whose address is not known: it serves none). */
+static sc_status_t sc_store_tree_plan(const sc_store_server_t *s, const int *fds,
+                                      uint8_t *const *blobs, const uint32_t *lens,
+                                      uint32_t *ports, sc_store_tree_t *t)
+{
+    size_t total = 0, n = (size_t)s->size;
+    int *next;
+    sc_status_t st;
+
+    for (int r = 0; r < s->size; r++)
+        total += sizeof(uint32_t) + lens[r];
+    if (total > UINT32_MAX)
+        return SC_ERR_INVALID_ARG;
+    memset(t, 0, sizeof(*t));
+    t->table = malloc(total ? total : 1);
+    t->at = calloc(n, sizeof(*t->at));
+    t->side = calloc(n, 1);
+    t->parent = malloc(n * sizeof(int));
+    t->depth = malloc(n * sizeof(int));
+    t->first = calloc(n + 1, sizeof(int));
+    t->kids = malloc(n * sizeof(uint32_t));
+    next = malloc(n * sizeof(int));
+    if (!t->table || !t->at || !t->side || !t->parent || !t->depth || !t->first ||
+        !t->kids || !next) {
+        free(next);
+        sc_store_tree_free(t);
+        return SC_ERR_NO_MEMORY;
+    }
+    t->table_len = (uint32_t)total;
+    total = 0;
+    for (int r = 0; r < s->size; r++) {
+        int lb = 0;
+
+        memcpy(t->table + total, &lens[r], sizeof(uint32_t));
+        memcpy(t->table + total + sizeof(uint32_t), blobs[r], lens[r]);
+        total += sizeof(uint32_t) + lens[r];
+        if (r == 0 || sc_store_net_peer(fds[r], &t->at[r], &lb) != 0)
+            ports[r] = 0; /* rank 0 serves its children through the store */
+        t->side[r] = (uint8_t)sc_tree_side(t->at[r].family, lb);
+    }
+    st = sc_tree_layout(s->size, s->fanout, t->side, ports, t->parent, t->depth);
+    /* Rank 0's children are served by the store, not listed as its own. */
+    for (int r = 1; r < s->size && st == SC_SUCCESS; r++)
+        if (t->parent[r])
+            t->first[t->parent[r] + 1]++;
+    for (int r = 0; r < s->size && st == SC_SUCCESS; r++) {
+        t->first[r + 1] += t->first[r];
+        next[r] = t->first[r];
+    }
+    for (int r = 1; r < s->size && st == SC_SUCCESS; r++)
+        if (t->parent[r])
+            t->kids[next[t->parent[r]]++] = (uint32_t)r;
+    free(next);
+    if (st != SC_SUCCESS)
+        sc_store_tree_free(t);
+    return st;
+}
+
+/* Writes len bytes of a rank's answer on fd, each piece of SC_STORE_ANSWER_PIECE within
+ * SC_STORE_ANSWER_S of the one before: 0; -1 when the connection broke, or with *stalled
+ * set where the rank took nothing for that long. */
+static int sc_store_answer_write(int fd, const void *buf, size_t len, int *stalled)
+{
+    const uint8_t *p = buf;
+
+    while (len > 0) {
+        size_t n = len < SC_STORE_ANSWER_PIECE ? len : SC_STORE_ANSWER_PIECE;
+        double deadline = sc_clock_now() + SC_STORE_ANSWER_S;
+
+        if (sc_store_net_io(fd, (void *)p, n, deadline, 1) != 0) {
+            *stalled = sc_clock_now() >= deadline;
+            return -1;
+        }
+        p += n;
+        len -= n;
+    }
+    return 0;
+}
+
+/* Every rank's answer once all arrived: its place in the table's tree
+ * (sc_store_tree_plan), with the table for rank 0's children; fds[r] stays open for the
+ * rank's word at the tree's end (sc_store_watch), and *height is the tree's height. The
+ * bytes rank 0 sent are logged at info. Otherwise the sentence in err, no more ranks
+ * answered (the caller tells every rank connected, these with their answer):
+ * SC_ERR_PEER_FAILED where a rank's answer could not be written (it exited or was
+ * killed), SC_ERR_TIMEOUT where it took nothing of it for SC_STORE_ANSWER_S (stopped or
+ * hung: its socket full of the table), that rank's fds[r] closed and set to -1; or no
+ * rank was answered. */
+static sc_status_t sc_store_answer(sc_store_server_t *s, int *fds, uint8_t *const *blobs,
+                                   const uint32_t *lens, uint32_t *ports, int *height,
+                                   char *err, size_t err_len)
+{
+    sc_store_tree_t t;
+    unsigned long long sent = 0;
+    unsigned long long lost_len = 0;
+    int tables = 0, answered = 0, lost = -1, stalled = 0;
+    sc_status_t st = sc_store_tree_plan(s, fds, blobs, lens, ports, &t);
+
+    if (st == SC_ERR_INVALID_ARG)
+        snprintf(err, err_len, "rendezvous at %s: the ranks' blobs add up to more than "
+                 "4 GiB, more than the store's table holds", s->where);
+    else if (st != SC_SUCCESS)
+        snprintf(err, err_len, "rendezvous at %s: rank 0 is out of memory for the tables "
+                 "of %d ranks", s->where, s->size);
+    if (st != SC_SUCCESS)
+        return st;
+    *height = 0;
+    for (int r = 0; r < s->size; r++)
+        if (t.depth[r] > *height)
+            *height = t.depth[r];
+    for (int r = 0; r < s->size; r++) {
+        int p = t.parent[r], nkids = t.first[r + 1] - t.first[r];
+        sc_store_role_t role = {(uint32_t)p, (uint32_t)t.depth[r], (uint32_t)*height,
+                                (uint32_t)nkids, t.table_len, 0, 0, 0, {0}};
+        uint32_t len = (uint32_t)(sizeof(role) + (size_t)nkids * sizeof(uint32_t)) +
+                       (p ? 0 : t.table_len);
+        sc_store_reply_t rep = {SC_STORE_MAGIC, SC_SUCCESS, len};
+
+        if (fds[r] < 0)
+            continue;
+        if (p) {
+            role.family = t.at[p].family;
+            role.scope_id = t.at[p].scope_id;
+            role.port = (uint16_t)ports[p];
+            memcpy(role.addr, t.at[p].addr, sizeof(role.addr));
+        }
+        if (sc_store_answer_write(fds[r], &rep, sizeof(rep), &stalled) == 0 &&
+            sc_store_answer_write(fds[r], &role, sizeof(role), &stalled) == 0 &&
+            sc_store_answer_write(fds[r], t.kids + t.first[r],
+                                  (size_t)nkids * sizeof(uint32_t), &stalled) == 0 &&
+            (p || sc_store_answer_write(fds[r], t.table, t.table_len, &stalled) == 0)) {
+            sent += sizeof(sc_store_reply_t) + len;
+            tables += !p;
+            answered++;
+            continue;
+        }
+        lost_len = sizeof(sc_store_reply_t) + len;
+        close(fds[r]);
+        fds[r] = -1;
+        lost = r;
+        break;
+    }
+    sc_log(SC_LOG_INFO, "rendezvous at %s: rank 0 sent %llu bytes to %d ranks: the table of "
+           "%u bytes to %d of them, this rank's own client included, their parent in the "
+           "table's tree to the others (SC_STORE_FANOUT %d)", s->where, sent, answered,
+           t.table_len, tables, s->fanout);
+    sc_store_tree_free(&t);
+    if (lost < 0)
+        return SC_SUCCESS;
+    if (stalled) {
+        snprintf(err, err_len, "rendezvous at %s: rank %d took nothing more of the store's "
+                 "answer (%llu bytes) for %.0f s: it is stopped or hung", s->where, lost,
+                 lost_len, SC_STORE_ANSWER_S);
+        return SC_ERR_TIMEOUT;
+    }
+    snprintf(err, err_len, "rendezvous at %s: rank %d exited or was killed before the "
+             "store's answer reached it (its connection to the store broke)", s->where, lost);
+    return SC_ERR_PEER_FAILED;
+}
+
+/* The end of the table's tree: every answered rank (fds[r] open) says on its connection
+ * that it has the table and served its children, or why not. SC_SUCCESS once all said
+ * so; else at once the first failure into err: a rank's own (its status and sentence),
+ * or SC_ERR_PEER_FAILED naming a rank whose connection closed before the end (it exited
+ * or was killed: its children and its parent would otherwise wait SC_TIMEOUT for it, and
+ * the others learn it only as they connect to it), or SC_ERR_TIMEOUT naming the ranks
+ * that said nothing by deadline. A rank's closed connection is closed and set to -1. */
+static sc_status_t sc_store_watch(sc_store_server_t *s, int *fds, double deadline, char *err,
+                                  size_t err_len)
+{
+    struct pollfd *pfds = malloc((size_t)s->size * sizeof(*pfds));
+    int *rank_of = malloc((size_t)s->size * sizeof(int));
+    uint8_t *said = calloc((size_t)s->size, 1);
+    int left = 0;
+    sc_status_t st = SC_SUCCESS;
+
+    if (!pfds || !rank_of || !said) {
+        snprintf(err, err_len, "rendezvous at %s: rank 0 is out of memory", s->where);
+        st = SC_ERR_NO_MEMORY;
+        goto out;
+    }
+    for (int r = 0; r < s->size; r++)
+        left += fds[r] >= 0;
+    while (left > 0 && st == SC_SUCCESS) {
+        int np = 0, ms = sc_clock_ms_until(deadline);
+
+        if (ms <= 0) {
+            char missing[512];
+            sc_text_list_t l;
+            int n = 0;
+
+            sc_text_list_init(&l, missing, sizeof(missing));
+            for (int r = 0; r < s->size; r++) {
+                char item[16];
+
+                if (fds[r] < 0 || said[r])
+                    continue;
+                snprintf(item, sizeof(item), "%d", r);
+                sc_text_list_add(&l, item);
+                n++;
+            }
+            snprintf(err, err_len, "rendezvous at %s: rank%s %s never said %s had the table "
+                     "of the ranks' blobs by the store's deadline (SC_TIMEOUT after its "
+                     "first answer, 2 s more per level of the table's tree): %s stopped or "
+                     "hung",
+                     s->where, n == 1 ? "" : "s", missing, n == 1 ? "it" : "they",
+                     n == 1 ? "it is" : "they are");
+            st = SC_ERR_TIMEOUT;
+            break;
+        }
+        /* A rank that said it has the table is watched still: its connection closing
+         * means it exited or was killed before the others knew they all have it. */
+        for (int r = 0; r < s->size; r++) {
+            if (fds[r] < 0)
+                continue;
+            pfds[np] = (struct pollfd){fds[r], POLLIN, 0};
+            rank_of[np++] = r;
+        }
+        if (poll(pfds, (nfds_t)np, ms) <= 0)
+            continue;
+        for (int k = 0; k < np && st == SC_SUCCESS; k++) {
+            int r = rank_of[k], got = -1;
+            char text[SC_ERROR_MAX];
+
+            if (!pfds[k].revents)
+                continue;
+            if (!said[r])
+                got = sc_store_net_read_word(fds[r], s->where, sc_clock_now() + 2.0, &st,
+                                             text);
+            if (got == 0 && st == SC_SUCCESS) {
+                said[r] = 1;
+                left--;
+            } else if (got == 0) {
+                snprintf(err, err_len, "%s", text); /* the rank's own failure */
+            } else {
+                snprintf(err, err_len, "rendezvous at %s: rank %d exited or was killed "
+                         "after the store answered it, before every rank had the table of "
+                         "the ranks' blobs (its connection to the store closed)", s->where, r);
+                st = SC_ERR_PEER_FAILED;
+                close(fds[r]);
+                fds[r] = -1;
+            }
+        }
+    }
+out:
+    free(pfds);
+    free(rank_of);
+    free(said);
+    return st;
+}
+
+void *sc_store_serve(void *arg)
+{
+    sc_store_server_t *s = arg;
+    int *fds = malloc((size_t)s->size * sizeof(int));
+    uint8_t **blobs = calloc((size_t)s->size, sizeof(uint8_t *));
+    uint32_t *lens = calloc((size_t)s->size, sizeof(uint32_t));
+    uint32_t *ports = calloc((size_t)s->size, sizeof(uint32_t));
+    int arrived = 0, height = 0, spare = open("/dev/null", O_RDONLY | O_CLOEXEC);
+    double answering;
+    char err[SC_ERROR_MAX] = "";
+    sc_status_t st = SC_SUCCESS;
+
+    if (!fds || !blobs || !lens || !ports) {
+        /* Said to rank 0's own client, which stops at the verdict; the others find no
+         * store listening. */
+        free(fds);
+        free(blobs);
+        free(lens);
+        free(ports);
+        if (spare >= 0)
+            close(spare);
+        close(s->listen_fd);
+        s->verdict = SC_ERR_NO_MEMORY;
+        snprintf(s->verdict_text, sizeof(s->verdict_text), "rendezvous at %s: rank 0 is out "
+                 "of memory for the tables of %d ranks", s->where, s->size);
+        __atomic_store_n(&s->done, 1, __ATOMIC_RELEASE);
+        return NULL;
+    }
+    for (int r = 0; r < s->size; r++)
+        fds[r] = -1;
+    while (arrived < s->size && st == SC_SUCCESS) {
+        struct pollfd pfd = {s->listen_fd, POLLIN, 0};
+        int ms = sc_clock_ms_until(s->deadline);
+        int fd;
+
+        if (ms <= 0) {
+            char missing[512], refused[SC_ERROR_MAX];
+            int nmissing = sc_store_missing(fds, s->size, missing, sizeof(missing));
+            int n;
+
+            sc_store_refusals_text(s, fds, refused, sizeof(refused));
+            /* Rank 0's own client joins as the others do: where it had not, the wait
+             * was shorter than this process takes to connect to itself. */
+            n = snprintf(err, sizeof(err),
+                         "rendezvous at %s timed out after %.3g s: rank%s %s never arrived "
+                         "(%d of %d)%s%s%s%s", s->where, s->deadline - s->started,
+                         nmissing == 1 ? "" : "s", missing, nmissing, s->size, refused,
+                         fds[0] < 0 ? "; rank 0, which serves the rendezvous, had not joined "
+                                      "it either: the timeout is shorter than a rendezvous "
+                                      "takes" : "",
+                         s->note[0] ? "; " : "", s->note);
+            /* Cut where the address and the missing ranks were long: the reader sees it. */
+            if (n >= (int)sizeof(err))
+                memcpy(err + sizeof(err) - 4, "...", 4);
+            st = SC_ERR_TIMEOUT;
+            break;
+        }
+        if (poll(&pfd, 1, ms) <= 0)
+            continue;
+        fd = sc_store_net_accept(s->listen_fd, 0);
+        if (fd < 0 && (errno == EMFILE || errno == ENFILE)) {
+            struct rlimit rl = {0, 0};
+
+            getrlimit(RLIMIT_NOFILE, &rl);
+            snprintf(err, sizeof(err), "rendezvous at %s: rank 0 ran out of open files "
+                     "after %d of %d ranks arrived (it holds one connection per rank until "
+                     "every rank arrived, and the limit of open files is %llu): raise the "
+                     "limit (ulimit -n) to at least %d, twice the world size and some",
+                     s->where, arrived, s->size, (unsigned long long)rl.rlim_cur,
+                     2 * s->size + 256);
+            st = SC_ERR_SYSTEM;
+            /* The spare descriptor makes room to tell this rank too. */
+            if (spare >= 0) {
+                close(spare);
+                spare = -1;
+            }
+            break;
+        }
+        if (fd < 0)
+            continue;
+        arrived += sc_store_take(s, fd, 5.0, fds, blobs, lens, ports, &st, err, sizeof(err)) == 1;
+    }
+    /* A connection already waiting when the last rank arrived (a second process claiming
+     * a rank, a rank telling its failure) is judged as one before it, before any rank is
+     * answered: it was told that rank 0 exited or was killed when the store closed it
+     * unread, and the world went on with whichever claimant came first. Its hello was
+     * sent as it connected: a connection silent for 1 s is no rank's. */
+    while (st == SC_SUCCESS) {
+        struct pollfd pfd = {s->listen_fd, POLLIN, 0};
+        int fd;
+
+        if (poll(&pfd, 1, 0) <= 0 || (fd = sc_store_net_accept(s->listen_fd, 0)) < 0)
+            break;
+        sc_store_take(s, fd, 1.0, fds, blobs, lens, ports, &st, err, sizeof(err));
+    }
+    /* A rank that arrived and exited since (killed, or its program ended) would be
+     * found dead only as the others connect to it, as an unreachable endpoint that
+     * names no rank across nodes: the rendezvous fails on every rank naming it. */
+    for (int r = 0; r < s->size && st == SC_SUCCESS; r++) {
+        if (fds[r] < 0 || !sc_store_conn_closed(fds[r]))
+            continue;
+        snprintf(err, sizeof(err), "rendezvous at %s: rank %d arrived and then exited or "
+                 "was killed before every rank had arrived (its connection to the store "
+                 "closed): see why rank %d ended, and start it again (a process started "
+                 "again before the last rank arrives takes its place)", s->where, r, r);
+        st = SC_ERR_PEER_FAILED;
+    }
+    /* A failed rendezvous is said to every rank, those still to come too; then no later
+     * process may join it. */
+    if (st != SC_SUCCESS)
+        sc_store_refuse_all(s, fds, st, err);
+    close(s->listen_fd);
+    if (spare >= 0)
+        close(spare);
+    /* The store's deadline at the tree's end counts from its first answer, as each
+     * rank's own wait for the store's word counts from its answer (2 s longer), so that
+     * the store speaks first however long answering every rank took: counted from its
+     * last answer, the ranks answered first gave up on it and said rank 0 was hung. */
+    answering = sc_clock_now();
+    if (st == SC_SUCCESS)
+        st = sc_store_answer(s, fds, blobs, lens, ports, &height, err, sizeof(err));
+    /* Until every rank has the table, each is watched, so that one that exited or was
+     * killed fails every rank naming it within moments, not SC_TIMEOUT later. */
+    if (st == SC_SUCCESS)
+        st = sc_store_watch(s, fds, answering + s->timeout_s +
+                            SC_STORE_TREE_LEVEL_S * (height + 2), err, sizeof(err));
+    /* Every rank connected is told the outcome: failures, and the tree's end. A rank's
+     * word not read (the failure came first) must not reset the connection. */
+    for (int r = 0; r < s->size; r++) {
+        if (fds[r] < 0)
+            continue;
+        sc_store_reply_error(fds[r], st, st == SC_SUCCESS ? "" : err, sc_clock_now() + 5.0);
+        sc_store_net_close_answered(fds[r]);
+    }
+    for (int r = 0; r < s->size; r++)
+        free(blobs[r]);
+    free(blobs);
+    free(lens);
+    free(ports);
+    free(fds);
+    s->verdict = st;
+    snprintf(s->verdict_text, sizeof(s->verdict_text), "%s", err);
+    __atomic_store_n(&s->done, 1, __ATOMIC_RELEASE);
+    return NULL;
+}
+
+void sc_store_server_init(sc_store_server_t *s, const char *addr, int port, int size,
+                          const sc_store_launch_t *launch, double started, double deadline)
+{
+    memset(s, 0, sizeof(*s));
+    s->size = size;
+    s->launch = *launch;
+    s->started = started;
+    s->deadline = deadline;
+    sc_store_net_where(addr, port, s->where, sizeof(s->where));
+}
+
+void sc_store_server_tell_failure(const char *addr, int port, int size,
+                                  const sc_store_launch_t *launch, double started,
+                                  double deadline, const char *text)
+{
+    sc_store_server_t server;
+    int *fds = malloc((size_t)size * sizeof(int));
+    char sentence[SC_ERROR_MAX];
+
+    sc_store_server_init(&server, addr, port, size, launch, started, deadline);
+    if (fds &&
+        sc_store_net_listen(port, size < 128 ? 128 : size, &server.listen_fd) == SC_SUCCESS) {
+        for (int r = 0; r < size; r++)
+            fds[r] = -1;
+        fds[0] = -2; /* rank 0 knows */
+        sc_store_failure_sentence(&server, 0, text, sentence, sizeof(sentence));
+        sc_store_refuse_all(&server, fds, SC_ERR_PEER_FAILED, sentence);
+        close(server.listen_fd);
+    }
+    free(fds);
+}
