@@ -443,6 +443,37 @@ void sc_ucx_purge_ctx(sc_transport_t *tp, uint32_t ctx)
     while (sc_ucx_drop(tp, tag, mask));
 }
 
+/* How long sc_ucx_close progresses the worker at most before it destroys it, for the
+ * copies a late answer started: with UCX's default 512 KiB segments a few progress
+ * calls, with 256-byte ones (the test's UCX_CMA_SEG_SIZE) 16384 calls for 4 MiB, about
+ * 8 us each (0.15 s, more on a loaded machine). */
+#define SC_UCX_QUIESCE_S 2.0
+
+/* Progresses the worker until a progress call moves nothing (what lands meanwhile
+ * drained as above, against one 0.2 s deadline), or SC_UCX_QUIESCE_S passes. UCX 1.13
+ * destroys an endpoint without waiting for the cross-memory copies (CMA) queued on it,
+ * and fails an assertion where one is (arbiter.c, 'ucs_arbiter_group_is_empty', from
+ * ucp_worker_destroy): a rendezvous send that a failed op released unfinished, on a
+ * local endpoint that sc_ucx_abandon could not close, goes on when its peer answers
+ * late (a stopped peer resumed, or one whose settling drops the op's messages:
+ * progress_settle.c). The progress call that reads the answer queues the copy, and the
+ * calls after move it a segment at a time; a call that moved nothing read no answer
+ * and found no copy queued, and nothing progresses the worker between it and its
+ * destruction. */
+static void sc_ucx_quiesce(sc_transport_t *tp)
+{
+    double now = sc_clock_now(), drain_by = now + 0.2, deadline = now + SC_UCX_QUIESCE_S;
+    unsigned moved;
+
+    do {
+        sc_ucx_drain_unexpected(tp, drain_by);
+        moved = ucp_worker_progress(tp->worker);
+    } while (moved != 0 && sc_clock_now() < deadline);
+    if (moved != 0)
+        sc_log(SC_LOG_INFO, "UCX's worker still moved %.1f s into the end of its close; "
+               "destroyed as it was", SC_UCX_QUIESCE_S);
+}
+
 void sc_ucx_close(sc_transport_t *tp, double timeout_s)
 {
     double deadline = sc_clock_now() + (timeout_s < 2.0 ? timeout_s : 2.0);
@@ -483,7 +514,7 @@ void sc_ucx_close(sc_transport_t *tp, double timeout_s)
          * worker). Over TCP a peer's last notice (a reducer destroyed between
          * iterations tells every peer) to a rank it never sent to before is still
          * connecting at the first drain. */
-        sc_ucx_drain_unexpected(tp, sc_clock_now() + 0.2);
+        sc_ucx_quiesce(tp);
         ucp_worker_destroy(tp->worker);
     }
     if (tp->context)

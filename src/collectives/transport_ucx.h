@@ -127,7 +127,11 @@ int sc_ucx_settled(sc_transport_t *tp, void *req);
 /* Closes the endpoint to world rank `world` by force, which ends every transfer still in
  * flight on it (so that UCX touches none of their buffers afterwards), and marks the
  * peer failed with why (unless it failed already): the transport's later operations
- * with it fail. For a transfer left in flight by a failed operation. */
+ * with it fail. For a transfer left in flight by a failed operation. UCX refuses the
+ * forced close of a local endpoint (no failure handling: sc_ucx_connect): it is only
+ * dropped from tp->eps, its transfers go on until the worker is destroyed (the memory
+ * they use must be kept until then), and sc_ucx_close lets the copies they start end
+ * first. */
 void sc_ucx_abandon(sc_transport_t *tp, int world, const char *why);
 
 /* How many operations ever left a transfer in flight when they failed (their memory is
