@@ -103,6 +103,27 @@ static int test_rank_that_cannot_listen_serves_none(void)
     return check_layout(5, 1, loopback, ports, parent, depth);
 }
 
+/* A parent played on loopback: a listening socket (backlog connections) whose address
+ * *role names, as rank 1's at depth 1 of a tree of height 2 with a table of 8 bytes;
+ * the socket, or -1. */
+static int listen_as_parent(int backlog, sc_store_role_t *role)
+{
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    socklen_t alen = sizeof(a);
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+
+    if (fd < 0 || bind(fd, (struct sockaddr *)&a, sizeof(a)) != 0 || listen(fd, backlog) != 0 ||
+        getsockname(fd, (struct sockaddr *)&a, &alen) != 0) {
+        if (fd >= 0)
+            close(fd);
+        return -1;
+    }
+    *role = (sc_store_role_t){.parent = 1, .depth = 2, .height = 2, .table_len = 8,
+                              .family = AF_INET, .port = ntohs(a.sin_port)};
+    memcpy(role->addr, &a.sin_addr, 4);
+    return fd;
+}
+
 /* A parent that answers one child's hello on listen_fd with a table of 8 bytes whose
  * first blob claims 100: a table that came malformed. */
 static void *serve_malformed_table(void *arg)
@@ -126,22 +147,14 @@ static void *serve_malformed_table(void *arg)
  * rank that reports it puts before it (it came out as "rank 3: rank 3: ..."). */
 static int test_malformed_table_from_the_parent_is_relayed_unprefixed(void)
 {
-    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-    socklen_t alen = sizeof(a);
-    sc_store_role_t role = {.parent = 1, .depth = 2, .height = 2, .table_len = 8,
-                            .family = AF_INET};
+    sc_store_role_t role;
     sc_store_result_t result = {0};
     char err[SC_ERROR_MAX] = "";
-    int listen_fd = socket(AF_INET, SOCK_STREAM, 0);
+    int listen_fd = listen_as_parent(1, &role);
     pthread_t parent;
     sc_status_t st;
 
-    CHECK(listen_fd >= 0 && bind(listen_fd, (struct sockaddr *)&a, sizeof(a)) == 0 &&
-              listen(listen_fd, 1) == 0 &&
-              getsockname(listen_fd, (struct sockaddr *)&a, &alen) == 0,
-          "no listening socket on loopback");
-    role.port = ntohs(a.sin_port);
-    memcpy(role.addr, &a.sin_addr, 4);
+    CHECK(listen_fd >= 0, "no listening socket on loopback");
     CHECK(pthread_create(&parent, NULL, serve_malformed_table, &listen_fd) == 0,
           "no parent thread");
     sc_log_set_rank(3);
@@ -166,18 +179,10 @@ static int test_malformed_table_from_the_parent_is_relayed_unprefixed(void)
  * the waits group). Ten fetches of 60 ms each. */
 static int test_silent_parent_is_named_stopped_at_the_deadline(void)
 {
-    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-    socklen_t alen = sizeof(a);
-    sc_store_role_t role = {.parent = 1, .depth = 2, .height = 2, .table_len = 8,
-                            .family = AF_INET};
-    int listen_fd = socket(AF_INET, SOCK_STREAM, 0);
+    sc_store_role_t role;
+    int listen_fd = listen_as_parent(16, &role);
 
-    CHECK(listen_fd >= 0 && bind(listen_fd, (struct sockaddr *)&a, sizeof(a)) == 0 &&
-              listen(listen_fd, 16) == 0 &&
-              getsockname(listen_fd, (struct sockaddr *)&a, &alen) == 0,
-          "no listening socket on loopback");
-    role.port = ntohs(a.sin_port);
-    memcpy(role.addr, &a.sin_addr, 4);
+    CHECK(listen_fd >= 0, "no listening socket on loopback");
     for (int i = 0; i < 10; i++) {
         sc_store_result_t result = {0};
         char err[SC_ERROR_MAX] = "";
