@@ -75,7 +75,13 @@
  * another order than on the peers. sc_wait/sc_test/sc_request_free may run on any
  * thread, and several threads may wait on or test one request at once (each gets its
  * status); sc_request_free only once no other thread is in sc_wait or sc_test on that
- * request (it frees what they read). */
+ * request (it frees what they read).
+ *
+ * Signals: no call is async-signal-safe (they take locks and allocate). A signal
+ * handler must not call into the library: one that interrupts a call on the issuing
+ * thread would pass the check above as a nested call and could free what that call
+ * uses. To stop on a signal, let the handler set a flag that the program checks, or a
+ * thread of its own call sc_comm_abort (comm.h). */
 #ifndef SHARDCOMM_COLLECTIVES_H
 #define SHARDCOMM_COLLECTIVES_H
 

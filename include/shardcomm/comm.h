@@ -127,7 +127,9 @@ SC_API sc_status_t sc_comm_destroy(sc_comm_t *comm);
  * by the peer, which drops it, before the aborted call's request completes. Where a
  * peer does not take it within 5 s (a peer stopped, or one that never drives its
  * engine), and at once for a peer on another node (over TCP), the connection to that
- * peer is closed, and their later calls with that peer fail with SC_ERR_PEER_FAILED. */
+ * peer is closed, and their later calls with that peer fail with SC_ERR_PEER_FAILED.
+ * Not from a signal handler: it takes the communicator's locks (collectives.h,
+ * "Signals"). */
 SC_API sc_status_t sc_comm_abort(sc_comm_t *comm);
 
 /* Rank, size, local rank and local size; -1 for a null or destroyed communicator. Any
