@@ -16,6 +16,7 @@
 #include "core/env.h"
 #include "core/env_names.h"
 #include "core/error.h"
+#include "core/topology.h"
 #include "shardcomm/info.h"
 
 /* ---- topology ---------------------------------------------------------------- */
@@ -253,14 +254,32 @@ static sc_status_t sc_info_cpu_isa_usable(void)
     return sc_cpu_isa_select(&isa);
 }
 
-/* What SC_THREADS and SC_CPU_ISA left unset decide in this process (its binding as it
- * is now: sc-info reports after sc_comm_init bound it). */
+/* What SC_THREADS and SC_CPU_ISA left unset decide in this process. The threads follow
+ * the binding, which sc_comm_init makes (SC_BIND=core) before a program's selection
+ * starts: its share of the cores where this rank's local rank and size are known, said
+ * beside the binding as it is now. sc-info --config alone binds nothing, and under
+ * "scrun -n 2" on 2 cores said 2 where each rank's selection took 1. */
 static void sc_info_threads_decided(char *buf, size_t len)
 {
-    int threads = 0;
+    sc_comm_config_t cfg = SC_COMM_CONFIG_INIT;
+    sc_bootstrap_params_t p;
+    int threads = 0, share = 0, local_rank, local_size;
 
-    if (sc_cpu_threads(&threads) == SC_SUCCESS)
-        snprintf(buf, len, "%d", threads);
+    if (sc_cpu_threads(&threads) != SC_SUCCESS)
+        return;
+    snprintf(buf, len, "%d", threads);
+    /* Settings that do not resolve: their own lines and "INVALID together" say so. */
+    if (sc_bootstrap_resolve(&cfg, &p) != SC_SUCCESS || p.bind != SC_BIND_CORE)
+        return;
+    local_rank = p.world_size == 1 ? 0 : p.local_rank;
+    local_size = p.world_size == 1 ? 1 : p.local_size;
+    if (local_rank < 0 || local_size <= 0) /* counted by sc_comm_init at the rendezvous */
+        snprintf(buf, len, "%d before sc_comm_init binds this rank to its share of them",
+                 threads);
+    else if (sc_topology_share_pus(local_rank, local_size, &share) == SC_SUCCESS &&
+             share != threads)
+        snprintf(buf, len, "%d once sc_comm_init binds local rank %d of %d (%d before)",
+                 share, local_rank, local_size, threads);
 }
 
 static void sc_info_cpu_isa_decided(char *buf, size_t len)
@@ -475,7 +494,7 @@ static void sc_info_print_setting(FILE *out, const sc_info_setting_t *s,
                                   const char *which, const char *launcher)
 {
     char source[SC_ERROR_MAX + 320]; /* the sentence, and a value of up to 255 */
-    char decided[64] = "";
+    char decided[160] = "";
 
     if (s->decided)
         s->decided(decided, sizeof(decided));

@@ -104,18 +104,82 @@ static void sc_topology_collect(hwloc_obj_type_t type, unsigned first, unsigned 
     hwloc_bitmap_and(set, set, sc_topology_allowed);
 }
 
-sc_status_t sc_topology_bind(int local_rank, int local_size, sc_bind_t mode)
+/* The share of local rank (of local_size, both valid) of the cores the process was
+ * allowed before shardcomm first bound it, into set: the units [*first, *end) of the *n
+ * that hold an allowed PU (cores, or PUs where the machine reports no cores). */
+static sc_status_t sc_topology_share(int local_rank, int local_size, hwloc_bitmap_t set,
+                                     unsigned *first, unsigned *end, unsigned *n,
+                                     hwloc_obj_type_t *unit)
 {
-    hwloc_obj_type_t unit = HWLOC_OBJ_CORE;
-    hwloc_bitmap_t set;
-    unsigned n = 0, first, end;
-    char *pus = NULL;
-    sc_status_t status;
+    pthread_once(&sc_topology_once, sc_topology_load);
+    if (!sc_topology && sc_topology_failed_call)
+        return sc_error(SC_ERR_SYSTEM, "cannot bind local rank %d: %s failed: %s",
+                        local_rank, sc_topology_failed_call,
+                        strerror(sc_topology_failed_errno));
+    if (!sc_topology)
+        return sc_error(SC_ERR_SYSTEM, "cannot bind local rank %d: the process is exiting "
+                        "and the topology was released", local_rank);
 
+    *unit = HWLOC_OBJ_CORE;
+    *n = sc_topology_count_allowed(*unit);
+    if (*n == 0) {
+        /* Some virtual machines report no cores; PUs are the next best unit. */
+        *unit = HWLOC_OBJ_PU;
+        *n = sc_topology_count_allowed(*unit);
+    }
+    if (*n == 0)
+        return sc_error(SC_ERR_SYSTEM, "cannot bind local rank %d: hwloc reports no PU "
+                        "this process may run on", local_rank);
+
+    /* Contiguous groups; with more ranks than cores, consecutive ranks share one. */
+    *first = (unsigned)((unsigned long long)local_rank * *n / (unsigned)local_size);
+    *end = (unsigned)((unsigned long long)(local_rank + 1) * *n / (unsigned)local_size);
+    if (*end <= *first)
+        *end = *first + 1;
+    sc_topology_collect(*unit, *first, *end, set);
+    return SC_SUCCESS;
+}
+
+/* local rank inside [0, local size). */
+static sc_status_t sc_topology_check_rank(int local_rank, int local_size)
+{
     if (local_size < 1 || local_rank < 0 || local_rank >= local_size)
         return sc_error(SC_ERR_INVALID_ARG,
                         "cannot bind local rank %d of a local size of %d: the local rank "
                         "must lie in [0, local size)", local_rank, local_size);
+    return SC_SUCCESS;
+}
+
+sc_status_t sc_topology_share_pus(int local_rank, int local_size, int *pus)
+{
+    hwloc_obj_type_t unit;
+    hwloc_bitmap_t set;
+    unsigned n, first, end;
+    sc_status_t status = sc_topology_check_rank(local_rank, local_size);
+
+    if (status != SC_SUCCESS)
+        return status;
+    set = hwloc_bitmap_alloc();
+    if (!set)
+        return sc_error(SC_ERR_NO_MEMORY, "cannot bind local rank %d: out of memory",
+                        local_rank);
+    status = sc_topology_share(local_rank, local_size, set, &first, &end, &n, &unit);
+    if (status == SC_SUCCESS)
+        *pus = hwloc_bitmap_weight(set);
+    hwloc_bitmap_free(set);
+    return status;
+}
+
+sc_status_t sc_topology_bind(int local_rank, int local_size, sc_bind_t mode)
+{
+    hwloc_obj_type_t unit;
+    hwloc_bitmap_t set;
+    unsigned n = 0, first, end;
+    char *pus = NULL;
+    sc_status_t status = sc_topology_check_rank(local_rank, local_size);
+
+    if (status != SC_SUCCESS)
+        return status;
     if (mode == SC_BIND_DEFAULT) {
         status = sc_env_bind_mode(&mode);
         if (status != SC_SUCCESS)
@@ -130,36 +194,13 @@ sc_status_t sc_topology_bind(int local_rank, int local_size, sc_bind_t mode)
         return sc_error(SC_ERR_INVALID_ARG, "unknown binding mode %d (expected "
                         "SC_BIND_DEFAULT, SC_BIND_CORE or SC_BIND_NONE)", (int)mode);
 
-    pthread_once(&sc_topology_once, sc_topology_load);
-    if (!sc_topology && sc_topology_failed_call)
-        return sc_error(SC_ERR_SYSTEM, "cannot bind local rank %d: %s failed: %s",
-                        local_rank, sc_topology_failed_call,
-                        strerror(sc_topology_failed_errno));
-    if (!sc_topology)
-        return sc_error(SC_ERR_SYSTEM, "cannot bind local rank %d: the process is exiting "
-                        "and the topology was released", local_rank);
-
-    n = sc_topology_count_allowed(unit);
-    if (n == 0) {
-        /* Some virtual machines report no cores; PUs are the next best unit. */
-        unit = HWLOC_OBJ_PU;
-        n = sc_topology_count_allowed(unit);
-    }
-    if (n == 0)
-        return sc_error(SC_ERR_SYSTEM, "cannot bind local rank %d: hwloc reports no PU "
-                        "this process may run on", local_rank);
-
-    /* Contiguous groups; with more ranks than cores, consecutive ranks share one. */
-    first = (unsigned)((unsigned long long)local_rank * n / (unsigned)local_size);
-    end = (unsigned)((unsigned long long)(local_rank + 1) * n / (unsigned)local_size);
-    if (end <= first)
-        end = first + 1;
-
     set = hwloc_bitmap_alloc();
     if (!set)
         return sc_error(SC_ERR_NO_MEMORY, "cannot bind local rank %d: out of memory",
                         local_rank);
-    sc_topology_collect(unit, first, end, set);
+    status = sc_topology_share(local_rank, local_size, set, &first, &end, &n, &unit);
+    if (status != SC_SUCCESS)
+        goto out_free_set;
     if (hwloc_bitmap_list_asprintf(&pus, set) < 0) {
         status = sc_error(SC_ERR_NO_MEMORY, "cannot bind local rank %d: out of memory",
                           local_rank);

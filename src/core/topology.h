@@ -11,4 +11,9 @@
  * failure. */
 sc_status_t sc_topology_bind(int local_rank, int local_size, sc_bind_t mode);
 
+/* How many PUs sc_topology_bind(local_rank, local_size, SC_BIND_CORE) binds the process
+ * to, without binding it: what a setting that follows the binding (SC_THREADS left
+ * unset) becomes once sc_comm_init has bound it. *pus is set only on success. */
+sc_status_t sc_topology_share_pus(int local_rank, int local_size, int *pus);
+
 #endif

@@ -6,6 +6,7 @@
 #include "core/cpu.h"
 #include "core/env.h"
 #include "core/env_names.h"
+#include "core/topology.h"
 #include "core/tuning.h"
 #include "shardcomm/info.h"
 #include "shardcomm/status.h"
@@ -30,7 +31,7 @@ static const char *const *const all_variable_lists[] = {
     sc_env_timeout_names, sc_env_bind_names, sc_env_log_level_names, sc_env_algo_names,
     sc_env_ring_threshold_names, sc_env_chunk_bytes_names, sc_env_progress_spin_us_names,
     sc_env_device_names, sc_env_nccl_names, sc_env_cuda_driver_names,
-    sc_env_bucket_cap_mb_names, sc_env_eager_sends_names, NULL};
+    sc_env_bucket_cap_mb_names, sc_env_eager_sends_names, sc_env_threads_names, NULL};
 
 /* Only the test's own variables are set: the environment ctest runs in may carry a
  * launcher's. */
@@ -488,6 +489,66 @@ static int config_shows_numbers_as_the_library_reads_them(void)
     if (!strstr(r.error, "SC_BUCKET_CAP_MB=2000000 is above the maximum, 1048576")) {
         fprintf(stderr, "SC_BUCKET_CAP_MB=2000000: '%s'\n", r.error);
         return TEST_FAIL;
+    }
+    return TEST_PASS;
+}
+
+/* The CPUs sc_cpu_threads counts in a child before and after sc_topology_bind binds it
+ * as local rank 0 of 2 (SC_BIND=core), as "BEFORE AFTER" in r->text. */
+static void bound_threads_body(void *out, const void *arg)
+{
+    report_t *r = out;
+    int before = 0, after = 0;
+
+    report_setup(arg, r);
+    if (sc_cpu_threads(&before) != SC_SUCCESS ||
+        (r->status = sc_topology_bind(0, 2, SC_BIND_CORE)) != SC_SUCCESS ||
+        sc_cpu_threads(&after) != SC_SUCCESS)
+        r->setup_failed = 1;
+    snprintf(r->text, sizeof(r->text), "%d %d", before, after);
+}
+
+/* SC_THREADS left unset follows the binding, which sc_comm_init makes before a program
+ * selects: sc-info --config (which binds nothing) says what the selection will take in
+ * this rank, its share of the cores, beside what the process has now. Under "scrun -n 2"
+ * on 2 cores it said 2, where each rank's selection took 1. */
+static int config_threads_are_those_the_binding_will_leave(void)
+{
+    static const char *const local[] = {"SC_RANK", "0", "SC_WORLD_SIZE", "2",
+                                        "SC_LOCAL_RANK", "0", "SC_LOCAL_SIZE", "2", NULL};
+    static const char *const unbound[] = {"SC_RANK", "0", "SC_WORLD_SIZE", "2",
+                                          "SC_LOCAL_RANK", "0", "SC_LOCAL_SIZE", "2",
+                                          "SC_BIND", "none", NULL};
+    static const char *const counted[] = {"SC_RANK", "0", "SC_WORLD_SIZE", "2", NULL};
+    static const char *const alone[] = {"SC_RANK", "0", "SC_WORLD_SIZE", "1", NULL};
+    char want[4][160], value[256], source[1024];
+    const char *const *envs[] = {local, unbound, counted, alone};
+    report_args_t a = {NULL, NULL};
+    report_t r;
+    int before = 0, after = 0;
+
+    memset(&r, 0, sizeof(r));
+    CHECK(run_in_child(bound_threads_body, &a, &r, sizeof(r)) == 0 && !r.setup_failed);
+    CHECK(sscanf(r.text, "%d %d", &before, &after) == 2);
+    if (after == before)
+        SKIP("local rank 0 of 2 is bound to all %d CPUs of this process (one core)", before);
+    snprintf(want[0], sizeof(want[0]), "default: the CPUs this process is bound to, here %d "
+             "once sc_comm_init binds local rank 0 of 2 (%d before)", after, before);
+    snprintf(want[1], sizeof(want[1]), "default: the CPUs this process is bound to, here %d",
+             before);
+    snprintf(want[2], sizeof(want[2]), "default: the CPUs this process is bound to, here %d "
+             "before sc_comm_init binds this rank to its share of them", before);
+    snprintf(want[3], sizeof(want[3]), "default: the CPUs this process is bound to, here %d",
+             before);
+    for (size_t i = 0; i < sizeof(envs) / sizeof(envs[0]); i++) {
+        CHECK(run_report(config_body, envs[i], NULL, &r) == 0);
+        CHECK(r.status == SC_SUCCESS);
+        CHECK(setting(&r, "SC_THREADS", value, source) == 0);
+        if (strcmp(value, "auto") != 0 || strcmp(source, want[i]) != 0) {
+            fprintf(stderr, "case %zu: SC_THREADS = %s '%s', expected auto '%s'\n", i, value,
+                    source, want[i]);
+            return TEST_FAIL;
+        }
     }
     return TEST_PASS;
 }
@@ -1260,6 +1321,8 @@ static const test_entry_t tests[] = {
      switches_are_0_or_1_in_the_library_as_in_sc_info},
     {"env_int_per_node_takes_this_nodes_slurm_count",
      env_int_per_node_takes_this_nodes_slurm_count},
+    {"config_threads_are_those_the_binding_will_leave",
+     config_threads_are_those_the_binding_will_leave},
     {"topology_report_shows_the_binding_as_a_cpu_list",
      topology_report_shows_the_binding_as_a_cpu_list},
     {"topology_report_counts_the_cores_and_PUs", topology_report_counts_the_cores_and_PUs},
