@@ -23,6 +23,7 @@
 #include <sys/prctl.h>
 #endif
 
+#include "core/env_text.h"
 #include "scrun.h"
 
 static const int scrun_forwarded_signals[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
@@ -529,6 +530,7 @@ static int scrun_resolve_env(scrun_run_t *run)
     const char *env_port = getenv("SC_MASTER_PORT");
     const char *env_bind = getenv("SC_BIND");
     const char *env_launch = getenv("SC_LAUNCH_ID");
+    char text[SC_ENV_TEXT_MAX];
     long port;
 
     run->world_size = o->nlocal * o->nnodes;
@@ -547,7 +549,7 @@ static int scrun_resolve_env(scrun_run_t *run)
     } else if (env_port != NULL && env_port[0] != '\0') {
         if (!scrun_parse_long(env_port, 1, 65535, &port))
             return scrun_usage_error("SC_MASTER_PORT=%s is not a port from 1 to 65535",
-                                     env_port);
+                                     sc_env_text(env_port, text, sizeof text));
     } else if (o->nnodes > 1) {
         /* Not torch.distributed's port, which its store holds (torchrun's agent, rank 0
          * of init_process_group): the one after MASTER_PORT, as the library takes it
@@ -557,7 +559,8 @@ static int scrun_resolve_env(scrun_run_t *run)
         if (torch == NULL || torch[0] == '\0') {
             port = SCRUN_DEFAULT_PORT;
         } else if (!scrun_parse_long(torch, 1, 65535, &torch_port)) {
-            return scrun_usage_error("MASTER_PORT=%s is not a port from 1 to 65535", torch);
+            return scrun_usage_error("MASTER_PORT=%s is not a port from 1 to 65535",
+                                     sc_env_text(torch, text, sizeof text));
         } else if (torch_port == 65535) {
             return scrun_usage_error("MASTER_PORT=65535 is torch.distributed's store and no "
                                      "port follows it for shardcomm's rendezvous: set "
@@ -585,7 +588,8 @@ static int scrun_resolve_env(scrun_run_t *run)
     else if (env_bind == NULL || env_bind[0] == '\0')
         run->bind = "core";
     else if ((run->bind = scrun_bind_mode(env_bind)) == NULL)
-        return scrun_usage_error("SC_BIND=%s is not core or none", env_bind);
+        return scrun_usage_error("SC_BIND=%s is not core or none",
+                                 sc_env_text(env_bind, text, sizeof text));
     return 0;
 }
 

@@ -7,6 +7,7 @@
 #include "core/cpu.h"
 #include "core/env.h"
 #include "core/env_names.h"
+#include "core/env_text.h"
 #include "core/error.h"
 
 static const char *const sc_cpu_isa_names[] = {"scalar", "avx2", "avx512"};
@@ -35,6 +36,7 @@ sc_status_t sc_cpu_isa_select(sc_cpu_isa_t *isa)
 {
     const char *which = NULL;
     const char *s = sc_env_first(sc_env_cpu_isa_names, &which);
+    char text[SC_ENV_TEXT_MAX];
     sc_cpu_isa_t best = sc_cpu_isa_detect();
 
     if (!s) {
@@ -51,7 +53,8 @@ sc_status_t sc_cpu_isa_select(sc_cpu_isa_t *isa)
         *isa = (sc_cpu_isa_t)i;
         return SC_SUCCESS;
     }
-    return sc_error(SC_ERR_INVALID_ARG, "%s=%s is not one of scalar|avx2|avx512", which, s);
+    return sc_error(SC_ERR_INVALID_ARG, "%s=%s is not one of scalar|avx2|avx512", which,
+                    sc_env_text(s, text, sizeof(text)));
 }
 
 sc_status_t sc_cpu_threads(int *threads)

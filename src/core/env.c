@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "core/env.h"
+#include "core/env_text.h"
 #include "core/error.h"
 
 const char *sc_env_first(const char *const *names, const char **which)
@@ -35,7 +36,7 @@ sc_status_t sc_env_int(const char *const *names, long def, long *value)
 {
     const char *which = NULL;
     const char *s = sc_env_first(names, &which);
-    char *end;
+    char text[SC_ENV_TEXT_MAX], *end;
     long v;
 
     if (!s) {
@@ -45,7 +46,8 @@ sc_status_t sc_env_int(const char *const *names, long def, long *value)
     errno = 0;
     v = strtol(s, &end, 10);
     if (!sc_env_plain_start(s, 0) || (errno && errno != ERANGE) || end == s || *end != '\0')
-        return sc_error(SC_ERR_INVALID_ARG, "%s=%s is not an integer", which, s);
+        return sc_error(SC_ERR_INVALID_ARG, "%s=%s is not an integer", which,
+                        sc_env_text(s, text, sizeof(text)));
     if (errno == ERANGE) /* an integer all the same: say what is wrong with it */
         return sc_error(SC_ERR_INVALID_ARG, "%s=%s is out of range", which, s);
     *value = v;
@@ -85,6 +87,7 @@ sc_status_t sc_env_int_per_node(const char *const *names, long def, long node, l
 {
     const char *which = NULL;
     const char *s = sc_env_first(names, &which), *p;
+    char text[SC_ENV_TEXT_MAX];
     long first = -1, mine = -1, index = 0;
     int differ = 0;
 
@@ -102,7 +105,8 @@ sc_status_t sc_env_int_per_node(const char *const *names, long def, long node, l
             return sc_error(SC_ERR_INVALID_ARG, "%s=%s is out of range", which, s);
         if (item != 0 || (*p != '\0' && *p != ','))
             return sc_error(SC_ERR_INVALID_ARG, "%s=%s is not an integer, nor a list of "
-                            "per-node counts as Slurm writes them (\"4(x2),3\")", which, s);
+                            "per-node counts as Slurm writes them (\"4(x2),3\")", which,
+                            sc_env_text(s, text, sizeof(text)));
         if (first < 0)
             first = count;
         differ |= count != first;
@@ -122,10 +126,12 @@ sc_status_t sc_env_switch(const char *const *names, int def, int *on)
 {
     const char *which = NULL;
     const char *s = sc_env_first(names, &which);
+    char text[SC_ENV_TEXT_MAX];
     long v = def;
 
     if (s && (sc_env_int(names, def, &v) != SC_SUCCESS || (v != 0 && v != 1)))
-        return sc_error(SC_ERR_INVALID_ARG, "%s=%s must be 0 or 1", which, s);
+        return sc_error(SC_ERR_INVALID_ARG, "%s=%s must be 0 or 1", which,
+                        sc_env_text(s, text, sizeof(text)));
     *on = (int)v;
     return SC_SUCCESS;
 }
@@ -134,7 +140,7 @@ sc_status_t sc_env_double(const char *const *names, double def, double *value)
 {
     const char *which = NULL;
     const char *s = sc_env_first(names, &which);
-    char *end;
+    char text[SC_ENV_TEXT_MAX], *end;
     double v;
 
     if (!s) {
@@ -148,7 +154,8 @@ sc_status_t sc_env_double(const char *const *names, double def, double *value)
      * smallest is about 0. Hexadecimal is not a number here. */
     if (!sc_env_plain_start(s, 1) || (errno && errno != ERANGE) || end == s || *end != '\0' ||
         strpbrk(s, "xX"))
-        return sc_error(SC_ERR_INVALID_ARG, "%s=%s is not a number", which, s);
+        return sc_error(SC_ERR_INVALID_ARG, "%s=%s is not a number", which,
+                        sc_env_text(s, text, sizeof(text)));
     *value = v;
     return SC_SUCCESS;
 }

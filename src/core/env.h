@@ -12,7 +12,8 @@ const char *sc_env_first(const char *const *names, const char **which);
 
 /* Parses the first set variable of names as an integer (or a double). Returns
  * SC_SUCCESS with the default when none is set, SC_ERR_INVALID_ARG naming the
- * variable when its value does not parse. */
+ * variable and its text (quoted where it holds a blank: sc_env_text) when its value
+ * does not parse. */
 sc_status_t sc_env_int(const char *const *names, long def, long *value);
 sc_status_t sc_env_double(const char *const *names, double def, double *value);
 

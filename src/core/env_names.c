@@ -4,6 +4,7 @@
 
 #include "core/env.h"
 #include "core/env_names.h"
+#include "core/env_text.h"
 #include "core/error.h"
 
 /* Position i > 0 of the four launch lists is launcher i's (sc_env_launcher_names); a
@@ -87,6 +88,7 @@ const char *const sc_env_cpu_isa_names[] = {"SC_CPU_ISA", NULL};
 sc_status_t sc_env_bind_mode(sc_bind_t *mode)
 {
     const char *s = sc_env_first(sc_env_bind_names, NULL);
+    char text[SC_ENV_TEXT_MAX];
 
     if (!s || strcasecmp(s, "core") == 0) {
         *mode = SC_BIND_CORE;
@@ -96,5 +98,6 @@ sc_status_t sc_env_bind_mode(sc_bind_t *mode)
         *mode = SC_BIND_NONE;
         return SC_SUCCESS;
     }
-    return sc_error(SC_ERR_INVALID_ARG, "SC_BIND=%s is not one of core|none", s);
+    return sc_error(SC_ERR_INVALID_ARG, "SC_BIND=%s is not one of core|none",
+                    sc_env_text(s, text, sizeof(text)));
 }

@@ -15,6 +15,7 @@
 #include "core/cpu.h"
 #include "core/env.h"
 #include "core/env_names.h"
+#include "core/env_text.h"
 #include "core/error.h"
 #include "core/topology.h"
 #include "shardcomm/info.h"
@@ -367,8 +368,10 @@ typedef struct {
 
 static void sc_info_invalid(sc_info_value_t *v, const char *raw)
 {
+    char text[SC_ENV_TEXT_MAX];
+
     v->invalid = 1;
-    snprintf(v->value, sizeof(v->value), "%s", raw);
+    snprintf(v->value, sizeof(v->value), "%s", sc_env_text(raw, text, sizeof(text)));
     snprintf(v->error, sizeof(v->error), "%s", sc_last_error());
 }
 
@@ -386,6 +389,7 @@ static void sc_info_format_number(double number, char *buf, size_t len)
 static void sc_info_evaluate(const sc_info_setting_t *s, const char *raw,
                              const char *which, sc_info_value_t *v)
 {
+    char text[SC_ENV_TEXT_MAX];
     long n = 0;
     double number = 0.0;
     sc_status_t status;
@@ -477,7 +481,8 @@ static void sc_info_evaluate(const sc_info_setting_t *s, const char *raw,
                 return;
             }
         }
-        sc_error(SC_ERR_INVALID_ARG, "%s=%s is not one of %s", which, raw, s->expected);
+        sc_error(SC_ERR_INVALID_ARG, "%s=%s is not one of %s", which,
+                 sc_env_text(raw, text, sizeof(text)), s->expected);
         if (s->lenient) {
             v->ignored = 1;
             snprintf(v->value, sizeof(v->value), "%s", s->def_text);

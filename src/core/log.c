@@ -5,6 +5,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "core/env_text.h"
 #include "core/log.h"
 
 static int sc_log_rank_value = -1;
@@ -23,13 +24,15 @@ int sc_log_rank(void)
 static int sc_log_parse_level(const char *s)
 {
     static const char *const names[] = {"error", "warn", "info", "debug", "trace"};
+    char text[SC_ENV_TEXT_MAX];
+
     for (int i = 0; i < 5; i++)
         if (strcasecmp(s, names[i]) == 0)
             return i;
     if (s[0] >= '0' && s[0] <= '4' && s[1] == '\0')
         return s[0] - '0';
     fprintf(stderr, "shardcomm: SC_LOG_LEVEL=%s is not one of error|warn|info|debug|trace"
-                    " or 0-4; using warn\n", s);
+                    " or 0-4; using warn\n", sc_env_text(s, text, sizeof(text)));
     return SC_LOG_WARN;
 }
 

@@ -7,6 +7,7 @@
 #include "collectives/schedule.h"
 #include "core/env.h"
 #include "core/env_names.h"
+#include "core/env_text.h"
 #include "core/error.h"
 #include "core/tuning.h"
 
@@ -23,6 +24,7 @@ static sc_status_t sc_tuning_choice(const char *const *names, const char *const 
                                     const char **word)
 {
     const char *which = NULL, *v = sc_env_first(names, &which);
+    char text[SC_ENV_TEXT_MAX];
 
     for (int i = 0; choices[i]; i++)
         if (!v || strcmp(v, choices[i]) == 0) {
@@ -31,7 +33,8 @@ static sc_status_t sc_tuning_choice(const char *const *names, const char *const 
                 *word = choices[i];
             return SC_SUCCESS;
         }
-    return sc_error(SC_ERR_INVALID_ARG, "%s=%s is not one of %s", which, v, listed);
+    return sc_error(SC_ERR_INVALID_ARG, "%s=%s is not one of %s", which,
+                    sc_env_text(v, text, sizeof(text)), listed);
 }
 
 /* The text of a setting as written, for a sentence refusing its value (a default is

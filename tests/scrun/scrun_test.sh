@@ -593,6 +593,18 @@ test_usage_bad_bind_from_environment() {
     SC_BIND=bogus expect_usage_error -n 1 bash "$RANK" touch "$SCRUN_TEST_DIR/started"
     expect_line "$ERR" "scrun: SC_BIND=bogus is not core or none"
 }
+# A blank a script left in a value shows in the refusal: "SC_BIND=none  is not core or
+# none" read as if none were refused.
+test_usage_blank_in_environment_value_is_shown() {
+    SC_BIND='none ' expect_usage_error -n 1 bash "$RANK" touch "$SCRUN_TEST_DIR/started"
+    expect_line "$ERR" "scrun: SC_BIND='none ' is not core or none"
+    SC_MASTER_PORT=' 29500' expect_usage_error -n 1 bash "$RANK" touch \
+        "$SCRUN_TEST_DIR/started"
+    expect_line "$ERR" "scrun: SC_MASTER_PORT=' 29500' is not a port from 1 to 65535"
+    MASTER_PORT=$'29500\t' expect_usage_error -n 1 --nnodes 2 --node-rank 0 bash "$RANK" \
+        touch "$SCRUN_TEST_DIR/started"
+    expect_line "$ERR" "scrun: MASTER_PORT='29500\\t' is not a port from 1 to 65535"
+}
 # A world larger than the library takes (65536 ranks) is refused before any rank starts;
 # each rank failed with "world size 81920 exceeds the supported 65536".
 test_usage_world_larger_than_supported() {

@@ -1008,6 +1008,71 @@ static void plain_body(void *out, const void *arg)
     snprintf(r->error, sizeof(r->error), "%s", sc_last_error());
 }
 
+/* SC_CPU_ISA as the top-k selection reads it (sc_cpu_isa_select). */
+static void cpu_isa_body(void *out, const void *arg)
+{
+    report_t *r = out;
+    sc_cpu_isa_t isa;
+
+    report_setup(arg, r);
+    r->status = sc_cpu_isa_select(&isa);
+    snprintf(r->error, sizeof(r->error), "%s", sc_last_error());
+}
+
+/* A blank or a control character that a script left in a value shows in the sentence
+ * refusing it, in the library as in sc-info's line: "SC_ALGO=ring  is not one of auto,
+ * ring, rd" read as if ring were refused, and sc-info showed the value as ring. Each
+ * kind of parser: integers, per-node counts, numbers, switches, words (exact and any
+ * case), the binding, the vector path. */
+static int refusals_show_a_blank_in_the_value(void)
+{
+    static const char *const cases[][5] = {
+        /* variable, value, read by, the value as the sentence shows it, the sentence's
+         * rest */
+        {"SC_MASTER_PORT", "29500 ", "resolve", "'29500 '", "is not an integer"},
+        {"SC_LOCAL_SIZE", " 2", "resolve", "' 2'", "is not an integer, nor a list"},
+        {"SC_TIMEOUT", "8 ", "resolve", "'8 '", "is not a number"},
+        {"SC_NCCL", "1\n", "resolve", "'1\\n'", "must be 0 or 1"},
+        {"SC_BIND", "none ", "resolve", "'none '", "is not one of core|none"},
+        {"SC_CHUNK_BYTES", "4096\t", "tuning", "'4096\\t'", "is not an integer"},
+        {"SC_PROGRESS_SPIN_US", "5\r", "tuning", "'5\\r'", "is not a number"},
+        /* The choices listed as each lists them: the library "auto, ring, rd", sc-info
+         * "auto|ring|rd". */
+        {"SC_ALGO", "ring ", "tuning", "'ring '", "is not one of auto"},
+        {"SC_EAGER_SENDS", "on\x01", "tuning", "'on\\x01'", "is not one of auto"},
+        {"SC_CPU_ISA", "scalar ", "cpu_isa", "'scalar '", "is not one of scalar|avx2|avx512"}};
+    char want[256], shown[64];
+    report_t r;
+
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        const char *const env[] = {cases[i][0], cases[i][1], NULL};
+        report_args_t a = {env, NULL};
+        void (*body)(void *, const void *) =
+            strcmp(cases[i][2], "resolve") == 0  ? resolve_body
+            : strcmp(cases[i][2], "tuning") == 0 ? tuning_body
+                                                 : cpu_isa_body;
+
+        snprintf(want, sizeof(want), "%s=%s %s", cases[i][0], cases[i][3], cases[i][4]);
+        snprintf(shown, sizeof(shown), " = %s ", cases[i][3]);
+        memset(&r, 0, sizeof(r));
+        CHECK(run_in_child(body, &a, &r, sizeof(r)) == 0);
+        if (r.status != SC_ERR_INVALID_ARG || !strstr(r.error, want)) {
+            fprintf(stderr, "%s: %s '%s', expected '%s'\n", cases[i][0],
+                    sc_status_string(r.status), r.error, want);
+            return TEST_FAIL;
+        }
+        CHECK(run_report(config_body, env, NULL, &r) == 0);
+        if (r.status != SC_ERR_INVALID_ARG || !strstr(r.error, want) ||
+            !strstr(r.text, shown)) {
+            fprintf(stderr, "sc-info --config: expected '%s' and '%s', got '%s'\n%s", want,
+                    shown, r.error, r.text);
+            return TEST_FAIL;
+        }
+    }
+    return TEST_PASS;
+}
+
+
 /* Settings are plain numbers, as configuration.md says: no leading blank, plus sign or
  * hexadecimal (strtol and strtod took them: SC_TIMEOUT=0x10 was 16 s); a number past
  * the largest double is infinity (SC_TIMEOUT=1e400 waits for ever) instead of "not a
@@ -1312,6 +1377,7 @@ static const test_entry_t tests[] = {
     {"tuning_refuses_a_spin_time_that_is_not_a_number",
      tuning_refuses_a_spin_time_that_is_not_a_number},
     {"refusals_quote_the_value_as_written", refusals_quote_the_value_as_written},
+    {"refusals_show_a_blank_in_the_value", refusals_show_a_blank_in_the_value},
     {"env_reads_plain_numbers_only", env_reads_plain_numbers_only},
     {"env_calls_an_integer_past_a_long_out_of_range",
      env_calls_an_integer_past_a_long_out_of_range},
