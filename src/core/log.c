@@ -21,30 +21,38 @@ int sc_log_rank(void)
     return sc_log_rank_value;
 }
 
+/* The level SC_LOG_LEVEL names, or -1 for another text. */
 static int sc_log_parse_level(const char *s)
 {
     static const char *const names[] = {"error", "warn", "info", "debug", "trace"};
-    char text[SC_ENV_TEXT_MAX];
 
     for (int i = 0; i < 5; i++)
         if (strcasecmp(s, names[i]) == 0)
             return i;
     if (s[0] >= '0' && s[0] <= '4' && s[1] == '\0')
         return s[0] - '0';
-    fprintf(stderr, "shardcomm: SC_LOG_LEVEL=%s is not one of error|warn|info|debug|trace"
-                    " or 0-4; using warn\n", sc_env_text(s, text, sizeof(text)));
-    return SC_LOG_WARN;
+    return -1;
 }
 
 sc_log_level_t sc_log_level(void)
 {
-    int level = __atomic_load_n(&sc_log_level_value, __ATOMIC_RELAXED);
-    if (level < 0) {
-        const char *s = getenv("SC_LOG_LEVEL");
-        level = (s && *s) ? sc_log_parse_level(s) : SC_LOG_WARN;
-        __atomic_store_n(&sc_log_level_value, level, __ATOMIC_RELAXED);
-    }
-    return (sc_log_level_t)level;
+    int level = __atomic_load_n(&sc_log_level_value, __ATOMIC_RELAXED), unset = -1;
+    const char *s;
+    char text[SC_ENV_TEXT_MAX];
+
+    if (level >= 0)
+        return (sc_log_level_t)level;
+    s = getenv("SC_LOG_LEVEL");
+    level = s && *s ? sc_log_parse_level(s) : SC_LOG_WARN;
+    /* An unknown level is warn, said once in a WARN line by the thread that stores it
+     * (threads that read it first at once each printed it, in a format of its own). */
+    if (__atomic_compare_exchange_n(&sc_log_level_value, &unset,
+                                    level < 0 ? (int)SC_LOG_WARN : level, 0,
+                                    __ATOMIC_RELAXED, __ATOMIC_RELAXED) &&
+        level < 0)
+        sc_log_write(SC_LOG_WARN, "SC_LOG_LEVEL=%s is not one of error|warn|info|debug|trace "
+                     "or 0-4; using warn", sc_env_text(s, text, sizeof(text)));
+    return (sc_log_level_t)__atomic_load_n(&sc_log_level_value, __ATOMIC_RELAXED);
 }
 
 void sc_log_write(sc_log_level_t level, const char *fmt, ...)

@@ -2,10 +2,13 @@
  * Slurm task count parser, and of sc_info_print_topology's binding and counts. */
 #include "test_util.h"
 
+#include <pthread.h>
+
 #include "core/bootstrap_env.h"
 #include "core/cpu.h"
 #include "core/env.h"
 #include "core/env_names.h"
+#include "core/log.h"
 #include "core/topology.h"
 #include "core/tuning.h"
 #include "shardcomm/info.h"
@@ -358,6 +361,73 @@ static int config_shows_an_unknown_log_level_as_the_library_takes_it(void)
     CHECK(shown_as(env, "SC_LOG_LEVEL", "warn", "IGNORED: SC_LOG_LEVEL=bogus is not one of",
                    source) == TEST_PASS);
     CHECK(strstr(source, "uses warn") != NULL);
+    return TEST_PASS;
+}
+
+/* Reads the level from a thread, as the progress threads and the caller's do. */
+static void *log_level_thread(void *arg)
+{
+    (void)arg;
+    sc_log_level();
+    return NULL;
+}
+
+/* SC_LOG_LEVEL in arg's environment read by 8 threads at once and then again, with
+ * stderr in a file: its lines into r->text, the level into r->status. */
+static void log_level_body(void *out, const void *arg)
+{
+    report_t *r = out;
+    pthread_t threads[8];
+    FILE *f = tmpfile();
+    size_t n;
+
+    report_setup(arg, r);
+    if (!f || dup2(fileno(f), STDERR_FILENO) < 0) {
+        r->setup_failed = 1;
+        return;
+    }
+    for (int i = 0; i < 8; i++)
+        if (pthread_create(&threads[i], NULL, log_level_thread, NULL) != 0)
+            r->setup_failed = 1;
+    for (int i = 0; i < 8 && !r->setup_failed; i++)
+        pthread_join(threads[i], NULL);
+    r->status = (sc_status_t)sc_log_level();
+    fflush(stderr);
+    rewind(f);
+    n = fread(r->text, 1, sizeof(r->text) - 1, f);
+    r->text[n] = '\0';
+}
+
+/* An unknown SC_LOG_LEVEL is warn, said once on stderr in a WARN line of the log's own
+ * format, its text quoted where it holds a blank (configuration.md: "reported once");
+ * it was a line of another format ("shardcomm: SC_LOG_LEVEL=..."), printed by every
+ * thread that read the level first. A known level says nothing. */
+static int an_unknown_log_level_is_one_warn_line(void)
+{
+    static const char *const cases[][3] = {
+        /* value, level (as a number), what stderr holds */
+        {"bogus", "1", "[shardcomm] WARN: SC_LOG_LEVEL=bogus is not one of "
+                       "error|warn|info|debug|trace or 0-4; using warn\n"},
+        {"debug ", "1", "[shardcomm] WARN: SC_LOG_LEVEL='debug ' is not one of "
+                        "error|warn|info|debug|trace or 0-4; using warn\n"},
+        {"5", "1", "[shardcomm] WARN: SC_LOG_LEVEL=5 is not one of "
+                   "error|warn|info|debug|trace or 0-4; using warn\n"},
+        {"DEBUG", "3", ""},
+        {"0", "0", ""}};
+    report_t r;
+
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        const char *const env[] = {"SC_LOG_LEVEL", cases[i][0], NULL};
+        report_args_t a = {env, NULL};
+
+        memset(&r, 0, sizeof(r));
+        CHECK(run_in_child(log_level_body, &a, &r, sizeof(r)) == 0 && !r.setup_failed);
+        if ((int)r.status != atoi(cases[i][1]) || strcmp(r.text, cases[i][2]) != 0) {
+            fprintf(stderr, "SC_LOG_LEVEL='%s': level %d, stderr '%s'; expected %s, '%s'\n",
+                    cases[i][0], (int)r.status, r.text, cases[i][1], cases[i][2]);
+            return TEST_FAIL;
+        }
+    }
     return TEST_PASS;
 }
 
@@ -1344,6 +1414,7 @@ static const test_entry_t tests[] = {
     {"config_takes_the_steps_task_count_under_srun", config_takes_the_steps_task_count_under_srun},
     {"config_takes_rank_and_size_from_one_launcher",
      config_takes_rank_and_size_from_one_launcher},
+    {"an_unknown_log_level_is_one_warn_line", an_unknown_log_level_is_one_warn_line},
     {"config_shows_an_unknown_log_level_as_the_library_takes_it",
      config_shows_an_unknown_log_level_as_the_library_takes_it},
     {"config_marks_an_invalid_value_and_returns_invalid_arg",
