@@ -10,6 +10,7 @@
 #include <ucs/config/global_opts.h>
 #include <ucs/debug/debug.h>
 
+#include "collectives/transport_cloexec.h"
 #include "collectives/transport_leave.h"
 #include "collectives/transport_ucx.h"
 #include "core/clock.h"
@@ -296,6 +297,11 @@ sc_status_t sc_ucx_connect(sc_transport_t *tp, void *const *addrs)
         }
     }
     sc_leave_listen(tp);
+    /* What the context and worker opened (the listening socket, UCX's progress thread's
+     * pipes and epoll set) and the connections the endpoints opened (TCP connects as
+     * they are created): UCX adds a transport's descriptors to the worker's event set
+     * as an endpoint first uses it, and only from then on can they be told apart. */
+    sc_ucx_cloexec(tp);
     return SC_SUCCESS;
 }
 

@@ -12,6 +12,7 @@
 #include "collectives/shm_prefault.h"
 #include "collectives/shm_segment.h"
 #include "collectives/stage.h"
+#include "collectives/transport_cloexec.h"
 #include "collectives/transport_ucx.h"
 #include "core/bootstrap_env.h"
 #include "core/bootstrap_store.h"
@@ -524,6 +525,9 @@ static sc_status_t sc_comm_init_resolved(const sc_bootstrap_params_t *params, in
         sc_comm_free(c);
         return st;
     }
+    /* The connections the peers opened to this rank, accepted by UCX's progress thread
+     * as they came: every peer created its endpoints before the barrier above. */
+    sc_ucx_cloexec(tp);
     sc_log(SC_LOG_INFO, "communicator ready: rank %d of %d, local rank %d of %d", c->rank,
            c->size, c->local_rank, c->local_size);
     *comm = c;
