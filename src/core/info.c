@@ -204,7 +204,8 @@ typedef enum {
                             max_number when that is set */
     SC_INFO_SWITCH,      /* 0 or 1, def when unset (sc_env_switch) */
     SC_INFO_STRING,      /* a master address (sc_bootstrap_check_addr) */
-    SC_INFO_CHOICE       /* one of choices; case-insensitive unless exact_case */
+    SC_INFO_CHOICE       /* one of choices; case-insensitive unless exact_case; with
+                            numbered, the digit i alone stands for choices[i] too */
 } sc_info_kind_t;
 
 enum {
@@ -227,6 +228,7 @@ typedef struct {
     double def_number, max_number;
     int positive;              /* numbers: 0 excluded */
     int exact_case;            /* choices */
+    int numbered;              /* choices: the digit i names choices[i] (SC_LOG_LEVEL) */
     const char *def_text;      /* strings and choices */
     const char *default_note;  /* non-NULL: unset means "auto", decided as this says */
     void (*decided)(char *buf, size_t len); /* what "auto" decides here (NULL: not known
@@ -241,7 +243,7 @@ typedef struct {
 
 static const char *const sc_info_bind_choices[] = {"core", "none", NULL};
 static const char *const sc_info_log_choices[] = {
-    "error", "warn", "info", "debug", "trace", "0", "1", "2", "3", "4", NULL};
+    "error", "warn", "info", "debug", "trace", NULL};
 static const char *const sc_info_algo_choices[] = {"auto", "ring", "rd", NULL};
 static const char *const sc_info_cpu_isa_choices[] = {"scalar", "avx2", "avx512", NULL};
 static const char *const sc_info_eager_choices[] = {"auto", "on", "off", NULL};
@@ -313,7 +315,7 @@ static const sc_info_setting_t sc_info_settings[SC_INFO_SETTING_COUNT] = {
     [SC_INFO_LOG_LEVEL] = {.names = sc_env_log_level_names, .kind = SC_INFO_CHOICE,
                            .def_text = "warn", .choices = sc_info_log_choices,
                            .expected = "error|warn|info|debug|trace or 0-4",
-                           .lenient = 1},
+                           .numbered = 1, .lenient = 1},
     [SC_INFO_ALGO] = {.names = sc_env_algo_names, .kind = SC_INFO_CHOICE, .def_text = "auto",
                       .choices = sc_info_algo_choices, .exact_case = 1,
                       .expected = "auto|ring|rd"},
@@ -472,7 +474,9 @@ static void sc_info_evaluate(const sc_info_setting_t *s, const char *raw,
             return;
         }
         for (const char *const *c = s->choices; *c; c++) {
-            if ((s->exact_case ? strcmp(raw, *c) : strcasecmp(raw, *c)) == 0) {
+            /* A level given as its number shows as its name: SC_LOG_LEVEL=3 is debug. */
+            int digit = s->numbered && raw[0] == '0' + (c - s->choices) && raw[1] == '\0';
+            if (digit || (s->exact_case ? strcmp(raw, *c) : strcasecmp(raw, *c)) == 0) {
                 if (s->usable && s->usable() != SC_SUCCESS) {
                     sc_info_invalid(v, raw);
                     return;
@@ -516,8 +520,8 @@ static void sc_info_print_setting(FILE *out, const sc_info_setting_t *s,
                  decided[0] ? ", here " : "", decided);
     else if (!which)
         snprintf(source, sizeof(source), "default");
-    else if (strcmp(raw, v->value) != 0 && s->kind != SC_INFO_CHOICE)
-        snprintf(source, sizeof(source), "%s=%s", which, raw);
+    else if ((s->kind == SC_INFO_CHOICE ? strcasecmp(raw, v->value) : strcmp(raw, v->value)))
+        snprintf(source, sizeof(source), "%s=%s", which, raw); /* "SC_LOG_LEVEL=3": debug */
     else
         snprintf(source, sizeof(source), "%s", which);
 

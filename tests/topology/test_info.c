@@ -364,6 +364,28 @@ static int config_shows_an_unknown_log_level_as_the_library_takes_it(void)
     return TEST_PASS;
 }
 
+/* A level given as its number shows as the level it means, from the text as written
+ * (SC_LOG_LEVEL=3 showed "3", which a reader had to look up as debug); a name in another
+ * case shows in lower case from the variable alone. */
+static int config_shows_a_numbered_log_level_as_its_name(void)
+{
+    static const char *const cases[][3] = {
+        /* value set, value shown, source */
+        {"0", "error", "SC_LOG_LEVEL=0"},
+        {"1", "warn", "SC_LOG_LEVEL=1"},
+        {"3", "debug", "SC_LOG_LEVEL=3"},
+        {"4", "trace", "SC_LOG_LEVEL=4"},
+        {"DEBUG", "debug", "SC_LOG_LEVEL"},
+        {"info", "info", "SC_LOG_LEVEL"}};
+    report_t r;
+
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        const char *const env[] = {"SC_LOG_LEVEL", cases[i][0], NULL};
+        CHECK(config_shows(env, "SC_LOG_LEVEL", cases[i][1], cases[i][2], &r) == TEST_PASS);
+    }
+    return TEST_PASS;
+}
+
 /* Reads the level from a thread, as the progress threads and the caller's do. */
 static void *log_level_thread(void *arg)
 {
@@ -1417,6 +1439,8 @@ static const test_entry_t tests[] = {
     {"an_unknown_log_level_is_one_warn_line", an_unknown_log_level_is_one_warn_line},
     {"config_shows_an_unknown_log_level_as_the_library_takes_it",
      config_shows_an_unknown_log_level_as_the_library_takes_it},
+    {"config_shows_a_numbered_log_level_as_its_name",
+     config_shows_a_numbered_log_level_as_its_name},
     {"config_marks_an_invalid_value_and_returns_invalid_arg",
      config_marks_an_invalid_value_and_returns_invalid_arg},
     {"config_marks_a_negative_local_size_invalid", config_marks_a_negative_local_size_invalid},
