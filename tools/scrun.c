@@ -24,6 +24,7 @@
 #endif
 
 #include "core/env_text.h"
+#include "core/env_words.h"
 #include "scrun.h"
 
 static const int scrun_forwarded_signals[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
@@ -530,7 +531,7 @@ static int scrun_resolve_env(scrun_run_t *run)
     const char *env_port = getenv("SC_MASTER_PORT");
     const char *env_bind = getenv("SC_BIND");
     const char *env_launch = getenv("SC_LAUNCH_ID");
-    char text[SC_ENV_TEXT_MAX];
+    char text[SC_ENV_TEXT_MAX], refusal[SC_ENV_TEXT_MAX + 64];
     long port;
 
     run->world_size = o->nlocal * o->nnodes;
@@ -588,8 +589,9 @@ static int scrun_resolve_env(scrun_run_t *run)
     else if (env_bind == NULL || env_bind[0] == '\0')
         run->bind = "core";
     else if ((run->bind = scrun_bind_mode(env_bind)) == NULL)
-        return scrun_usage_error("SC_BIND=%s is not core or none",
-                                 sc_env_text(env_bind, text, sizeof text));
+        return scrun_usage_error("%s", sc_env_words_refusal(&sc_env_bind_words, "SC_BIND",
+                                                            env_bind, refusal,
+                                                            sizeof refusal));
     return 0;
 }
 

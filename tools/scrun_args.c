@@ -7,9 +7,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 
 #include "core/bootstrap_env.h" /* SC_MAX_WORLD */
+#include "core/env_words.h"
 #include "scrun.h"
 
 static void scrun_usage(FILE *f)
@@ -46,12 +46,10 @@ static void scrun_usage(FILE *f)
 
 const char *scrun_bind_mode(const char *text)
 {
-    /* Case-insensitive, as the library reads SC_BIND (sc_env_bind_mode). */
-    if (strcasecmp(text, "core") == 0)
-        return "core";
-    if (strcasecmp(text, "none") == 0)
-        return "none";
-    return NULL;
+    /* The library's words, as it reads SC_BIND (sc_env_bind_mode). */
+    int i = sc_env_words_find(&sc_env_bind_words, text);
+
+    return i < 0 ? NULL : sc_env_bind_words.words[i];
 }
 
 int scrun_usage_error(const char *fmt, ...)
@@ -105,7 +103,7 @@ static const char *scrun_bad_option(char **argv, char *buf, size_t len)
 
 int scrun_parse_args(int argc, char **argv, scrun_opts_t *opts, bool *done)
 {
-    char bad[8];
+    char bad[8], list[64];
     enum { OPT_BIND = 256, OPT_NNODES, OPT_NODE_RANK, OPT_MASTER_ADDR, OPT_MASTER_PORT,
            OPT_GRACE };
     static const struct option longopts[] = {
@@ -140,7 +138,9 @@ int scrun_parse_args(int argc, char **argv, scrun_opts_t *opts, bool *done)
             break;
         case OPT_BIND:
             if (!(o.bind = scrun_bind_mode(optarg)))
-                return scrun_usage_error("--bind is core or none, not '%s'", optarg);
+                return scrun_usage_error("--bind is one of %s, not '%s'",
+                                         sc_env_words_list(&sc_env_bind_words, list,
+                                                           sizeof list), optarg);
             break;
         case OPT_NNODES:
             if (!scrun_parse_long(optarg, 1, SCRUN_MAX_RANKS, &o.nnodes))

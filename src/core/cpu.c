@@ -2,15 +2,11 @@
  * the thread count from SC_THREADS or the CPU binding. */
 #define _GNU_SOURCE
 #include <sched.h>
-#include <strings.h>
 
 #include "core/cpu.h"
 #include "core/env.h"
 #include "core/env_names.h"
-#include "core/env_text.h"
 #include "core/error.h"
-
-static const char *const sc_cpu_isa_names[] = {"scalar", "avx2", "avx512"};
 
 sc_cpu_isa_t sc_cpu_isa_detect(void)
 {
@@ -29,32 +25,25 @@ sc_cpu_isa_t sc_cpu_isa_detect(void)
 
 const char *sc_cpu_isa_name(sc_cpu_isa_t isa)
 {
-    return (unsigned)isa <= SC_CPU_AVX512 ? sc_cpu_isa_names[isa] : "unknown";
+    return (unsigned)isa <= SC_CPU_AVX512 ? sc_env_cpu_isa_words.words[isa] : "unknown";
 }
 
 sc_status_t sc_cpu_isa_select(sc_cpu_isa_t *isa)
 {
     const char *which = NULL;
     const char *s = sc_env_first(sc_env_cpu_isa_names, &which);
-    char text[SC_ENV_TEXT_MAX];
     sc_cpu_isa_t best = sc_cpu_isa_detect();
+    int i;
+    sc_status_t st = sc_env_choice(sc_env_cpu_isa_names, &sc_env_cpu_isa_words, (int)best, &i);
 
-    if (!s) {
-        *isa = best;
-        return SC_SUCCESS;
-    }
-    for (int i = SC_CPU_SCALAR; i <= SC_CPU_AVX512; i++) {
-        if (strcasecmp(s, sc_cpu_isa_names[i]) != 0)
-            continue;
-        if ((sc_cpu_isa_t)i > best)
-            return sc_error(SC_ERR_UNSUPPORTED,
-                            "%s=%s asks for a vector path this CPU lacks (it has %s)", which,
-                            s, sc_cpu_isa_name(best));
-        *isa = (sc_cpu_isa_t)i;
-        return SC_SUCCESS;
-    }
-    return sc_error(SC_ERR_INVALID_ARG, "%s=%s is not one of scalar|avx2|avx512", which,
-                    sc_env_text(s, text, sizeof(text)));
+    if (st != SC_SUCCESS)
+        return st;
+    if ((sc_cpu_isa_t)i > best)
+        return sc_error(SC_ERR_UNSUPPORTED,
+                        "%s=%s asks for a vector path this CPU lacks (it has %s)", which, s,
+                        sc_cpu_isa_name(best));
+    *isa = (sc_cpu_isa_t)i;
+    return SC_SUCCESS;
 }
 
 sc_status_t sc_cpu_threads(int *threads)

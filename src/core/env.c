@@ -159,3 +159,18 @@ sc_status_t sc_env_double(const char *const *names, double def, double *value)
     *value = v;
     return SC_SUCCESS;
 }
+
+sc_status_t sc_env_choice(const char *const *names, const sc_env_words_t *w, int def,
+                          int *index)
+{
+    const char *which = NULL;
+    const char *s = sc_env_first(names, &which);
+    char sentence[SC_ENV_TEXT_MAX + 192];
+    int i = s ? sc_env_words_find(w, s) : def;
+
+    if (s && i < 0)
+        return sc_error(SC_ERR_INVALID_ARG, "%s",
+                        sc_env_words_refusal(w, which, s, sentence, sizeof(sentence)));
+    *index = i;
+    return SC_SUCCESS;
+}

@@ -1,9 +1,11 @@
 /* Reading settings from the environment, first variable set wins: integers (plain, or
- * this node's entry of Slurm's per-node task counts), doubles and 0/1 switches. */
+ * this node's entry of Slurm's per-node task counts), doubles, 0/1 switches and words. */
 #ifndef SC_CORE_ENV_H
 #define SC_CORE_ENV_H
 
 #include <stddef.h>
+
+#include "core/env_words.h"
 #include "shardcomm/status.h"
 
 /* Value of the first variable of the NULL-terminated list that is set and not empty;
@@ -29,5 +31,12 @@ sc_status_t sc_env_int_per_node(const char *const *names, long def, long node, l
  * no variable of names is set. SC_ERR_INVALID_ARG "VARIABLE=text must be 0 or 1" for
  * any other text. *on is written only on success. */
 sc_status_t sc_env_switch(const char *const *names, int def, int *on);
+
+/* One of a few words (env_words.h): *index is the position in w of the word the first
+ * set variable of names names, def when none is set. SC_ERR_INVALID_ARG with
+ * sc_env_words_refusal's sentence ("SC_ALGO=x is not one of auto|ring|rd") for another
+ * text. *index is written only on success. */
+sc_status_t sc_env_choice(const char *const *names, const sc_env_words_t *w, int def,
+                          int *index);
 
 #endif

@@ -1,11 +1,8 @@
 /* The environment variable lists behind each setting, and the parser of SC_BIND. */
 #include <stdlib.h>
-#include <strings.h>
 
 #include "core/env.h"
 #include "core/env_names.h"
-#include "core/env_text.h"
-#include "core/error.h"
 
 /* Position i > 0 of the four launch lists is launcher i's (sc_env_launcher_names); a
  * name after the last launcher's is that launcher's too, read when its own is unset.
@@ -87,17 +84,10 @@ const char *const sc_env_cpu_isa_names[] = {"SC_CPU_ISA", NULL};
 
 sc_status_t sc_env_bind_mode(sc_bind_t *mode)
 {
-    const char *s = sc_env_first(sc_env_bind_names, NULL);
-    char text[SC_ENV_TEXT_MAX];
+    int i;
+    sc_status_t st = sc_env_choice(sc_env_bind_names, &sc_env_bind_words, 0, &i);
 
-    if (!s || strcasecmp(s, "core") == 0) {
-        *mode = SC_BIND_CORE;
-        return SC_SUCCESS;
-    }
-    if (strcasecmp(s, "none") == 0) {
-        *mode = SC_BIND_NONE;
-        return SC_SUCCESS;
-    }
-    return sc_error(SC_ERR_INVALID_ARG, "SC_BIND=%s is not one of core|none",
-                    sc_env_text(s, text, sizeof(text)));
+    if (st == SC_SUCCESS) /* sc_env_bind_words: core, none */
+        *mode = i == 0 ? SC_BIND_CORE : SC_BIND_NONE;
+    return st;
 }

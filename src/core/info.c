@@ -204,8 +204,7 @@ typedef enum {
                             max_number when that is set */
     SC_INFO_SWITCH,      /* 0 or 1, def when unset (sc_env_switch) */
     SC_INFO_STRING,      /* a master address (sc_bootstrap_check_addr) */
-    SC_INFO_CHOICE       /* one of choices; case-insensitive unless exact_case; with
-                            numbered, the digit i alone stands for choices[i] too */
+    SC_INFO_CHOICE       /* one of words (sc_env_choice) */
 } sc_info_kind_t;
 
 enum {
@@ -227,26 +226,16 @@ typedef struct {
     long min, max, def;        /* integers */
     double def_number, max_number;
     int positive;              /* numbers: 0 excluded */
-    int exact_case;            /* choices */
-    int numbered;              /* choices: the digit i names choices[i] (SC_LOG_LEVEL) */
     const char *def_text;      /* strings and choices */
     const char *default_note;  /* non-NULL: unset means "auto", decided as this says */
     void (*decided)(char *buf, size_t len); /* what "auto" decides here (NULL: not known
                                                to sc-info) */
-    const char *const *choices;
-    const char *expected;      /* the choices as the error message lists them */
+    const sc_env_words_t *words; /* choices: the words the library's parser takes */
     int lenient;               /* choices: the library takes an unknown value as the
                                   default, with a warning, instead of refusing it */
     sc_status_t (*usable)(void); /* choices: the library's own test of the value, for
                                     what the text alone does not say (NULL: none) */
 } sc_info_setting_t;
-
-static const char *const sc_info_bind_choices[] = {"core", "none", NULL};
-static const char *const sc_info_log_choices[] = {
-    "error", "warn", "info", "debug", "trace", NULL};
-static const char *const sc_info_algo_choices[] = {"auto", "ring", "rd", NULL};
-static const char *const sc_info_cpu_isa_choices[] = {"scalar", "avx2", "avx512", NULL};
-static const char *const sc_info_eager_choices[] = {"auto", "on", "off", NULL};
 
 /* A vector path is a valid name and must also be one this CPU has (sc_cpu_isa_select
  * refuses the others when the kernels start). */
@@ -311,14 +300,12 @@ static const sc_info_setting_t sc_info_settings[SC_INFO_SETTING_COUNT] = {
     [SC_INFO_STORE_FANOUT] = {.names = sc_env_store_fanout_names, .kind = SC_INFO_INT,
                               .min = 1, .max = SC_MAX_WORLD, .def = SC_DEFAULT_STORE_FANOUT},
     [SC_INFO_BIND] = {.names = sc_env_bind_names, .kind = SC_INFO_CHOICE, .def_text = "core",
-                      .choices = sc_info_bind_choices, .expected = "core|none"},
+                      .words = &sc_env_bind_words},
     [SC_INFO_LOG_LEVEL] = {.names = sc_env_log_level_names, .kind = SC_INFO_CHOICE,
-                           .def_text = "warn", .choices = sc_info_log_choices,
-                           .expected = "error|warn|info|debug|trace or 0-4",
-                           .numbered = 1, .lenient = 1},
+                           .def_text = "warn", .words = &sc_env_log_level_words,
+                           .lenient = 1},
     [SC_INFO_ALGO] = {.names = sc_env_algo_names, .kind = SC_INFO_CHOICE, .def_text = "auto",
-                      .choices = sc_info_algo_choices, .exact_case = 1,
-                      .expected = "auto|ring|rd"},
+                      .words = &sc_env_algo_words},
     [SC_INFO_RING_THRESHOLD] = {.names = sc_env_ring_threshold_names, .kind = SC_INFO_INT,
                                 .min = 0, .max = LONG_MAX, .def = SC_DEFAULT_RING_THRESHOLD},
     [SC_INFO_CHUNK_BYTES] = {.names = sc_env_chunk_bytes_names, .kind = SC_INFO_INT,
@@ -336,8 +323,7 @@ static const sc_info_setting_t sc_info_settings[SC_INFO_SETTING_COUNT] = {
     [SC_INFO_STAGE_BYTES] = {.names = sc_env_stage_bytes_names, .kind = SC_INFO_INT,
                              .min = 0, .max = 1L << 30, .def = SC_DEFAULT_STAGE_BYTES},
     [SC_INFO_EAGER_SENDS] = {.names = sc_env_eager_sends_names, .kind = SC_INFO_CHOICE,
-                             .def_text = "auto", .choices = sc_info_eager_choices,
-                             .exact_case = 1, .expected = "auto|on|off"},
+                             .def_text = "auto", .words = &sc_env_eager_sends_words},
     [SC_INFO_DEVICE] = {.names = sc_env_device_names, .kind = SC_INFO_INT, .min = 0,
                         .max = INT_MAX,
                         .default_note = "the local rank modulo the number of GPUs"},
@@ -352,10 +338,9 @@ static const sc_info_setting_t sc_info_settings[SC_INFO_SETTING_COUNT] = {
                          .default_note = "the CPUs this process is bound to",
                          .decided = sc_info_threads_decided},
     [SC_INFO_CPU_ISA] = {.names = sc_env_cpu_isa_names, .kind = SC_INFO_CHOICE,
-                         .def_text = "auto", .choices = sc_info_cpu_isa_choices,
+                         .def_text = "auto", .words = &sc_env_cpu_isa_words,
                          .default_note = "the widest vector path this CPU has",
                          .decided = sc_info_cpu_isa_decided,
-                         .expected = "scalar|avx2|avx512",
                          .usable = sc_info_cpu_isa_usable},
 };
 
@@ -391,7 +376,6 @@ static void sc_info_format_number(double number, char *buf, size_t len)
 static void sc_info_evaluate(const sc_info_setting_t *s, const char *raw,
                              const char *which, sc_info_value_t *v)
 {
-    char text[SC_ENV_TEXT_MAX];
     long n = 0;
     double number = 0.0;
     sc_status_t status;
@@ -468,33 +452,29 @@ static void sc_info_evaluate(const sc_info_setting_t *s, const char *raw,
         snprintf(v->value, sizeof(v->value), "%d", on);
         return;
     }
-    case SC_INFO_CHOICE:
+    case SC_INFO_CHOICE: {
+        int i;
         if (!raw) {
             snprintf(v->value, sizeof(v->value), "%s", s->def_text);
             return;
         }
-        for (const char *const *c = s->choices; *c; c++) {
-            /* A level given as its number shows as its name: SC_LOG_LEVEL=3 is debug. */
-            int digit = s->numbered && raw[0] == '0' + (c - s->choices) && raw[1] == '\0';
-            if (digit || (s->exact_case ? strcmp(raw, *c) : strcasecmp(raw, *c)) == 0) {
-                if (s->usable && s->usable() != SC_SUCCESS) {
-                    sc_info_invalid(v, raw);
-                    return;
-                }
-                snprintf(v->value, sizeof(v->value), "%s", *c);
-                return;
-            }
-        }
-        sc_error(SC_ERR_INVALID_ARG, "%s=%s is not one of %s", which,
-                 sc_env_text(raw, text, sizeof(text)), s->expected);
-        if (s->lenient) {
+        /* The library's own parser, and so its sentence, word for word. */
+        status = sc_env_choice(s->names, s->words, -1, &i);
+        if (status != SC_SUCCESS && s->lenient) {
             v->ignored = 1;
             snprintf(v->value, sizeof(v->value), "%s", s->def_text);
             snprintf(v->error, sizeof(v->error), "%s", sc_last_error());
             return;
         }
-        sc_info_invalid(v, raw);
+        if (status == SC_SUCCESS && s->usable)
+            status = s->usable();
+        if (status != SC_SUCCESS) {
+            sc_info_invalid(v, raw);
+            return;
+        }
+        snprintf(v->value, sizeof(v->value), "%s", s->words->words[i]);
         return;
+    }
     }
 }
 

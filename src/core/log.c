@@ -3,9 +3,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 
-#include "core/env_text.h"
+#include "core/env_words.h"
 #include "core/log.h"
 
 static int sc_log_rank_value = -1;
@@ -21,37 +20,25 @@ int sc_log_rank(void)
     return sc_log_rank_value;
 }
 
-/* The level SC_LOG_LEVEL names, or -1 for another text. */
-static int sc_log_parse_level(const char *s)
-{
-    static const char *const names[] = {"error", "warn", "info", "debug", "trace"};
-
-    for (int i = 0; i < 5; i++)
-        if (strcasecmp(s, names[i]) == 0)
-            return i;
-    if (s[0] >= '0' && s[0] <= '4' && s[1] == '\0')
-        return s[0] - '0';
-    return -1;
-}
-
 sc_log_level_t sc_log_level(void)
 {
     int level = __atomic_load_n(&sc_log_level_value, __ATOMIC_RELAXED), unset = -1;
     const char *s;
-    char text[SC_ENV_TEXT_MAX];
+    char sentence[512];
 
     if (level >= 0)
         return (sc_log_level_t)level;
     s = getenv("SC_LOG_LEVEL");
-    level = s && *s ? sc_log_parse_level(s) : SC_LOG_WARN;
+    level = s && *s ? sc_env_words_find(&sc_env_log_level_words, s) : SC_LOG_WARN;
     /* An unknown level is warn, said once in a WARN line by the thread that stores it
      * (threads that read it first at once each printed it, in a format of its own). */
     if (__atomic_compare_exchange_n(&sc_log_level_value, &unset,
                                     level < 0 ? (int)SC_LOG_WARN : level, 0,
                                     __ATOMIC_RELAXED, __ATOMIC_RELAXED) &&
         level < 0)
-        sc_log_write(SC_LOG_WARN, "SC_LOG_LEVEL=%s is not one of error|warn|info|debug|trace "
-                     "or 0-4; using warn", sc_env_text(s, text, sizeof(text)));
+        sc_log_write(SC_LOG_WARN, "%s; using warn",
+                     sc_env_words_refusal(&sc_env_log_level_words, "SC_LOG_LEVEL", s,
+                                          sentence, sizeof(sentence)));
     return (sc_log_level_t)__atomic_load_n(&sc_log_level_value, __ATOMIC_RELAXED);
 }
 

@@ -7,7 +7,6 @@
 #include "collectives/schedule.h"
 #include "core/env.h"
 #include "core/env_names.h"
-#include "core/env_text.h"
 #include "core/error.h"
 #include "core/tuning.h"
 
@@ -15,27 +14,6 @@ static sc_tuning_t sc_tuning_value;
 static sc_status_t sc_tuning_status;
 static char sc_tuning_text[SC_ERROR_MAX];
 static pthread_once_t sc_tuning_once = PTHREAD_ONCE_INIT;
-
-/* A setting that names one of choices (exact case): *out gets the matching value and
- * *word (when not NULL) the choice, or values[0] and choices[0] when the variable is
- * unset; another word is an error listing the choices. */
-static sc_status_t sc_tuning_choice(const char *const *names, const char *const *choices,
-                                    const int *values, const char *listed, int *out,
-                                    const char **word)
-{
-    const char *which = NULL, *v = sc_env_first(names, &which);
-    char text[SC_ENV_TEXT_MAX];
-
-    for (int i = 0; choices[i]; i++)
-        if (!v || strcmp(v, choices[i]) == 0) {
-            *out = values[i];
-            if (word)
-                *word = choices[i];
-            return SC_SUCCESS;
-        }
-    return sc_error(SC_ERR_INVALID_ARG, "%s=%s is not one of %s", which,
-                    sc_env_text(v, text, sizeof(text)), listed);
-}
 
 /* The text of a setting as written, for a sentence refusing its value (a default is
  * never refused: the variable is set). */
@@ -48,23 +26,24 @@ static const char *sc_tuning_text_of(const char *const *names)
 
 static sc_status_t sc_tuning_parse(sc_tuning_t *t)
 {
-    static const char *const algos[] = {"auto", "ring", "rd", NULL};
+    /* The values of sc_env_algo_words' and sc_env_eager_sends_words' words, in order. */
     static const int algo_values[] = {SC_ALGO_NONE, SC_ALGO_RING, SC_ALGO_RD};
-    static const char *const eagers[] = {"auto", "on", "off", NULL};
     static const int eager_values[] = {SC_PROTO_AUTO, SC_PROTO_EAGER_ON, SC_PROTO_EAGER_OFF};
     long thr, chunk, stream, stage;
-    int reg, mbox;
+    int reg, mbox, algo, eager;
     double spin_us;
     sc_status_t st;
 
-    st = sc_tuning_choice(sc_env_algo_names, algos, algo_values, "auto, ring, rd",
-                          &t->allreduce_algo, &t->allreduce_algo_word);
+    st = sc_env_choice(sc_env_algo_names, &sc_env_algo_words, 0, &algo);
     if (st != SC_SUCCESS)
         return st;
-    st = sc_tuning_choice(sc_env_eager_sends_names, eagers, eager_values, "auto, on, off",
-                          &t->eager_sends, &t->eager_sends_word);
+    st = sc_env_choice(sc_env_eager_sends_names, &sc_env_eager_sends_words, 0, &eager);
     if (st != SC_SUCCESS)
         return st;
+    t->allreduce_algo = algo_values[algo];
+    t->allreduce_algo_word = sc_env_algo_words.words[algo];
+    t->eager_sends = eager_values[eager];
+    t->eager_sends_word = sc_env_eager_sends_words.words[eager];
     st = sc_env_int(sc_env_ring_threshold_names, SC_DEFAULT_RING_THRESHOLD, &thr);
     if (st != SC_SUCCESS)
         return st;

@@ -586,18 +586,19 @@ test_usage_unknown_option() {
 }
 test_usage_bad_bind() {
     expect_usage_error -n 1 --bind socket bash "$RANK" touch "$SCRUN_TEST_DIR/started"
+    expect_line "$ERR" "scrun: --bind is one of core|none, not 'socket'"
 }
 # SC_BIND from the environment is checked as --bind is: SC_BIND=bogus started ranks that
 # all failed in sc_comm_init.
 test_usage_bad_bind_from_environment() {
     SC_BIND=bogus expect_usage_error -n 1 bash "$RANK" touch "$SCRUN_TEST_DIR/started"
-    expect_line "$ERR" "scrun: SC_BIND=bogus is not core or none"
+    expect_line "$ERR" "scrun: SC_BIND=bogus is not one of core|none"
 }
 # A blank a script left in a value shows in the refusal: "SC_BIND=none  is not core or
 # none" read as if none were refused.
 test_usage_blank_in_environment_value_is_shown() {
     SC_BIND='none ' expect_usage_error -n 1 bash "$RANK" touch "$SCRUN_TEST_DIR/started"
-    expect_line "$ERR" "scrun: SC_BIND='none ' is not core or none"
+    expect_line "$ERR" "scrun: SC_BIND='none ' is not one of core|none"
     SC_MASTER_PORT=' 29500' expect_usage_error -n 1 bash "$RANK" touch \
         "$SCRUN_TEST_DIR/started"
     expect_line "$ERR" "scrun: SC_MASTER_PORT=' 29500' is not a port from 1 to 65535"

@@ -1111,6 +1111,58 @@ static void cpu_isa_body(void *out, const void *arg)
     snprintf(r->error, sizeof(r->error), "%s", sc_last_error());
 }
 
+/* Every enumerated setting's choices are listed alike, by the library's parser and by
+ * sc-info, one sentence word for word: the library listed SC_ALGO's and SC_EAGER_SENDS'
+ * as "auto, ring, rd" where sc-info and the other settings wrote "auto|ring|rd". */
+static int choices_are_listed_alike_in_the_library_and_sc_info(void)
+{
+    static const char *const cases[][3] = {
+        /* variable, read by, the sentence */
+        {"SC_BIND", "resolve", "SC_BIND=bogus is not one of core|none"},
+        {"SC_ALGO", "tuning", "SC_ALGO=bogus is not one of auto|ring|rd"},
+        {"SC_EAGER_SENDS", "tuning", "SC_EAGER_SENDS=bogus is not one of auto|on|off"},
+        {"SC_CPU_ISA", "cpu_isa", "SC_CPU_ISA=bogus is not one of scalar|avx2|avx512"}};
+    static const char *const log_env[] = {"SC_LOG_LEVEL", "bogus", NULL};
+    static const char *const log_sentence =
+        "SC_LOG_LEVEL=bogus is not one of error|warn|info|debug|trace or 0-4";
+    char want[512], value[256], source[1024];
+    report_args_t log_args = {log_env, NULL};
+    report_t r;
+
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        const char *const env[] = {cases[i][0], "bogus", NULL};
+        report_args_t a = {env, NULL};
+        void (*body)(void *, const void *) =
+            strcmp(cases[i][1], "resolve") == 0  ? resolve_body
+            : strcmp(cases[i][1], "tuning") == 0 ? tuning_body
+                                                 : cpu_isa_body;
+
+        memset(&r, 0, sizeof(r));
+        CHECK(run_in_child(body, &a, &r, sizeof(r)) == 0);
+        if (r.status != SC_ERR_INVALID_ARG || strcmp(r.error, cases[i][2]) != 0) {
+            fprintf(stderr, "library: '%s', expected '%s'\n", r.error, cases[i][2]);
+            return TEST_FAIL;
+        }
+        CHECK(run_report(config_body, env, NULL, &r) == 0);
+        snprintf(want, sizeof(want), "INVALID: %s", cases[i][2]);
+        if (r.status != SC_ERR_INVALID_ARG || strcmp(r.error, cases[i][2]) != 0 ||
+            setting(&r, cases[i][0], value, source) != 0 || strcmp(source, want) != 0) {
+            fprintf(stderr, "sc-info: '%s', expected '%s'\n%s", r.error, cases[i][2], r.text);
+            return TEST_FAIL;
+        }
+    }
+    /* The log level, which the library does not refuse: its warning and sc-info's
+     * IGNORED line give the one sentence. */
+    memset(&r, 0, sizeof(r));
+    CHECK(run_in_child(log_level_body, &log_args, &r, sizeof(r)) == 0 && !r.setup_failed);
+    snprintf(want, sizeof(want), "[shardcomm] WARN: %s; using warn\n", log_sentence);
+    CHECK(strcmp(r.text, want) == 0);
+    snprintf(want, sizeof(want), "IGNORED: %s (the library warns and uses warn)", log_sentence);
+    CHECK(shown_as(log_env, "SC_LOG_LEVEL", "warn", want, source) == TEST_PASS);
+    CHECK(strcmp(source, want) == 0);
+    return TEST_PASS;
+}
+
 /* A blank or a control character that a script left in a value shows in the sentence
  * refusing it, in the library as in sc-info's line: "SC_ALGO=ring  is not one of auto,
  * ring, rd" read as if ring were refused, and sc-info showed the value as ring. Each
@@ -1128,10 +1180,8 @@ static int refusals_show_a_blank_in_the_value(void)
         {"SC_BIND", "none ", "resolve", "'none '", "is not one of core|none"},
         {"SC_CHUNK_BYTES", "4096\t", "tuning", "'4096\\t'", "is not an integer"},
         {"SC_PROGRESS_SPIN_US", "5\r", "tuning", "'5\\r'", "is not a number"},
-        /* The choices listed as each lists them: the library "auto, ring, rd", sc-info
-         * "auto|ring|rd". */
-        {"SC_ALGO", "ring ", "tuning", "'ring '", "is not one of auto"},
-        {"SC_EAGER_SENDS", "on\x01", "tuning", "'on\\x01'", "is not one of auto"},
+        {"SC_ALGO", "ring ", "tuning", "'ring '", "is not one of auto|ring|rd"},
+        {"SC_EAGER_SENDS", "on\x01", "tuning", "'on\\x01'", "is not one of auto|on|off"},
         {"SC_CPU_ISA", "scalar ", "cpu_isa", "'scalar '", "is not one of scalar|avx2|avx512"}};
     char want[256], shown[64];
     report_t r;
@@ -1473,6 +1523,8 @@ static const test_entry_t tests[] = {
      tuning_refuses_a_spin_time_that_is_not_a_number},
     {"refusals_quote_the_value_as_written", refusals_quote_the_value_as_written},
     {"refusals_show_a_blank_in_the_value", refusals_show_a_blank_in_the_value},
+    {"choices_are_listed_alike_in_the_library_and_sc_info",
+     choices_are_listed_alike_in_the_library_and_sc_info},
     {"env_reads_plain_numbers_only", env_reads_plain_numbers_only},
     {"env_calls_an_integer_past_a_long_out_of_range",
      env_calls_an_integer_past_a_long_out_of_range},
