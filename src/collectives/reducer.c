@@ -39,7 +39,7 @@ static sc_status_t sc_reducer_cap(const sc_reducer_config_t *cfg, size_t *cap, i
     if (cfg->bucket_cap_bytes)
         *cap = cfg->bucket_cap_bytes;
     else if (*fixed)
-        *cap = mb * (double)SC_MIB < 1.0 ? 1 : (size_t)(mb * (double)SC_MIB);
+        *cap = sc_bucket_cap_bytes(mb);
     else
         *cap = (size_t)SC_DEFAULT_BUCKET_CAP_MB * SC_MIB;
     return SC_SUCCESS;

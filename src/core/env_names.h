@@ -1,7 +1,10 @@
-/* The environment variables behind every shardcomm setting (first set wins) and their
- * defaults: one list shared by the bootstrap, the binding and sc-info. */
+/* The environment variables behind every shardcomm setting (first set wins), their
+ * defaults and limits: one list shared by the bootstrap, the binding, the reducer and
+ * sc-info. */
 #ifndef SC_CORE_ENV_NAMES_H
 #define SC_CORE_ENV_NAMES_H
+
+#include <stddef.h>
 
 #include "shardcomm/comm.h"
 #include "shardcomm/status.h"
@@ -82,6 +85,16 @@ const char *const *sc_env_launch_names(sc_launch_var_t what, const char **launch
  * sets one; SC_BUCKET_CAP_MB also turns autotuning off. */
 #define SC_DEFAULT_BUCKET_CAP_MB 25
 #define SC_MAX_BUCKET_CAP_MB 1048576 /* 1 TiB */
+
+/* The cap in bytes that mb MiB of SC_BUCKET_CAP_MB gives the reducer: whole bytes,
+ * rounded down, at least 1 (what sc-info shows where it differs from the text). */
+static inline size_t sc_bucket_cap_bytes(double mb)
+{
+    double bytes = mb * (double)(1 << 20);
+
+    return bytes < 1.0 ? 1 : (size_t)bytes;
+}
+
 /* The smallest SC_CHUNK_BYTES the ring accepts. */
 #define SC_MIN_CHUNK_BYTES 64
 

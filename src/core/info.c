@@ -528,6 +528,23 @@ static void sc_info_master_port_moved(sc_info_value_t *v)
              torch_port);
 }
 
+/* A bucket cap the reducer cannot take as written, in MiB (SC_BUCKET_CAP_MB=1e-9 is
+ * 1 byte, 0.1 is 104857 bytes): the cap it takes, and the text beside it. */
+static void sc_info_bucket_cap_rounded(sc_info_value_t *v, const char *which, const char *raw)
+{
+    double mb = 0.0;
+    size_t bytes;
+
+    if (sc_env_double(sc_env_bucket_cap_mb_names, 0.0, &mb) != SC_SUCCESS)
+        return; /* its line says so */
+    bytes = sc_bucket_cap_bytes(mb);
+    if ((double)bytes == mb * (double)(1 << 20))
+        return;
+    sc_info_format_number((double)bytes / (double)(1 << 20), v->value, sizeof(v->value));
+    snprintf(v->moved, sizeof(v->moved), "%s=%s, a cap of %zu %s: the reducer takes whole "
+             "bytes, at least 1", which, raw, bytes, bytes == 1 ? "byte" : "bytes");
+}
+
 /* Which launch this process belongs to (sc_bootstrap_launch_id), by which the
  * rendezvous's store refuses a rank of another launch on its port: SC_LAUNCH_ID, else
  * the id of the launcher that gives the rank, else none (nothing is checked). */
@@ -570,6 +587,8 @@ SC_API sc_status_t sc_info_print_config(FILE *out)
         sc_info_evaluate(&s, raw, which, &v);
         if (i == SC_INFO_MASTER_PORT && !v.invalid)
             sc_info_master_port_moved(&v);
+        if (i == SC_INFO_BUCKET_CAP_MB && !v.invalid && raw)
+            sc_info_bucket_cap_rounded(&v, which, raw);
         sc_info_print_setting(out, &s, &v, raw, which, launcher);
         if (v.invalid && status == SC_SUCCESS) {
             status = SC_ERR_INVALID_ARG;

@@ -351,6 +351,33 @@ static int config_marks_an_invalid_value_and_returns_invalid_arg(void)
     return TEST_PASS;
 }
 
+/* SC_BUCKET_CAP_MB shows the cap the reducer takes, in whole bytes rounded down and at
+ * least 1, where that differs from the text (1e-9 showed "1e-09", a cap of a millionth
+ * of a byte, where the reducer took 1 byte), and the text as written beside it; a cap of
+ * whole bytes shows as written. */
+static int config_shows_the_bucket_cap_the_reducer_takes(void)
+{
+    static const char *const cases[][3] = {
+        /* value set, value shown (MiB), source */
+        {"1e-9", "9.5367431640625e-07", /* 1 / 2^20 */
+         "SC_BUCKET_CAP_MB=1e-9, a cap of 1 byte: the reducer takes whole bytes, at least 1"},
+        {"0.1", "0.09999942779541016", /* 104857 / 2^20 */
+         "SC_BUCKET_CAP_MB=0.1, a cap of 104857 bytes: the reducer takes whole bytes, at "
+         "least 1"},
+        {"0.5", "0.5", "SC_BUCKET_CAP_MB"},
+        {"25", "25", "SC_BUCKET_CAP_MB"},
+        {"1e-6", "9.5367431640625e-07",
+         "SC_BUCKET_CAP_MB=1e-6, a cap of 1 byte: the reducer takes whole bytes, at least 1"}};
+    report_t r;
+
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        const char *const env[] = {"SC_BUCKET_CAP_MB", cases[i][0], NULL};
+        CHECK(config_shows(env, "SC_BUCKET_CAP_MB", cases[i][1], cases[i][2], &r) ==
+              TEST_PASS);
+    }
+    return TEST_PASS;
+}
+
 /* SC_LOG_LEVEL=bogus: the library warns and logs at warn rather than failing, and
  * sc-info shows just that (warn, IGNORED with the reason), not an invalid setting. */
 static int config_shows_an_unknown_log_level_as_the_library_takes_it(void)
@@ -1491,6 +1518,8 @@ static const test_entry_t tests[] = {
      config_shows_an_unknown_log_level_as_the_library_takes_it},
     {"config_shows_a_numbered_log_level_as_its_name",
      config_shows_a_numbered_log_level_as_its_name},
+    {"config_shows_the_bucket_cap_the_reducer_takes",
+     config_shows_the_bucket_cap_the_reducer_takes},
     {"config_marks_an_invalid_value_and_returns_invalid_arg",
      config_marks_an_invalid_value_and_returns_invalid_arg},
     {"config_marks_a_negative_local_size_invalid", config_marks_a_negative_local_size_invalid},
