@@ -13,6 +13,7 @@
 #include "collectives/transport_cloexec.h"
 #include "collectives/transport_leave.h"
 #include "collectives/transport_ucx.h"
+#include "collectives/ucx_env.h"
 #include "core/clock.h"
 #include "core/log.h"
 #include "core/memory.h"
@@ -123,55 +124,6 @@ static void sc_ucx_ep_error_ignored(void *arg, ucp_ep_h ep, ucs_status_t status)
     if (r >= 0)
         tp->ep_flags[r] |= SC_EP_FAILED;
     sc_log(SC_LOG_INFO, "UCX error on a local endpoint ignored: %s", ucs_status_string(status));
-}
-
-/* Whether the comma-separated list holds name. */
-static int sc_ucx_tls_has(const char *list, const char *name)
-{
-    size_t n = strlen(name);
-
-    while (*list) {
-        size_t len = strcspn(list, ",");
-
-        if (len == n && strncmp(list, name, len) == 0)
-            return 1;
-        list += len;
-        if (*list == ',')
-            list++;
-    }
-    return 0;
-}
-
-/* Whether UCX may pick its TCP transport: not on one node without UCX_TLS (shardcomm
- * limits it to shared memory there), nor where UCX_TLS lists transports without tcp. */
-static int sc_ucx_may_use_tcp(int single_node)
-{
-    const char *tls = getenv("UCX_TLS");
-
-    if (!tls || !*tls)
-        return !single_node;
-    return tls[0] == '^' || sc_ucx_tls_has(tls, "tcp") || sc_ucx_tls_has(tls, "all");
-}
-
-/* Whether UCX may carry messages to a peer on this node through shared memory (the
- * mm transports; cma, knem and xpmem only copy bulk data beside another transport):
- * unless UCX_TLS lists transports none of which is one, or excludes them ('^sm',
- * '^shm', '^mm', or both posix and sysv). */
-static int sc_ucx_may_use_shm(void)
-{
-    static const char *const shm_tls[] = {"all", "sm", "shm", "mm", "posix", "sysv"};
-    const char *tls = getenv("UCX_TLS");
-
-    if (!tls || !*tls)
-        return 1;
-    if (tls[0] == '^')
-        return !(sc_ucx_tls_has(tls + 1, "sm") || sc_ucx_tls_has(tls + 1, "shm") ||
-                 sc_ucx_tls_has(tls + 1, "mm") ||
-                 (sc_ucx_tls_has(tls + 1, "posix") && sc_ucx_tls_has(tls + 1, "sysv")));
-    for (size_t i = 0; i < sizeof(shm_tls) / sizeof(shm_tls[0]); i++)
-        if (sc_ucx_tls_has(tls, shm_tls[i]))
-            return 1;
-    return 0;
 }
 
 sc_status_t sc_ucx_open(sc_transport_t *tp, int single_node, void **addr, size_t *addr_len)

@@ -11,6 +11,7 @@
 
 #include <hwloc.h>
 
+#include "collectives/ucx_env.h"
 #include "core/bootstrap_env.h"
 #include "core/cpu.h"
 #include "core/env.h"
@@ -235,6 +236,8 @@ typedef struct {
                                   default, with a warning, instead of refusing it */
     sc_status_t (*usable)(void); /* choices: the library's own test of the value, for
                                     what the text alone does not say (NULL: none) */
+    int shared_memory;         /* what it turns on is mapped in shared memory, which a
+                                  UCX_TLS without a shared-memory transport turns off */
 } sc_info_setting_t;
 
 /* A vector path is a valid name and must also be one this CPU has (sc_cpu_isa_select
@@ -315,13 +318,14 @@ static const sc_info_setting_t sc_info_settings[SC_INFO_SETTING_COUNT] = {
                                   .kind = SC_INFO_NUMBER,
                                   .def_number = SC_DEFAULT_PROGRESS_SPIN_US},
     [SC_INFO_LOCAL_REGISTER] = {.names = sc_env_local_register_names, .kind = SC_INFO_SWITCH,
-                                .def = SC_DEFAULT_LOCAL_REGISTER},
+                                .def = SC_DEFAULT_LOCAL_REGISTER, .shared_memory = 1},
     [SC_INFO_LOCAL_MAILBOX] = {.names = sc_env_local_mailbox_names, .kind = SC_INFO_SWITCH,
-                               .def = SC_DEFAULT_LOCAL_MAILBOX},
+                               .def = SC_DEFAULT_LOCAL_MAILBOX, .shared_memory = 1},
     [SC_INFO_STREAM_BYTES] = {.names = sc_env_stream_bytes_names, .kind = SC_INFO_INT,
                               .min = 0, .max = LONG_MAX, .def = SC_DEFAULT_STREAM_BYTES},
     [SC_INFO_STAGE_BYTES] = {.names = sc_env_stage_bytes_names, .kind = SC_INFO_INT,
-                             .min = 0, .max = 1L << 30, .def = SC_DEFAULT_STAGE_BYTES},
+                             .min = 0, .max = 1L << 30, .def = SC_DEFAULT_STAGE_BYTES,
+                             .shared_memory = 1},
     [SC_INFO_EAGER_SENDS] = {.names = sc_env_eager_sends_names, .kind = SC_INFO_CHOICE,
                              .def_text = "auto", .words = &sc_env_eager_sends_words},
     [SC_INFO_DEVICE] = {.names = sc_env_device_names, .kind = SC_INFO_INT, .min = 0,
@@ -506,6 +510,9 @@ static void sc_info_print_setting(FILE *out, const sc_info_setting_t *s,
         snprintf(source, sizeof(source), "%s", which);
 
     fprintf(out, "  %-20s = %-12s %s", s->names[0], v->value, source);
+    /* On, but nothing is mapped in shared memory (configuration.md, UCX_TLS). */
+    if (s->shared_memory && !v->invalid && strcmp(v->value, "0") != 0 && !sc_ucx_may_use_shm())
+        fprintf(out, "; no effect: UCX_TLS has no shared-memory transport");
     if (s->names[1]) {
         fprintf(out, " (reads");
         for (const char *const *name = s->names; *name; name++)

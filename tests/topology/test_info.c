@@ -378,6 +378,45 @@ static int config_shows_the_bucket_cap_the_reducer_takes(void)
     return TEST_PASS;
 }
 
+/* With a UCX_TLS that leaves no shared-memory transport, what the shared-memory settings
+ * turn on is never mapped (configuration.md): their lines say so where they are on, and
+ * not where they are off or UCX_TLS leaves one (they showed as on, with no word). */
+static int config_says_shared_memory_settings_do_nothing_without_shared_memory(void)
+{
+    static const char *const none = "; no effect: UCX_TLS has no shared-memory transport";
+    static const char *const cases[][6] = {
+        /* UCX_TLS, another variable and its value (or NULL), then for SC_LOCAL_REGISTER,
+         * SC_LOCAL_MAILBOX and SC_STAGE_BYTES 1 where the line says no effect */
+        {"tcp,self", NULL, NULL, "1", "1", "1"},
+        {"^sm", NULL, NULL, "1", "1", "1"},
+        {"^posix,sysv", NULL, NULL, "1", "1", "1"},
+        {"tcp,self", "SC_STAGE_BYTES", "0", "1", "1", "0"},
+        {"tcp,self", "SC_LOCAL_MAILBOX", "0", "1", "0", "1"},
+        {"tcp,sm,self", NULL, NULL, "0", "0", "0"},
+        {"^posix", NULL, NULL, "0", "0", "0"}};
+    static const char *const settings[] = {"SC_LOCAL_REGISTER", "SC_LOCAL_MAILBOX",
+                                           "SC_STAGE_BYTES"};
+    char value[256], source[1024], want[256];
+    report_t r;
+
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        const char *const env[] = {"UCX_TLS", cases[i][0], cases[i][1], cases[i][2], NULL};
+        CHECK(run_report(config_body, env, NULL, &r) == 0);
+        CHECK(r.status == SC_SUCCESS);
+        for (int s = 0; s < 3; s++) {
+            int set = cases[i][1] && strcmp(cases[i][1], settings[s]) == 0;
+            snprintf(want, sizeof(want), "%s%s", set ? settings[s] : "default",
+                     cases[i][3 + s][0] == '1' ? none : "");
+            if (setting(&r, settings[s], value, source) != 0 || strcmp(source, want) != 0) {
+                fprintf(stderr, "UCX_TLS=%s: %s from '%s', expected '%s'\n%s", cases[i][0],
+                        settings[s], source, want, r.text);
+                return TEST_FAIL;
+            }
+        }
+    }
+    return TEST_PASS;
+}
+
 /* SC_LOG_LEVEL=bogus: the library warns and logs at warn rather than failing, and
  * sc-info shows just that (warn, IGNORED with the reason), not an invalid setting. */
 static int config_shows_an_unknown_log_level_as_the_library_takes_it(void)
@@ -1520,6 +1559,8 @@ static const test_entry_t tests[] = {
      config_shows_a_numbered_log_level_as_its_name},
     {"config_shows_the_bucket_cap_the_reducer_takes",
      config_shows_the_bucket_cap_the_reducer_takes},
+    {"config_says_shared_memory_settings_do_nothing_without_shared_memory",
+     config_says_shared_memory_settings_do_nothing_without_shared_memory},
     {"config_marks_an_invalid_value_and_returns_invalid_arg",
      config_marks_an_invalid_value_and_returns_invalid_arg},
     {"config_marks_a_negative_local_size_invalid", config_marks_a_negative_local_size_invalid},
