@@ -16,8 +16,10 @@ extern "C" {
 SC_API sc_status_t sc_info_print_topology(FILE *out);
 
 /* Prints the effective configuration: every SC_* setting, its value, and where the
- * value came from (environment variable or default), and the launch id the rendezvous
- * checks (SC_LAUNCH_ID, or the launcher's id and its variable, or none). */
+ * value came from (environment variable or default), the launch id the rendezvous
+ * checks (SC_LAUNCH_ID, or the launcher's id and its variable, or none), and the UCX
+ * settings shardcomm decides (UCX_TLS, UCX_RNDV_SCHEME, UCX_TCP_CONN_NB,
+ * UCX_DEBUG_SIGNO: the user's variable, shardcomm's default or UCX's own). */
 SC_API sc_status_t sc_info_print_config(FILE *out);
 
 /* Prints, for each peer of comm, the UCX transports its endpoint uses. */

@@ -132,35 +132,33 @@ sc_status_t sc_ucx_open(sc_transport_t *tp, int single_node, void **addr, size_t
     ucp_worker_params_t wparams;
     ucp_config_t *config;
     ucp_address_t *a;
+    const char *tls, *scheme, *conn_nb;
     ucs_status_t st;
 
     /* An empty variable is an unset one, as everywhere in shardcomm (and as the tests of
-     * UCX_TLS above read it): shardcomm's defaults apply. UCX itself read "" as an empty
+     * UCX_TLS read it): shardcomm's defaults apply. UCX itself read "" as an empty
      * transport list or an invalid scheme, and every rank's init failed. */
-    static const char *const defaulted[] = {"UCX_TLS", "UCX_RNDV_SCHEME", "UCX_TCP_CONN_NB"};
-    for (size_t i = 0; i < sizeof(defaulted) / sizeof(defaulted[0]); i++) {
-        const char *v = getenv(defaulted[i]);
+    for (int i = 0; i < SC_UCX_VAR_COUNT; i++) {
+        const char *v = getenv(sc_ucx_var_names[i]);
         if (v && !*v)
-            unsetenv(defaulted[i]);
+            unsetenv(sc_ucx_var_names[i]);
     }
-    /* TCP endpoints connect without blocking, so that a peer behind a link that drops
-     * packets costs SC_TIMEOUT, not the kernel's two minutes of SYN retries. Set in the
-     * environment (unless the user set it): UCX 1.13 applies a transport's setting made
-     * through ucp_config_modify to no transport. Only where TCP may be used: UCX warns
-     * of a variable no transport reads. */
-    if (sc_ucx_may_use_tcp(single_node))
-        setenv("UCX_TCP_CONN_NB", "y", 0);
+    /* shardcomm's defaults (ucx_env.c), where the user's variable is unset. */
+    tls = sc_ucx_default(SC_UCX_TLS, single_node);
+    scheme = sc_ucx_default(SC_UCX_RNDV_SCHEME, single_node);
+    conn_nb = sc_ucx_default(SC_UCX_TCP_CONN_NB, single_node);
+    /* Set in the environment: UCX 1.13 applies a transport's setting made through
+     * ucp_config_modify to no transport. */
+    if (conn_nb)
+        setenv(sc_ucx_var_names[SC_UCX_TCP_CONN_NB], conn_nb, 0);
     st = ucp_config_read(NULL, NULL, &config);
     if (st != UCS_OK)
         return sc_error(SC_ERR_TRANSPORT, "UCX configuration could not be read: %s",
                         ucs_status_string(st));
-    /* Measured on shared memory with CMA: the sender writing (put) moves large
-     * messages about 3x faster than the receiver reading (get). The user's own
-     * UCX_RNDV_SCHEME wins. */
-    if (!getenv("UCX_RNDV_SCHEME"))
-        ucp_config_modify(config, "RNDV_SCHEME", "put_zcopy");
-    if (single_node && !getenv("UCX_TLS"))
-        ucp_config_modify(config, "TLS", "self,sm");
+    if (scheme && !getenv(sc_ucx_var_names[SC_UCX_RNDV_SCHEME]))
+        ucp_config_modify(config, "RNDV_SCHEME", scheme);
+    if (tls && !getenv(sc_ucx_var_names[SC_UCX_TLS]))
+        ucp_config_modify(config, "TLS", tls);
 
     memset(&params, 0, sizeof(params));
     params.field_mask = UCP_PARAM_FIELD_FEATURES | UCP_PARAM_FIELD_MT_WORKERS_SHARED;

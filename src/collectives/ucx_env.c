@@ -1,4 +1,4 @@
-/* UCX_TLS as shardcomm reads it (ucx_env.h). */
+/* UCX_TLS as shardcomm reads it, and the UCX defaults it decides (ucx_env.h). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -45,4 +45,28 @@ int sc_ucx_may_use_shm(void)
         if (sc_ucx_tls_has(tls, shm_tls[i]))
             return 1;
     return 0;
+}
+
+const char *const sc_ucx_var_names[SC_UCX_VAR_COUNT] = {"UCX_TLS", "UCX_RNDV_SCHEME",
+                                                        "UCX_TCP_CONN_NB"};
+
+const char *sc_ucx_default(sc_ucx_var_t v, int single_node)
+{
+    switch (v) {
+    case SC_UCX_TLS:
+        /* A loaded TCP interface costs an epoll_wait in every progress call. */
+        return single_node ? "self,sm" : NULL;
+    case SC_UCX_RNDV_SCHEME:
+        /* Measured on shared memory with CMA: the sender writing (put) moves large
+         * messages about 3x faster than the receiver reading (get). */
+        return "put_zcopy";
+    case SC_UCX_TCP_CONN_NB:
+        /* TCP endpoints connect without blocking, so that a peer behind a link that drops
+         * packets costs SC_TIMEOUT, not the kernel's two minutes of SYN retries. Only
+         * where TCP may be used: UCX warns of a variable no transport reads. */
+        return sc_ucx_may_use_tcp(single_node) ? "y" : NULL;
+    case SC_UCX_VAR_COUNT:
+        break;
+    }
+    return NULL;
 }

@@ -1,5 +1,6 @@
-/* What shardcomm reads of UCX's variables before ucp_init: which transports UCX_TLS
- * leaves to UCX. One place for sc_ucx_open, sc_ucx_peer_local and sc-info --config. */
+/* What shardcomm reads and decides of UCX's variables before ucp_init: which transports
+ * UCX_TLS leaves to UCX, and the defaults shardcomm gives UCX where the user's variable
+ * is unset. One place for sc_ucx_open, sc_ucx_peer_local and sc-info --config. */
 #ifndef SC_COLLECTIVES_UCX_ENV_H
 #define SC_COLLECTIVES_UCX_ENV_H
 
@@ -14,5 +15,22 @@ int sc_ucx_may_use_tcp(int single_node);
  * or both posix and sysv). Where it may not, nothing is mapped in shared memory (the
  * staging segments, the header mailboxes, registered memory read in place). */
 int sc_ucx_may_use_shm(void);
+
+/* The UCX variables whose default shardcomm changes before ucp_init (a variable the
+ * user set, and not empty, wins; UCX_DEBUG_SIGNO's is at load: transport_ucx.c). */
+typedef enum {
+    SC_UCX_TLS,         /* self,sm on one node */
+    SC_UCX_RNDV_SCHEME, /* put_zcopy */
+    SC_UCX_TCP_CONN_NB, /* y where TCP may be used */
+    SC_UCX_VAR_COUNT
+} sc_ucx_var_t;
+
+/* "UCX_TLS", "UCX_RNDV_SCHEME", "UCX_TCP_CONN_NB", in sc_ucx_var_t's order. */
+extern const char *const sc_ucx_var_names[SC_UCX_VAR_COUNT];
+
+/* shardcomm's value of v where the user's variable is unset, for ranks all on one node
+ * (single_node) or not, as the other variables are set now; NULL where shardcomm leaves
+ * UCX's own default. */
+const char *sc_ucx_default(sc_ucx_var_t v, int single_node);
 
 #endif

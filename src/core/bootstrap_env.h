@@ -32,6 +32,14 @@ typedef struct {
     int nccl;         /* SC_NCCL: 0 sends device buffers host-staged */
 } sc_bootstrap_params_t;
 
+/* Whether the launcher says every rank is on this node (its local size is the world's):
+ * what the transport is opened for, before the rendezvous (sc_ucx_open). A local size
+ * counted at the rendezvous, a world of one's too, is not known then. */
+static inline int sc_bootstrap_single_node(const sc_bootstrap_params_t *p)
+{
+    return p->local_size == p->world_size;
+}
+
 /* MASTER_PORT is torch.distributed's: the store of its rank 0 listens there from
  * init_process_group to the process's end, and torchrun's agent keeps its own there for
  * the whole run (its default, static rendezvous). A master port read from MASTER_PORT

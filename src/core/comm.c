@@ -236,7 +236,7 @@ static sc_status_t sc_comm_exchange(sc_transport_t *tp, const sc_bootstrap_param
     /* Known single-node: shared-memory transports only (a TCP interface costs an
      * epoll_wait in every progress call). A launcher wrong about it is found below, by
      * host name, before any rank connects (sc_comm_hosts). */
-    int single_node = p->local_size == p->world_size;
+    int single_node = sc_bootstrap_single_node(p);
     sc_store_result_t res;
     void *addr = NULL;
     size_t addr_len = 0;

@@ -1,5 +1,6 @@
 /* sc-info's reports: the machine as hwloc sees it, and the effective value and source
- * of every SC_* setting (sc_info_print_transports lives with the communicator). */
+ * of every SC_* setting and of the UCX settings shardcomm decides
+ * (sc_info_print_transports lives with the communicator). */
 #include <errno.h>
 #include <inttypes.h>
 #include <limits.h>
@@ -574,6 +575,53 @@ static void sc_info_print_launch(FILE *out)
             launcher ? "; launched by " : "", launcher ? launcher : "");
 }
 
+/* One UCX variable as sc_ucx_open gives it to UCX (ucx_env.c): the user's, else
+ * shardcomm's default for ranks all on this node (single 1) or not (0), or for either
+ * where the launch settings are invalid (-1: their lines say so), else UCX's own. */
+static void sc_info_print_ucx_var(FILE *out, sc_ucx_var_t v, int single)
+{
+    const char *name = sc_ucx_var_names[v], *set = getenv(name);
+    const char *one = sc_ucx_default(v, 1), *many = sc_ucx_default(v, 0);
+    const char *mine = single ? one : many;
+    char text[SC_ENV_TEXT_MAX];
+
+    if (set && *set)
+        fprintf(out, "  %-20s = %-12s %s\n", name, sc_env_text(set, text, sizeof(text)), name);
+    else if (single < 0 && (!one || !many || strcmp(one, many) != 0))
+        fprintf(out, "  %-20s = %-12s shardcomm's default: %s where the launcher's local "
+                "size is the world size, else %s\n", name, "auto", one ? one : "UCX's own",
+                many ? many : "UCX's own");
+    else if (mine)
+        fprintf(out, "  %-20s = %-12s shardcomm's default\n", name, mine);
+    else
+        fprintf(out, "  %-20s = %-12s UCX's own default: shardcomm sets none here\n", name,
+                "unset");
+}
+
+/* The UCX settings shardcomm decides: UCX_TLS, UCX_RNDV_SCHEME and UCX_TCP_CONN_NB
+ * before ucp_init, UCX_DEBUG_SIGNO's handler at load (transport_ucx.c). Whether the
+ * ranks are on one node is the launcher's word, as sc_comm_init opens the transport
+ * before the rendezvous (a local size counted there, a world of one's too, is not). */
+static void sc_info_print_ucx(FILE *out)
+{
+    sc_comm_config_t cfg = SC_COMM_CONFIG_INIT;
+    sc_bootstrap_params_t p;
+    const char *signo = getenv("UCX_DEBUG_SIGNO");
+    char text[SC_ENV_TEXT_MAX];
+    int single = -1;
+
+    if (sc_bootstrap_resolve(&cfg, &p) == SC_SUCCESS)
+        single = sc_bootstrap_single_node(&p);
+    for (int v = 0; v < SC_UCX_VAR_COUNT; v++)
+        sc_info_print_ucx_var(out, (sc_ucx_var_t)v, single);
+    if (signo)
+        fprintf(out, "  %-20s = %-12s UCX_DEBUG_SIGNO: as UCX takes it\n", "UCX_DEBUG_SIGNO",
+                sc_env_text(signo, text, sizeof(text)));
+    else
+        fprintf(out, "  %-20s = %-12s shardcomm's default: what UCX's handler replaced at "
+                "load is given back\n", "UCX_DEBUG_SIGNO", "none");
+}
+
 SC_API sc_status_t sc_info_print_config(FILE *out)
 {
     sc_status_t status = SC_SUCCESS;
@@ -604,6 +652,7 @@ SC_API sc_status_t sc_info_print_config(FILE *out)
         if (i == SC_INFO_STORE_FANOUT) /* the last of the rendezvous's settings */
             sc_info_print_launch(out);
     }
+    sc_info_print_ucx(out);
 
     /* Each setting is valid alone: now what sc_comm_init checks of them together (a rank
      * inside the world, a rank with a world size, a local rank inside the local size). */

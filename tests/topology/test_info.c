@@ -28,13 +28,16 @@ typedef struct {
     char text[REPORT_MAX];
 } report_t;
 
+static const char *const ucx_variables[] = {"UCX_TLS", "UCX_RNDV_SCHEME", "UCX_TCP_CONN_NB",
+                                            "UCX_DEBUG_SIGNO", NULL};
 static const char *const *const all_variable_lists[] = {
     sc_env_rank_names, sc_env_world_size_names, sc_env_local_rank_names,
     sc_env_local_size_names, sc_env_master_addr_names, sc_env_master_port_names,
     sc_env_timeout_names, sc_env_bind_names, sc_env_log_level_names, sc_env_algo_names,
     sc_env_ring_threshold_names, sc_env_chunk_bytes_names, sc_env_progress_spin_us_names,
     sc_env_device_names, sc_env_nccl_names, sc_env_cuda_driver_names,
-    sc_env_bucket_cap_mb_names, sc_env_eager_sends_names, sc_env_threads_names, NULL};
+    sc_env_bucket_cap_mb_names, sc_env_eager_sends_names, sc_env_threads_names, ucx_variables,
+    NULL};
 
 /* Only the test's own variables are set: the environment ctest runs in may carry a
  * launcher's. */
@@ -413,6 +416,73 @@ static int config_says_shared_memory_settings_do_nothing_without_shared_memory(v
                 return TEST_FAIL;
             }
         }
+    }
+    return TEST_PASS;
+}
+
+/* The UCX settings shardcomm decides are printed with the settings (configuration.md's
+ * "each setting above"; they were not): the user's value from its variable, else
+ * shardcomm's default for where the launcher says the ranks are, as sc_comm_init opens
+ * the transport before the rendezvous (its local size the world size: self,sm and no
+ * TCP; else, a local size to be counted and a world of one's too: UCX's transports, TCP
+ * connecting without blocking), else UCX's own. An empty variable is unset. */
+static int config_shows_the_ucx_settings_shardcomm_decides(void)
+{
+    static const char *const mine = "shardcomm's default";
+    static const char *const ucx = "UCX's own default: shardcomm sets none here";
+    static const char *const cases[][13] = {
+        /* NAME, VALUE pairs (NULL-ended, up to 3), then UCX_TLS, UCX_RNDV_SCHEME,
+         * UCX_TCP_CONN_NB: value and source each ("": shardcomm's default, "u": UCX's
+         * own); at [12] UCX_DEBUG_SIGNO's value */
+        {NULL, NULL, NULL, NULL, NULL, NULL, "unset", "u", "put_zcopy", "", "y", "", "none"},
+        {"RANK", "0", "WORLD_SIZE", "2", NULL, NULL, "unset", "u", "put_zcopy", "", "y", "",
+         "none"},
+        {"RANK", "0", "WORLD_SIZE", "2", "LOCAL_WORLD_SIZE", "1", "unset", "u", "put_zcopy",
+         "", "y", "", "none"},
+        {"RANK", "0", "WORLD_SIZE", "2", "LOCAL_WORLD_SIZE", "2", "self,sm", "", "put_zcopy",
+         "", "unset", "u", "none"},
+        {"UCX_TLS", "tcp,self", "UCX_RNDV_SCHEME", "get_zcopy", "UCX_DEBUG_SIGNO", "10",
+         "tcp,self", "UCX_TLS", "get_zcopy", "UCX_RNDV_SCHEME", "y", "", "10"},
+        {"UCX_TLS", "", "SC_LOCAL_SIZE", "1", "UCX_TCP_CONN_NB", "n", "self,sm", "",
+         "put_zcopy", "", "n", "UCX_TCP_CONN_NB", "none"}};
+    static const char *const invalid[] = {"SC_RANK", "5", "SC_WORLD_SIZE", "2", NULL};
+    static const char *const either[][2] = {
+        {"UCX_TLS", "shardcomm's default: self,sm where the launcher's local size is the "
+                    "world size, else UCX's own"},
+        {"UCX_TCP_CONN_NB", "shardcomm's default: UCX's own where the launcher's local size "
+                            "is the world size, else y"}};
+    static const char *const names[] = {"UCX_TLS", "UCX_RNDV_SCHEME", "UCX_TCP_CONN_NB"};
+    char value[256], source[1024];
+    report_t r;
+
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        const char *const env[] = {cases[i][0], cases[i][1], cases[i][2], cases[i][3],
+                                   cases[i][4], cases[i][5], NULL};
+        CHECK(run_report(config_body, env, NULL, &r) == 0);
+        CHECK(r.status == SC_SUCCESS);
+        for (int v = 0; v < 3; v++) {
+            const char *want = cases[i][7 + 2 * v];
+            want = !want[0] ? mine : strcmp(want, "u") == 0 ? ucx : want;
+            if (setting(&r, names[v], value, source) != 0 ||
+                strcmp(value, cases[i][6 + 2 * v]) != 0 || strcmp(source, want) != 0) {
+                fprintf(stderr, "case %zu: %s = '%s' from '%s', expected '%s' from '%s'\n%s",
+                        i, names[v], value, source, cases[i][6 + 2 * v], want, r.text);
+                return TEST_FAIL;
+            }
+        }
+        CHECK(setting(&r, "UCX_DEBUG_SIGNO", value, source) == 0);
+        CHECK(strcmp(value, cases[i][12]) == 0);
+        CHECK(strcmp(source, strcmp(value, "none") == 0
+                                 ? "shardcomm's default: what UCX's handler replaced at load "
+                                   "is given back"
+                                 : "UCX_DEBUG_SIGNO: as UCX takes it") == 0);
+    }
+    /* Launch settings that do not fit: where the ranks are is not known, both are said. */
+    CHECK(run_report(config_body, invalid, NULL, &r) == 0);
+    CHECK(r.status == SC_ERR_INVALID_ARG);
+    for (size_t i = 0; i < sizeof(either) / sizeof(either[0]); i++) {
+        CHECK(setting(&r, either[i][0], value, source) == 0);
+        CHECK(strcmp(value, "auto") == 0 && strcmp(source, either[i][1]) == 0);
     }
     return TEST_PASS;
 }
@@ -1561,6 +1631,8 @@ static const test_entry_t tests[] = {
      config_shows_the_bucket_cap_the_reducer_takes},
     {"config_says_shared_memory_settings_do_nothing_without_shared_memory",
      config_says_shared_memory_settings_do_nothing_without_shared_memory},
+    {"config_shows_the_ucx_settings_shardcomm_decides",
+     config_shows_the_ucx_settings_shardcomm_decides},
     {"config_marks_an_invalid_value_and_returns_invalid_arg",
      config_marks_an_invalid_value_and_returns_invalid_arg},
     {"config_marks_a_negative_local_size_invalid", config_marks_a_negative_local_size_invalid},
