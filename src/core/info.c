@@ -588,8 +588,9 @@ static void sc_info_print_ucx_var(FILE *out, sc_ucx_var_t v, int single)
     if (set && *set)
         fprintf(out, "  %-20s = %-12s %s\n", name, sc_env_text(set, text, sizeof(text)), name);
     else if (single < 0 && (!one || !many || strcmp(one, many) != 0))
-        fprintf(out, "  %-20s = %-12s shardcomm's default: %s where the launcher's local "
-                "size is the world size, else %s\n", name, "auto", one ? one : "UCX's own",
+        fprintf(out, "  %-20s = %-12s shardcomm's default: %s for a world of one or where "
+                "the launcher's local size is the world size, else %s\n", name, "auto",
+                one ? one : "UCX's own",
                 many ? many : "UCX's own");
     else if (mine)
         fprintf(out, "  %-20s = %-12s shardcomm's default\n", name, mine);
@@ -601,7 +602,7 @@ static void sc_info_print_ucx_var(FILE *out, sc_ucx_var_t v, int single)
 /* The UCX settings shardcomm decides: UCX_TLS, UCX_RNDV_SCHEME and UCX_TCP_CONN_NB
  * before ucp_init, UCX_DEBUG_SIGNO's handler at load (transport_ucx.c). Whether the
  * ranks are on one node is the launcher's word, as sc_comm_init opens the transport
- * before the rendezvous (a local size counted there, a world of one's too, is not). */
+ * before the rendezvous (a local size counted there is not; a world of one is). */
 static void sc_info_print_ucx(FILE *out)
 {
     sc_comm_config_t cfg = SC_COMM_CONFIG_INIT;

@@ -434,7 +434,11 @@ static int config_shows_the_ucx_settings_shardcomm_decides(void)
         /* NAME, VALUE pairs (NULL-ended, up to 3), then UCX_TLS, UCX_RNDV_SCHEME,
          * UCX_TCP_CONN_NB: value and source each ("": shardcomm's default, "u": UCX's
          * own); at [12] UCX_DEBUG_SIGNO's value */
-        {NULL, NULL, NULL, NULL, NULL, NULL, "unset", "u", "put_zcopy", "", "y", "", "none"},
+        /* A world of one is on one node (it took UCX's every transport before). */
+        {NULL, NULL, NULL, NULL, NULL, NULL, "self,sm", "", "put_zcopy", "", "unset", "u",
+         "none"},
+        {"WORLD_SIZE", "1", NULL, NULL, NULL, NULL, "self,sm", "", "put_zcopy", "", "unset",
+         "u", "none"},
         {"RANK", "0", "WORLD_SIZE", "2", NULL, NULL, "unset", "u", "put_zcopy", "", "y", "",
          "none"},
         {"RANK", "0", "WORLD_SIZE", "2", "LOCAL_WORLD_SIZE", "1", "unset", "u", "put_zcopy",
@@ -447,10 +451,10 @@ static int config_shows_the_ucx_settings_shardcomm_decides(void)
          "put_zcopy", "", "n", "UCX_TCP_CONN_NB", "none"}};
     static const char *const invalid[] = {"SC_RANK", "5", "SC_WORLD_SIZE", "2", NULL};
     static const char *const either[][2] = {
-        {"UCX_TLS", "shardcomm's default: self,sm where the launcher's local size is the "
-                    "world size, else UCX's own"},
-        {"UCX_TCP_CONN_NB", "shardcomm's default: UCX's own where the launcher's local size "
-                            "is the world size, else y"}};
+        {"UCX_TLS", "shardcomm's default: self,sm for a world of one or where the "
+                    "launcher's local size is the world size, else UCX's own"},
+        {"UCX_TCP_CONN_NB", "shardcomm's default: UCX's own for a world of one or where the "
+                            "launcher's local size is the world size, else y"}};
     static const char *const names[] = {"UCX_TLS", "UCX_RNDV_SCHEME", "UCX_TCP_CONN_NB"};
     char value[256], source[1024];
     report_t r;
