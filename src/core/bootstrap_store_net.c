@@ -57,6 +57,26 @@ int sc_store_net_io(int fd, void *buf, size_t len, double deadline, int writing)
     return 0;
 }
 
+int sc_store_net_send_some(int fd, const void *head, size_t head_len, const void *body,
+                           size_t body_len, size_t *sent)
+{
+    size_t total = head_len + body_len;
+
+    while (*sent < total) {
+        const uint8_t *from = *sent < head_len ? (const uint8_t *)head + *sent
+                                               : (const uint8_t *)body + (*sent - head_len);
+        size_t len = *sent < head_len ? head_len - *sent : total - *sent;
+        ssize_t n = send(fd, from, len, MSG_NOSIGNAL | MSG_DONTWAIT);
+
+        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR))
+            return 0;
+        if (n <= 0)
+            return -1;
+        *sent += (size_t)n;
+    }
+    return 1;
+}
+
 int sc_store_net_reply(int fd, int32_t status, const void *payload, uint32_t len,
                        double deadline)
 {

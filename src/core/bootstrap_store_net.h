@@ -16,6 +16,14 @@
  * socket holds or takes at once); -1 on error or timeout. */
 int sc_store_net_io(int fd, void *buf, size_t len, double deadline, int writing);
 
+/* Sends what fd's socket takes, without waiting, of an answer laid out as head (head_len
+ * bytes) then body (body_len bytes), from *sent bytes of it on, which it advances: 1 once
+ * all of it went, 0 while some is left, -1 when the connection broke. A peer that stopped
+ * reading holds up only its own answer (rank 0's store and each parent in the table's
+ * tree serve all theirs under one poll). */
+int sc_store_net_send_some(int fd, const void *head, size_t head_len, const void *body,
+                           size_t body_len, size_t *sent);
+
 /* An answer: its header (SC_STORE_MAGIC, status, len), then len bytes of payload (the
  * table, or an error's sentence); -1 when the connection broke or the deadline passed. */
 int sc_store_net_reply(int fd, int32_t status, const void *payload, uint32_t len,

@@ -24,13 +24,6 @@
 #include "core/log.h"
 #include "core/text_list.h"
 
-/* How long the store waits for a rank to take the next piece of its answer (the table,
- * for a child of rank 0): a rank that takes nothing for that long (stopped or hung, the
- * table filling its socket) fails the rendezvous, one slow to read it (a slow link) goes
- * on. */
-#define SC_STORE_ANSWER_S 5.0
-#define SC_STORE_ANSWER_PIECE ((size_t)256 << 10)
-
 static void sc_store_reply_error(int fd, sc_status_t st, const char *text, double deadline)
 {
     sc_store_net_reply(fd, st, text, (uint32_t)strlen(text), deadline);
@@ -453,46 +446,63 @@ static sc_status_t sc_store_tree_plan(const sc_store_server_t *s, const int *fds
     return st;
 }
 
-/* Writes len bytes of a rank's answer on fd, each piece of SC_STORE_ANSWER_PIECE within
- * SC_STORE_ANSWER_S of the one before: 0; -1 when the connection broke, or with *stalled
- * set where the rank took nothing for that long. */
-static int sc_store_answer_write(int fd, const void *buf, size_t len, int *stalled)
+/* Every rank's answer as sc_store_answer lays it out, sent by sc_store_watch as each
+ * rank's socket takes it: rank r's header and place in the tree (head + at[r] to
+ * head + at[r + 1]), then the table where it is a child of rank 0 (with_table[r]); sent[r]
+ * bytes of it sent. */
+typedef struct {
+    uint8_t *head;
+    size_t *at;
+    size_t *sent;
+    uint8_t *with_table;
+    uint8_t *table;
+    uint32_t table_len;
+    int height; /* the tree's */
+} sc_store_answers_t;
+
+static void sc_store_answers_free(sc_store_answers_t *a)
 {
-    const uint8_t *p = buf;
-
-    while (len > 0) {
-        size_t n = len < SC_STORE_ANSWER_PIECE ? len : SC_STORE_ANSWER_PIECE;
-        double deadline = sc_clock_now() + SC_STORE_ANSWER_S;
-
-        if (sc_store_net_io(fd, (void *)p, n, deadline, 1) != 0) {
-            *stalled = sc_clock_now() >= deadline;
-            return -1;
-        }
-        p += n;
-        len -= n;
-    }
-    return 0;
+    free(a->head);
+    free(a->at);
+    free(a->sent);
+    free(a->with_table);
+    free(a->table);
+    memset(a, 0, sizeof(*a));
 }
 
-/* Every rank's answer once all arrived: its place in the table's tree
- * (sc_store_tree_plan), with the table for rank 0's children; fds[r] stays open for the
- * rank's word at the tree's end (sc_store_watch), and *height is the tree's height. The
- * bytes rank 0 sent are logged at info. Otherwise the sentence in err, no more ranks
- * answered (the caller tells every rank connected, these with their answer):
- * SC_ERR_PEER_FAILED where a rank's answer could not be written (it exited or was
- * killed), SC_ERR_TIMEOUT where it took nothing of it for SC_STORE_ANSWER_S (stopped or
- * hung: its socket full of the table), that rank's fds[r] closed and set to -1; or no
- * rank was answered. */
-static sc_status_t sc_store_answer(sc_store_server_t *s, int *fds, uint8_t *const *blobs,
-                                   const uint32_t *lens, uint32_t *ports, int *height,
-                                   char *err, size_t err_len)
+/* The bytes of rank r's answer. */
+static size_t sc_store_answer_len(const sc_store_answers_t *a, int r)
+{
+    return a->at[r + 1] - a->at[r] + (a->with_table[r] ? a->table_len : 0);
+}
+
+/* Every rank's answer once all arrived, into *a (released with sc_store_answers_free):
+ * its place in the table's tree (sc_store_tree_plan), with the table for rank 0's
+ * children, for each rank connected (fds[r] open); nothing is sent yet. Otherwise the
+ * sentence in err (the blobs add up to more than a table holds, or rank 0 is out of
+ * memory). */
+static sc_status_t sc_store_answer(sc_store_server_t *s, const int *fds,
+                                   uint8_t *const *blobs, const uint32_t *lens,
+                                   uint32_t *ports, sc_store_answers_t *a, char *err,
+                                   size_t err_len)
 {
     sc_store_tree_t t;
-    unsigned long long sent = 0;
-    unsigned long long lost_len = 0;
-    int tables = 0, answered = 0, lost = -1, stalled = 0;
+    size_t n = (size_t)s->size, off = 0;
     sc_status_t st = sc_store_tree_plan(s, fds, blobs, lens, ports, &t);
 
+    memset(a, 0, sizeof(*a));
+    if (st == SC_SUCCESS) {
+        a->head = malloc(n * (sizeof(sc_store_reply_t) + sizeof(sc_store_role_t) +
+                              sizeof(uint32_t)));
+        a->at = malloc((n + 1) * sizeof(size_t));
+        a->sent = calloc(n, sizeof(size_t));
+        a->with_table = calloc(n, 1);
+        if (!a->head || !a->at || !a->sent || !a->with_table) {
+            sc_store_tree_free(&t);
+            sc_store_answers_free(a);
+            st = SC_ERR_NO_MEMORY;
+        }
+    }
     if (st == SC_ERR_INVALID_ARG)
         snprintf(err, err_len, "rendezvous at %s: the ranks' blobs add up to more than "
                  "4 GiB, more than the store's table holds", s->where);
@@ -501,18 +511,18 @@ static sc_status_t sc_store_answer(sc_store_server_t *s, int *fds, uint8_t *cons
                  "of %d ranks", s->where, s->size);
     if (st != SC_SUCCESS)
         return st;
-    *height = 0;
     for (int r = 0; r < s->size; r++)
-        if (t.depth[r] > *height)
-            *height = t.depth[r];
+        if (t.depth[r] > a->height)
+            a->height = t.depth[r];
     for (int r = 0; r < s->size; r++) {
         int p = t.parent[r], nkids = t.first[r + 1] - t.first[r];
-        sc_store_role_t role = {(uint32_t)p, (uint32_t)t.depth[r], (uint32_t)*height,
+        sc_store_role_t role = {(uint32_t)p, (uint32_t)t.depth[r], (uint32_t)a->height,
                                 (uint32_t)nkids, t.table_len, 0, 0, 0, {0}};
         uint32_t len = (uint32_t)(sizeof(role) + (size_t)nkids * sizeof(uint32_t)) +
                        (p ? 0 : t.table_len);
         sc_store_reply_t rep = {SC_STORE_MAGIC, SC_SUCCESS, len};
 
+        a->at[r] = off;
         if (fds[r] < 0)
             continue;
         if (p) {
@@ -521,54 +531,84 @@ static sc_status_t sc_store_answer(sc_store_server_t *s, int *fds, uint8_t *cons
             role.port = (uint16_t)ports[p];
             memcpy(role.addr, t.at[p].addr, sizeof(role.addr));
         }
-        if (sc_store_answer_write(fds[r], &rep, sizeof(rep), &stalled) == 0 &&
-            sc_store_answer_write(fds[r], &role, sizeof(role), &stalled) == 0 &&
-            sc_store_answer_write(fds[r], t.kids + t.first[r],
-                                  (size_t)nkids * sizeof(uint32_t), &stalled) == 0 &&
-            (p || sc_store_answer_write(fds[r], t.table, t.table_len, &stalled) == 0)) {
-            sent += sizeof(sc_store_reply_t) + len;
-            tables += !p;
-            answered++;
+        memcpy(a->head + off, &rep, sizeof(rep));
+        memcpy(a->head + off + sizeof(rep), &role, sizeof(role));
+        memcpy(a->head + off + sizeof(rep) + sizeof(role), t.kids + t.first[r],
+               (size_t)nkids * sizeof(uint32_t));
+        off += sizeof(rep) + sizeof(role) + (size_t)nkids * sizeof(uint32_t);
+        a->with_table[r] = !p;
+    }
+    a->at[n] = off;
+    a->table = t.table; /* the answers' now */
+    a->table_len = t.table_len;
+    t.table = NULL;
+    sc_store_tree_free(&t);
+    return SC_SUCCESS;
+}
+
+/* Logs at info what rank 0 sent once every rank connected took its whole answer. */
+static void sc_store_answers_sent(const sc_store_server_t *s, const int *fds,
+                                  const sc_store_answers_t *a)
+{
+    unsigned long long sent = 0;
+    int tables = 0, answered = 0;
+
+    for (int r = 0; r < s->size; r++) {
+        if (fds[r] < 0)
             continue;
-        }
-        lost_len = sizeof(sc_store_reply_t) + len;
-        close(fds[r]);
-        fds[r] = -1;
-        lost = r;
-        break;
+        sent += a->sent[r];
+        tables += a->with_table[r];
+        answered++;
     }
     sc_log(SC_LOG_INFO, "rendezvous at %s: rank 0 sent %llu bytes to %d ranks: the table of "
            "%u bytes to %d of them, this rank's own client included, their parent in the "
            "table's tree to the others (SC_STORE_FANOUT %d)", s->where, sent, answered,
-           t.table_len, tables, s->fanout);
-    sc_store_tree_free(&t);
-    if (lost < 0)
-        return SC_SUCCESS;
-    if (stalled) {
-        snprintf(err, err_len, "rendezvous at %s: rank %d took nothing more of the store's "
-                 "answer (%llu bytes) for %.0f s: it is stopped or hung", s->where, lost,
-                 lost_len, SC_STORE_ANSWER_S);
-        return SC_ERR_TIMEOUT;
-    }
-    snprintf(err, err_len, "rendezvous at %s: rank %d exited or was killed before the "
-             "store's answer reached it (its connection to the store broke)", s->where, lost);
-    return SC_ERR_PEER_FAILED;
+           a->table_len, tables, s->fanout);
 }
 
-/* The end of the table's tree: every answered rank (fds[r] open) says on its connection
- * that it has the table and served its children, or why not. SC_SUCCESS once all said
- * so; else at once the first failure into err: a rank's own (its status and sentence),
- * or SC_ERR_PEER_FAILED naming a rank whose connection closed before the end (it exited
- * or was killed: its children and its parent would otherwise wait SC_TIMEOUT for it, and
+/* The ranks connected (fds[r] open) that did not say they had the table (said[r] 0), as
+ * a sentence's list into buf, each that did not take its whole answer with how much of
+ * it it took; how many. */
+static int sc_store_unsaid(const sc_store_server_t *s, const int *fds, const uint8_t *said,
+                           const sc_store_answers_t *a, char *buf, size_t len)
+{
+    sc_text_list_t l;
+    int n = 0;
+
+    sc_text_list_init(&l, buf, len);
+    for (int r = 0; r < s->size; r++) {
+        char item[128];
+
+        if (fds[r] < 0 || said[r])
+            continue;
+        if (a->sent[r] < sc_store_answer_len(a, r))
+            snprintf(item, sizeof(item), "%d (it took %zu of the %zu bytes of the store's "
+                     "answer)", r, a->sent[r], sc_store_answer_len(a, r));
+        else
+            snprintf(item, sizeof(item), "%d", r);
+        sc_text_list_add(&l, item);
+        n++;
+    }
+    return n;
+}
+
+/* Every answered rank's answer (a) sent as its socket takes it, all at once under one
+ * poll, so that a rank that stalls (stopped, or too slow to read the table) holds up
+ * none of the others; then each says on its connection that it has the table and served
+ * its children, or why not. SC_SUCCESS once all said so; else at once the first failure
+ * into err: a rank's own (its status and sentence), or SC_ERR_PEER_FAILED naming a rank
+ * whose connection broke before its answer went or closed before the end (it exited or
+ * was killed: its children and its parent would otherwise wait SC_TIMEOUT for it, and
  * the others learn it only as they connect to it), or SC_ERR_TIMEOUT naming the ranks
- * that said nothing by deadline. A rank's closed connection is closed and set to -1. */
-static sc_status_t sc_store_watch(sc_store_server_t *s, int *fds, double deadline, char *err,
-                                  size_t err_len)
+ * that said nothing by deadline (with how much of its answer one that stalled took). A
+ * rank's broken or closed connection is closed and set to -1. */
+static sc_status_t sc_store_watch(sc_store_server_t *s, int *fds, sc_store_answers_t *a,
+                                  double deadline, char *err, size_t err_len)
 {
     struct pollfd *pfds = malloc((size_t)s->size * sizeof(*pfds));
     int *rank_of = malloc((size_t)s->size * sizeof(int));
     uint8_t *said = calloc((size_t)s->size, 1);
-    int left = 0;
+    int left = 0, unsent = 0;
     sc_status_t st = SC_SUCCESS;
 
     if (!pfds || !rank_of || !said) {
@@ -578,24 +618,14 @@ static sc_status_t sc_store_watch(sc_store_server_t *s, int *fds, double deadlin
     }
     for (int r = 0; r < s->size; r++)
         left += fds[r] >= 0;
+    unsent = left;
     while (left > 0 && st == SC_SUCCESS) {
         int np = 0, ms = sc_clock_ms_until(deadline);
 
         if (ms <= 0) {
             char missing[512];
-            sc_text_list_t l;
-            int n = 0;
+            int n = sc_store_unsaid(s, fds, said, a, missing, sizeof(missing));
 
-            sc_text_list_init(&l, missing, sizeof(missing));
-            for (int r = 0; r < s->size; r++) {
-                char item[16];
-
-                if (fds[r] < 0 || said[r])
-                    continue;
-                snprintf(item, sizeof(item), "%d", r);
-                sc_text_list_add(&l, item);
-                n++;
-            }
             snprintf(err, err_len, "rendezvous at %s: rank%s %s never said %s had the table "
                      "of the ranks' blobs by the store's deadline (SC_TIMEOUT after its "
                      "first answer, 2 s more per level of the table's tree): %s stopped or "
@@ -610,7 +640,9 @@ static sc_status_t sc_store_watch(sc_store_server_t *s, int *fds, double deadlin
         for (int r = 0; r < s->size; r++) {
             if (fds[r] < 0)
                 continue;
-            pfds[np] = (struct pollfd){fds[r], POLLIN, 0};
+            pfds[np] = (struct pollfd){fds[r],
+                                       a->sent[r] < sc_store_answer_len(a, r) ? POLLOUT : POLLIN,
+                                       0};
             rank_of[np++] = r;
         }
         if (poll(pfds, (nfds_t)np, ms) <= 0)
@@ -621,6 +653,23 @@ static sc_status_t sc_store_watch(sc_store_server_t *s, int *fds, double deadlin
 
             if (!pfds[k].revents)
                 continue;
+            if (pfds[k].events == POLLOUT) {
+                size_t head = a->at[r + 1] - a->at[r];
+
+                got = sc_store_net_send_some(fds[r], a->head + a->at[r], head, a->table,
+                                             sc_store_answer_len(a, r) - head, &a->sent[r]);
+                if (got > 0 && --unsent == 0)
+                    sc_store_answers_sent(s, fds, a);
+                if (got >= 0)
+                    continue;
+                snprintf(err, err_len, "rendezvous at %s: rank %d exited or was killed "
+                         "before the store's answer reached it (its connection to the store "
+                         "broke)", s->where, r);
+                st = SC_ERR_PEER_FAILED;
+                close(fds[r]);
+                fds[r] = -1;
+                break;
+            }
             if (!said[r])
                 got = sc_store_net_read_word(fds[r], s->where, sc_clock_now() + 2.0, &st,
                                              text);
@@ -653,8 +702,9 @@ void *sc_store_serve(void *arg)
     uint8_t **blobs = calloc((size_t)s->size, sizeof(uint8_t *));
     uint32_t *lens = calloc((size_t)s->size, sizeof(uint32_t));
     uint32_t *ports = calloc((size_t)s->size, sizeof(uint32_t));
-    int arrived = 0, height = 0, spare = open("/dev/null", O_RDONLY | O_CLOEXEC);
+    int arrived = 0, spare = open("/dev/null", O_RDONLY | O_CLOEXEC);
     double answering;
+    sc_store_answers_t answers = {0};
     char err[SC_ERROR_MAX] = "";
     sc_status_t st = SC_SUCCESS;
 
@@ -766,20 +816,28 @@ void *sc_store_serve(void *arg)
      * last answer, the ranks answered first gave up on it and said rank 0 was hung. */
     answering = sc_clock_now();
     if (st == SC_SUCCESS)
-        st = sc_store_answer(s, fds, blobs, lens, ports, &height, err, sizeof(err));
+        st = sc_store_answer(s, fds, blobs, lens, ports, &answers, err, sizeof(err));
     /* Until every rank has the table, each is watched, so that one that exited or was
      * killed fails every rank naming it within moments, not SC_TIMEOUT later. */
     if (st == SC_SUCCESS)
-        st = sc_store_watch(s, fds, answering + s->timeout_s +
-                            SC_STORE_TREE_LEVEL_S * (height + 2), err, sizeof(err));
+        st = sc_store_watch(s, fds, &answers, answering + s->timeout_s +
+                            SC_STORE_TREE_LEVEL_S * (answers.height + 2), err, sizeof(err));
     /* Every rank connected is told the outcome: failures, and the tree's end. A rank's
-     * word not read (the failure came first) must not reset the connection. */
+     * word not read (the failure came first) must not reset the connection. One that
+     * did not take its whole answer (stopped) is closed: what it is told would be read
+     * as the rest of its answer. */
     for (int r = 0; r < s->size; r++) {
         if (fds[r] < 0)
             continue;
+        if (answers.sent && answers.sent[r] > 0 &&
+            answers.sent[r] < sc_store_answer_len(&answers, r)) {
+            close(fds[r]);
+            continue;
+        }
         sc_store_reply_error(fds[r], st, st == SC_SUCCESS ? "" : err, sc_clock_now() + 5.0);
         sc_store_net_close_answered(fds[r]);
     }
+    sc_store_answers_free(&answers);
     for (int r = 0; r < s->size; r++)
         free(blobs[r]);
     free(blobs);

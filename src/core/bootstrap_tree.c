@@ -262,22 +262,9 @@ static int sc_tree_conn_read(sc_tree_conn_t *k, const uint32_t *children, int n,
 static int sc_tree_conn_write(sc_tree_conn_t *k)
 {
     const sc_tree_answer_t *a = k->ans;
-    size_t total = sizeof(a->rep) + a->rep.len;
 
-    while (k->sent < total) {
-        const uint8_t *from = k->sent < sizeof(a->rep)
-                                  ? (const uint8_t *)&a->rep + k->sent
-                                  : a->payload + (k->sent - sizeof(a->rep));
-        size_t len = k->sent < sizeof(a->rep) ? sizeof(a->rep) - k->sent : total - k->sent;
-        ssize_t n = send(k->fd, from, len, MSG_NOSIGNAL | MSG_DONTWAIT);
-
-        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR))
-            return 0;
-        if (n <= 0)
-            return -1;
-        k->sent += (size_t)n;
-    }
-    return 1;
+    return sc_store_net_send_some(k->fd, &a->rep, sizeof(a->rep), a->payload, a->rep.len,
+                                  &k->sent);
 }
 
 /* The children (n ranks) that were not served, as a sentence's list into buf, each that

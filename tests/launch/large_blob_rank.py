@@ -6,30 +6,66 @@ store_tree_test.sh. It sends its hello (protocol 3, no launch id) and its blob, 
   read   reads what the store sends until the store closes the connection
   slow   the same, 256 KiB every 0.25 s (1 MiB/s, a slow link)
   stall  reads nothing for 60 s, as a rank stopped after its hello (kill -STOP) does
-It never says it has the table (the word at the tree's end), as a rank hung there."""
+  full   takes its whole answer and says it has the table (the word at the tree's end),
+         printing when ("answered at TIME", the epoch's seconds; or the failure
+         answered), then the store's word ("the store said STATUS")
+The others never say they have the table, as a rank hung there does."""
 import socket
 import struct
 import sys
 import time
 
-MAGIC_HELLO, PROTOCOL, JOIN = 0x53434856, 3, 1
+MAGIC_HELLO, PROTOCOL, JOIN, MAGIC = 0x53434856, 3, 1, 0x53435354
 BLOB = bytes(1 << 20)
+
+
+def read_exactly(s, n):
+    buf = bytearray()
+    while len(buf) < n:
+        got = s.recv(min(n - len(buf), 1 << 20))
+        if not got:
+            raise EOFError(f"the connection closed after {len(buf)} of {n} bytes")
+        buf += got
+    return bytes(buf)
+
+
+def read_answer(s):
+    """An answer's status and payload."""
+    magic, status, length = struct.unpack("<IiI", read_exactly(s, 12))
+    if magic != MAGIC:
+        raise ValueError(f"an answer of magic {magic:#x}")
+    return status, read_exactly(s, length)
+
+
+def take_part(s, rank):
+    status, payload = read_answer(s)
+    if status != 0:
+        print(f"rank {rank}: the store answered {status}: {payload.decode()}", flush=True)
+        return 1
+    print(f"rank {rank} answered at {time.time():.3f} ({len(payload)} bytes)", flush=True)
+    s.sendall(struct.pack("<IiI", MAGIC, 0, 0))
+    status, payload = read_answer(s)
+    print(f"rank {rank}: the store said {status} {payload.decode()}", flush=True)
+    return 0 if status == 0 else 1
 
 
 def main():
     mode, port, rank, size = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
-    if mode not in ("read", "slow", "stall"):
+    if mode not in ("read", "slow", "stall", "full"):
         sys.exit(f"large_blob_rank: unknown mode {mode}")
     hello = struct.pack("<7I", MAGIC_HELLO, PROTOCOL, JOIN, rank, size, len(BLOB), 0) + bytes(96)
     with socket.create_connection(("127.0.0.1", port), timeout=60) as s:
         s.sendall(hello + BLOB)
+        print(f"rank {rank} sent its hello", flush=True)
         if mode == "stall":
             time.sleep(60)
             return
+        if mode == "full":
+            return take_part(s, rank)
         while s.recv(256 << 10 if mode == "slow" else 1 << 20):
             if mode == "slow":
                 time.sleep(0.25)
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -42,11 +42,26 @@
 #                   the table, ranks 0 and 7 fail with the store's SC_ERR_TIMEOUT naming
 #                   them; the store's deadline counted from its last answer, so that rank
 #                   0, answered first, gave up on it first and said rank 0 was hung
+#   answer_stopped  8 ranks, fan-out 8 (every rank a child of rank 0, given the table by
+#                   the store), SC_TIMEOUT 20: ranks 1-7 are large_blob_rank.py with blobs
+#                   of 1 MiB, and rank 1 is stopped after its hello and resumed 7 s after
+#                   the last rank arrived: ranks 2-7 take their whole answer before (by
+#                   6.5 s), and once rank 1 is resumed every rank hears the store's SC_SUCCESS
+#                   at the tree's end; the store answered the ranks one after another, so
+#                   that ranks 2-7 waited 5 s behind rank 1 and then failed with it, named
+#                   as stopped or hung
+#   answer_stopped_timeout_inf  the same with SC_TIMEOUT=inf, which a user debugging a
+#                   rank in gdb sets: rank 1, stopped longer than 5 s, is waited for (it
+#                   failed the rendezvous after 5 s whatever SC_TIMEOUT said)
 #   answer_not_taken  8 ranks, fan-out 8 (every rank a child of rank 0, given the table
-#                   by the store): ranks 1-6 are large_blob_rank.py with blobs of 1 MiB,
-#                   and rank 1 reads nothing of its answer (stopped): ranks 0 and 7 fail
-#                   within SC_TIMEOUT (10 s) of their start with SC_ERR_TIMEOUT naming
-#                   rank 1 as stopped or hung; rank 0's store waited for ever in send()
+#                   by the store), SC_TIMEOUT 4: ranks 1-6 are large_blob_rank.py with
+#                   blobs of 1 MiB, and rank 1 reads nothing of its answer (stopped): ranks
+#                   0 and 7 fail by the store's deadline (SC_TIMEOUT and 2 s for each of
+#                   the tree's 1 level and 2 more: 10 s) with SC_ERR_TIMEOUT naming rank 1
+#                   with how much of its answer it took, and ranks 2-6, which never say
+#                   they have the table, as stopped or hung; until 2026-12-07 the store
+#                   gave up on rank 1 after 5 s without a piece taken, whatever SC_TIMEOUT
+#                   said, and before that rank 0's store waited for ever in send()
 #                   for rank 1 to take the 6 MiB table, so that rank 0 hung, and rank 7
 #                   reported after SC_TIMEOUT that the store never answered; then rank 0,
 #                   whose word the store had not read, found its connection reset before
@@ -229,9 +244,45 @@ failure_waiting)
       fail "rank $r does not give the store's sentence naming rank 2"
   done
   ;;
+answer_stopped | answer_stopped_timeout_inf)
+  n=8
+  export SC_TIMEOUT=20
+  [[ $mode == answer_stopped_timeout_inf ]] && SC_TIMEOUT=inf
+  start 0 $n
+  for ((r = 1; r < n; r++)); do
+    python3 "$(dirname "$0")/large_blob_rank.py" full "$SC_MASTER_PORT" $r $n \
+      >"$logs/$r" 2>&1 &
+    pids[$r]=$!
+    ((r == 1)) || continue
+    wait_for 20 grep -qs "rank 1 sent its hello" "$logs/1" || fail "rank 1 never sent its hello"
+    kill -STOP "${pids[1]}"
+  done
+  wait_for 20 grep -qs "rank $((n - 1)) sent its hello" "$logs/$((n - 1))" ||
+    fail "rank $((n - 1)) never sent its hello"
+  t0=$EPOCHREALTIME
+  # Each by 6.5 s (it waited 5 s behind rank 1 and then got the store's failure), well
+  # before rank 1 is resumed at 7 s.
+  for ((r = 2; r < n; r++)); do
+    wait_for 7 grep -q "rank $r answered at" "$logs/$r" ||
+      fail "rank $r did not take its answer while rank 1 is stopped"
+    took=$(sed -n "s/rank $r answered at \([0-9.]*\).*/\1/p" "$logs/$r")
+    took=$(awk -v a="$t0" -v b="$took" 'BEGIN { printf "%.2f", b - a }')
+    echo "rank $r took its answer $took s after the last rank arrived"
+    awk -v t="$took" 'BEGIN { exit !(t < 6.5) }' ||
+      fail "rank $r took its answer $took s after the last rank arrived (rank 1 stopped)"
+  done
+  sleep "$(awk -v a="$t0" -v b="$EPOCHREALTIME" 'BEGIN { t = 7 - (b - a); print (t > 0 ? t : 0) }')"
+  kill -CONT "${pids[1]}"
+  for ((r = 1; r < n; r++)); do
+    wait_for 20 eval '! kill -0 "${pids[$r]}" 2>/dev/null' || fail "rank $r still runs"
+    wait "${pids[$r]}" || fail "rank $r failed"
+    grep -q "rank $r: the store said 0" "$logs/$r" ||
+      fail "rank $r did not hear the store's SC_SUCCESS at the tree's end"
+  done
+  ;;
 answer_not_taken | answers_take_long)
   n=8
-  export SC_TIMEOUT=10
+  export SC_TIMEOUT=4
   first=stall
   [[ $mode == answers_take_long ]] && { SC_TIMEOUT=8; first=slow; }
   port=$SC_MASTER_PORT
@@ -259,10 +310,11 @@ answer_not_taken | answers_take_long)
     wait "${pids[$r]}" && fail "rank $r succeeded"
   done
   elapsed=$((SECONDS - t0))
-  ((elapsed < 12)) || fail "ranks 0 and 7 took $elapsed s to fail (SC_TIMEOUT 10 s)"
+  ((elapsed >= 9 && elapsed < 14)) ||
+    fail "ranks 0 and 7 took $elapsed s to fail (the store's deadline 10 s)"
   for r in 0 7; do
-    grep -q "SC_ERR_TIMEOUT: rank $r: .*rank 1 took nothing more of the store's answer ([0-9]* bytes) for 5 s: it is stopped or hung" \
-      "$logs/$r" || fail "rank $r does not name rank 1 as stopped or hung"
+    grep -q "SC_ERR_TIMEOUT: rank $r: .*ranks 1 (it took [0-9]* of the [0-9]* bytes of the store's answer), 2, 3, 4, 5, 6 never said they had the table .*: they are stopped or hung" \
+      "$logs/$r" || fail "rank $r does not name rank 1, with what it took, and ranks 2-6"
   done
   ;;
 *)
