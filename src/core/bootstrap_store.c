@@ -182,14 +182,18 @@ static sc_status_t sc_store_tree_part(const sc_store_place_t *place, int rank, i
         }
     }
     if (place->role.parent)
-        st = sc_tree_fetch(&place->role, rank, size, where, deadline, result, err,
+        st = sc_tree_fetch(&place->role, rank, size, where, deadline, &word, result, err,
                            sizeof(err));
     if (place->role.nchildren > 0) {
+        /* Where the store spoke as this rank waited for its parent, the children still
+         * to come are told its failure for a while, as they are while it serves. */
         sc_status_t served = sc_tree_serve(place->listen_fd, rank, place->children,
                                            (int)place->role.nchildren, st, err,
                                            st == SC_SUCCESS ? result->storage : NULL,
                                            place->role.table_len, where,
-                                           deadline + SC_STORE_TREE_LEVEL_S, &word);
+                                           word.heard ? sc_clock_now() + SC_TREE_TOLD_S
+                                                      : deadline + SC_STORE_TREE_LEVEL_S,
+                                           &word);
         if (st == SC_SUCCESS && served != SC_SUCCESS) {
             snprintf(err, sizeof(err), "%s", sc_error_text_unprefixed());
             sc_store_result_free(result);

@@ -24,15 +24,22 @@
 
 int sc_store_net_io(int fd, void *buf, size_t len, double deadline, int writing)
 {
+    return sc_store_net_io_watch(fd, buf, len, deadline, writing, -1);
+}
+
+int sc_store_net_io_watch(int fd, void *buf, size_t len, double deadline, int writing,
+                          int watch)
+{
     uint8_t *p = buf;
 
     while (len > 0) {
-        struct pollfd pfd = {fd, writing ? POLLOUT : POLLIN, 0};
+        /* poll ignores a negative descriptor: no watch. */
+        struct pollfd pfd[2] = {{fd, writing ? POLLOUT : POLLIN, 0}, {watch, POLLIN, 0}};
         ssize_t n;
         /* Past the deadline what is there already still counts: a rank stopped past it
          * finds the store's answer, or its word, waiting. A signal caught (a profiler's
          * timer, a SIGCHLD handler) interrupts the poll, which then goes on. */
-        int ready = poll(&pfd, 1, sc_clock_ms_until(deadline));
+        int ready = poll(pfd, 2, sc_clock_ms_until(deadline));
 
         if (ready < 0 && errno == EINTR)
             continue;
@@ -43,6 +50,10 @@ int sc_store_net_io(int fd, void *buf, size_t len, double deadline, int writing)
             continue;
         if (ready <= 0)
             return -1;
+        if (pfd[1].revents)
+            return -2;
+        if (!pfd[0].revents)
+            continue;
         /* Never blocking: a blocking socket's send waits until all of len is queued,
          * which a peer that stopped reading (stopped, hung) holds up past any deadline. */
         n = writing ? send(fd, p, len, MSG_NOSIGNAL | MSG_DONTWAIT)
@@ -89,8 +100,15 @@ int sc_store_net_reply(int fd, int32_t status, const void *payload, uint32_t len
 
 int sc_store_net_read_reply(int fd, sc_store_reply_t *rep, double deadline)
 {
-    if (sc_store_net_io(fd, rep, sizeof(*rep), deadline, 0) != 0)
-        return -1;
+    return sc_store_net_read_reply_watch(fd, rep, deadline, -1);
+}
+
+int sc_store_net_read_reply_watch(int fd, sc_store_reply_t *rep, double deadline, int watch)
+{
+    int got = sc_store_net_io_watch(fd, rep, sizeof(*rep), deadline, 0, watch);
+
+    if (got != 0)
+        return got;
     if (rep->magic != SC_STORE_MAGIC || !sc_status_known(rep->status) ||
         rep->status == SC_IN_PROGRESS ||
         (rep->status != SC_SUCCESS && (rep->len == 0 || rep->len >= SC_ERROR_MAX)))

@@ -16,6 +16,12 @@
  * socket holds or takes at once); -1 on error or timeout. */
 int sc_store_net_io(int fd, void *buf, size_t len, double deadline, int writing);
 
+/* sc_store_net_io, which also returns -2 as soon as watch (a descriptor; -1: none) has
+ * something to read or was closed before len bytes went: a child waiting for its parent
+ * in the table's tree hears the store's failure meanwhile. */
+int sc_store_net_io_watch(int fd, void *buf, size_t len, double deadline, int writing,
+                          int watch);
+
 /* Sends what fd's socket takes, without waiting, of an answer laid out as head (head_len
  * bytes) then body (body_len bytes), from *sent bytes of it on, which it advances: 1 once
  * all of it went, 0 while some is left, -1 when the connection broke. A peer that stopped
@@ -34,6 +40,10 @@ int sc_store_net_reply(int fd, int32_t status, const void *payload, uint32_t len
  * SC_ERROR_MAX - 1 bytes), -1 when the connection closed or the deadline passed first,
  * 1 when what came is no store's answer (another program answered). */
 int sc_store_net_read_reply(int fd, sc_store_reply_t *rep, double deadline);
+
+/* sc_store_net_read_reply, which also returns -2 as soon as watch has something to read
+ * or was closed (sc_store_net_io_watch). */
+int sc_store_net_read_reply_watch(int fd, sc_store_reply_t *rep, double deadline, int watch);
 
 /* Reads an error's sentence of rep->len bytes (sc_store_net_read_reply passed it) into
  * text (SC_ERROR_MAX bytes), ended with a NUL: 0, -1 when the connection closed or the

@@ -141,8 +141,8 @@ static void sc_tree_fetch_why(uint32_t parent, int err, double deadline, sc_stat
 }
 
 sc_status_t sc_tree_fetch(const sc_store_role_t *role, int rank, int size, const char *where,
-                          double deadline, sc_store_result_t *result, char *err,
-                          size_t err_len)
+                          double deadline, sc_tree_word_t *word, sc_store_result_t *result,
+                          char *err, size_t err_len)
 {
     sc_store_hello_t h = {.magic = SC_STORE_MAGIC_HELLO, .protocol = SC_STORE_PROTOCOL,
                           .kind = SC_STORE_CHILD, .rank = (uint32_t)rank,
@@ -159,8 +159,12 @@ sc_status_t sc_tree_fetch(const sc_store_role_t *role, int rank, int size, const
     if (fd < 0)
         goto err;
     e = EPIPE; /* from here: the connection closed, or nothing came in time */
-    if (sc_store_net_io(fd, &h, sizeof(h), deadline, 1) ||
-        (got = sc_store_net_read_reply(fd, &rep, deadline)) < 0)
+    if (sc_store_net_io(fd, &h, sizeof(h), deadline, 1))
+        goto err_close;
+    got = sc_store_net_read_reply_watch(fd, &rep, deadline, word->fd);
+    if (got == -2)
+        goto store_spoke;
+    if (got < 0)
         goto err_close;
     if (got > 0 || (rep.status == SC_SUCCESS && rep.len != role->table_len)) {
         e = EPROTO;
@@ -183,7 +187,10 @@ sc_status_t sc_tree_fetch(const sc_store_role_t *role, int rank, int size, const
                  "the ranks' blobs (%u bytes)", where, rank, rep.len);
         return sc_error(SC_ERR_NO_MEMORY, "%s", err);
     }
-    if (sc_store_net_io(fd, payload, rep.len, deadline, 0))
+    got = sc_store_net_io_watch(fd, payload, rep.len, deadline, 0, word->fd);
+    if (got == -2)
+        goto store_spoke;
+    if (got != 0)
         goto err_close;
     close(fd);
     st = sc_tree_table_take(payload, rep.len, size, result);
@@ -197,6 +204,14 @@ sc_status_t sc_tree_fetch(const sc_store_role_t *role, int rank, int size, const
            "bytes) from rank %u, its parent in the rendezvous's tree", where, rank, rep.len,
            role->parent);
     return st;
+store_spoke:
+    /* Before this rank said it has the table, the store speaks only of a failure. */
+    close(fd);
+    free(payload);
+    sc_store_net_read_word(word->fd, where, sc_clock_now() + 2.0, &word->st, word->text);
+    word->heard = 1;
+    snprintf(err, err_len, "%s", word->text);
+    return sc_error(word->st, "%s", err);
 err_close:
     close(fd);
     free(payload);

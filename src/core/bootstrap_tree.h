@@ -40,18 +40,6 @@ sc_status_t sc_tree_layout(int size, int fanout, const uint8_t *side, const uint
 sc_status_t sc_tree_table_take(uint8_t *payload, uint32_t total, int size,
                                sc_store_result_t *result);
 
-/* The table for this rank (rank of a world of size) from its parent in the tree, at
- * role's address and port, before deadline, into *result. Otherwise the sentence, naming
- * the parent (where names the store), both set as this thread's error and written to
- * err, without this thread's "rank R: " prefix, for this rank's children and the store:
- * SC_ERR_PEER_FAILED when nothing listens there or the
- * connection closed before the table came (the parent exited or was killed),
- * SC_ERR_TIMEOUT when nothing came by the deadline, or the status and sentence the parent
- * sent (its own parent's failure), SC_ERR_SYSTEM when the table came malformed. */
-sc_status_t sc_tree_fetch(const sc_store_role_t *role, int rank, int size, const char *where,
-                          double deadline, sc_store_result_t *result, char *err,
-                          size_t err_len);
-
 /* The store's word at the end of the table's tree (bootstrap_wire.h) as a rank that
  * serves children may hear it early: fd its connection to the store (-1: none), heard
  * once it came, its status and sentence (sc_store_net_read_word). */
@@ -61,6 +49,22 @@ typedef struct {
     sc_status_t st;
     char text[SC_ERROR_MAX];
 } sc_tree_word_t;
+
+/* The table for this rank (rank of a world of size) from its parent in the tree, at
+ * role's address and port, before deadline, into *result. Otherwise the sentence, naming
+ * the parent (where names the store), both set as this thread's error and written to
+ * err, without this thread's "rank R: " prefix, for this rank's children and the store:
+ * SC_ERR_PEER_FAILED when nothing listens there or the
+ * connection closed before the table came (the parent exited or was killed),
+ * SC_ERR_TIMEOUT when nothing came by the deadline, or the status and sentence the parent
+ * sent (its own parent's failure), SC_ERR_SYSTEM when the table came malformed. While it
+ * waits for the parent's answer it watches the store's connection (word->fd; -1: none):
+ * where the store speaks first (the rendezvous failed elsewhere, while the parent is
+ * stopped or slow), its word is read into *word and its status and sentence are the
+ * fetch's, at once. */
+sc_status_t sc_tree_fetch(const sc_store_role_t *role, int rank, int size, const char *where,
+                          double deadline, sc_tree_word_t *word, sc_store_result_t *result,
+                          char *err, size_t err_len);
 
 /* Serves this rank's children in the tree (the n ranks of children) as they connect to
  * listen_fd, each once and all at once (non-blocking, so that one that stalls, stopped

@@ -149,6 +149,7 @@ static int test_malformed_table_from_the_parent_is_relayed_unprefixed(void)
 {
     sc_store_role_t role;
     sc_store_result_t result = {0};
+    sc_tree_word_t no_store = {-1, 0, SC_SUCCESS, ""};
     char err[SC_ERROR_MAX] = "";
     int listen_fd = listen_as_parent(1, &role);
     pthread_t parent;
@@ -158,8 +159,8 @@ static int test_malformed_table_from_the_parent_is_relayed_unprefixed(void)
     CHECK(pthread_create(&parent, NULL, serve_malformed_table, &listen_fd) == 0,
           "no parent thread");
     sc_log_set_rank(3);
-    st = sc_tree_fetch(&role, 3, 4, "127.0.0.1:1", sc_clock_now() + 10.0, &result, err,
-                       sizeof(err));
+    st = sc_tree_fetch(&role, 3, 4, "127.0.0.1:1", sc_clock_now() + 10.0, &no_store,
+                       &result, err, sizeof(err));
     sc_log_set_rank(-1);
     pthread_join(parent, NULL);
     close(listen_fd);
@@ -180,6 +181,7 @@ static int test_malformed_table_from_the_parent_is_relayed_unprefixed(void)
 static int test_silent_parent_is_named_stopped_at_the_deadline(void)
 {
     sc_store_role_t role;
+    sc_tree_word_t no_store = {-1, 0, SC_SUCCESS, ""};
     int listen_fd = listen_as_parent(16, &role);
 
     CHECK(listen_fd >= 0, "no listening socket on loopback");
@@ -187,7 +189,7 @@ static int test_silent_parent_is_named_stopped_at_the_deadline(void)
         sc_store_result_t result = {0};
         char err[SC_ERROR_MAX] = "";
         sc_status_t st = sc_tree_fetch(&role, 3, 4, "127.0.0.1:1", sc_clock_now() + 0.06,
-                                       &result, err, sizeof(err));
+                                       &no_store, &result, err, sizeof(err));
 
         CHECK(st == SC_ERR_TIMEOUT && strstr(err, "rank 1 is stopped or hung"),
               "fetch %d from a silent parent: status %d, %s", i, st, err);
