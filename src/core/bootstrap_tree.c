@@ -153,17 +153,26 @@ sc_status_t sc_tree_fetch(const sc_store_role_t *role, int rank, int size, const
     uint8_t *payload = NULL;
     char at[300], why[256], text[SC_ERROR_MAX];
     sc_status_t st = SC_SUCCESS;
-    int e = 0, fd = sc_store_net_connect_to((struct sockaddr *)&sa, sa_len, deadline, &e);
-    int got;
+    int e = 0, fd = -1, got = -1;
 
-    if (fd < 0)
-        goto err;
-    e = EPIPE; /* from here: the connection closed, or nothing came in time */
-    if (sc_store_net_io(fd, &h, sizeof(h), deadline, 1))
-        goto err_close;
-    got = sc_store_net_read_reply_watch(fd, &rep, deadline, word->fd);
-    if (got == -2)
-        goto store_spoke;
+    /* A connection the parent closed before it answered, before the deadline, is made
+     * again once: a parent drops one that sent no hello within 5 s (this rank stopped
+     * between its connect and its hello, in a debugger), and answers the next; one
+     * that exited leaves nothing listening, which names it so (ECONNREFUSED). */
+    for (int tries = 0; got < 0 && tries < 2; tries++) {
+        if (fd >= 0)
+            close(fd);
+        fd = sc_store_net_connect_to((struct sockaddr *)&sa, sa_len, deadline, &e);
+        if (fd < 0)
+            goto err;
+        e = EPIPE; /* from here: the connection closed, or nothing came in time */
+        got = sc_store_net_io(fd, &h, sizeof(h), deadline, 1) ? -1
+              : sc_store_net_read_reply_watch(fd, &rep, deadline, word->fd);
+        if (got == -2)
+            goto store_spoke;
+        if (sc_clock_now() >= deadline)
+            break;
+    }
     if (got < 0)
         goto err_close;
     if (got > 0 || (rep.status == SC_SUCCESS && rep.len != role->table_len)) {

@@ -57,7 +57,9 @@ typedef struct {
  * SC_ERR_PEER_FAILED when nothing listens there or the
  * connection closed before the table came (the parent exited or was killed),
  * SC_ERR_TIMEOUT when nothing came by the deadline, or the status and sentence the parent
- * sent (its own parent's failure), SC_ERR_SYSTEM when the table came malformed. While it
+ * sent (its own parent's failure), SC_ERR_SYSTEM when the table came malformed. A
+ * connection the parent closed before it answered is made again once (a live parent
+ * drops one silent for 5 s: this rank stopped between its connect and its hello). While it
  * waits for the parent's answer it watches the store's connection (word->fd; -1: none):
  * where the store speaks first (the rendezvous failed elsewhere, while the parent is
  * stopped or slow), its word is read into *word and its status and sentence are the

@@ -3,6 +3,7 @@
  * parent's table (sc_tree_fetch) from a parent played on loopback.
  * `test_store_tree [NAME]`. */
 #include <netinet/in.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <string.h>
@@ -124,22 +125,91 @@ static int listen_as_parent(int backlog, sc_store_role_t *role)
     return fd;
 }
 
+/* Answers the child's hello on fd with a table of len bytes, and closes fd. */
+static void answer_hello(int fd, const void *table, uint32_t len)
+{
+    sc_store_reply_t rep = {SC_STORE_MAGIC, SC_SUCCESS, len};
+    sc_store_hello_t h;
+
+    if (recv(fd, &h, sizeof(h), MSG_WAITALL) == (ssize_t)sizeof(h) &&
+        send(fd, &rep, sizeof(rep), MSG_NOSIGNAL) == (ssize_t)sizeof(rep))
+        send(fd, table, len, MSG_NOSIGNAL);
+    close(fd);
+}
+
 /* A parent that answers one child's hello on listen_fd with a table of 8 bytes whose
  * first blob claims 100: a table that came malformed. */
 static void *serve_malformed_table(void *arg)
 {
     int listen_fd = *(int *)arg, fd = accept(listen_fd, NULL, NULL);
     const uint32_t table[2] = {100, 0};
-    sc_store_reply_t rep = {SC_STORE_MAGIC, SC_SUCCESS, sizeof(table)};
-    sc_store_hello_t h;
+
+    if (fd >= 0)
+        answer_hello(fd, table, sizeof(table));
+    return NULL;
+}
+
+/* A parent that closes the first connection unanswered on listen_fd, as sc_tree_serve
+ * drops one that sent no hello within 5 s (its child stopped between its connect and
+ * its hello), then answers the next child's hello, if one comes within 3 s, with a table
+ * of 4 empty blobs. */
+static void *drop_then_serve_table(void *arg)
+{
+    int listen_fd = *(int *)arg, fd = accept(listen_fd, NULL, NULL);
+    struct pollfd pfd = {listen_fd, POLLIN, 0};
+    const uint32_t table[4] = {0, 0, 0, 0};
 
     if (fd < 0)
         return NULL;
-    if (recv(fd, &h, sizeof(h), MSG_WAITALL) == (ssize_t)sizeof(h) &&
-        send(fd, &rep, sizeof(rep), MSG_NOSIGNAL) == (ssize_t)sizeof(rep))
-        send(fd, table, sizeof(table), MSG_NOSIGNAL);
     close(fd);
+    if (poll(&pfd, 1, 3000) == 1 && (fd = accept(listen_fd, NULL, NULL)) >= 0)
+        answer_hello(fd, table, sizeof(table));
     return NULL;
+}
+
+/* Rank 3 of 4 fetches a table of table_len bytes from parent, a thread playing rank 1
+ * on loopback, into *result (the sentence into err): its status, or SC_ERR_SYSTEM with
+ * err empty where the parent could not be played. */
+static sc_status_t fetch_from(void *(*parent)(void *), uint32_t table_len,
+                              sc_store_result_t *result, char *err, size_t len)
+{
+    sc_store_role_t role;
+    sc_tree_word_t no_store = {-1, 0, SC_SUCCESS, ""};
+    int listen_fd = listen_as_parent(2, &role);
+    pthread_t thread;
+    sc_status_t st;
+
+    err[0] = '\0';
+    if (listen_fd < 0)
+        return SC_ERR_SYSTEM;
+    role.table_len = table_len;
+    if (pthread_create(&thread, NULL, parent, &listen_fd) != 0) {
+        close(listen_fd);
+        return SC_ERR_SYSTEM;
+    }
+    sc_log_set_rank(3);
+    st = sc_tree_fetch(&role, 3, 4, "127.0.0.1:1", sc_clock_now() + 10.0, &no_store, result,
+                       err, len);
+    sc_log_set_rank(-1);
+    pthread_join(thread, NULL);
+    close(listen_fd);
+    return st;
+}
+
+/* A child whose connection its parent closed unanswered while the parent still listens
+ * (dropped as silent: the child was stopped between its connect and its hello, in a
+ * debugger with SC_TIMEOUT=inf) asks again and gets the table; it failed at once saying
+ * "its connection closed before the table came: rank 1 exited or was killed". */
+static int test_child_dropped_by_a_live_parent_asks_again(void)
+{
+    sc_store_result_t result = {0};
+    char err[SC_ERROR_MAX];
+    sc_status_t st = fetch_from(drop_then_serve_table, 16, &result, err, sizeof(err));
+
+    CHECK(st == SC_SUCCESS, "sc_tree_fetch returned %d: %s", st, err);
+    CHECK(result.size == 4 && result.lens[3] == 0, "the table is not the parent's");
+    sc_store_result_free(&result);
+    return 0;
 }
 
 /* A malformed table from the parent fails the child with a sentence that its children
@@ -147,23 +217,10 @@ static void *serve_malformed_table(void *arg)
  * rank that reports it puts before it (it came out as "rank 3: rank 3: ..."). */
 static int test_malformed_table_from_the_parent_is_relayed_unprefixed(void)
 {
-    sc_store_role_t role;
     sc_store_result_t result = {0};
-    sc_tree_word_t no_store = {-1, 0, SC_SUCCESS, ""};
-    char err[SC_ERROR_MAX] = "";
-    int listen_fd = listen_as_parent(1, &role);
-    pthread_t parent;
-    sc_status_t st;
+    char err[SC_ERROR_MAX];
+    sc_status_t st = fetch_from(serve_malformed_table, 8, &result, err, sizeof(err));
 
-    CHECK(listen_fd >= 0, "no listening socket on loopback");
-    CHECK(pthread_create(&parent, NULL, serve_malformed_table, &listen_fd) == 0,
-          "no parent thread");
-    sc_log_set_rank(3);
-    st = sc_tree_fetch(&role, 3, 4, "127.0.0.1:1", sc_clock_now() + 10.0, &no_store,
-                       &result, err, sizeof(err));
-    sc_log_set_rank(-1);
-    pthread_join(parent, NULL);
-    close(listen_fd);
     CHECK(st == SC_ERR_SYSTEM, "sc_tree_fetch returned %d, expected SC_ERR_SYSTEM", st);
     CHECK(strstr(err, "the table of the ranks' blobs came malformed (8 bytes for 4 ranks)"),
           "the sentence does not say the table came malformed: %s", err);
@@ -208,6 +265,7 @@ int main(int argc, char **argv)
         SC_TEST(rank_that_cannot_listen_serves_none),
         SC_TEST(malformed_table_from_the_parent_is_relayed_unprefixed),
         SC_TEST(silent_parent_is_named_stopped_at_the_deadline),
+        SC_TEST(child_dropped_by_a_live_parent_asks_again),
     };
     return sc_run_tests(tests, NELEM(tests), argc > 1 ? argv[1] : NULL);
 }
