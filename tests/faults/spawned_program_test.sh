@@ -6,7 +6,8 @@
 # that leaves a dead rank's children alone does (scrun would stop its process group).
 # TRANSPORTS is tcp (UCX_TLS=tcp,self) or default (UCX_TLS unset). Rank 1 must be killed
 # by SIGKILL and rank 0 pass (its allreduce failed within 3 s with SC_TIMEOUT=20). Needs
-# root for the namespaces: exits 77 (skipped, saying why) without.
+# root for the namespaces, and unshare(1) and hostname(1) that name one: exits 77
+# (skipped, saying why) without.
 set -u
 prog=$1 transports=$2
 : "${SC_MASTER_PORT:?run under with_reserved_port.py SC_MASTER_PORT}"
@@ -16,7 +17,9 @@ pids=()
 trap 'kill -9 "${pids[@]}" $(cat "$dir/spawned" 2>/dev/null) 2>/dev/null; wait 2>/dev/null; rm -rf "$dir"' EXIT
 skip() { echo "SKIP: $*"; exit 77; }
 [[ $(id -u) == 0 ]] || skip "UTS namespaces need root"
-unshare --uts true 2>/dev/null || skip "cannot create a UTS namespace here"
+# What each rank is started with below, so that a host that cannot do it skips.
+unshare --uts sh -c 'hostname scspawnprobe' >/dev/null 2>&1 ||
+  skip "cannot name a UTS namespace of its own here (unshare --uts, hostname)"
 case $transports in
 tcp) export UCX_TLS=tcp,self ;;
 default) unset UCX_TLS ;;
