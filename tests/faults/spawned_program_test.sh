@@ -6,8 +6,8 @@
 # that leaves a dead rank's children alone does (scrun would stop its process group).
 # TRANSPORTS is tcp (UCX_TLS=tcp,self) or default (UCX_TLS unset). Rank 1 must be killed
 # by SIGKILL and rank 0 pass (its allreduce failed within 3 s with SC_TIMEOUT=20). Needs
-# root for the namespaces, and unshare(1) and hostname(1) that name one: exits 77
-# (skipped, saying why) without.
+# root for the namespaces, unshare(1) and hostname(1) that name one, and kcmp (the
+# library finds UCX's descriptors with it): exits 77 (skipped, saying why) without.
 set -u
 prog=$1 transports=$2
 : "${SC_MASTER_PORT:?run under with_reserved_port.py SC_MASTER_PORT}"
@@ -20,6 +20,8 @@ skip() { echo "SKIP: $*"; exit 77; }
 # What each rank is started with below, so that a host that cannot do it skips.
 unshare --uts sh -c 'hostname scspawnprobe' >/dev/null 2>&1 ||
   skip "cannot name a UTS namespace of its own here (unshare --uts, hostname)"
+SC_RANK=0 "$prog" kcmp_is_allowed >/dev/null 2>&1 ||
+  skip "kcmp is refused here: the library leaves UCX's descriptors inheritable"
 case $transports in
 tcp) export UCX_TLS=tcp,self ;;
 default) unset UCX_TLS ;;
