@@ -102,7 +102,8 @@ sc_status_t sc_env_int_per_node(const char *const *names, long def, long node, l
         int item = sc_env_count_item(&p, &count, &nodes);
         /* A number past a long, or more nodes in all than a long counts. */
         if (item == -2 || (item == 0 && nodes > LONG_MAX - index))
-            return sc_error(SC_ERR_INVALID_ARG, "%s=%s is out of range", which, s);
+            return sc_error(SC_ERR_INVALID_ARG, "%s=%s is out of range", which,
+                            sc_env_text(s, text, sizeof(text)));
         if (item != 0 || (*p != '\0' && *p != ','))
             return sc_error(SC_ERR_INVALID_ARG, "%s=%s is not an integer, nor a list of "
                             "per-node counts as Slurm writes them (\"4(x2),3\")", which,

@@ -1315,6 +1315,9 @@ static int refusals_show_a_blank_in_the_value(void)
          * rest */
         {"SC_MASTER_PORT", "29500 ", "resolve", "'29500 '", "is not an integer"},
         {"SC_LOCAL_SIZE", " 2", "resolve", "' 2'", "is not an integer, nor a list"},
+        /* A count past a long before the blank: refused as out of range first. */
+        {"SC_LOCAL_SIZE", "99999999999999999999,4 ", "resolve", "'99999999999999999999,4 '",
+         "is out of range"},
         {"SC_TIMEOUT", "8 ", "resolve", "'8 '", "is not a number"},
         {"SC_NCCL", "1\n", "resolve", "'1\\n'", "must be 0 or 1"},
         {"SC_BIND", "none ", "resolve", "'none '", "is not one of core|none"},
