@@ -104,7 +104,15 @@ static int sc_fd_list_read(sc_fd_list_t *l)
         if (e->d_name[0] < '0' || e->d_name[0] > '9')
             continue;
         fd = atoi(e->d_name);
-        if (fd == dirfd(d) || fstat(fd, &sb) != 0)
+        if (fd == dirfd(d))
+            continue;
+        snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+        len = readlink(path, target, sizeof(target) - 1);
+        target[len > 0 ? len : 0] = '\0';
+        /* A file of a file system (no epoll set can watch one) is not looked at: fstat on
+         * a hung network mount would block sc_comm_init. Devices (/dev) can be watched. */
+        if (len <= 0 || (target[0] == '/' && strncmp(target, "/dev/", 5) != 0) ||
+            fstat(fd, &sb) != 0)
             continue;
         if (l->n == l->cap) {
             size_t cap = l->cap ? 2 * l->cap : 64;
@@ -116,9 +124,6 @@ static int sc_fd_list_read(sc_fd_list_t *l)
             l->fds = grown;
             l->cap = cap;
         }
-        snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
-        len = readlink(path, target, sizeof(target) - 1);
-        target[len > 0 ? len : 0] = '\0';
         memset(&l->fds[l->n], 0, sizeof(l->fds[0]));
         l->fds[l->n].fd = fd;
         l->fds[l->n].dev = sb.st_dev;
