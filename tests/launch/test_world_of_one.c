@@ -4,19 +4,11 @@
  * an epoll_wait in every progress call). Run with a cleared environment (env -i). */
 #define _GNU_SOURCE
 #include <dirent.h>
-#include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 #include <unistd.h>
 
-#include "shardcomm/shardcomm.h"
-
-#define FAIL(...)                                                                          \
-    do {                                                                                   \
-        fprintf(stderr, "FAIL: " __VA_ARGS__);                                             \
-        fprintf(stderr, "\n");                                                             \
-        return 1;                                                                          \
-    } while (0)
+#define SC_CHECK_RANK 0
+#include "../common/sc_check.h"
 
 /* Whether socket inode ino is listed in /proc/self/net/FILE (a TCP socket of this
  * process's network namespace). */
@@ -67,28 +59,30 @@ static int tcp_sockets(void)
     return n;
 }
 
-int main(void)
+static int world_of_one_takes_no_tcp(void)
 {
     sc_comm_config_t cfg = SC_COMM_CONFIG_INIT;
     sc_comm_t *comm = NULL;
     float x[2] = {1.5f, -2.0f};
     int before = tcp_sockets(), after;
 
-    if (before < 0)
-        FAIL("/proc/self/fd cannot be read");
-    if (sc_comm_init(&cfg, &comm) != SC_SUCCESS)
-        FAIL("sc_comm_init: %s", sc_last_error());
-    if (sc_comm_size(comm) != 1)
-        FAIL("a world of %d, not one: run with a cleared environment", sc_comm_size(comm));
-    if (sc_allreduce(x, x, 2, SC_FLOAT32, SC_SUM, comm, NULL, NULL) != SC_SUCCESS ||
-        x[0] != 1.5f || x[1] != -2.0f)
-        FAIL("allreduce: %s", sc_last_error());
+    CHECK(before >= 0, "/proc/self/fd cannot be read");
+    CHECK_OK(sc_comm_init(&cfg, &comm));
+    CHECK(sc_comm_size(comm) == 1, "a world of %d, not one: run with a cleared environment",
+          sc_comm_size(comm));
+    CHECK_OK(sc_allreduce(x, x, 2, SC_FLOAT32, SC_SUM, comm, NULL, NULL));
+    CHECK(x[0] == 1.5f && x[1] == -2.0f, "allreduce of a world of one gave %g %g", x[0], x[1]);
     after = tcp_sockets();
-    if (after != before)
-        FAIL("a world of one opened %d TCP socket(s) (UCX's TCP transport): it should take "
-             "shared memory and self only", after - before);
-    if (sc_comm_destroy(comm) != SC_SUCCESS)
-        FAIL("sc_comm_destroy: %s", sc_last_error());
+    CHECK(after == before, "a world of one opened %d TCP socket(s) (UCX's TCP transport): it "
+          "should take shared memory and self only", after - before);
+    CHECK_OK(sc_comm_destroy(comm));
+    return 0;
+}
+
+int main(void)
+{
+    if (world_of_one_takes_no_tcp() != 0)
+        return 1;
     printf("PASS: a world of one holds no TCP socket\n");
     return 0;
 }
