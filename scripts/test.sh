@@ -24,10 +24,12 @@ if ! grep -q '^SC_HAVE_CUDA_BUILD:INTERNAL=ON' "$build/CMakeCache.txt"; then
 fi
 # The unit tests (one process, one thread mostly) two at a time, the multi-rank ones one
 # at a time (their ranks keep 2 cores busy), then those labelled waits, which mostly
-# sleep (timeouts running out), eight at a time.
+# sleep (timeouts running out), eight at a time, and beside them those labelled
+# background (the embedded builds of shardcomm: nothing timed, at nice 19) on the cores
+# the sleepers leave idle.
 (cd "$build" && ctest --output-on-failure --timeout 300 -j2 -L unit -LE waits &&
-  ctest --output-on-failure --timeout 300 -j1 -LE 'unit|waits' &&
-  ctest --output-on-failure --timeout 300 -j8 -L waits)
+  ctest --output-on-failure --timeout 300 -j1 -LE 'unit|waits|background' &&
+  ctest --output-on-failure --timeout 300 -j8 -L 'waits|background')
 
 # The host-only variant: what differs from the variant above is the stand-ins for the
 # CUDA runtime (src/*/*_nocuda.c, about 130 lines: every pointer is host memory) and the
