@@ -9,7 +9,8 @@ store_tree_test.sh. It sends its hello (protocol 3, no launch id) and its blob, 
   full   takes its whole answer and says it has the table (the word at the tree's end),
          printing when ("answered at TIME", the epoch's seconds; or the failure
          answered), then the store's word ("the store said STATUS")
-The others never say they have the table, as a rank hung there does."""
+The others never say they have the table, as a rank hung there does. Like a rank, each
+tries again until the store listens (rank 0 may start after it), 20 s at most."""
 import socket
 import struct
 import sys
@@ -17,6 +18,17 @@ import time
 
 MAGIC_HELLO, PROTOCOL, JOIN, MAGIC = 0x53434856, 3, 1, 0x53435354
 BLOB = bytes(1 << 20)
+
+
+def connect(port):
+    deadline = time.monotonic() + 20
+    while True:
+        try:
+            return socket.create_connection(("127.0.0.1", port), timeout=60)
+        except ConnectionRefusedError:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.02)
 
 
 def read_exactly(s, n):
@@ -54,7 +66,7 @@ def main():
     if mode not in ("read", "slow", "stall", "full"):
         sys.exit(f"large_blob_rank: unknown mode {mode}")
     hello = struct.pack("<7I", MAGIC_HELLO, PROTOCOL, JOIN, rank, size, len(BLOB), 0) + bytes(96)
-    with socket.create_connection(("127.0.0.1", port), timeout=60) as s:
+    with connect(port) as s:
         s.sendall(hello + BLOB)
         print(f"rank {rank} sent its hello", flush=True)
         if mode == "stall":

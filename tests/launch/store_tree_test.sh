@@ -313,13 +313,16 @@ answer_not_taken | answers_take_long)
   [[ $mode == answers_take_long ]] && { SC_TIMEOUT=8; first=slow; }
   port=$SC_MASTER_PORT
   t0=$SECONDS
-  start 0 $n
-  start 7 $n
+  # Ranks 1-6 first, rank 0 and its store 0.5 s after them: they wait for it to listen,
+  # as ranks do (they tried once, and a store not yet listening failed the rendezvous).
   for r in 1 2 3 4 5 6; do
     python3 "$(dirname "$0")/large_blob_rank.py" "$([[ $r == 1 ]] && echo $first || echo read)" \
       "$port" $r $n >"$logs/$r" 2>&1 &
     pids[$r]=$!
   done
+  sleep 0.5
+  start 0 $n
+  start 7 $n
   if [[ $mode == answers_take_long ]]; then
     for r in 0 7; do
       wait_for 30 eval '! kill -0 "${pids[$r]}" 2>/dev/null' || fail "rank $r still runs after 30 s"
