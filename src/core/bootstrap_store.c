@@ -92,17 +92,23 @@ static sc_status_t sc_store_foreign(const char *where, const char *why)
 
 /* One attempt: SC_IN_PROGRESS when the connection broke and a retry may succeed. A rank
  * other than 0 listens, beside its connection to the store, for the children it may be
- * given in the table's tree, and says on which port. */
+ * given in the table's tree, and says on which port. The answer is awaited until
+ * deadline, and once its place in the tree came, the rest as long as the store waits
+ * for it (timeout_s from then, SC_STORE_TREE_LEVEL_S more per level and 2 more). */
 static sc_status_t sc_store_exchange(int fd, int rank, int size,
                                      const sc_store_launch_t *launch, const void *blob,
                                      size_t len, const char *where, double deadline,
-                                     sc_store_place_t *place, sc_store_result_t *result)
+                                     double timeout_s, sc_store_place_t *place,
+                                     sc_store_result_t *result)
 {
     sc_store_hello_t h = {SC_STORE_MAGIC_HELLO, SC_STORE_PROTOCOL, SC_STORE_JOIN,
                           (uint32_t)rank, (uint32_t)size, (uint32_t)len, 0, *launch};
     sc_store_reply_t rep;
+    sc_store_role_t role;
     char text[SC_ERROR_MAX];
     uint8_t *payload;
+    size_t head;
+    double answered, rest = deadline; /* the store's deadline, once known */
     int got;
 
     if (rank != 0 && place->listen_fd < 0) {
@@ -120,6 +126,7 @@ static sc_status_t sc_store_exchange(int fd, int rank, int size,
     if (sc_store_net_io(fd, &h, sizeof(h), deadline, 1) || sc_store_net_io(fd, (void *)blob, len, deadline, 1))
         return SC_IN_PROGRESS;
     got = sc_store_net_read_reply(fd, &rep, deadline);
+    answered = sc_clock_now();
     if (got > 0)
         return sc_store_foreign(where, memcmp(&rep, &h, sizeof(rep)) == 0
                                            ? "it sent this rank's own hello back"
@@ -137,7 +144,25 @@ static sc_status_t sc_store_exchange(int fd, int rank, int size,
     payload = malloc((size_t)rep.len + 1);
     if (!payload)
         return sc_error(SC_ERR_NO_MEMORY, "rendezvous: out of memory");
-    if (sc_store_net_io(fd, payload, rep.len, deadline, 0)) {
+    /* The store waits for a rank that stalls while its answer goes (stopped, the table
+     * filling its socket) until its own deadline, SC_TIMEOUT after its first answer and
+     * 2 s per level of the tree and 2 more; this rank's deadline counts from its start
+     * and passed first where the others arrived late: a rank stopped and resumed within
+     * the store's deadline gave up on the rest of the table and failed the rendezvous. */
+    head = rep.len < sizeof(role) ? rep.len : sizeof(role);
+    if (sc_store_net_io(fd, payload, head, deadline, 0) != 0) {
+        free(payload);
+        return SC_IN_PROGRESS;
+    }
+    if (head == sizeof(role)) {
+        memcpy(&role, payload, sizeof(role));
+        answered += timeout_s + SC_STORE_TREE_LEVEL_S * (role.height + 2.0);
+        /* A height past the world's is a malformed answer, which sc_store_place_take
+         * refuses. */
+        if (role.height < (uint32_t)size && answered > rest)
+            rest = answered;
+    }
+    if (sc_store_net_io(fd, payload + head, rep.len - head, rest, 0)) {
         free(payload);
         return SC_IN_PROGRESS;
     }
@@ -322,7 +347,7 @@ sc_status_t sc_store_allgather(const char *addr, int port, int rank, int size,
             break;
         snprintf(why, sizeof(why), "never answered");
         st = sc_store_exchange(fd, rank, size, launch, blob, len, where, client_deadline,
-                               &place, result);
+                               timeout_s, &place, result);
         if (st == SC_SUCCESS)
             place.store_fd = fd; /* the word at the tree's end comes on it */
         else

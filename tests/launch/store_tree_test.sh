@@ -63,6 +63,16 @@
 #   answer_stopped_timeout_inf  the same with SC_TIMEOUT=inf, which a user debugging a
 #                   rank in gdb sets: rank 1, stopped longer than 5 s, is waited for (it
 #                   failed the rendezvous after 5 s whatever SC_TIMEOUT said)
+#   answer_stopped_past_own_deadline  16 ranks, fan-out 16, SC_TIMEOUT 10: rank 1, a real
+#                   rank, is stopped after its hello, ranks 2-15 are large_blob_rank.py
+#                   with blobs of 1 MiB (a table of 14 MiB, more than its socket holds),
+#                   and rank 1 is resumed 13 s after the last rank arrived, past its own
+#                   deadline (SC_TIMEOUT and 3 s from its start) but before the store's
+#                   (16 s), with rank 0 stopped for 1 s meanwhile (rank 1 finds its socket
+#                   empty past its deadline): it takes the rest of its answer, and ranks
+#                   2-15 hear the store's SC_SUCCESS; until 2026-12-07 rank 1 gave up on the rest at
+#                   its own deadline ("the store of rank 0 never answered"), and the store
+#                   failed every rank naming it as exited or killed
 #   answer_not_taken  8 ranks, fan-out 8 (every rank a child of rank 0, given the table
 #                   by the store), SC_TIMEOUT 4: ranks 1-6 are large_blob_rank.py with
 #                   blobs of 1 MiB, and rank 1 reads nothing of its answer (stopped): ranks
@@ -305,6 +315,39 @@ answer_stopped | answer_stopped_timeout_inf)
     grep -q "rank $r: the store said 0" "$logs/$r" ||
       fail "rank $r did not hear the store's SC_SUCCESS at the tree's end"
   done
+  ;;
+answer_stopped_past_own_deadline)
+  n=16
+  export SC_TIMEOUT=10 SC_STORE_FANOUT=16
+  start 0 $n
+  start 1 $n
+  wait_for 20 grep -q "rank 1 listens on port" "$logs/1" || fail "rank 1 never listened"
+  sleep 0.5 # its hello follows at once
+  kill -STOP "${pids[1]}"
+  for ((r = 2; r < n; r++)); do
+    python3 "$(dirname "$0")/large_blob_rank.py" full "$SC_MASTER_PORT" $r $n \
+      >"$logs/$r" 2>&1 &
+    pids[$r]=$!
+  done
+  wait_for 20 grep -qs "rank $((n - 1)) sent its hello" "$logs/$((n - 1))" ||
+    fail "rank $((n - 1)) never sent its hello"
+  # 13 s: past rank 1's own rendezvous deadline (SC_TIMEOUT and 3 s from its start), before
+  # the store's (SC_TIMEOUT after its first answer, 2 s for the tree's 1 level and 2 more).
+  sleep 13
+  # Rank 0 stopped for 1 s as rank 1 resumes, so that rank 1 empties its socket before
+  # the store sends more (on the old code a race it lost most times, not every time).
+  kill -STOP "${pids[0]}"
+  kill -CONT "${pids[1]}"
+  sleep 1
+  kill -CONT "${pids[0]}"
+  for ((r = 2; r < n; r++)); do
+    wait_for 20 eval '! kill -0 "${pids[$r]}" 2>/dev/null' || fail "rank $r still runs"
+    grep -q "rank $r: the store said 0" "$logs/$r" ||
+      fail "rank $r did not hear the store's SC_SUCCESS at the tree's end"
+  done
+  # It goes on past the rendezvous (and fails at the blobs of the stand-ins).
+  grep -q "failed: .*rank 1: rendezvous" "$logs/1" &&
+    fail "rank 1 failed the rendezvous once resumed"
   ;;
 answer_not_taken | answers_take_long)
   n=8
