@@ -71,36 +71,25 @@ static int sc_store_other_launch(sc_store_server_t *s, const sc_store_hello_t *h
     return 1;
 }
 
-/* Answers the process of another launch on fd (its hello h) with err, and closes fd. Its
- * blob is read first: a close with unread bytes resets the connection, and the reset
- * may reach the process before the answer. */
-static void sc_store_refuse_other(int fd, const sc_store_hello_t *h, const char *err)
+/* Answers the process of another launch on fd with err, and closes fd. The unread bytes
+ * of its blob are read first: a close with unread bytes resets the connection, and the
+ * reset may reach the process before the answer. */
+static void sc_store_refuse_other(int fd, size_t unread, const char *err)
 {
-    sc_store_net_skip(fd, h->len, sc_clock_now() + 2.0);
+    sc_store_net_skip(fd, unread, sc_clock_now() + 2.0);
     sc_store_reply_error(fd, SC_ERR_MISMATCH, err, sc_clock_now() + 2.0);
     close(fd);
 }
 
-/* The hello on fd, awaited until deadline, into *h: 1 when it is one of this protocol
- * that the store serves (a rank's, or a failing rank's, with a blob of at most
- * SC_STORE_MAX_BLOB), 0 when it is none (the connection broke or went silent, or it is
- * no rendezvous's), -1 when it is a rank's of another protocol (a shardcomm of another
- * version), which is answered SC_ERR_MISMATCH naming both and closed: it takes no slot,
- * and the store's launch goes on. */
-static int sc_store_read_hello(sc_store_server_t *s, int fd, double deadline,
-                               sc_store_hello_t *h)
+/* Whether hello h, of which its magic and protocol came, is a rank's of another protocol
+ * (a shardcomm of another version, or one from before the protocol was in the hello):
+ * then it is answered SC_ERR_MISMATCH naming both and fd is closed: it takes no slot,
+ * and the store's launch goes on. 0 where it is no rendezvous's hello. */
+static int sc_store_refuse_protocol(sc_store_server_t *s, int fd, const sc_store_hello_t *h)
 {
-    const size_t head = offsetof(sc_store_hello_t, kind); /* magic and protocol */
     char theirs[96], err[SC_ERROR_MAX], why[200];
     int rank = -1;
 
-    if (sc_store_net_io(fd, h, head, deadline, 0) != 0)
-        return 0;
-    if (h->magic == SC_STORE_MAGIC_HELLO && h->protocol == SC_STORE_PROTOCOL)
-        return sc_store_net_io(fd, (uint8_t *)h + head, sizeof(*h) - head, deadline,
-                               0) == 0 &&
-               (h->kind == SC_STORE_JOIN || h->kind == SC_STORE_FAILED) &&
-               h->len <= SC_STORE_MAX_BLOB;
     if (h->magic == SC_STORE_MAGIC || h->magic == SC_STORE_MAGIC_FAILED) {
         snprintf(theirs, sizeof(theirs), "protocol 1 or 2 (a shardcomm from before "
                  "2026-12-07, whose hello carries no protocol)");
@@ -126,7 +115,103 @@ static int sc_store_read_hello(sc_store_server_t *s, int fd, double deadline,
     sc_store_reply_error(fd, SC_ERR_MISMATCH, err, sc_clock_now() + 2.0);
     sc_store_net_drain(fd, sc_clock_now() + 2.0);
     close(fd);
-    return -1;
+    return 1;
+}
+
+/* Whether hello h is one the store serves: a rank's, or a failing rank's, with a blob of
+ * at most SC_STORE_MAX_BLOB. */
+static int sc_store_hello_served(const sc_store_hello_t *h)
+{
+    return (h->kind == SC_STORE_JOIN || h->kind == SC_STORE_FAILED) &&
+           h->len <= SC_STORE_MAX_BLOB;
+}
+
+/* The hello on fd, awaited until deadline, into *h: 1 when it is one of this protocol
+ * that the store serves (sc_store_hello_served), 0 when it is none (the connection broke
+ * or went silent, or it is no rendezvous's), -1 when it is a rank's of another protocol,
+ * answered and closed (sc_store_refuse_protocol). */
+static int sc_store_read_hello(sc_store_server_t *s, int fd, double deadline,
+                               sc_store_hello_t *h)
+{
+    const size_t head = offsetof(sc_store_hello_t, kind); /* magic and protocol */
+
+    if (sc_store_net_io(fd, h, head, deadline, 0) != 0)
+        return 0;
+    if (h->magic == SC_STORE_MAGIC_HELLO && h->protocol == SC_STORE_PROTOCOL)
+        return sc_store_net_io(fd, (uint8_t *)h + head, sizeof(*h) - head, deadline,
+                               0) == 0 &&
+               sc_store_hello_served(h);
+    return -sc_store_refuse_protocol(s, fd, h);
+}
+
+/* A connection accepted by the store whose hello and blob (or failure text) are still
+ * coming: read as they come, every such connection under one poll, so that one that goes
+ * silent (a port scanner, a health check, a rank stopped between its connect and its
+ * hello) holds up no later arrival. */
+typedef struct {
+    int fd;
+    double until;       /* dropped where nothing more came by then */
+    size_t got;         /* bytes read: of the hello, then of its blob */
+    sc_store_hello_t h;
+    uint8_t *blob;      /* h.len bytes and a NUL, once the hello came */
+} sc_store_arrival_t;
+
+/* How long an arriving connection may go silent before its hello and blob came. */
+#define SC_STORE_SILENT_S 5.0
+/* Arriving connections read at once; more wait in the listening socket's queue. */
+#define SC_STORE_ARRIVING_MAX 64
+
+/* Reads what came on k, without waiting: 0 while its hello and blob come, 1 once both
+ * came (a hello of this protocol that the store serves), -1 when it is to be dropped (it
+ * closed, or it is no rendezvous's or none the store serves), -2 when it is a rank's of
+ * another protocol, answered and closed (sc_store_refuse_protocol). */
+static int sc_store_arrival_read(sc_store_server_t *s, sc_store_arrival_t *k)
+{
+    const size_t head = offsetof(sc_store_hello_t, kind); /* magic and protocol */
+    uint8_t *to = k->got < sizeof(k->h) ? (uint8_t *)&k->h + k->got
+                                        : k->blob + (k->got - sizeof(k->h));
+    size_t want = k->got < head ? head - k->got
+                  : k->got < sizeof(k->h) ? sizeof(k->h) - k->got
+                                          : sizeof(k->h) + k->h.len - k->got;
+    ssize_t n = want ? recv(k->fd, to, want, MSG_DONTWAIT) : 0;
+
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR))
+        return 0;
+    if (want && n <= 0)
+        return -1;
+    k->got += (size_t)n;
+    if (k->got == head && (k->h.magic != SC_STORE_MAGIC_HELLO ||
+                           k->h.protocol != SC_STORE_PROTOCOL))
+        return sc_store_refuse_protocol(s, k->fd, &k->h) ? -2 : -1;
+    if (k->got < sizeof(k->h))
+        return 0;
+    if (!k->blob) {
+        if (!sc_store_hello_served(&k->h) ||
+            (k->h.kind == SC_STORE_FAILED && k->h.len >= SC_ERROR_MAX) ||
+            !(k->blob = malloc((size_t)k->h.len + 1)))
+            return -1;
+        k->blob[k->h.len] = '\0';
+    }
+    return k->got == sizeof(k->h) + k->h.len;
+}
+
+/* The rest of arrival k's hello, awaited until k->until, as sc_store_read_hello says it
+ * (k->fd closed where -1). */
+static int sc_store_arrival_hello(sc_store_server_t *s, sc_store_arrival_t *k)
+{
+    int r = 0;
+
+    while (r == 0 && k->got < sizeof(k->h)) {
+        struct pollfd pfd = {k->fd, POLLIN, 0};
+        int ready = poll(&pfd, 1, sc_clock_ms_until(k->until));
+
+        if (ready < 0 && errno == EINTR)
+            continue;
+        if (ready <= 0)
+            return 0;
+        r = sc_store_arrival_read(s, k);
+    }
+    return r == -2 ? -1 : r >= 0;
 }
 
 /* The list of ranks that never arrived, runs of three or more as ranges ("2, 5, 8-15":
@@ -183,15 +268,41 @@ static void sc_store_refusals_text(const sc_store_server_t *s, const int *fds, c
     }
 }
 
+/* Tells the process on fd, whose hello came as sc_store_read_hello says (hello; unread:
+ * the bytes of its blob still to come), the rendezvous's failure st, err, and closes fd
+ * (one of another protocol was told and closed already): 1 where it is one of the
+ * world's processes. */
+static int sc_store_refuse_one(sc_store_server_t *s, int fd, int hello,
+                               const sc_store_hello_t *h, size_t unread, sc_status_t st,
+                               const char *err)
+{
+    char other[SC_ERROR_MAX];
+
+    if (hello < 0)
+        return 0; /* none of the world's processes: told why */
+    if (hello && sc_store_other_launch(s, h, other, sizeof(other))) {
+        sc_store_refuse_other(fd, unread, other); /* none of the world's processes */
+        return 0;
+    }
+    /* Its blob is read first: a close with unread bytes resets the connection, and the
+     * reset may reach the process before the answer. */
+    if (hello)
+        sc_store_net_skip(fd, unread, sc_clock_now() + 2.0);
+    sc_store_reply_error(fd, st, err, sc_clock_now() + 2.0);
+    close(fd);
+    return hello;
+}
+
 /* The rendezvous failed with sentence err (rank 0 ran out of open files, two processes
  * claimed a rank, a rank could not join): every process is told so at once, not left to
  * time out as "never arrived" or, arriving after the verdict, as "could not be
  * reached". The connections held are answered and closed (fds[r] -2: told), which
- * frees their descriptors; then every process that connects is answered until as many
- * as the world has ranks were told (s->told_outside: those answered already outside
- * fds, a second claimant of a rank) or the deadline passed. */
+ * frees their descriptors, and so are the n still arriving (sc_store_arrival_t, their
+ * hellos awaited as long as they were); then every process that connects is answered
+ * until as many as the world has ranks were told (s->told_outside: those answered
+ * already outside fds, a second claimant of a rank) or the deadline passed. */
 static void sc_store_refuse_all(sc_store_server_t *s, int *fds, sc_status_t st,
-                                const char *err)
+                                const char *err, sc_store_arrival_t *arriving, int n)
 {
     int told = s->told_outside;
 
@@ -203,11 +314,23 @@ static void sc_store_refuse_all(sc_store_server_t *s, int *fds, sc_status_t st,
         }
         told += fds[r] == -2;
     }
+    for (int k = 0; k < n; k++) {
+        sc_store_arrival_t *a = &arriving[k];
+        int hello;
+
+        if (a->until > s->deadline)
+            a->until = s->deadline;
+        hello = sc_store_arrival_hello(s, a);
+
+        told += sc_store_refuse_one(s, a->fd, hello, &a->h,
+                                    hello > 0 ? sizeof(a->h) + a->h.len - a->got : 0, st,
+                                    err);
+        free(a->blob);
+    }
     while (told < s->size) {
         struct pollfd pfd = {s->listen_fd, POLLIN, 0};
         int ms = sc_clock_ms_until(s->deadline), fd, hello;
-        sc_store_hello_t h;
-        char other[SC_ERROR_MAX];
+        sc_store_hello_t h = {0};
 
         if (ms <= 0)
             return;
@@ -217,20 +340,7 @@ static void sc_store_refuse_all(sc_store_server_t *s, int *fds, sc_status_t st,
         if (fd < 0)
             continue;
         hello = sc_store_read_hello(s, fd, sc_clock_now() + 5.0, &h);
-        if (hello < 0)
-            continue; /* none of the world's processes: told why */
-        if (hello && sc_store_other_launch(s, &h, other, sizeof(other))) {
-            sc_store_refuse_other(fd, &h, other); /* none of the world's processes */
-            continue;
-        }
-        if (hello) {
-            told++;
-            /* Its blob is read first: a close with unread bytes resets the connection,
-             * and the reset may reach the process before the answer. */
-            sc_store_net_skip(fd, h.len, sc_clock_now() + 2.0);
-        }
-        sc_store_reply_error(fd, st, err, sc_clock_now() + 2.0);
-        close(fd);
+        told += sc_store_refuse_one(s, fd, hello, &h, h.len, st, err);
     }
 }
 
@@ -247,20 +357,6 @@ static void sc_store_failure_sentence(const sc_store_server_t *s, uint32_t rank,
         text += strlen(prefix);
     snprintf(err, len, "rendezvous at %s: rank %u could not %s it (its sc_comm_init failed): "
              "%.600s", s->where, rank, rank == 0 ? "serve" : "join", text);
-}
-
-/* The failure text of a rank that cannot join, read from fd after its hello h, into err
- * as sc_store_failure_sentence says it: 0, or -1 when the connection broke first. */
-static int sc_store_read_failure(sc_store_server_t *s, int fd, const sc_store_hello_t *h,
-                                 char *err, size_t len)
-{
-    char text[SC_ERROR_MAX];
-
-    if (h->len >= sizeof(text) || sc_store_net_io(fd, text, h->len, sc_clock_now() + 5.0, 0))
-        return -1;
-    text[h->len] = '\0';
-    sc_store_failure_sentence(s, h->rank, text, err, len);
-    return 0;
 }
 
 /* Whether the process on the connection fd of a rank that arrived closed it: it exited
@@ -281,45 +377,37 @@ static int sc_store_conn_closed(int fd)
     return n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR);
 }
 
-/* One connection accepted by the store, fd, which it owns from then on; its hello is
- * awaited hello_s seconds: 1 when a rank arrived (its blob and the port it serves the
- * table's tree on kept), 2 when it arrived in
- * place of a process of that rank that arrived and exited since (a node restarted
- * during the rendezvous, which was "two processes claimed rank R"), 0 when the
- * connection was dropped (it broke, it is no rendezvous's, or it is another launch's,
- * which is told so: sc_store_other_launch), -1 when the rendezvous
- * failed (*st and err set: a rank could not join, a second process claimed a rank, a
- * world size that differs). */
-static int sc_store_take(sc_store_server_t *s, int fd, double hello_s, int *fds,
+/* An arrival whose hello and blob came (k, whose descriptor and blob it owns from then
+ * on): 1 when a rank arrived (its blob and the port it serves the table's tree on
+ * kept), 2 when it arrived in place of a process of that rank that arrived and exited
+ * since (a node restarted during the rendezvous, which was "two processes claimed rank
+ * R"), 0 when the connection was dropped (it is another launch's, which is told so:
+ * sc_store_other_launch), -1 when the rendezvous failed (*st and err set: a rank could
+ * not join, a second process claimed a rank, a world size that differs). */
+static int sc_store_take(sc_store_server_t *s, sc_store_arrival_t *k, int *fds,
                          uint8_t **blobs, uint32_t *lens, uint32_t *ports, sc_status_t *st,
                          char *err, size_t len)
 {
-    sc_store_hello_t h;
+    const sc_store_hello_t h = k->h;
     char other[SC_ERROR_MAX];
-    uint8_t *blob;
-    int replaced, got = sc_store_read_hello(s, fd, sc_clock_now() + hello_s, &h);
+    int replaced;
 
-    if (got <= 0) {
-        if (got == 0)
-            close(fd); /* one of another protocol was answered and closed */
-        return 0;
-    }
     if (sc_store_other_launch(s, &h, other, sizeof(other))) {
-        sc_store_refuse_other(fd, &h, other);
+        sc_store_refuse_other(k->fd, 0, other);
+        free(k->blob);
         return 0;
     }
     if (h.kind == SC_STORE_FAILED && h.rank < (uint32_t)s->size) {
-        if (sc_store_read_failure(s, fd, &h, err, len) != 0) {
-            close(fd);
-            return 0;
-        }
+        /* Its blob is its failure's text. */
+        sc_store_failure_sentence(s, h.rank, (const char *)k->blob, err, len);
+        free(k->blob);
         *st = SC_ERR_PEER_FAILED;
         if (fds[h.rank] >= 0) { /* another process claimed that rank */
             sc_store_reply_error(fds[h.rank], *st, err, sc_clock_now() + 2.0);
             close(fds[h.rank]);
             s->told_outside++;
         }
-        fds[h.rank] = fd; /* answered with the others */
+        fds[h.rank] = k->fd; /* answered with the others */
         return -1;
     }
     replaced = h.size == (uint32_t)s->size && h.rank < (uint32_t)s->size &&
@@ -337,17 +425,11 @@ static int sc_store_take(sc_store_server_t *s, int fd, double hello_s, int *fds,
                      "size %d (each process needs a rank of its own: check the launcher's "
                      "rank variables)", s->where, h.rank, s->size);
         *st = SC_ERR_INVALID_ARG;
-        sc_store_net_skip(fd, h.len, sc_clock_now() + 2.0);
-        sc_store_reply_error(fd, *st, err, sc_clock_now() + 2.0);
+        free(k->blob);
+        sc_store_reply_error(k->fd, *st, err, sc_clock_now() + 2.0);
         s->told_outside++;
-        close(fd);
+        close(k->fd);
         return -1;
-    }
-    blob = malloc(h.len ? h.len : 1);
-    if (!blob || sc_store_net_io(fd, blob, h.len, sc_clock_now() + 5.0, 0)) {
-        free(blob);
-        close(fd);
-        return 0;
     }
     /* The process it replaces is gone: its connection and its blob go. */
     if (replaced) {
@@ -356,10 +438,10 @@ static int sc_store_take(sc_store_server_t *s, int fd, double hello_s, int *fds,
         close(fds[h.rank]);
         free(blobs[h.rank]);
     }
-    blobs[h.rank] = blob;
+    blobs[h.rank] = k->blob;
     lens[h.rank] = h.len;
     ports[h.rank] = h.port <= 65535 ? h.port : 0;
-    fds[h.rank] = fd;
+    fds[h.rank] = k->fd;
     return replaced ? 2 : 1;
 }
 
@@ -695,6 +777,139 @@ out:
     return st;
 }
 
+/* When arrival k is dropped where nothing more came: SC_STORE_SILENT_S after its last
+ * bytes, and 1 s after the last rank arrived (last; 0.0: not yet) where its hello had not
+ * come by then: a hello is sent as its connection is made. */
+static double sc_store_arrival_until(const sc_store_arrival_t *k, double last)
+{
+    return last > 0.0 && k->got < sizeof(k->h) && last + 1.0 < k->until ? last + 1.0
+                                                                         : k->until;
+}
+
+/* The sentence of a rendezvous whose deadline passed before every rank arrived (fds[r]
+ * -1: rank r did not), into err (len bytes). */
+static void sc_store_timeout_sentence(const sc_store_server_t *s, const int *fds, char *err,
+                                      size_t len)
+{
+    char missing[512], refused[SC_ERROR_MAX];
+    int nmissing = sc_store_missing(fds, s->size, missing, sizeof(missing));
+    int n;
+
+    sc_store_refusals_text(s, fds, refused, sizeof(refused));
+    /* Rank 0's own client joins as the others do: where it had not, the wait was shorter
+     * than this process takes to connect to itself. */
+    n = snprintf(err, len,
+                 "rendezvous at %s timed out after %.3g s: rank%s %s never arrived "
+                 "(%d of %d)%s%s%s%s", s->where, s->deadline - s->started,
+                 nmissing == 1 ? "" : "s", missing, nmissing, s->size, refused,
+                 fds[0] < 0 ? "; rank 0, which serves the rendezvous, had not joined "
+                              "it either: the timeout is shorter than a rendezvous "
+                              "takes" : "",
+                 s->note[0] ? "; " : "", s->note);
+    /* Cut where the address and the missing ranks were long: the reader sees it. */
+    if (n >= (int)len)
+        memcpy(err + len - 4, "...", 4);
+}
+
+/* The ranks' arrivals (sc_store_take) until every rank arrived, each connection's hello
+ * and blob read as they come, all under one poll (sc_store_arrival_t); then the
+ * connections already waiting are judged as ones before the last, before any rank is
+ * answered (a second process claiming a rank, a rank telling its failure: it was told
+ * that rank 0 exited or was killed when the store closed it unread, and the world went
+ * on with whichever claimant came first). SC_SUCCESS; else the failure, err set, with
+ * the connections still arriving in arriving (*n of them, up to SC_STORE_ARRIVING_MAX)
+ * for sc_store_refuse_all. The spare descriptor (*spare) is closed where rank 0 ran out
+ * of open files, to make room to tell that rank too. */
+static sc_status_t sc_store_gather(sc_store_server_t *s, int *fds, uint8_t **blobs,
+                                   uint32_t *lens, uint32_t *ports, int *spare,
+                                   sc_store_arrival_t *arriving, int *n, char *err,
+                                   size_t len)
+{
+    struct pollfd pfds[SC_STORE_ARRIVING_MAX + 1];
+    double last = 0.0; /* when the last rank arrived; 0.0 until then */
+    int arrived = 0;
+    sc_status_t st = SC_SUCCESS;
+
+    *n = 0;
+    while (st == SC_SUCCESS) {
+        double now = sc_clock_now(), wake = s->deadline;
+        int np = 0, base, ready, fd = -1;
+
+        if (arrived == s->size && last == 0.0) {
+            last = now;
+            for (;;) {
+                struct pollfd q = {s->listen_fd, POLLIN, 0};
+
+                if (*n == SC_STORE_ARRIVING_MAX || poll(&q, 1, 0) <= 0 ||
+                    (fd = sc_store_net_accept(s->listen_fd, 0)) < 0)
+                    break;
+                arriving[(*n)++] = (sc_store_arrival_t){fd, now + SC_STORE_SILENT_S, 0, {0},
+                                                        NULL};
+            }
+        }
+        if (last > 0.0 && *n == 0)
+            break;
+        if (last == 0.0 && now >= s->deadline) {
+            sc_store_timeout_sentence(s, fds, err, len);
+            st = SC_ERR_TIMEOUT;
+            break;
+        }
+        if (last == 0.0 && *n < SC_STORE_ARRIVING_MAX)
+            pfds[np++] = (struct pollfd){s->listen_fd, POLLIN, 0};
+        base = np;
+        for (int k = 0; k < *n; k++) {
+            double until = sc_store_arrival_until(&arriving[k], last);
+
+            pfds[np++] = (struct pollfd){arriving[k].fd, POLLIN, 0};
+            if (until < wake)
+                wake = until;
+        }
+        ready = poll(pfds, (nfds_t)np, sc_clock_ms_until(wake));
+        now = sc_clock_now();
+        /* Back to front, so that an arrival done with (the last moved into its place)
+         * leaves those not yet looked at where they were. */
+        for (int k = *n - 1; k >= 0 && st == SC_SUCCESS; k--) {
+            sc_store_arrival_t *a = &arriving[k];
+            int came = ready > 0 && pfds[base + k].revents;
+            int r = came ? sc_store_arrival_read(s, a)
+                         : -(now >= sc_store_arrival_until(a, last));
+
+            if (r == 0 && came)
+                a->until = now + SC_STORE_SILENT_S;
+            if (r == 0)
+                continue;
+            if (r == 1) {
+                arrived += sc_store_take(s, a, fds, blobs, lens, ports, &st, err, len) == 1;
+            } else if (r == -1) {
+                close(a->fd);
+                free(a->blob);
+            }
+            *a = arriving[--*n];
+        }
+        if (st != SC_SUCCESS || ready <= 0 || base == 0 || !(pfds[0].revents & POLLIN))
+            continue;
+        fd = sc_store_net_accept(s->listen_fd, 0);
+        if (fd < 0 && (errno == EMFILE || errno == ENFILE)) {
+            struct rlimit rl = {0, 0};
+
+            getrlimit(RLIMIT_NOFILE, &rl);
+            snprintf(err, len, "rendezvous at %s: rank 0 ran out of open files after %d of "
+                     "%d ranks arrived (it holds one connection per rank until every rank "
+                     "arrived, and the limit of open files is %llu): raise the limit "
+                     "(ulimit -n) to at least %d, twice the world size and some", s->where,
+                     arrived, s->size, (unsigned long long)rl.rlim_cur, 2 * s->size + 256);
+            st = SC_ERR_SYSTEM;
+            if (*spare >= 0) {
+                close(*spare);
+                *spare = -1;
+            }
+        } else if (fd >= 0) {
+            arriving[(*n)++] = (sc_store_arrival_t){fd, now + SC_STORE_SILENT_S, 0, {0}, NULL};
+        }
+    }
+    return st;
+}
+
 void *sc_store_serve(void *arg)
 {
     sc_store_server_t *s = arg;
@@ -702,19 +917,21 @@ void *sc_store_serve(void *arg)
     uint8_t **blobs = calloc((size_t)s->size, sizeof(uint8_t *));
     uint32_t *lens = calloc((size_t)s->size, sizeof(uint32_t));
     uint32_t *ports = calloc((size_t)s->size, sizeof(uint32_t));
-    int arrived = 0, spare = open("/dev/null", O_RDONLY | O_CLOEXEC);
+    sc_store_arrival_t *arriving = calloc(SC_STORE_ARRIVING_MAX, sizeof(*arriving));
+    int narriving = 0, spare = open("/dev/null", O_RDONLY | O_CLOEXEC);
     double answering;
     sc_store_answers_t answers = {0};
     char err[SC_ERROR_MAX] = "";
-    sc_status_t st = SC_SUCCESS;
+    sc_status_t st;
 
-    if (!fds || !blobs || !lens || !ports) {
+    if (!fds || !blobs || !lens || !ports || !arriving) {
         /* Said to rank 0's own client, which stops at the verdict; the others find no
          * store listening. */
         free(fds);
         free(blobs);
         free(lens);
         free(ports);
+        free(arriving);
         if (spare >= 0)
             close(spare);
         close(s->listen_fd);
@@ -726,71 +943,8 @@ void *sc_store_serve(void *arg)
     }
     for (int r = 0; r < s->size; r++)
         fds[r] = -1;
-    while (arrived < s->size && st == SC_SUCCESS) {
-        struct pollfd pfd = {s->listen_fd, POLLIN, 0};
-        int ms = sc_clock_ms_until(s->deadline);
-        int fd;
-
-        if (ms <= 0) {
-            char missing[512], refused[SC_ERROR_MAX];
-            int nmissing = sc_store_missing(fds, s->size, missing, sizeof(missing));
-            int n;
-
-            sc_store_refusals_text(s, fds, refused, sizeof(refused));
-            /* Rank 0's own client joins as the others do: where it had not, the wait
-             * was shorter than this process takes to connect to itself. */
-            n = snprintf(err, sizeof(err),
-                         "rendezvous at %s timed out after %.3g s: rank%s %s never arrived "
-                         "(%d of %d)%s%s%s%s", s->where, s->deadline - s->started,
-                         nmissing == 1 ? "" : "s", missing, nmissing, s->size, refused,
-                         fds[0] < 0 ? "; rank 0, which serves the rendezvous, had not joined "
-                                      "it either: the timeout is shorter than a rendezvous "
-                                      "takes" : "",
-                         s->note[0] ? "; " : "", s->note);
-            /* Cut where the address and the missing ranks were long: the reader sees it. */
-            if (n >= (int)sizeof(err))
-                memcpy(err + sizeof(err) - 4, "...", 4);
-            st = SC_ERR_TIMEOUT;
-            break;
-        }
-        if (poll(&pfd, 1, ms) <= 0)
-            continue;
-        fd = sc_store_net_accept(s->listen_fd, 0);
-        if (fd < 0 && (errno == EMFILE || errno == ENFILE)) {
-            struct rlimit rl = {0, 0};
-
-            getrlimit(RLIMIT_NOFILE, &rl);
-            snprintf(err, sizeof(err), "rendezvous at %s: rank 0 ran out of open files "
-                     "after %d of %d ranks arrived (it holds one connection per rank until "
-                     "every rank arrived, and the limit of open files is %llu): raise the "
-                     "limit (ulimit -n) to at least %d, twice the world size and some",
-                     s->where, arrived, s->size, (unsigned long long)rl.rlim_cur,
-                     2 * s->size + 256);
-            st = SC_ERR_SYSTEM;
-            /* The spare descriptor makes room to tell this rank too. */
-            if (spare >= 0) {
-                close(spare);
-                spare = -1;
-            }
-            break;
-        }
-        if (fd < 0)
-            continue;
-        arrived += sc_store_take(s, fd, 5.0, fds, blobs, lens, ports, &st, err, sizeof(err)) == 1;
-    }
-    /* A connection already waiting when the last rank arrived (a second process claiming
-     * a rank, a rank telling its failure) is judged as one before it, before any rank is
-     * answered: it was told that rank 0 exited or was killed when the store closed it
-     * unread, and the world went on with whichever claimant came first. Its hello was
-     * sent as it connected: a connection silent for 1 s is no rank's. */
-    while (st == SC_SUCCESS) {
-        struct pollfd pfd = {s->listen_fd, POLLIN, 0};
-        int fd;
-
-        if (poll(&pfd, 1, 0) <= 0 || (fd = sc_store_net_accept(s->listen_fd, 0)) < 0)
-            break;
-        sc_store_take(s, fd, 1.0, fds, blobs, lens, ports, &st, err, sizeof(err));
-    }
+    st = sc_store_gather(s, fds, blobs, lens, ports, &spare, arriving, &narriving, err,
+                         sizeof(err));
     /* A rank that arrived and exited since (killed, or its program ended) would be
      * found dead only as the others connect to it, as an unreachable endpoint that
      * names no rank across nodes: the rendezvous fails on every rank naming it. */
@@ -806,7 +960,8 @@ void *sc_store_serve(void *arg)
     /* A failed rendezvous is said to every rank, those still to come too; then no later
      * process may join it. */
     if (st != SC_SUCCESS)
-        sc_store_refuse_all(s, fds, st, err);
+        sc_store_refuse_all(s, fds, st, err, arriving, narriving);
+    free(arriving);
     close(s->listen_fd);
     if (spare >= 0)
         close(spare);
@@ -876,7 +1031,7 @@ void sc_store_server_tell_failure(const char *addr, int port, int size,
             fds[r] = -1;
         fds[0] = -2; /* rank 0 knows */
         sc_store_failure_sentence(&server, 0, text, sentence, sizeof(sentence));
-        sc_store_refuse_all(&server, fds, SC_ERR_PEER_FAILED, sentence);
+        sc_store_refuse_all(&server, fds, SC_ERR_PEER_FAILED, sentence, NULL, 0);
         close(server.listen_fd);
     }
     free(fds);
