@@ -367,7 +367,8 @@ static int sc_store_net_self(int fd)
  * socket, blocking again, or -1 with *err the reason (ETIMEDOUT: no answer by the
  * deadline; 0: the deadline had passed before the attempt could learn anything;
  * ECONNREFUSED also for a socket connected to itself: nothing listened there). */
-static int sc_store_net_connect_one(const struct addrinfo *ai, double deadline, int *err)
+static int sc_store_net_connect_one(const struct addrinfo *ai, double deadline, int watch,
+                                    int *err)
 {
     int fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK,
                     ai->ai_protocol);
@@ -379,13 +380,18 @@ static int sc_store_net_connect_one(const struct addrinfo *ai, double deadline, 
         return -1;
     }
     if (connect(fd, ai->ai_addr, ai->ai_addrlen) != 0) {
-        struct pollfd pfd = {fd, POLLOUT, 0};
+        /* poll ignores a negative descriptor: no watch. */
+        struct pollfd pfd[2] = {{fd, POLLOUT, 0}, {watch, POLLIN, 0}};
         int ms = sc_clock_ms_until(deadline), ready = -1, e = errno;
 
         /* A signal caught meanwhile interrupts the poll, not the attempt. */
-        while (e == EINPROGRESS && ms > 0 && (ready = poll(&pfd, 1, ms)) < 0 &&
+        while (e == EINPROGRESS && ms > 0 && (ready = poll(pfd, 2, ms)) < 0 &&
                errno == EINTR)
             ms = sc_clock_ms_until(deadline);
+        if (e == EINPROGRESS && ready > 0 && pfd[1].revents) {
+            close(fd);
+            return -2;
+        }
         if (e != EINPROGRESS)
             *err = e;
         else if (ms <= 0)
@@ -412,7 +418,7 @@ static int sc_store_net_connect_one(const struct addrinfo *ai, double deadline, 
 }
 
 int sc_store_net_connect_to(const struct sockaddr *sa, socklen_t sa_len, double deadline,
-                            int *err)
+                            int watch, int *err)
 {
     struct addrinfo ai;
 
@@ -421,7 +427,7 @@ int sc_store_net_connect_to(const struct sockaddr *sa, socklen_t sa_len, double 
     ai.ai_socktype = SOCK_STREAM;
     ai.ai_addr = (struct sockaddr *)sa;
     ai.ai_addrlen = sa_len;
-    return sc_store_net_connect_one(&ai, deadline, err);
+    return sc_store_net_connect_one(&ai, deadline, watch, err);
 }
 
 int sc_store_net_listen_beside(int fd, int *listen_fd, uint32_t *port)
@@ -545,7 +551,7 @@ int sc_store_net_connect(const char *addr, int port, double deadline, const int 
             continue;
         }
         for (struct addrinfo *ai = res; ai; ai = ai->ai_next) {
-            int err = 0, fd = sc_store_net_connect_one(ai, deadline, &err);
+            int err = 0, fd = sc_store_net_connect_one(ai, deadline, -1, &err);
             if (fd >= 0) {
                 freeaddrinfo(res);
                 return fd;

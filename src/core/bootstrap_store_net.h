@@ -98,9 +98,12 @@ int sc_store_net_connect(const char *addr, int port, double deadline, const int 
 
 /* One attempt to connect to sa before deadline: the connected socket, or -1 with *err
  * the reason (ETIMEDOUT: no answer by the deadline; 0: no time left to learn one;
- * ECONNREFUSED also where the socket came up connected to itself: nothing listened). */
+ * ECONNREFUSED also where the socket came up connected to itself: nothing listened), or
+ * -2 as soon as watch (a descriptor; -1: none) has something to read or was closed
+ * while the connection was not yet made: a child connecting to its parent in the
+ * table's tree hears the store's failure meanwhile. */
 int sc_store_net_connect_to(const struct sockaddr *sa, socklen_t sa_len, double deadline,
-                            int *err);
+                            int watch, int *err);
 
 /* *listen_fd: a socket listening on a port the system picks, on the address that the
  * connected socket fd has at its end (the interface, and the family, by which this rank

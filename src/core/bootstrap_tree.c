@@ -162,7 +162,9 @@ sc_status_t sc_tree_fetch(const sc_store_role_t *role, int rank, int size, const
     for (int tries = 0; got < 0 && tries < 2; tries++) {
         if (fd >= 0)
             close(fd);
-        fd = sc_store_net_connect_to((struct sockaddr *)&sa, sa_len, deadline, &e);
+        fd = sc_store_net_connect_to((struct sockaddr *)&sa, sa_len, deadline, word->fd, &e);
+        if (fd == -2)
+            goto store_spoke;
         if (fd < 0)
             goto err;
         e = EPIPE; /* from here: the connection closed, or nothing came in time */
@@ -215,7 +217,8 @@ sc_status_t sc_tree_fetch(const sc_store_role_t *role, int rank, int size, const
     return st;
 store_spoke:
     /* Before this rank said it has the table, the store speaks only of a failure. */
-    close(fd);
+    if (fd >= 0)
+        close(fd);
     free(payload);
     sc_store_net_read_word(word->fd, where, sc_clock_now() + 2.0, &word->st, word->text);
     word->heard = 1;

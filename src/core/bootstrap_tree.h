@@ -60,10 +60,10 @@ typedef struct {
  * sent (its own parent's failure), SC_ERR_SYSTEM when the table came malformed. A
  * connection the parent closed before it answered is made again once (a live parent
  * drops one silent for 5 s: this rank stopped between its connect and its hello). While it
- * waits for the parent's answer it watches the store's connection (word->fd; -1: none):
- * where the store speaks first (the rendezvous failed elsewhere, while the parent is
- * stopped or slow), its word is read into *word and its status and sentence are the
- * fetch's, at once. */
+ * connects to the parent and waits for its answer it watches the store's connection
+ * (word->fd; -1: none): where the store speaks first (the rendezvous failed elsewhere,
+ * while the parent is stopped, slow or does not take the connection), its word is read
+ * into *word and its status and sentence are the fetch's, at once. */
 sc_status_t sc_tree_fetch(const sc_store_role_t *role, int rank, int size, const char *where,
                           double deadline, sc_tree_word_t *word, sc_store_result_t *result,
                           char *err, size_t err_len);

@@ -212,6 +212,49 @@ static int test_child_dropped_by_a_live_parent_asks_again(void)
     return 0;
 }
 
+/* A child whose connection its parent does not take (the parent's queue of connections
+ * full, as a stopped parent's or an unreachable host's leaves it: the kernel drops the
+ * child's SYN) hears the store's failure meanwhile and fails at once with it; it waited
+ * for the connection until its deadline and named its parent. */
+static int test_child_connecting_to_its_parent_hears_the_store(void)
+{
+    static const char text[] = "rendezvous at 127.0.0.1:1: rank 2 exited or was killed "
+                               "after the store answered it";
+    sc_store_reply_t rep = {SC_STORE_MAGIC, SC_ERR_PEER_FAILED, sizeof(text) - 1};
+    struct sockaddr_in a = {.sin_family = AF_INET};
+    sc_store_role_t role;
+    sc_store_result_t result = {0};
+    sc_tree_word_t word;
+    char err[SC_ERROR_MAX] = "";
+    int listen_fd = listen_as_parent(0, &role), queued = socket(AF_INET, SOCK_STREAM, 0);
+    int store[2] = {-1, -1};
+    double t0, took;
+    sc_status_t st;
+
+    CHECK(listen_fd >= 0 && queued >= 0, "no listening socket on loopback");
+    a.sin_port = htons(role.port);
+    memcpy(&a.sin_addr, role.addr, 4);
+    /* The one connection a queue of 0 holds, never accepted. */
+    CHECK(connect(queued, (struct sockaddr *)&a, sizeof(a)) == 0, "no connection to queue");
+    CHECK(socketpair(AF_UNIX, SOCK_STREAM, 0, store) == 0, "no socket pair for the store");
+    CHECK(send(store[1], &rep, sizeof(rep), 0) == (ssize_t)sizeof(rep) &&
+              send(store[1], text, rep.len, 0) == (ssize_t)rep.len,
+          "the store's word could not be written");
+    word = (sc_tree_word_t){store[0], 0, SC_SUCCESS, ""};
+    t0 = sc_clock_now();
+    st = sc_tree_fetch(&role, 3, 4, "127.0.0.1:1", t0 + 3.0, &word, &result, err, sizeof(err));
+    took = sc_clock_now() - t0;
+    close(store[0]);
+    close(store[1]);
+    close(queued);
+    close(listen_fd);
+    CHECK(st == SC_ERR_PEER_FAILED && word.heard, "sc_tree_fetch returned %d after %.2f s: %s",
+          st, took, err);
+    CHECK(strcmp(err, text) == 0, "the fetch's sentence is not the store's: %s", err);
+    CHECK(took < 1.0, "the store's word took %.2f s to be heard", took);
+    return 0;
+}
+
 /* A malformed table from the parent fails the child with a sentence that its children
  * and the store get as its own failure: it carries no "rank R: " prefix, which the
  * rank that reports it puts before it (it came out as "rank 3: rank 3: ..."). */
@@ -266,6 +309,7 @@ int main(int argc, char **argv)
         SC_TEST(malformed_table_from_the_parent_is_relayed_unprefixed),
         SC_TEST(silent_parent_is_named_stopped_at_the_deadline),
         SC_TEST(child_dropped_by_a_live_parent_asks_again),
+        SC_TEST(child_connecting_to_its_parent_hears_the_store),
     };
     return sc_run_tests(tests, NELEM(tests), argc > 1 ? argv[1] : NULL);
 }
