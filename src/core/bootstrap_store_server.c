@@ -151,6 +151,7 @@ static int sc_store_read_hello(sc_store_server_t *s, int fd, double deadline,
 typedef struct {
     int fd;
     double until;       /* dropped where nothing more came by then */
+    double by;          /* dropped where its hello and blob had not all come by then */
     size_t got;         /* bytes read: of the hello, then of its blob */
     sc_store_hello_t h;
     uint8_t *blob;      /* h.len bytes and a NUL, once the hello came */
@@ -158,6 +159,10 @@ typedef struct {
 
 /* How long an arriving connection may go silent before its hello and blob came. */
 #define SC_STORE_SILENT_S 5.0
+/* How long its hello and blob may take in all: one that trickles its bytes, each within
+ * SC_STORE_SILENT_S, is dropped too (5 s for the hello and 5 for the blob, as when the
+ * store read them in turn). */
+#define SC_STORE_ARRIVAL_S (2.0 * SC_STORE_SILENT_S)
 /* Arriving connections read at once; more wait in the listening socket's queue. */
 #define SC_STORE_ARRIVING_MAX 64
 
@@ -777,13 +782,16 @@ out:
     return st;
 }
 
-/* When arrival k is dropped where nothing more came: SC_STORE_SILENT_S after its last
- * bytes, and 1 s after the last rank arrived (last; 0.0: not yet) where its hello had not
- * come by then: a hello is sent as its connection is made. */
+/* When arrival k is dropped where its hello and blob had not come: SC_STORE_SILENT_S
+ * after its last bytes, SC_STORE_ARRIVAL_S after it was accepted, and 1 s after the last
+ * rank arrived (last; 0.0: not yet) where its hello had not come by then: a hello is sent
+ * as its connection is made. A connection that trickled its blob after the last rank
+ * arrived held every rank's answer for as long as it went on. */
 static double sc_store_arrival_until(const sc_store_arrival_t *k, double last)
 {
-    return last > 0.0 && k->got < sizeof(k->h) && last + 1.0 < k->until ? last + 1.0
-                                                                         : k->until;
+    double until = k->by < k->until ? k->by : k->until;
+
+    return last > 0.0 && k->got < sizeof(k->h) && last + 1.0 < until ? last + 1.0 : until;
 }
 
 /* The sentence of a rendezvous whose deadline passed before every rank arrived (fds[r]
@@ -843,7 +851,8 @@ static sc_status_t sc_store_gather(sc_store_server_t *s, int *fds, uint8_t **blo
                 if (*n == SC_STORE_ARRIVING_MAX || poll(&q, 1, 0) <= 0 ||
                     (fd = sc_store_net_accept(s->listen_fd, 0)) < 0)
                     break;
-                arriving[(*n)++] = (sc_store_arrival_t){fd, now + SC_STORE_SILENT_S, 0, {0},
+                arriving[(*n)++] = (sc_store_arrival_t){fd, now + SC_STORE_SILENT_S,
+                                                        now + SC_STORE_ARRIVAL_S, 0, {0},
                                                         NULL};
             }
         }
@@ -871,11 +880,12 @@ static sc_status_t sc_store_gather(sc_store_server_t *s, int *fds, uint8_t **blo
         for (int k = *n - 1; k >= 0 && st == SC_SUCCESS; k--) {
             sc_store_arrival_t *a = &arriving[k];
             int came = ready > 0 && pfds[base + k].revents;
-            int r = came ? sc_store_arrival_read(s, a)
-                         : -(now >= sc_store_arrival_until(a, last));
+            int r = came ? sc_store_arrival_read(s, a) : 0;
 
             if (r == 0 && came)
                 a->until = now + SC_STORE_SILENT_S;
+            if (r == 0 && now >= sc_store_arrival_until(a, last))
+                r = -1; /* bytes that keep coming do not keep it past its time */
             if (r == 0)
                 continue;
             if (r == 1) {
@@ -904,7 +914,8 @@ static sc_status_t sc_store_gather(sc_store_server_t *s, int *fds, uint8_t **blo
                 *spare = -1;
             }
         } else if (fd >= 0) {
-            arriving[(*n)++] = (sc_store_arrival_t){fd, now + SC_STORE_SILENT_S, 0, {0}, NULL};
+            arriving[(*n)++] = (sc_store_arrival_t){fd, now + SC_STORE_SILENT_S,
+                                                    now + SC_STORE_ARRIVAL_S, 0, {0}, NULL};
         }
     }
     return st;

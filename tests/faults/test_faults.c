@@ -401,6 +401,56 @@ static int test_silent_connection_holds_up_no_later_arrival(int argc, char **arg
     return TEST_PASS;
 }
 
+/* A hand-made hello claiming rank 1 of a world of 2 (rendezvous protocol 3, no launch
+ * id) that declares a blob of 64 bytes, on fd, then one byte of the blob a second, each
+ * well within the store's 5 s of silence, until the store closes the connection. */
+static void *trickle_a_claim(void *arg)
+{
+    int *fd = arg;
+    /* magic, protocol, kind (join), rank, size, blob length, port; the launch (96 bytes) */
+    uint32_t hello[31] = {0x53434856, 3, 1, 1, 2, 64, 0};
+    char byte = 0;
+
+    if (send(*fd, hello, sizeof(hello), MSG_NOSIGNAL) == (ssize_t)sizeof(hello))
+        for (int k = 0; k < 30 && send(*fd, &byte, 1, MSG_NOSIGNAL) == 1; k++)
+            fault_sleep(1.0);
+    close(*fd);
+    return NULL;
+}
+
+/* 3 processes in a world of 2: the last, first at rank 0's store, claims rank 1 with a
+ * hello whose blob comes a byte a second for 30 s; ranks 0 and 1 arrive and complete init
+ * and an allreduce within 14 s of their start (SC_TIMEOUT 20): the store drops an
+ * arrival whose hello and blob have not all come 10 s after it was accepted. It reset
+ * the 5 s of silence at each byte, so that after the last rank arrived the trickling
+ * connection held every rank's answer until the ranks gave up on the store. */
+static int test_trickling_connection_holds_the_store_no_longer_than_10_s(int argc,
+                                                                         char **argv)
+{
+    pthread_t thread;
+    double t0, took;
+    int fd = -1;
+
+    (void)argc, (void)argv;
+    setenv("SC_WORLD_SIZE", "2", 1);
+    setenv("SC_LOCAL_SIZE", "2", 1);
+    if (fault_rank == 2) {
+        CHECK(connect_to_the_store(&fd) == 0, "no store to trickle a claim to");
+        CHECK(pthread_create(&thread, NULL, trickle_a_claim, &fd) == 0, "no thread");
+        pthread_join(thread, NULL);
+        return TEST_PASS;
+    }
+    if (fault_rank == 1)
+        fault_sleep(0.5); /* the trickling connection is the store's first */
+    t0 = fault_now();
+    CHECK(init_and_sum_ones(2) == TEST_PASS, "init and an allreduce beside a trickling "
+          "connection to the store failed");
+    took = fault_now() - t0;
+    CHECK(took < 14.0, "init and an allreduce took %.2f s beside a trickling connection to "
+          "the store", took);
+    return TEST_PASS;
+}
+
 /* 3 processes in a world of 2; the last claims rank 1 too, but comes a second late,
  * after ranks 0 and 1 finished the rendezvous and rank 0's store closed. Ranks 0 and 1
  * run an allreduce; the late process gets SC_ERR_TIMEOUT after SC_TIMEOUT + 3 s saying
@@ -1770,6 +1820,8 @@ int main(int argc, char **argv)
         {"peer_that_left_is_said_to_have_left", test_peer_that_left_is_said_to_have_left},
         {"silent_connection_holds_up_no_later_arrival",
          test_silent_connection_holds_up_no_later_arrival},
+        {"trickling_connection_holds_the_store_no_longer_than_10_s",
+         test_trickling_connection_holds_the_store_no_longer_than_10_s},
         {"pending_op_times_out_naming_the_silent_rank",
          test_pending_op_times_out_naming_the_silent_rank},
         {"send_to_itself_times_out_naming_its_own_receive",
