@@ -366,7 +366,8 @@ static int sc_store_net_self(int fd)
  * drops packets waits out the kernel's SYN retries, about two minutes): the connected
  * socket, blocking again, or -1 with *err the reason (ETIMEDOUT: no answer by the
  * deadline; 0: the deadline had passed before the attempt could learn anything;
- * ECONNREFUSED also for a socket connected to itself: nothing listened there). */
+ * ECONNREFUSED also for a socket connected to itself: nothing listened there), or -2 as
+ * soon as watch (a descriptor; -1: none) has something to read or was closed. */
 static int sc_store_net_connect_one(const struct addrinfo *ai, double deadline, int watch,
                                     int *err)
 {

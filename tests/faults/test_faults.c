@@ -369,7 +369,6 @@ static int init_and_sum_ones(int32_t want)
     return TEST_PASS;
 }
 
-
 /* 3 ranks; rank 2 first holds a connection to rank 0's store that sends nothing for 6 s
  * (a port scanner, a health check, a rank stopped between its connect and its hello),
  * then ranks 1 and 2 arrive: every rank completes init and an allreduce within 3.5 s of
