@@ -181,6 +181,14 @@ static int sc_progress_ctl_one(sc_comm_t *c)
         return 1;
     }
     st = c->ctl_in.status < 0 ? (sc_status_t)c->ctl_in.status : SC_ERR_PEER_FAILED;
+    /* A peer's disagreement at the number this rank refused, found there before this
+     * rank's refusal notice came (it travels beside the next call's header, not ahead
+     * of it): this rank's sentence says what it refused, as its own finding does. */
+    if (st == SC_ERR_MISMATCH && c->own_refusal && c->own_refusal_seq == c->ctl_in.seq &&
+        !strstr(text, c->own_refusal_text)) {
+        size_t n = strlen(text);
+        snprintf(text + n, sizeof(text) - n, "; before that, %s", c->own_refusal_text);
+    }
     sc_progress_fail_comm(c, st, text, 0, c->ctl_in.seq);
     return 1;
 }
