@@ -154,6 +154,7 @@ static int sc_progress_ctl_one(sc_comm_t *c)
     size_t len;
     sc_status_t st;
     char text[SC_ERROR_MAX];
+    const char *own;
 
     if (!c->ctl_recv_req)
         return 0;
@@ -184,10 +185,10 @@ static int sc_progress_ctl_one(sc_comm_t *c)
     /* A peer's disagreement at the number this rank refused, found there before this
      * rank's refusal notice came (it travels beside the next call's header, not ahead
      * of it): this rank's sentence says what it refused, as its own finding does. */
-    if (st == SC_ERR_MISMATCH && c->own_refusal && c->own_refusal_seq == c->ctl_in.seq &&
-        !strstr(text, c->own_refusal_text)) {
+    own = st == SC_ERR_MISMATCH ? sc_progress_own_refusal_text(c, c->ctl_in.seq) : NULL;
+    if (own && !strstr(text, own)) {
         size_t n = strlen(text);
-        snprintf(text + n, sizeof(text) - n, "; before that, %s", c->own_refusal_text);
+        snprintf(text + n, sizeof(text) - n, "; before that, %s", own);
     }
     sc_progress_fail_comm(c, st, text, 0, c->ctl_in.seq);
     return 1;

@@ -293,6 +293,11 @@ const char *sc_progress_refusal_text(const sc_comm_t *c, const sc_coll_op_t *op)
     /* A peer's refusal, withdrawn or not: a mismatch of that number says it too. */
     if (c->refusal_text[0] && c->refusal_seq == seq)
         return c->refusal_text;
+    return sc_progress_own_refusal_text(c, seq);
+}
+
+const char *sc_progress_own_refusal_text(const sc_comm_t *c, uint64_t seq)
+{
     return c->own_refusal && c->own_refusal_seq == seq ? c->own_refusal_text : NULL;
 }
 

@@ -25,6 +25,10 @@ void sc_progress_refusal_mark(sc_comm_t *comm, sc_coll_op_t *op);
  * peer), a peer's or this rank's, or NULL. Caller holds tp->lock. */
 const char *sc_progress_refusal_text(const sc_comm_t *comm, const sc_coll_op_t *op);
 
+/* The sentence of this rank's own refusal of collective #seq, or NULL. Caller holds
+ * tp->lock. */
+const char *sc_progress_own_refusal_text(const sc_comm_t *comm, uint64_t seq);
+
 /* Takes a refusal notice from a peer (msg->refused nonzero; text, its sentence, ended).
  * Caller holds tp->lock. */
 void sc_progress_refusal_notice(sc_comm_t *comm, const sc_ctl_msg_t *msg, const char *text);
