@@ -9,6 +9,7 @@
 #include "core/bootstrap_env.h"
 #include "core/env.h"
 #include "core/env_names.h"
+#include "core/env_text.h"
 #include "core/error.h"
 
 typedef enum {
@@ -119,15 +120,16 @@ static int sc_bootstrap_addr_parses(const char *addr)
  * on every address of its host without looking it up, and waited SC_TIMEOUT for it. */
 sc_status_t sc_bootstrap_check_addr(const char *addr, const char *from, char *out, size_t len)
 {
-    char inner[SC_MASTER_ADDR_MAX];
+    char inner[SC_MASTER_ADDR_MAX], text[SC_ENV_TEXT_MAX];
     size_t n = strlen(addr);
 
     if (n == 0) /* an empty text passed for numeric, and was "not an IPv4 or IPv6 address" */
         return sc_error(SC_ERR_INVALID_ARG, "%s is empty: the master address is a host name "
                         "or an IP address", from);
     if (strpbrk(addr, " \t\n\v\f\r"))
-        return sc_error(SC_ERR_INVALID_ARG, "%s='%s' holds a blank: the master address is a "
-                        "host name or an IP address", from, addr);
+        return sc_error(SC_ERR_INVALID_ARG, "%s=%s holds a blank: the master address is a "
+                        "host name or an IP address", from,
+                        sc_env_text(addr, text, sizeof(text)));
     if (n >= SC_MASTER_ADDR_MAX)
         return sc_error(SC_ERR_INVALID_ARG, "%s is %zu characters long: no host name or IP "
                         "address is longer than %d", from, n, SC_MASTER_ADDR_MAX - 1);

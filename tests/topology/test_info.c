@@ -917,13 +917,14 @@ static int refused_alike(const char *const *env, const char *want)
 /* No host name or address holds a blank: a master address with one (a blank left at
  * its end by a script) fails at once naming the variable and its text, in sc_comm_init
  * as in sc-info. It was retried as a name not yet in DNS: rank 0 timed out after
- * SC_TIMEOUT, the others 3 s later. */
+ * SC_TIMEOUT, the others 3 s later. The text is quoted as sc_env_text writes it, a tab
+ * as \t: the sentence carried the tab itself. */
 static int bootstrap_refuses_a_master_address_with_a_blank(void)
 {
     static const char *const cases[][3] = {
         {"SC_MASTER_ADDR", "127.0.0.1 ", "SC_MASTER_ADDR='127.0.0.1 ' holds a blank"},
         {"MASTER_ADDR", " node0", "MASTER_ADDR=' node0' holds a blank"},
-        {"SC_MASTER_ADDR", "node\t0", "SC_MASTER_ADDR='node\t0' holds a blank"}};
+        {"SC_MASTER_ADDR", "node\t0", "SC_MASTER_ADDR='node\\t0' holds a blank"}};
 
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         const char *const env[] = {cases[i][0], cases[i][1], NULL};
