@@ -115,9 +115,10 @@ static int sc_bootstrap_addr_parses(const char *addr)
     return 1;
 }
 
-/* No name or address holds a blank; one was retried as a name not yet in DNS until the
- * timeout. A rank given an address that does not parse failed at once, but rank 0 serves
- * on every address of its host without looking it up, and waited SC_TIMEOUT for it. */
+/* No name or address holds a blank or a control character; one was retried as a name
+ * not yet in DNS until the timeout. A rank given an address that does not parse failed
+ * at once, but rank 0 serves on every address of its host without looking it up, and
+ * waited SC_TIMEOUT for it. */
 sc_status_t sc_bootstrap_check_addr(const char *addr, const char *from, char *out, size_t len)
 {
     char inner[SC_MASTER_ADDR_MAX], text[SC_ENV_TEXT_MAX];
@@ -130,6 +131,11 @@ sc_status_t sc_bootstrap_check_addr(const char *addr, const char *from, char *ou
         return sc_error(SC_ERR_INVALID_ARG, "%s=%s holds a blank: the master address is a "
                         "host name or an IP address", from,
                         sc_env_text(addr, text, sizeof(text)));
+    for (const char *c = addr; *c; c++)
+        if ((unsigned char)*c < ' ' || *c == 0x7f)
+            return sc_error(SC_ERR_INVALID_ARG, "%s=%s holds a control character: the master "
+                            "address is a host name or an IP address", from,
+                            sc_env_text(addr, text, sizeof(text)));
     if (n >= SC_MASTER_ADDR_MAX)
         return sc_error(SC_ERR_INVALID_ARG, "%s is %zu characters long: no host name or IP "
                         "address is longer than %d", from, n, SC_MASTER_ADDR_MAX - 1);

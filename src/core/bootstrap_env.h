@@ -58,7 +58,8 @@ int sc_bootstrap_addr_is_numeric(const char *addr);
 /* The master address as the rendezvous uses it, into out (len bytes; out may be NULL):
  * addr, or the IPv6 address inside brackets ([::1], as URLs write it). SC_ERR_INVALID_ARG,
  * naming from (the variable or field that gave addr) and addr, for a master address that
- * no host name or address can be: one with a blank, one longer than a host name, one
+ * no host name or address can be: one with a blank or a control character, one longer
+ * than a host name, one
  * written as an IP address that is none (::1::2, 10.0.0.256), brackets around anything
  * but an IPv6 address. */
 sc_status_t sc_bootstrap_check_addr(const char *addr, const char *from, char *out, size_t len);
