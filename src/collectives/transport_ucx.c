@@ -57,20 +57,6 @@ struct sc_kept_block {
  * (its receive FIFO and descriptors, by default). */
 #define SC_UCX_SHM_NEED ((unsigned long long)16 << 20)
 
-/* Whether UCX_TLS leaves UCX's POSIX shared-memory transport on (its default does). */
-static int sc_ucx_posix_enabled(void)
-{
-    const char *tls = getenv("UCX_TLS");
-
-    if (!tls || !*tls)
-        return 1;
-    if (tls[0] == '^')
-        return strstr(tls, "posix") == NULL;
-    /* posix itself, or an alias that includes it (shm, sm, mm, all). */
-    return strstr(tls, "posix") || strstr(tls, "shm") || strstr(tls, "sm") ||
-           strstr(tls, "mm") || strstr(tls, "all");
-}
-
 /* A sentence for a worker that could not be created for want of resources, where
  * /dev/shm is nearly full or small (a container's default is 64 MB) and the POSIX
  * transport is on: what to change. Empty otherwise. */
@@ -80,7 +66,7 @@ static void sc_ucx_shm_hint(ucs_status_t st, char *buf, size_t len)
     unsigned long long avail;
 
     buf[0] = '\0';
-    if ((st != UCS_ERR_NO_RESOURCE && st != UCS_ERR_NO_MEMORY) || !sc_ucx_posix_enabled() ||
+    if ((st != UCS_ERR_NO_RESOURCE && st != UCS_ERR_NO_MEMORY) || !sc_ucx_may_use_posix() ||
         statvfs("/dev/shm", &vfs) != 0)
         return;
     avail = (unsigned long long)vfs.f_bavail * vfs.f_frsize;

@@ -30,21 +30,43 @@ int sc_ucx_may_use_tcp(int single_node)
     return tls[0] == '^' || sc_ucx_tls_has(tls, "tcp") || sc_ucx_tls_has(tls, "all");
 }
 
-int sc_ucx_may_use_shm(void)
+/* Whether UCX_TLS leaves UCX one of the mm transports members (NULL-ended), which the
+ * aliases sm, shm and mm each hold: unset; a list naming all, an alias or a member; a
+ * list after '^' that excludes no alias and not every member. */
+static int sc_ucx_leaves_mm(const char *const *members)
 {
-    static const char *const shm_tls[] = {"all", "sm", "shm", "mm", "posix", "sysv"};
+    static const char *const aliases[] = {"sm", "shm", "mm", NULL};
     const char *tls = getenv("UCX_TLS");
+    int negated, alias = 0, any = 0, every = 1;
 
     if (!tls || !*tls)
         return 1;
-    if (tls[0] == '^')
-        return !(sc_ucx_tls_has(tls + 1, "sm") || sc_ucx_tls_has(tls + 1, "shm") ||
-                 sc_ucx_tls_has(tls + 1, "mm") ||
-                 (sc_ucx_tls_has(tls + 1, "posix") && sc_ucx_tls_has(tls + 1, "sysv")));
-    for (size_t i = 0; i < sizeof(shm_tls) / sizeof(shm_tls[0]); i++)
-        if (sc_ucx_tls_has(tls, shm_tls[i]))
-            return 1;
-    return 0;
+    negated = tls[0] == '^';
+    tls += negated;
+    for (const char *const *a = aliases; *a; a++)
+        alias |= sc_ucx_tls_has(tls, *a);
+    for (const char *const *m = members; *m; m++) {
+        int has = sc_ucx_tls_has(tls, *m);
+        any |= has;
+        every &= has;
+    }
+    if (negated)
+        return !alias && !every;
+    return alias || any || sc_ucx_tls_has(tls, "all");
+}
+
+int sc_ucx_may_use_shm(void)
+{
+    static const char *const mm[] = {"posix", "sysv", NULL};
+
+    return sc_ucx_leaves_mm(mm);
+}
+
+int sc_ucx_may_use_posix(void)
+{
+    static const char *const posix[] = {"posix", NULL};
+
+    return sc_ucx_leaves_mm(posix);
 }
 
 const char *const sc_ucx_var_names[SC_UCX_VAR_COUNT] = {"UCX_TLS", "UCX_RNDV_SCHEME",

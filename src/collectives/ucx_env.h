@@ -1,6 +1,7 @@
 /* What shardcomm reads and decides of UCX's variables before ucp_init: which transports
  * UCX_TLS leaves to UCX, and the defaults shardcomm gives UCX where the user's variable
- * is unset. One place for sc_ucx_open, sc_ucx_peer_local and sc-info --config. */
+ * is unset. One place for sc_ucx_open, sc_ucx_peer_local, the worker's /dev/shm hint and
+ * sc-info --config. */
 #ifndef SC_COLLECTIVES_UCX_ENV_H
 #define SC_COLLECTIVES_UCX_ENV_H
 
@@ -15,6 +16,12 @@ int sc_ucx_may_use_tcp(int single_node);
  * or both posix and sysv). Where it may not, nothing is mapped in shared memory (the
  * staging segments, the header mailboxes, registered memory read in place). */
 int sc_ucx_may_use_shm(void);
+
+/* Whether UCX_TLS leaves UCX its POSIX shared-memory transport, the one that maps its
+ * segments in /dev/shm: unless UCX_TLS lists transports none of which is posix or an
+ * alias holding it (sm, shm, mm, all), or excludes it ('^posix', '^sm', '^shm', '^mm').
+ * The same reading of the list as sc_ucx_may_use_shm's. */
+int sc_ucx_may_use_posix(void);
 
 /* The UCX variables whose default shardcomm changes before ucp_init (a variable the
  * user set, and not empty, wins; UCX_DEBUG_SIGNO's is at load: transport_ucx.c). */

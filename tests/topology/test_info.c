@@ -4,6 +4,7 @@
 
 #include <pthread.h>
 
+#include "collectives/ucx_env.h"
 #include "core/bootstrap_env.h"
 #include "core/cpu.h"
 #include "core/env.h"
@@ -415,6 +416,41 @@ static int config_says_shared_memory_settings_do_nothing_without_shared_memory(v
                         settings[s], source, want, r.text);
                 return TEST_FAIL;
             }
+        }
+    }
+    return TEST_PASS;
+}
+
+/* Whether UCX_TLS leaves UCX its POSIX transport (the worker's /dev/shm hint) and any
+ * mm transport (what shardcomm maps in shared memory) is one reading of the list, as UCX
+ * reads it: names and the aliases that hold them, not substrings. The hint's own check
+ * found "posix" among the excluded names alone, so '^sm', '^shm' and '^mm' (which
+ * exclude it) left it on. */
+static int ucx_tls_leaves_posix_and_shared_memory_as_ucx_reads_it(void)
+{
+    static const char *const cases[][3] = {
+        /* UCX_TLS (NULL: unset), then 1 where posix, then any mm transport, is left */
+        {NULL, "1", "1"},        {"", "1", "1"},          {"posix", "1", "1"},
+        {"self,sm", "1", "1"},   {"shm,tcp", "1", "1"},   {"mm", "1", "1"},
+        {"all", "1", "1"},       {"sysv,self", "0", "1"}, {"tcp,self", "0", "0"},
+        {"tcp,cma", "0", "0"},   {"^posix", "0", "1"},    {"^sysv", "1", "1"},
+        {"^tcp", "1", "1"},      {"^sm", "0", "0"},       {"^shm", "0", "0"},
+        {"^mm,tcp", "0", "0"},   {"^posix,sysv", "0", "0"}};
+
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        int posix, shm;
+
+        if (cases[i][0])
+            setenv("UCX_TLS", cases[i][0], 1);
+        else
+            unsetenv("UCX_TLS");
+        posix = sc_ucx_may_use_posix();
+        shm = sc_ucx_may_use_shm();
+        if (posix != (cases[i][1][0] == '1') || shm != (cases[i][2][0] == '1')) {
+            fprintf(stderr, "UCX_TLS=%s: posix %d, shared memory %d; expected %s, %s\n",
+                    cases[i][0] ? cases[i][0] : "(unset)", posix, shm, cases[i][1],
+                    cases[i][2]);
+            return TEST_FAIL;
         }
     }
     return TEST_PASS;
@@ -1657,6 +1693,8 @@ static const test_entry_t tests[] = {
      config_shows_the_bucket_cap_the_reducer_takes},
     {"config_says_shared_memory_settings_do_nothing_without_shared_memory",
      config_says_shared_memory_settings_do_nothing_without_shared_memory},
+    {"ucx_tls_leaves_posix_and_shared_memory_as_ucx_reads_it",
+     ucx_tls_leaves_posix_and_shared_memory_as_ucx_reads_it},
     {"config_shows_the_ucx_settings_shardcomm_decides",
      config_shows_the_ucx_settings_shardcomm_decides},
     {"config_marks_an_invalid_value_and_returns_invalid_arg",
