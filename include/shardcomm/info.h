@@ -19,7 +19,9 @@ SC_API sc_status_t sc_info_print_topology(FILE *out);
  * value came from (environment variable or default), the launch id the rendezvous
  * checks (SC_LAUNCH_ID, or the launcher's id and its variable, or none), and the UCX
  * settings shardcomm decides (UCX_TLS, UCX_RNDV_SCHEME, UCX_TCP_CONN_NB,
- * UCX_DEBUG_SIGNO: the user's variable, shardcomm's default or UCX's own). */
+ * UCX_DEBUG_SIGNO: the user's variable, shardcomm's default or UCX's own; a default
+ * that an sc_comm_init of this process set in its environment, UCX_TCP_CONN_NB for ranks
+ * on several nodes, is said to be that, not the user's). */
 SC_API sc_status_t sc_info_print_config(FILE *out);
 
 /* Prints, for each peer of comm, the UCX transports its endpoint uses. */

@@ -1,4 +1,6 @@
-/* UCX_TLS as shardcomm reads it, and the UCX defaults it decides (ucx_env.h). */
+/* UCX_TLS as shardcomm reads it, the UCX defaults it decides, and which of them it set in
+ * the process's environment (ucx_env.h). */
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -91,4 +93,31 @@ const char *sc_ucx_default(sc_ucx_var_t v, int single_node)
         break;
     }
     return NULL;
+}
+
+/* What sc_ucx_setenv_default set, per variable (a default's static text); NULL: nothing. */
+static const char *_Atomic sc_ucx_env_set[SC_UCX_VAR_COUNT];
+
+void sc_ucx_setenv_default(sc_ucx_var_t v, const char *value)
+{
+    const char *name = sc_ucx_var_names[v];
+
+    if (getenv(name)) /* the user's, or what an earlier call set */
+        return;
+    if (setenv(name, value, 0) == 0)
+        atomic_store(&sc_ucx_env_set[v], value);
+}
+
+const char *sc_ucx_set_here(sc_ucx_var_t v)
+{
+    const char *set = atomic_load(&sc_ucx_env_set[v]), *now = getenv(sc_ucx_var_names[v]);
+
+    return set && now && strcmp(set, now) == 0 ? set : NULL;
+}
+
+const char *sc_ucx_user_value(sc_ucx_var_t v)
+{
+    const char *now = getenv(sc_ucx_var_names[v]);
+
+    return now && *now && !sc_ucx_set_here(v) ? now : NULL;
 }

@@ -1,7 +1,7 @@
 /* What shardcomm reads and decides of UCX's variables before ucp_init: which transports
- * UCX_TLS leaves to UCX, and the defaults shardcomm gives UCX where the user's variable
- * is unset. One place for sc_ucx_open, sc_ucx_peer_local, the worker's /dev/shm hint and
- * sc-info --config. */
+ * UCX_TLS leaves to UCX, the defaults shardcomm gives UCX where the user's variable is
+ * unset, and which of them it set in the environment. One place for sc_ucx_open,
+ * sc_ucx_peer_local, the worker's /dev/shm hint and sc-info --config. */
 #ifndef SC_COLLECTIVES_UCX_ENV_H
 #define SC_COLLECTIVES_UCX_ENV_H
 
@@ -39,5 +39,18 @@ extern const char *const sc_ucx_var_names[SC_UCX_VAR_COUNT];
  * (single_node) or not, as the other variables are set now; NULL where shardcomm leaves
  * UCX's own default. */
 const char *sc_ucx_default(sc_ucx_var_t v, int single_node);
+
+/* Sets v to value in the process's environment where the variable is unset (an empty
+ * one counts as set: sc_ucx_open unsets those first), for UCX to read at ucp_init, and
+ * remembers that shardcomm set it: a later reader of the environment (sc-info --config
+ * after sc_comm_init) would take it for the user's. Not thread-safe, as setenv is not. */
+void sc_ucx_setenv_default(sc_ucx_var_t v, const char *value);
+
+/* What sc_ucx_setenv_default set v to, where the variable still holds it; else NULL. */
+const char *sc_ucx_set_here(sc_ucx_var_t v);
+
+/* The user's value of v: its variable, where set, not empty and not what shardcomm set
+ * (sc_ucx_set_here); else NULL. */
+const char *sc_ucx_user_value(sc_ucx_var_t v);
 
 #endif

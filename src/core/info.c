@@ -575,18 +575,24 @@ static void sc_info_print_launch(FILE *out)
             launcher ? "; launched by " : "", launcher ? launcher : "");
 }
 
-/* One UCX variable as sc_ucx_open gives it to UCX (ucx_env.c): the user's, else
- * shardcomm's default for ranks all on this node (single 1) or not (0), or for either
- * where the launch settings are invalid (-1: their lines say so), else UCX's own. */
+/* One UCX variable as sc_ucx_open gives it to UCX (ucx_env.c): the user's, else what
+ * an sc_comm_init of this process set in its environment (UCX_TCP_CONN_NB for ranks on
+ * several nodes: it was shown as the user's), which a later one keeps, else shardcomm's
+ * default for ranks all on this node (single 1) or not (0), or for either where the
+ * launch settings are invalid (-1: their lines say so), else UCX's own. */
 static void sc_info_print_ucx_var(FILE *out, sc_ucx_var_t v, int single)
 {
-    const char *name = sc_ucx_var_names[v], *set = getenv(name);
+    const char *name = sc_ucx_var_names[v], *set = sc_ucx_user_value(v);
+    const char *here = sc_ucx_set_here(v);
     const char *one = sc_ucx_default(v, 1), *many = sc_ucx_default(v, 0);
     const char *mine = single ? one : many;
     char text[SC_ENV_TEXT_MAX];
 
-    if (set && *set)
+    if (set)
         fprintf(out, "  %-20s = %-12s %s\n", name, sc_env_text(set, text, sizeof(text)), name);
+    else if (here)
+        fprintf(out, "  %-20s = %-12s shardcomm's default, set in this process's environment "
+                "by sc_comm_init\n", name, here);
     else if (single < 0 && (!one || !many || strcmp(one, many) != 0))
         fprintf(out, "  %-20s = %-12s shardcomm's default: %s for a world of one or where "
                 "the launcher's local size is the world size, else %s\n", name, "auto",
