@@ -23,21 +23,11 @@ static int sc_ucx_tls_has(const char *list, const char *name)
     return 0;
 }
 
-int sc_ucx_may_use_tcp(int single_node)
+/* Whether UCX_TLS leaves UCX one of the transports members (NULL-ended), which each of
+ * aliases (NULL-ended) holds: unset; a list naming all, an alias or a member; a list
+ * after '^' that excludes no alias and not every member. */
+static int sc_ucx_tls_leaves(const char *const *members, const char *const *aliases)
 {
-    const char *tls = getenv("UCX_TLS");
-
-    if (!tls || !*tls)
-        return !single_node;
-    return tls[0] == '^' || sc_ucx_tls_has(tls, "tcp") || sc_ucx_tls_has(tls, "all");
-}
-
-/* Whether UCX_TLS leaves UCX one of the mm transports members (NULL-ended), which the
- * aliases sm, shm and mm each hold: unset; a list naming all, an alias or a member; a
- * list after '^' that excludes no alias and not every member. */
-static int sc_ucx_leaves_mm(const char *const *members)
-{
-    static const char *const aliases[] = {"sm", "shm", "mm", NULL};
     const char *tls = getenv("UCX_TLS");
     int negated, alias = 0, any = 0, every = 1;
 
@@ -57,18 +47,31 @@ static int sc_ucx_leaves_mm(const char *const *members)
     return alias || any || sc_ucx_tls_has(tls, "all");
 }
 
+/* The aliases that hold UCX's mm transports (posix, sysv, xpmem). */
+static const char *const sc_ucx_mm_aliases[] = {"sm", "shm", "mm", NULL};
+
+int sc_ucx_may_use_tcp(int single_node)
+{
+    static const char *const tcp[] = {"tcp", NULL}, *const none[] = {NULL};
+    const char *tls = getenv("UCX_TLS");
+
+    if (!tls || !*tls)
+        return !single_node;
+    return sc_ucx_tls_leaves(tcp, none);
+}
+
 int sc_ucx_may_use_shm(void)
 {
     static const char *const mm[] = {"posix", "sysv", NULL};
 
-    return sc_ucx_leaves_mm(mm);
+    return sc_ucx_tls_leaves(mm, sc_ucx_mm_aliases);
 }
 
 int sc_ucx_may_use_posix(void)
 {
     static const char *const posix[] = {"posix", NULL};
 
-    return sc_ucx_leaves_mm(posix);
+    return sc_ucx_tls_leaves(posix, sc_ucx_mm_aliases);
 }
 
 const char *const sc_ucx_var_names[SC_UCX_VAR_COUNT] = {"UCX_TLS", "UCX_RNDV_SCHEME",

@@ -7,7 +7,7 @@
 
 /* Whether UCX may pick its TCP transport: not on one node (single_node) without UCX_TLS
  * (shardcomm limits it to shared memory there), nor where UCX_TLS lists transports
- * without tcp. */
+ * without tcp or all, or excludes tcp ('^tcp'). */
 int sc_ucx_may_use_tcp(int single_node);
 
 /* Whether UCX may carry messages to a peer on this node through shared memory (the mm

@@ -484,7 +484,13 @@ static int config_shows_the_ucx_settings_shardcomm_decides(void)
         {"UCX_TLS", "tcp,self", "UCX_RNDV_SCHEME", "get_zcopy", "UCX_DEBUG_SIGNO", "10",
          "tcp,self", "UCX_TLS", "get_zcopy", "UCX_RNDV_SCHEME", "y", "", "10"},
         {"UCX_TLS", "", "SC_LOCAL_SIZE", "1", "UCX_TCP_CONN_NB", "n", "self,sm", "",
-         "put_zcopy", "", "n", "UCX_TCP_CONN_NB", "none"}};
+         "put_zcopy", "", "n", "UCX_TCP_CONN_NB", "none"},
+        /* A list that excludes tcp leaves UCX none to read UCX_TCP_CONN_NB (it was set,
+         * and UCX warned "unused env variable"); one that excludes another leaves tcp. */
+        {"UCX_TLS", "^tcp", "RANK", "0", "WORLD_SIZE", "2", "^tcp", "UCX_TLS", "put_zcopy",
+         "", "unset", "u", "none"},
+        {"UCX_TLS", "^ib,sm", "RANK", "0", "WORLD_SIZE", "2", "^ib,sm", "UCX_TLS",
+         "put_zcopy", "", "y", "", "none"}};
     static const char *const invalid[] = {"SC_RANK", "5", "SC_WORLD_SIZE", "2", NULL};
     static const char *const either[][2] = {
         {"UCX_TLS", "shardcomm's default: self,sm for a world of one or where the "
