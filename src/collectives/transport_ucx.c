@@ -134,9 +134,9 @@ sc_status_t sc_ucx_open(sc_transport_t *tp, int single_node, void **addr, size_t
     scheme = sc_ucx_default(SC_UCX_RNDV_SCHEME, single_node);
     conn_nb = sc_ucx_default(SC_UCX_TCP_CONN_NB, single_node);
     /* Set in the environment: UCX 1.13 applies a transport's setting made through
-     * ucp_config_modify to no transport. */
-    if (conn_nb)
-        sc_ucx_setenv_default(SC_UCX_TCP_CONN_NB, conn_nb);
+     * ucp_config_modify to no transport; NULL takes back what an earlier sc_comm_init
+     * of this process set. */
+    sc_ucx_setenv_default(SC_UCX_TCP_CONN_NB, conn_nb);
     st = ucp_config_read(NULL, NULL, &config);
     if (st != UCS_OK)
         return sc_error(SC_ERR_TRANSPORT, "UCX configuration could not be read: %s",

@@ -103,9 +103,16 @@ static const char *_Atomic sc_ucx_env_set[SC_UCX_VAR_COUNT];
 
 void sc_ucx_setenv_default(sc_ucx_var_t v, const char *value)
 {
-    const char *name = sc_ucx_var_names[v];
+    const char *name = sc_ucx_var_names[v], *mine = sc_ucx_set_here(v);
 
-    if (getenv(name)) /* the user's, or what an earlier call set */
+    /* What an earlier sc_comm_init set and this one would not (ranks on several nodes,
+     * then a world of one): taken back, else UCX would read it, warn of a variable no
+     * transport reads, and a program this process starts would take it for its user's. */
+    if (mine && (!value || strcmp(mine, value) != 0)) {
+        unsetenv(name);
+        atomic_store(&sc_ucx_env_set[v], NULL);
+    }
+    if (!value || getenv(name)) /* the user's, or what an earlier call set */
         return;
     if (setenv(name, value, 0) == 0)
         atomic_store(&sc_ucx_env_set[v], value);

@@ -43,7 +43,9 @@ const char *sc_ucx_default(sc_ucx_var_t v, int single_node);
 /* Sets v to value in the process's environment where the variable is unset (an empty
  * one counts as set: sc_ucx_open unsets those first), for UCX to read at ucp_init, and
  * remembers that shardcomm set it: a later reader of the environment (sc-info --config
- * after sc_comm_init) would take it for the user's. Not thread-safe, as setenv is not. */
+ * after sc_comm_init) would take it for the user's. value NULL, or another value than
+ * an earlier call set: what that call set is unset first (the user's is never touched).
+ * Not thread-safe, as setenv is not. */
 void sc_ucx_setenv_default(sc_ucx_var_t v, const char *value);
 
 /* What sc_ucx_setenv_default set v to, where the variable still holds it; else NULL. */

@@ -456,6 +456,40 @@ static int ucx_tls_leaves_posix_and_shared_memory_as_ucx_reads_it(void)
     return TEST_PASS;
 }
 
+/* UCX_TCP_CONN_NB that an sc_comm_init of ranks on several nodes set is taken back by a
+ * later one that sets none (a world of one), and only that: it stayed, so UCX warned of a
+ * variable no transport reads and a program the process started took it for its user's.
+ * sc_ucx_open calls sc_ucx_setenv_default with sc_ucx_default's answer, NULL included. */
+static int ucx_tcp_conn_nb_set_by_an_earlier_init_is_taken_back(void)
+{
+    const char *name = sc_ucx_var_names[SC_UCX_TCP_CONN_NB];
+
+    unsetenv(name);
+    sc_ucx_setenv_default(SC_UCX_TCP_CONN_NB, "y"); /* ranks on several nodes */
+    if (!getenv(name) || strcmp(getenv(name), "y") != 0 || sc_ucx_user_value(SC_UCX_TCP_CONN_NB)) {
+        fprintf(stderr, "the first init's y: %s in the environment, user's %s\n",
+                getenv(name) ? getenv(name) : "(unset)",
+                sc_ucx_user_value(SC_UCX_TCP_CONN_NB) ? "yes" : "no");
+        return TEST_FAIL;
+    }
+    sc_ucx_setenv_default(SC_UCX_TCP_CONN_NB, NULL); /* then a world of one */
+    if (getenv(name)) {
+        fprintf(stderr, "a later init without tcp left %s=%s\n", name, getenv(name));
+        return TEST_FAIL;
+    }
+    /* The user's own value is never taken back, nor one the user wrote over ours. */
+    sc_ucx_setenv_default(SC_UCX_TCP_CONN_NB, "y");
+    setenv(name, "n", 1);
+    sc_ucx_setenv_default(SC_UCX_TCP_CONN_NB, NULL);
+    if (!getenv(name) || strcmp(getenv(name), "n") != 0 ||
+        !sc_ucx_user_value(SC_UCX_TCP_CONN_NB)) {
+        fprintf(stderr, "the user's n became %s\n", getenv(name) ? getenv(name) : "(unset)");
+        return TEST_FAIL;
+    }
+    unsetenv(name);
+    return TEST_PASS;
+}
+
 /* The UCX settings shardcomm decides are printed with the settings (configuration.md's
  * "each setting above"; they were not): the user's value from its variable, else
  * shardcomm's default for where the launcher says the ranks are, as sc_comm_init opens
@@ -1701,6 +1735,8 @@ static const test_entry_t tests[] = {
      config_says_shared_memory_settings_do_nothing_without_shared_memory},
     {"ucx_tls_leaves_posix_and_shared_memory_as_ucx_reads_it",
      ucx_tls_leaves_posix_and_shared_memory_as_ucx_reads_it},
+    {"ucx_tcp_conn_nb_set_by_an_earlier_init_is_taken_back",
+     ucx_tcp_conn_nb_set_by_an_earlier_init_is_taken_back},
     {"config_shows_the_ucx_settings_shardcomm_decides",
      config_shows_the_ucx_settings_shardcomm_decides},
     {"config_marks_an_invalid_value_and_returns_invalid_arg",
