@@ -10,6 +10,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "core/bootstrap_env.h"
 #include "core/bootstrap_store_net.h"
 #include "core/bootstrap_tree.h"
 #include "core/clock.h"
@@ -109,6 +110,18 @@ static socklen_t sc_tree_parent_address(const sc_store_role_t *role,
     }
 }
 
+/* A rank's launch and world size as sentences write them ("launch ID (from VAR), world
+ * size N"), into buf. */
+static void sc_tree_launch_text(const sc_store_launch_t *launch, int size, char *buf,
+                                size_t len)
+{
+    if (launch->id[0])
+        snprintf(buf, len, "launch %s (from %s), world size %d", launch->id, launch->from,
+                 size);
+    else
+        snprintf(buf, len, "a launch without an id, world size %d", size);
+}
+
 /* Why the parent gave no table, from where the fetch stopped: *st and why. */
 static void sc_tree_fetch_why(uint32_t parent, int err, double deadline, sc_status_t *st,
                               char *why, size_t len)
@@ -140,18 +153,19 @@ static void sc_tree_fetch_why(uint32_t parent, int err, double deadline, sc_stat
     }
 }
 
-sc_status_t sc_tree_fetch(const sc_store_role_t *role, int rank, int size, const char *where,
-                          double deadline, sc_tree_word_t *word, sc_store_result_t *result,
-                          char *err, size_t err_len)
+sc_status_t sc_tree_fetch(const sc_store_role_t *role, int rank, int size,
+                          const sc_store_launch_t *launch, const char *where, double deadline,
+                          sc_tree_word_t *word, sc_store_result_t *result, char *err,
+                          size_t err_len)
 {
     sc_store_hello_t h = {.magic = SC_STORE_MAGIC_HELLO, .protocol = SC_STORE_PROTOCOL,
                           .kind = SC_STORE_CHILD, .rank = (uint32_t)rank,
-                          .size = (uint32_t)size};
+                          .size = (uint32_t)size, .launch = *launch};
     struct sockaddr_storage sa;
     socklen_t sa_len = sc_tree_parent_address(role, &sa);
     sc_store_reply_t rep;
     uint8_t *payload = NULL;
-    char at[300], why[256], text[SC_ERROR_MAX];
+    char at[300], why[640], text[SC_ERROR_MAX], own[160];
     sc_status_t st = SC_SUCCESS;
     int e = 0, fd = -1, got = -1;
 
@@ -188,6 +202,18 @@ sc_status_t sc_tree_fetch(const sc_store_role_t *role, int rank, int size, const
         if (got != 0)
             goto err_close;
         close(fd);
+        if (rep.status == SC_ERR_MISMATCH) {
+            /* A rank of another launch refused this one (sc_tree_serve): its text says
+             * which it is. A parent passes on no such status: a child that got it fails
+             * as below. */
+            st = SC_ERR_PEER_FAILED;
+            sc_tree_launch_text(launch, size, own, sizeof(own));
+            snprintf(why, sizeof(why), "what answered there is %.300s, which refused this "
+                     "rank, of %s: rank %u of this launch exited, and a rank of another launch "
+                     "on its host (two jobs on one host) got its port", text, own,
+                     role->parent);
+            goto fail;
+        }
         snprintf(err, err_len, "%s", text);
         return sc_error((sc_status_t)rep.status, "%s", err);
     }
@@ -229,6 +255,7 @@ err_close:
     free(payload);
 err:
     sc_tree_fetch_why(role->parent, e, deadline, &st, why, sizeof(why));
+fail:
     sc_store_net_role_where(role, at, sizeof(at));
     snprintf(err, err_len, "rendezvous at %s: rank %d got no table of the ranks' blobs from "
              "rank %u, its parent in the rendezvous's tree, at %s: %s", where, rank,
@@ -240,12 +267,14 @@ err:
  * as it comes in, then the answer as it goes out, each as far as the socket takes it. */
 typedef struct {
     int fd;
-    int child;          /* its index in children once its hello came; -1 before */
-    double hello_until; /* a connection silent past this is no child's: dropped */
+    int child;          /* its index in children once its hello came; -1 before, and for
+                         * one refused (another launch's) */
+    double hello_until; /* a connection silent past this is no child's, and one refused
+                         * that has not taken its answer by then: dropped */
     size_t got;         /* bytes of the hello read */
     size_t sent;        /* bytes of the answer (header, then payload) sent */
     sc_store_hello_t h;
-    const struct sc_tree_answer *ans; /* what it is sent, once its hello came */
+    const struct sc_tree_answer *ans; /* what it is sent, once its hello came; NULL before */
 } sc_tree_conn_t;
 
 /* What sc_tree_serve sends: st with payload (the table) or text (a failure). */
@@ -255,10 +284,13 @@ typedef struct sc_tree_answer {
 } sc_tree_answer_t;
 
 /* Reads what came of k's hello: 0 while it comes or once it named a child not yet
- * handled (k->child set, handled[] marked), -1 when the connection is to be dropped (it
- * closed, or it is no child's hello, or that child came already). */
+ * handled (k->child set, handled[] marked), 1 when it is a rank's of another world size
+ * than size or of another launch than launch (both ids known), whatever its rank: it is
+ * refused, and handled[] is left as it was (the child of that rank may still come); -1
+ * when the connection is to be dropped (it closed, or it is no child's hello, or that
+ * child came already). */
 static int sc_tree_conn_read(sc_tree_conn_t *k, const uint32_t *children, int n,
-                             uint8_t *handled)
+                             uint8_t *handled, int size, const sc_store_launch_t *launch)
 {
     ssize_t got = recv(k->fd, (uint8_t *)&k->h + k->got, sizeof(k->h) - k->got, MSG_DONTWAIT);
 
@@ -272,6 +304,10 @@ static int sc_tree_conn_read(sc_tree_conn_t *k, const uint32_t *children, int n,
     if (k->h.magic != SC_STORE_MAGIC_HELLO || k->h.protocol != SC_STORE_PROTOCOL ||
         k->h.kind != SC_STORE_CHILD)
         return -1;
+    sc_bootstrap_launch_text(&k->h.launch);
+    if (k->h.size != (uint32_t)size ||
+        (launch->id[0] && k->h.launch.id[0] && strcmp(k->h.launch.id, launch->id) != 0))
+        return 1;
     for (int c = 0; c < n; c++) {
         if (children[c] != k->h.rank)
             continue;
@@ -319,6 +355,21 @@ static int sc_tree_unserved(const uint32_t *children, const uint8_t *served,
     return missing;
 }
 
+/* Logs the refusal of connection k, whose hello is another launch's or world size's
+ * (sc_tree_conn_read), by rank of own (its launch and world size as sentences write
+ * them). */
+static void sc_tree_conn_refused(const sc_tree_conn_t *k, int rank, const char *own,
+                                 const char *where)
+{
+    char theirs[160];
+
+    sc_tree_launch_text(&k->h.launch, (int)k->h.size, theirs, sizeof(theirs));
+    sc_log(SC_LOG_WARN, "rendezvous at %s: rank %d refused the table of the ranks' blobs to "
+           "a process claiming rank %u of %s, which asked for it as a child in the "
+           "rendezvous's tree: this rank is of %s (that process's parent exited, and this "
+           "rank got its port: two jobs on one host)", where, rank, k->h.rank, theirs, own);
+}
+
 /* Closes connection k of *nconns; the last one moves into its place. */
 static void sc_tree_conn_drop(sc_tree_conn_t *conns, int *nconns, int k)
 {
@@ -326,10 +377,10 @@ static void sc_tree_conn_drop(sc_tree_conn_t *conns, int *nconns, int k)
     conns[k] = conns[--*nconns];
 }
 
-sc_status_t sc_tree_serve(int listen_fd, int rank, const uint32_t *children, int n,
-                          sc_status_t st, const char *text, const uint8_t *payload,
-                          uint32_t total, const char *where, double deadline,
-                          sc_tree_word_t *word)
+sc_status_t sc_tree_serve(int listen_fd, int rank, int size, const sc_store_launch_t *launch,
+                          const uint32_t *children, int n, sc_status_t st, const char *text,
+                          const uint8_t *payload, uint32_t total, const char *where,
+                          double deadline, sc_tree_word_t *word)
 {
     /* Every connection is served as far as its socket takes it, so that a child that
      * stalls (stopped, or too slow to read) holds up none of its siblings; a connection
@@ -342,8 +393,9 @@ sc_status_t sc_tree_serve(int listen_fd, int rank, const uint32_t *children, int
     sc_tree_answer_t a = {{SC_STORE_MAGIC, st, st == SC_SUCCESS ? total : (uint32_t)strlen(text)},
                           st == SC_SUCCESS ? payload : (const uint8_t *)text};
     sc_tree_answer_t told; /* the store's failure, once it said one */
+    sc_tree_answer_t refuse; /* to a rank of another launch or world size */
     const sc_tree_answer_t *cur = &a;
-    char missing[512];
+    char missing[512], own[160], whom[192];
 
     if (!conns || !pfds || !served || !handled || !took) {
         free(conns);
@@ -354,6 +406,10 @@ sc_status_t sc_tree_serve(int listen_fd, int rank, const uint32_t *children, int
         return st == SC_SUCCESS ? sc_error(SC_ERR_NO_MEMORY, "rendezvous: out of memory")
                                 : st;
     }
+    sc_tree_launch_text(launch, size, own, sizeof(own));
+    snprintf(whom, sizeof(whom), "rank %d of %s", rank, own);
+    refuse = (sc_tree_answer_t){{SC_STORE_MAGIC, SC_ERR_MISMATCH, (uint32_t)strlen(whom)},
+                                (const uint8_t *)whom};
     fcntl(listen_fd, F_SETFL, fcntl(listen_fd, F_GETFL) | O_NONBLOCK);
     while (left > 0) {
         double now = sc_clock_now(), wake = deadline;
@@ -369,7 +425,7 @@ sc_status_t sc_tree_serve(int listen_fd, int rank, const uint32_t *children, int
         }
         base = np;
         for (int k = 0; k < nconns; k++) {
-            pfds[np++] = (struct pollfd){conns[k].fd, conns[k].child < 0 ? POLLIN : POLLOUT, 0};
+            pfds[np++] = (struct pollfd){conns[k].fd, conns[k].ans ? POLLOUT : POLLIN, 0};
             if (conns[k].child < 0 && conns[k].hello_until < wake)
                 wake = conns[k].hello_until;
         }
@@ -397,15 +453,18 @@ sc_status_t sc_tree_serve(int listen_fd, int rank, const uint32_t *children, int
             short rev = ready > 0 ? pfds[base + k].revents : 0;
             int r;
 
-            if (c->child < 0) {
-                r = rev ? sc_tree_conn_read(c, children, n, handled)
+            if (!c->ans) {
+                r = rev ? sc_tree_conn_read(c, children, n, handled, size, launch)
                         : -(now >= c->hello_until);
-                if (r == 0 && c->child >= 0) {
-                    c->ans = cur;
+                if (r > 0)
+                    sc_tree_conn_refused(c, rank, own, where);
+                if (r > 0 || (r == 0 && c->child >= 0)) {
+                    c->ans = r > 0 ? &refuse : cur;
                     r = sc_tree_conn_write(c);
                 }
             } else {
-                r = rev ? sc_tree_conn_write(c) : 0;
+                /* A refused one that does not take its answer is dropped as a silent one. */
+                r = rev ? sc_tree_conn_write(c) : -(c->child < 0 && now >= c->hello_until);
             }
             if (c->child >= 0 && r != 0) {
                 served[c->child] = r > 0;

@@ -50,12 +50,15 @@ typedef struct {
     char text[SC_ERROR_MAX];
 } sc_tree_word_t;
 
-/* The table for this rank (rank of a world of size) from its parent in the tree, at
- * role's address and port, before deadline, into *result. Otherwise the sentence, naming
- * the parent (where names the store), both set as this thread's error and written to
- * err, without this thread's "rank R: " prefix, for this rank's children and the store:
- * SC_ERR_PEER_FAILED when nothing listens there or the
- * connection closed before the table came (the parent exited or was killed),
+/* The table for this rank (rank of a world of size, of launch) from its parent in the
+ * tree, at role's address and port, before deadline, into *result; its hello carries
+ * launch and size, which the parent checks. Otherwise the sentence, naming the parent
+ * (where names the store), both set as this thread's error and written to err, without
+ * this thread's "rank R: " prefix, for this rank's children and the store:
+ * SC_ERR_PEER_FAILED when nothing listens there, the connection closed before the table
+ * came (the parent exited or was killed), or a rank of another launch or world size
+ * answered there and refused this one (the parent exited, and that rank, of a launch on
+ * the same host, got its port: the sentence names that rank's launch),
  * SC_ERR_TIMEOUT when nothing came by the deadline, or the status and sentence the parent
  * sent (its own parent's failure), SC_ERR_SYSTEM when the table came malformed. A
  * connection the parent closed before it answered is made again once (a live parent
@@ -64,25 +67,29 @@ typedef struct {
  * (word->fd; -1: none): where the store speaks first (the rendezvous failed elsewhere,
  * while the parent is stopped, slow or does not take the connection), its word is read
  * into *word and its status and sentence are the fetch's, at once. */
-sc_status_t sc_tree_fetch(const sc_store_role_t *role, int rank, int size, const char *where,
-                          double deadline, sc_tree_word_t *word, sc_store_result_t *result,
-                          char *err, size_t err_len);
+sc_status_t sc_tree_fetch(const sc_store_role_t *role, int rank, int size,
+                          const sc_store_launch_t *launch, const char *where, double deadline,
+                          sc_tree_word_t *word, sc_store_result_t *result, char *err,
+                          size_t err_len);
 
 /* Serves this rank's children in the tree (the n ranks of children) as they connect to
  * listen_fd, each once and all at once (non-blocking, so that one that stalls, stopped
  * or too slow to read, holds up none of the others; a connection that sends no child's
  * hello within 5 s is dropped), until each came or deadline: the table (payload, total
  * bytes) where st is SC_SUCCESS, else st with text, this rank's failure, so that each
- * fails at once with it. Where the store speaks meanwhile on word->fd (the rendezvous
- * failed elsewhere: a rank exited or was killed), its word is read into *word, the
- * children still to come are given its failure in place of the table, and those not
- * come within 2 s are left. SC_SUCCESS (also where the store spoke: its word decides),
+ * fails at once with it. A hello of another world size than size, or of another launch
+ * than launch (both ids known), is no child's: it is answered SC_ERR_MISMATCH with this
+ * rank's rank, launch and world size (its parent exited, and this rank, of a launch on
+ * the same host, got that port), and the child of that rank is still served. Where the
+ * store speaks meanwhile on word->fd (the rendezvous failed elsewhere: a rank exited or
+ * was killed), its word is read into *word, the children still to come are given its
+ * failure in place of the table, and those not come within 2 s are left. SC_SUCCESS (also where the store spoke: its word decides),
  * or SC_ERR_TIMEOUT naming the children that did not take the table, and how much of
  * it one that stalled took (only where st is SC_SUCCESS; else st, its sentence left to
  * the caller). Leaves listen_fd non-blocking. */
-sc_status_t sc_tree_serve(int listen_fd, int rank, const uint32_t *children, int n,
-                          sc_status_t st, const char *text, const uint8_t *payload,
-                          uint32_t total, const char *where, double deadline,
-                          sc_tree_word_t *word);
+sc_status_t sc_tree_serve(int listen_fd, int rank, int size, const sc_store_launch_t *launch,
+                          const uint32_t *children, int n, sc_status_t st, const char *text,
+                          const uint8_t *payload, uint32_t total, const char *where,
+                          double deadline, sc_tree_word_t *word);
 
 #endif

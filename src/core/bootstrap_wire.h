@@ -25,7 +25,8 @@ typedef enum {
     SC_STORE_JOIN = 1,   /* a rank's blob for the store */
     SC_STORE_FAILED = 2, /* its blob is the sentence of a rank that cannot join
                           * (sc_store_tell_failure) */
-    SC_STORE_CHILD = 3   /* a child's to its parent in the table's tree: no blob */
+    SC_STORE_CHILD = 3   /* a child's to its parent in the table's tree: no blob; its
+                          * size and launch, which the parent checks */
 } sc_store_kind_t;
 
 /* A launch id's text and the variable that gave it, with their terminating zeros. */
@@ -34,7 +35,11 @@ typedef enum {
 
 /* Which launch a rank belongs to (sc_bootstrap_launch_id): an empty id is none, which
  * is never checked. Rank 0's store refuses a hello of another launch (two launches on
- * one master port) without taking its slot. */
+ * one master port) without taking its slot; a parent in the table's tree refuses a
+ * child's hello of another launch or world size (the child's parent exited, and a rank
+ * of a launch on the same host got its port) with SC_ERR_MISMATCH and the text "rank R
+ * of launch ID (from VAR), world size N", the child of that rank still served. Only such
+ * a refusal has that status on the tree: a child refused fails with SC_ERR_PEER_FAILED. */
 typedef struct {
     char id[SC_LAUNCH_ID_MAX];
     char from[SC_LAUNCH_FROM_MAX];

@@ -11,42 +11,13 @@ store_tree_test.sh. It sends its hello (protocol 3, no launch id) and its blob, 
          answered), then the store's word ("the store said STATUS")
 The others never say they have the table, as a rank hung there does. Like a rank, each
 tries again until the store listens (rank 0 may start after it), 20 s at most."""
-import socket
 import struct
 import sys
 import time
 
-MAGIC_HELLO, PROTOCOL, JOIN, MAGIC = 0x53434856, 3, 1, 0x53435354
+from store_wire import JOIN, MAGIC_HELLO, PROTOCOL, answer, connect, read_answer
+
 BLOB = bytes(1 << 20)
-
-
-def connect(port):
-    deadline = time.monotonic() + 20
-    while True:
-        try:
-            return socket.create_connection(("127.0.0.1", port), timeout=60)
-        except ConnectionRefusedError:
-            if time.monotonic() > deadline:
-                raise
-            time.sleep(0.02)
-
-
-def read_exactly(s, n):
-    buf = bytearray()
-    while len(buf) < n:
-        got = s.recv(min(n - len(buf), 1 << 20))
-        if not got:
-            raise EOFError(f"the connection closed after {len(buf)} of {n} bytes")
-        buf += got
-    return bytes(buf)
-
-
-def read_answer(s):
-    """An answer's status and payload."""
-    magic, status, length = struct.unpack("<IiI", read_exactly(s, 12))
-    if magic != MAGIC:
-        raise ValueError(f"an answer of magic {magic:#x}")
-    return status, read_exactly(s, length)
 
 
 def take_part(s, rank):
@@ -55,7 +26,7 @@ def take_part(s, rank):
         print(f"rank {rank}: the store answered {status}: {payload.decode()}", flush=True)
         return 1
     print(f"rank {rank} answered at {time.time():.3f} ({len(payload)} bytes)", flush=True)
-    s.sendall(struct.pack("<IiI", MAGIC, 0, 0))
+    answer(s, 0, b"")
     status, payload = read_answer(s)
     print(f"rank {rank}: the store said {status} {payload.decode()}", flush=True)
     return 0 if status == 0 else 1

@@ -86,12 +86,22 @@
 #                   reported after SC_TIMEOUT that the store never answered; then rank 0,
 #                   whose word the store had not read, found its connection reset before
 #                   the sentence came ("rank 0 exited or was killed")
+#   parent_port_of_another_launch  8 ranks of launch launch-A, fan-out 2, SC_TIMEOUT 10:
+#                   rank 1 is other_launch_parent.py, whose hello names a port where rank
+#                   5 of launch launch-B listens (rank 1 exited, and a rank of another
+#                   launch on the host got its port), which refuses its children, ranks
+#                   3 and 4: every rank fails within 5 s with rank 3's or rank 4's
+#                   sentence naming launch launch-B; then 8 real ranks of launch-A
+#                   succeed. Until 2026-12-07 the children's hello carried no launch, and
+#                   they took the table the rank of launch-B gave them
 set -u
 sc_info=$1
 mode=$2
 : "${SC_MASTER_PORT:?run under with_reserved_port.py SC_MASTER_PORT}"
 . "$(dirname "$0")/launch_env.sh"
 export SC_BIND=none SC_MASTER_ADDR=127.0.0.1 SC_LOG_LEVEL=info
+# The Python stand-ins import store_wire.py beside them: no bytecode into the source tree.
+export PYTHONDONTWRITEBYTECODE=1
 logs=$(mktemp -d)
 pids=()
 trap 'kill -9 "${pids[@]}" 2>/dev/null; wait 2>/dev/null; rm -rf "$logs"' EXIT
@@ -387,6 +397,38 @@ answer_not_taken | answers_take_long)
   for r in 0 7; do
     grep -q "SC_ERR_TIMEOUT: rank $r: .*ranks 1 (it took [0-9]* of the [0-9]* bytes of the store's answer), 2, 3, 4, 5, 6 never said they had the table .*: they are stopped or hung" \
       "$logs/$r" || fail "rank $r does not name rank 1, with what it took, and ranks 2-6"
+  done
+  ;;
+parent_port_of_another_launch)
+  n=8
+  export SC_STORE_FANOUT=2 SC_TIMEOUT=10 SC_LAUNCH_ID=launch-A
+  python3 "$(dirname "$0")/other_launch_parent.py" "$SC_MASTER_PORT" $n launch-A launch-B \
+    >"$logs/1" 2>&1 &
+  pids[1]=$!
+  t0=$SECONDS
+  for r in 0 2 3 4 5 6 7; do start $r $n; done
+  for r in 0 2 3 4 5 6 7; do
+    wait_for 20 eval '! kill -0 "${pids[$r]}" 2>/dev/null' || fail "rank $r still runs"
+    wait "${pids[$r]}" && fail "rank $r succeeded"
+  done
+  elapsed=$((SECONDS - t0))
+  ((elapsed < 5)) || fail "the ranks took $elapsed s to fail (SC_TIMEOUT 10 s)"
+  refused="what answered there is rank 5 of launch launch-B (from SC_LAUNCH_ID), world size 8, which refused this rank, of launch launch-A (from SC_LAUNCH_ID), world size 8: rank 1 of this launch exited"
+  # Each gives its own sentence or the store's, whichever came first: rank 3's or 4's
+  # (one of them may hear the store before it asks).
+  grep -q "refused rank [34] of launch 'launch-A'" "$logs/1" ||
+    fail "the rank of launch launch-B refused neither rank 3 nor rank 4"
+  for r in 0 2 3 4 5 6 7; do
+    grep -q "rank $r: rendezvous at .*: rank [34] got no table of the ranks' blobs from rank 1, its parent in the rendezvous's tree, at 127.0.0.1:[0-9]*: $refused" \
+      "$logs/$r" || fail "rank $r does not give rank 3's or 4's sentence naming launch launch-B"
+  done
+  grep -q "gave rank" "$logs/1" && fail "the rank of launch launch-B gave a rank its table"
+  kill -9 "${pids[1]}" 2>/dev/null
+  wait "${pids[1]}" 2>/dev/null
+  rm -f "$logs"/*
+  for ((r = 0; r < n; r++)); do start $r $n; done
+  for ((r = 0; r < n; r++)); do
+    wait "${pids[$r]}" || fail "rank $r of a launch of real ranks failed"
   done
   ;;
 *)

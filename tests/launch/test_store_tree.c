@@ -1,11 +1,13 @@
 /* The shape of the tree that carries the rendezvous's table from rank 0 (sc_tree_layout),
  * on made-up addresses and ports: no process listens; and what a child makes of a
- * parent's table (sc_tree_fetch) from a parent played on loopback.
+ * parent's table (sc_tree_fetch) from a parent played on loopback, and what a parent
+ * (sc_tree_serve, on loopback) gives a child of another launch or world size.
  * `test_store_tree [NAME]`. */
 #include <netinet/in.h>
 #include <poll.h>
 #include <pthread.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -20,6 +22,9 @@
 
 #define NELEM(x) (sizeof(x) / sizeof((x)[0]))
 #define MAX_RANKS 16
+
+/* A rank of no known launch (an empty id: never checked). */
+static const sc_store_launch_t no_launch = {"", ""};
 
 /* The layout of size ranks (every one listening where ports is NULL) against the
  * expected parents and depths. */
@@ -188,8 +193,8 @@ static sc_status_t fetch_from(void *(*parent)(void *), uint32_t table_len,
         return SC_ERR_SYSTEM;
     }
     sc_log_set_rank(3);
-    st = sc_tree_fetch(&role, 3, 4, "127.0.0.1:1", sc_clock_now() + 10.0, &no_store, result,
-                       err, len);
+    st = sc_tree_fetch(&role, 3, 4, &no_launch, "127.0.0.1:1", sc_clock_now() + 10.0,
+                       &no_store, result, err, len);
     sc_log_set_rank(-1);
     pthread_join(thread, NULL);
     close(listen_fd);
@@ -242,7 +247,8 @@ static int test_child_connecting_to_its_parent_hears_the_store(void)
           "the store's word could not be written");
     word = (sc_tree_word_t){store[0], 0, SC_SUCCESS, ""};
     t0 = sc_clock_now();
-    st = sc_tree_fetch(&role, 3, 4, "127.0.0.1:1", t0 + 3.0, &word, &result, err, sizeof(err));
+    st = sc_tree_fetch(&role, 3, 4, &no_launch, "127.0.0.1:1", t0 + 3.0, &word, &result, err,
+                       sizeof(err));
     took = sc_clock_now() - t0;
     close(store[0]);
     close(store[1]);
@@ -288,13 +294,150 @@ static int test_silent_parent_is_named_stopped_at_the_deadline(void)
     for (int i = 0; i < 10; i++) {
         sc_store_result_t result = {0};
         char err[SC_ERROR_MAX] = "";
-        sc_status_t st = sc_tree_fetch(&role, 3, 4, "127.0.0.1:1", sc_clock_now() + 0.06,
-                                       &no_store, &result, err, sizeof(err));
+        sc_status_t st = sc_tree_fetch(&role, 3, 4, &no_launch, "127.0.0.1:1",
+                                       sc_clock_now() + 0.06, &no_store, &result, err,
+                                       sizeof(err));
 
         CHECK(st == SC_ERR_TIMEOUT && strstr(err, "rank 1 is stopped or hung"),
               "fetch %d from a silent parent: status %d, %s", i, st, err);
     }
     close(listen_fd);
+    return 0;
+}
+
+/* A parent played by sc_tree_serve on loopback: rank 1 of a world of size, of launch,
+ * serving the n ranks of children a table of 4 empty blobs on listen_fd for 4 s at
+ * most; its status into st. */
+typedef struct {
+    int listen_fd;
+    int size;
+    sc_store_launch_t launch;
+    uint32_t children[2];
+    int n;
+    sc_status_t st;
+} parent_t;
+
+static void *serve_as_parent(void *arg)
+{
+    static const uint32_t table[4] = {0, 0, 0, 0};
+    parent_t *p = arg;
+    sc_tree_word_t no_store = {-1, 0, SC_SUCCESS, ""};
+
+    p->st = sc_tree_serve(p->listen_fd, 1, p->size, &p->launch, p->children, p->n, SC_SUCCESS,
+                          "", (const uint8_t *)table, sizeof(table), "127.0.0.1:1",
+                          sc_clock_now() + 4.0, &no_store);
+    return NULL;
+}
+
+/* Rank 3 of a world of size, of launch id (from SC_LAUNCH_ID), asks for the table at
+ * the port where rank 1 of launch job-B, world size 4, serves its own rank 3 (its parent
+ * exited, and a rank of another launch on the host got its port): it fails within a
+ * second with SC_ERR_PEER_FAILED and takes no table, its sentence saying want; then
+ * job-B's rank 3 gets the table there, the refused one not taken for it. It took the
+ * other launch's table, of the same length, and went on to connect to that launch's
+ * processes. */
+static int check_refused_child(int size, const char *id, const char *want)
+{
+    parent_t parent = {.size = 4, .launch = {"job-B", "SC_LAUNCH_ID"}, .children = {3}, .n = 1};
+    sc_store_launch_t launch = {"", "SC_LAUNCH_ID"};
+    sc_tree_word_t no_store = {-1, 0, SC_SUCCESS, ""};
+    sc_store_result_t result = {0}, theirs = {0};
+    sc_store_role_t role;
+    char err[SC_ERROR_MAX] = "", their_err[SC_ERROR_MAX] = "";
+    pthread_t thread;
+    double t0, took;
+    sc_status_t st, their_st;
+    int took_table;
+
+    snprintf(launch.id, sizeof(launch.id), "%s", id);
+    parent.listen_fd = listen_as_parent(4, &role);
+    CHECK(parent.listen_fd >= 0, "no listening socket on loopback");
+    role.table_len = 16;
+    CHECK(pthread_create(&thread, NULL, serve_as_parent, &parent) == 0, "no parent thread");
+    t0 = sc_clock_now();
+    st = sc_tree_fetch(&role, 3, size, &launch, "127.0.0.1:1", t0 + 3.0, &no_store, &result,
+                       err, sizeof(err));
+    took = sc_clock_now() - t0;
+    their_st = sc_tree_fetch(&role, 3, 4, &parent.launch, "127.0.0.1:1", sc_clock_now() + 3.0,
+                             &no_store, &theirs, their_err, sizeof(their_err));
+    pthread_join(thread, NULL);
+    close(parent.listen_fd);
+    took_table = result.size != 0;
+    sc_store_result_free(&result);
+    sc_store_result_free(&theirs);
+    CHECK(st == SC_ERR_PEER_FAILED && !took_table, "rank 3 of launch %s, world size %d, at "
+          "a parent of launch job-B, world size 4: status %d, the table %s: %s", id, size,
+          st, took_table ? "taken" : "not taken", err);
+    CHECK(strstr(err, want), "the sentence lacks '%s': %s", want, err);
+    CHECK(strstr(err, "rank 1 of this launch exited, and a rank of another launch on its "
+                      "host"),
+          "the sentence does not say that rank 1 exited: %s", err);
+    CHECK(took < 1.0, "the refusal took %.2f s", took);
+    CHECK(their_st == SC_SUCCESS && parent.st == SC_SUCCESS,
+          "job-B's rank 3 after the refusal: status %d (%s), its parent's %d", their_st,
+          their_err, parent.st);
+    return 0;
+}
+
+static int test_child_of_another_launch_is_refused_and_takes_no_table(void)
+{
+    return check_refused_child(4, "job-A",
+                               "what answered there is rank 1 of launch job-B (from "
+                               "SC_LAUNCH_ID), world size 4, which refused this rank, of "
+                               "launch job-A (from SC_LAUNCH_ID), world size 4");
+}
+
+/* The same launch id with another world size (ids given by hand, reused) is another
+ * launch too. */
+static int test_child_of_another_world_size_is_refused_and_takes_no_table(void)
+{
+    return check_refused_child(5, "job-B",
+                               "what answered there is rank 1 of launch job-B (from "
+                               "SC_LAUNCH_ID), world size 4, which refused this rank, of "
+                               "launch job-B (from SC_LAUNCH_ID), world size 5");
+}
+
+/* A parent of launch job-A serves ranks 2 and 3: rank 3, started again in that launch
+ * (its first process killed between its connect and its hello), with launch job-A, and
+ * rank 2 with no launch id (never checked), each get the table. */
+static int test_children_of_the_same_launch_or_none_get_the_table(void)
+{
+    parent_t parent = {.size = 4, .launch = {"job-A", "SC_LAUNCH_ID"}, .children = {2, 3},
+                       .n = 2};
+    sc_tree_word_t no_store = {-1, 0, SC_SUCCESS, ""};
+    struct sockaddr_in a = {.sin_family = AF_INET};
+    sc_store_role_t role;
+    pthread_t thread;
+    int first, got[2];
+
+    parent.listen_fd = listen_as_parent(4, &role);
+    CHECK(parent.listen_fd >= 0, "no listening socket on loopback");
+    role.table_len = 16;
+    CHECK(pthread_create(&thread, NULL, serve_as_parent, &parent) == 0, "no parent thread");
+    a.sin_port = htons(role.port);
+    memcpy(&a.sin_addr, role.addr, 4);
+    first = socket(AF_INET, SOCK_STREAM, 0);
+    if (first >= 0 && connect(first, (struct sockaddr *)&a, sizeof(a)) == 0)
+        usleep(100000);
+    if (first >= 0)
+        close(first);
+    for (int r = 3; r >= 2; r--) {
+        sc_store_result_t result = {0};
+        char err[SC_ERROR_MAX] = "";
+        sc_status_t st = sc_tree_fetch(&role, r, 4, r == 3 ? &parent.launch : &no_launch,
+                                       "127.0.0.1:1", sc_clock_now() + 3.0, &no_store,
+                                       &result, err, sizeof(err));
+
+        got[r - 2] = st == SC_SUCCESS ? result.size : (int)st;
+        if (st != SC_SUCCESS)
+            fprintf(stderr, "rank %d: %s\n", r, err);
+        sc_store_result_free(&result);
+    }
+    pthread_join(thread, NULL);
+    close(parent.listen_fd);
+    CHECK(got[0] == 4 && got[1] == 4 && parent.st == SC_SUCCESS,
+          "ranks 2 and 3: %d and %d (a table's ranks, or the status), the parent's "
+          "status %d", got[0], got[1], parent.st);
     return 0;
 }
 
@@ -310,6 +453,9 @@ int main(int argc, char **argv)
         SC_TEST(silent_parent_is_named_stopped_at_the_deadline),
         SC_TEST(child_dropped_by_a_live_parent_asks_again),
         SC_TEST(child_connecting_to_its_parent_hears_the_store),
+        SC_TEST(child_of_another_launch_is_refused_and_takes_no_table),
+        SC_TEST(child_of_another_world_size_is_refused_and_takes_no_table),
+        SC_TEST(children_of_the_same_launch_or_none_get_the_table),
     };
     return sc_run_tests(tests, NELEM(tests), argc > 1 ? argv[1] : NULL);
 }
