@@ -24,8 +24,10 @@ static int sc_ucx_tls_has(const char *list, const char *name)
 }
 
 /* Whether UCX_TLS leaves UCX one of the transports members (NULL-ended), which each of
- * aliases (NULL-ended) holds: unset; a list naming all, an alias or a member; a list
- * after '^' that excludes no alias and not every member. */
+ * aliases (NULL-ended) holds: unset; all alone, or a list naming an alias or a member; a
+ * list after '^' that excludes no alias and not every member. UCX 1.13 reads "all" as
+ * every transport only at the list's head ('^all' too), and refuses a list where more
+ * follow it; further on it names none ("sm,all" is the sm transports alone). */
 static int sc_ucx_tls_leaves(const char *const *members, const char *const *aliases)
 {
     const char *tls = getenv("UCX_TLS");
@@ -44,7 +46,7 @@ static int sc_ucx_tls_leaves(const char *const *members, const char *const *alia
     }
     if (negated)
         return !alias && !every;
-    return alias || any || sc_ucx_tls_has(tls, "all");
+    return alias || any || strcmp(tls, "all") == 0;
 }
 
 /* The aliases that hold UCX's mm transports (posix, sysv, xpmem). */

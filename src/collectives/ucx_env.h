@@ -7,7 +7,8 @@
 
 /* Whether UCX may pick its TCP transport: not on one node (single_node) without UCX_TLS
  * (shardcomm limits it to shared memory there), nor where UCX_TLS lists transports
- * without tcp or all, or excludes tcp ('^tcp'). */
+ * without tcp (and is not all alone: "sm,all" is sm's alone, as UCX reads it), or
+ * excludes tcp ('^tcp'). */
 int sc_ucx_may_use_tcp(int single_node);
 
 /* Whether UCX may carry messages to a peer on this node through shared memory (the mm
@@ -19,7 +20,8 @@ int sc_ucx_may_use_shm(void);
 
 /* Whether UCX_TLS leaves UCX its POSIX shared-memory transport, the one that maps its
  * segments in /dev/shm: unless UCX_TLS lists transports none of which is posix or an
- * alias holding it (sm, shm, mm, all), or excludes it ('^posix', '^sm', '^shm', '^mm').
+ * alias holding it (sm, shm, mm; or all alone), or excludes it ('^posix', '^sm', '^shm',
+ * '^mm').
  * The same reading of the list as sc_ucx_may_use_shm's. */
 int sc_ucx_may_use_posix(void);
 

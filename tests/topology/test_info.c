@@ -435,7 +435,10 @@ static int ucx_tls_leaves_posix_and_shared_memory_as_ucx_reads_it(void)
         {"all", "1", "1"},       {"sysv,self", "0", "1"}, {"tcp,self", "0", "0"},
         {"tcp,cma", "0", "0"},   {"^posix", "0", "1"},    {"^sysv", "1", "1"},
         {"^tcp", "1", "1"},      {"^sm", "0", "0"},       {"^shm", "0", "0"},
-        {"^mm,tcp", "0", "0"},   {"^posix,sysv", "0", "0"}};
+        {"^mm,tcp", "0", "0"},   {"^posix,sysv", "0", "0"},
+        /* "all" is every transport only alone ('^all' too); after another name it names
+         * none: "tcp,self,all" is tcp and self, which map nothing in shared memory. */
+        {"^all", "1", "1"},      {"tcp,self,all", "0", "0"}, {"sysv,all", "0", "1"}};
 
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         int posix, shm;
@@ -524,7 +527,10 @@ static int config_shows_the_ucx_settings_shardcomm_decides(void)
         {"UCX_TLS", "^tcp", "RANK", "0", "WORLD_SIZE", "2", "^tcp", "UCX_TLS", "put_zcopy",
          "", "unset", "u", "none"},
         {"UCX_TLS", "^ib,sm", "RANK", "0", "WORLD_SIZE", "2", "^ib,sm", "UCX_TLS",
-         "put_zcopy", "", "y", "", "none"}};
+         "put_zcopy", "", "y", "", "none"},
+        /* "all" after another name names no transport, as UCX reads it: no tcp there. */
+        {"UCX_TLS", "sm,self,all", "RANK", "0", "WORLD_SIZE", "2", "sm,self,all", "UCX_TLS",
+         "put_zcopy", "", "unset", "u", "none"}};
     static const char *const invalid[] = {"SC_RANK", "5", "SC_WORLD_SIZE", "2", NULL};
     static const char *const either[][2] = {
         {"UCX_TLS", "shardcomm's default: self,sm for a world of one or where the "
