@@ -6,15 +6,17 @@
 
 #include "collectives/ucx_env.h"
 
-/* Whether the comma-separated list holds name. */
-static int sc_ucx_tls_has(const char *list, const char *name)
+/* Whether the comma-separated list holds name; a transport's (not an alias's: strict)
+ * also as "\name", which UCX 1.13 reads as that transport, never an alias. */
+static int sc_ucx_tls_has(const char *list, const char *name, int strict)
 {
     size_t n = strlen(name);
 
     while (*list) {
         size_t len = strcspn(list, ",");
+        size_t at = strict && list[0] == '\\';
 
-        if (len == n && strncmp(list, name, len) == 0)
+        if (len - at == n && strncmp(list + at, name, n) == 0)
             return 1;
         list += len;
         if (*list == ',')
@@ -24,10 +26,11 @@ static int sc_ucx_tls_has(const char *list, const char *name)
 }
 
 /* Whether UCX_TLS leaves UCX one of the transports members (NULL-ended), which each of
- * aliases (NULL-ended) holds: unset; all alone, or a list naming an alias or a member; a
- * list after '^' that excludes no alias and not every member. UCX 1.13 reads "all" as
- * every transport only at the list's head ('^all' too), and refuses a list where more
- * follow it; further on it names none ("sm,all" is the sm transports alone). */
+ * aliases (NULL-ended) holds: unset; all alone, or a list naming an alias or a member (as
+ * itself or "\member"); a list after '^' that excludes no alias and not every member.
+ * UCX 1.13 reads "all" as every transport only at the list's head ('^all' too), and
+ * refuses a list where more follow it; further on it names none ("sm,all" is the sm
+ * transports alone). */
 static int sc_ucx_tls_leaves(const char *const *members, const char *const *aliases)
 {
     const char *tls = getenv("UCX_TLS");
@@ -38,9 +41,9 @@ static int sc_ucx_tls_leaves(const char *const *members, const char *const *alia
     negated = tls[0] == '^';
     tls += negated;
     for (const char *const *a = aliases; *a; a++)
-        alias |= sc_ucx_tls_has(tls, *a);
+        alias |= sc_ucx_tls_has(tls, *a, 0);
     for (const char *const *m = members; *m; m++) {
-        int has = sc_ucx_tls_has(tls, *m);
+        int has = sc_ucx_tls_has(tls, *m, 1);
         any |= has;
         every &= has;
     }

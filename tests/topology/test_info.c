@@ -438,7 +438,11 @@ static int ucx_tls_leaves_posix_and_shared_memory_as_ucx_reads_it(void)
         {"^mm,tcp", "0", "0"},   {"^posix,sysv", "0", "0"},
         /* "all" is every transport only alone ('^all' too); after another name it names
          * none: "tcp,self,all" is tcp and self, which map nothing in shared memory. */
-        {"^all", "1", "1"},      {"tcp,self,all", "0", "0"}, {"sysv,all", "0", "1"}};
+        {"^all", "1", "1"},      {"tcp,self,all", "0", "0"}, {"sysv,all", "0", "1"},
+        /* "\posix" is UCX's strict name of the transport posix; "\sm" names no alias,
+         * and no transport (UCX warns that it is not available). */
+        {"\\posix,self", "1", "1"}, {"\\sysv", "0", "1"}, {"^\\posix", "0", "1"},
+        {"^\\posix,\\sysv", "0", "0"}, {"\\sm,self", "0", "0"}, {"^\\sm", "1", "1"}};
 
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         int posix, shm;
@@ -530,7 +534,10 @@ static int config_shows_the_ucx_settings_shardcomm_decides(void)
          "put_zcopy", "", "y", "", "none"},
         /* "all" after another name names no transport, as UCX reads it: no tcp there. */
         {"UCX_TLS", "sm,self,all", "RANK", "0", "WORLD_SIZE", "2", "sm,self,all", "UCX_TLS",
-         "put_zcopy", "", "unset", "u", "none"}};
+         "put_zcopy", "", "unset", "u", "none"},
+        /* "\tcp" is UCX's strict name of tcp: TCP is used, and connects without blocking. */
+        {"UCX_TLS", "\\tcp,self", "RANK", "0", "WORLD_SIZE", "2", "\\tcp,self", "UCX_TLS",
+         "put_zcopy", "", "y", "", "none"}};
     static const char *const invalid[] = {"SC_RANK", "5", "SC_WORLD_SIZE", "2", NULL};
     static const char *const either[][2] = {
         {"UCX_TLS", "shardcomm's default: self,sm for a world of one or where the "
