@@ -46,7 +46,8 @@ const char *sc_ucx_default(sc_ucx_var_t v, int single_node);
  * one counts as set: sc_ucx_open unsets those first), for UCX to read at ucp_init, and
  * remembers that shardcomm set it: a later reader of the environment (sc-info --config
  * after sc_comm_init) would take it for the user's. value NULL, or another value than
- * an earlier call set: what that call set is unset first (the user's is never touched).
+ * an earlier call set: what that call set is unset first, where the variable still holds
+ * it (a user's value written over it stays; one equal to it cannot be told apart).
  * Not thread-safe, as setenv is not. */
 void sc_ucx_setenv_default(sc_ucx_var_t v, const char *value);
 
