@@ -69,9 +69,11 @@ BUILD_DIR="$build-tsan" "$root/scripts/build.sh" -DSC_SANITIZE_THREAD=ON \
 # differential fuzzers run here too (a few cases each under ThreadSanitizer, with
 # marks from two threads and selection threads). The refusal notices (a caller's refusal
 # against the progress thread's scans) too; those that mostly sleep eight at a time.
+# The library loaded with dlopen and closed with dlclose (api.library_load.*: the unload's
+# aborts and the end of the library's threads, against those threads).
 # tests/tsan.supp: the descriptor scan of transport_cloexec.c, which TSan takes for a
 # race with UCX's thread creating descriptors (it is not one: see the file).
-tsan_run='^(reducer|compress)\.|^fault\.(killed|refused)|^comm\.concurrent'
+tsan_run='^(reducer|compress)\.|^fault\.(killed|refused)|^comm\.concurrent|^api\.library_load\.'
 tsan_skip='^compress\.topk\.|large|converges|200003|150001|131101|registered'
 (cd "$build-tsan" && export UCX_MEM_EVENTS=no UCX_MEM_MALLOC_HOOKS=no \
   UCX_MEM_MMAP_HOOK_MODE=none \

@@ -559,9 +559,18 @@ void sc_progress_unload(sc_transport_t *tp, double timeout_s)
         sent = sc_leave_sent(tp);
         pthread_mutex_unlock(&tp->lock);
         if (sent || sc_clock_now() >= deadline)
-            return;
+            break;
         sched_yield();
     }
+    /* The aborted calls still settling (a transfer in flight with a peer of this node,
+     * waited for up to SC_OP_SETTLE_S) are given up on now, as at a communicator's
+     * teardown: a thread of the library that waits for one (a reducer's finisher in
+     * sc_wait) outlasted the unload's bound for the library's threads and ran on in the
+     * unmapped code after dlclose. Their connections close after the leaving message. */
+    pthread_mutex_lock(&tp->lock);
+    for (sc_comm_t *c = tp->comms; c; c = c->next)
+        sc_settle_end_comm(tp, c);
+    pthread_mutex_unlock(&tp->lock);
 }
 
 void sc_progress_kick(sc_transport_t *tp)

@@ -11,8 +11,10 @@ void sc_progress_stop(sc_transport_t *tp);
 /* At the library's unload (dlclose, exit) with tp's communicators live and aborted: ends
  * the progress thread, whose code goes away with the library, then tells every peer that
  * this rank left (transport_leave.h), driving the worker on the calling thread until the
- * messages left or timeout_s passed. The transport stays usable by callers (they drive
- * it themselves) and by its later teardown. */
+ * messages left or timeout_s passed, then gives up on the aborted calls that still settle
+ * (their requests complete; the connections of their transfers in flight close). The
+ * transport stays usable by callers (they drive it themselves) and by its later
+ * teardown. */
 void sc_progress_unload(sc_transport_t *tp, double timeout_s);
 
 /* Queues op (ownership passes to the engine) and starts it when it is first in line.

@@ -447,6 +447,70 @@ static int test_finisher_waiting_outlives_dlclose(const char *path)
     return 0;
 }
 
+/* Whether process pid is stopped (state T in /proc/PID/stat). */
+static int process_stopped(pid_t pid)
+{
+    char path[64], line[512];
+    const char *end;
+    int yes = 0;
+    FILE *f;
+
+    snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+    f = fopen(path, "r");
+    if (!f)
+        return 0;
+    /* pid (comm) state ...: comm may hold spaces and parentheses */
+    if (fgets(line, sizeof(line), f) && (end = strrchr(line, ')')) != NULL)
+        yes = end[1] == ' ' && end[2] == 'T';
+    fclose(f);
+    return yes;
+}
+
+/* Two ranks: rank 1 sends rank 0 its pid and stops itself (SIGSTOP); rank 0 marks its
+ * top-k reducer's gradient and 1 s later (the selection done, the bucket's all-gather
+ * sending rank 1 its 335552 bytes, a rendezvous that a stopped rank never takes) closes
+ * the library, reducer and communicator never destroyed, goes on 0.5 s, then continues
+ * rank 1. The unload's abort left the all-gather to settle (its transfer in flight with
+ * a live peer of this node: up to 5 s), the finisher waited for it in sc_wait past the
+ * unload's 2 s for the library's threads, and ran on in the unmapped code: SIGSEGV. So
+ * did finisher_waiting_outlives_dlclose under ThreadSanitizer, where rank 1's exit,
+ * which ends that transfer, came later than those 2 s. */
+static int test_finisher_waiting_on_a_stopped_peer_outlives_dlclose(const char *path)
+{
+    library_t l;
+    sc_comm_t *comm;
+    sc_reducer_t *r;
+    int32_t pid;
+    float *g;
+    double t0;
+
+    if (topk_world(path, &l, &comm, &r, &g) != 0)
+        return 1;
+    if (g_rank == 1) {
+        pid = (int32_t)getpid();
+        CHECK(l.send(&pid, 1, SC_INT32, 0, comm, NULL, NULL) == SC_SUCCESS, "sc_send: %s",
+              l.last_error());
+        raise(SIGSTOP);
+        free(g);
+        return 0;
+    }
+    CHECK(l.recv(&pid, 1, SC_INT32, 1, comm, NULL, NULL) == SC_SUCCESS, "sc_recv: %s",
+          l.last_error());
+    t0 = now_s();
+    while (!process_stopped((pid_t)pid) && now_s() - t0 < 10.0)
+        usleep(1000);
+    CHECK(process_stopped((pid_t)pid), "rank 1 (pid %d) did not stop", (int)pid);
+    CHECK(l.mark_ready(r, 0, g) == SC_SUCCESS, "sc_reducer_mark_ready: %s", l.last_error());
+    usleep(1000000);
+    t0 = now_s();
+    CHECK(dlclose(l.lib) == 0, "dlclose: %s", dlerror());
+    printf("dlclose took %.2f s\n", now_s() - t0);
+    usleep(500000);
+    CHECK(kill((pid_t)pid, SIGCONT) == 0, "kill SIGCONT");
+    free(g);
+    return 0;
+}
+
 /* exit() in the same state: the process ends within seconds, with status 0. */
 static int test_exit_while_selecting(const char *path)
 {
@@ -613,6 +677,7 @@ int main(int argc, char **argv)
         TEST(selection_outlives_dlclose),
         TEST(exit_while_selecting),
         TEST(finisher_waiting_outlives_dlclose),
+        TEST(finisher_waiting_on_a_stopped_peer_outlives_dlclose),
         TEST(idle_threads_end_at_dlclose),
         TEST(fork_exits_beside_a_live_reducer),
         TEST(handler_set_before_load_is_kept),
