@@ -1,7 +1,8 @@
 /* A world of one (a program started without a launcher, or with WORLD_SIZE=1) opens UCX
  * on shared memory and self only, as ranks all on one node do: it holds no TCP socket
  * (until 2026-12-07 it took UCX's every transport: a TCP listening port for no peer, and
- * an epoll_wait in every progress call). Run with a cleared environment (env -i). */
+ * an epoll_wait in every progress call). Run with a cleared environment (env -i; PATH
+ * and the sanitizer runs' settings kept: CMakeLists.txt). */
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <stdlib.h>
