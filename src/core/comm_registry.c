@@ -270,7 +270,8 @@ static void sc_registry_unload_comms(void)
     free(live);
 }
 
-/* The library's unload: its communicators, then the threads that may wait on them. */
+/* The library's unload: its communicators, then the threads that may wait on them,
+ * then the waits' thread key, which those threads may still create. */
 __attribute__((destructor)) static void sc_registry_unload(void)
 {
     struct timespec until;
@@ -278,6 +279,7 @@ __attribute__((destructor)) static void sc_registry_unload(void)
     sc_registry_unload_comms();
     until = sc_clock_realtime_after(SC_REGISTRY_UNLOAD_THREADS_NS);
     sc_unload_threads_end(&until);
+    sc_progress_wait_unload();
 }
 
 static int sc_comm_field(const sc_comm_t *comm, int which)

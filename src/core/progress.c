@@ -646,7 +646,7 @@ static void sc_wait_init(void)
 {
     if (pthread_key_create(&sc_wait_key, sc_wait_give_back) != 0)
         return; /* no owned slots: every wait takes one for itself */
-    sc_wait_keyed = 1;
+    __atomic_store_n(&sc_wait_keyed, 1, __ATOMIC_RELEASE);
     sc_wait_asymmetric =
         syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) == 0;
 }
@@ -663,13 +663,9 @@ static int sc_wait_take(void)
     return -1;
 }
 
-/* At dlclose (ctypes unloading the library) and at exit: the key's destructor is this
- * library's code, and a thread that waited here may exit after the library is unmapped;
- * its exit called into the unmapped code (SIGSEGV). Deleting the key calls no destructor,
- * and the slots go with the library. */
-__attribute__((destructor)) static void sc_wait_unload(void)
+void sc_progress_wait_unload(void)
 {
-    if (sc_wait_keyed)
+    if (__atomic_load_n(&sc_wait_keyed, __ATOMIC_ACQUIRE))
         pthread_key_delete(sc_wait_key);
 }
 

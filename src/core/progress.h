@@ -17,6 +17,15 @@ void sc_progress_stop(sc_transport_t *tp);
  * teardown. */
 void sc_progress_unload(sc_transport_t *tp, double timeout_s);
 
+/* At dlclose (ctypes unloading the library) and at exit, once the library's own threads
+ * ended (sc_registry_unload): the key that gives a waiting thread's slot back at its exit
+ * is deleted, since its destructor is this library's code and a thread that waited may
+ * exit after the library is unmapped (SIGSEGV). Deleting it calls no destructor, and the
+ * slots go with the library. A destructor of its own ran before the unload ended the
+ * threads, and read whether the key existed as a finisher's first sc_wait created it
+ * (a data race, ThreadSanitizer). */
+void sc_progress_wait_unload(void);
+
 /* Queues op (ownership passes to the engine) and starts it when it is first in line.
  * req receives the final status. caller_waits: the caller is about to sc_wait on req
  * and will drive progress itself, so the progress thread is not woken. */
