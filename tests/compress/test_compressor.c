@@ -784,8 +784,8 @@ static int test_fp16_values_saturate(int argc, char **argv)
  * largest magnitudes (all k of them exact); random, elements of that gradient. */
 static int test_overflow_step_is_not_kept(int argc, char **argv)
 {
-    const char *mode = argc > 1 ? argv[1] : "exact";
-    double m = argc > 2 ? atof(argv[2]) : 0.0;
+    const char *mode = argc > 0 ? argv[0] : "exact";
+    double m = argc > 1 ? atof(argv[1]) : 0.0;
     const size_t n = !strcmp(mode, "approx") ? 70001 : 1000;
     const double density = 0.01;
     size_t k = k_of(density, n), *idx = malloc(k * sizeof(size_t)), nonzero = 0;
