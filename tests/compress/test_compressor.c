@@ -750,7 +750,7 @@ static int test_state_of_another_split_rank_names_world_ranks(int argc, char **a
  * gradient) sends those 34496, so the two results add up to 100000 per rank. */
 static int test_fp16_values_saturate(int argc, char **argv)
 {
-    sc_dtype_t d = argc > 1 && strcmp(argv[1], "float64") == 0 ? SC_FLOAT64 : SC_FLOAT32;
+    sc_dtype_t d = argc > 0 && strcmp(argv[0], "float64") == 0 ? SC_FLOAT64 : SC_FLOAT32;
     const size_t n = 8;
     const double want3[3] = {65504.0, 34496.0, 0.0};
     void *g = malloc(n * 8), *out = malloc(n * 8);
