@@ -60,6 +60,8 @@ set(SC_COMPRESS_TESTS
   "test_compress_hook density_matches_reference 2"
   "test_compress_hook density_matches_reference 4"
   "test_compress_hook hook_state_survives_save_and_load 2"
+  "test_compress_hook hook_state_without_its_table_still_loads 2"
+  "test_compress_hook hook_state_with_a_bad_table_is_refused 2"
   "test_compress_hook hook_state_of_another_rank_fails_every_rank 2"
   "test_compress_hook hook_state_waits_for_its_layout_after_load 2"
   "test_compress_hook hook_state_waits_for_its_layout_after_load counts_equal 2"
@@ -67,7 +69,11 @@ set(SC_COMPRESS_TESTS
   "test_compress_hook hook_state_in_use_is_saved_when_no_rebuild_follows 2"
   "test_compress_hook density_matches_reference large 2"
   "test_compress_hook density_matches_reference large 4"
+  "test_compress_hook density_matches_reference view 2"
+  "test_compress_hook density_matches_reference view 4"
+  "test_compress_hook density_matches_reference large view 2"
   "test_compress_hook accumulation_equals_one_synced_step 2"
+  "test_compress_hook accumulation_equals_one_synced_step view 2"
   "test_convergence converges_with_error_feedback 4")
 foreach(spec ${SC_COMPRESS_TESTS})
   separate_arguments(f UNIX_COMMAND "${spec}")
@@ -83,6 +89,12 @@ endforeach()
 set(SC_COMPRESS_FAULTS
   "bad_index_fails_every_rank 2"
   "bad_index_fails_every_rank 3"
+  "sparse_bad_argument_fails_every_rank dtype 2"
+  "sparse_bad_argument_fails_every_rank value_dtype 3"
+  "sparse_bad_argument_fails_every_rank index_bits 2"
+  "sparse_bad_argument_fails_every_rank null_values 2"
+  "sparse_bad_argument_fails_every_rank null_dense 2"
+  "sparse_bad_argument_fails_every_rank index_64 3"
   "ranks_disagree n 2"
   "ranks_disagree k 3"
   "ranks_disagree value_dtype 2"

@@ -2,6 +2,8 @@
  * rank that says what and where, never a hang, and a communicator that still works
  * afterwards. One behaviour per test (argv[1]):
  *   bad_index_fails_every_rank       the last rank sends index n
+ *   sparse_bad_argument_fails_every_rank ARG   dtype | value_dtype | index_bits |
+ *                                    null_values | null_dense | index_64 on the last rank
  *   ranks_disagree FIELD             n | k | value_dtype | index_bits differs on rank 1
  *   bad_config_is_refused            density, momentum, index_bits out of range
  *   key_reused_with_another_count    on every rank, and on rank 0 only; a failed first
@@ -61,6 +63,55 @@ static int test_bad_index_fails_every_rank(int argc, char **argv)
     } else {
         CHECK_STATUS(sc_sparse_allreduce(w.comm, ix, 32, vals, SC_FLOAT32, 3, dense,
                                          SC_FLOAT32, 10), SC_ERR_MISMATCH);
+        CHECK_SAYS("sc_sparse_allreduce", last_s);
+    }
+    return dense_untouched_then_finish(&w, dense, 10);
+}
+
+/* The last rank's call has one bad argument (ARG: dtype, value_dtype, index_bits,
+ * null_values, null_dense or index_64, an index past n with 64-bit indices): it fails
+ * with SC_ERR_INVALID_ARG naming the argument, the others with SC_ERR_MISMATCH naming
+ * that rank; dense is written on none of them. */
+static int test_sparse_bad_argument_fails_every_rank(int argc, char **argv)
+{
+    const char *arg = argc > 0 ? argv[0] : "dtype";
+    uint64_t ix[3] = {0, 4, 9};
+    float vals[3] = {1, 2, 3}, dense[10];
+    const void *values = vals;
+    void *out = dense;
+    sc_dtype_t d = SC_FLOAT32, vd = SC_FLOAT32;
+    int bits = 64, last;
+    const char *says = NULL;
+    char last_s[32];
+    rt_world_t w;
+
+    if (rt_world(&w))
+        return 1;
+    last = w.size - 1;
+    snprintf(last_s, sizeof(last_s), "rank %d", last);
+    if (w.rank == last) {
+        if (!strcmp(arg, "dtype"))
+            d = SC_INT32, vd = SC_INT32, says = "dtype int32";
+        else if (!strcmp(arg, "value_dtype"))
+            vd = SC_BFLOAT16, says = "value_dtype bfloat16";
+        else if (!strcmp(arg, "index_bits"))
+            bits = 16, says = "index_bits is 16";
+        else if (!strcmp(arg, "null_values"))
+            values = NULL, says = "values is NULL";
+        else if (!strcmp(arg, "null_dense"))
+            out = NULL, says = "dense is NULL";
+        else if (!strcmp(arg, "index_64"))
+            ix[1] = (uint64_t)1 << 40, says = "index 1099511627776";
+        CHECK(says, "no argument %s", arg);
+    }
+    memset(dense, 0x55, sizeof(dense));
+    if (w.rank == last) {
+        CHECK_STATUS(sc_sparse_allreduce(w.comm, ix, bits, values, vd, 3, out, d, 10),
+                     SC_ERR_INVALID_ARG);
+        CHECK_SAYS("sc_sparse_allreduce", says);
+    } else {
+        CHECK_STATUS(sc_sparse_allreduce(w.comm, ix, bits, values, vd, 3, out, d, 10),
+                     SC_ERR_MISMATCH);
         CHECK_SAYS("sc_sparse_allreduce", last_s);
     }
     return dense_untouched_then_finish(&w, dense, 10);
@@ -584,6 +635,7 @@ int main(int argc, char **argv)
 {
     static const rt_test_t tests[] = {
         {"bad_index_fails_every_rank", test_bad_index_fails_every_rank},
+        {"sparse_bad_argument_fails_every_rank", test_sparse_bad_argument_fails_every_rank},
         {"ranks_disagree", test_ranks_disagree},
         {"bad_config_is_refused", test_bad_config_is_refused},
         {"key_reused_with_another_count", test_key_reused_with_another_count},

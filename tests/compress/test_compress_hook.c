@@ -9,9 +9,16 @@
  *                                   "large": buckets of 2^17 and more elements (the
  *                                   sampled, block-filled selection on the worker);
  *                                   ranks a power of two (the reducer multiplies by
- *                                   1/p, the reference here divides by p)
+ *                                   1/p, the reference here divides by p); "view":
+ *                                   gradient_as_bucket_view, results in the views
  *   hook_state_survives_save_and_load   a reducer loaded from another's checkpoint
  *                                   continues as that one does
+ *   hook_state_without_its_table_still_loads   a state saved before the hook's table
+ *                                   of layouts existed (the compressor's state alone)
+ *                                   loads and continues as the saved reducer does
+ *   hook_state_with_a_bad_table_is_refused   a table of another version, truncated or
+ *                                   with an unknown flag: SC_ERR_INVALID_ARG, nothing
+ *                                   changed
  *   hook_state_waits_for_its_layout_after_load [counts_differ|counts_equal|one_bucket]
  *                                   the same when the loaded reducer's first layout
  *                                   differs from the saved one's: the loaded residuals
@@ -23,7 +30,7 @@
  *                                   its layout's order) is dropped after one iteration:
  *                                   the next save holds the reducer's own state, which a
  *                                   third reducer continues bit for bit
- *   accumulation_equals_one_synced_step  gradient accumulation (an iteration without
+ *   accumulation_equals_one_synced_step [view]  gradient accumulation (an iteration without
  *                                   sync, then a synced one) selects and sends, step
  *                                   after step, exactly what one synced iteration of
  *                                   the summed gradients does (small integers on 2
@@ -36,6 +43,9 @@
 static const size_t model_counts[] = {3000, 1000, 5000, 17, 2000};
 static const size_t large_counts[] = {300000, 150000, 70000, 200000, 131072};
 #define MODEL_N ((int)(sizeof(model_counts) / sizeof(model_counts[0])))
+
+/* The reducers live in bucket memory (gradient_as_bucket_view): a test's "view". */
+static int g_view;
 
 /* sc_reducer_create of a reducer with the top-k hook at density and buckets of these
  * sizes: its status. */
@@ -52,6 +62,7 @@ static sc_status_t create_reducer(rt_world_t *w, rt_model_t *m, double density,
         return st;
     cfg.first_bucket_bytes = first_bytes;
     cfg.bucket_cap_bytes = cap_bytes;
+    cfg.gradient_as_bucket_view = g_view;
     cfg.hook = &hook;
     return sc_reducer_create(w->comm, m->desc, m->n, &cfg, r);
 }
@@ -86,13 +97,16 @@ static int iterate_as(rt_world_t *w, rt_model_t *m, sc_reducer_t *r, int it, int
             CHECK(b >= 0 && b < m->n, "gradient %d in bucket %d", g, b);
             counts[b] += m->desc[g].count;
         }
+        void *buf = g_view ? sc_reducer_grad_view(r, g) : m->buf[g];
         if (zero)
-            memset(m->buf[g], 0, m->desc[g].count * sizeof(float));
+            memset(buf, 0, m->desc[g].count * sizeof(float));
         else
-            rt_fill(m, m->buf[g], SEED, w->rank, it, g);
-        CHECK_OK(sc_reducer_mark_ready(r, g, m->buf[g]));
+            rt_fill(m, buf, SEED, w->rank, it, g);
+        CHECK_OK(sc_reducer_mark_ready(r, g, g_view ? NULL : buf));
     }
     CHECK_OK(sc_reducer_finalize(r));
+    for (int g = 0; g < m->n && g_view; g++) /* the results, where the checks read them */
+        memcpy(m->buf[g], sc_reducer_grad_view(r, g), m->desc[g].count * sizeof(float));
     return 0;
 }
 
@@ -217,6 +231,8 @@ static int test_density_matches_reference(int argc, char **argv)
     const size_t *counts = argc > 0 && !strcmp(argv[0], "large") ? large_counts
                                                                   : model_counts;
     rt_world_t w;
+
+    g_view = argc > 0 && !strcmp(argv[argc - 1], "view");
     rt_model_t m;
     sc_reducer_t *r;
 
@@ -289,6 +305,16 @@ static int check_same_and_release(rt_world_t *w, rt_model_t *a, rt_model_t *b,
     return 0;
 }
 
+/* The saved (a) and the loaded reducer (b) run one more iteration, whose results must
+ * be equal bit for bit; then everything is released. */
+static int continue_both(rt_world_t *w, rt_model_t *a, rt_model_t *b, sc_reducer_t *ra,
+                         sc_reducer_t *rb)
+{
+    if (iterate(w, a, ra, 3) || iterate(w, b, rb, 3))
+        return 1;
+    return check_same_and_release(w, a, b, ra, rb);
+}
+
 /* The world, and a reducer of the model (a) past its rebuild (3 iterations), whose
  * hook state the test saves; b, a second model of the same gradients. */
 static int saved_reducer(rt_world_t *w, rt_model_t *a, rt_model_t *b, sc_reducer_t **ra)
@@ -318,9 +344,104 @@ static int test_hook_state_survives_save_and_load(int argc, char **argv)
         return 1;
     /* rb's first layout has the same buckets as ra's rebuilt one (gradients are marked
      * in reverse registration order): it adopts the loaded residuals. */
-    if (iterate(&w, &a, ra, 3) || iterate(&w, &b, rb, 3))
+    return continue_both(&w, &a, &b, ra, rb);
+}
+
+/* The reducer's record of ra's hook state (sc_reducer_hook_save) into *state, *len. */
+static int saved_state(sc_reducer_t *ra, char **state, size_t *len)
+{
+    *len = 0;
+    CHECK_OK(sc_reducer_hook_save(ra, NULL, len));
+    *state = malloc(*len);
+    CHECK(*state, "out of memory");
+    CHECK_OK(sc_reducer_hook_save(ra, *state, len));
+    return 0;
+}
+
+/* The record's layout (reducer_state.c, compress_hook.c): a 24-byte header whose last
+ * 8 bytes are the payload's length, the hook's name ("topk"), then the hook's payload:
+ * a 16-byte table header (magic, version, number of keys) and 16 bytes per key before
+ * the compressor's state. */
+#define RECORD_HEADER 24
+#define RECORD_PAYLOAD (RECORD_HEADER + 4)
+
+/* A state saved before the hook's table of layouts existed (the compressor's state
+ * alone in the record) still loads, matched by count and dtype: the loaded reducer
+ * continues as the saved one does. */
+static int test_hook_state_without_its_table_still_loads(int argc, char **argv)
+{
+    rt_world_t w;
+    rt_model_t a, b;
+    sc_reducer_t *ra, *rb;
+    char *state;
+    size_t len, table;
+    uint32_t nkeys;
+    uint64_t payload;
+
+    (void)argc, (void)argv;
+    if (saved_reducer(&w, &a, &b, &ra) || saved_state(ra, &state, &len))
         return 1;
-    return check_same_and_release(&w, &a, &b, ra, rb);
+    memcpy(&nkeys, state + RECORD_PAYLOAD + 12, sizeof(nkeys));
+    table = 16 + (size_t)nkeys * 16;
+    CHECK(nkeys > 0 && len > RECORD_PAYLOAD + table, "a record of %zu bytes with %u keys", len,
+          nkeys);
+    memmove(state + RECORD_PAYLOAD, state + RECORD_PAYLOAD + table,
+            len - RECORD_PAYLOAD - table);
+    len -= table;
+    payload = len - RECORD_PAYLOAD;
+    memcpy(state + 16, &payload, sizeof(payload));
+    if (make_reducer(&w, &b, DENSITY, &rb))
+        return 1;
+    CHECK_OK(sc_reducer_hook_load(rb, state, len));
+    free(state);
+    return continue_both(&w, &a, &b, ra, rb);
+}
+
+/* A record whose table of layouts is of another version, truncated or carries an
+ * unknown flag is refused with SC_ERR_INVALID_ARG saying so, and changes nothing: the
+ * reducer that loaded the intact record before them continues as the saved one does. */
+static int test_hook_state_with_a_bad_table_is_refused(int argc, char **argv)
+{
+    rt_world_t w;
+    rt_model_t a, b;
+    sc_reducer_t *ra, *rb;
+    char *state, *bad;
+    size_t len;
+    uint32_t x;
+    uint64_t payload;
+
+    (void)argc, (void)argv;
+    if (saved_reducer(&w, &a, &b, &ra) || saved_state(ra, &state, &len) ||
+        make_reducer(&w, &b, DENSITY, &rb))
+        return 1;
+    CHECK_OK(sc_reducer_hook_load(rb, state, len));
+    bad = malloc(len);
+    CHECK(bad, "out of memory");
+    memcpy(bad, state, len);
+    x = 2; /* version */
+    memcpy(bad + RECORD_PAYLOAD + 8, &x, sizeof(x));
+    CHECK_STATUS(sc_reducer_hook_load(rb, bad, len), SC_ERR_INVALID_ARG);
+    CHECK_SAYS("format version 2");
+    memcpy(bad, state, len);
+    x = 0x7fffffffu; /* keys: more than the record holds */
+    memcpy(bad + RECORD_PAYLOAD + 12, &x, sizeof(x));
+    CHECK_STATUS(sc_reducer_hook_load(rb, bad, len), SC_ERR_INVALID_ARG);
+    CHECK_SAYS("truncated");
+    memcpy(bad, state, len);
+    x = 2; /* the first entry's flags: no such flag */
+    memcpy(bad + RECORD_PAYLOAD + 16 + 4, &x, sizeof(x));
+    CHECK_STATUS(sc_reducer_hook_load(rb, bad, len), SC_ERR_INVALID_ARG);
+    CHECK_SAYS("corrupt (entry 0)");
+    /* A table header alone, cut short within its first entry. */
+    memcpy(bad, state, len);
+    payload = 16 + 8;
+    memcpy(bad + 16, &payload, sizeof(payload));
+    CHECK_STATUS(sc_reducer_hook_load(rb, bad, RECORD_PAYLOAD + (size_t)payload),
+                 SC_ERR_INVALID_ARG);
+    CHECK_SAYS("truncated");
+    free(bad);
+    free(state);
+    return continue_both(&w, &a, &b, ra, rb);
 }
 
 /* Rank 1 loads rank 0's hook state, rank 0 its own: rank 1's first bucket refuses the
@@ -483,6 +604,13 @@ static int test_hook_state_in_use_is_saved_when_no_rebuild_follows(int argc, cha
     return check_same_and_release(&w, &b, &c, rb, rc);
 }
 
+/* Where gradient g of m is written and its result read: its view in r (g_view), else
+ * the model's buffer. */
+static float *grad_of(sc_reducer_t *r, rt_model_t *m, int g)
+{
+    return g_view ? sc_reducer_grad_view(r, g) : m->buf[g];
+}
+
 /* Small integers, distinct per rank, iteration and element (ties are broken by the
  * lowest index the same way on both sides anyway). */
 static float accumulation_value(int rank, int step, int half, int g, size_t e)
@@ -497,7 +625,7 @@ static int test_accumulation_equals_one_synced_step(int argc, char **argv)
     rt_model_t a, b;
     sc_reducer_t *ra, *rb;
 
-    (void)argc, (void)argv;
+    g_view = argc > 0 && !strcmp(argv[0], "view");
     if (rt_world(&w))
         return 1;
     CHECK(w.size == 2, "runs on 2 ranks (halving by 2 is exact), not %d", w.size);
@@ -508,10 +636,10 @@ static int test_accumulation_equals_one_synced_step(int argc, char **argv)
     /* One synced iteration of zeros first: both lay their buckets out anew after it,
      * with nothing in the residuals yet. */
     for (int g = MODEL_N - 1; g >= 0; g--) {
-        memset(a.buf[g], 0, model_counts[g] * sizeof(float));
-        memset(b.buf[g], 0, model_counts[g] * sizeof(float));
-        CHECK_OK(sc_reducer_mark_ready(ra, g, a.buf[g]));
-        CHECK_OK(sc_reducer_mark_ready(rb, g, b.buf[g]));
+        memset(grad_of(ra, &a, g), 0, model_counts[g] * sizeof(float));
+        memset(grad_of(rb, &b, g), 0, model_counts[g] * sizeof(float));
+        CHECK_OK(sc_reducer_mark_ready(ra, g, g_view ? NULL : a.buf[g]));
+        CHECK_OK(sc_reducer_mark_ready(rb, g, g_view ? NULL : b.buf[g]));
     }
     CHECK_OK(sc_reducer_finalize(ra));
     CHECK_OK(sc_reducer_finalize(rb));
@@ -520,24 +648,27 @@ static int test_accumulation_equals_one_synced_step(int argc, char **argv)
         for (int half = 0; half < 2; half++) {
             CHECK_OK(sc_reducer_set_sync(ra, half));
             for (int g = MODEL_N - 1; g >= 0; g--) {
-                float *x = a.buf[g];
+                /* Views: the framework adds the second half to the first, as autograd
+                 * accumulates into .grad. */
+                float *x = grad_of(ra, &a, g);
                 for (size_t e = 0; e < model_counts[g]; e++)
-                    x[e] = accumulation_value(w.rank, step, half, g, e);
-                CHECK_OK(sc_reducer_mark_ready(ra, g, x));
+                    x[e] = (g_view && half ? x[e] : 0.0f) +
+                           accumulation_value(w.rank, step, half, g, e);
+                CHECK_OK(sc_reducer_mark_ready(ra, g, g_view ? NULL : x));
             }
             CHECK_OK(sc_reducer_finalize(ra));
         }
         for (int g = MODEL_N - 1; g >= 0; g--) {
-            float *x = b.buf[g];
+            float *x = grad_of(rb, &b, g);
             for (size_t e = 0; e < model_counts[g]; e++)
                 x[e] = accumulation_value(w.rank, step, 0, g, e) +
                        accumulation_value(w.rank, step, 1, g, e);
-            CHECK_OK(sc_reducer_mark_ready(rb, g, x));
+            CHECK_OK(sc_reducer_mark_ready(rb, g, g_view ? NULL : x));
         }
         CHECK_OK(sc_reducer_finalize(rb));
         size_t nonzero = 0, total = 0;
         for (int g = 0; g < MODEL_N; g++) {
-            const float *x = a.buf[g], *y = b.buf[g];
+            const float *x = grad_of(ra, &a, g), *y = grad_of(rb, &b, g);
             for (size_t e = 0; e < model_counts[g]; e++) {
                 CHECK(x[e] == y[e], "step %d gradient %d element %zu: %.9g accumulated, "
                       "%.9g in one step", step, g, e, x[e], y[e]);
@@ -563,6 +694,9 @@ int main(int argc, char **argv)
         {"density_one_equals_dense", test_density_one_equals_dense},
         {"density_matches_reference", test_density_matches_reference},
         {"hook_state_survives_save_and_load", test_hook_state_survives_save_and_load},
+        {"hook_state_without_its_table_still_loads",
+         test_hook_state_without_its_table_still_loads},
+        {"hook_state_with_a_bad_table_is_refused", test_hook_state_with_a_bad_table_is_refused},
         {"hook_state_of_another_rank_fails_every_rank",
          test_hook_state_of_another_rank_fails_every_rank},
         {"hook_state_waits_for_its_layout_after_load",

@@ -949,6 +949,30 @@ static int test_hook_state_survives_a_checkpoint(int argc, char **argv)
           "the state of hook \"counting\" was loaded into an allreduce-hook reducer");
     CHECK(strstr(sc_last_error(), "\"counting\"") && strstr(sc_last_error(), "\"allreduce\""),
           "sentence: %s", sc_last_error());
+    /* A stateless hook's record is its name alone: it loads back; one that carries
+     * bytes of state does not. */
+    len = sizeof(buf);
+    CHECK_OK(sc_reducer_hook_save(plain, buf, &len));
+    CHECK_OK(sc_reducer_hook_load(plain, buf, len));
+    {
+        uint64_t payload = 3;
+        memcpy(buf + 16, &payload, sizeof(payload)); /* the header's payload length */
+        CHECK(sc_reducer_hook_load(plain, buf, len + 3) == SC_ERR_INVALID_ARG,
+              "3 bytes of state were loaded into a hook that keeps none");
+        CHECK(strstr(sc_last_error(), "keeps no state") && strstr(sc_last_error(), "3 bytes"),
+              "sentence: %s", sc_last_error());
+    }
+    /* Between iterations only: with a gradient marked, both are refused. */
+    CHECK_OK(sc_reducer_mark_ready(plain, 0, fx.m.buf[0]));
+    CHECK(sc_reducer_hook_save(plain, NULL, &len) == SC_ERR_INVALID_ARG &&
+              strstr(sc_last_error(), "1 gradients are marked"),
+          "a save in an iteration: %s", sc_last_error());
+    CHECK(sc_reducer_hook_load(plain, buf, len) == SC_ERR_INVALID_ARG &&
+              strstr(sc_last_error(), "1 gradients are marked"),
+          "a load in an iteration: %s", sc_last_error());
+    for (int g = 1; g < fx.m.n; g++)
+        CHECK_OK(sc_reducer_mark_ready(plain, g, fx.m.buf[g]));
+    CHECK_OK(sc_reducer_finalize(plain));
     CHECK_OK(sc_reducer_destroy(plain));
     CHECK_OK(sc_reducer_destroy(r2));
     return fixture_finish(&fx);
