@@ -166,8 +166,10 @@ SC_API sc_status_t sc_compressor_create(const sc_compress_config_t *config,
  * (density 1 without values_fp16 or momentum), the reduction is a dense all-reduce. A
  * key reused with another count or dtype, and buffers not aligned to their elements,
  * are SC_ERR_INVALID_ARG; recvbuf is written only
- * on success, the residual is updated only on success. An argument error on one rank fails every rank (the others
- * with SC_ERR_MISMATCH naming it), as do ranks that disagree on count, dtype, op, the
+ * on success, the residual is updated only on success, and a key's first step that
+ * fails (refused, or its collective failing, dense or sparse) leaves no key behind.
+ * An argument error on one rank fails every rank (the others with SC_ERR_MISMATCH naming
+ * it), as do ranks that disagree on count, dtype, op, the
  * step kind (dense or sparse), k, the values' dtype, the index width, mode,
  * error_feedback or momentum. One thread at a
  * time per compressor. */

@@ -116,8 +116,10 @@ static sc_status_t sc_compressed_allreduce_call(sc_compressor_t *compressor, sc_
     if (k->dense) {
         /* Into v, so that recvbuf is written only on success. */
         st = sc_allreduce(sendbuf, k->v, count, dtype, op, comm, NULL, NULL);
-        if (st != SC_SUCCESS)
+        if (st != SC_SUCCESS) {
+            sc_compressor_abandon(compressor, k); /* as a failed sparse step */
             return st;
+        }
         sc_compressor_commit(compressor, k, sendbuf, rank);
         if (count > 0) /* recvbuf and v may be NULL with count 0 */
             memcpy(recvbuf, k->v, count * sc_dtype_size(dtype));

@@ -1,5 +1,6 @@
 /* Preloaded into test_header_failure: the first collective header sent after
- * sc_test_fail_next_header_send() leaves as usual, but UCX is made to report its send
+ * sc_test_fail_next_header_send() (or the one after n others,
+ * sc_test_fail_header_send_after(n)) leaves as usual, but UCX is made to report its send
  * failed (Connection reset), as a send to a peer whose connection broke is. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -9,13 +10,29 @@
 /* The tag's kind field (transport_ucx.h): a header, of a collective (sub 0). */
 #define HDR_KIND 3u
 
-static int armed;
+static int armed; /* collective headers to send until the one that fails; 0: none */
 static char token; /* handed out in place of the failed send's request */
 static void *held; /* the real request behind token, while UCX still runs it */
 
+void sc_test_fail_header_send_after(int n)
+{
+    __atomic_store_n(&armed, n + 1, __ATOMIC_SEQ_CST);
+}
+
 void sc_test_fail_next_header_send(void)
 {
-    __atomic_store_n(&armed, 1, __ATOMIC_SEQ_CST);
+    sc_test_fail_header_send_after(0);
+}
+
+/* Whether this header is the one to fail. */
+static int sc_test_header_fails(void)
+{
+    int left = __atomic_load_n(&armed, __ATOMIC_SEQ_CST);
+
+    while (left > 0 && !__atomic_compare_exchange_n(&armed, &left, left - 1, 0,
+                                                    __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST))
+        ;
+    return left == 1;
 }
 
 ucs_status_ptr_t ucp_tag_send_nbx(ucp_ep_h ep, const void *buffer, size_t count, ucp_tag_t tag,
@@ -31,7 +48,7 @@ ucs_status_ptr_t ucp_tag_send_nbx(ucp_ep_h ep, const void *buffer, size_t count,
                                                                        "ucp_tag_send_nbx");
     r = real(ep, buffer, count, tag, param);
     if (((tag >> 50) & 3) != HDR_KIND || ((tag >> 16) & 0xffff) != 0 || UCS_PTR_IS_ERR(r) ||
-        !__atomic_exchange_n(&armed, 0, __ATOMIC_SEQ_CST))
+        !sc_test_header_fails())
         return r;
     held = r;
     return &token;
