@@ -88,9 +88,13 @@ static sc_status_t sc_hook_topk_start_in(void *state, const sc_hook_bucket_t *b,
     st = sc_hook_topk_key(c, b, &k);
     if (st == SC_SUCCESS) {
         /* Buckets start in bucket order, every iteration: a key not started in the
-         * latest one belongs to a bucket index the layout has no more (stale). */
+         * latest one belongs to a bucket index the layout has no more (stale). An
+         * iteration begins where the index does not rise, not at bucket 0: a bucket of
+         * no elements (gradients of zero elements only) is never started, and bucket 0
+         * may be one in every layout. */
         pthread_mutex_lock(&c->lock);
-        c->hook_round += b->index == 0;
+        c->hook_round += b->index <= c->hook_last_index;
+        c->hook_last_index = b->index;
         k->round = c->hook_round;
         /* A loaded state kept aside waits for the rebuild, which follows the first
          * iteration: a second iteration under the same layout means none came (the

@@ -19,6 +19,9 @@
  *   hook_state_with_a_bad_table_is_refused   a table of another version, truncated or
  *                                   with an unknown flag: SC_ERR_INVALID_ARG, nothing
  *                                   changed
+ *   hook_state_marks_dropped_indices_with_bucket_0_empty   a save after a rebuild that
+ *                                   dropped a bucket index marks its state stale, also
+ *                                   when bucket 0 holds no element (never started)
  *   hook_state_waits_for_its_layout_after_load [counts_differ|counts_equal|one_bucket]
  *                                   the same when the loaded reducer's first layout
  *                                   differs from the saved one's: the loaded residuals
@@ -444,6 +447,63 @@ static int test_hook_state_with_a_bad_table_is_refused(int argc, char **argv)
     return continue_both(&w, &a, &b, ra, rb);
 }
 
+/* Bucket 0 holds no element (a float16 gradient of zero elements, alone in its dtype,
+ * registered last), so the hook starts no bucket 0 in any iteration. The first layout
+ * (reverse registration order, first bucket 4000 bytes, cap 12000) has 4 buckets:
+ * [empty], [g3], [g2 g1], [g0]; rank 0 marks empty, g0, g1, g2, g3, and the rebuild lays
+ * out 3: [empty], [g0], [g1 g2 g3]. A save after an iteration in that layout marks
+ * bucket index 3, which it no longer has, stale (its state is never adopted), and
+ * indices 1 and 2 current. */
+static int test_hook_state_marks_dropped_indices_with_bucket_0_empty(int argc, char **argv)
+{
+    static const size_t counts[] = {3000, 1000, 1000, 1000, 0};
+    static const sc_dtype_t dtypes[] = {SC_FLOAT32, SC_FLOAT32, SC_FLOAT32, SC_FLOAT32,
+                                        SC_FLOAT16};
+    static const int order[] = {4, 0, 1, 2, 3};
+    uint32_t nkeys, flags[4] = {9, 9, 9, 9};
+    size_t len, off;
+    int bucket;
+    char *state;
+    sc_reducer_t *r;
+    rt_model_t m;
+    rt_world_t w;
+
+    (void)argc, (void)argv;
+    if (rt_world(&w))
+        return 1;
+    rt_model_init(&m, 5, counts, dtypes);
+    CHECK_OK(create_reducer(&w, &m, DENSITY, 4000, 12000, &r));
+    for (int it = 0; it < 2; it++) {
+        for (int i = 0; i < m.n; i++) {
+            rt_fill(&m, m.buf[order[i]], SEED, w.rank, it, order[i]);
+            CHECK_OK(sc_reducer_mark_ready(r, order[i], m.buf[order[i]]));
+        }
+        CHECK_OK(sc_reducer_finalize(r));
+    }
+    CHECK_OK(sc_reducer_grad_bucket(r, 4, &bucket, &off));
+    CHECK(bucket == 0, "the empty gradient is in bucket %d", bucket);
+    CHECK_OK(sc_reducer_grad_bucket(r, 3, &bucket, &off));
+    CHECK(bucket == 2, "gradient 3 is in bucket %d after the rebuild, not 2", bucket);
+    if (saved_state(r, &state, &len))
+        return 1;
+    memcpy(&nkeys, state + RECORD_PAYLOAD + 12, sizeof(nkeys));
+    for (uint32_t i = 0; i < nkeys; i++) {
+        int32_t key;
+        memcpy(&key, state + RECORD_PAYLOAD + 16 + 16 * i, sizeof(key));
+        CHECK(key >= 1 && key <= 3, "a state for bucket index %d", key);
+        memcpy(&flags[key], state + RECORD_PAYLOAD + 16 + 16 * i + 4, sizeof(flags[key]));
+    }
+    CHECK(flags[1] == 0 && flags[2] == 0, "bucket indices 1 and 2 saved with flags %u and %u, "
+          "not current (0)", flags[1], flags[2]);
+    CHECK(flags[3] == 1, "bucket index 3, which the rebuilt layout no longer has, saved with "
+          "flags %u, not stale (1)", flags[3]);
+    free(state);
+    CHECK_OK(sc_reducer_destroy(r));
+    rt_model_free(&m);
+    CHECK_OK(sc_comm_destroy(w.comm));
+    return 0;
+}
+
 /* Rank 1 loads rank 0's hook state, rank 0 its own: rank 1's first bucket refuses the
  * state of another rank (SC_ERR_INVALID_ARG) and aborts the reducer's communicator;
  * rank 0's calls fail with SC_ERR_ABORTED whose sentence gives that reason (it said
@@ -697,6 +757,8 @@ int main(int argc, char **argv)
         {"hook_state_without_its_table_still_loads",
          test_hook_state_without_its_table_still_loads},
         {"hook_state_with_a_bad_table_is_refused", test_hook_state_with_a_bad_table_is_refused},
+        {"hook_state_marks_dropped_indices_with_bucket_0_empty",
+         test_hook_state_marks_dropped_indices_with_bucket_0_empty},
         {"hook_state_of_another_rank_fails_every_rank",
          test_hook_state_of_another_rank_fails_every_rank},
         {"hook_state_waits_for_its_layout_after_load",
