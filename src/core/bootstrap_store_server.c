@@ -687,8 +687,9 @@ static int sc_store_unsaid(const sc_store_server_t *s, const int *fds, const uin
  * whose connection broke before its answer went or closed before the end (it exited or
  * was killed: its children and its parent would otherwise wait SC_TIMEOUT for it, and
  * the others learn it only as they connect to it), or SC_ERR_TIMEOUT naming the ranks
- * that said nothing by deadline (with how much of its answer one that stalled took). A
- * rank's broken or closed connection is closed and set to -1. */
+ * that said nothing by deadline (with how much of its answer one that stalled took), or
+ * SC_ERR_SYSTEM where its poll fails (for another reason than a signal). A rank's broken
+ * or closed connection is closed and set to -1. */
 static sc_status_t sc_store_watch(sc_store_server_t *s, int *fds, sc_store_answers_t *a,
                                   double deadline, char *err, size_t err_len)
 {
@@ -707,7 +708,7 @@ static sc_status_t sc_store_watch(sc_store_server_t *s, int *fds, sc_store_answe
         left += fds[r] >= 0;
     unsent = left;
     while (left > 0 && st == SC_SUCCESS) {
-        int np = 0, ms = sc_clock_ms_until(deadline);
+        int np = 0, ms = sc_clock_ms_until(deadline), ready;
 
         if (ms <= 0) {
             char missing[512];
@@ -732,7 +733,16 @@ static sc_status_t sc_store_watch(sc_store_server_t *s, int *fds, sc_store_answe
                                        0};
             rank_of[np++] = r;
         }
-        if (poll(pfds, (nfds_t)np, ms) <= 0)
+        ready = poll(pfds, (nfds_t)np, ms);
+        /* A poll that fails for another reason than a signal fails so every time: it
+         * would spin until the deadline, for ever with SC_TIMEOUT=inf. */
+        if (ready < 0 && errno != EINTR) {
+            snprintf(err, err_len, "rendezvous at %s: rank 0's store could not wait on the "
+                     "ranks' connections (poll: %s)", s->where, strerror(errno));
+            st = SC_ERR_SYSTEM;
+            break;
+        }
+        if (ready <= 0)
             continue;
         for (int k = 0; k < np && st == SC_SUCCESS; k++) {
             int r = rank_of[k], got = -1;

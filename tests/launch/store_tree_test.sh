@@ -73,6 +73,12 @@
 #                   2-15 hear the store's SC_SUCCESS; until 2026-12-07 rank 1 gave up on the rest at
 #                   its own deadline ("the store of rank 0 never answered"), and the store
 #                   failed every rank naming it as exited or killed
+#   watch_poll_fails  3 ranks, SC_TIMEOUT=inf, rank 0 with fail_store_poll.c preloaded (its
+#                   store's poll over the ranks' connections fails with ENOMEM; usage:
+#                   store_tree_test.sh SC_INFO watch_poll_fails SHIM): every rank fails
+#                   within 20 s with SC_ERR_SYSTEM saying the store could not wait on the
+#                   ranks' connections; the store polled again until its deadline, for
+#                   ever with SC_TIMEOUT=inf
 #   answer_not_taken  8 ranks, fan-out 8 (every rank a child of rank 0, given the table
 #                   by the store), SC_TIMEOUT 4: ranks 1-6 are large_blob_rank.py with
 #                   blobs of 1 MiB, and rank 1 reads nothing of its answer (stopped): ranks
@@ -97,6 +103,7 @@
 set -u
 sc_info=$1
 mode=$2
+shim=${3:-}
 : "${SC_MASTER_PORT:?run under with_reserved_port.py SC_MASTER_PORT}"
 . "$(dirname "$0")/launch_env.sh"
 export SC_BIND=none SC_MASTER_ADDR=127.0.0.1 SC_LOG_LEVEL=info
@@ -358,6 +365,19 @@ answer_stopped_past_own_deadline)
   # It goes on past the rendezvous (and fails at the blobs of the stand-ins).
   grep -q "failed: .*rank 1: rendezvous" "$logs/1" &&
     fail "rank 1 failed the rendezvous once resumed"
+  ;;
+watch_poll_fails)
+  n=3
+  export SC_TIMEOUT=inf
+  [[ -n $shim ]] || fail "no shim to preload into rank 0"
+  start 0 $n LD_PRELOAD="$shim"
+  for ((r = 1; r < n; r++)); do start $r $n; done
+  for ((r = 0; r < n; r++)); do
+    wait_for 20 eval '! kill -0 "${pids[$r]}" 2>/dev/null' || fail "rank $r still runs after 20 s"
+    wait "${pids[$r]}" && fail "rank $r succeeded"
+    grep -q "SC_ERR_SYSTEM: rank $r: .*rank 0's store could not wait on the ranks' connections (poll: Cannot allocate memory)" \
+      "$logs/$r" || fail "rank $r does not say that the store's poll failed"
+  done
   ;;
 answer_not_taken | answers_take_long)
   n=8
