@@ -12,6 +12,7 @@
 #include <netinet/tcp.h>
 #include <poll.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -103,17 +104,30 @@ int sc_store_net_read_reply(int fd, sc_store_reply_t *rep, double deadline)
     return sc_store_net_read_reply_watch(fd, rep, deadline, -1);
 }
 
+/* Whether rep is a store's answer header (sc_store_net_read_reply). */
+static int sc_store_net_reply_valid(const sc_store_reply_t *rep)
+{
+    return rep->magic == SC_STORE_MAGIC && sc_status_known(rep->status) &&
+           rep->status != SC_IN_PROGRESS &&
+           (rep->status == SC_SUCCESS || (rep->len > 0 && rep->len < SC_ERROR_MAX));
+}
+
+/* Whether the len bytes of text are text (no control character). */
+static int sc_store_net_is_text(const char *text, uint32_t len)
+{
+    for (uint32_t i = 0; i < len; i++)
+        if ((unsigned char)text[i] < 0x20 || text[i] == 0x7f)
+            return 0;
+    return 1;
+}
+
 int sc_store_net_read_reply_watch(int fd, sc_store_reply_t *rep, double deadline, int watch)
 {
     int got = sc_store_net_io_watch(fd, rep, sizeof(*rep), deadline, 0, watch);
 
     if (got != 0)
         return got;
-    if (rep->magic != SC_STORE_MAGIC || !sc_status_known(rep->status) ||
-        rep->status == SC_IN_PROGRESS ||
-        (rep->status != SC_SUCCESS && (rep->len == 0 || rep->len >= SC_ERROR_MAX)))
-        return 1;
-    return 0;
+    return !sc_store_net_reply_valid(rep);
 }
 
 int sc_store_net_read_text(int fd, const sc_store_reply_t *rep, char *text, double deadline)
@@ -121,10 +135,39 @@ int sc_store_net_read_text(int fd, const sc_store_reply_t *rep, char *text, doub
     if (sc_store_net_io(fd, text, rep->len, deadline, 0) != 0)
         return -1;
     text[rep->len] = '\0';
-    for (uint32_t i = 0; i < rep->len; i++)
-        if ((unsigned char)text[i] < 0x20 || text[i] == 0x7f)
-            return 1;
-    return 0;
+    return !sc_store_net_is_text(text, rep->len);
+}
+
+int sc_store_net_word_some(int fd, sc_store_word_t *w)
+{
+    const size_t head = sizeof(w->rep);
+
+    for (;;) {
+        size_t want;
+        uint8_t *to;
+        ssize_t n;
+
+        if (w->got == head && !w->text) { /* its header came: a sentence to come or none */
+            if (!sc_store_net_reply_valid(&w->rep) ||
+                (w->rep.status == SC_SUCCESS && w->rep.len != 0))
+                return -1;
+            if (w->rep.status == SC_SUCCESS)
+                return 1;
+            if (!(w->text = malloc((size_t)w->rep.len + 1)))
+                return -1;
+            w->text[w->rep.len] = '\0';
+        }
+        if (w->text && w->got == head + w->rep.len)
+            return sc_store_net_is_text(w->text, w->rep.len) ? 1 : -1;
+        want = w->got < head ? head - w->got : head + w->rep.len - w->got;
+        to = w->got < head ? (uint8_t *)&w->rep + w->got : (uint8_t *)w->text + (w->got - head);
+        n = recv(fd, to, want, MSG_DONTWAIT);
+        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR))
+            return 0;
+        if (n <= 0)
+            return -1;
+        w->got += (size_t)n;
+    }
 }
 
 int sc_store_net_read_word(int fd, const char *where, double deadline, sc_status_t *st,

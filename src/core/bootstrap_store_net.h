@@ -60,6 +60,22 @@ int sc_store_net_read_text(int fd, const sc_store_reply_t *rep, char *text, doub
 int sc_store_net_read_word(int fd, const char *where, double deadline, sc_status_t *st,
                            char *text);
 
+/* A word at the end of the table's tree as it comes (rank 0's store reads every rank's
+ * under one poll, so that a rank stopped in the middle of its word holds up none of the
+ * others): the header, then the sentence of a failure, text (rep.len bytes and a NUL,
+ * owned by the caller, who frees it). Start from {0}. */
+typedef struct {
+    sc_store_reply_t rep;
+    size_t got; /* bytes that came: of rep, then of text */
+    char *text;
+} sc_store_word_t;
+
+/* Reads what fd holds of word *w, without waiting: 1 once it came whole (SC_SUCCESS and
+ * no text, or a failure's status and sentence), 0 while some is to come, -1 when the
+ * connection closed or broke first, or what came is no such word (or no memory for its
+ * sentence). */
+int sc_store_net_word_some(int fd, sc_store_word_t *w);
+
 /* Reads and drops len bytes (up to the deadline). */
 void sc_store_net_skip(int fd, size_t len, double deadline);
 

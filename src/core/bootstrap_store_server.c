@@ -655,9 +655,10 @@ static void sc_store_answers_sent(const sc_store_server_t *s, const int *fds,
 
 /* The ranks connected (fds[r] open) that did not say they had the table (said[r] 0), as
  * a sentence's list into buf, each that did not take its whole answer with how much of
- * it it took; how many. */
+ * it it took, each that sent part of its word (words[r]) with how much; how many. */
 static int sc_store_unsaid(const sc_store_server_t *s, const int *fds, const uint8_t *said,
-                           const sc_store_answers_t *a, char *buf, size_t len)
+                           const sc_store_word_t *words, const sc_store_answers_t *a,
+                           char *buf, size_t len)
 {
     sc_text_list_t l;
     int n = 0;
@@ -671,6 +672,9 @@ static int sc_store_unsaid(const sc_store_server_t *s, const int *fds, const uin
         if (a->sent[r] < sc_store_answer_len(a, r))
             snprintf(item, sizeof(item), "%d (it took %zu of the %zu bytes of the store's "
                      "answer)", r, a->sent[r], sc_store_answer_len(a, r));
+        else if (words[r].got > 0)
+            snprintf(item, sizeof(item), "%d (it sent %zu bytes of its word, then nothing)",
+                     r, words[r].got);
         else
             snprintf(item, sizeof(item), "%d", r);
         sc_text_list_add(&l, item);
@@ -696,10 +700,11 @@ static sc_status_t sc_store_watch(sc_store_server_t *s, int *fds, sc_store_answe
     struct pollfd *pfds = malloc((size_t)s->size * sizeof(*pfds));
     int *rank_of = malloc((size_t)s->size * sizeof(int));
     uint8_t *said = calloc((size_t)s->size, 1);
+    sc_store_word_t *words = calloc((size_t)s->size, sizeof(*words));
     int left = 0, unsent = 0;
     sc_status_t st = SC_SUCCESS;
 
-    if (!pfds || !rank_of || !said) {
+    if (!pfds || !rank_of || !said || !words) {
         snprintf(err, err_len, "rendezvous at %s: rank 0 is out of memory", s->where);
         st = SC_ERR_NO_MEMORY;
         goto out;
@@ -712,7 +717,7 @@ static sc_status_t sc_store_watch(sc_store_server_t *s, int *fds, sc_store_answe
 
         if (ms <= 0) {
             char missing[512];
-            int n = sc_store_unsaid(s, fds, said, a, missing, sizeof(missing));
+            int n = sc_store_unsaid(s, fds, said, words, a, missing, sizeof(missing));
 
             snprintf(err, err_len, "rendezvous at %s: rank%s %s never said %s had the table "
                      "of the ranks' blobs by the store's deadline (SC_TIMEOUT after its "
@@ -746,7 +751,6 @@ static sc_status_t sc_store_watch(sc_store_server_t *s, int *fds, sc_store_answe
             continue;
         for (int k = 0; k < np && st == SC_SUCCESS; k++) {
             int r = rank_of[k], got = -1;
-            char text[SC_ERROR_MAX];
 
             if (!pfds[k].revents)
                 continue;
@@ -767,14 +771,18 @@ static sc_status_t sc_store_watch(sc_store_server_t *s, int *fds, sc_store_answe
                 fds[r] = -1;
                 break;
             }
+            /* Read as it comes: a rank stopped in the middle of its word is waited for
+             * as one stopped before it, holding up none of the others. */
             if (!said[r])
-                got = sc_store_net_read_word(fds[r], s->where, sc_clock_now() + 2.0, &st,
-                                             text);
-            if (got == 0 && st == SC_SUCCESS) {
+                got = sc_store_net_word_some(fds[r], &words[r]);
+            if (got == 0)
+                continue;
+            if (got > 0 && words[r].rep.status == SC_SUCCESS) {
                 said[r] = 1;
                 left--;
-            } else if (got == 0) {
-                snprintf(err, err_len, "%s", text); /* the rank's own failure */
+            } else if (got > 0) {
+                st = (sc_status_t)words[r].rep.status;
+                snprintf(err, err_len, "%s", words[r].text); /* the rank's own failure */
             } else {
                 snprintf(err, err_len, "rendezvous at %s: rank %d exited or was killed "
                          "after the store answered it, before every rank had the table of "
@@ -786,6 +794,9 @@ static sc_status_t sc_store_watch(sc_store_server_t *s, int *fds, sc_store_answe
         }
     }
 out:
+    for (int r = 0; words && r < s->size; r++)
+        free(words[r].text);
+    free(words);
     free(pfds);
     free(rank_of);
     free(said);

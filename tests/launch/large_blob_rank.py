@@ -9,13 +9,16 @@ store_tree_test.sh. It sends its hello (protocol 3, no launch id) and its blob, 
   full   takes its whole answer and says it has the table (the word at the tree's end),
          printing when ("answered at TIME", the epoch's seconds; or the failure
          answered), then the store's word ("the store said STATUS")
+  half_word  takes its whole answer and sends the header of a failure's word and 9 of
+         the 40 bytes of its sentence: a rank stopped in the middle of its word; then
+         reads nothing for 60 s
 The others never say they have the table, as a rank hung there does. Like a rank, each
 tries again until the store listens (rank 0 may start after it), 20 s at most."""
 import struct
 import sys
 import time
 
-from store_wire import JOIN, MAGIC_HELLO, PROTOCOL, answer, connect, read_answer
+from store_wire import JOIN, MAGIC, MAGIC_HELLO, PEER_FAILED, PROTOCOL, answer, connect, read_answer
 
 BLOB = bytes(1 << 20)
 
@@ -34,7 +37,7 @@ def take_part(s, rank):
 
 def main():
     mode, port, rank, size = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
-    if mode not in ("read", "slow", "stall", "full"):
+    if mode not in ("read", "slow", "stall", "full", "half_word"):
         sys.exit(f"large_blob_rank: unknown mode {mode}")
     hello = struct.pack("<7I", MAGIC_HELLO, PROTOCOL, JOIN, rank, size, len(BLOB), 0) + bytes(96)
     with connect(port) as s:
@@ -45,6 +48,12 @@ def main():
             return
         if mode == "full":
             return take_part(s, rank)
+        if mode == "half_word":
+            read_answer(s)
+            s.sendall(struct.pack("<IiI", MAGIC, PEER_FAILED, 40) + b"rank 1: a")
+            print(f"rank {rank} sent half its word", flush=True)
+            time.sleep(60)
+            return
         while s.recv(256 << 10 if mode == "slow" else 1 << 20):
             if mode == "slow":
                 time.sleep(0.25)

@@ -73,6 +73,14 @@
 #                   2-15 hear the store's SC_SUCCESS; until 2026-12-07 rank 1 gave up on the rest at
 #                   its own deadline ("the store of rank 0 never answered"), and the store
 #                   failed every rank naming it as exited or killed
+#   word_stopped    3 ranks, SC_TIMEOUT 4: rank 1 is large_blob_rank.py half_word, which
+#                   takes its answer and sends the header of a failure's word and a part
+#                   of its sentence (a rank stopped in the middle of its word): ranks 0 and 2
+#                   fail by the store's deadline (SC_TIMEOUT and 2 s for each of the
+#                   tree's 1 level and 2 more: 10 s) with SC_ERR_TIMEOUT naming rank 1
+#                   with how much of its word it sent, as stopped or hung; the store read
+#                   the sentence blocking for 2 s, holding up every other rank, and then
+#                   named rank 1 as exited or killed
 #   watch_poll_fails  3 ranks, SC_TIMEOUT=inf, rank 0 with fail_store_poll.c preloaded (its
 #                   store's poll over the ranks' connections fails with ENOMEM; usage:
 #                   store_tree_test.sh SC_INFO watch_poll_fails SHIM): every rank fails
@@ -365,6 +373,28 @@ answer_stopped_past_own_deadline)
   # It goes on past the rendezvous (and fails at the blobs of the stand-ins).
   grep -q "failed: .*rank 1: rendezvous" "$logs/1" &&
     fail "rank 1 failed the rendezvous once resumed"
+  ;;
+word_stopped)
+  n=3
+  export SC_TIMEOUT=4
+  t0=$SECONDS
+  start 0 $n
+  python3 "$(dirname "$0")/large_blob_rank.py" half_word "$SC_MASTER_PORT" 1 $n \
+    >"$logs/1" 2>&1 &
+  pids[1]=$!
+  start 2 $n
+  wait_for 20 grep -qs "rank 1 sent half its word" "$logs/1" ||
+    fail "rank 1 never sent half its word"
+  for r in 0 2; do
+    wait_for 25 eval '! kill -0 "${pids[$r]}" 2>/dev/null' || fail "rank $r still runs after 25 s"
+    wait "${pids[$r]}" && fail "rank $r succeeded"
+  done
+  elapsed=$((SECONDS - t0))
+  ((elapsed >= 9)) || fail "ranks 0 and 2 failed after $elapsed s, before the store's deadline (10 s)"
+  for r in 0 2; do
+    grep -q "SC_ERR_TIMEOUT: rank $r: .*rank 1 (it sent 21 bytes of its word, then nothing) never said it had the table .*: it is stopped or hung" \
+      "$logs/$r" || fail "rank $r does not name rank 1, with what it sent of its word, as stopped"
+  done
   ;;
 watch_poll_fails)
   n=3

@@ -7,7 +7,7 @@ import time
 
 MAGIC_HELLO, PROTOCOL, MAGIC = 0x53434856, 3, 0x53435354
 JOIN, CHILD = 1, 3  # sc_store_kind_t
-MISMATCH = -6  # SC_ERR_MISMATCH
+PEER_FAILED, MISMATCH = -5, -6  # SC_ERR_PEER_FAILED, SC_ERR_MISMATCH
 
 
 def connect(port):
