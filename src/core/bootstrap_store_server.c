@@ -803,6 +803,88 @@ out:
     return st;
 }
 
+/* Whether rank r took its whole answer (a; none laid out: nothing went), so that what it
+ * is told now is read as the word at the tree's end, not as the rest of its answer. */
+static int sc_store_answer_taken(const sc_store_answers_t *a, int r)
+{
+    return !a->sent || a->sent[r] == 0 || a->sent[r] == sc_store_answer_len(a, r);
+}
+
+/* Every rank connected (fds[r] open) told the outcome st and its sentence text ("" on
+ * success), all under one poll on non-blocking writes, as the answers went
+ * (sc_store_watch), so that a rank that takes nothing (stopped, its socket full of the
+ * table) holds up none of the others' verdicts: each is waited for until deadline (one
+ * that passed: each is sent what its socket takes at once), where each was waited for
+ * 5 s in turn, so that with several stopped ranks the last ones heard nothing for tens
+ * of seconds, and rank 0 returned only then; where poll fails, each is sent once what
+ * its socket takes. One that did not take its whole answer is not told: what it is told would be
+ * read as the rest of its answer. Every fds[r] is closed, one told
+ * gracefully (sc_store_net_close_answered: its word not read, the failure having come
+ * first, must not reset the connection); all are closed untold where rank 0 is out of
+ * memory. */
+static void sc_store_tell_outcome(const sc_store_server_t *s, int *fds,
+                                  const sc_store_answers_t *a, sc_status_t st,
+                                  const char *text, double deadline)
+{
+    sc_store_reply_t rep = {SC_STORE_MAGIC, st, (uint32_t)strlen(text)};
+    size_t *sent = calloc((size_t)s->size, sizeof(size_t));
+    struct pollfd *pfds = malloc((size_t)s->size * sizeof(*pfds));
+    int *rank_of = malloc((size_t)s->size * sizeof(int));
+    size_t total = sizeof(rep) + rep.len;
+    int left = 0;
+
+    for (int r = 0; r < s->size; r++) {
+        if (fds[r] < 0)
+            continue;
+        if (sent && pfds && rank_of && sc_store_answer_taken(a, r)) {
+            left++;
+        } else {
+            close(fds[r]);
+            fds[r] = -1;
+        }
+    }
+    while (left > 0) {
+        int np = 0, ms = sc_clock_ms_until(deadline), ready, failed;
+
+        for (int r = 0; r < s->size; r++) {
+            if (fds[r] < 0 || sent[r] == total)
+                continue;
+            pfds[np] = (struct pollfd){fds[r], POLLOUT, 0};
+            rank_of[np++] = r;
+        }
+        ready = poll(pfds, (nfds_t)np, ms);
+        /* Where poll fails (not for a signal: sc_store_watch's failure, it may be), each
+         * is sent once what its socket takes. */
+        failed = ready < 0 && errno != EINTR;
+        for (int k = 0; k < np && (ready > 0 || failed); k++) {
+            int r = rank_of[k], got;
+
+            if (!failed && !pfds[k].revents)
+                continue;
+            got = sc_store_net_send_some(fds[r], &rep, sizeof(rep), text, rep.len, &sent[r]);
+            if (got == 0)
+                continue;
+            left--;
+            if (got < 0) { /* it exited or was killed: nobody to tell */
+                close(fds[r]);
+                fds[r] = -1;
+            }
+        }
+        if (failed || ms <= 0)
+            break;
+    }
+    for (int r = 0; r < s->size; r++) {
+        if (fds[r] >= 0 && sent[r] == total)
+            sc_store_net_close_answered(fds[r]);
+        else if (fds[r] >= 0)
+            close(fds[r]);
+        fds[r] = -1;
+    }
+    free(sent);
+    free(pfds);
+    free(rank_of);
+}
+
 /* When arrival k is dropped where its hello and blob had not come: SC_STORE_SILENT_S
  * after its last bytes, SC_STORE_ARRIVAL_S after it was accepted, and 1 s after the last
  * rank arrived (last; 0.0: not yet) where its hello had not come by then: a hello is sent
@@ -951,7 +1033,7 @@ void *sc_store_serve(void *arg)
     uint32_t *ports = calloc((size_t)s->size, sizeof(uint32_t));
     sc_store_arrival_t *arriving = calloc(SC_STORE_ARRIVING_MAX, sizeof(*arriving));
     int narriving = 0, spare = open("/dev/null", O_RDONLY | O_CLOEXEC);
-    double answering;
+    double answering, watched_until;
     sc_store_answers_t answers = {0};
     char err[SC_ERROR_MAX] = "";
     sc_status_t st;
@@ -1006,24 +1088,13 @@ void *sc_store_serve(void *arg)
         st = sc_store_answer(s, fds, blobs, lens, ports, &answers, err, sizeof(err));
     /* Until every rank has the table, each is watched, so that one that exited or was
      * killed fails every rank naming it within moments, not SC_TIMEOUT later. */
+    watched_until = answering + s->timeout_s + SC_STORE_TREE_LEVEL_S * (answers.height + 2);
     if (st == SC_SUCCESS)
-        st = sc_store_watch(s, fds, &answers, answering + s->timeout_s +
-                            SC_STORE_TREE_LEVEL_S * (answers.height + 2), err, sizeof(err));
-    /* Every rank connected is told the outcome: failures, and the tree's end. A rank's
-     * word not read (the failure came first) must not reset the connection. One that
-     * did not take its whole answer (stopped) is closed: what it is told would be read
-     * as the rest of its answer. */
-    for (int r = 0; r < s->size; r++) {
-        if (fds[r] < 0)
-            continue;
-        if (answers.sent && answers.sent[r] > 0 &&
-            answers.sent[r] < sc_store_answer_len(&answers, r)) {
-            close(fds[r]);
-            continue;
-        }
-        sc_store_reply_error(fds[r], st, st == SC_SUCCESS ? "" : err, sc_clock_now() + 5.0);
-        sc_store_net_close_answered(fds[r]);
-    }
+        st = sc_store_watch(s, fds, &answers, watched_until, err, sizeof(err));
+    /* Every rank connected is told the outcome (failures, and the tree's end) until the
+     * store's deadline (for ever with SC_TIMEOUT=inf, as a stopped rank is waited for
+     * then where all goes well). */
+    sc_store_tell_outcome(s, fds, &answers, st, st == SC_SUCCESS ? "" : err, watched_until);
     sc_store_answers_free(&answers);
     for (int r = 0; r < s->size; r++)
         free(blobs[r]);

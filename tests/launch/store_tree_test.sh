@@ -73,6 +73,14 @@
 #                   2-15 hear the store's SC_SUCCESS; until 2026-12-07 rank 1 gave up on the rest at
 #                   its own deadline ("the store of rank 0 never answered"), and the store
 #                   failed every rank naming it as exited or killed
+#   verdicts_beside_stopped  6 ranks, fan-out 8 (every rank a child of rank 0), SC_TIMEOUT
+#                   20: ranks 1-3 are large_blob_rank.py full with blobs of 1 MiB, stopped
+#                   after their hello, so that each one's answer (the table, 3 MiB) fills
+#                   its socket; rank 4 is killed once every answer went, and rank 5 hears
+#                   the store's failure naming it within 4 s, and ranks 1-3, resumed 3 s
+#                   after the kill, hear it too; the store told the ranks in turn, each
+#                   within 5 s, so that rank 5 waited 15 s behind ranks 1-3 (skipped
+#                   where this host's sockets do not take 3 MiB each)
 #   word_stopped    3 ranks, SC_TIMEOUT 4: rank 1 is large_blob_rank.py half_word, which
 #                   takes its answer and sends the header of a failure's word and a part
 #                   of its sentence (a rank stopped in the middle of its word): ranks 0 and 2
@@ -373,6 +381,47 @@ answer_stopped_past_own_deadline)
   # It goes on past the rendezvous (and fails at the blobs of the stand-ins).
   grep -q "failed: .*rank 1: rendezvous" "$logs/1" &&
     fail "rank 1 failed the rendezvous once resumed"
+  ;;
+verdicts_beside_stopped)
+  n=6
+  export SC_TIMEOUT=20
+  start 0 $n
+  for r in 1 2 3; do
+    python3 "$(dirname "$0")/large_blob_rank.py" full "$SC_MASTER_PORT" $r $n \
+      >"$logs/$r" 2>&1 &
+    pids[$r]=$!
+    wait_for 20 grep -qs "rank $r sent its hello" "$logs/$r" || fail "rank $r never sent its hello"
+    kill -STOP "${pids[$r]}"
+  done
+  start 4 $n
+  start 5 $n
+  if ! wait_for 15 grep -q "rank 0 sent" "$logs/0"; then
+    grep -q "took [0-9]* of the [0-9]* bytes of the store's answer" "$logs/0" &&
+      { echo "skipped: this host's sockets do not take a stopped rank's 3 MiB answer"; exit 77; }
+    fail "the store never sent every answer whole"
+  fi
+  kill -KILL "${pids[4]}"
+  t0=$EPOCHREALTIME
+  wait_for 20 eval '! kill -0 "${pids[5]}" 2>/dev/null' || fail "rank 5 still runs"
+  took=$(awk -v a="$t0" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.2f", b - a }')
+  echo "rank 5 failed $took s after rank 4 was killed"
+  wait "${pids[5]}" && fail "rank 5 succeeded"
+  grep -q "SC_ERR_PEER_FAILED: rank 5: .*rank 4 exited or was killed" "$logs/5" ||
+    fail "rank 5 does not give the store's sentence naming rank 4"
+  awk -v t="$took" 'BEGIN { exit !(t < 4) }' ||
+    fail "rank 5 heard the store's failure $took s after rank 4 was killed (behind ranks 1-3)"
+  sleep "$(awk -v a="$t0" -v b="$EPOCHREALTIME" 'BEGIN { t = 3 - (b - a); print (t > 0 ? t : 0) }')"
+  for r in 1 2 3; do kill -CONT "${pids[$r]}"; done
+  for r in 0 1 2 3; do
+    wait_for 20 eval '! kill -0 "${pids[$r]}" 2>/dev/null' || fail "rank $r still runs"
+    wait "${pids[$r]}" && fail "rank $r succeeded"
+  done
+  grep -q "SC_ERR_PEER_FAILED: rank 0: .*rank 4 exited or was killed" "$logs/0" ||
+    fail "rank 0 does not give the store's sentence naming rank 4"
+  for r in 1 2 3; do
+    grep -q "rank $r: the store said -5 .*rank 4 exited or was killed" "$logs/$r" ||
+      fail "rank $r, resumed, did not hear the store's failure naming rank 4"
+  done
   ;;
 word_stopped)
   n=3
