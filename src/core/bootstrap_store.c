@@ -90,6 +90,24 @@ static sc_status_t sc_store_foreign(const char *where, const char *why)
                     "MASTER_ADDR and MASTER_PORT + 1)", where, why);
 }
 
+/* The rendezvous's failure when rank 0's store reset this rank's connection (errno
+ * ECONNRESET) as the rest of its answer came: the store gives up so on a rank that took
+ * nothing more of its answer by the store's deadline (sc_store_tell_outcome), and rank 0
+ * lives on (it read all this rank sent, so that rank 0 exited or was killed ends the
+ * connection, not resets it); else SC_IN_PROGRESS, a connection that broke. It was said
+ * that the store closed the connection and nothing listened any more: rank 0 exited or
+ * was killed. */
+static sc_status_t sc_store_given_up(const char *where, int err)
+{
+    if (err != ECONNRESET)
+        return SC_IN_PROGRESS;
+    return sc_error(SC_ERR_TIMEOUT, "rendezvous at %s: rank 0's store gave up on this rank "
+                    "before it took its whole answer (the store reset the connection): this "
+                    "rank took nothing more of it by the store's deadline (SC_TIMEOUT after "
+                    "its first answer, 2 s per level of the table's tree and 2 more): it was "
+                    "stopped or too slow; the other ranks were told so", where);
+}
+
 /* One attempt: SC_IN_PROGRESS when the connection broke and a retry may succeed. A rank
  * other than 0 listens, beside its connection to the store, for the children it may be
  * given in the table's tree, and says on which port. The answer is awaited until
@@ -151,8 +169,10 @@ static sc_status_t sc_store_exchange(int fd, int rank, int size,
      * the store's deadline gave up on the rest of the table and failed the rendezvous. */
     head = rep.len < sizeof(role) ? rep.len : sizeof(role);
     if (sc_store_net_io(fd, payload, head, deadline, 0) != 0) {
+        int err = errno;
+
         free(payload);
-        return SC_IN_PROGRESS;
+        return sc_store_given_up(where, err);
     }
     if (head == sizeof(role)) {
         memcpy(&role, payload, sizeof(role));
@@ -163,8 +183,10 @@ static sc_status_t sc_store_exchange(int fd, int rank, int size,
             rest = answered;
     }
     if (sc_store_net_io(fd, payload + head, rep.len - head, rest, 0)) {
+        int err = errno;
+
         free(payload);
-        return SC_IN_PROGRESS;
+        return sc_store_given_up(where, err);
     }
     return sc_store_place_take(payload, rep.len, size, place, result);
 }

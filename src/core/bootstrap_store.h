@@ -35,8 +35,11 @@ typedef struct {
  * the children that never came for the table; SC_ERR_PEER_FAILED naming a rank that
  * exited or was killed before every rank had the table, or another rank's failure in
  * the tree, as the store tells every rank at once (every rank says to the store when it
- * has the table: bootstrap_wire.h), or SC_ERR_TIMEOUT naming a rank that took nothing of
- * the store's answer for 5 s (stopped); SC_ERR_MISMATCH at once where the store at
+ * has the table: bootstrap_wire.h), or SC_ERR_TIMEOUT naming the ranks that did not say
+ * so by the store's deadline (stopped or hung; one that stalled as its answer went with
+ * how much of it it took), or this rank, where the store gave up on it before it took
+ * its whole answer (stopped or too slow past the store's deadline: the store reset the
+ * connection); SC_ERR_MISMATCH at once where the store at
  * addr:port serves another launch (both ids known), which it refuses without failing
  * its own, as it refuses such a process telling a failure. */
 sc_status_t sc_store_allgather(const char *addr, int port, int rank, int size,

@@ -49,6 +49,8 @@ int sc_store_net_io_watch(int fd, void *buf, size_t len, double deadline, int wr
          * connection by that clock. */
         if (ready == 0 && sc_clock_now() < deadline)
             continue;
+        if (ready == 0)
+            errno = ETIMEDOUT;
         if (ready <= 0)
             return -1;
         if (pfd[1].revents)
@@ -61,6 +63,8 @@ int sc_store_net_io_watch(int fd, void *buf, size_t len, double deadline, int wr
                     : recv(fd, p, len, MSG_DONTWAIT);
         if (n < 0 && (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK))
             continue;
+        if (n == 0)
+            errno = 0; /* closed: no error */
         if (n <= 0)
             return -1;
         p += n;

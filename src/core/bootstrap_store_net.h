@@ -13,7 +13,9 @@
 #include "shardcomm/status.h"
 
 /* Writes (writing 1) or reads exactly len bytes before deadline (past it, only what the
- * socket holds or takes at once); -1 on error or timeout. */
+ * socket holds or takes at once); -1 on error or timeout, errno saying which: ETIMEDOUT
+ * at the deadline, 0 where the peer closed the connection, else the socket's error
+ * (ECONNRESET where the peer reset it: rank 0's store gives up so on a rank). */
 int sc_store_net_io(int fd, void *buf, size_t len, double deadline, int writing);
 
 /* sc_store_net_io, which also returns -2 as soon as watch (a descriptor; -1: none) has

@@ -563,6 +563,15 @@ static size_t sc_store_answer_len(const sc_store_answers_t *a, int r)
     return a->at[r + 1] - a->at[r] + (a->with_table[r] ? a->table_len : 0);
 }
 
+/* Sends what fd's socket takes of rank r's answer (sc_store_net_send_some). */
+static int sc_store_answer_send_some(sc_store_answers_t *a, int fd, int r)
+{
+    size_t head = a->at[r + 1] - a->at[r];
+
+    return sc_store_net_send_some(fd, a->head + a->at[r], head, a->table,
+                                  sc_store_answer_len(a, r) - head, &a->sent[r]);
+}
+
 /* Every rank's answer once all arrived, into *a (released with sc_store_answers_free):
  * its place in the table's tree (sc_store_tree_plan), with the table for rank 0's
  * children, for each rank connected (fds[r] open); nothing is sent yet. Otherwise the
@@ -755,10 +764,7 @@ static sc_status_t sc_store_watch(sc_store_server_t *s, int *fds, sc_store_answe
             if (!pfds[k].revents)
                 continue;
             if (pfds[k].events == POLLOUT) {
-                size_t head = a->at[r + 1] - a->at[r];
-
-                got = sc_store_net_send_some(fds[r], a->head + a->at[r], head, a->table,
-                                             sc_store_answer_len(a, r) - head, &a->sent[r]);
+                got = sc_store_answer_send_some(a, fds[r], r);
                 if (got > 0 && --unsent == 0)
                     sc_store_answers_sent(s, fds, a);
                 if (got >= 0)
@@ -803,13 +809,6 @@ out:
     return st;
 }
 
-/* Whether rank r took its whole answer (a; none laid out: nothing went), so that what it
- * is told now is read as the word at the tree's end, not as the rest of its answer. */
-static int sc_store_answer_taken(const sc_store_answers_t *a, int r)
-{
-    return !a->sent || a->sent[r] == 0 || a->sent[r] == sc_store_answer_len(a, r);
-}
-
 /* Every rank connected (fds[r] open) told the outcome st and its sentence text ("" on
  * success), all under one poll on non-blocking writes, as the answers went
  * (sc_store_watch), so that a rank that takes nothing (stopped, its socket full of the
@@ -817,14 +816,17 @@ static int sc_store_answer_taken(const sc_store_answers_t *a, int r)
  * that passed: each is sent what its socket takes at once), where each was waited for
  * 5 s in turn, so that with several stopped ranks the last ones heard nothing for tens
  * of seconds, and rank 0 returned only then; where poll fails, each is sent once what
- * its socket takes. One that did not take its whole answer is not told: what it is told would be
- * read as the rest of its answer. Every fds[r] is closed, one told
- * gracefully (sc_store_net_close_answered: its word not read, the failure having come
- * first, must not reset the connection); all are closed untold where rank 0 is out of
- * memory. */
+ * its socket takes. One that did not take its whole answer (a) is sent the rest of it
+ * first, since what it is told would be read as that rest. One not told by then is
+ * given up on with a reset of its connection, which it tells from the end of a
+ * connection whose rank 0 exited or was killed (sc_store_given_up, bootstrap_store.c):
+ * the reset drops what its socket held still, the rest of its answer. Every fds[r] is
+ * closed, one told gracefully (sc_store_net_close_answered: its word not read, the
+ * failure having come first, must not reset the connection); all are closed untold where
+ * rank 0 is out of memory. */
 static void sc_store_tell_outcome(const sc_store_server_t *s, int *fds,
-                                  const sc_store_answers_t *a, sc_status_t st,
-                                  const char *text, double deadline)
+                                  sc_store_answers_t *a, sc_status_t st, const char *text,
+                                  double deadline)
 {
     sc_store_reply_t rep = {SC_STORE_MAGIC, st, (uint32_t)strlen(text)};
     size_t *sent = calloc((size_t)s->size, sizeof(size_t));
@@ -836,7 +838,7 @@ static void sc_store_tell_outcome(const sc_store_server_t *s, int *fds,
     for (int r = 0; r < s->size; r++) {
         if (fds[r] < 0)
             continue;
-        if (sent && pfds && rank_of && sc_store_answer_taken(a, r)) {
+        if (sent && pfds && rank_of) {
             left++;
         } else {
             close(fds[r]);
@@ -857,11 +859,15 @@ static void sc_store_tell_outcome(const sc_store_server_t *s, int *fds,
          * is sent once what its socket takes. */
         failed = ready < 0 && errno != EINTR;
         for (int k = 0; k < np && (ready > 0 || failed); k++) {
-            int r = rank_of[k], got;
+            int r = rank_of[k], got = 1;
 
             if (!failed && !pfds[k].revents)
                 continue;
-            got = sc_store_net_send_some(fds[r], &rep, sizeof(rep), text, rep.len, &sent[r]);
+            if (a->sent && a->sent[r] > 0 && a->sent[r] < sc_store_answer_len(a, r))
+                got = sc_store_answer_send_some(a, fds[r], r);
+            if (got > 0)
+                got = sc_store_net_send_some(fds[r], &rep, sizeof(rep), text, rep.len,
+                                             &sent[r]);
             if (got == 0)
                 continue;
             left--;
@@ -874,10 +880,16 @@ static void sc_store_tell_outcome(const sc_store_server_t *s, int *fds,
             break;
     }
     for (int r = 0; r < s->size; r++) {
-        if (fds[r] >= 0 && sent[r] == total)
+        if (fds[r] < 0)
+            continue;
+        if (sent[r] == total) {
             sc_store_net_close_answered(fds[r]);
-        else if (fds[r] >= 0)
+        } else {
+            struct linger reset = {1, 0};
+
+            setsockopt(fds[r], SOL_SOCKET, SO_LINGER, &reset, sizeof(reset));
             close(fds[r]);
+        }
         fds[r] = -1;
     }
     free(sent);

@@ -81,6 +81,19 @@
 #                   after the kill, hear it too; the store told the ranks in turn, each
 #                   within 5 s, so that rank 5 waited 15 s behind ranks 1-3 (skipped
 #                   where this host's sockets do not take 3 MiB each)
+#   answer_given_up  8 ranks, fan-out 8, SC_TIMEOUT 15: rank 1, a real rank, is stopped
+#                   after its hello, ranks 2-7 are large_blob_rank.py full with blobs of
+#                   1 MiB (a table of 6 MiB, more than rank 1's socket holds), and rank 1
+#                   is resumed 30 s after the last rank arrived, past the store's deadline
+#                   (21 s), which fails the rendezvous naming it: it fails saying that
+#                   the store gave up on it, stopped or too slow, and ranks 2-7 hear the
+#                   store's SC_ERR_TIMEOUT naming it; rank 1 said that the store never
+#                   answered, or that rank 0 had exited or was killed
+#   answer_half_sent_at_failure  the same with SC_TIMEOUT 20 and rank 7 a real rank,
+#                   killed once ranks 2-6 took their answers, and rank 1 resumed 2 s
+#                   later: it takes the rest of its answer and fails with the store's
+#                   sentence naming rank 7; the store closed its connection with the
+#                   answer half sent, and rank 1 said that rank 0 had exited or was killed
 #   word_stopped    3 ranks, SC_TIMEOUT 4: rank 1 is large_blob_rank.py half_word, which
 #                   takes its answer and sends the header of a failure's word and a part
 #                   of its sentence (a rank stopped in the middle of its word): ranks 0 and 2
@@ -157,6 +170,23 @@ start_and_stop() {
   done
   sleep 0.5
   for r in "$@"; do kill -STOP "${pids[$r]}"; done
+}
+
+# start_rank_1_stopped SIZE LAST: ranks 0 and 1 of a world of SIZE started, rank 1
+# stopped once it listens for its children (its hello sent), and ranks 2 to LAST as
+# large_blob_rank.py full (blobs of 1 MiB).
+start_rank_1_stopped() {
+  local n=$1 last=$2 r
+  start 0 $n
+  start 1 $n
+  wait_for 20 grep -q "rank 1 listens on port" "$logs/1" || fail "rank 1 never listened"
+  sleep 0.5 # its hello follows at once
+  kill -STOP "${pids[1]}"
+  for ((r = 2; r <= last; r++)); do
+    python3 "$(dirname "$0")/large_blob_rank.py" full "$SC_MASTER_PORT" $r $n \
+      >"$logs/$r" 2>&1 &
+    pids[$r]=$!
+  done
 }
 
 # Rank 0's line on what it sent: "SENT TABLE TABLES" (bytes in all, the table's bytes,
@@ -352,16 +382,7 @@ answer_stopped | answer_stopped_timeout_inf)
 answer_stopped_past_own_deadline)
   n=16
   export SC_TIMEOUT=10 SC_STORE_FANOUT=16
-  start 0 $n
-  start 1 $n
-  wait_for 20 grep -q "rank 1 listens on port" "$logs/1" || fail "rank 1 never listened"
-  sleep 0.5 # its hello follows at once
-  kill -STOP "${pids[1]}"
-  for ((r = 2; r < n; r++)); do
-    python3 "$(dirname "$0")/large_blob_rank.py" full "$SC_MASTER_PORT" $r $n \
-      >"$logs/$r" 2>&1 &
-    pids[$r]=$!
-  done
+  start_rank_1_stopped $n $((n - 1))
   wait_for 20 grep -qs "rank $((n - 1)) sent its hello" "$logs/$((n - 1))" ||
     fail "rank $((n - 1)) never sent its hello"
   # 13 s: past rank 1's own rendezvous deadline (SC_TIMEOUT and 3 s from its start), before
@@ -422,6 +443,49 @@ verdicts_beside_stopped)
     grep -q "rank $r: the store said -5 .*rank 4 exited or was killed" "$logs/$r" ||
       fail "rank $r, resumed, did not hear the store's failure naming rank 4"
   done
+  ;;
+answer_given_up)
+  n=8
+  export SC_TIMEOUT=15
+  start_rank_1_stopped $n $((n - 1))
+  wait_for 40 grep -qs "rank $((n - 1)) sent its hello" "$logs/$((n - 1))" ||
+    fail "rank $((n - 1)) never sent its hello"
+  t0=$EPOCHREALTIME
+  for ((r = 0; r < n; r++)); do
+    ((r == 1)) && continue
+    wait_for 45 eval '! kill -0 "${pids[$r]}" 2>/dev/null' || fail "rank $r still runs after 45 s"
+    wait "${pids[$r]}" && fail "rank $r succeeded"
+  done
+  for ((r = 2; r < n; r++)); do
+    grep -q "rank $r: the store said -4 .*rank 1 (it took [0-9]* of the [0-9]* bytes of the store's answer) never said it had the table" \
+      "$logs/$r" || fail "rank $r did not hear the store's SC_ERR_TIMEOUT naming rank 1"
+  done
+  # 30 s after the last rank arrived: past the store's deadline (21 s).
+  sleep "$(awk -v a="$t0" -v b="$EPOCHREALTIME" 'BEGIN { t = 30 - (b - a); print (t > 0 ? t : 0) }')"
+  kill -CONT "${pids[1]}"
+  wait_for 20 eval '! kill -0 "${pids[1]}" 2>/dev/null' || fail "rank 1 still runs once resumed"
+  wait "${pids[1]}" && fail "rank 1 succeeded"
+  grep -q "SC_ERR_TIMEOUT: rank 1: rendezvous at 127.0.0.1:[0-9]*: rank 0's store gave up on this rank before it took its whole answer .*: it was stopped or too slow" \
+    "$logs/1" || fail "rank 1, resumed, does not say that the store gave up on it"
+  ;;
+answer_half_sent_at_failure)
+  n=8
+  export SC_TIMEOUT=20
+  start_rank_1_stopped $n $((n - 2))
+  start $((n - 1)) $n
+  for ((r = 2; r < n - 1; r++)); do
+    wait_for 20 grep -qs "rank $r answered at" "$logs/$r" || fail "rank $r took no answer"
+  done
+  sleep 1 # rank 7 takes its answer too
+  kill -KILL "${pids[7]}"
+  sleep 2
+  kill -CONT "${pids[1]}"
+  for ((r = 0; r < n - 1; r++)); do
+    wait_for 20 eval '! kill -0 "${pids[$r]}" 2>/dev/null' || fail "rank $r still runs"
+    wait "${pids[$r]}" && fail "rank $r succeeded"
+  done
+  grep -q "SC_ERR_PEER_FAILED: rank 1: .*rank 7 exited or was killed" "$logs/1" ||
+    fail "rank 1, resumed, does not give the store's sentence naming rank 7"
   ;;
 word_stopped)
   n=3
