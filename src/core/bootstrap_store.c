@@ -192,7 +192,8 @@ static sc_status_t sc_store_exchange(int fd, int rank, int size,
 }
 
 /* The tree's part of the rendezvous for a rank of launch the store answered (place; its
- * parent and its children check launch and size): the table from its parent, unless it
+ * parent and its children check launch and size): the table from its parent (its entry
+ * for this rank checked against blob, len bytes, the one this rank sent), unless it
  * came from the store, then served to its children (their parent's failure instead,
  * where it has none), within timeout_s of the store's answer and SC_STORE_TREE_LEVEL_S
  * more per level below rank 0; then its word to the store (it has the table, or its
@@ -200,8 +201,9 @@ static sc_status_t sc_store_exchange(int fd, int rank, int size,
  * exited or was killed). This rank's own failure is what it returns where it has one,
  * else the store's. */
 static sc_status_t sc_store_tree_part(const sc_store_place_t *place, int rank, int size,
-                                      const sc_store_launch_t *launch, const char *where,
-                                      double timeout_s, sc_store_result_t *result)
+                                      const sc_store_launch_t *launch, const void *blob,
+                                      size_t len, const char *where, double timeout_s,
+                                      sc_store_result_t *result)
 {
     double now = sc_clock_now();
     double deadline = now + timeout_s + SC_STORE_TREE_LEVEL_S * (double)place->role.depth;
@@ -230,8 +232,8 @@ static sc_status_t sc_store_tree_part(const sc_store_place_t *place, int rank, i
         }
     }
     if (place->role.parent)
-        st = sc_tree_fetch(&place->role, rank, size, launch, where, deadline, &word, result,
-                           err, sizeof(err));
+        st = sc_tree_fetch(&place->role, rank, size, launch, blob, len, where, deadline,
+                           &word, result, err, sizeof(err));
     if (place->role.nchildren > 0) {
         /* Where the store spoke as this rank waited for its parent, the children still
          * to come are told its failure for a while, as they are while it serves. */
@@ -389,7 +391,8 @@ sc_status_t sc_store_allgather(const char *addr, int port, int rank, int size,
     }
     /* Rank 0's store serves until every rank, its own client too, said it has the table. */
     if (st == SC_SUCCESS)
-        st = sc_store_tree_part(&place, rank, size, launch, where, timeout_s, result);
+        st = sc_store_tree_part(&place, rank, size, launch, blob, len, where, timeout_s,
+                                result);
     if (rank == 0) {
         pthread_join(server.thread, NULL);
         if (st == SC_IN_PROGRESS && server.verdict != SC_SUCCESS)

@@ -154,9 +154,9 @@ static void sc_tree_fetch_why(uint32_t parent, int err, double deadline, sc_stat
 }
 
 sc_status_t sc_tree_fetch(const sc_store_role_t *role, int rank, int size,
-                          const sc_store_launch_t *launch, const char *where, double deadline,
-                          sc_tree_word_t *word, sc_store_result_t *result, char *err,
-                          size_t err_len)
+                          const sc_store_launch_t *launch, const void *sent, size_t sent_len,
+                          const char *where, double deadline, sc_tree_word_t *word,
+                          sc_store_result_t *result, char *err, size_t err_len)
 {
     sc_store_hello_t h = {.magic = SC_STORE_MAGIC_HELLO, .protocol = SC_STORE_PROTOCOL,
                           .kind = SC_STORE_CHILD, .rank = (uint32_t)rank,
@@ -236,6 +236,21 @@ sc_status_t sc_tree_fetch(const sc_store_role_t *role, int rank, int size,
         /* Relayed to its children and the store, which name the rank themselves. */
         snprintf(err, err_len, "%s", sc_error_text_unprefixed());
         return st;
+    }
+    /* Every rank's entry is the blob it sent the store, and a rank's blob is its own
+     * (its host, its pid, its UCX worker's address): a table of another rendezvous holds
+     * another process's entry here, whatever launch ids the two sides have. */
+    if (result->lens[rank] != sent_len ||
+        (sent_len && memcmp(result->blobs[rank], sent, sent_len) != 0)) {
+        st = SC_ERR_PEER_FAILED;
+        snprintf(why, sizeof(why), "the table that came holds another process's entry for "
+                 "this rank (%zu bytes, where this rank sent the store %zu): it is the table "
+                 "of another rendezvous; rank %u of this launch exited, and a rank of another "
+                 "launch on its host that checks no launch (both without a launch id or with "
+                 "the same one, or a shardcomm from before 2026-12-07) got its port",
+                 result->lens[rank], sent_len, role->parent);
+        sc_store_result_free(result);
+        goto fail;
     }
     sc_log(SC_LOG_INFO, "rendezvous at %s: rank %d got the table of the ranks' blobs (%u "
            "bytes) from rank %u, its parent in the rendezvous's tree", where, rank, rep.len,

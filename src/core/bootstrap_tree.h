@@ -60,7 +60,11 @@ typedef struct {
  * answered there and refused this one (the parent exited, and that rank, of a launch on
  * the same host, got its port: the sentence names that rank's launch),
  * SC_ERR_TIMEOUT when nothing came by the deadline, or the status and sentence the parent
- * sent (its own parent's failure), SC_ERR_SYSTEM when the table came malformed. A
+ * sent (its own parent's failure), SC_ERR_SYSTEM when the table came malformed,
+ * SC_ERR_PEER_FAILED too when the table's entry for this rank is not sent (sent_len
+ * bytes, the blob this rank sent the store): another rendezvous's table, from a rank that got
+ * the parent's port and checks no launch (ids the same or none, a shardcomm from before
+ * the check), taken by none of its children. A
  * connection the parent closed before it answered is made again once (a live parent
  * drops one silent for 5 s: this rank stopped between its connect and its hello). While it
  * connects to the parent and waits for its answer it watches the store's connection
@@ -68,9 +72,9 @@ typedef struct {
  * while the parent is stopped, slow or does not take the connection), its word is read
  * into *word and its status and sentence are the fetch's, at once. */
 sc_status_t sc_tree_fetch(const sc_store_role_t *role, int rank, int size,
-                          const sc_store_launch_t *launch, const char *where, double deadline,
-                          sc_tree_word_t *word, sc_store_result_t *result, char *err,
-                          size_t err_len);
+                          const sc_store_launch_t *launch, const void *sent, size_t sent_len,
+                          const char *where, double deadline, sc_tree_word_t *word,
+                          sc_store_result_t *result, char *err, size_t err_len);
 
 /* Serves this rank's children in the tree (the n ranks of children) as they connect to
  * listen_fd, each once and all at once (non-blocking, so that one that stalls, stopped

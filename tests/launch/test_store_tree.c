@@ -193,7 +193,7 @@ static sc_status_t fetch_from(void *(*parent)(void *), uint32_t table_len,
         return SC_ERR_SYSTEM;
     }
     sc_log_set_rank(3);
-    st = sc_tree_fetch(&role, 3, 4, &no_launch, "127.0.0.1:1", sc_clock_now() + 10.0,
+    st = sc_tree_fetch(&role, 3, 4, &no_launch, NULL, 0, "127.0.0.1:1", sc_clock_now() + 10.0,
                        &no_store, result, err, len);
     sc_log_set_rank(-1);
     pthread_join(thread, NULL);
@@ -247,7 +247,7 @@ static int test_child_connecting_to_its_parent_hears_the_store(void)
           "the store's word could not be written");
     word = (sc_tree_word_t){store[0], 0, SC_SUCCESS, ""};
     t0 = sc_clock_now();
-    st = sc_tree_fetch(&role, 3, 4, &no_launch, "127.0.0.1:1", t0 + 3.0, &word, &result, err,
+    st = sc_tree_fetch(&role, 3, 4, &no_launch, NULL, 0, "127.0.0.1:1", t0 + 3.0, &word, &result, err,
                        sizeof(err));
     took = sc_clock_now() - t0;
     close(store[0]);
@@ -294,7 +294,7 @@ static int test_silent_parent_is_named_stopped_at_the_deadline(void)
     for (int i = 0; i < 10; i++) {
         sc_store_result_t result = {0};
         char err[SC_ERROR_MAX] = "";
-        sc_status_t st = sc_tree_fetch(&role, 3, 4, &no_launch, "127.0.0.1:1",
+        sc_status_t st = sc_tree_fetch(&role, 3, 4, &no_launch, NULL, 0, "127.0.0.1:1",
                                        sc_clock_now() + 0.06, &no_store, &result, err,
                                        sizeof(err));
 
@@ -306,26 +306,29 @@ static int test_silent_parent_is_named_stopped_at_the_deadline(void)
 }
 
 /* A parent played by sc_tree_serve on loopback: rank 1 of a world of size, of launch,
- * serving the n ranks of children a table of 4 empty blobs on listen_fd for 4 s at
- * most; its status into st. */
+ * serving the n ranks of children a table (table_len bytes; NULL: 4 empty blobs) on
+ * listen_fd for 4 s at most; its status into st. */
 typedef struct {
     int listen_fd;
     int size;
     sc_store_launch_t launch;
     uint32_t children[2];
     int n;
+    const uint8_t *table;
+    uint32_t table_len;
     sc_status_t st;
 } parent_t;
 
 static void *serve_as_parent(void *arg)
 {
-    static const uint32_t table[4] = {0, 0, 0, 0};
+    static const uint32_t empty[4] = {0, 0, 0, 0};
     parent_t *p = arg;
     sc_tree_word_t no_store = {-1, 0, SC_SUCCESS, ""};
+    const uint8_t *table = p->table ? p->table : (const uint8_t *)empty;
+    uint32_t len = p->table ? p->table_len : (uint32_t)sizeof(empty);
 
     p->st = sc_tree_serve(p->listen_fd, 1, p->size, &p->launch, p->children, p->n, SC_SUCCESS,
-                          "", (const uint8_t *)table, sizeof(table), "127.0.0.1:1",
-                          sc_clock_now() + 4.0, &no_store);
+                          "", table, len, "127.0.0.1:1", sc_clock_now() + 4.0, &no_store);
     return NULL;
 }
 
@@ -355,10 +358,10 @@ static int check_refused_child(int size, const char *id, const char *want)
     role.table_len = 16;
     CHECK(pthread_create(&thread, NULL, serve_as_parent, &parent) == 0, "no parent thread");
     t0 = sc_clock_now();
-    st = sc_tree_fetch(&role, 3, size, &launch, "127.0.0.1:1", t0 + 3.0, &no_store, &result,
+    st = sc_tree_fetch(&role, 3, size, &launch, NULL, 0, "127.0.0.1:1", t0 + 3.0, &no_store, &result,
                        err, sizeof(err));
     took = sc_clock_now() - t0;
-    their_st = sc_tree_fetch(&role, 3, 4, &parent.launch, "127.0.0.1:1", sc_clock_now() + 3.0,
+    their_st = sc_tree_fetch(&role, 3, 4, &parent.launch, NULL, 0, "127.0.0.1:1", sc_clock_now() + 3.0,
                              &no_store, &theirs, their_err, sizeof(their_err));
     pthread_join(thread, NULL);
     close(parent.listen_fd);
@@ -425,7 +428,7 @@ static int test_children_of_the_same_launch_or_none_get_the_table(void)
         sc_store_result_t result = {0};
         char err[SC_ERROR_MAX] = "";
         sc_status_t st = sc_tree_fetch(&role, r, 4, r == 3 ? &parent.launch : &no_launch,
-                                       "127.0.0.1:1", sc_clock_now() + 3.0, &no_store,
+                                       NULL, 0, "127.0.0.1:1", sc_clock_now() + 3.0, &no_store,
                                        &result, err, sizeof(err));
 
         got[r - 2] = st == SC_SUCCESS ? result.size : (int)st;
@@ -438,6 +441,54 @@ static int test_children_of_the_same_launch_or_none_get_the_table(void)
     CHECK(got[0] == 4 && got[1] == 4 && parent.st == SC_SUCCESS,
           "ranks 2 and 3: %d and %d (a table's ranks, or the status), the parent's "
           "status %d", got[0], got[1], parent.st);
+    return 0;
+}
+
+/* Rank 3 of a launch without an id asks for the table at the port where rank 1 of
+ * another rendezvous, also without an id and of the same world size (two jobs on one
+ * host started by hand; or that rank's shardcomm from before launches were checked),
+ * serves its own rank 3 a table whose entry for rank 3 is its own rank 3's blob: the
+ * launch check passes, and the child took that table. It now fails at once with
+ * SC_ERR_PEER_FAILED, saying its entry is another process's, and takes no table. */
+static int test_table_without_this_rank_s_own_entry_is_not_taken(void)
+{
+    static const uint8_t theirs_blob[8] = "theirs3", mine_blob[8] = "mine--3";
+    uint8_t table[4 * sizeof(uint32_t) + sizeof(theirs_blob)] = {0};
+    const uint32_t lens[4] = {0, 0, 0, sizeof(theirs_blob)};
+    parent_t parent = {.size = 4, .launch = {"", ""}, .children = {3}, .n = 1,
+                       .table = table, .table_len = sizeof(table)};
+    sc_tree_word_t no_store = {-1, 0, SC_SUCCESS, ""};
+    sc_store_result_t result = {0};
+    char err[SC_ERROR_MAX] = "";
+    sc_store_role_t role;
+    pthread_t thread;
+    sc_status_t st;
+    double t0, took;
+    int took_table;
+
+    memcpy(table, lens, sizeof(lens));
+    memcpy(table + sizeof(lens), theirs_blob, sizeof(theirs_blob));
+    parent.listen_fd = listen_as_parent(4, &role);
+    CHECK(parent.listen_fd >= 0, "no listening socket on loopback");
+    role.table_len = sizeof(table);
+    CHECK(pthread_create(&thread, NULL, serve_as_parent, &parent) == 0, "no parent thread");
+    t0 = sc_clock_now();
+    st = sc_tree_fetch(&role, 3, 4, &no_launch, mine_blob, sizeof(mine_blob), "127.0.0.1:1",
+                       t0 + 3.0, &no_store, &result, err, sizeof(err));
+    took = sc_clock_now() - t0;
+    pthread_join(thread, NULL);
+    close(parent.listen_fd);
+    took_table = result.size != 0;
+    sc_store_result_free(&result);
+    CHECK(st == SC_ERR_PEER_FAILED && !took_table,
+          "rank 3 given a table holding another process's entry for it: status %d, the "
+          "table %s: %s", st, took_table ? "taken" : "not taken", err);
+    CHECK(strstr(err, "rank 3 got no table of the ranks' blobs from rank 1") &&
+          strstr(err, "the table that came holds another process's entry for this rank "
+                      "(8 bytes, where this rank sent the store 8)") &&
+          strstr(err, "rank 1 of this launch exited"),
+          "the sentence: %s", err);
+    CHECK(took < 1.0, "the refusal took %.2f s", took);
     return 0;
 }
 
@@ -456,6 +507,7 @@ int main(int argc, char **argv)
         SC_TEST(child_of_another_launch_is_refused_and_takes_no_table),
         SC_TEST(child_of_another_world_size_is_refused_and_takes_no_table),
         SC_TEST(children_of_the_same_launch_or_none_get_the_table),
+        SC_TEST(table_without_this_rank_s_own_entry_is_not_taken),
     };
     return sc_run_tests(tests, NELEM(tests), argc > 1 ? argv[1] : NULL);
 }
