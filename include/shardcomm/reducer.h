@@ -85,7 +85,11 @@ typedef struct {
  * after the first iteration where it moves a gradient, each cap autotuning tries) puts
  * other gradients or other offsets in this bucket, so a hook that keeps state per bucket
  * index knows that index now holds other gradients; it is the same in every process for
- * the same contents, so a hook's checkpoint can name the bucket its state belongs to. */
+ * the same contents, so a hook's checkpoint can name the bucket its state belongs to.
+ * iteration numbers the reducer's iterations from 1 (those without sync too): the same
+ * for every bucket of one iteration, higher in a later one, so that a hook knows which
+ * bucket indices the latest iteration started (a bucket of zero elements is never
+ * started, so the indices alone do not tell where an iteration begins). */
 typedef struct {
     int index;
     void *data;
@@ -93,6 +97,7 @@ typedef struct {
     sc_dtype_t dtype;
     sc_stream_t stream;
     uint64_t layout;
+    uint64_t iteration;
 } sc_hook_bucket_t;
 
 /* A comm hook: how one bucket is reduced across ranks. A vtable plus state, like every

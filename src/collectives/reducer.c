@@ -299,6 +299,7 @@ static sc_status_t sc_reducer_create_marked(sc_reducer_t *r, sc_comm_t *comm,
     r->rank = sc_comm_rank(comm);
     r->size = sc_comm_size(comm);
     r->sync = 1;
+    r->iteration = 1;
     if (st == SC_SUCCESS)
         st = sc_reducer_setup(r, grads, n, cfg, reducer);
     st = sc_reducer_agree(comm, grads, n, r, st);

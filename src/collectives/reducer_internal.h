@@ -85,7 +85,7 @@ typedef struct {
 
 /* One bucket: gradients of one dtype and one memory kind, contiguous. */
 typedef struct {
-    sc_hook_bucket_t hb;  /* index, data, count, dtype, stream, as the hook sees them */
+    sc_hook_bucket_t hb;  /* as the hook sees it, but for its iteration (sc_bucket_seen) */
     int *grads;           /* gradient indices in slot order */
     int ngrads;
     int pending;          /* gradients not yet marked in this iteration (under lock) */
@@ -152,6 +152,8 @@ struct sc_reducer {
 
     /* Across iterations (finalize's thread). */
     long synced;             /* synced iterations finished successfully */
+    uint64_t iteration;      /* the iteration in progress, from 1 (sc_hook_bucket_t's);
+                                moved on under the lock as an iteration ends */
     sc_reducer_watch_t watch; /* its peers' reducers destroyed between iterations */
     long unsynced;           /* iterations without sync since the last synced one */
     sc_status_t unbuilt;     /* a rebuild released the buckets' memory and then failed:

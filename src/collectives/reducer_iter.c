@@ -102,10 +102,11 @@ static void sc_reducer_fail_element_work(sc_reducer_t *r, sc_status_t st)
 
 /* The bucket as the hook sees it in this iteration: its data is the gradient's own
  * memory when it is reduced in place (built-in hooks use data only inside the call). */
-static sc_hook_bucket_t sc_bucket_seen(const sc_rbucket_t *b)
+static sc_hook_bucket_t sc_bucket_seen(const sc_reducer_t *r, const sc_rbucket_t *b)
 {
     sc_hook_bucket_t hb = b->hb;
 
+    hb.iteration = r->iteration;
     if (b->in_place)
         hb.data = b->in_place;
     return hb;
@@ -216,7 +217,7 @@ static sc_status_t sc_bucket_start_delivered(sc_reducer_t *r, sc_rbucket_t *b)
 
 static sc_status_t sc_bucket_start(sc_reducer_t *r, sc_rbucket_t *b)
 {
-    sc_hook_bucket_t hb = sc_bucket_seen(b);
+    sc_hook_bucket_t hb = sc_bucket_seen(r, b);
     sc_status_t st;
 
     b->req = NULL;
@@ -336,7 +337,7 @@ static sc_status_t sc_bucket_finish(sc_reducer_t *r, sc_rbucket_t *b)
     if (st != SC_SUCCESS || b->start_status != SC_SUCCESS)
         return st;
     if (b->hb.count > 0 && (r->hook.finish || sc_bucket_finishes_into(r, b))) {
-        sc_hook_bucket_t hb = sc_bucket_seen(b);
+        sc_hook_bucket_t hb = sc_bucket_seen(r, b);
         char why[SC_ERROR_MAX];
 
         sc_error_clear();
@@ -613,6 +614,7 @@ static void sc_reducer_reset(sc_reducer_t *r, int synced)
     }
     __atomic_store_n(&r->copy_bytes, 0, __ATOMIC_RELAXED);
     r->nready = 0;
+    r->iteration++;
     r->next_start = 0;
     r->nstarted = 0;
     r->next_done = 0;

@@ -87,14 +87,13 @@ static sc_status_t sc_hook_topk_start_in(void *state, const sc_hook_bucket_t *b,
                         "only in this version", b->index);
     st = sc_hook_topk_key(c, b, &k);
     if (st == SC_SUCCESS) {
-        /* Buckets start in bucket order, every iteration: a key not started in the
-         * latest one belongs to a bucket index the layout has no more (stale). An
-         * iteration begins where the index does not rise, not at bucket 0: a bucket of
-         * no elements (gradients of zero elements only) is never started, and bucket 0
-         * may be one in every layout. */
+        /* A key not started in the latest iteration belongs to a bucket index the
+         * layout has no more (stale). The reducer numbers the iterations: where a bucket
+         * of no elements (gradients of zero elements only), which is never started,
+         * takes index 0 or a lower index than the others, the indices started alone did
+         * not tell where an iteration began. */
         pthread_mutex_lock(&c->lock);
-        c->hook_round += b->index <= c->hook_last_index;
-        c->hook_last_index = b->index;
+        c->hook_round = b->iteration;
         k->round = c->hook_round;
         /* A loaded state kept aside waits for the rebuild, which follows the first
          * iteration: a second iteration under the same layout means none came (the

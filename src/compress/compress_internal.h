@@ -153,9 +153,8 @@ struct sc_compressor {
     sc_compress_stats_t stats;
     sc_worker_t *worker;      /* the comm hook's selections, started by its first one */
     char hook_config[192];    /* the comm hook's settings that ranks must share */
-    uint64_t hook_round;      /* comm hook: iterations started (counted where a start's
-                                 bucket index is not above the last one's) */
-    int hook_last_index;      /* comm hook: the bucket index it started last */
+    uint64_t hook_round;      /* comm hook: the reducer's iteration it started a bucket
+                                 in last (sc_hook_bucket_t.iteration) */
 };
 
 /* sc_compressor_create, with caller naming the public call in error sentences (which

@@ -22,6 +22,10 @@
  *   hook_state_marks_dropped_indices_with_bucket_0_empty   a save after a rebuild that
  *                                   dropped a bucket index marks its state stale, also
  *                                   when bucket 0 holds no element (never started)
+ *   hook_state_marks_index_0_stale_when_its_bucket_moves_up   the same where the only
+ *                                   bucket with elements moves from index 0 to 1 as an
+ *                                   empty bucket takes index 0: the iteration after the
+ *                                   rebuild starts no index at or below the last one
  *   hook_state_waits_for_its_layout_after_load [counts_differ|counts_equal|one_bucket]
  *                                   the same when the loaded reducer's first layout
  *                                   differs from the saved one's: the loaded residuals
@@ -447,6 +451,50 @@ static int test_hook_state_with_a_bad_table_is_refused(int argc, char **argv)
     return continue_both(&w, &a, &b, ra, rb);
 }
 
+/* A top-k reducer of n gradients (first bucket 4000 bytes, cap 12000) run for two
+ * iterations, each rank marking the gradients in order: the bucket each gradient is in
+ * then (buckets, n of them) and the flags its save's table gives each bucket index below
+ * nflags (a key at or past nflags fails; an index without a key keeps its flag). */
+static int flags_after_two_iterations(const size_t *counts, const sc_dtype_t *dtypes, int n,
+                                      const int *order, int *buckets, uint32_t *flags,
+                                      int nflags)
+{
+    uint32_t nkeys;
+    size_t len, off;
+    char *state;
+    sc_reducer_t *r;
+    rt_model_t m;
+    rt_world_t w;
+
+    if (rt_world(&w))
+        return 1;
+    rt_model_init(&m, n, counts, dtypes);
+    CHECK_OK(create_reducer(&w, &m, DENSITY, 4000, 12000, &r));
+    for (int it = 0; it < 2; it++) {
+        for (int i = 0; i < n; i++) {
+            rt_fill(&m, m.buf[order[i]], SEED, w.rank, it, order[i]);
+            CHECK_OK(sc_reducer_mark_ready(r, order[i], m.buf[order[i]]));
+        }
+        CHECK_OK(sc_reducer_finalize(r));
+    }
+    for (int i = 0; i < n; i++)
+        CHECK_OK(sc_reducer_grad_bucket(r, i, &buckets[i], &off));
+    if (saved_state(r, &state, &len))
+        return 1;
+    memcpy(&nkeys, state + RECORD_PAYLOAD + 12, sizeof(nkeys));
+    for (uint32_t i = 0; i < nkeys; i++) {
+        int32_t key;
+        memcpy(&key, state + RECORD_PAYLOAD + 16 + 16 * i, sizeof(key));
+        CHECK(key >= 0 && key < nflags, "a state for bucket index %d", key);
+        memcpy(&flags[key], state + RECORD_PAYLOAD + 16 + 16 * i + 4, sizeof(flags[key]));
+    }
+    free(state);
+    CHECK_OK(sc_reducer_destroy(r));
+    rt_model_free(&m);
+    CHECK_OK(sc_comm_destroy(w.comm));
+    return 0;
+}
+
 /* Bucket 0 holds no element (a float16 gradient of zero elements, alone in its dtype,
  * registered last), so the hook starts no bucket 0 in any iteration. The first layout
  * (reverse registration order, first bucket 4000 bytes, cap 12000) has 4 buckets:
@@ -460,47 +508,45 @@ static int test_hook_state_marks_dropped_indices_with_bucket_0_empty(int argc, c
     static const sc_dtype_t dtypes[] = {SC_FLOAT32, SC_FLOAT32, SC_FLOAT32, SC_FLOAT32,
                                         SC_FLOAT16};
     static const int order[] = {4, 0, 1, 2, 3};
-    uint32_t nkeys, flags[4] = {9, 9, 9, 9};
-    size_t len, off;
-    int bucket;
-    char *state;
-    sc_reducer_t *r;
-    rt_model_t m;
-    rt_world_t w;
+    uint32_t flags[4] = {9, 9, 9, 9};
+    int buckets[5];
 
     (void)argc, (void)argv;
-    if (rt_world(&w))
+    if (flags_after_two_iterations(counts, dtypes, 5, order, buckets, flags, 4))
         return 1;
-    rt_model_init(&m, 5, counts, dtypes);
-    CHECK_OK(create_reducer(&w, &m, DENSITY, 4000, 12000, &r));
-    for (int it = 0; it < 2; it++) {
-        for (int i = 0; i < m.n; i++) {
-            rt_fill(&m, m.buf[order[i]], SEED, w.rank, it, order[i]);
-            CHECK_OK(sc_reducer_mark_ready(r, order[i], m.buf[order[i]]));
-        }
-        CHECK_OK(sc_reducer_finalize(r));
-    }
-    CHECK_OK(sc_reducer_grad_bucket(r, 4, &bucket, &off));
-    CHECK(bucket == 0, "the empty gradient is in bucket %d", bucket);
-    CHECK_OK(sc_reducer_grad_bucket(r, 3, &bucket, &off));
-    CHECK(bucket == 2, "gradient 3 is in bucket %d after the rebuild, not 2", bucket);
-    if (saved_state(r, &state, &len))
-        return 1;
-    memcpy(&nkeys, state + RECORD_PAYLOAD + 12, sizeof(nkeys));
-    for (uint32_t i = 0; i < nkeys; i++) {
-        int32_t key;
-        memcpy(&key, state + RECORD_PAYLOAD + 16 + 16 * i, sizeof(key));
-        CHECK(key >= 1 && key <= 3, "a state for bucket index %d", key);
-        memcpy(&flags[key], state + RECORD_PAYLOAD + 16 + 16 * i + 4, sizeof(flags[key]));
-    }
+    CHECK(buckets[4] == 0, "the empty gradient is in bucket %d", buckets[4]);
+    CHECK(buckets[3] == 2, "gradient 3 is in bucket %d after the rebuild, not 2", buckets[3]);
+    CHECK(flags[0] == 9, "a state for bucket index 0, which holds no element");
     CHECK(flags[1] == 0 && flags[2] == 0, "bucket indices 1 and 2 saved with flags %u and %u, "
           "not current (0)", flags[1], flags[2]);
     CHECK(flags[3] == 1, "bucket index 3, which the rebuilt layout no longer has, saved with "
           "flags %u, not stale (1)", flags[3]);
-    free(state);
-    CHECK_OK(sc_reducer_destroy(r));
-    rt_model_free(&m);
-    CHECK_OK(sc_comm_destroy(w.comm));
+    return 0;
+}
+
+/* One gradient of 1000 float32 elements and, registered before it, one float16 gradient
+ * of zero elements: the first layout (reverse registration order) is [g1], [empty]; both
+ * ranks mark g0 then g1, and the rebuild lays out [empty], [g1]. The iteration after the
+ * rebuild starts bucket index 1 alone, above index 0, the only one the iteration before
+ * started: a save after it marks index 0, which no longer holds elements, stale (its
+ * state, g1's residual of the first layout, is never adopted), and index 1 current. */
+static int test_hook_state_marks_index_0_stale_when_its_bucket_moves_up(int argc,
+                                                                       char **argv)
+{
+    static const size_t counts[] = {0, 1000};
+    static const sc_dtype_t dtypes[] = {SC_FLOAT16, SC_FLOAT32};
+    static const int order[] = {0, 1};
+    uint32_t flags[2] = {9, 9};
+    int buckets[2];
+
+    (void)argc, (void)argv;
+    if (flags_after_two_iterations(counts, dtypes, 2, order, buckets, flags, 2))
+        return 1;
+    CHECK(buckets[0] == 0 && buckets[1] == 1, "gradients 0 and 1 are in buckets %d and %d "
+          "after the rebuild, not 0 and 1", buckets[0], buckets[1]);
+    CHECK(flags[0] == 1, "bucket index 0, which holds no element since the rebuild, saved "
+          "with flags %u, not stale (1)", flags[0]);
+    CHECK(flags[1] == 0, "bucket index 1 saved with flags %u, not current (0)", flags[1]);
     return 0;
 }
 
@@ -759,6 +805,8 @@ int main(int argc, char **argv)
         {"hook_state_with_a_bad_table_is_refused", test_hook_state_with_a_bad_table_is_refused},
         {"hook_state_marks_dropped_indices_with_bucket_0_empty",
          test_hook_state_marks_dropped_indices_with_bucket_0_empty},
+        {"hook_state_marks_index_0_stale_when_its_bucket_moves_up",
+         test_hook_state_marks_index_0_stale_when_its_bucket_moves_up},
         {"hook_state_of_another_rank_fails_every_rank",
          test_hook_state_of_another_rank_fails_every_rank},
         {"hook_state_waits_for_its_layout_after_load",
