@@ -167,7 +167,9 @@ SC_API sc_status_t sc_compressor_create(const sc_compress_config_t *config,
  * key reused with another count or dtype, and buffers not aligned to their elements,
  * are SC_ERR_INVALID_ARG; recvbuf is written only
  * on success, the residual is updated only on success, and a key's first step that
- * fails (refused, or its collective failing, dense or sparse) leaves no key behind.
+ * fails (refused, or its collective failing, dense or sparse) leaves no key behind; a
+ * later one leaves the key's state as it was (one loaded from format versions 1 to 3,
+ * which carry no origin, stays unchecked: sc_compressor_load).
  * An argument error on one rank fails every rank (the others with SC_ERR_MISMATCH naming
  * it), as do ranks that disagree on count, dtype, op, the
  * step kind (dense or sparse), k, the values' dtype, the index width, mode,

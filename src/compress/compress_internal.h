@@ -127,10 +127,12 @@ typedef struct sc_ckey {
                               the values' dtype on the wire */
     size_t picked_cap;
     sc_topk_approx_state_t approx; /* this key's threshold (SC_TOPK_APPROX) */
-    /* At the start of the step in flight (sc_compressor_prepare): this key's threshold
-     * and the selector's draws, put back by sc_compressor_abandon. */
+    /* At the start of the step in flight (sc_compressor_prepare): this key's threshold,
+     * the selector's draws and the key's origin (which the plan records), put back by
+     * sc_compressor_abandon. */
     sc_topk_approx_state_t approx_before;
     sc_topk_draws_t draws_before;
+    int origin_before[3]; /* origin_rank, origin_size, origin_world */
     /* The comm hook's selection on the compressor's worker (compress_hook.c): the
      * gradient and place it works on, the gate it opens once the block is written (the
      * all-gather, issued in order by the caller, waits for it), and its result. */
@@ -207,7 +209,8 @@ void sc_compressor_commit(sc_compressor_t *c, sc_ckey_t *k, const void *g, int r
 /* Drops a step sc_compressor_prepare began whose collective failed: the key's
  * approximate threshold and the selector's draws go back to what they were when it
  * began, so that the next step selects as if the failed one had not run (the residual
- * is untouched until a commit anyway); a key the step created goes (k is freed), so
+ * is untouched until a commit anyway), and so does its origin (a loaded state of none
+ * stays acceptable on any rank); a key the step created goes (k is freed), so
  * that a call refused for its count or dtype leaves no key of that shape behind. Takes
  * c->lock. */
 void sc_compressor_abandon(sc_compressor_t *c, sc_ckey_t *k);

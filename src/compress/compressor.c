@@ -399,6 +399,9 @@ sc_status_t sc_compressor_prepare(sc_compressor_t *c, const char *caller, sc_cke
 
     k->approx_before = k->approx;
     sc_topk_draws_get(c->topk, &k->draws_before);
+    k->origin_before[0] = k->origin_rank;
+    k->origin_before[1] = k->origin_size;
+    k->origin_before[2] = k->origin_world;
     st = sc_compressor_plan(c, caller, k, comm);
     if (st != SC_SUCCESS || k->dense)
         return st;
@@ -409,7 +412,11 @@ void sc_compressor_abandon(sc_compressor_t *c, sc_ckey_t *k)
 {
     sc_topk_draws_set(c->topk, &k->draws_before);
     if (!k->unborn) {
+        /* A loaded state of no origin (an earlier format) stays of none. */
         k->approx = k->approx_before;
+        k->origin_rank = k->origin_before[0];
+        k->origin_size = k->origin_before[1];
+        k->origin_world = k->origin_before[2];
         return;
     }
     pthread_mutex_lock(&c->lock);

@@ -47,6 +47,7 @@ set(SC_COMPRESS_TESTS
   "test_compressor save_load_round_trip 100003 random 2"
   "test_compressor state_of_another_rank_is_refused 2"
   "test_compressor state_of_another_rank_is_refused 3"
+  "test_compressor refused_step_leaves_an_unknown_origin 2"
   "test_compressor state_of_another_split_rank_names_world_ranks 2"
   "test_compressor state_of_another_split_rank_names_world_ranks 3"
   "test_compressor fp16_values_saturate float32 2"

@@ -27,6 +27,10 @@
  *                                     and foreign buffers are refused and change nothing
  *   state_of_another_rank_is_refused  a state loaded on another rank or world size
  *                                     fails its next step on every rank
+ *   refused_step_leaves_an_unknown_origin   a state of an earlier format (no origin)
+ *                                     that a refused step ran on stays of no origin: its
+ *                                     save is unchanged, and it still steps on a
+ *                                     communicator of another size
  *   state_of_another_split_rank_names_world_ranks   on a split, the refusal names the
  *                                     world ranks of the rank that made the state (format
  *                                     5) and of this one
@@ -597,6 +601,62 @@ static int test_save_load_round_trip(int argc, char **argv)
 /* Runs `steps` steps of key 0 (n floats) on comm, then saves the state into *mine (*len
  * bytes) and all-gathers every rank's into *all (exact mode, the same keys and counts:
  * every rank's state has the same length). */
+/* A state of format 3 (no origin: accepted on any rank) loaded, then a step that the
+ * ranks refuse (rank 0 sums, the others average: SC_ERR_MISMATCH on every rank): the
+ * state is as it was, the saves before and after the step equal, and its next step on a
+ * communicator of one rank (each rank alone) is taken. The refused step's plan had
+ * recorded this rank of this size as the state's origin and the undo kept it, so that
+ * step was refused as 'a checkpoint loaded on another rank or world size'. */
+static int test_refused_step_leaves_an_unknown_origin(int argc, char **argv)
+{
+    const size_t n = 1500, out_bytes = n * 4 + (n / 2 + 1) * 2;
+    void *g = malloc(n * 4);
+    char *out = malloc(out_bytes);
+    unsigned char *saved, *v3, *before, *after;
+    size_t len = 0, len3 = 0, len_before = 0, len_after = 0;
+    sc_compressor_t *a = make(0.03, 0, 0, 1, 0.5, 1), *b = make(0.03, 0, 0, 1, 0.5, 1);
+    sc_comm_t *alone;
+    rt_world_t w;
+
+    (void)argc, (void)argv;
+    if (rt_world(&w))
+        return 1;
+    CHECK(a && b && g && out, "no compressor");
+    if (run_steps(&w, a, 0, 4, n, g, out))
+        return 1;
+    CHECK_OK(sc_compressor_save(a, NULL, &len));
+    saved = malloc(len);
+    CHECK(saved, "out of memory");
+    CHECK_OK(sc_compressor_save(a, saved, &len));
+    v3 = state_older(saved, len, 3, &len3);
+    CHECK(v3, "out of memory");
+    CHECK_OK(sc_compressor_load(b, v3, len3));
+    CHECK_OK(sc_compressor_save(b, NULL, &len_before));
+    before = malloc(len_before);
+    after = malloc(len_before);
+    CHECK(before && after, "out of memory");
+    CHECK_OK(sc_compressor_save(b, before, &len_before));
+    fill(SC_FLOAT32, g, n, w.rank, 4, 4);
+    CHECK_STATUS(sc_compressed_allreduce(b, w.comm, 0, g, out, n, SC_FLOAT32,
+                                         w.rank == 0 ? SC_SUM : SC_AVG),
+                 SC_ERR_MISMATCH);
+    len_after = len_before;
+    CHECK_OK(sc_compressor_save(b, after, &len_after));
+    CHECK(len_after == len_before && memcmp(before, after, len_before) == 0,
+          "the refused step changed the state (%zu bytes saved, %zu before)", len_after,
+          len_before);
+    CHECK_OK(sc_comm_split(w.comm, w.rank, 0, &alone));
+    if (sc_compressed_allreduce(b, alone, 0, g, out, n, SC_FLOAT32, SC_SUM) != SC_SUCCESS)
+        CHECK(0, "the state of no origin was refused on a communicator of one rank after "
+              "a refused step: %s", sc_last_error());
+    CHECK_OK(sc_comm_destroy(alone));
+    sc_compressor_destroy(a);
+    sc_compressor_destroy(b);
+    CHECK_OK(sc_comm_destroy(w.comm));
+    free(g), free(out), free(saved), free(v3), free(before), free(after);
+    return 0;
+}
+
 static int steps_then_states(sc_compressor_t *c, sc_comm_t *comm, int world_rank, int steps,
                              float *g, float *out, size_t n, unsigned char **mine,
                              unsigned char **all, size_t *len)
@@ -843,6 +903,7 @@ int main(int argc, char **argv)
          test_reset_clears_residuals_and_restarts_warmup},
         {"save_load_round_trip", test_save_load_round_trip},
         {"state_of_another_rank_is_refused", test_state_of_another_rank_is_refused},
+        {"refused_step_leaves_an_unknown_origin", test_refused_step_leaves_an_unknown_origin},
         {"state_of_another_split_rank_names_world_ranks",
          test_state_of_another_split_rank_names_world_ranks},
         {"fp16_values_saturate", test_fp16_values_saturate},
