@@ -249,7 +249,12 @@ SC_API void sc_compressor_destroy(sc_compressor_t *compressor);
  * is never adopted; its steps count as its index's.
  * Float buckets only (validate says so otherwise); host buckets only (a reducer with
  * config.stream gets SC_ERR_UNSUPPORTED when a bucket starts). save/load carry the compressor's
- * state. config NULL: defaults; a config is checked as by sc_compressor_create. The
+ * state. A bucket's step that fails on this rank (its collective, or its selection)
+ * leaves this rank's state as it was before that step, as sc_compressed_allreduce does:
+ * residual, momentum, counters, the approximate threshold, the selector's draws and the
+ * key's origin, and a key its first step made is gone (undone as the next iteration's
+ * first bucket starts, or by save or load); so a save after an iteration whose steps all
+ * failed writes what a save before it wrote. config NULL: defaults; a config is checked as by sc_compressor_create. The
  * hook's config text holds density, mode, error_feedback, momentum, values_fp16,
  * index_bits and warmup_steps, so that ranks whose settings differ fail
  * sc_reducer_create (threads and seed may differ). */

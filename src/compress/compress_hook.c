@@ -39,6 +39,9 @@ static void sc_hook_topk_select_job(sc_worker_job_t *job)
     sc_ckey_t *k = (sc_ckey_t *)((char *)job - offsetof(sc_ckey_t, job));
     sc_status_t st;
 
+    /* Here, not at the start: the worker selects the buckets in order, so an earlier
+     * bucket's selection may still draw when this one starts. */
+    sc_topk_draws_get(k->owner->topk, &k->draws_before);
     st = sc_compressor_select(k->owner, SC_HOOK_TOPK, k, k->job_g, k->job_rank);
     if (st != SC_SUCCESS)
         snprintf(k->job_text, sizeof(k->job_text), "%s", sc_last_error());
@@ -69,6 +72,32 @@ static void sc_hook_topk_quiesce(sc_compressor_t *c)
     }
 }
 
+/* Undoes the steps started and never committed (their buckets failed, so the reducer
+ * did not finish them, or their selection failed), the latest first, so that the
+ * selector's draws end where the earliest of them found them: each key's threshold and
+ * origin go back, and a key its step created goes, as sc_compressed_allreduce undoes a
+ * failed step (sc_compressor_abandon). Every key idle (sc_hook_topk_quiesce); between
+ * iterations. */
+static void sc_hook_topk_undo(sc_compressor_t *c)
+{
+    for (;;) {
+        sc_ckey_t *k = NULL;
+
+        pthread_mutex_lock(&c->lock);
+        for (int i = 0; i < c->nkeys; i++)
+            if (c->keys[i]->hook_pending && (!k || c->keys[i]->hook_seq > k->hook_seq))
+                k = c->keys[i];
+        if (k)
+            k->hook_pending = 0;
+        pthread_mutex_unlock(&c->lock);
+        if (!k)
+            return;
+        if (!k->hook_drew) /* nothing selected (a dense step): the draws stay */
+            sc_topk_draws_get(c->topk, &k->draws_before);
+        sc_compressor_abandon(c, k);
+    }
+}
+
 /* A sparse step: the all-gather of this rank's block is issued here, in bucket order on
  * every rank, and starts once the compressor's worker has selected into the block; the
  * caller's thread goes on marking gradients meanwhile. */
@@ -80,11 +109,19 @@ static sc_status_t sc_hook_topk_start_in(void *state, const sc_hook_bucket_t *b,
     sc_call_t call;
     sc_ckey_t *k;
     sc_status_t st;
+    int first;
 
     if (b->stream)
         return sc_error(SC_ERR_UNSUPPORTED, SC_HOOK_TOPK ": bucket %d is device memory (the "
                         "reducer has config.stream); the topk hook compresses host buckets "
                         "only in this version", b->index);
+    pthread_mutex_lock(&c->lock);
+    first = b->iteration != c->hook_round;
+    pthread_mutex_unlock(&c->lock);
+    if (first) { /* the steps of a failed iteration undone before anything else */
+        sc_hook_topk_quiesce(c);
+        sc_hook_topk_undo(c);
+    }
     st = sc_hook_topk_key(c, b, &k);
     if (st == SC_SUCCESS) {
         /* A key not started in the latest iteration belongs to a bucket index the
@@ -104,8 +141,12 @@ static sc_status_t sc_hook_topk_start_in(void *state, const sc_hook_bucket_t *b,
             k->parked = NULL;
         }
         k->layout_starts++;
+        k->hook_seq = c->hook_starts++;
+        k->hook_pending = 1; /* until its finish commits it */
         pthread_mutex_unlock(&c->lock);
         sc_hook_topk_idle(k);
+        sc_compressor_keep(k);
+        k->hook_drew = 0;
         st = sc_compressor_plan(c, SC_HOOK_TOPK, k, comm);
     }
     if (st == SC_SUCCESS && !k->dense && !c->worker)
@@ -128,6 +169,7 @@ static sc_status_t sc_hook_topk_start_in(void *state, const sc_hook_bucket_t *b,
     k->job_rank = rank;
     k->job_status = SC_SUCCESS;
     k->job.fn = sc_hook_topk_select_job;
+    k->hook_drew = 1;
     sc_worker_post(c->worker, &k->job);
     return SC_SUCCESS;
 }
@@ -145,10 +187,14 @@ static sc_status_t sc_hook_topk_finish_into(void *state, const sc_hook_bucket_t 
     if (st != SC_SUCCESS)
         return st;
     /* The all-gather is over, so the selection is too (it opened the gate). A failed
-     * selection sent only pads: the step is not committed, and the error stands. */
+     * selection sent only pads: the step is not committed (it stays pending, undone as
+     * the next iteration starts or a save comes), and the error stands. */
     if (!k->dense && k->job_status != SC_SUCCESS)
         return sc_error(k->job_status, "%s", k->job_text);
     sc_compressor_commit(c, k, b->data, sc_comm_rank(comm));
+    pthread_mutex_lock(&c->lock);
+    k->hook_pending = 0;
+    pthread_mutex_unlock(&c->lock);
     if (!k->dense)
         sc_compressor_scatter(c, k, sc_comm_size(comm), b->data, 1, ranges, n);
     else
@@ -226,6 +272,7 @@ static sc_status_t sc_hook_topk_save(void *state, void *buf, size_t *len)
     if (!len)
         return sc_error(SC_ERR_INVALID_ARG, SC_HOOK_TOPK ": len is NULL");
     sc_hook_topk_quiesce(c);
+    sc_hook_topk_undo(c); /* a failed iteration's steps: the state is as before it */
     st = sc_compressor_save(c, NULL, &rest);
     if (st != SC_SUCCESS)
         return st;
@@ -271,6 +318,7 @@ static sc_status_t sc_hook_topk_load(void *state, const void *buf, size_t len)
     if (!buf)
         return sc_error(SC_ERR_INVALID_ARG, SC_HOOK_TOPK ": buf is NULL");
     sc_hook_topk_quiesce(c);
+    sc_hook_topk_undo(c); /* before the keys it would put back are replaced */
     if (len < sizeof(h) || memcmp(buf, sc_hook_state_magic, sizeof(h.magic)) != 0)
         return sc_compressor_load(c, buf, len);
     memcpy(&h, buf, sizeof(h));

@@ -143,6 +143,12 @@ typedef struct sc_ckey {
     int gate;              /* atomic */
     sc_status_t job_status;
     char job_text[SC_ERROR_MAX];
+    /* Comm hook: a step started and neither committed nor undone (its bucket failed,
+     * so the reducer never finished it, or its finish refused to commit), its place in
+     * the order of starts, and whether its selection ran (it took draws_before). */
+    int hook_pending;
+    uint64_t hook_seq;
+    int hook_drew;
 } sc_ckey_t;
 
 struct sc_compressor {
@@ -157,6 +163,7 @@ struct sc_compressor {
     char hook_config[192];    /* the comm hook's settings that ranks must share */
     uint64_t hook_round;      /* comm hook: the reducer's iteration it started a bucket
                                  in last (sc_hook_bucket_t.iteration) */
+    uint64_t hook_starts;     /* comm hook: steps started (the next one's hook_seq) */
 };
 
 /* sc_compressor_create, with caller naming the public call in error sentences (which
@@ -186,6 +193,11 @@ void sc_ckey_free(sc_ckey_t *k);
 sc_status_t sc_compressor_prepare(sc_compressor_t *c, const char *caller, sc_ckey_t *k,
                                   const void *g, const sc_comm_t *comm);
 
+/* What sc_compressor_abandon puts back of key k (its approximate threshold and its
+ * origin), kept as a step begins; prepare does it, with the selector's draws (the comm
+ * hook takes those on its worker, just before the selection). */
+void sc_compressor_keep(sc_ckey_t *k);
+
 /* The first half of prepare, which decides what goes on the wire: a dense step during
  * warm-up (k->dense set), else the layout of the blocks (k->lay) and their memory. A
  * state made on another rank or communicator size (a checkpoint loaded on the wrong
@@ -206,9 +218,9 @@ sc_status_t sc_compressor_select(sc_compressor_t *c, const char *caller, sc_ckey
  * counters (sc_compressor_stats) become this step's. */
 void sc_compressor_commit(sc_compressor_t *c, sc_ckey_t *k, const void *g, int rank);
 
-/* Drops a step sc_compressor_prepare began whose collective failed: the key's
- * approximate threshold and the selector's draws go back to what they were when it
- * began, so that the next step selects as if the failed one had not run (the residual
+/* Drops a step sc_compressor_prepare (or the comm hook) began whose collective failed:
+ * the key's approximate threshold and the selector's draws go back to what they were
+ * when it began (draws_before, sc_compressor_keep), so that the next step selects as if the failed one had not run (the residual
  * is untouched until a commit anyway), and so does its origin (a loaded state of none
  * stays acceptable on any rank); a key the step created goes (k is freed), so
  * that a call refused for its count or dtype leaves no key of that shape behind. Takes

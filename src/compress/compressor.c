@@ -392,16 +392,21 @@ sc_status_t sc_compressor_select(sc_compressor_t *c, const char *caller, sc_ckey
     return SC_SUCCESS;
 }
 
+void sc_compressor_keep(sc_ckey_t *k)
+{
+    k->approx_before = k->approx;
+    k->origin_before[0] = k->origin_rank;
+    k->origin_before[1] = k->origin_size;
+    k->origin_before[2] = k->origin_world;
+}
+
 sc_status_t sc_compressor_prepare(sc_compressor_t *c, const char *caller, sc_ckey_t *k,
                                   const void *g, const sc_comm_t *comm)
 {
     sc_status_t st;
 
-    k->approx_before = k->approx;
+    sc_compressor_keep(k);
     sc_topk_draws_get(c->topk, &k->draws_before);
-    k->origin_before[0] = k->origin_rank;
-    k->origin_before[1] = k->origin_size;
-    k->origin_before[2] = k->origin_world;
     st = sc_compressor_plan(c, caller, k, comm);
     if (st != SC_SUCCESS || k->dense)
         return st;

@@ -9,8 +9,14 @@
  * is undone as a failed sparse step is, leaving no key behind (sc_compressor_save's
  * state has none), so the compressor goes on as new on another communicator.
  *
+ * hook_first_step, hook_approx_step: the same for the top-k comm hook of a reducer:
+ * rank 1's first step of bucket 0 in warm-up (its dense all-reduce), or a later sparse
+ * step in approximate mode (its all-gather, after the worker selected), fails; the
+ * iteration fails, and a rank whose step failed saves the hook's state as it was
+ * before the iteration (no key after a first step; the same threshold and draws).
+ *
  * Usage (under scrun, 2 ranks, with the shim preloaded): test_header_failure send |
- * compressed_dense_step */
+ * compressed_dense_step | hook_first_step | hook_approx_step */
 #include <dlfcn.h>
 
 #include "fault_util.h"
@@ -105,10 +111,104 @@ static int test_compressed_dense_step(int argc, char **argv)
     return TEST_PASS;
 }
 
+/* The reducer's record of r's hook state, malloc'd, in *state and *len. */
+static int hook_state(const sc_reducer_t *r, char **state, size_t *len)
+{
+    CHECK_OK(sc_reducer_hook_save(r, NULL, len));
+    *state = malloc(*len);
+    CHECK(*state, "out of memory");
+    CHECK_OK(sc_reducer_hook_save(r, *state, len));
+    return TEST_PASS;
+}
+
+/* One iteration of r over the gradient g of n floats, of another scale in each (so that
+ * an approximate threshold moves). */
+static sc_status_t hook_iteration(sc_reducer_t *r, float *g, size_t n)
+{
+    static float scale = 1.0f;
+    sc_status_t st, fin;
+
+    scale *= 8.0f;
+    for (size_t i = 0; i < n; i++)
+        g[i] = scale * ((float)((i * 7919u + (size_t)fault_rank * 13u) % 1000u) - 500.0f);
+    st = sc_reducer_mark_ready(r, 0, g);
+    fin = sc_reducer_finalize(r); /* ends the iteration either way */
+    return st != SC_SUCCESS ? st : fin;
+}
+
+/* A reducer of one gradient of n floats (at most 2^17) with the top-k hook of cfg; `ok`
+ * synced iterations run, then rank 1 fails the header of the next one's step, its
+ * collective `op` (the first of the iteration): rank 1's save after that failed
+ * iteration equals its save before it. */
+static int hook_failed_step(const sc_compress_config_t *cfg, size_t n, int ok, const char *op)
+{
+    void (*fail_after)(int) = (void (*)(int))dlsym(RTLD_DEFAULT,
+                                                   "sc_test_fail_header_send_after");
+    sc_reducer_config_t rc = SC_REDUCER_CONFIG_INIT;
+    sc_grad_desc_t desc = {n, SC_FLOAT32, "w"};
+    static float g[1 << 17];
+    char *before, *after;
+    size_t lb, la;
+    sc_comm_hook_t hook;
+    sc_reducer_t *r;
+    sc_comm_t *comm;
+    sc_status_t st;
+
+    CHECK(fail_after, "fail_header_send.c is not preloaded");
+    CHECK_OK(sc_comm_init_from_env(&comm));
+    CHECK(sc_comm_size(comm) == 2, "needs 2 ranks");
+    CHECK_OK(sc_comm_hook_topk(cfg, &hook));
+    rc.hook = &hook;
+    CHECK_OK(sc_reducer_create(comm, &desc, 1, &rc, &r));
+    for (int i = 0; i < ok; i++)
+        CHECK_OK(hook_iteration(r, g, desc.count));
+    if (hook_state(r, &before, &lb) != TEST_PASS)
+        return TEST_FAIL;
+    if (fault_rank == 1)
+        fail_after(0);
+    st = hook_iteration(r, g, desc.count);
+    CHECK(st != SC_SUCCESS, "the iteration whose step failed on rank 1 succeeded");
+    if (fault_rank == 1)
+        CHECK(strstr(sc_last_error(), op), "the iteration failed elsewhere than in the "
+              "step's %s: %s", op, sc_last_error());
+    if (hook_state(r, &after, &la) != TEST_PASS)
+        return TEST_FAIL;
+    if (fault_rank == 1)
+        CHECK(la == lb && memcmp(before, after, lb) == 0, "the failed step changed the "
+              "hook's state (%zu bytes saved after it, %zu before)", la, lb);
+    free(before);
+    free(after);
+    sc_reducer_destroy(r);
+    sc_comm_destroy(comm);
+    return TEST_PASS;
+}
+
+static int test_hook_first_step(int argc, char **argv)
+{
+    sc_compress_config_t cfg = SC_COMPRESS_CONFIG_INIT;
+
+    (void)argc, (void)argv;
+    cfg.warmup_steps = 1;
+    return hook_failed_step(&cfg, 1000, 0, "allreduce #");
+}
+
+static int test_hook_approx_step(int argc, char **argv)
+{
+    sc_compress_config_t cfg = SC_COMPRESS_CONFIG_INIT;
+
+    (void)argc, (void)argv;
+    cfg.mode = SC_TOPK_APPROX;
+    cfg.density = 0.1;
+    /* Of the size from which the approximate mode keeps a threshold (topk_approx.c). */
+    return hook_failed_step(&cfg, 1 << 17, 2, "allgather #");
+}
+
 int main(int argc, char **argv)
 {
     static const fault_test_t tests[] = {{"send", test_send},
                                          {"compressed_dense_step", test_compressed_dense_step},
+                                         {"hook_first_step", test_hook_first_step},
+                                         {"hook_approx_step", test_hook_approx_step},
                                          {NULL, NULL}};
     return fault_main(tests, argc, argv);
 }
