@@ -254,7 +254,9 @@ SC_API void sc_compressor_destroy(sc_compressor_t *compressor);
  * residual, momentum, counters, the approximate threshold, the selector's draws and the
  * key's origin, and a key its first step made is gone (undone as the next iteration's
  * first bucket starts, or by save or load); so a save after an iteration whose steps all
- * failed writes what a save before it wrote. config NULL: defaults; a config is checked as by sc_compressor_create. The
+ * failed writes what a save before it wrote. A selection that fails on one rank (out of
+ * memory) fails that bucket's step on every rank (the others with SC_ERR_PEER_FAILED
+ * naming it), none committing it. config NULL: defaults; a config is checked as by sc_compressor_create. The
  * hook's config text holds density, mode, error_feedback, momentum, values_fp16,
  * index_bits and warmup_steps, so that ranks whose settings differ fail
  * sc_reducer_create (threads and seed may differ). */

@@ -10,6 +10,7 @@
 
 #include "collectives/call.h"
 #include "compress/compress_internal.h"
+#include "core/comm_internal.h"
 #include "core/fpenv.h"
 
 #define SC_HOOK_TOPK "comm hook topk"
@@ -43,8 +44,12 @@ static void sc_hook_topk_select_job(sc_worker_job_t *job)
      * bucket's selection may still draw when this one starts. */
     sc_topk_draws_get(k->owner->topk, &k->draws_before);
     st = sc_compressor_select(k->owner, SC_HOOK_TOPK, k, k->job_g, k->job_rank);
-    if (st != SC_SUCCESS)
+    if (st != SC_SUCCESS) {
         snprintf(k->job_text, sizeof(k->job_text), "%s", sc_last_error());
+        /* Sent all the same (the peers' all-gather waits for it), saying so: every
+         * rank then leaves the step uncommitted, not only this one. */
+        sc_pairs_refuse(&k->lay, (char *)k->blocks + (size_t)k->job_rank * k->lay.bytes);
+    }
     k->job_status = st;
     __atomic_store_n(&k->gate, 1, __ATOMIC_RELEASE);
 }
@@ -187,10 +192,16 @@ static sc_status_t sc_hook_topk_finish_into(void *state, const sc_hook_bucket_t 
     if (st != SC_SUCCESS)
         return st;
     /* The all-gather is over, so the selection is too (it opened the gate). A failed
-     * selection sent only pads: the step is not committed (it stays pending, undone as
-     * the next iteration starts or a save comes), and the error stands. */
+     * selection, here or on another rank, sent a refused block: the step is committed on
+     * no rank (it stays pending, undone as the next iteration starts or a save comes),
+     * and the error stands. */
     if (!k->dense && k->job_status != SC_SUCCESS)
         return sc_error(k->job_status, "%s", k->job_text);
+    for (int r = 0; !k->dense && r < sc_comm_size(comm); r++)
+        if (sc_pairs_refused(&k->lay, (const char *)k->blocks + (size_t)r * k->lay.bytes))
+            return sc_error(SC_ERR_PEER_FAILED, SC_HOOK_TOPK ": %s could not select its "
+                            "pairs of bucket %d (its error says why), so no rank commits "
+                            "the step", sc_comm_rank_name(comm, r).s, b->index);
     sc_compressor_commit(c, k, b->data, sc_comm_rank(comm));
     pthread_mutex_lock(&c->lock);
     k->hook_pending = 0;

@@ -55,6 +55,14 @@ void sc_pairs_scatter(const sc_pairs_layout_t *l, const void *blocks, int p, voi
 /* 1 when the block's indices never decrease (pads, all ones, come last). */
 int sc_pairs_sorted(const sc_pairs_layout_t *l, const void *block);
 
+/* Writes a block that carries no pair and says its rank could not select (the comm
+ * hook's failed selection, which every rank then sees in the gathered blocks): all pads,
+ * the first value's bytes all ones, which no selection writes (a pad's value is 0). */
+void sc_pairs_refuse(const sc_pairs_layout_t *l, void *block);
+
+/* 1 when the block is one sc_pairs_refuse wrote. */
+int sc_pairs_refused(const sc_pairs_layout_t *l, const void *block);
+
 /* dst[j] = src[j] converted from sdtype to ddtype (float types), j < k. */
 void sc_pairs_convert(const void *src, sc_dtype_t sdtype, void *dst, sc_dtype_t ddtype,
                       size_t k);

@@ -134,6 +134,27 @@ int sc_pairs_sorted(const sc_pairs_layout_t *l, const void *block)
     return 1;
 }
 
+void sc_pairs_refuse(const sc_pairs_layout_t *l, void *block)
+{
+    size_t ib = (size_t)l->index_bits / 8;
+
+    memset(block, 0xff, l->k * ib);
+    memset((char *)block + l->k * ib, 0, l->bytes - l->k * ib);
+    memset((char *)block + l->values_off, 0xff, sc_dtype_size(l->vdtype));
+}
+
+int sc_pairs_refused(const sc_pairs_layout_t *l, const void *block)
+{
+    const unsigned char *v = (const unsigned char *)block + l->values_off;
+
+    if (l->k == 0 || sc_pairs_index(block, l->index_bits, 0) != sc_pairs_pad(l->index_bits))
+        return 0;
+    for (size_t j = 0; j < sc_dtype_size(l->vdtype); j++)
+        if (v[j] != 0xff)
+            return 0;
+    return 1;
+}
+
 /* Copies bytes from src to dst with stores that bypass the cache where the ISA has them
  * (dst is not read again here, and the result is far larger than the cache); the caller
  * fences. */

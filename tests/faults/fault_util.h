@@ -179,4 +179,15 @@ static inline int fault_check_destroy(sc_comm_t *comm, double limit_s)
     return TEST_PASS;
 }
 
+/* The reducer's record of r's hook state (sc_reducer_hook_save), malloc'd, in *state
+ * and *len. */
+static inline int fault_hook_state(const sc_reducer_t *r, char **state, size_t *len)
+{
+    CHECK_OK(sc_reducer_hook_save(r, NULL, len));
+    *state = malloc(*len);
+    CHECK(*state, "out of memory");
+    CHECK_OK(sc_reducer_hook_save(r, *state, len));
+    return TEST_PASS;
+}
+
 #endif

@@ -111,16 +111,6 @@ static int test_compressed_dense_step(int argc, char **argv)
     return TEST_PASS;
 }
 
-/* The reducer's record of r's hook state, malloc'd, in *state and *len. */
-static int hook_state(const sc_reducer_t *r, char **state, size_t *len)
-{
-    CHECK_OK(sc_reducer_hook_save(r, NULL, len));
-    *state = malloc(*len);
-    CHECK(*state, "out of memory");
-    CHECK_OK(sc_reducer_hook_save(r, *state, len));
-    return TEST_PASS;
-}
-
 /* One iteration of r over the gradient g of n floats, of another scale in each (so that
  * an approximate threshold moves). */
 static sc_status_t hook_iteration(sc_reducer_t *r, float *g, size_t n)
@@ -162,7 +152,7 @@ static int hook_failed_step(const sc_compress_config_t *cfg, size_t n, int ok, c
     CHECK_OK(sc_reducer_create(comm, &desc, 1, &rc, &r));
     for (int i = 0; i < ok; i++)
         CHECK_OK(hook_iteration(r, g, desc.count));
-    if (hook_state(r, &before, &lb) != TEST_PASS)
+    if (fault_hook_state(r, &before, &lb) != TEST_PASS)
         return TEST_FAIL;
     if (fault_rank == 1)
         fail_after(0);
@@ -171,7 +161,7 @@ static int hook_failed_step(const sc_compress_config_t *cfg, size_t n, int ok, c
     if (fault_rank == 1)
         CHECK(strstr(sc_last_error(), op), "the iteration failed elsewhere than in the "
               "step's %s: %s", op, sc_last_error());
-    if (hook_state(r, &after, &la) != TEST_PASS)
+    if (fault_hook_state(r, &after, &la) != TEST_PASS)
         return TEST_FAIL;
     if (fault_rank == 1)
         CHECK(la == lb && memcmp(before, after, lb) == 0, "the failed step changed the "

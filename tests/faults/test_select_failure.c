@@ -1,0 +1,70 @@
+/* A top-k comm hook's selection that fails on one rank (fail_worker_realloc.c, preloaded,
+ * makes the selection's scratch run out on rank 1's worker thread): that rank's block
+ * goes out marked as refused, so no rank commits the bucket's step, every rank's
+ * iteration fails (the others naming rank 1) and every rank saves the hook's state it
+ * saved before the iteration, where the other ranks committed the step and only rank 1
+ * kept its state.
+ *
+ * Usage (under scrun, 2 ranks, with the shim preloaded): test_select_failure first_step */
+#include <dlfcn.h>
+
+#include "fault_util.h"
+#include "shardcomm/compress.h"
+
+#define GRAD_COUNT ((size_t)1 << 18)
+
+static int test_first_step(int argc, char **argv)
+{
+    void (*fail_realloc)(size_t) = (void (*)(size_t))dlsym(RTLD_DEFAULT,
+                                                          "sc_test_fail_realloc_elsewhere");
+    sc_compress_config_t cfg = SC_COMPRESS_CONFIG_INIT;
+    sc_reducer_config_t rc = SC_REDUCER_CONFIG_INIT;
+    sc_grad_desc_t desc = {GRAD_COUNT, SC_FLOAT32, "w"};
+    static float g[GRAD_COUNT];
+    char *before, *after, why[1024];
+    size_t lb, la;
+    sc_comm_hook_t hook;
+    sc_reducer_t *r;
+    sc_comm_t *comm;
+    sc_status_t st, fin;
+
+    (void)argc, (void)argv;
+    CHECK(fail_realloc, "fail_worker_realloc.c is not preloaded");
+    CHECK_OK(sc_comm_init_from_env(&comm));
+    CHECK(sc_comm_size(comm) == 2, "needs 2 ranks");
+    cfg.threads = 1;
+    CHECK_OK(sc_comm_hook_topk(&cfg, &hook));
+    rc.hook = &hook;
+    CHECK_OK(sc_reducer_create(comm, &desc, 1, &rc, &r));
+    if (fault_hook_state(r, &before, &lb) != TEST_PASS)
+        return TEST_FAIL;
+    for (size_t i = 0; i < GRAD_COUNT; i++)
+        g[i] = (float)((i * 7919u + (size_t)fault_rank * 13u) % 1000u) - 500.0f;
+    /* The selection's scratch (a realloc on the worker) of at least GRAD_COUNT bytes. */
+    if (fault_rank == 1)
+        fail_realloc(GRAD_COUNT);
+    st = sc_reducer_mark_ready(r, 0, g);
+    fin = sc_reducer_finalize(r);
+    CHECK(st == SC_SUCCESS, "mark_ready: %s", sc_last_error());
+    CHECK(fin != SC_SUCCESS, "the iteration whose selection failed on rank 1 succeeded");
+    snprintf(why, sizeof(why), "%s", sc_last_error()); /* the save may clear it */
+    if (fault_hook_state(r, &after, &la) != TEST_PASS)
+        return TEST_FAIL;
+    CHECK(la == lb && memcmp(before, after, lb) == 0, "the step of the bucket whose "
+          "selection failed on rank 1 changed the hook's state (%zu bytes saved after it, "
+          "%zu before)", la, lb);
+    CHECK(strstr(why, fault_rank == 1 ? "out of memory"
+                                      : "rank 1 could not select its pairs of bucket 0"),
+          "the iteration failed otherwise: %s", why);
+    free(before);
+    free(after);
+    sc_reducer_destroy(r);
+    sc_comm_destroy(comm);
+    return TEST_PASS;
+}
+
+int main(int argc, char **argv)
+{
+    static const fault_test_t tests[] = {{"first_step", test_first_step}, {NULL, NULL}};
+    return fault_main(tests, argc, argv);
+}
