@@ -154,6 +154,13 @@ static int hook_failed_step(const sc_compress_config_t *cfg, size_t n, int ok, c
         CHECK_OK(hook_iteration(r, g, desc.count));
     if (fault_hook_state(r, &before, &lb) != TEST_PASS)
         return TEST_FAIL;
+    /* Both ranks past the good iterations first: rank 1's failure fails what rank 0
+     * still has pending, an earlier iteration's last collective too (it did so in about
+     * half the runs beside other tests). Rank 1 leaves the barrier once rank 0's message
+     * came, and may fail before rank 0 had rank 1's (as in test_send). */
+    st = sc_barrier(comm, NULL);
+    CHECK(st == SC_SUCCESS || (fault_rank == 0 && st == SC_ERR_PEER_FAILED),
+          "the barrier returned %s: %s", sc_status_string(st), sc_last_error());
     if (fault_rank == 1)
         fail_after(0);
     st = hook_iteration(r, g, desc.count);
