@@ -939,7 +939,8 @@ static void sc_store_timeout_sentence(const sc_store_server_t *s, const int *fds
  * connections already waiting are judged as ones before the last, before any rank is
  * answered (a second process claiming a rank, a rank telling its failure: it was told
  * that rank 0 exited or was killed when the store closed it unread, and the world went
- * on with whichever claimant came first). SC_SUCCESS; else the failure, err set, with
+ * on with whichever claimant came first). SC_SUCCESS; else the failure, err set
+ * (SC_ERR_SYSTEM where its poll fails for another reason than a signal), with
  * the connections still arriving in arriving (*n of them, up to SC_STORE_ARRIVING_MAX)
  * for sc_store_refuse_all. The spare descriptor (*spare) is closed where rank 0 ran out
  * of open files, to make room to tell that rank too. */
@@ -989,6 +990,16 @@ static sc_status_t sc_store_gather(sc_store_server_t *s, int *fds, uint8_t **blo
                 wake = until;
         }
         ready = poll(pfds, (nfds_t)np, sc_clock_ms_until(wake));
+        /* As in sc_store_watch: a poll that fails for another reason than a signal fails
+         * so every time, and each arrival, unread, would be dropped at its time as a
+         * silent one (its rank, connecting again, found the store closing it unanswered
+         * and took it for no store) while the store spun until its deadline. */
+        if (ready < 0 && errno != EINTR) {
+            snprintf(err, len, "rendezvous at %s: rank 0's store could not wait on the "
+                     "arriving connections (poll: %s)", s->where, strerror(errno));
+            st = SC_ERR_SYSTEM;
+            break;
+        }
         now = sc_clock_now();
         /* Back to front, so that an arrival done with (the last moved into its place)
          * leaves those not yet looked at where they were. */

@@ -108,6 +108,13 @@
 #                   within 20 s with SC_ERR_SYSTEM saying the store could not wait on the
 #                   ranks' connections; the store polled again until its deadline, for
 #                   ever with SC_TIMEOUT=inf
+#   gather_poll_fails  the same with SC_TEST_FAIL_POLL=gather: the store's poll over its
+#                   listening socket and the connections arriving fails once one came;
+#                   every rank fails within 20 s with SC_ERR_SYSTEM saying the store could
+#                   not wait on the arriving connections. The store spun until its
+#                   deadline, for ever with SC_TIMEOUT=inf, dropping each arrival unread
+#                   after 5 s, so that the ranks, closed unanswered three times, said
+#                   what listens there is no shardcomm store, and rank 0 never ended
 #   answer_not_taken  8 ranks, fan-out 8 (every rank a child of rank 0, given the table
 #                   by the store), SC_TIMEOUT 4: ranks 1-6 are large_blob_rank.py with
 #                   blobs of 1 MiB, and rank 1 reads nothing of its answer (stopped): ranks
@@ -509,16 +516,19 @@ word_stopped)
       "$logs/$r" || fail "rank $r does not name rank 1, with what it sent of its word, as stopped"
   done
   ;;
-watch_poll_fails)
+watch_poll_fails | gather_poll_fails)
   n=3
   export SC_TIMEOUT=inf
   [[ -n $shim ]] || fail "no shim to preload into rank 0"
-  start 0 $n LD_PRELOAD="$shim"
+  waited="the ranks' connections"
+  how=watch
+  [[ $mode == gather_poll_fails ]] && { waited="the arriving connections"; how=gather; }
+  start 0 $n LD_PRELOAD="$shim" SC_TEST_FAIL_POLL=$how
   for ((r = 1; r < n; r++)); do start $r $n; done
   for ((r = 0; r < n; r++)); do
     wait_for 20 eval '! kill -0 "${pids[$r]}" 2>/dev/null' || fail "rank $r still runs after 20 s"
     wait "${pids[$r]}" && fail "rank $r succeeded"
-    grep -q "SC_ERR_SYSTEM: rank $r: .*rank 0's store could not wait on the ranks' connections (poll: Cannot allocate memory)" \
+    grep -q "SC_ERR_SYSTEM: rank $r: .*rank 0's store could not wait on $waited (poll: Cannot allocate memory)" \
       "$logs/$r" || fail "rank $r does not say that the store's poll failed"
   done
   ;;
