@@ -219,7 +219,7 @@ static sc_status_t sc_store_tree_part(const sc_store_place_t *place, int rank, i
      * children waiting for the table are told so, for a while, as a parent that hears
      * it while it serves tells them: left unserved, they would take it for dead. */
     if (poll(&pfd, 1, 0) > 0) {
-        sc_store_net_read_word(place->store_fd, where, now + 2.0, &word.st, word.text);
+        sc_store_net_read_word(place->store_fd, where, now + 2.0, 0, &word.st, word.text);
         if (word.st != SC_SUCCESS) {
             word.heard = 1; /* the children are not to wait for it again */
             if (!place->role.parent) /* the table came with the store's answer */
@@ -252,10 +252,12 @@ static sc_status_t sc_store_tree_part(const sc_store_place_t *place, int rank, i
     }
     /* Where the word cannot be sent, the store's connection broke: the read says so. */
     if (!word.heard) {
-        if (sc_store_net_reply(place->store_fd, st, err, (uint32_t)strlen(err),
-                               sc_clock_now() + 5.0) != 0)
+        int said = sc_store_net_reply(place->store_fd, st, err, (uint32_t)strlen(err),
+                                      sc_clock_now() + 5.0) == 0;
+
+        if (!said)
             end = sc_clock_now() + 1.0;
-        sc_store_net_read_word(place->store_fd, where, end, &word.st, word.text);
+        sc_store_net_read_word(place->store_fd, where, end, said, &word.st, word.text);
     }
     if (st != SC_SUCCESS)
         return st; /* its own sentence, set already, names the rank it concerns */

@@ -174,8 +174,8 @@ int sc_store_net_word_some(int fd, sc_store_word_t *w)
     }
 }
 
-int sc_store_net_read_word(int fd, const char *where, double deadline, sc_status_t *st,
-                           char *text)
+int sc_store_net_read_word(int fd, const char *where, double deadline, int said,
+                           sc_status_t *st, char *text)
 {
     sc_store_reply_t rep;
     int got = sc_store_net_read_reply(fd, &rep, deadline);
@@ -185,8 +185,20 @@ int sc_store_net_read_word(int fd, const char *where, double deadline, sc_status
     if (got == 0 && rep.status == SC_SUCCESS && rep.len == 0)
         return 0;
     if (got == 0 && rep.status != SC_SUCCESS &&
-        sc_store_net_read_text(fd, &rep, text, deadline) == 0)
+        (got = sc_store_net_read_text(fd, &rep, text, deadline)) == 0)
         return 0;
+    /* The store (sc_store_tell_outcome) resets the connection of a rank whose socket did
+     * not take its answer and verdict by its deadline; where the answer went whole and
+     * the verdict did not, the rank finds the reset only here. */
+    if (got < 0 && errno == ECONNRESET && !said) {
+        *st = SC_ERR_TIMEOUT;
+        snprintf(text, SC_ERROR_MAX, "rendezvous at %s: rank 0's store gave up on this rank "
+                 "(it reset the connection) before this rank took its word on whether every "
+                 "rank had the table of the ranks' blobs: this rank took nothing more by the "
+                 "store's deadline (SC_TIMEOUT after its first answer, 2 s per level of the "
+                 "table's tree and 2 more): it was stopped or too slow", where);
+        return -1;
+    }
     if (sc_clock_now() >= deadline) {
         *st = SC_ERR_TIMEOUT;
         snprintf(text, SC_ERROR_MAX, "rendezvous at %s: the store of rank 0 did not say "

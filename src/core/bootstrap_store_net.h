@@ -57,10 +57,14 @@ int sc_store_net_read_text(int fd, const sc_store_reply_t *rep, char *text, doub
  * deadline into *st and text (SC_ERROR_MAX bytes): 0 when it came, -1 when the
  * connection closed first (or what came is no such word), 1 when nothing came by the
  * deadline; then *st and text say so of the store (where: its address), rank 0 exited
- * or was killed (SC_ERR_PEER_FAILED) or is stopped or hung (SC_ERR_TIMEOUT). Sets no
- * error of this thread. */
-int sc_store_net_read_word(int fd, const char *where, double deadline, sc_status_t *st,
-                           char *text);
+ * or was killed (SC_ERR_PEER_FAILED) or is stopped or hung (SC_ERR_TIMEOUT). A rank
+ * that has not said its own word yet (said 0) and finds the connection reset was given
+ * up on by the store, which resets a rank it could not tell by its deadline (its socket
+ * full: stopped or too slow), where a rank 0 that exited or was killed ends the
+ * connection, having read all this rank sent: SC_ERR_TIMEOUT saying so. Sets no error
+ * of this thread. */
+int sc_store_net_read_word(int fd, const char *where, double deadline, int said,
+                           sc_status_t *st, char *text);
 
 /* A word at the end of the table's tree as it comes (rank 0's store reads every rank's
  * under one poll, so that a rank stopped in the middle of its word holds up none of the

@@ -819,8 +819,9 @@ out:
  * its socket takes. One that did not take its whole answer (a) is sent the rest of it
  * first, since what it is told would be read as that rest. One not told by then is
  * given up on with a reset of its connection, which it tells from the end of a
- * connection whose rank 0 exited or was killed (sc_store_given_up, bootstrap_store.c):
- * the reset drops what its socket held still, the rest of its answer. Every fds[r] is
+ * connection whose rank 0 exited or was killed (sc_store_given_up, bootstrap_store.c,
+ * as the rest of its answer comes; sc_store_net_read_word where only the verdict was
+ * left): the reset drops what its socket held still, the rest of its answer. Every fds[r] is
  * closed, one told gracefully (sc_store_net_close_answered: its word not read, the
  * failure having come first, must not reset the connection); all are closed untold where
  * rank 0 is out of memory. */

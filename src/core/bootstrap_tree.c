@@ -261,7 +261,7 @@ store_spoke:
     if (fd >= 0)
         close(fd);
     free(payload);
-    sc_store_net_read_word(word->fd, where, sc_clock_now() + 2.0, &word->st, word->text);
+    sc_store_net_read_word(word->fd, where, sc_clock_now() + 2.0, 0, &word->st, word->text);
     word->heard = 1;
     snprintf(err, err_len, "%s", word->text);
     return sc_error(word->st, "%s", err);
@@ -451,7 +451,7 @@ sc_status_t sc_tree_serve(int listen_fd, int rank, int size, const sc_store_laun
         if (ready > 0 && at_word >= 0 && pfds[at_word].revents) {
             /* The rendezvous failed elsewhere (a rank exited or was killed, or rank 0):
              * the children still to come are told so, for a while, as they come. */
-            sc_store_net_read_word(word->fd, where, now + 2.0, &word->st, word->text);
+            sc_store_net_read_word(word->fd, where, now + 2.0, 0, &word->st, word->text);
             word->heard = 1;
             if (word->st != SC_SUCCESS && st == SC_SUCCESS) {
                 told = (sc_tree_answer_t){{SC_STORE_MAGIC, word->st, (uint32_t)strlen(word->text)},

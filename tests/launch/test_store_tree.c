@@ -261,6 +261,56 @@ static int test_child_connecting_to_its_parent_hears_the_store(void)
     return 0;
 }
 
+/* A child waiting for its parent (whose queue of connections is full) whose connection
+ * to the store the store resets, as it gives up on a rank that did not take its verdict
+ * by its deadline (sc_store_tell_outcome: stopped with its whole answer in its socket),
+ * says that the store gave up on it, stopped or too slow (SC_ERR_TIMEOUT); it said that
+ * the store closed the connection and rank 0 exited or was killed, where rank 0 lived. */
+static int test_child_whose_store_connection_was_reset_says_the_store_gave_up(void)
+{
+    struct sockaddr_in a = {.sin_family = AF_INET};
+    struct linger reset = {1, 0};
+    sc_store_role_t role, store_role;
+    sc_store_result_t result = {0};
+    sc_tree_word_t word;
+    char err[SC_ERROR_MAX] = "";
+    int listen_fd = listen_as_parent(0, &role), queued = socket(AF_INET, SOCK_STREAM, 0);
+    int store_listen = listen_as_parent(1, &store_role), rank_end = socket(AF_INET, SOCK_STREAM, 0);
+    int store_end;
+    double t0, took;
+    sc_status_t st;
+
+    CHECK(listen_fd >= 0 && queued >= 0 && store_listen >= 0 && rank_end >= 0,
+          "no sockets on loopback");
+    a.sin_port = htons(role.port);
+    memcpy(&a.sin_addr, role.addr, 4);
+    /* The one connection a queue of 0 holds, never accepted. */
+    CHECK(connect(queued, (struct sockaddr *)&a, sizeof(a)) == 0, "no connection to queue");
+    a.sin_port = htons(store_role.port);
+    CHECK(connect(rank_end, (struct sockaddr *)&a, sizeof(a)) == 0 &&
+              (store_end = accept(store_listen, NULL, NULL)) >= 0,
+          "no connection to play the store's");
+    /* The store gives up on this rank: SO_LINGER 0, then close. */
+    setsockopt(store_end, SOL_SOCKET, SO_LINGER, &reset, sizeof(reset));
+    close(store_end);
+    word = (sc_tree_word_t){rank_end, 0, SC_SUCCESS, ""};
+    t0 = sc_clock_now();
+    st = sc_tree_fetch(&role, 3, 4, &no_launch, NULL, 0, "127.0.0.1:1", t0 + 3.0, &word,
+                       &result, err, sizeof(err));
+    took = sc_clock_now() - t0;
+    close(rank_end);
+    close(store_listen);
+    close(queued);
+    close(listen_fd);
+    CHECK(st == SC_ERR_TIMEOUT && word.heard, "sc_tree_fetch returned %d after %.2f s: %s",
+          st, took, err);
+    CHECK(strstr(err, "rank 0's store gave up on this rank (it reset the connection)") &&
+              strstr(err, "it was stopped or too slow") && !strstr(err, "exited or was killed"),
+          "the sentence does not say the store gave up on this rank: %s", err);
+    CHECK(took < 1.0, "the store's reset took %.2f s to be heard", took);
+    return 0;
+}
+
 /* A malformed table from the parent fails the child with a sentence that its children
  * and the store get as its own failure: it carries no "rank R: " prefix, which the
  * rank that reports it puts before it (it came out as "rank 3: rank 3: ..."). */
@@ -504,6 +554,7 @@ int main(int argc, char **argv)
         SC_TEST(silent_parent_is_named_stopped_at_the_deadline),
         SC_TEST(child_dropped_by_a_live_parent_asks_again),
         SC_TEST(child_connecting_to_its_parent_hears_the_store),
+        SC_TEST(child_whose_store_connection_was_reset_says_the_store_gave_up),
         SC_TEST(child_of_another_launch_is_refused_and_takes_no_table),
         SC_TEST(child_of_another_world_size_is_refused_and_takes_no_table),
         SC_TEST(children_of_the_same_launch_or_none_get_the_table),
