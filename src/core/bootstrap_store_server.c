@@ -126,24 +126,6 @@ static int sc_store_hello_served(const sc_store_hello_t *h)
            h->len <= SC_STORE_MAX_BLOB;
 }
 
-/* The hello on fd, awaited until deadline, into *h: 1 when it is one of this protocol
- * that the store serves (sc_store_hello_served), 0 when it is none (the connection broke
- * or went silent, or it is no rendezvous's), -1 when it is a rank's of another protocol,
- * answered and closed (sc_store_refuse_protocol). */
-static int sc_store_read_hello(sc_store_server_t *s, int fd, double deadline,
-                               sc_store_hello_t *h)
-{
-    const size_t head = offsetof(sc_store_hello_t, kind); /* magic and protocol */
-
-    if (sc_store_net_io(fd, h, head, deadline, 0) != 0)
-        return 0;
-    if (h->magic == SC_STORE_MAGIC_HELLO && h->protocol == SC_STORE_PROTOCOL)
-        return sc_store_net_io(fd, (uint8_t *)h + head, sizeof(*h) - head, deadline,
-                               0) == 0 &&
-               sc_store_hello_served(h);
-    return -sc_store_refuse_protocol(s, fd, h);
-}
-
 /* A connection accepted by the store whose hello and blob (or failure text) are still
  * coming: read as they come, every such connection under one poll, so that one that goes
  * silent (a port scanner, a health check, a rank stopped between its connect and its
@@ -200,8 +182,22 @@ static int sc_store_arrival_read(sc_store_server_t *s, sc_store_arrival_t *k)
     return k->got == sizeof(k->h) + k->h.len;
 }
 
-/* The rest of arrival k's hello, awaited until k->until, as sc_store_read_hello says it
- * (k->fd closed where -1). */
+/* When arrival k is dropped where its hello and blob had not come: SC_STORE_SILENT_S
+ * after its last bytes, SC_STORE_ARRIVAL_S after it was accepted, and 1 s after the last
+ * rank arrived (last; 0.0: not yet) where its hello had not come by then: a hello is sent
+ * as its connection is made. A connection that trickled its blob after the last rank
+ * arrived held every rank's answer for as long as it went on. */
+static double sc_store_arrival_until(const sc_store_arrival_t *k, double last)
+{
+    double until = k->by < k->until ? k->by : k->until;
+
+    return last > 0.0 && k->got < sizeof(k->h) && last + 1.0 < until ? last + 1.0 : until;
+}
+
+/* The rest of arrival k's hello, awaited by itself until k->until: 1 when it is one of
+ * this protocol that the store serves, 0 when it is none (the connection broke or went
+ * silent, or it is no rendezvous's), -1 when it is a rank's of another protocol, told
+ * and closed (sc_store_refuse_protocol). */
 static int sc_store_arrival_hello(sc_store_server_t *s, sc_store_arrival_t *k)
 {
     int r = 0;
@@ -273,10 +269,11 @@ static void sc_store_refusals_text(const sc_store_server_t *s, const int *fds, c
     }
 }
 
-/* Tells the process on fd, whose hello came as sc_store_read_hello says (hello; unread:
- * the bytes of its blob still to come), the rendezvous's failure st, err, and closes fd
- * (one of another protocol was told and closed already): 1 where it is one of the
- * world's processes. */
+/* Tells the process on fd, whose hello came (hello 1: one of this protocol that the store
+ * serves, h; unread: the bytes of its blob still to come) or not (0: the connection broke
+ * or went silent, or it is no rendezvous's hello; -1: a rank's of another protocol, told
+ * and closed already by sc_store_refuse_protocol), the rendezvous's failure st, err, and
+ * closes fd: 1 where it is one of the world's processes. */
 static int sc_store_refuse_one(sc_store_server_t *s, int fd, int hello,
                                const sc_store_hello_t *h, size_t unread, sc_status_t st,
                                const char *err)
@@ -298,18 +295,37 @@ static int sc_store_refuse_one(sc_store_server_t *s, int fd, int hello,
     return hello;
 }
 
+/* Tells arrival k, whose hello came as hello says (sc_store_refuse_one), the
+ * rendezvous's failure st, err, and closes it; *told counts it where it is one of the
+ * world's processes. */
+static void sc_store_arrival_tell(sc_store_server_t *s, sc_store_arrival_t *k, int hello,
+                                  sc_status_t st, const char *err, int *told)
+{
+    *told += sc_store_refuse_one(s, k->fd, hello, &k->h,
+                                 hello > 0 ? sizeof(k->h) + k->h.len - k->got : 0, st, err);
+    free(k->blob);
+    k->blob = NULL;
+}
+
 /* The rendezvous failed with sentence err (rank 0 ran out of open files, two processes
  * claimed a rank, a rank could not join): every process is told so at once, not left to
  * time out as "never arrived" or, arriving after the verdict, as "could not be
  * reached". The connections held are answered and closed (fds[r] -2: told), which
- * frees their descriptors, and so are the n still arriving (sc_store_arrival_t, their
- * hellos awaited as long as they were); then every process that connects is answered
- * until as many as the world has ranks were told (s->told_outside: those answered
- * already outside fds, a second claimant of a rank) or the deadline passed. */
+ * frees their descriptors; then the n still arriving (arriving, room for
+ * SC_STORE_ARRIVING_MAX) and every process that connects until as many as the world has
+ * ranks were told (s->told_outside: those answered already outside fds, a second
+ * claimant of a rank) or the deadline passed are read as they come, all under one poll,
+ * as sc_store_gather reads them, and each told once its hello and blob came, or when it
+ * is dropped (silent SC_STORE_SILENT_S, or not all come within SC_STORE_ARRIVAL_S):
+ * one that goes silent holds up none of the others, where each connection's hello was
+ * awaited in turn, up to 5 s, and every later process waited behind it (as it still is
+ * where that poll fails, other than for a signal, and each connection's alone does not).
+ * Those still arriving once the world was told are told at once. */
 static void sc_store_refuse_all(sc_store_server_t *s, int *fds, sc_status_t st,
                                 const char *err, sc_store_arrival_t *arriving, int n)
 {
-    int told = s->told_outside;
+    struct pollfd pfds[SC_STORE_ARRIVING_MAX + 1];
+    int told = s->told_outside, alone = 0;
 
     for (int r = 0; r < s->size; r++) {
         if (fds[r] >= 0) {
@@ -319,34 +335,71 @@ static void sc_store_refuse_all(sc_store_server_t *s, int *fds, sc_status_t st,
         }
         told += fds[r] == -2;
     }
-    for (int k = 0; k < n; k++) {
-        sc_store_arrival_t *a = &arriving[k];
-        int hello;
+    while (told < s->size && (n > 0 || sc_clock_now() < s->deadline)) {
+        double now = sc_clock_now(), wake = s->deadline;
+        int np = 0, base, ready, fd;
 
-        if (a->until > s->deadline)
-            a->until = s->deadline;
-        hello = sc_store_arrival_hello(s, a);
+        if (now < s->deadline && n < SC_STORE_ARRIVING_MAX)
+            pfds[np++] = (struct pollfd){s->listen_fd, POLLIN, 0};
+        base = np;
+        for (int k = 0; k < n; k++) {
+            double until = sc_store_arrival_until(&arriving[k], 0.0);
 
-        told += sc_store_refuse_one(s, a->fd, hello, &a->h,
-                                    hello > 0 ? sizeof(a->h) + a->h.len - a->got : 0, st,
-                                    err);
-        free(a->blob);
-    }
-    while (told < s->size) {
-        struct pollfd pfd = {s->listen_fd, POLLIN, 0};
-        int ms = sc_clock_ms_until(s->deadline), fd, hello;
-        sc_store_hello_t h = {0};
+            pfds[np++] = (struct pollfd){arriving[k].fd, POLLIN, 0};
+            if (until < wake)
+                wake = until;
+        }
+        ready = poll(pfds, (nfds_t)np, sc_clock_ms_until(wake));
+        if (ready < 0 && errno != EINTR && n > 0) {
+            /* A poll of many that fails (ENOMEM, EINVAL past the limit of open files) may
+             * not fail on one descriptor: from here each connection's hello is awaited by
+             * itself, in turn, as all were before. */
+            alone = 1;
+            for (int k = 0; k < n; k++)
+                sc_store_arrival_tell(s, &arriving[k], sc_store_arrival_hello(s, &arriving[k]),
+                                      st, err, &told);
+            n = 0;
+            continue;
+        }
+        if (ready < 0 && errno != EINTR)
+            break;
+        now = sc_clock_now();
+        /* Back to front, so that an arrival done with (the last moved into its place)
+         * leaves those not yet looked at where they were. */
+        for (int k = n - 1; k >= 0; k--) {
+            sc_store_arrival_t *a = &arriving[k];
+            int came = ready > 0 && pfds[base + k].revents;
+            int r = came ? sc_store_arrival_read(s, a) : 0;
 
-        if (ms <= 0)
-            return;
-        if (poll(&pfd, 1, ms) <= 0)
+            if (r == 0 && came)
+                a->until = now + SC_STORE_SILENT_S;
+            if (r == 0 && now < sc_store_arrival_until(a, 0.0) && now < s->deadline)
+                continue;
+            /* Done with: its hello and blob came (1), it is another protocol's, told
+             * (-2), or it closed, went silent or is no hello the store serves. */
+            sc_store_arrival_tell(s, a, r == -2 ? -1
+                                  : r == 1 || (a->got >= sizeof(a->h) &&
+                                               sc_store_hello_served(&a->h)),
+                                  st, err, &told);
+            *a = arriving[--n];
+        }
+        if (ready <= 0 || base == 0 || !(pfds[0].revents & POLLIN))
             continue;
         fd = sc_store_net_accept(s->listen_fd, 0);
         if (fd < 0)
             continue;
-        hello = sc_store_read_hello(s, fd, sc_clock_now() + 5.0, &h);
-        told += sc_store_refuse_one(s, fd, hello, &h, h.len, st, err);
+        arriving[n] = (sc_store_arrival_t){fd, now + SC_STORE_SILENT_S,
+                                           now + SC_STORE_ARRIVAL_S, 0, {0}, NULL};
+        if (!alone)
+            n++;
+        else
+            sc_store_arrival_tell(s, &arriving[n], sc_store_arrival_hello(s, &arriving[n]),
+                                  st, err, &told);
     }
+    /* The world told, or a poll of the listening socket alone failed: those still
+     * arriving are told at once. */
+    for (int k = 0; k < n; k++)
+        sc_store_arrival_tell(s, &arriving[k], 0, st, err, &told);
 }
 
 /* Into err: the rendezvous's sentence for rank's failure text (its sc_comm_init failed
@@ -898,18 +951,6 @@ static void sc_store_tell_outcome(const sc_store_server_t *s, int *fds,
     free(rank_of);
 }
 
-/* When arrival k is dropped where its hello and blob had not come: SC_STORE_SILENT_S
- * after its last bytes, SC_STORE_ARRIVAL_S after it was accepted, and 1 s after the last
- * rank arrived (last; 0.0: not yet) where its hello had not come by then: a hello is sent
- * as its connection is made. A connection that trickled its blob after the last rank
- * arrived held every rank's answer for as long as it went on. */
-static double sc_store_arrival_until(const sc_store_arrival_t *k, double last)
-{
-    double until = k->by < k->until ? k->by : k->until;
-
-    return last > 0.0 && k->got < sizeof(k->h) && last + 1.0 < until ? last + 1.0 : until;
-}
-
 /* The sentence of a rendezvous whose deadline passed before every rank arrived (fds[r]
  * -1: rank r did not), into err (len bytes). */
 static void sc_store_timeout_sentence(const sc_store_server_t *s, const int *fds, char *err,
@@ -1149,17 +1190,19 @@ void sc_store_server_tell_failure(const char *addr, int port, int size,
 {
     sc_store_server_t server;
     int *fds = malloc((size_t)size * sizeof(int));
+    sc_store_arrival_t *arriving = calloc(SC_STORE_ARRIVING_MAX, sizeof(*arriving));
     char sentence[SC_ERROR_MAX];
 
     sc_store_server_init(&server, addr, port, size, launch, started, deadline);
-    if (fds &&
+    if (fds && arriving &&
         sc_store_net_listen(port, size < 128 ? 128 : size, &server.listen_fd) == SC_SUCCESS) {
         for (int r = 0; r < size; r++)
             fds[r] = -1;
         fds[0] = -2; /* rank 0 knows */
         sc_store_failure_sentence(&server, 0, text, sentence, sizeof(sentence));
-        sc_store_refuse_all(&server, fds, SC_ERR_PEER_FAILED, sentence, NULL, 0);
+        sc_store_refuse_all(&server, fds, SC_ERR_PEER_FAILED, sentence, arriving, 0);
         close(server.listen_fd);
     }
+    free(arriving);
     free(fds);
 }

@@ -400,6 +400,38 @@ static int test_silent_connection_holds_up_no_later_arrival(int argc, char **arg
     return TEST_PASS;
 }
 
+/* 3 ranks; rank 2 first holds a connection to rank 0's store that sends nothing for 6 s,
+ * and rank 1's sc_comm_init fails before it joins (SC_BIND=bogus), which it tells the
+ * store; rank 2 starts its own 1 s later: every rank fails init with SC_ERR_PEER_FAILED
+ * giving rank 1's sentence within 2.5 s of its start (rank 1 with its own). The store's
+ * refusal of every process awaited each connection's hello in turn, up to 5 s, so that
+ * rank 0 and rank 2 were told only once the silent connection was dropped. */
+static int test_silent_connection_holds_up_no_refusal(int argc, char **argv)
+{
+    static const char *const own[] = {"SC_BIND=bogus", NULL};
+    static const char *const others[] = {"rank 1 could not join it (its sc_comm_init failed)",
+                                         "SC_BIND=bogus", NULL};
+    store_holder_t holder = {-1, 6.0};
+    pthread_t thread;
+    int rc;
+
+    (void)argc, (void)argv;
+    setenv("SC_TIMEOUT", "10", 1);
+    if (fault_rank == 1) {
+        setenv("SC_BIND", "bogus", 1);
+        return check_init_fails(SC_ERR_INVALID_ARG, 0.0, 2.5, own);
+    }
+    if (fault_rank == 2) {
+        CHECK(connect_to_the_store(&holder.fd) == 0, "no store to hold");
+        CHECK(pthread_create(&thread, NULL, hold_the_store, &holder) == 0, "no thread");
+        fault_sleep(1.0); /* rank 1's failure reaches the store meanwhile */
+    }
+    rc = check_init_fails(SC_ERR_PEER_FAILED, 0.0, 2.5, others);
+    if (fault_rank == 2)
+        pthread_join(thread, NULL);
+    return rc;
+}
+
 /* A hand-made hello claiming rank 1 of a world of 2 (rendezvous protocol 3, no launch
  * id) that declares a blob of 64 bytes, on fd, then one byte of the blob a second, each
  * well within the store's 5 s of silence, until the store closes the connection. */
@@ -1819,6 +1851,7 @@ int main(int argc, char **argv)
         {"peer_that_left_is_said_to_have_left", test_peer_that_left_is_said_to_have_left},
         {"silent_connection_holds_up_no_later_arrival",
          test_silent_connection_holds_up_no_later_arrival},
+        {"silent_connection_holds_up_no_refusal", test_silent_connection_holds_up_no_refusal},
         {"trickling_connection_holds_the_store_no_longer_than_10_s",
          test_trickling_connection_holds_the_store_no_longer_than_10_s},
         {"pending_op_times_out_naming_the_silent_rank",
