@@ -251,8 +251,9 @@ SC_API void sc_compressor_destroy(sc_compressor_t *compressor);
  * config.stream gets SC_ERR_UNSUPPORTED when a bucket starts). save/load carry the compressor's
  * state. A bucket's step that fails on this rank (its collective, or its selection)
  * leaves this rank's state as it was before that step, as sc_compressed_allreduce does:
- * residual, momentum, counters, the approximate threshold, the selector's draws and the
- * key's origin, and a key its first step made is gone (undone as the next iteration's
+ * residual, momentum, counters, the approximate threshold, the selector's draws (those
+ * this step took: another bucket's step committed since keeps its own) and the key's
+ * origin, and a key its first step made is gone (undone as the next iteration's
  * first bucket starts, or by save or load); so a save after an iteration whose steps all
  * failed writes what a save before it wrote. A selection that fails on one rank (out of
  * memory) fails that bucket's step on every rank (the others with SC_ERR_PEER_FAILED

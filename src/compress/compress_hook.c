@@ -44,6 +44,7 @@ static void sc_hook_topk_select_job(sc_worker_job_t *job)
      * bucket's selection may still draw when this one starts. */
     sc_topk_draws_get(k->owner->topk, &k->draws_before);
     st = sc_compressor_select(k->owner, SC_HOOK_TOPK, k, k->job_g, k->job_rank);
+    sc_topk_draws_get(k->owner->topk, &k->draws_after);
     if (st != SC_SUCCESS) {
         snprintf(k->job_text, sizeof(k->job_text), "%s", sc_last_error());
         /* Sent all the same (the peers' all-gather waits for it), saying so: every
@@ -77,28 +78,42 @@ static void sc_hook_topk_quiesce(sc_compressor_t *c)
     }
 }
 
+/* The selector's draws less those key k's step took (none where it selected nothing:
+ * a dense step), into k->draws_before for sc_compressor_abandon. Only its own: a later
+ * bucket's step that drew and was committed keeps its draws, so that the next steps do
+ * not draw what it drew again. */
+static void sc_hook_topk_unwind(sc_compressor_t *c, sc_ckey_t *k)
+{
+    sc_topk_draws_t d;
+
+    sc_topk_draws_get(c->topk, &d);
+    if (k->hook_drew) {
+        d.approx_samples -= k->draws_after.approx_samples - k->draws_before.approx_samples;
+        d.random_calls -= k->draws_after.random_calls - k->draws_before.random_calls;
+    }
+    k->draws_before = d;
+}
+
 /* Undoes the steps started and never committed (their buckets failed, so the reducer
- * did not finish them, or their selection failed), the latest first, so that the
- * selector's draws end where the earliest of them found them: each key's threshold and
- * origin go back, and a key its step created goes, as sc_compressed_allreduce undoes a
- * failed step (sc_compressor_abandon). Every key idle (sc_hook_topk_quiesce); between
- * iterations. */
+ * did not finish them, or their selection failed), each taking back its own draws
+ * (sc_hook_topk_unwind), so in any order: each key's threshold and origin go back, and
+ * a key its step created goes, as sc_compressed_allreduce undoes a failed step
+ * (sc_compressor_abandon). Every key idle (sc_hook_topk_quiesce); between iterations. */
 static void sc_hook_topk_undo(sc_compressor_t *c)
 {
     for (;;) {
         sc_ckey_t *k = NULL;
 
         pthread_mutex_lock(&c->lock);
-        for (int i = 0; i < c->nkeys; i++)
-            if (c->keys[i]->hook_pending && (!k || c->keys[i]->hook_seq > k->hook_seq))
+        for (int i = 0; i < c->nkeys && !k; i++)
+            if (c->keys[i]->hook_pending)
                 k = c->keys[i];
         if (k)
             k->hook_pending = 0;
         pthread_mutex_unlock(&c->lock);
         if (!k)
             return;
-        if (!k->hook_drew) /* nothing selected (a dense step): the draws stay */
-            sc_topk_draws_get(c->topk, &k->draws_before);
+        sc_hook_topk_unwind(c, k);
         sc_compressor_abandon(c, k);
     }
 }
@@ -146,7 +161,6 @@ static sc_status_t sc_hook_topk_start_in(void *state, const sc_hook_bucket_t *b,
             k->parked = NULL;
         }
         k->layout_starts++;
-        k->hook_seq = c->hook_starts++;
         k->hook_pending = 1; /* until its finish commits it */
         pthread_mutex_unlock(&c->lock);
         sc_hook_topk_idle(k);

@@ -152,11 +152,12 @@ typedef struct sc_ckey {
     sc_status_t job_status;
     char job_text[SC_ERROR_MAX];
     /* Comm hook: a step started and neither committed nor undone (its bucket failed,
-     * so the reducer never finished it, or its finish refused to commit), its place in
-     * the order of starts, and whether its selection ran (it took draws_before). */
+     * so the reducer never finished it, or its finish refused to commit), whether its
+     * selection ran, and the selector's draws after it (with draws_before, what it drew:
+     * an undo takes back that much, and no later step's). */
     int hook_pending;
-    uint64_t hook_seq;
     int hook_drew;
+    sc_topk_draws_t draws_after;
 } sc_ckey_t;
 
 struct sc_compressor {
@@ -171,7 +172,6 @@ struct sc_compressor {
     char hook_config[192];    /* the comm hook's settings that ranks must share */
     uint64_t hook_round;      /* comm hook: the reducer's iteration it started a bucket
                                  in last (sc_hook_bucket_t.iteration) */
-    uint64_t hook_starts;     /* comm hook: steps started (the next one's hook_seq) */
 };
 
 /* sc_compressor_create, with caller naming the public call in error sentences (which
@@ -228,7 +228,9 @@ void sc_compressor_commit(sc_compressor_t *c, sc_ckey_t *k, const void *g, int r
 
 /* Drops a step sc_compressor_prepare (or the comm hook) began whose collective failed:
  * the key's approximate threshold and the selector's draws go back to what they were
- * when it began (draws_before, sc_compressor_keep), so that the next step selects as if the failed one had not run (the residual
+ * when it began (draws_before, sc_compressor_keep; the comm hook sets it to the draws
+ * less this step's own, since later buckets' steps may have drawn and committed), so
+ * that the next step selects as if the failed one had not run (the residual
  * is untouched until a commit anyway), and so does its origin (a loaded state of none
  * stays acceptable on any rank); a key the step created goes (k is freed), so
  * that a call refused for its count or dtype leaves no key of that shape behind. Takes
