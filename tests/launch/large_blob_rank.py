@@ -3,7 +3,8 @@
 127.0.0.1:PORT whose blob is 1 MiB (the most a store takes), so that the table of a few
 such ranks is larger than a loopback connection's socket buffers hold, for
 store_tree_test.sh. It sends its hello (protocol 3, no launch id) and its blob, then:
-  read   reads what the store sends until the store closes the connection
+  read   reads what the store sends until the store closes the connection, printing
+         when its first bytes came ("answered at TIME", the epoch's seconds)
   slow   the same, 256 KiB every 0.25 s (1 MiB/s, a slow link)
   stall  reads nothing for 60 s, as a rank stopped after its hello (kill -STOP) does
   full   takes its whole answer and says it has the table (the word at the tree's end),
@@ -54,7 +55,11 @@ def main():
             print(f"rank {rank} sent half its word", flush=True)
             time.sleep(60)
             return
+        first = True
         while s.recv(256 << 10 if mode == "slow" else 1 << 20):
+            if first and mode == "read":
+                print(f"rank {rank} answered at {time.time():.3f}", flush=True)
+            first = False
             if mode == "slow":
                 time.sleep(0.25)
 
