@@ -180,15 +180,26 @@ start_and_stop() {
   for r in "$@"; do kill -STOP "${pids[$r]}"; done
 }
 
+# hello_sent PID: whether process PID's connection to the store sent its hello (124
+# bytes) and its blob (one send after it) and has nothing waiting: more than 124 bytes
+# sent, its Send-Q empty.
+hello_sent() {
+  ss -HtnpiO state established "dport = :$SC_MASTER_PORT" |
+    awk -v pid="pid=$1," 'index($0, pid) && $2 == 0 && match($0, /bytes_sent:[0-9]+/) &&
+                          substr($0, RSTART + 11, RLENGTH - 11) + 0 > 124 { ok = 1 }
+                          END { exit !ok }'
+}
+
 # start_rank_1_stopped SIZE LAST: ranks 0 and 1 of a world of SIZE started, rank 1
-# stopped once it listens for its children (its hello sent), and ranks 2 to LAST as
+# stopped once its hello and blob went out (hello_sent: a fixed 0.5 s after it listened
+# for its children could stop it before its hello under load), and ranks 2 to LAST as
 # large_blob_rank.py full (blobs of 1 MiB).
 start_rank_1_stopped() {
   local n=$1 last=$2 r
   start 0 $n
   start 1 $n
   wait_for 20 grep -q "rank 1 listens on port" "$logs/1" || fail "rank 1 never listened"
-  sleep 0.5 # its hello follows at once
+  wait_for 20 hello_sent "${pids[1]}" || fail "rank 1 never sent its hello"
   kill -STOP "${pids[1]}"
   for ((r = 2; r <= last; r++)); do
     python3 "$(dirname "$0")/large_blob_rank.py" full "$SC_MASTER_PORT" $r $n \
