@@ -103,8 +103,7 @@ static sc_status_t sc_store_given_up(const char *where, int err)
         return SC_IN_PROGRESS;
     return sc_error(SC_ERR_TIMEOUT, "rendezvous at %s: rank 0's store gave up on this rank "
                     "before it took its whole answer (the store reset the connection): this "
-                    "rank took nothing more of it by the store's deadline (SC_TIMEOUT after "
-                    "its first answer, 2 s per level of the table's tree and 2 more): it was "
+                    "rank took nothing more of it by " SC_STORE_DEADLINE_TEXT ": it was "
                     "stopped or too slow; the other ranks were told so", where);
 }
 

@@ -194,9 +194,8 @@ int sc_store_net_read_word(int fd, const char *where, double deadline, int said,
         *st = SC_ERR_TIMEOUT;
         snprintf(text, SC_ERROR_MAX, "rendezvous at %s: rank 0's store gave up on this rank "
                  "(it reset the connection) before this rank took its word on whether every "
-                 "rank had the table of the ranks' blobs: this rank took nothing more by the "
-                 "store's deadline (SC_TIMEOUT after its first answer, 2 s per level of the "
-                 "table's tree and 2 more): it was stopped or too slow", where);
+                 "rank had the table of the ranks' blobs: this rank took nothing more by "
+                 SC_STORE_DEADLINE_TEXT ": it was stopped or too slow", where);
         return -1;
     }
     if (sc_clock_now() >= deadline) {

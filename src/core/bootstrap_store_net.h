@@ -146,4 +146,11 @@ int sc_store_net_peer(int fd, sc_store_role_t *role, int *loopback);
 /* A role's address and port as the sentences write it (sc_store_net_where). */
 void sc_store_net_role_where(const sc_store_role_t *role, char *buf, size_t len);
 
+/* The store's deadline for a rank's answer and its word, as the sentences of a rank the
+ * store gave up on name it (sc_store_watch's: SC_TIMEOUT after the rank's first answer,
+ * SC_STORE_TREE_LEVEL_S per level of the tree and 2 more). */
+#define SC_STORE_DEADLINE_TEXT                                                             \
+    "the store's deadline (SC_TIMEOUT after its first answer, 2 s per level of the "      \
+    "table's tree and 2 more)"
+
 #endif
