@@ -6,17 +6,25 @@
 
 #include "collectives/ucx_env.h"
 
+/* The suffix UCX 1.13 reads after a name as "that one, for wireup alone": "tcp:aux" and
+ * "sm:aux" name tcp and sm, so that '^tcp:aux' excludes tcp as '^tcp' does. */
+#define SC_UCX_TLS_AUX ":aux"
+
 /* Whether the comma-separated list holds name; a transport's (not an alias's: strict)
- * also as "\name", which UCX 1.13 reads as that transport, never an alias. */
+ * also as "\name", which UCX 1.13 reads as that transport, never an alias; either also
+ * followed by SC_UCX_TLS_AUX. */
 static int sc_ucx_tls_has(const char *list, const char *name, int strict)
 {
-    size_t n = strlen(name);
+    size_t n = strlen(name), aux = strlen(SC_UCX_TLS_AUX);
 
     while (*list) {
         size_t len = strcspn(list, ",");
         size_t at = strict && list[0] == '\\';
+        size_t named = len; /* the item without its suffix */
 
-        if (len - at == n && strncmp(list + at, name, n) == 0)
+        if (len > aux && strncmp(list + len - aux, SC_UCX_TLS_AUX, aux) == 0)
+            named -= aux;
+        if (named - at == n && strncmp(list + at, name, n) == 0)
             return 1;
         list += len;
         if (*list == ',')
@@ -27,7 +35,7 @@ static int sc_ucx_tls_has(const char *list, const char *name, int strict)
 
 /* Whether UCX_TLS leaves UCX one of the transports members (NULL-ended), which each of
  * aliases (NULL-ended) holds: unset; all alone, or a list naming an alias or a member (as
- * itself or "\member"); a list after '^' that excludes no alias and not every member.
+ * itself or "\member", either with ":aux"); a list after '^' that excludes no alias and not every member.
  * UCX 1.13 reads "all" as every transport only at the list's head ('^all' too), and
  * refuses a list where more follow it; further on it names none ("sm,all" is the sm
  * transports alone). */

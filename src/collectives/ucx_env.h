@@ -8,7 +8,7 @@
 /* Whether UCX may pick its TCP transport: not on one node (single_node) without UCX_TLS
  * (shardcomm limits it to shared memory there), nor where UCX_TLS lists transports
  * without tcp (and is not all alone: "sm,all" is sm's alone, as UCX reads it), or
- * excludes tcp ('^tcp'). */
+ * excludes tcp ('^tcp', or '^tcp:aux': UCX reads a name with ":aux" as that name). */
 int sc_ucx_may_use_tcp(int single_node);
 
 /* Whether UCX may carry messages to a peer on this node through shared memory (the mm

@@ -463,6 +463,39 @@ static int ucx_tls_leaves_posix_and_shared_memory_as_ucx_reads_it(void)
     return TEST_PASS;
 }
 
+/* A name with ":aux" after it (UCX's "that transport, for wireup alone") names it as UCX
+ * 1.13 reads it (ucx_info -e shows no tcp lane under '^tcp:aux', no cma under '^sm:aux'):
+ * '^tcp:aux' was read as excluding nothing, so TCP counted as left to UCX. */
+static int ucx_tls_reads_a_name_with_aux_as_that_name(void)
+{
+    static const char *const cases[][4] = {
+        /* UCX_TLS, then 1 where tcp (ranks on several nodes), posix, any mm is left */
+        {"^tcp:aux", "0", "1", "1"},        {"^\\tcp:aux", "0", "1", "1"},
+        {"^tcp:aux,posix", "0", "0", "1"},  {"tcp:aux,self", "1", "0", "0"},
+        {"^sm:aux", "1", "0", "0"},         {"^posix:aux", "1", "0", "1"},
+        {"posix:aux,tcp", "1", "1", "1"},   {"self,tcpx:aux", "0", "0", "0"},
+        {"self,:aux", "0", "0", "0"}};
+
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        int tcp, posix, shm;
+
+        setenv("UCX_TLS", cases[i][0], 1);
+        tcp = sc_ucx_may_use_tcp(0);
+        posix = sc_ucx_may_use_posix();
+        shm = sc_ucx_may_use_shm();
+        if (tcp != (cases[i][1][0] == '1') || posix != (cases[i][2][0] == '1') ||
+            shm != (cases[i][3][0] == '1')) {
+            fprintf(stderr, "UCX_TLS=%s: tcp %d, posix %d, shared memory %d; expected %s, "
+                    "%s, %s\n", cases[i][0], tcp, posix, shm, cases[i][1], cases[i][2],
+                    cases[i][3]);
+            unsetenv("UCX_TLS");
+            return TEST_FAIL;
+        }
+    }
+    unsetenv("UCX_TLS");
+    return TEST_PASS;
+}
+
 /* UCX_TCP_CONN_NB that an sc_comm_init of ranks on several nodes set is taken back by a
  * later one that sets none (a world of one), and only that: it stayed, so UCX warned of a
  * variable no transport reads and a program the process started took it for its user's.
@@ -1748,6 +1781,8 @@ static const test_entry_t tests[] = {
      config_says_shared_memory_settings_do_nothing_without_shared_memory},
     {"ucx_tls_leaves_posix_and_shared_memory_as_ucx_reads_it",
      ucx_tls_leaves_posix_and_shared_memory_as_ucx_reads_it},
+    {"ucx_tls_reads_a_name_with_aux_as_that_name",
+     ucx_tls_reads_a_name_with_aux_as_that_name},
     {"ucx_tcp_conn_nb_set_by_an_earlier_init_is_taken_back",
      ucx_tcp_conn_nb_set_by_an_earlier_init_is_taken_back},
     {"config_shows_the_ucx_settings_shardcomm_decides",
