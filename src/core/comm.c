@@ -20,6 +20,7 @@
 #include "core/comm_hosts.h"
 #include "core/comm_internal.h"
 #include "core/env_names.h"
+#include "core/env_text.h"
 #include "core/error.h"
 #include "core/log.h"
 #include "core/progress.h"
@@ -211,20 +212,23 @@ static int sc_tls_same(const char *a, const char *b)
 /* UCX_TLS as each rank set it, from the rendezvous blobs: ranks whose transports differ
  * need not reach each other (tcp,self against shardcomm's self,sm on one node: "UCX
  * endpoint to rank 1 failed: Destination is unreachable", which named neither), so a
- * difference fails init on every rank, naming the variable and both values, before any
- * endpoint is made: the same verdict on every rank from the same blobs. The values are
- * compared as sets of transports (sc_tls_same), not as text. */
+ * difference fails init on every rank, naming the variable and both values (as
+ * sc_env_text writes a user's text: a blank or a control character in it shown), before
+ * any endpoint is made: the same verdict on every rank from the same blobs. The values
+ * are compared as sets of transports (sc_tls_same), not as text. */
 static sc_status_t sc_comm_check_tls(const sc_store_result_t *res, int size)
 {
     const char *tls0 = (const char *)res->blobs[0] + SC_BLOB_TLS;
 
     for (int r = 1; r < size; r++) {
         const char *tls = (const char *)res->blobs[r] + SC_BLOB_TLS;
+        char text0[SC_ENV_TEXT_MAX], text[SC_ENV_TEXT_MAX];
+
         if (!sc_tls_same(tls0, tls))
-            return sc_error(SC_ERR_MISMATCH, "%s: ranks disagree: UCX_TLS is %.*s on rank 0 "
-                            "but %.*s on rank %d", SC_COMM_SETTINGS_CALLER,
-                            SC_BLOB_TLS_LEN - 1, *tls0 ? tls0 : "unset",
-                            SC_BLOB_TLS_LEN - 1, *tls ? tls : "unset", r);
+            return sc_error(SC_ERR_MISMATCH, "%s: ranks disagree: UCX_TLS is %s on rank 0 "
+                            "but %s on rank %d", SC_COMM_SETTINGS_CALLER,
+                            *tls0 ? sc_env_text(tls0, text0, sizeof(text0)) : "unset",
+                            *tls ? sc_env_text(tls, text, sizeof(text)) : "unset", r);
     }
     return SC_SUCCESS;
 }

@@ -588,6 +588,21 @@ static int test_ucx_tls_compared_as_sets(int argc, char **argv)
     return check_init_fails(SC_ERR_MISMATCH, 0.0, fault_timeout() - 0.5, what);
 }
 
+/* Rank 0 sets UCX_TLS=self,sm and rank 1 self,sm and a name holding a tab (a script's
+ * mistake; UCX warns that no such transport is available and goes on): init fails on
+ * both with SC_ERR_MISMATCH writing that value quoted, the tab as \t, as every sentence
+ * writes a user's text (sc_env_text); the tab was written raw. */
+static int test_ucx_tls_that_differ_are_written_with_control_characters_shown(int argc,
+                                                                             char **argv)
+{
+    const char *what[] = {"UCX_TLS is self,sm on rank 0 but 'self,sm,x\\ty' on rank 1",
+                          NULL};
+
+    (void)argc, (void)argv;
+    setenv("UCX_TLS", fault_rank == 0 ? "self,sm" : "self,sm,x\ty", 1);
+    return check_init_fails(SC_ERR_MISMATCH, 0.0, fault_timeout() - 0.5, what);
+}
+
 /* 3 ranks; rank R (argument) is given VARIABLE=VALUE, which makes its sc_comm_init fail
  * after it knew its rank and the store, before it could join the rendezvous, with a
  * sentence holding TEXT (UCX_TLS=bogus: its transport does not open; SC_CHUNK_BYTES=x: a
@@ -1832,6 +1847,8 @@ int main(int argc, char **argv)
         {"settings_that_differ_fail_init_on_every_rank",
          test_settings_that_differ_fail_init_on_every_rank},
         {"ucx_tls_compared_as_sets", test_ucx_tls_compared_as_sets},
+        {"ucx_tls_that_differ_are_written_with_control_characters_shown",
+         test_ucx_tls_that_differ_are_written_with_control_characters_shown},
         {"launch_variables_come_from_one_launcher",
          test_launch_variables_come_from_one_launcher},
         {"rank_behind_finishes_the_collective_before_the_mismatch",
