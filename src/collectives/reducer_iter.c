@@ -405,6 +405,7 @@ static void *sc_reducer_finisher(void *arg)
     sc_reducer_t *r = arg;
 
     sc_fpenv_own_thread(); /* created by a caller whose modes it inherited */
+    sc_unload_thread_enter(&r->stopping); /* its sc_wait leaves at the unload */
     pthread_mutex_lock(&r->lock);
     while (!r->stopping) {
         if (!r->harvesting && r->next_done < r->nstarted)
@@ -436,7 +437,8 @@ void sc_reducer_finisher_stop(sc_reducer_t *r)
     if (!r->finisher_on)
         return;
     pthread_mutex_lock(&r->lock);
-    r->stopping = 1;
+    /* Atomic: the finisher's sc_wait reads it without the lock (unload_threads.h). */
+    __atomic_store_n(&r->stopping, 1, __ATOMIC_RELEASE);
     pthread_cond_broadcast(&r->changed);
     pthread_mutex_unlock(&r->lock);
     if (sc_unload_thread_remove(&r->finisher_entry))

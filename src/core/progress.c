@@ -25,6 +25,7 @@
 #include "core/progress_gone.h"
 #include "core/progress_refusal.h"
 #include "core/progress_settle.h"
+#include "core/unload_threads.h"
 
 static void sc_request_complete(sc_transport_t *tp, struct sc_request *req, sc_status_t st,
                                 const char *text)
@@ -798,6 +799,15 @@ SC_API sc_status_t sc_wait(sc_request_t *req)
     sc_spin_reset(&spin);
     __atomic_add_fetch(&tp->waiters, 1, __ATOMIC_SEQ_CST);
     while (!__atomic_load_n(&req->done, __ATOMIC_ACQUIRE)) {
+        /* A library thread the unload ends: its request may never complete (an abort that
+         * could not take the transport's lock), and the thread must end before dlclose
+         * unmaps this code. The request stays pending, and is not freed. */
+        if (sc_unload_thread_asked()) {
+            __atomic_sub_fetch(&tp->waiters, 1, __ATOMIC_SEQ_CST);
+            sc_wait_leave(slot);
+            return sc_error(SC_ERR_ABORTED, "sc_wait: left unfinished: the library is being "
+                            "unloaded (dlclose or exit), which ends its threads");
+        }
         if (sc_progress_spin_step(tp, &spin))
             continue;
         /* Hand the driving to the progress thread and sleep until a completion. */
@@ -827,6 +837,9 @@ SC_API void sc_request_free(sc_request_t *req)
     }
     if (!__atomic_load_n(&req->done, __ATOMIC_ACQUIRE))
         sc_wait(req);
+    /* Left pending by a library thread's wait at the unload: its op still writes it. */
+    if (!req->ops && !__atomic_load_n(&req->done, __ATOMIC_ACQUIRE))
+        return;
     if (req->ops)
         req->ops->release(req);
     free(req);

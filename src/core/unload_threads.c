@@ -8,6 +8,22 @@
 
 static pthread_mutex_t sc_unload_lock = PTHREAD_MUTEX_INITIALIZER;
 static sc_unload_thread_t *sc_unload_head;
+/* Set as the unload begins to ask the threads to end: a stop flag set before it is an
+ * owner's (a destroy, which lets the thread's wait finish). */
+static int sc_unload_asking;
+/* The calling thread's stop flag, where it is a listed thread that may wait. */
+static _Thread_local const int *sc_unload_own_stop;
+
+void sc_unload_thread_enter(const int *stop)
+{
+    sc_unload_own_stop = stop;
+}
+
+int sc_unload_thread_asked(void)
+{
+    return sc_unload_own_stop && __atomic_load_n(&sc_unload_asking, __ATOMIC_ACQUIRE) &&
+           __atomic_load_n(sc_unload_own_stop, __ATOMIC_ACQUIRE);
+}
 
 void sc_unload_thread_add(sc_unload_thread_t *t, pthread_t thread, pthread_mutex_t *lock,
                           pthread_cond_t *wake, int *stop)
@@ -51,7 +67,7 @@ static int sc_unload_thread_ask(sc_unload_thread_t *t, const struct timespec *un
 {
     if (pthread_mutex_timedlock(t->lock, until) != 0)
         return 0;
-    *t->stop = 1;
+    __atomic_store_n(t->stop, 1, __ATOMIC_RELEASE); /* read outside the lock in a wait */
     pthread_cond_broadcast(t->wake);
     pthread_mutex_unlock(t->lock);
     return 1;
@@ -66,6 +82,7 @@ void sc_unload_threads_end(const struct timespec *until)
      * finds its thread joined. */
     if (pthread_mutex_timedlock(&sc_unload_lock, until) != 0)
         return;
+    __atomic_store_n(&sc_unload_asking, 1, __ATOMIC_RELEASE);
     /* All asked first, so that they end side by side (a finisher that waits for the
      * selection worker's job, say). */
     for (t = sc_unload_head; t; t = t->next)

@@ -32,6 +32,19 @@ void sc_unload_thread_add(sc_unload_thread_t *t, pthread_t thread, pthread_mutex
  * ends the listed threads (a few seconds at most). */
 int sc_unload_thread_remove(sc_unload_thread_t *t);
 
+/* Called by a listed thread that waits in sc_wait on requests it frees with
+ * sc_request_free (a reducer's finisher), on itself, as it starts: stop is its entry's
+ * flag, which its owner sets with an atomic store. Once the unload sets that flag, the
+ * thread's sc_wait leaves the wait unfinished (sc_unload_thread_asked) and
+ * sc_request_free leaves the request to its op, so that the thread ends within the
+ * unload's bound although its request never completes (an abort that could not take the
+ * transport's lock). Not for a blocking call's request, which lives on its stack. */
+void sc_unload_thread_enter(const int *stop);
+
+/* Whether the calling thread is one that sc_unload_thread_enter named and the unload has
+ * asked it to end: never for a user's thread, nor at a destroy by the thread's owner. */
+int sc_unload_thread_asked(void);
+
 /* At the library's unload: asks every thread this process listed to end (sets its stop
  * flag), then joins each, waiting until `until` (CLOCK_REALTIME) at most for them all,
  * locks included; one whose lock or end does not come by then (a job that runs on, a

@@ -1,0 +1,102 @@
+/* A library thread's wait at the library's unload (core/unload_threads.h), on a world of
+ * one rank, with the library's internals: the unload's end of its threads, called by
+ * hand, while a thread that the unload lists waits in sc_wait. */
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "core/comm_internal.h"
+#include "core/error.h"
+#include "core/unload_threads.h"
+
+#define SC_CHECK_RANK 0
+#include "../common/sc_check.h"
+#include "../common/sc_test_runner.h"
+
+/* A thread as the library runs its own (a reducer's finisher): listed for the unload,
+ * ending once stop is set. */
+typedef struct {
+    pthread_mutex_t lock;
+    pthread_cond_t wake;
+    int stop;
+    sc_request_t *req;     /* what it waits for */
+    sc_status_t st;        /* its sc_wait's */
+    char text[SC_ERROR_MAX];
+    double left_at;        /* when its sc_wait returned */
+    sc_unload_thread_t entry;
+} waiter_t;
+
+static double now_s(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static void *waiter_main(void *arg)
+{
+    waiter_t *w = arg;
+
+    sc_unload_thread_enter(&w->stop);
+    w->st = sc_wait(w->req);
+    snprintf(w->text, sizeof(w->text), "%s", sc_last_error());
+    w->left_at = now_s();
+    pthread_mutex_lock(&w->lock);
+    while (!w->stop)
+        pthread_cond_wait(&w->wake, &w->lock);
+    pthread_mutex_unlock(&w->lock);
+    return NULL;
+}
+
+/* The thread waits on a receive that no send matches while the transport's lock is held
+ * (what a lock that the unload's abort could not take within 1 s leaves: no progress,
+ * no failure); the unload's end of the threads (2 s) asks it to end. Its sc_wait
+ * returns SC_ERR_ABORTED at once and the unload joins it. The wait never looked at the
+ * thread's stop flag: the join gave up after 2 s and the thread waited on, after dlclose
+ * in the unmapped code. */
+static int test_library_thread_leaves_its_wait_at_the_unload(void)
+{
+    static waiter_t w = {.lock = PTHREAD_MUTEX_INITIALIZER, .wake = PTHREAD_COND_INITIALIZER};
+    sc_comm_t *comm;
+    pthread_t thread;
+    struct timespec until;
+    int32_t x;
+    double asked;
+    int joined;
+
+    CHECK_OK(sc_comm_init_from_env(&comm));
+    CHECK_OK(sc_recv(&x, 1, SC_INT32, 0, comm, NULL, &w.req));
+    CHECK(pthread_create(&thread, NULL, waiter_main, &w) == 0, "pthread_create");
+    sc_unload_thread_add(&w.entry, thread, &w.lock, &w.wake, &w.stop);
+    usleep(200000); /* asleep in its wait */
+    pthread_mutex_lock(&comm->tp->lock);
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_sec += 2;
+    asked = now_s();
+    sc_unload_threads_end(&until);
+    pthread_mutex_unlock(&comm->tp->lock);
+    joined = !sc_unload_thread_remove(&w.entry);
+    CHECK(joined, "the unload did not join the thread within 2 s (%.2f s)", now_s() - asked);
+    CHECK(w.st == SC_ERR_ABORTED, "its sc_wait returned %s", sc_status_string(w.st));
+    CHECK(strstr(w.text, "the library is being unloaded") != NULL, "its sentence: %s",
+          w.text);
+    CHECK(w.left_at - asked < 0.5, "its wait ended %.2f s after the unload asked",
+          w.left_at - asked);
+    /* This (user) thread's wait still waits for the request: the abort completes it. */
+    CHECK_OK(sc_comm_abort(comm));
+    CHECK(sc_wait(w.req) == SC_ERR_ABORTED, "the aborted receive: %s", sc_last_error());
+    sc_request_free(w.req);
+    CHECK_OK(sc_comm_destroy(comm));
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    static const sc_test_t tests[] = {SC_TEST(library_thread_leaves_its_wait_at_the_unload)};
+
+    return sc_run_tests(tests, sizeof(tests) / sizeof(tests[0]), argc > 1 ? argv[1] : NULL);
+}
