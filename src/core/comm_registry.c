@@ -262,9 +262,17 @@ static void sc_registry_unload_comms(void)
             live[aborted++] = c;
         }
     }
-    /* This thread holds none of their transports' locks: their threads can be joined. */
-    for (size_t i = 0; i < aborted; i++)
-        sc_progress_unload(live[i]->tp, SC_REGISTRY_UNLOAD_NOTICE_S);
+    /* This thread holds none of their transports' locks: their threads can be joined.
+     * Once per transport, which a world and its splits share: else its leaving message
+     * is waited for again for each (0.5 s each where no peer takes it). */
+    for (size_t i = 0; i < aborted; i++) {
+        size_t j = 0;
+
+        while (j < i && live[j]->tp != live[i]->tp)
+            j++;
+        if (j == i)
+            sc_progress_unload(live[i]->tp, SC_REGISTRY_UNLOAD_NOTICE_S);
+    }
     for (size_t i = 0; i < n; i++)
         sc_comm_leave(live[i]);
     free(live);

@@ -14,7 +14,7 @@ void sc_progress_stop(sc_transport_t *tp);
  * messages left or timeout_s passed, then gives up on the aborted calls that still settle
  * (their requests complete; the connections of their transfers in flight close). The
  * transport stays usable by callers (they drive it themselves) and by its later
- * teardown. */
+ * teardown. Once per transport, not per communicator: the splits of a world share it. */
 void sc_progress_unload(sc_transport_t *tp, double timeout_s);
 
 /* At dlclose (ctypes unloading the library) and at exit, once the library's own threads

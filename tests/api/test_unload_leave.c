@@ -1,0 +1,115 @@
+/* The library's unload at exit with a world and splits of it live, which share one
+ * transport: its leaving message is waited for once per transport. Two ranks under
+ * scrun, with the library's internals (a rank that holds its transport's lock takes no
+ * message).
+ *
+ * Usage (under scrun): test_unload_leave SPLITS */
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "core/comm_internal.h"
+
+static int g_rank = -1;
+#define SC_CHECK_RANK g_rank
+#include "../common/sc_check.h"
+
+/* The unload's wait for a leaving message that no peer takes (comm_registry.c's
+ * SC_REGISTRY_UNLOAD_NOTICE_S), and the bound on rank 0's whole unload: that wait once,
+ * the abort's cancel of the one send held (50 ms), and room for a loaded machine. A wait
+ * per communicator is 0.5 s more per split. */
+#define NOTICE_S 0.5
+#define UNLOAD_BOUND_S (NOTICE_S + 0.6)
+
+static double g_exit_at = -1.0; /* when rank 0 called exit() */
+
+static double now_s(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* Runs after the library's destructor (sc_registry_unload, of the default priority, runs
+ * first): rank 0's exit status is the verdict on the unload's time. */
+__attribute__((destructor(101))) static void unload_timed(void)
+{
+    double took;
+
+    if (g_exit_at < 0.0)
+        return;
+    took = now_s() - g_exit_at;
+    printf("rank 0: the unload took %.2f s\n", took);
+    if (took >= UNLOAD_BOUND_S)
+        fprintf(stderr, "rank 0: CHECK failed: the unload took %.2f s, not under %.2f s: it "
+                "waited for its leaving message once per communicator\n", took,
+                UNLOAD_BOUND_S);
+    fflush(NULL);
+    _exit(took < UNLOAD_BOUND_S ? 0 : 1);
+}
+
+/* Rank 1 holds its transport's lock (its progress stops: it takes no message) until
+ * rank 0's process is gone, 10 s at most, and ends without an unload of its own. */
+static void hold_until_gone(sc_comm_t *world, pid_t peer)
+{
+    double t0 = now_s();
+
+    pthread_mutex_lock(&world->tp->lock);
+    while (kill(peer, 0) == 0 && now_s() - t0 < 10.0)
+        usleep(1000);
+    pthread_mutex_unlock(&world->tp->lock);
+    fflush(NULL);
+    _exit(0);
+}
+
+/* Rank 0 sends rank 1 1 KiB messages until one stays in flight for 0.2 s: rank 1's
+ * shared-memory FIFO is full, and a message sent after it (the leaving one) is held by
+ * UCX. That one send is left in flight. */
+static int fill_until_held(sc_comm_t *world)
+{
+    static char buf[1024];
+    int sent = 0;
+
+    for (;;) {
+        sc_request_t *req;
+        double t0 = now_s();
+
+        CHECK_OK(sc_send(buf, sizeof(buf), SC_UINT8, 1, world, NULL, &req));
+        while (sc_test(req) == SC_IN_PROGRESS && now_s() - t0 < 0.2)
+            usleep(100);
+        if (sc_test(req) == SC_IN_PROGRESS)
+            break;
+        sc_request_free(req);
+        CHECK(++sent < 4096, "4096 sends went to rank 1, which takes nothing");
+    }
+    printf("rank 0: %d sends went, the next one is held\n", sent);
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    sc_comm_t *world, *split;
+    int32_t pid = (int32_t)getpid(), pids[2];
+    int splits = argc > 1 ? atoi(argv[1]) : 0;
+
+    CHECK_OK(sc_comm_init_from_env(&world));
+    g_rank = sc_comm_rank(world);
+    CHECK(sc_comm_size(world) == 2, "this test runs on 2 ranks, not %d", sc_comm_size(world));
+    CHECK_OK(sc_allgather(&pid, pids, 1, SC_INT32, world, NULL, NULL));
+    /* Live at the exit, never destroyed, as the world is. */
+    for (int i = 0; i < splits; i++)
+        CHECK_OK(sc_comm_split(world, 0, g_rank, &split));
+    CHECK_OK(sc_barrier(world, NULL));
+    if (g_rank == 1)
+        hold_until_gone(world, (pid_t)pids[0]);
+    usleep(200000); /* rank 1 holds its lock */
+    if (fill_until_held(world) != 0)
+        return 1;
+    fflush(NULL);
+    g_exit_at = now_s();
+    exit(0);
+}
