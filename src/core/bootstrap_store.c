@@ -218,7 +218,8 @@ static sc_status_t sc_store_tree_part(const sc_store_place_t *place, int rank, i
      * children waiting for the table are told so, for a while, as a parent that hears
      * it while it serves tells them: left unserved, they would take it for dead. */
     if (poll(&pfd, 1, 0) > 0) {
-        sc_store_net_read_word(place->store_fd, where, now + 2.0, 0, &word.st, word.text);
+        sc_store_net_read_word(place->store_fd, where, rank, now + 2.0, 0, &word.st,
+                               word.text);
         if (word.st != SC_SUCCESS) {
             word.heard = 1; /* the children are not to wait for it again */
             if (!place->role.parent) /* the table came with the store's answer */
@@ -256,7 +257,8 @@ static sc_status_t sc_store_tree_part(const sc_store_place_t *place, int rank, i
 
         if (!said)
             end = sc_clock_now() + 1.0;
-        sc_store_net_read_word(place->store_fd, where, end, said, &word.st, word.text);
+        sc_store_net_read_word(place->store_fd, where, rank, end, said, &word.st,
+                               word.text);
     }
     if (st != SC_SUCCESS)
         return st; /* its own sentence, set already, names the rank it concerns */

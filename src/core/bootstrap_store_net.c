@@ -174,7 +174,7 @@ int sc_store_net_word_some(int fd, sc_store_word_t *w)
     }
 }
 
-int sc_store_net_read_word(int fd, const char *where, double deadline, int said,
+int sc_store_net_read_word(int fd, const char *where, int rank, double deadline, int said,
                            sc_status_t *st, char *text)
 {
     sc_store_reply_t rep;
@@ -189,26 +189,27 @@ int sc_store_net_read_word(int fd, const char *where, double deadline, int said,
         return 0;
     /* The store (sc_store_tell_outcome) resets the connection of a rank whose socket did
      * not take its answer and verdict by its deadline; where the answer went whole and
-     * the verdict did not, the rank finds the reset only here. */
+     * the verdict did not, the rank finds the reset only here. Each sentence names the
+     * rank, not "this rank": a parent passes it on to its children as their failure. */
     if (got < 0 && errno == ECONNRESET && !said) {
         *st = SC_ERR_TIMEOUT;
-        snprintf(text, SC_ERROR_MAX, "rendezvous at %s: rank 0's store gave up on this rank "
-                 "(it reset the connection) before this rank took its word on whether every "
-                 "rank had the table of the ranks' blobs: this rank took nothing more by "
-                 SC_STORE_DEADLINE_TEXT ": it was stopped or too slow", where);
+        snprintf(text, SC_ERROR_MAX, "rendezvous at %s: rank 0's store gave up on rank %d "
+                 "(it reset the connection) before rank %d took its word on whether every "
+                 "rank had the table of the ranks' blobs: it took nothing more by "
+                 SC_STORE_DEADLINE_TEXT ": it was stopped or too slow", where, rank, rank);
         return -1;
     }
     if (sc_clock_now() >= deadline) {
         *st = SC_ERR_TIMEOUT;
         snprintf(text, SC_ERROR_MAX, "rendezvous at %s: the store of rank 0 did not say "
-                 "by this rank's deadline whether every rank had the table of the ranks' "
-                 "blobs: rank 0 is stopped or hung", where);
+                 "by rank %d's deadline whether every rank had the table of the ranks' "
+                 "blobs: rank 0 is stopped or hung", where, rank);
         return 1;
     }
     *st = SC_ERR_PEER_FAILED;
-    snprintf(text, SC_ERROR_MAX, "rendezvous at %s: the store of rank 0 closed this rank's "
+    snprintf(text, SC_ERROR_MAX, "rendezvous at %s: the store of rank 0 closed rank %d's "
              "connection before every rank had the table of the ranks' blobs: rank 0 "
-             "exited or was killed", where);
+             "exited or was killed", where, rank);
     return -1;
 }
 

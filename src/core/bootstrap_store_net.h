@@ -53,17 +53,18 @@ int sc_store_net_read_reply_watch(int fd, sc_store_reply_t *rep, double deadline
 int sc_store_net_read_text(int fd, const sc_store_reply_t *rep, char *text, double deadline);
 
 /* A word at the end of the table's tree (a rank's to the store, the store's to a rank:
- * SC_SUCCESS and no text, or a failure's status and sentence), read from fd before
- * deadline into *st and text (SC_ERROR_MAX bytes): 0 when it came, -1 when the
- * connection closed first (or what came is no such word), 1 when nothing came by the
- * deadline; then *st and text say so of the store (where: its address), rank 0 exited
- * or was killed (SC_ERR_PEER_FAILED) or is stopped or hung (SC_ERR_TIMEOUT). A rank
- * that has not said its own word yet (said 0) and finds the connection reset was given
- * up on by the store, which resets a rank it could not tell by its deadline (its socket
- * full: stopped or too slow), where a rank 0 that exited or was killed ends the
- * connection, having read all this rank sent: SC_ERR_TIMEOUT saying so. Sets no error
- * of this thread. */
-int sc_store_net_read_word(int fd, const char *where, double deadline, int said,
+ * SC_SUCCESS and no text, or a failure's status and sentence), read from fd, rank's
+ * connection to the store, before deadline into *st and text (SC_ERROR_MAX bytes): 0
+ * when it came, -1 when the connection closed first (or what came is no such word), 1
+ * when nothing came by the deadline; then *st and text say so of the store (where: its
+ * address), rank 0 exited or was killed (SC_ERR_PEER_FAILED) or is stopped or hung
+ * (SC_ERR_TIMEOUT). A rank that has not said its own word yet (said 0) and finds the
+ * connection reset was given up on by the store, which resets a rank it could not tell
+ * by its deadline (its socket full: stopped or too slow), where a rank 0 that exited or
+ * was killed ends the connection, having read all this rank sent: SC_ERR_TIMEOUT saying
+ * so. These sentences name rank, as they are true of it alone: a parent in the tree
+ * passes them on to its children. Sets no error of this thread. */
+int sc_store_net_read_word(int fd, const char *where, int rank, double deadline, int said,
                            sc_status_t *st, char *text);
 
 /* A word at the end of the table's tree as it comes (rank 0's store reads every rank's

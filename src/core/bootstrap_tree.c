@@ -122,9 +122,10 @@ static void sc_tree_launch_text(const sc_store_launch_t *launch, int size, char 
         snprintf(buf, len, "a launch without an id, world size %d", size);
 }
 
-/* Why the parent gave no table, from where the fetch stopped: *st and why. */
-static void sc_tree_fetch_why(uint32_t parent, int err, double deadline, sc_status_t *st,
-                              char *why, size_t len)
+/* Why the parent gave no table to rank, from where the fetch stopped: *st and why, which
+ * names rank, not "this rank" (its children and the store pass it on). */
+static void sc_tree_fetch_why(uint32_t parent, int rank, int err, double deadline,
+                              sc_status_t *st, char *why, size_t len)
 {
     if (err == ECONNREFUSED) {
         *st = SC_ERR_PEER_FAILED;
@@ -141,8 +142,8 @@ static void sc_tree_fetch_why(uint32_t parent, int err, double deadline, sc_stat
                  "listens on its port", parent, parent);
     } else if (err == EPIPE && sc_clock_now() >= deadline) {
         *st = SC_ERR_TIMEOUT;
-        snprintf(why, len, "nothing came from it by this rank's deadline (SC_TIMEOUT after "
-                 "the store answered): rank %u is stopped or hung", parent);
+        snprintf(why, len, "nothing came from it by rank %d's deadline (SC_TIMEOUT after "
+                 "the store answered): rank %u is stopped or hung", rank, parent);
     } else if (err == EPIPE) {
         *st = SC_ERR_PEER_FAILED;
         snprintf(why, len, "its connection closed before the table came: rank %u exited or "
@@ -208,9 +209,9 @@ sc_status_t sc_tree_fetch(const sc_store_role_t *role, int rank, int size,
              * as below. */
             st = SC_ERR_PEER_FAILED;
             sc_tree_launch_text(launch, size, own, sizeof(own));
-            snprintf(why, sizeof(why), "what answered there is %.300s, which refused this "
-                     "rank, of %s: rank %u of this launch exited, and a rank of another launch "
-                     "on its host (two jobs on one host) got its port", text, own,
+            snprintf(why, sizeof(why), "what answered there is %.300s, which refused rank "
+                     "%d, of %s: rank %u of this launch exited, and a rank of another launch "
+                     "on its host (two jobs on one host) got its port", text, rank, own,
                      role->parent);
             goto fail;
         }
@@ -244,11 +245,11 @@ sc_status_t sc_tree_fetch(const sc_store_role_t *role, int rank, int size,
         (sent_len && memcmp(result->blobs[rank], sent, sent_len) != 0)) {
         st = SC_ERR_PEER_FAILED;
         snprintf(why, sizeof(why), "the table that came holds another process's entry for "
-                 "this rank (%zu bytes, where this rank sent the store %zu): it is the table "
-                 "of another rendezvous; rank %u of this launch exited, and a rank of another "
+                 "rank %d (%zu bytes, where rank %d sent the store %zu): it is the table of "
+                 "another rendezvous; rank %u of this launch exited, and a rank of another "
                  "launch on its host that checks no launch (both without a launch id or with "
                  "the same one, or a shardcomm from before 2026-12-07) got its port",
-                 result->lens[rank], sent_len, role->parent);
+                 rank, result->lens[rank], rank, sent_len, role->parent);
         sc_store_result_free(result);
         goto fail;
     }
@@ -261,7 +262,8 @@ store_spoke:
     if (fd >= 0)
         close(fd);
     free(payload);
-    sc_store_net_read_word(word->fd, where, sc_clock_now() + 2.0, 0, &word->st, word->text);
+    sc_store_net_read_word(word->fd, where, rank, sc_clock_now() + 2.0, 0, &word->st,
+                           word->text);
     word->heard = 1;
     snprintf(err, err_len, "%s", word->text);
     return sc_error(word->st, "%s", err);
@@ -269,7 +271,7 @@ err_close:
     close(fd);
     free(payload);
 err:
-    sc_tree_fetch_why(role->parent, e, deadline, &st, why, sizeof(why));
+    sc_tree_fetch_why(role->parent, rank, e, deadline, &st, why, sizeof(why));
 fail:
     sc_store_net_role_where(role, at, sizeof(at));
     snprintf(err, err_len, "rendezvous at %s: rank %d got no table of the ranks' blobs from "
@@ -451,7 +453,8 @@ sc_status_t sc_tree_serve(int listen_fd, int rank, int size, const sc_store_laun
         if (ready > 0 && at_word >= 0 && pfds[at_word].revents) {
             /* The rendezvous failed elsewhere (a rank exited or was killed, or rank 0):
              * the children still to come are told so, for a while, as they come. */
-            sc_store_net_read_word(word->fd, where, now + 2.0, 0, &word->st, word->text);
+            sc_store_net_read_word(word->fd, where, rank, now + 2.0, 0, &word->st,
+                                   word->text);
             word->heard = 1;
             if (word->st != SC_SUCCESS && st == SC_SUCCESS) {
                 told = (sc_tree_answer_t){{SC_STORE_MAGIC, word->st, (uint32_t)strlen(word->text)},

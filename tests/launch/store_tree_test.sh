@@ -604,7 +604,7 @@ parent_port_of_another_launch)
   done
   elapsed=$((SECONDS - t0))
   ((elapsed < 5)) || fail "the ranks took $elapsed s to fail (SC_TIMEOUT 10 s)"
-  refused="what answered there is rank 5 of launch launch-B (from SC_LAUNCH_ID), world size 8, which refused this rank, of launch launch-A (from SC_LAUNCH_ID), world size 8: rank 1 of this launch exited"
+  refused="what answered there is rank 5 of launch launch-B (from SC_LAUNCH_ID), world size 8, which refused rank [34], of launch launch-A (from SC_LAUNCH_ID), world size 8: rank 1 of this launch exited"
   # Each gives its own sentence or the store's, whichever came first: rank 3's or 4's
   # (one of them may hear the store before it asks).
   grep -q "refused rank [34] of launch 'launch-A'" "$logs/1" ||

@@ -304,7 +304,7 @@ static int test_child_whose_store_connection_was_reset_says_the_store_gave_up(vo
     close(listen_fd);
     CHECK(st == SC_ERR_TIMEOUT && word.heard, "sc_tree_fetch returned %d after %.2f s: %s",
           st, took, err);
-    CHECK(strstr(err, "rank 0's store gave up on this rank (it reset the connection)") &&
+    CHECK(strstr(err, "rank 0's store gave up on rank 3 (it reset the connection)") &&
               strstr(err, "it was stopped or too slow") && !strstr(err, "exited or was killed"),
           "the sentence does not say the store gave up on this rank: %s", err);
     CHECK(took < 1.0, "the store's reset took %.2f s to be heard", took);
@@ -357,7 +357,8 @@ static int test_silent_parent_is_named_stopped_at_the_deadline(void)
 
 /* A parent played by sc_tree_serve on loopback: rank 1 of a world of size, of launch,
  * serving the n ranks of children a table (table_len bytes; NULL: 4 empty blobs) on
- * listen_fd for 4 s at most; its status into st. */
+ * listen_fd for 4 s at most, hearing the store on word (NULL: no store); its status
+ * into st. */
 typedef struct {
     int listen_fd;
     int size;
@@ -366,6 +367,7 @@ typedef struct {
     int n;
     const uint8_t *table;
     uint32_t table_len;
+    sc_tree_word_t *word;
     sc_status_t st;
 } parent_t;
 
@@ -378,8 +380,61 @@ static void *serve_as_parent(void *arg)
     uint32_t len = p->table ? p->table_len : (uint32_t)sizeof(empty);
 
     p->st = sc_tree_serve(p->listen_fd, 1, p->size, &p->launch, p->children, p->n, SC_SUCCESS,
-                          "", table, len, "127.0.0.1:1", sc_clock_now() + 4.0, &no_store);
+                          "", table, len, "127.0.0.1:1", sc_clock_now() + 4.0,
+                          p->word ? p->word : &no_store);
     return NULL;
+}
+
+/* Rank 1, serving rank 3 the table, finds its connection to the store reset (the store
+ * gave up on rank 1, stopped past the store's deadline) and tells rank 3 so in place of
+ * the table: rank 3 fails with a sentence that names rank 1 as the rank the store gave
+ * up on. It said "rank 0's store gave up on this rank ... before this rank took its
+ * word", which rank 3 reported as its own ("rank 3: ... gave up on this rank"), false
+ * of rank 3. */
+static int test_parent_given_up_on_by_the_store_tells_its_children_naming_itself(void)
+{
+    sc_tree_word_t word = {-1, 0, SC_SUCCESS, ""};
+    parent_t parent = {.size = 4, .launch = {"", ""}, .children = {3}, .n = 1, .word = &word};
+    struct sockaddr_in a = {.sin_family = AF_INET};
+    struct linger reset = {1, 0};
+    sc_tree_word_t no_store = {-1, 0, SC_SUCCESS, ""};
+    sc_store_result_t result = {0};
+    sc_store_role_t role, store_role;
+    char err[SC_ERROR_MAX] = "";
+    int store_listen = listen_as_parent(1, &store_role);
+    int rank_end = socket(AF_INET, SOCK_STREAM, 0), store_end = -1;
+    pthread_t thread;
+    sc_status_t st;
+
+    parent.listen_fd = listen_as_parent(4, &role);
+    CHECK(parent.listen_fd >= 0 && store_listen >= 0 && rank_end >= 0,
+          "no sockets on loopback");
+    role.table_len = 16;
+    a.sin_port = htons(store_role.port);
+    memcpy(&a.sin_addr, store_role.addr, 4);
+    CHECK(connect(rank_end, (struct sockaddr *)&a, sizeof(a)) == 0 &&
+              (store_end = accept(store_listen, NULL, NULL)) >= 0,
+          "no connection to play the store's");
+    /* The store gives up on rank 1: SO_LINGER 0, then close. */
+    setsockopt(store_end, SOL_SOCKET, SO_LINGER, &reset, sizeof(reset));
+    close(store_end);
+    word.fd = rank_end;
+    CHECK(pthread_create(&thread, NULL, serve_as_parent, &parent) == 0, "no parent thread");
+    st = sc_tree_fetch(&role, 3, 4, &no_launch, NULL, 0, "127.0.0.1:1", sc_clock_now() + 3.0,
+                       &no_store, &result, err, sizeof(err));
+    pthread_join(thread, NULL);
+    close(parent.listen_fd);
+    close(rank_end);
+    close(store_listen);
+    sc_store_result_free(&result);
+    CHECK(word.heard && word.st == SC_ERR_TIMEOUT, "rank 1 did not hear the store's reset: "
+          "%d, %s", word.st, word.text);
+    CHECK(st == SC_ERR_TIMEOUT, "rank 3's fetch returned %d: %s", st, err);
+    CHECK(strstr(err, "rank 0's store gave up on rank 1 (it reset the connection) before "
+                      "rank 1 took its word") &&
+              !strstr(err, "this rank"),
+          "rank 3's sentence does not name rank 1 as the rank the store gave up on: %s", err);
+    return 0;
 }
 
 /* Rank 3 of a world of size, of launch id (from SC_LAUNCH_ID), asks for the table at
@@ -436,7 +491,7 @@ static int test_child_of_another_launch_is_refused_and_takes_no_table(void)
 {
     return check_refused_child(4, "job-A",
                                "what answered there is rank 1 of launch job-B (from "
-                               "SC_LAUNCH_ID), world size 4, which refused this rank, of "
+                               "SC_LAUNCH_ID), world size 4, which refused rank 3, of "
                                "launch job-A (from SC_LAUNCH_ID), world size 4");
 }
 
@@ -446,7 +501,7 @@ static int test_child_of_another_world_size_is_refused_and_takes_no_table(void)
 {
     return check_refused_child(5, "job-B",
                                "what answered there is rank 1 of launch job-B (from "
-                               "SC_LAUNCH_ID), world size 4, which refused this rank, of "
+                               "SC_LAUNCH_ID), world size 4, which refused rank 3, of "
                                "launch job-B (from SC_LAUNCH_ID), world size 5");
 }
 
@@ -534,8 +589,8 @@ static int test_table_without_this_rank_s_own_entry_is_not_taken(void)
           "rank 3 given a table holding another process's entry for it: status %d, the "
           "table %s: %s", st, took_table ? "taken" : "not taken", err);
     CHECK(strstr(err, "rank 3 got no table of the ranks' blobs from rank 1") &&
-          strstr(err, "the table that came holds another process's entry for this rank "
-                      "(8 bytes, where this rank sent the store 8)") &&
+          strstr(err, "the table that came holds another process's entry for rank 3 "
+                      "(8 bytes, where rank 3 sent the store 8)") &&
           strstr(err, "rank 1 of this launch exited"),
           "the sentence: %s", err);
     CHECK(took < 1.0, "the refusal took %.2f s", took);
@@ -559,6 +614,7 @@ int main(int argc, char **argv)
         SC_TEST(child_of_another_world_size_is_refused_and_takes_no_table),
         SC_TEST(children_of_the_same_launch_or_none_get_the_table),
         SC_TEST(table_without_this_rank_s_own_entry_is_not_taken),
+        SC_TEST(parent_given_up_on_by_the_store_tells_its_children_naming_itself),
     };
     return sc_run_tests(tests, NELEM(tests), argc > 1 ? argv[1] : NULL);
 }
