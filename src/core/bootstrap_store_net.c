@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -26,6 +27,27 @@
 int sc_store_net_io(int fd, void *buf, size_t len, double deadline, int writing)
 {
     return sc_store_net_io_watch(fd, buf, len, deadline, writing, -1);
+}
+
+/* Whether the data waiting on fd came before the data waiting on watch, by the kernel's
+ * record of each TCP connection's last data received (in ms, tcpi_last_data_recv): a
+ * rank stopped or descheduled finds both when it looks, and poll says nothing of their
+ * order. 0 where either has no data waiting (its end or a reset, which the kernel
+ * dates nowhere), is no TCP socket, or both came within the same tick: the watch,
+ * which is the rendezvous's verdict, comes first then. */
+static int sc_store_net_came_first(int fd, int watch)
+{
+    struct tcp_info a, b;
+    socklen_t alen = sizeof(a), blen = sizeof(b);
+    int na = 0, nb = 0;
+
+    if (ioctl(fd, FIONREAD, &na) != 0 || ioctl(watch, FIONREAD, &nb) != 0 || na <= 0 ||
+        nb <= 0)
+        return 0;
+    if (getsockopt(fd, IPPROTO_TCP, TCP_INFO, &a, &alen) != 0 ||
+        getsockopt(watch, IPPROTO_TCP, TCP_INFO, &b, &blen) != 0)
+        return 0;
+    return a.tcpi_last_data_recv > b.tcpi_last_data_recv;
 }
 
 int sc_store_net_io_watch(int fd, void *buf, size_t len, double deadline, int writing,
@@ -53,7 +75,9 @@ int sc_store_net_io_watch(int fd, void *buf, size_t len, double deadline, int wr
             errno = ETIMEDOUT;
         if (ready <= 0)
             return -1;
-        if (pfd[1].revents)
+        /* Where both wait, the one that came first (sc_store_net_came_first). */
+        if (pfd[1].revents &&
+            !(pfd[0].revents && !writing && sc_store_net_came_first(fd, watch)))
             return -2;
         if (!pfd[0].revents)
             continue;

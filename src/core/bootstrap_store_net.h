@@ -20,7 +20,11 @@ int sc_store_net_io(int fd, void *buf, size_t len, double deadline, int writing)
 
 /* sc_store_net_io, which also returns -2 as soon as watch (a descriptor; -1: none) has
  * something to read or was closed before len bytes went: a child waiting for its parent
- * in the table's tree hears the store's failure meanwhile. */
+ * in the table's tree hears the store's failure meanwhile. Where both have data waiting
+ * as it looks (this rank stopped or descheduled while both came), a read takes fd's
+ * where it came first by the kernel's record of each TCP connection's last data (in ms,
+ * as fine as the kernel's tick), else the watch's: the same tick, an end of connection
+ * or a reset (never dated), or a socket other than TCP. */
 int sc_store_net_io_watch(int fd, void *buf, size_t len, double deadline, int writing,
                           int watch);
 

@@ -70,7 +70,9 @@ typedef struct {
  * connects to the parent and waits for its answer it watches the store's connection
  * (word->fd; -1: none): where the store speaks first (the rendezvous failed elsewhere,
  * while the parent is stopped, slow or does not take the connection), its word is read
- * into *word and its status and sentence are the fetch's, at once. */
+ * into *word and its status and sentence are the fetch's, at once. Where both wait as
+ * this rank looks, first is by their arrival (sc_store_net_io_watch): the parent's
+ * answer that came before the store's word is taken, and the word heard after it. */
 sc_status_t sc_tree_fetch(const sc_store_role_t *role, int rank, int size,
                           const sc_store_launch_t *launch, const void *sent, size_t sent_len,
                           const char *where, double deadline, sc_tree_word_t *word,

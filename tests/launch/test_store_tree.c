@@ -12,6 +12,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "core/bootstrap_store_net.h"
 #include "core/bootstrap_tree.h"
 #include "core/clock.h"
 #include "core/log.h"
@@ -308,6 +309,59 @@ static int test_child_whose_store_connection_was_reset_says_the_store_gave_up(vo
               strstr(err, "it was stopped or too slow") && !strstr(err, "exited or was killed"),
           "the sentence does not say the store gave up on this rank: %s", err);
     CHECK(took < 1.0, "the store's reset took %.2f s to be heard", took);
+    return 0;
+}
+
+/* A TCP connection on loopback, its two ends into *near and *far: 0, or -1. */
+static int loopback_pair(int *near, int *far)
+{
+    struct sockaddr_in a = {.sin_family = AF_INET};
+    sc_store_role_t role;
+    int listen_fd = listen_as_parent(1, &role);
+
+    *near = socket(AF_INET, SOCK_STREAM, 0);
+    *far = -1;
+    a.sin_port = htons(role.port);
+    memcpy(&a.sin_addr, role.addr, 4);
+    if (listen_fd >= 0 && *near >= 0 && connect(*near, (struct sockaddr *)&a, sizeof(a)) == 0)
+        *far = accept(listen_fd, NULL, NULL);
+    if (listen_fd >= 0)
+        close(listen_fd);
+    return *near >= 0 && *far >= 0 ? 0 : -1;
+}
+
+/* A child that finds both its parent's answer and the store's word waiting as it looks
+ * (stopped or descheduled while both came) takes the one that came first, 50 ms before
+ * the other: its parent's answer header (0) where that came first, the store's word
+ * (-2) where it did. It took the store's word whenever both waited, so that a rank
+ * whose parent had said its failure first reported the store's sentence. */
+static int test_child_takes_whichever_of_its_parent_and_the_store_spoke_first(void)
+{
+    static const char text[] = "rank 1's own failure";
+    sc_store_reply_t rep = {SC_STORE_MAGIC, SC_ERR_PEER_FAILED, sizeof(text) - 1}, got;
+
+    for (int store_first = 0; store_first < 2; store_first++) {
+        int child, parent, rank, store, r;
+
+        CHECK(loopback_pair(&child, &parent) == 0 && loopback_pair(&rank, &store) == 0,
+              "no connections on loopback");
+        for (int k = 0; k < 2; k++) {
+            int to = (k == 0) == (store_first == 1) ? store : parent;
+
+            CHECK(send(to, &rep, sizeof(rep), 0) == (ssize_t)sizeof(rep) &&
+                      send(to, text, rep.len, 0) == (ssize_t)rep.len,
+                  "the answer could not be written");
+            usleep(50000);
+        }
+        r = sc_store_net_read_reply_watch(child, &got, sc_clock_now() + 1.0, rank);
+        close(child);
+        close(parent);
+        close(rank);
+        close(store);
+        CHECK(r == (store_first ? -2 : 0), "the %s spoke first, and the child took %s (%d)",
+              store_first ? "store" : "parent",
+              r == 0 ? "its parent's answer" : r == -2 ? "the store's word" : "neither", r);
+    }
     return 0;
 }
 
@@ -610,6 +664,7 @@ int main(int argc, char **argv)
         SC_TEST(child_dropped_by_a_live_parent_asks_again),
         SC_TEST(child_connecting_to_its_parent_hears_the_store),
         SC_TEST(child_whose_store_connection_was_reset_says_the_store_gave_up),
+        SC_TEST(child_takes_whichever_of_its_parent_and_the_store_spoke_first),
         SC_TEST(child_of_another_launch_is_refused_and_takes_no_table),
         SC_TEST(child_of_another_world_size_is_refused_and_takes_no_table),
         SC_TEST(children_of_the_same_launch_or_none_get_the_table),
