@@ -2,6 +2,7 @@
  * (bootstrap_store_server.c, whose server thread rank 0 starts here) and receives all of
  * them, from rank 0 or down the table's tree (bootstrap_tree.c), or an error naming the
  * ranks that never arrived; and a rank that cannot join telling the others. */
+#define _GNU_SOURCE /* pthread_timedjoin_np */
 #include <errno.h>
 #include <poll.h>
 #include <pthread.h>
@@ -15,6 +16,7 @@
 
 #include "core/bootstrap_env.h"
 #include "core/bootstrap_store.h"
+#include "core/bootstrap_store_linger.h"
 #include "core/bootstrap_store_net.h"
 #include "core/bootstrap_store_server.h"
 #include "core/bootstrap_tree.h"
@@ -23,8 +25,9 @@
 #include "core/log.h"
 #include "shardcomm/api.h"
 
-/* How long a rank that cannot join spends telling the others (sc_store_tell_failure). */
-#define SC_STORE_TELL_S 30.0
+/* How long rank 0 waits for its store to tell a failed rendezvous to the processes still
+ * to come before it returns the failure (sc_store_server_end). */
+#define SC_STORE_FAILED_WAIT_S 5.0
 /* How many connections in a row closed unanswered, each accepted again, show that what
  * listens is no store: a store answers every rank that connects, and one that went
  * (rank 0 killed) leaves nothing listening. */
@@ -308,11 +311,39 @@ static void sc_store_raise_nofile(int size)
                size);
 }
 
+/* Rank 0's end of its store (server, whose thread runs) once its own client has st: the
+ * thread joined and the server freed, its verdict returned where st has none. A failed
+ * rendezvous's store tells the processes still to come: rank 0 waits
+ * SC_STORE_FAILED_WAIT_S for that at most, so that those starting beside it are told
+ * before its process may exit (they waited their own SC_TIMEOUT on a store gone), then
+ * returns the failure and hands the store over to tell the rest (sc_store_linger_add; a
+ * rank that never came held rank 0 here for ever with SC_TIMEOUT=inf). */
+static sc_status_t sc_store_server_end(sc_store_server_t *server, sc_status_t st)
+{
+    if (__atomic_load_n(&server->failed, __ATOMIC_ACQUIRE)) {
+        struct timespec until = sc_clock_realtime_after((long)(SC_STORE_FAILED_WAIT_S * 1e9));
+
+        if (st == SC_IN_PROGRESS)
+            st = sc_error(server->verdict, "%s", server->verdict_text);
+        if (pthread_timedjoin_np(server->thread, NULL, &until) != 0) {
+            sc_store_linger_add(server);
+            return st;
+        }
+    } else {
+        pthread_join(server->thread, NULL);
+        if (st == SC_IN_PROGRESS && server->verdict != SC_SUCCESS)
+            st = sc_error(server->verdict, "%s", server->verdict_text);
+    }
+    sc_store_server_fini(server);
+    free(server);
+    return st;
+}
+
 sc_status_t sc_store_allgather(const char *addr, int port, int rank, int size,
                                const sc_store_launch_t *launch, double timeout_s, int fanout,
                                const void *blob, size_t len, sc_store_result_t *result)
 {
-    sc_store_server_t server;
+    sc_store_server_t *server = NULL;
     sc_store_place_t place = {.listen_fd = -1, .store_fd = -1};
     double start = sc_clock_now(), deadline = start + timeout_s;
     /* Clients wait a little longer than the server so they hear its verdict. */
@@ -325,19 +356,25 @@ sc_status_t sc_store_allgather(const char *addr, int port, int rank, int size,
         return sc_store_alone(blob, len, result);
     sc_store_raise_nofile(size);
     sc_store_net_where(addr, port, where, sizeof(where));
+    sc_store_linger_reap(port);
     if (rank == 0) {
-        sc_store_server_init(&server, addr, port, size, launch, start, deadline);
-        server.fanout = fanout;
-        server.timeout_s = timeout_s;
-        sc_store_net_check_master(addr, server.note, sizeof(server.note));
-        if (server.note[0])
-            sc_log(SC_LOG_WARN, "%s", server.note);
-        st = sc_store_net_listen(port, size < 128 ? 128 : size, &server.listen_fd);
+        /* On the heap: after a failure the thread may outlive this call. */
+        server = malloc(sizeof(*server));
+        if (!server)
+            return sc_error(SC_ERR_NO_MEMORY, "rendezvous: out of memory");
+        sc_store_server_init(server, addr, port, size, launch, start, deadline);
+        server->fanout = fanout;
+        server->timeout_s = timeout_s;
+        sc_store_net_check_master(addr, server->note, sizeof(server->note));
+        if (server->note[0])
+            sc_log(SC_LOG_WARN, "%s", server->note);
+        st = sc_store_net_listen(port, size < 128 ? 128 : size, &server->listen_fd);
         if (st != SC_SUCCESS)
-            return st;
-        if (pthread_create(&server.thread, NULL, sc_store_serve, &server) != 0) {
-            close(server.listen_fd);
-            return sc_error(SC_ERR_SYSTEM, "rendezvous server thread could not start");
+            goto err_free_server;
+        if (pthread_create(&server->thread, NULL, sc_store_serve, server) != 0) {
+            close(server->listen_fd);
+            st = sc_error(SC_ERR_SYSTEM, "rendezvous server thread could not start");
+            goto err_free_server;
         }
         st = SC_IN_PROGRESS;
     }
@@ -354,7 +391,7 @@ sc_status_t sc_store_allgather(const char *addr, int port, int rank, int size,
 
         err = 0;
         fd = sc_store_net_connect(rank == 0 ? "127.0.0.1" : addr, port, until,
-                              rank == 0 ? &server.done : NULL, why, sizeof(why), &err);
+                              rank == 0 ? &server->done : NULL, why, sizeof(why), &err);
         if (fd == -2) {
             st = sc_error(SC_ERR_INVALID_ARG, "rendezvous failed: the store of rank 0 at %s "
                           "cannot be reached: %s (the master address is rank 0's host name "
@@ -369,7 +406,7 @@ sc_status_t sc_store_allgather(const char *addr, int port, int rank, int size,
             break;
         }
         if (fd < 0 && until < client_deadline &&
-            !(rank == 0 && __atomic_load_n(&server.done, __ATOMIC_ACQUIRE)))
+            !(rank == 0 && __atomic_load_n(&server->done, __ATOMIC_ACQUIRE)))
             continue;
         if (fd < 0)
             break;
@@ -396,11 +433,8 @@ sc_status_t sc_store_allgather(const char *addr, int port, int rank, int size,
     if (st == SC_SUCCESS)
         st = sc_store_tree_part(&place, rank, size, launch, blob, len, where, timeout_s,
                                 result);
-    if (rank == 0) {
-        pthread_join(server.thread, NULL);
-        if (st == SC_IN_PROGRESS && server.verdict != SC_SUCCESS)
-            st = sc_error(server.verdict, "%s", server.verdict_text);
-    }
+    if (rank == 0)
+        st = sc_store_server_end(server, st);
     if (st == SC_IN_PROGRESS)
         st = sc_error(SC_ERR_TIMEOUT,
                       "rendezvous timed out after %.1f s: the store of rank 0 at %s %s",
@@ -410,6 +444,11 @@ sc_status_t sc_store_allgather(const char *addr, int port, int rank, int size,
     if (place.listen_fd >= 0)
         close(place.listen_fd);
     free(place.children);
+    return st;
+
+err_free_server:
+    sc_store_server_fini(server);
+    free(server);
     return st;
 }
 
@@ -424,6 +463,7 @@ void sc_store_tell_failure(const char *addr, int port, int rank, int size,
     if (size <= 1)
         return;
     snprintf(saved, sizeof(saved), "%s", sc_last_error());
+    sc_store_linger_reap(port);
     if (rank == 0) {
         sc_store_server_tell_failure(addr, port, size, launch, start, deadline, text);
     } else {

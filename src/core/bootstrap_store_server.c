@@ -307,6 +307,21 @@ static void sc_store_arrival_tell(sc_store_server_t *s, sc_store_arrival_t *k, i
     k->blob = NULL;
 }
 
+/* How often a store telling a failed rendezvous looks whether it was stopped. */
+#define SC_STORE_STOP_LOOK_S 0.1
+
+/* Whether s was asked to stop telling a failed rendezvous (sc_store_linger_reap, the
+ * library's unload: sc_unload_threads_end). */
+static int sc_store_stopped(sc_store_server_t *s)
+{
+    int stop;
+
+    pthread_mutex_lock(&s->lock);
+    stop = s->stop;
+    pthread_mutex_unlock(&s->lock);
+    return stop;
+}
+
 /* The rendezvous failed with sentence err (rank 0 ran out of open files, two processes
  * claimed a rank, a rank could not join): every process is told so at once, not left to
  * time out as "never arrived" or, arriving after the verdict, as "could not be
@@ -314,7 +329,10 @@ static void sc_store_arrival_tell(sc_store_server_t *s, sc_store_arrival_t *k, i
  * frees their descriptors; then the n still arriving (arriving, room for
  * SC_STORE_ARRIVING_MAX) and every process that connects until as many as the world has
  * ranks were told (s->told_outside: those answered already outside fds, a second
- * claimant of a rank) or the deadline passed are read as they come, all under one poll,
+ * claimant of a rank) or the deadline passed (SC_STORE_TELL_S after the failure at most,
+ * set by sc_store_serve) or the store was stopped (s->stop, looked at every
+ * SC_STORE_STOP_LOOK_S: the library's unload, a new store on its port) are read as
+ * they come, all under one poll,
  * as sc_store_gather reads them, and each told once its hello and blob came, or when it
  * is dropped (silent SC_STORE_SILENT_S, or not all come within SC_STORE_ARRIVAL_S):
  * one that goes silent holds up none of the others, where each connection's hello was
@@ -335,7 +353,8 @@ static void sc_store_refuse_all(sc_store_server_t *s, int *fds, sc_status_t st,
         }
         told += fds[r] == -2;
     }
-    while (told < s->size && (n > 0 || sc_clock_now() < s->deadline)) {
+    while (told < s->size && (n > 0 || sc_clock_now() < s->deadline) &&
+           !sc_store_stopped(s)) {
         double now = sc_clock_now(), wake = s->deadline;
         int np = 0, base, ready, fd;
 
@@ -349,6 +368,8 @@ static void sc_store_refuse_all(sc_store_server_t *s, int *fds, sc_status_t st,
             if (until < wake)
                 wake = until;
         }
+        if (wake > now + SC_STORE_STOP_LOOK_S)
+            wake = now + SC_STORE_STOP_LOOK_S;
         ready = poll(pfds, (nfds_t)np, sc_clock_ms_until(wake));
         if (ready < 0 && errno != EINTR && n > 0) {
             /* A poll of many that fails (ENOMEM, EINVAL past the limit of open files) may
@@ -396,8 +417,8 @@ static void sc_store_refuse_all(sc_store_server_t *s, int *fds, sc_status_t st,
             sc_store_arrival_tell(s, &arriving[n], sc_store_arrival_hello(s, &arriving[n]),
                                   st, err, &told);
     }
-    /* The world told, or a poll of the listening socket alone failed: those still
-     * arriving are told at once. */
+    /* The world told, a poll of the listening socket alone failed, or the store was
+     * stopped: those still arriving are told at once. */
     for (int k = 0; k < n; k++)
         sc_store_arrival_tell(s, &arriving[k], 0, st, err, &told);
 }
@@ -1136,10 +1157,18 @@ void *sc_store_serve(void *arg)
                  "again before the last rank arrives takes its place)", s->where, r, r);
         st = SC_ERR_PEER_FAILED;
     }
-    /* A failed rendezvous is said to every rank, those still to come too; then no later
-     * process may join it. */
-    if (st != SC_SUCCESS)
+    /* A failed rendezvous is said to every rank, those still to come too, for
+     * SC_STORE_TELL_S at most (for ever with SC_TIMEOUT=inf where a rank never came);
+     * then no later process may join it. Rank 0's client has the verdict first and
+     * returns it (sc_store_allgather), leaving this thread to tell them. */
+    if (st != SC_SUCCESS) {
+        if (s->deadline > sc_clock_now() + SC_STORE_TELL_S)
+            s->deadline = sc_clock_now() + SC_STORE_TELL_S;
+        s->verdict = st;
+        snprintf(s->verdict_text, sizeof(s->verdict_text), "%s", err);
+        __atomic_store_n(&s->failed, 1, __ATOMIC_RELEASE);
         sc_store_refuse_all(s, fds, st, err, arriving, narriving);
+    }
     free(arriving);
     close(s->listen_fd);
     if (spare >= 0)
@@ -1167,8 +1196,11 @@ void *sc_store_serve(void *arg)
     free(lens);
     free(ports);
     free(fds);
-    s->verdict = st;
-    snprintf(s->verdict_text, sizeof(s->verdict_text), "%s", err);
+    /* A failure's verdict was set before it was told: rank 0's client reads it since. */
+    if (!__atomic_load_n(&s->failed, __ATOMIC_ACQUIRE)) {
+        s->verdict = st;
+        snprintf(s->verdict_text, sizeof(s->verdict_text), "%s", err);
+    }
     __atomic_store_n(&s->done, 1, __ATOMIC_RELEASE);
     return NULL;
 }
@@ -1177,11 +1209,20 @@ void sc_store_server_init(sc_store_server_t *s, const char *addr, int port, int 
                           const sc_store_launch_t *launch, double started, double deadline)
 {
     memset(s, 0, sizeof(*s));
+    pthread_mutex_init(&s->lock, NULL);
+    pthread_cond_init(&s->wake, NULL);
+    s->port = port;
     s->size = size;
     s->launch = *launch;
     s->started = started;
     s->deadline = deadline;
     sc_store_net_where(addr, port, s->where, sizeof(s->where));
+}
+
+void sc_store_server_fini(sc_store_server_t *s)
+{
+    pthread_cond_destroy(&s->wake);
+    pthread_mutex_destroy(&s->lock);
 }
 
 void sc_store_server_tell_failure(const char *addr, int port, int size,
@@ -1203,6 +1244,7 @@ void sc_store_server_tell_failure(const char *addr, int port, int size,
         sc_store_refuse_all(&server, fds, SC_ERR_PEER_FAILED, sentence, arriving, 0);
         close(server.listen_fd);
     }
+    sc_store_server_fini(&server);
     free(arriving);
     free(fds);
 }

@@ -11,6 +11,7 @@
 
 #include "core/bootstrap_wire.h"
 #include "core/error.h"
+#include "core/unload_threads.h"
 #include "shardcomm/status.h"
 
 /* How much longer a rank waits for its parent in the table's tree than the parent for
@@ -18,6 +19,9 @@
 #define SC_STORE_TREE_LEVEL_S 2.0
 /* How many refused processes the store keeps to name in its timeout's sentence. */
 #define SC_STORE_REFUSALS_MAX 4
+/* How long a failed rendezvous is told to the processes still to come, at most
+ * (sc_store_tell_failure, and rank 0's store after a failure whatever SC_TIMEOUT). */
+#define SC_STORE_TELL_S 30.0
 
 /* A process the store refused (another launch's, another protocol's): the rank it
  * claimed (-1: not known, its hello being another protocol's) and why. */
@@ -26,8 +30,11 @@ typedef struct {
     char why[200];
 } sc_store_refusal_t;
 
-typedef struct {
+typedef struct sc_store_server sc_store_server_t;
+
+struct sc_store_server {
     int listen_fd;
+    int port;
     int size;
     int fanout;                    /* the table's tree: children of a rank (SC_STORE_FANOUT) */
     double started, deadline;
@@ -37,21 +44,31 @@ typedef struct {
     sc_store_launch_t launch;      /* the launch it serves (id "": unknown, none refused) */
     pthread_t thread;
     int done;                      /* set (atomically) when the server has answered */
+    int failed;                    /* set (atomically) once verdict holds a failure */
+    pthread_mutex_t lock;          /* guards stop */
+    pthread_cond_t wake;           /* broadcast with stop (sc_unload_thread_add's) */
+    int stop;                      /* set: a failure's telling ends (unload, a new store) */
+    sc_unload_thread_t entry;      /* listed once it outlives rank 0's call */
+    sc_store_server_t *next;       /* in the list of those (bootstrap_store_linger.c) */
     int told_outside;              /* processes told a failure outside fds (refuse_all) */
     sc_store_refusal_t refused[SC_STORE_REFUSALS_MAX]; /* the first ones, told apart */
     int nrefused;
     sc_status_t verdict;           /* its outcome, for rank 0's own client */
     char verdict_text[SC_ERROR_MAX];
-} sc_store_server_t;
+};
 
 /* A server of rank 0's store for a world of size ranks of launch at addr:port, from
  * started until deadline; not yet listening (the caller sets listen_fd, fanout and
- * timeout_s). */
+ * timeout_s). sc_store_server_fini undoes it once its thread ended. */
 void sc_store_server_init(sc_store_server_t *s, const char *addr, int port, int size,
                           const sc_store_launch_t *launch, double started, double deadline);
+void sc_store_server_fini(sc_store_server_t *s);
 
 /* The server thread (arg: its sc_store_server_t, listening): serves until every rank has
- * the table or the rendezvous failed, then sets verdict and done. */
+ * the table or the rendezvous failed, then sets verdict and done. A failure sets verdict
+ * and failed at once, before the processes still to come are told (SC_STORE_TELL_S after
+ * the failure at most, or until stop is set), so that rank 0's client may return and
+ * leave the thread to tell them (sc_store_linger_add). */
 void *sc_store_serve(void *arg);
 
 /* Rank 0, whose sc_comm_init failed before it could serve (text: its failure), listens

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include "core/bootstrap_store_linger.h"
 #include "core/clock.h"
 #include "core/comm_internal.h"
 #include "core/error.h"
@@ -232,8 +233,9 @@ void sc_registry_wait_left(const sc_comm_t *c)
  * free within a second (this thread holds it: a signal handler that interrupted the
  * library calls exit()) leaves what it guards as it is, as before: a wait for it hung the
  * exit. Then the library's other threads (reducers' finishers, compressors' workers,
- * selectors' pools, device watchdogs: sc_unload_threads_end) end, after the
- * communicators they may wait on were aborted; they too ran on in the unmapped code. */
+ * selectors' pools, device watchdogs, a failed rendezvous's store still telling the
+ * ranks to come: sc_unload_threads_end) end, after the communicators they may wait on
+ * were aborted; they too ran on in the unmapped code. */
 static void sc_registry_unload_comms(void)
 {
     struct timespec until = sc_clock_realtime_after(SC_REGISTRY_UNLOAD_LOCK_NS);
@@ -278,8 +280,9 @@ static void sc_registry_unload_comms(void)
     free(live);
 }
 
-/* The library's unload: its communicators, then the threads that may wait on them,
- * then the waits' thread key, which those threads may still create. */
+/* The library's unload: its communicators, then the threads that may wait on them (and
+ * the stores of failed rendezvous whose threads ended with them), then the waits' thread
+ * key, which those threads may still create. */
 __attribute__((destructor)) static void sc_registry_unload(void)
 {
     struct timespec until;
@@ -287,6 +290,7 @@ __attribute__((destructor)) static void sc_registry_unload(void)
     sc_registry_unload_comms();
     until = sc_clock_realtime_after(SC_REGISTRY_UNLOAD_THREADS_NS);
     sc_unload_threads_end(&until);
+    sc_store_linger_unload(&until);
     sc_progress_wait_unload();
 }
 

@@ -1,6 +1,7 @@
 /* The library's threads other than the progress threads (a reducer's finisher, a
- * compressor's selection worker, a selector's pool, a GPU communicator's watchdog): a
- * process-wide list that the library's unload (dlclose, exit) walks to end them, so
+ * compressor's selection worker, a selector's pool, a GPU communicator's watchdog, a
+ * failed rendezvous's store telling the ranks to come after rank 0's sc_comm_init
+ * returned: bootstrap_store_linger.c): a process-wide list that the library's unload (dlclose, exit) walks to end them, so
  * that none runs on in the unmapped code after dlclose. */
 #ifndef SC_CORE_UNLOAD_THREADS_H
 #define SC_CORE_UNLOAD_THREADS_H

@@ -588,6 +588,66 @@ static int test_fork_exits_beside_a_live_reducer(const char *path)
     return 0;
 }
 
+/* Whether something listens on TCP port of this host (/proc/net/tcp, tcp6: state 0A). */
+static int port_listens(int port)
+{
+    static const char *const tables[] = {"/proc/net/tcp", "/proc/net/tcp6"};
+    char line[512];
+    int found = 0;
+
+    for (int i = 0; i < 2 && !found; i++) {
+        FILE *f = fopen(tables[i], "r");
+        unsigned local, state;
+
+        if (!f)
+            continue;
+        while (!found && fgets(line, sizeof(line), f))
+            found = sscanf(line, " %*s %*[0-9A-Fa-f]:%x %*[0-9A-Fa-f]:%*x %x", &local,
+                           &state) == 2 && (int)local == port && state == 0x0A;
+        fclose(f);
+    }
+    return found;
+}
+
+/* Three ranks, SC_TIMEOUT=inf: rank 1 fails before it joins (SC_BIND=bogus) and tells
+ * rank 0's store, rank 2 never comes. Rank 0's sc_comm_init fails naming rank 1's
+ * failure while its store, still listening, would tell rank 2 (for 30 s), and rank 0
+ * closes the library at once and goes on 0.5 s: the unload stops that store and joins
+ * its thread (its port listens no more), which would run on in the unmapped code. */
+static int test_store_telling_a_failed_rendezvous_outlives_dlclose(const char *path)
+{
+    const char *rank = getenv("SC_RANK"), *port = getenv("SC_MASTER_PORT");
+    sc_comm_t *comm = NULL;
+    library_t l;
+    sc_status_t st;
+    double t0;
+
+    CHECK(rank && port, "SC_RANK and SC_MASTER_PORT must be set (run it under scrun)");
+    g_rank = atoi(rank);
+    if (g_rank == 2)
+        return 0;
+    setenv("SC_TIMEOUT", "inf", 1);
+    if (g_rank == 1)
+        setenv("SC_BIND", "bogus", 1);
+    if (library_open(path, &l) != 0)
+        return 1;
+    st = l.init(&comm);
+    CHECK(st != SC_SUCCESS && comm == NULL, "sc_comm_init_from_env succeeded");
+    if (g_rank == 1)
+        return 0; /* left open: UCX's libraries, closed without a context, leak */
+    CHECK(st == SC_ERR_PEER_FAILED && strstr(l.last_error(), "rank 1 could not join it"),
+          "sc_comm_init_from_env: %s: %s", l.status_string(st), l.last_error());
+    CHECK(port_listens(atoi(port)), "rank 0's store listens no more after its "
+          "sc_comm_init: nothing outlived the call");
+    t0 = now_s();
+    CHECK(dlclose(l.lib) == 0, "dlclose: %s", dlerror());
+    printf("dlclose took %.2f s\n", now_s() - t0);
+    CHECK(!port_listens(atoi(port)), "rank 0's store still listens after dlclose: its "
+          "thread runs on");
+    usleep(500000);
+    return 0;
+}
+
 static volatile sig_atomic_t g_hangups;
 
 static void on_hangup(int sig)
@@ -680,6 +740,7 @@ int main(int argc, char **argv)
         TEST(finisher_waiting_on_a_stopped_peer_outlives_dlclose),
         TEST(idle_threads_end_at_dlclose),
         TEST(fork_exits_beside_a_live_reducer),
+        TEST(store_telling_a_failed_rendezvous_outlives_dlclose),
         TEST(handler_set_before_load_is_kept),
         TEST(hangup_still_ends_the_process),
     };

@@ -641,6 +641,59 @@ static int test_rank_failing_before_the_rendezvous_fails_every_rank_at_once(int 
     }
 }
 
+/* The file by which rank 0 of this launch says its first sc_comm_init returned. */
+static void retry_marker(char *path, size_t len)
+{
+    const char *dir = getenv("TMPDIR");
+
+    snprintf(path, len, "%s/sc-retry-%s-%s", dir && dir[0] ? dir : "/tmp",
+             getenv("SC_MASTER_PORT"), getenv("SC_LAUNCH_ID") ? getenv("SC_LAUNCH_ID") : "");
+}
+
+/* 3 ranks, SC_TIMEOUT=inf: rank 1's first sc_comm_init fails before it joins
+ * (SC_BIND=bogus), rank 2 calls none; rank 0's fails naming rank 1's failure, and its
+ * store, on the heap, still tells the ranks to come (rank 2, for 30 s). Rank 0 calls
+ * sc_comm_init again at once, on the same port (a program's retry), and says so by a
+ * file; 1 s later ranks 1 and 2 call theirs: every rank completes init and an allreduce.
+ * The retry's store could not listen on the port, which the first store held in this
+ * very process ("Address already in use: pid P (test_faults) listens on it"). */
+static int test_retry_after_a_failed_rendezvous_takes_the_port(int argc, char **argv)
+{
+    const char *joined[] = {"rank 1 could not join it (its sc_comm_init failed)", NULL};
+    const char *bind[] = {"SC_BIND=bogus is not one of", NULL};
+    char marker[512];
+    double t0 = fault_now();
+    FILE *f;
+    int rc;
+
+    (void)argc, (void)argv;
+    retry_marker(marker, sizeof(marker));
+    setenv("SC_TIMEOUT", "inf", 1);
+    if (fault_rank == 0) {
+        if (check_init_fails(SC_ERR_PEER_FAILED, 0.0, 9.0, joined) != TEST_PASS)
+            return TEST_FAIL;
+        f = fopen(marker, "w");
+        CHECK(f != NULL, "cannot write %s", marker);
+        fclose(f);
+        setenv("SC_TIMEOUT", "10", 1);
+        rc = init_and_sum_ones(3); /* the others saw the file once they joined */
+        unlink(marker);
+        return rc;
+    }
+    if (fault_rank == 1) {
+        setenv("SC_BIND", "bogus", 1);
+        if (check_init_fails(SC_ERR_INVALID_ARG, 0.0, 5.0, bind) != TEST_PASS)
+            return TEST_FAIL;
+        unsetenv("SC_BIND");
+    }
+    while (access(marker, F_OK) != 0 && fault_now() - t0 < 15.0)
+        fault_sleep(0.05);
+    CHECK(access(marker, F_OK) == 0, "rank 0 never said its first sc_comm_init returned");
+    fault_sleep(1.0); /* rank 0's retry listens by then */
+    setenv("SC_TIMEOUT", "10", 1);
+    return init_and_sum_ones(3);
+}
+
 /* 1 rank, launched as by mpirun with a stale torchrun WORLD_SIZE=2 in the environment:
  * the size is Open MPI's, as the rank is, and init succeeds at once (it waited for a
  * second rank). Values out of range name the variable they came from; SC_TIMEOUT=nan is
@@ -1829,6 +1882,8 @@ int main(int argc, char **argv)
         {"one_rank_needs_no_rendezvous_port", test_one_rank_needs_no_rendezvous_port},
         {"rank_failing_before_the_rendezvous_fails_every_rank_at_once",
          test_rank_failing_before_the_rendezvous_fails_every_rank_at_once},
+        {"retry_after_a_failed_rendezvous_takes_the_port",
+         test_retry_after_a_failed_rendezvous_takes_the_port},
         {"master_address_that_is_no_ip_address_fails_at_once",
          test_master_address_that_is_no_ip_address_fails_at_once},
         {"master_address_not_of_rank_0_is_named_in_its_timeout",

@@ -1,0 +1,28 @@
+/* Rank 0's stores that outlive its sc_comm_init: a failed rendezvous's store telling the
+ * processes still to come (bootstrap_store_server.c), listed so that the library's
+ * unload stops and joins its thread and a new store on its port takes the port. */
+#ifndef SC_CORE_BOOTSTRAP_STORE_LINGER_H
+#define SC_CORE_BOOTSTRAP_STORE_LINGER_H
+
+#include <time.h>
+
+#include "core/bootstrap_store_server.h"
+
+/* Takes s over (on the heap, its thread telling a failed rendezvous, up to
+ * SC_STORE_TELL_S): listed for the library's unload (sc_unload_thread_add), which stops
+ * and joins its thread, and for sc_store_linger_reap; freed once its thread was joined. */
+void sc_store_linger_add(sc_store_server_t *s);
+
+/* Before this process's rendezvous on port: the listed stores whose thread ended are
+ * joined and freed, and one still telling on port is stopped and joined first (a new
+ * rendezvous on that port, a program's retry of sc_comm_init, takes the port: its bind
+ * failed, naming this very process); those a fork inherited (their threads the
+ * parent's) are forgotten. */
+void sc_store_linger_reap(int port);
+
+/* At the library's unload, after sc_unload_threads_end (until: CLOCK_REALTIME, for the
+ * list's lock): frees the stores whose threads it joined; one still running is left
+ * as it is. */
+void sc_store_linger_unload(const struct timespec *until);
+
+#endif
