@@ -89,7 +89,12 @@ typedef struct {
  * iteration numbers the reducer's iterations from 1 (those without sync too): the same
  * for every bucket of one iteration, higher in a later one, so that a hook knows which
  * bucket indices the latest iteration started (a bucket of zero elements is never
- * started, so the indices alone do not tell where an iteration begins). */
+ * started, so the indices alone do not tell where an iteration begins). last is 1 on
+ * the layout's last bucket of elements (the last one an iteration starts), 0 on the
+ * others: an iteration that failed before it started only some of its buckets, so a
+ * hook that keeps state per bucket index tells a bucket its iteration never reached
+ * from one the layout no longer has by the latest iteration that started its last
+ * bucket. (Added after iteration: a hook built before it never reads it.) */
 typedef struct {
     int index;
     void *data;
@@ -98,6 +103,7 @@ typedef struct {
     sc_stream_t stream;
     uint64_t layout;
     uint64_t iteration;
+    int last;
 } sc_hook_bucket_t;
 
 /* A comm hook: how one bucket is reduced across ranks. A vtable plus state, like every

@@ -400,6 +400,13 @@ sc_status_t sc_reducer_layout(sc_reducer_t *r, const int *order, size_t cap, int
                 goto err;
         }
     }
+    /* The last bucket an iteration starts: a hook tells by it that the iteration
+     * reached every bucket (sc_hook_bucket_t.last). */
+    for (int k = d.n - 1; k >= 0; k--)
+        if (nb[k].hb.count > 0) {
+            nb[k].hb.last = 1;
+            break;
+        }
     /* The views keep their contents across a change of layout: the framework reads
      * the averaged gradients after finalize in the views it holds, and may zero them or
      * accumulate into them, so they move at its next call (sc_reducer_move_views). */

@@ -137,6 +137,8 @@ static sc_status_t sc_hook_topk_start_in(void *state, const sc_hook_bucket_t *b,
                         "only in this version", b->index);
     pthread_mutex_lock(&c->lock);
     first = b->iteration != c->hook_round;
+    if (b->last)
+        c->hook_complete = b->iteration;
     pthread_mutex_unlock(&c->lock);
     if (first) { /* the steps of a failed iteration undone before anything else */
         sc_hook_topk_quiesce(c);
@@ -144,11 +146,12 @@ static sc_status_t sc_hook_topk_start_in(void *state, const sc_hook_bucket_t *b,
     }
     st = sc_hook_topk_key(c, b, &k);
     if (st == SC_SUCCESS) {
-        /* A key not started in the latest iteration belongs to a bucket index the
-         * layout has no more (stale). The reducer numbers the iterations: where a bucket
-         * of no elements (gradients of zero elements only), which is never started,
-         * takes index 0 or a lower index than the others, the indices started alone did
-         * not tell where an iteration began. */
+        /* A key not started in the latest iteration that reached every bucket belongs
+         * to a bucket index the layout has no more (stale); one an iteration that failed
+         * midway never reached is current (sc_hook_topk_save). The reducer numbers the
+         * iterations: where a bucket of no elements (gradients of zero elements only),
+         * which is never started, takes index 0 or a lower index than the others, the
+         * indices started alone did not tell where an iteration began. */
         pthread_mutex_lock(&c->lock);
         c->hook_round = b->iteration;
         k->round = c->hook_round;
@@ -319,7 +322,11 @@ static sc_status_t sc_hook_topk_save(void *state, void *buf, size_t *len)
          * loaded and not adopted yet, keeps the layout it was saved under. */
         uint64_t layout = k->parked ? k->parked->saved_layout
                           : k->layout ? k->layout : k->saved_layout;
-        uint32_t stale = k->layout != 0 && k->round != c->hook_round;
+        /* Not started since the latest iteration that reached every bucket (an
+         * iteration that failed before its last bucket did not drop the ones it never
+         * reached). */
+        uint32_t stale = k->layout != 0 &&
+                         (k->round == UINT64_MAX || k->round < c->hook_complete);
         sc_hook_state_entry_t e = {k->key, stale ? SC_HOOK_STATE_STALE : 0, layout};
         memcpy((char *)buf + sizeof(h) + (size_t)i * sizeof(e), &e, sizeof(e));
     }

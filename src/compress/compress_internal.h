@@ -114,7 +114,8 @@ typedef struct sc_ckey {
     uint64_t saved_layout; /* comm hook, loaded: the layout it was saved under (the
                               bucket's contents, sc_hook_bucket_t.layout); 0: not known
                               (a checkpoint of the hook saved without its table) */
-    uint64_t round;        /* comm hook: the iteration (hook_round) it last started in */
+    uint64_t round;        /* comm hook: the iteration (hook_round) it last started in;
+                              UINT64_MAX: loaded stale, stale at every save until used */
     int layout_starts;     /* comm hook: steps started under this layout */
     /* Comm hook: the state a checkpoint loaded for this key, kept aside (owned) while
      * the layouts give this bucket index another count or dtype, until one gives it the
@@ -172,6 +173,9 @@ struct sc_compressor {
     char hook_config[192];    /* the comm hook's settings that ranks must share */
     uint64_t hook_round;      /* comm hook: the reducer's iteration it started a bucket
                                  in last (sc_hook_bucket_t.iteration) */
+    uint64_t hook_complete;   /* comm hook: the latest iteration that started its last
+                                 bucket (sc_hook_bucket_t.last), so reached every index
+                                 of its layout; 0: none yet */
 };
 
 /* sc_compressor_create, with caller naming the public call in error sentences (which

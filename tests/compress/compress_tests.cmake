@@ -70,6 +70,7 @@ set(SC_COMPRESS_TESTS
   "test_compress_hook hook_state_waits_for_its_layout_after_load counts_equal 2"
   "test_compress_hook hook_state_waits_for_its_layout_after_load one_bucket 2"
   "test_compress_hook hook_state_in_use_is_saved_when_no_rebuild_follows 2"
+  "test_compress_hook hook_state_after_a_failed_iteration_keeps_the_buckets_it_never_started 2"
   "test_compress_hook density_matches_reference large 2"
   "test_compress_hook density_matches_reference large 4"
   "test_compress_hook density_matches_reference view 2"

@@ -37,6 +37,11 @@
  *                                   its layout's order) is dropped after one iteration:
  *                                   the next save holds the reducer's own state, which a
  *                                   third reducer continues bit for bit
+ *   hook_state_after_a_failed_iteration_keeps_the_buckets_it_never_started   a save
+ *                                   after an iteration that failed at its first bucket
+ *                                   equals the save before it (the later buckets' states
+ *                                   current, not stale), and a reducer loading it
+ *                                   continues as one loading the earlier save
  *   accumulation_equals_one_synced_step [view]  gradient accumulation (an iteration without
  *                                   sync, then a synced one) selects and sends, step
  *                                   after step, exactly what one synced iteration of
@@ -710,6 +715,60 @@ static int test_hook_state_in_use_is_saved_when_no_rebuild_follows(int argc, cha
     return check_same_and_release(&w, &b, &c, rb, rc);
 }
 
+/* An iteration whose first bucket cannot start (the reducer's communicator, a split,
+ * aborted on every rank first) starts no later bucket: its steps were never taken. The
+ * save after it marked their states stale (not started in the latest iteration), so
+ * that a reducer loading it dropped their residuals, where the saving one kept them. */
+static int test_hook_state_after_a_failed_iteration_keeps_the_buckets_it_never_started(
+    int argc, char **argv)
+{
+    rt_world_t w, ws;
+    rt_model_t a, b, c;
+    sc_reducer_t *ra, *rb, *rc;
+    char *before, *after;
+    size_t lb, la;
+
+    (void)argc, (void)argv;
+    if (rt_world(&w))
+        return 1;
+    ws = w;
+    CHECK_OK(sc_comm_split(w.comm, 0, w.rank, &ws.comm));
+    rt_model_init(&a, MODEL_N, model_counts, NULL);
+    rt_model_init(&b, MODEL_N, model_counts, NULL);
+    rt_model_init(&c, MODEL_N, model_counts, NULL);
+    if (make_reducer(&ws, &a, DENSITY, &ra))
+        return 1;
+    for (int it = 0; it < 3; it++)
+        if (iterate(&ws, &a, ra, it))
+            return 1;
+    if (saved_state(ra, &before, &lb))
+        return 1;
+    CHECK_OK(sc_comm_abort(ws.comm));
+    for (int i = 0; i < a.n; i++) { /* the first start fails, and no bucket starts after it */
+        rt_fill(&a, a.buf[a.n - 1 - i], SEED, w.rank, 3, a.n - 1 - i);
+        (void)sc_reducer_mark_ready(ra, a.n - 1 - i, a.buf[a.n - 1 - i]);
+    }
+    CHECK(sc_reducer_finalize(ra) != SC_SUCCESS, "the iteration on an aborted communicator "
+          "succeeded");
+    if (saved_state(ra, &after, &la))
+        return 1;
+    CHECK(la == lb && memcmp(before, after, lb) == 0, "the save after the failed iteration "
+          "(%zu bytes) differs from the save before it (%zu bytes): the buckets it never "
+          "started were saved as stale", la, lb);
+    if (make_reducer(&w, &b, DENSITY, &rb) || make_reducer(&w, &c, DENSITY, &rc))
+        return 1;
+    CHECK_OK(sc_reducer_hook_load(rb, after, la));
+    CHECK_OK(sc_reducer_hook_load(rc, before, lb));
+    free(before);
+    free(after);
+    if (iterate(&w, &b, rb, 4) || iterate(&w, &c, rc, 4))
+        return 1;
+    CHECK_OK(sc_reducer_destroy(ra));
+    CHECK_OK(sc_comm_destroy(ws.comm));
+    rt_model_free(&a);
+    return check_same_and_release(&w, &b, &c, rb, rc);
+}
+
 /* Where gradient g of m is written and its result read: its view in r (g_view), else
  * the model's buffer. */
 static float *grad_of(sc_reducer_t *r, rt_model_t *m, int g)
@@ -813,6 +872,8 @@ int main(int argc, char **argv)
          test_hook_state_waits_for_its_layout_after_load},
         {"hook_state_in_use_is_saved_when_no_rebuild_follows",
          test_hook_state_in_use_is_saved_when_no_rebuild_follows},
+        {"hook_state_after_a_failed_iteration_keeps_the_buckets_it_never_started",
+         test_hook_state_after_a_failed_iteration_keeps_the_buckets_it_never_started},
         {"accumulation_equals_one_synced_step", test_accumulation_equals_one_synced_step},
         {NULL, NULL}};
     return rt_main(tests, argc, argv);
