@@ -36,7 +36,8 @@
  * caller they are host memory like any other.
  *
  * Threads: mark_ready may be called from any thread, concurrently for different
- * gradients. Every other call on a reducer comes from one thread at a time, and
+ * gradients. Every other call on a reducer comes from one thread at a time (but for
+ * sc_reducer_hook_save, which several threads may call at once between iterations), and
  * finalize only after every mark_ready of the iteration has returned. Between the
  * first mark_ready of a synced iteration and finalize's return the reducer issues
  * collectives on the communicator (from whichever thread completes a bucket): the
@@ -312,7 +313,10 @@ SC_API sc_status_t sc_reducer_stats(const sc_reducer_t *reducer, sc_reducer_stat
  * needed; else at most *len bytes are written and *len set to their number
  * (SC_ERR_INVALID_ARG when they do not fit). A stateless hook saves its name only.
  * Load: SC_ERR_INVALID_ARG, state unchanged, for a record that is truncated, not one,
- * or of another hook. Local (no communication); between iterations. The gradients
+ * or of another hook. Local (no communication); between iterations. Saves of one
+ * reducer may run on several threads at once (the built-in hooks' saves do not race:
+ * the top-k hook's, which first takes back a failed iteration's steps, takes them one
+ * at a time); a caller's hook whose save changes its state must do the same. The gradients
  * accumulated by iterations without sync (sc_reducer_set_sync) are not part of it:
  * save after a synced iteration to resume where the run stood. */
 SC_API sc_status_t sc_reducer_hook_save(const sc_reducer_t *reducer, void *buf, size_t *len);

@@ -141,8 +141,10 @@ static sc_status_t sc_hook_topk_start_in(void *state, const sc_hook_bucket_t *b,
         c->hook_complete = b->iteration;
     pthread_mutex_unlock(&c->lock);
     if (first) { /* the steps of a failed iteration undone before anything else */
+        pthread_mutex_lock(&c->hook_lock);
         sc_hook_topk_quiesce(c);
         sc_hook_topk_undo(c);
+        pthread_mutex_unlock(&c->hook_lock);
     }
     st = sc_hook_topk_key(c, b, &k);
     if (st == SC_SUCCESS) {
@@ -290,6 +292,9 @@ typedef struct {
  * hashes; this one is taken by none in practice). */
 #define SC_HOOK_LAYOUT_STALE UINT64_MAX
 
+/* A save takes back a failed iteration's steps first, so it changes the state as a
+ * load does: one at a time under c->hook_lock (sc_reducer_hook_save takes a const
+ * reducer, which threads may save at once), and not during a start's undo. */
 static sc_status_t sc_hook_topk_save(void *state, void *buf, size_t *len)
 {
     sc_compressor_t *c = state;
@@ -299,19 +304,22 @@ static sc_status_t sc_hook_topk_save(void *state, void *buf, size_t *len)
 
     if (!len)
         return sc_error(SC_ERR_INVALID_ARG, SC_HOOK_TOPK ": len is NULL");
+    pthread_mutex_lock(&c->hook_lock);
     sc_hook_topk_quiesce(c);
     sc_hook_topk_undo(c); /* a failed iteration's steps: the state is as before it */
     st = sc_compressor_save(c, NULL, &rest);
     if (st != SC_SUCCESS)
-        return st;
+        goto out;
     table = sizeof(h) + (size_t)c->nkeys * sizeof(sc_hook_state_entry_t);
     if (!buf) {
         *len = table + rest;
-        return SC_SUCCESS;
+        goto out;
     }
-    if (*len < table + rest)
-        return sc_error(SC_ERR_INVALID_ARG, SC_HOOK_TOPK ": the buffer holds %zu bytes, the "
-                        "state needs %zu (ask with buf NULL)", *len, table + rest);
+    if (*len < table + rest) {
+        st = sc_error(SC_ERR_INVALID_ARG, SC_HOOK_TOPK ": the buffer holds %zu bytes, the "
+                      "state needs %zu (ask with buf NULL)", *len, table + rest);
+        goto out;
+    }
     pthread_mutex_lock(&c->lock);
     h.nkeys = (uint32_t)c->nkeys;
     memcpy(h.magic, sc_hook_state_magic, sizeof(h.magic));
@@ -333,12 +341,28 @@ static sc_status_t sc_hook_topk_save(void *state, void *buf, size_t *len)
     pthread_mutex_unlock(&c->lock);
     rest = *len - table;
     st = sc_compressor_save(c, (char *)buf + table, &rest);
-    if (st != SC_SUCCESS)
-        return st;
-    *len = table + rest;
+    if (st == SC_SUCCESS)
+        *len = table + rest;
+out:
+    pthread_mutex_unlock(&c->hook_lock);
+    return st;
+}
+
+/* The table's flags, before anything is loaded: SC_ERR_INVALID_ARG for one no save
+ * writes. */
+static sc_status_t sc_hook_topk_check_table(const char *table, uint32_t nkeys)
+{
+    for (uint32_t i = 0; i < nkeys; i++) {
+        sc_hook_state_entry_t e;
+        memcpy(&e, table + (size_t)i * sizeof(e), sizeof(e));
+        if (e.flags & ~SC_HOOK_STATE_STALE)
+            return sc_error(SC_ERR_INVALID_ARG, SC_HOOK_TOPK ": the state's table of layouts "
+                            "is corrupt (entry %u)", i);
+    }
     return SC_SUCCESS;
 }
 
+/* Under c->hook_lock, as a save. */
 static sc_status_t sc_hook_topk_load(void *state, const void *buf, size_t len)
 {
     sc_compressor_t *c = state;
@@ -349,30 +373,31 @@ static sc_status_t sc_hook_topk_load(void *state, const void *buf, size_t len)
 
     if (!buf)
         return sc_error(SC_ERR_INVALID_ARG, SC_HOOK_TOPK ": buf is NULL");
+    pthread_mutex_lock(&c->hook_lock);
     sc_hook_topk_quiesce(c);
     sc_hook_topk_undo(c); /* before the keys it would put back are replaced */
-    if (len < sizeof(h) || memcmp(buf, sc_hook_state_magic, sizeof(h.magic)) != 0)
-        return sc_compressor_load(c, buf, len);
+    if (len < sizeof(h) || memcmp(buf, sc_hook_state_magic, sizeof(h.magic)) != 0) {
+        st = sc_compressor_load(c, buf, len);
+        goto out;
+    }
     memcpy(&h, buf, sizeof(h));
-    if (h.version != SC_HOOK_STATE_VERSION)
-        return sc_error(SC_ERR_INVALID_ARG, SC_HOOK_TOPK ": the state is of format version "
-                        "%u; this library reads version %u", h.version,
-                        SC_HOOK_STATE_VERSION);
-    if (h.nkeys > (len - sizeof(h)) / sizeof(sc_hook_state_entry_t))
-        return sc_error(SC_ERR_INVALID_ARG, SC_HOOK_TOPK ": the state is truncated (a table "
-                        "of %u keys in %zu bytes)", h.nkeys, len);
+    if (h.version != SC_HOOK_STATE_VERSION) {
+        st = sc_error(SC_ERR_INVALID_ARG, SC_HOOK_TOPK ": the state is of format version "
+                      "%u; this library reads version %u", h.version, SC_HOOK_STATE_VERSION);
+        goto out;
+    }
+    if (h.nkeys > (len - sizeof(h)) / sizeof(sc_hook_state_entry_t)) {
+        st = sc_error(SC_ERR_INVALID_ARG, SC_HOOK_TOPK ": the state is truncated (a table "
+                      "of %u keys in %zu bytes)", h.nkeys, len);
+        goto out;
+    }
     table = (const char *)buf + sizeof(h);
     tb = (size_t)h.nkeys * sizeof(sc_hook_state_entry_t);
-    for (uint32_t i = 0; i < h.nkeys; i++) {
-        sc_hook_state_entry_t e;
-        memcpy(&e, table + (size_t)i * sizeof(e), sizeof(e));
-        if (e.flags & ~SC_HOOK_STATE_STALE)
-            return sc_error(SC_ERR_INVALID_ARG, SC_HOOK_TOPK ": the state's table of layouts "
-                            "is corrupt (entry %u)", i);
-    }
-    st = sc_compressor_load(c, table + tb, len - sizeof(h) - tb);
+    st = sc_hook_topk_check_table(table, h.nkeys);
+    if (st == SC_SUCCESS)
+        st = sc_compressor_load(c, table + tb, len - sizeof(h) - tb);
     if (st != SC_SUCCESS)
-        return st;
+        goto out;
     pthread_mutex_lock(&c->lock);
     for (uint32_t i = 0; i < h.nkeys; i++) {
         sc_hook_state_entry_t e;
@@ -388,7 +413,9 @@ static sc_status_t sc_hook_topk_load(void *state, const void *buf, size_t len)
         }
     }
     pthread_mutex_unlock(&c->lock);
-    return SC_SUCCESS;
+out:
+    pthread_mutex_unlock(&c->hook_lock);
+    return st;
 }
 
 static void sc_hook_topk_destroy(void *state)

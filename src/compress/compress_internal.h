@@ -166,6 +166,9 @@ struct sc_compressor {
     sc_topk_t *topk;
     pthread_mutex_t lock;     /* keys and stats: the hook's start and finish may run
                                  on different threads */
+    pthread_mutex_t hook_lock; /* comm hook: one undo of a failed iteration's steps at a
+                                  time, and the save or load that follows it (two
+                                  threads saving one reducer at once both undid) */
     sc_ckey_t **keys;
     int nkeys, keys_cap;
     sc_compress_stats_t stats;

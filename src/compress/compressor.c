@@ -83,6 +83,7 @@ sc_status_t sc_compressor_new(const char *caller, const sc_compress_config_t *co
     if (st != SC_SUCCESS)
         goto err_free;
     pthread_mutex_init(&c->lock, NULL);
+    pthread_mutex_init(&c->hook_lock, NULL);
     *compressor = c;
     return SC_SUCCESS;
 err_free:
@@ -119,6 +120,7 @@ SC_API void sc_compressor_destroy(sc_compressor_t *c)
     free(c->keys);
     sc_topk_destroy(c->topk);
     pthread_mutex_destroy(&c->lock);
+    pthread_mutex_destroy(&c->hook_lock);
     free(c);
 }
 

@@ -5,6 +5,7 @@ foreach(prog test_sparse test_compressor test_compress_hook test_compress_errors
   add_executable(${prog} ${prog}.c)
   target_link_libraries(${prog} PRIVATE shardcomm m)
 endforeach()
+target_link_libraries(test_compress_hook PRIVATE Threads::Threads)
 
 # "program name args... ranks" per entry.
 set(SC_COMPRESS_TESTS
@@ -71,6 +72,7 @@ set(SC_COMPRESS_TESTS
   "test_compress_hook hook_state_waits_for_its_layout_after_load one_bucket 2"
   "test_compress_hook hook_state_in_use_is_saved_when_no_rebuild_follows 2"
   "test_compress_hook hook_state_after_a_failed_iteration_keeps_the_buckets_it_never_started 2"
+  "test_compress_hook hook_state_saved_by_two_threads_at_once 1"
   "test_compress_hook density_matches_reference large 2"
   "test_compress_hook density_matches_reference large 4"
   "test_compress_hook density_matches_reference view 2"

@@ -42,11 +42,16 @@
  *                                   equals the save before it (the later buckets' states
  *                                   current, not stale), and a reducer loading it
  *                                   continues as one loading the earlier save
+ *   hook_state_saved_by_two_threads_at_once   after an iteration whose step stayed
+ *                                   pending, two threads saving one reducer at once each
+ *                                   write the state as it was before that iteration
  *   accumulation_equals_one_synced_step [view]  gradient accumulation (an iteration without
  *                                   sync, then a synced one) selects and sends, step
  *                                   after step, exactly what one synced iteration of
  *                                   the summed gradients does (small integers on 2
  *                                   ranks: every sum and halving is exact) */
+#include <pthread.h>
+
 #include "compress_test.h"
 
 #define SEED 0x400cull
@@ -769,6 +774,84 @@ static int test_hook_state_after_a_failed_iteration_keeps_the_buckets_it_never_s
     return check_same_and_release(&w, &b, &c, rb, rc);
 }
 
+/* One of two threads saving one reducer's hook state at once: each waits for the other
+ * to be ready, then saves into its own buffer. */
+typedef struct {
+    sc_reducer_t *r;
+    pthread_barrier_t *go;
+    char buf[32768];
+    size_t len;
+    sc_status_t st;
+} saver_t;
+
+static void *saver_run(void *arg)
+{
+    saver_t *s = arg;
+
+    s->len = sizeof(s->buf);
+    pthread_barrier_wait(s->go);
+    s->st = sc_reducer_hook_save(s->r, s->buf, &s->len);
+    return NULL;
+}
+
+/* sc_reducer_hook_save takes a const reducer, but the top-k hook's save first undoes a
+ * failed iteration's steps: two threads saving at once both undid, one writing the
+ * state while the other still put a step's key back (or freed a first step's key under
+ * it). Each round: a fresh reducer on a split of one gradient's bucket, whose first
+ * iteration (even rounds) or second (odd rounds, after one that succeeded) fails at its
+ * start (the split aborted), leaving that step pending; two threads save at once; both
+ * must write the state saved before the failed iteration. */
+static int test_hook_state_saved_by_two_threads_at_once(int argc, char **argv)
+{
+    static const size_t counts[] = {4000};
+    rt_world_t w, ws;
+    rt_model_t m;
+    pthread_barrier_t go;
+    sc_reducer_t *r;
+    char *want;
+    size_t lw;
+
+    (void)argc, (void)argv;
+    if (rt_world(&w))
+        return 1;
+    rt_model_init(&m, 1, counts, NULL);
+    pthread_barrier_init(&go, NULL, 2);
+    for (int round = 0; round < 200; round++) {
+        saver_t s[2] = {{.go = &go}, {.go = &go}};
+        pthread_t t[2];
+
+        ws = w;
+        CHECK_OK(sc_comm_split(w.comm, 0, w.rank, &ws.comm));
+        if (make_reducer(&ws, &m, DENSITY, &r) || (round % 2 && iterate(&ws, &m, r, 0)) ||
+            saved_state(r, &want, &lw))
+            return 1;
+        CHECK(lw <= sizeof(s[0].buf), "a state of %zu bytes", lw);
+        CHECK_OK(sc_comm_abort(ws.comm));
+        rt_fill(&m, m.buf[0], SEED, w.rank, 1, 0);
+        (void)sc_reducer_mark_ready(r, 0, m.buf[0]);
+        CHECK(sc_reducer_finalize(r) != SC_SUCCESS, "the iteration on an aborted "
+              "communicator succeeded");
+        for (int i = 0; i < 2; i++) {
+            s[i].r = r;
+            CHECK(pthread_create(&t[i], NULL, saver_run, &s[i]) == 0, "pthread_create");
+        }
+        for (int i = 0; i < 2; i++)
+            pthread_join(t[i], NULL);
+        for (int i = 0; i < 2; i++)
+            CHECK(s[i].st == SC_SUCCESS && s[i].len == lw && memcmp(s[i].buf, want, lw) == 0,
+                  "round %d: thread %d's save (%s, %zu bytes) is not the state before the "
+                  "failed iteration (%zu bytes)", round, i, sc_status_string(s[i].st),
+                  s[i].len, lw);
+        free(want);
+        CHECK_OK(sc_reducer_destroy(r));
+        CHECK_OK(sc_comm_destroy(ws.comm));
+    }
+    pthread_barrier_destroy(&go);
+    rt_model_free(&m);
+    CHECK_OK(sc_comm_destroy(w.comm));
+    return 0;
+}
+
 /* Where gradient g of m is written and its result read: its view in r (g_view), else
  * the model's buffer. */
 static float *grad_of(sc_reducer_t *r, rt_model_t *m, int g)
@@ -875,6 +958,8 @@ int main(int argc, char **argv)
         {"hook_state_after_a_failed_iteration_keeps_the_buckets_it_never_started",
          test_hook_state_after_a_failed_iteration_keeps_the_buckets_it_never_started},
         {"accumulation_equals_one_synced_step", test_accumulation_equals_one_synced_step},
+        {"hook_state_saved_by_two_threads_at_once",
+         test_hook_state_saved_by_two_threads_at_once},
         {NULL, NULL}};
     return rt_main(tests, argc, argv);
 }
