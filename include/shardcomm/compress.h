@@ -173,7 +173,13 @@ SC_API sc_status_t sc_compressor_create(const sc_compress_config_t *config,
  * An argument error on one rank fails every rank (the others with SC_ERR_MISMATCH naming
  * it), as do ranks that disagree on count, dtype, op, the
  * step kind (dense or sparse), k, the values' dtype, the index width, mode,
- * error_feedback or momentum. One thread at a
+ * error_feedback or momentum. A step whose collective completed on some ranks and
+ * failed on others (a peer's failure reaching them after their part was done) leaves
+ * the ranks' steps of the key apart (those that completed it committed it): the next
+ * step finds it (the ranks compare the key's steps done) and goes on, every rank
+ * dropping the key's residual and momentum and taking rank 0's steps, with a warning
+ * naming the key (where it was refused, by warm-up, as a mismatch of the step's kind at
+ * every later step). One thread at a
  * time per compressor. */
 SC_API sc_status_t sc_compressed_allreduce(sc_compressor_t *compressor, sc_comm_t *comm,
                                            int key, const void *sendbuf, void *recvbuf,

@@ -245,6 +245,11 @@ void sc_compressor_commit(sc_compressor_t *c, sc_ckey_t *k, const void *g, int r
 void sc_compressor_abandon(sc_compressor_t *c, sc_ckey_t *k);
 
 
+/* Key k's residual and momentum zeroed and its steps set to steps (compressor_state.c):
+ * every rank does it when the ranks' steps of a key differ (a step committed on some
+ * ranks and failed on others), so that their next steps are alike again. */
+void sc_compressor_realign(sc_ckey_t *k, long steps);
+
 /* The gathered blocks of a committed sparse step added into dense (k->count elements of
  * k->dtype), divided by divisor; the stats' scatter time set. With nranges > 0 only
  * those byte ranges of the result are written, each to its dst, and dense is scratch

@@ -354,3 +354,14 @@ SC_API sc_status_t sc_compressor_reset(sc_compressor_t *c)
     pthread_mutex_unlock(&c->lock);
     return SC_SUCCESS;
 }
+
+void sc_compressor_realign(sc_ckey_t *k, long steps)
+{
+    size_t bytes = (k->count ? k->count : 1) * sc_dtype_size(k->acc);
+
+    if (k->residual)
+        memset(k->residual, 0, bytes);
+    if (k->momentum)
+        memset(k->momentum, 0, bytes);
+    k->steps = steps;
+}
