@@ -263,7 +263,16 @@ SC_API void sc_compressor_destroy(sc_compressor_t *compressor);
  * first bucket starts, or by save or load); so a save after an iteration whose steps all
  * failed writes what a save before it wrote. A selection that fails on one rank (out of
  * memory) fails that bucket's step on every rank (the others with SC_ERR_PEER_FAILED
- * naming it), none committing it. config NULL: defaults; a config is checked as by sc_compressor_create. The
+ * naming it), none committing it. A step whose collective completed on some ranks and
+ * failed on others (a peer's failure reaching them after their part was done) is
+ * committed where it completed: the reducer cannot go on (its communicator failed), and
+ * the states its ranks save are a step apart. So the first iteration after a load
+ * compares the ranks' steps per bucket index (two small all-reduces at its first
+ * bucket's start), and every index whose steps differ goes back to the
+ * fewest on every rank, its residual and momentum dropped, with a warning naming the
+ * bucket (with warm-up, some ranks all-reduced that bucket where others all-gathered
+ * it, at every iteration of every reducer loading those states). Every rank loads, or
+ * none. config NULL: defaults; a config is checked as by sc_compressor_create. The
  * hook's config text holds density, mode, error_feedback, momentum, values_fp16,
  * index_bits and warmup_steps, so that ranks whose settings differ fail
  * sc_reducer_create (threads and seed may differ). */

@@ -6,12 +6,14 @@
 #include <sched.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "collectives/call.h"
 #include "compress/compress_internal.h"
 #include "core/comm_internal.h"
 #include "core/fpenv.h"
+#include "core/log.h"
 
 #define SC_HOOK_TOPK "comm hook topk"
 
@@ -118,6 +120,58 @@ static void sc_hook_topk_undo(sc_compressor_t *c)
     }
 }
 
+/* The ranks' steps per bucket index, compared after a load (a hook made afresh has no
+ * step on any rank), before the next step: a step that completed on some ranks and
+ * failed on others (a peer's failure reaching them after their part was done) is
+ * committed only where it completed, and states saved then and loaded differ by that
+ * step; with warm-up, the ranks would all-reduce a bucket that others all-gather, at
+ * every iteration. Every index whose steps differ goes back to the fewest on every
+ * rank, its residual and momentum (and a state kept aside for it) dropped, saying so.
+ * An index a rank has no key for counts 0 steps. Two small all-reduces, issued where
+ * every rank starts its iteration's first bucket. */
+static sc_status_t sc_hook_topk_align(sc_compressor_t *c, sc_comm_t *comm)
+{
+    int64_t n = 0, *v;
+    sc_status_t st;
+
+    pthread_mutex_lock(&c->lock);
+    for (int i = 0; i < c->nkeys; i++)
+        if (c->keys[i]->key >= n)
+            n = (int64_t)c->keys[i]->key + 1;
+    pthread_mutex_unlock(&c->lock);
+    st = sc_allreduce(&n, &n, 1, SC_INT64, SC_MAX, comm, NULL, NULL);
+    if (st != SC_SUCCESS || n == 0)
+        return st;
+    v = calloc((size_t)n * 2, sizeof(*v));
+    if (!v) /* the start fails, which aborts the communicator: no rank waits */
+        return sc_error(SC_ERR_NO_MEMORY, SC_HOOK_TOPK ": out of memory comparing the steps "
+                        "of %lld buckets with the other ranks", (long long)n);
+    pthread_mutex_lock(&c->lock);
+    for (int i = 0; i < c->nkeys; i++) { /* the most steps, and the fewest negated */
+        v[c->keys[i]->key] = c->keys[i]->steps;
+        v[n + c->keys[i]->key] = -(int64_t)c->keys[i]->steps;
+    }
+    pthread_mutex_unlock(&c->lock);
+    st = sc_allreduce(v, v, (size_t)n * 2, SC_INT64, SC_MAX, comm, NULL, NULL);
+    pthread_mutex_lock(&c->lock);
+    for (int i = 0; i < c->nkeys && st == SC_SUCCESS; i++) {
+        sc_ckey_t *k = c->keys[i];
+        if (v[k->key] == -v[n + k->key])
+            continue;
+        sc_log(SC_LOG_WARN, SC_HOOK_TOPK ": bucket %d has between %lld and %lld steps done "
+               "on different ranks (a step that failed on some ranks completed on others "
+               "before their states were saved): every rank drops its residual and "
+               "momentum and goes on from step %lld", k->key, (long long)-v[n + k->key],
+               (long long)v[k->key], (long long)-v[n + k->key]);
+        sc_ckey_free(k->parked);
+        k->parked = NULL;
+        sc_compressor_realign(k, (long)-v[n + k->key]);
+    }
+    pthread_mutex_unlock(&c->lock);
+    free(v);
+    return st;
+}
+
 /* A sparse step: the all-gather of this rank's block is issued here, in bucket order on
  * every rank, and starts once the compressor's worker has selected into the block; the
  * caller's thread goes on marking gradients meanwhile. */
@@ -128,7 +182,7 @@ static sc_status_t sc_hook_topk_start_in(void *state, const sc_hook_bucket_t *b,
     int rank = sc_comm_rank(comm);
     sc_call_t call;
     sc_ckey_t *k;
-    sc_status_t st;
+    sc_status_t st = SC_SUCCESS;
     int first;
 
     if (b->stream)
@@ -144,7 +198,13 @@ static sc_status_t sc_hook_topk_start_in(void *state, const sc_hook_bucket_t *b,
         pthread_mutex_lock(&c->hook_lock);
         sc_hook_topk_quiesce(c);
         sc_hook_topk_undo(c);
+        if (c->hook_align)
+            st = sc_hook_topk_align(c, comm);
+        if (st == SC_SUCCESS)
+            c->hook_align = 0;
         pthread_mutex_unlock(&c->hook_lock);
+        if (st != SC_SUCCESS)
+            return st;
     }
     st = sc_hook_topk_key(c, b, &k);
     if (st == SC_SUCCESS) {
@@ -374,6 +434,7 @@ static sc_status_t sc_hook_topk_load(void *state, const void *buf, size_t len)
     if (!buf)
         return sc_error(SC_ERR_INVALID_ARG, SC_HOOK_TOPK ": buf is NULL");
     pthread_mutex_lock(&c->hook_lock);
+    c->hook_align = 1; /* every rank loads (its own state): they compare them */
     sc_hook_topk_quiesce(c);
     sc_hook_topk_undo(c); /* before the keys it would put back are replaced */
     if (len < sizeof(h) || memcmp(buf, sc_hook_state_magic, sizeof(h.magic)) != 0) {

@@ -22,9 +22,16 @@
  * the ranks realign the key (they were refused as a mismatch of the step's kind at
  * every later step: rank 0 past warm-up, rank 1 not).
  *
+ * hook_partial_failure: the same for the top-k comm hook: a reducer's second (dense,
+ * the last of warm-up) step of bucket 0 completes on rank 0 and fails on rank 1; each
+ * rank saves its hook's state and loads it into a new reducer on the world, whose
+ * iterations succeed on both ranks (rank 0 took sparse steps and rank 1 dense ones: the
+ * collectives' kinds differed at every iteration of every reducer loading those
+ * states).
+ *
  * Usage (under scrun, 2 ranks, with the shim preloaded): test_header_failure send |
  * compressed_dense_step | compressed_partial_failure | hook_first_step |
- * hook_approx_step */
+ * hook_approx_step | hook_partial_failure */
 #include <dlfcn.h>
 
 #include "fault_util.h"
@@ -119,28 +126,39 @@ static int test_compressed_dense_step(int argc, char **argv)
     return TEST_PASS;
 }
 
+/* The world of 2 ranks the partial failures run in, the shim's arming, and their
+ * compressors' configuration: warmup_steps warm-up steps, density 0.25. */
+static int partial_world(sc_comm_t **comm, void (**fail_after)(int), sc_compress_config_t *cfg,
+                         int warmup_steps)
+{
+    *fail_after = (void (*)(int))dlsym(RTLD_DEFAULT, "sc_test_fail_header_send_after");
+    CHECK(*fail_after, "fail_header_send.c is not preloaded");
+    CHECK_OK(sc_comm_init_from_env(comm));
+    CHECK(sc_comm_size(*comm) == 2, "needs 2 ranks");
+    *cfg = (sc_compress_config_t)SC_COMPRESS_CONFIG_INIT;
+    cfg->warmup_steps = warmup_steps;
+    cfg->density = 0.25;
+    return TEST_PASS;
+}
+
 static int test_compressed_partial_failure(int argc, char **argv)
 {
-    void (*fail_after)(int) = (void (*)(int))dlsym(RTLD_DEFAULT,
-                                                   "sc_test_fail_header_send_after");
-    sc_compress_config_t cfg = SC_COMPRESS_CONFIG_INIT;
     float g[64], out[64], other[64];
     int key = -1, ok[2];
+    void (*fail_after)(int);
+    sc_compress_config_t cfg;
     sc_compressor_t *c;
     sc_comm_t *comm;
 
     (void)argc, (void)argv;
-    CHECK(fail_after, "fail_header_send.c is not preloaded");
-    CHECK_OK(sc_comm_init_from_env(&comm));
-    CHECK(sc_comm_size(comm) == 2, "needs 2 ranks");
-    cfg.warmup_steps = 1;
-    cfg.density = 0.25;
+    if (partial_world(&comm, &fail_after, &cfg, 1) != TEST_PASS)
+        return TEST_FAIL;
     CHECK_OK(sc_compressor_create(&cfg, &c));
     for (int i = 0; i < 64; i++)
         g[i] = (float)((i * 37 + fault_rank * 11) % 64) - 32.0f;
     /* Rank 0's step may fail too (the failure's notice first): tried again, on another
      * key and split, until only rank 1's failed. */
-    for (int t = 0; t < 8 && key < 0; t++) {
+    for (int t = 0; t < 20 && key < 0; t++) {
         sc_comm_t *s;
         int mine;
 
@@ -153,7 +171,7 @@ static int test_compressed_partial_failure(int argc, char **argv)
         if (ok[0] && !ok[1])
             key = t;
     }
-    CHECK(key >= 0, "in 8 tries rank 0's step never completed where rank 1's failed");
+    CHECK(key >= 0, "in 20 tries rank 0's step never completed where rank 1's failed");
     for (int step = 0; step < 3; step++) {
         sc_compress_stats_t stats;
         sc_status_t st = sc_compressed_allreduce(c, comm, key, g, out, 64, SC_FLOAT32,
@@ -187,6 +205,29 @@ static sc_status_t hook_iteration(sc_reducer_t *r, float *g, size_t n)
     return st != SC_SUCCESS ? st : fin;
 }
 
+/* The next iteration of r (one gradient g of n floats on comm), whose first collective's
+ * header rank 1 fails, fails; *before, *lb: the hook's state saved before it. */
+static int hook_fail_next(sc_comm_t *comm, sc_reducer_t *r, void (*fail_after)(int),
+                          float *g, size_t n, char **before, size_t *lb)
+{
+    sc_status_t st;
+
+    if (fault_hook_state(r, before, lb) != TEST_PASS)
+        return TEST_FAIL;
+    /* Both ranks past the good iterations first: rank 1's failure fails what rank 0
+     * still has pending, an earlier iteration's last collective too (it did so in about
+     * half the runs beside other tests). Rank 1 leaves the barrier once rank 0's message
+     * came, and may fail before rank 0 had rank 1's (as in test_send). */
+    st = sc_barrier(comm, NULL);
+    CHECK(st == SC_SUCCESS || (fault_rank == 0 && st == SC_ERR_PEER_FAILED),
+          "the barrier returned %s: %s", sc_status_string(st), sc_last_error());
+    if (fault_rank == 1)
+        fail_after(0);
+    CHECK(hook_iteration(r, g, n) != SC_SUCCESS, "the iteration whose step failed on rank 1 "
+          "succeeded");
+    return TEST_PASS;
+}
+
 /* A reducer of one gradient of n floats (at most 2^17) with the top-k hook of cfg; `ok`
  * synced iterations run, then rank 1 fails the header of the next one's step, its
  * collective `op` (the first of the iteration): rank 1's save after that failed
@@ -203,7 +244,6 @@ static int hook_failed_step(const sc_compress_config_t *cfg, size_t n, int ok, c
     sc_comm_hook_t hook;
     sc_reducer_t *r;
     sc_comm_t *comm;
-    sc_status_t st;
 
     CHECK(fail_after, "fail_header_send.c is not preloaded");
     CHECK_OK(sc_comm_init_from_env(&comm));
@@ -213,19 +253,8 @@ static int hook_failed_step(const sc_compress_config_t *cfg, size_t n, int ok, c
     CHECK_OK(sc_reducer_create(comm, &desc, 1, &rc, &r));
     for (int i = 0; i < ok; i++)
         CHECK_OK(hook_iteration(r, g, desc.count));
-    if (fault_hook_state(r, &before, &lb) != TEST_PASS)
+    if (hook_fail_next(comm, r, fail_after, g, desc.count, &before, &lb) != TEST_PASS)
         return TEST_FAIL;
-    /* Both ranks past the good iterations first: rank 1's failure fails what rank 0
-     * still has pending, an earlier iteration's last collective too (it did so in about
-     * half the runs beside other tests). Rank 1 leaves the barrier once rank 0's message
-     * came, and may fail before rank 0 had rank 1's (as in test_send). */
-    st = sc_barrier(comm, NULL);
-    CHECK(st == SC_SUCCESS || (fault_rank == 0 && st == SC_ERR_PEER_FAILED),
-          "the barrier returned %s: %s", sc_status_string(st), sc_last_error());
-    if (fault_rank == 1)
-        fail_after(0);
-    st = hook_iteration(r, g, desc.count);
-    CHECK(st != SC_SUCCESS, "the iteration whose step failed on rank 1 succeeded");
     if (fault_rank == 1)
         CHECK(strstr(sc_last_error(), op), "the iteration failed elsewhere than in the "
               "step's %s: %s", op, sc_last_error());
@@ -236,6 +265,60 @@ static int hook_failed_step(const sc_compress_config_t *cfg, size_t n, int ok, c
               "hook's state (%zu bytes saved after it, %zu before)", la, lb);
     free(before);
     free(after);
+    sc_reducer_destroy(r);
+    sc_comm_destroy(comm);
+    return TEST_PASS;
+}
+
+static int test_hook_partial_failure(int argc, char **argv)
+{
+    void (*fail_after)(int);
+    sc_compress_config_t cfg;
+    sc_reducer_config_t rc = SC_REDUCER_CONFIG_INIT;
+    sc_grad_desc_t desc = {64, SC_FLOAT32, "w"}; /* its all-reduce inside the header */
+    static float g[64];
+    char *state = NULL, *before;
+    size_t len = 0, lb;
+    int done = 0, kept[2];
+    sc_comm_hook_t hook;
+    sc_reducer_t *r;
+    sc_comm_t *comm;
+
+    (void)argc, (void)argv;
+    if (partial_world(&comm, &fail_after, &cfg, 2) != TEST_PASS)
+        return TEST_FAIL;
+    rc.hook = &hook;
+    /* Rank 0's step may fail too: tried again, with a new reducer on a new split, until
+     * only rank 1's failed (rank 0's state then changed, rank 1's did not). */
+    for (int t = 0; t < 40 && !done; t++) {
+        sc_comm_t *s;
+
+        CHECK_OK(sc_comm_split(comm, 0, fault_rank, &s));
+        CHECK_OK(sc_comm_hook_topk(&cfg, &hook));
+        CHECK_OK(sc_reducer_create(s, &desc, 1, &rc, &r));
+        CHECK_OK(hook_iteration(r, g, desc.count));
+        if (hook_fail_next(s, r, fail_after, g, desc.count, &before, &lb) != TEST_PASS)
+            return TEST_FAIL;
+        free(state);
+        if (fault_hook_state(r, &state, &len) != TEST_PASS)
+            return TEST_FAIL;
+        kept[fault_rank] = len != lb || memcmp(state, before, len) != 0;
+        free(before);
+        sc_reducer_destroy(r);
+        sc_comm_destroy(s);
+        CHECK_OK(sc_allgather(&kept[fault_rank], kept, 1, SC_INT32, comm, NULL, NULL));
+        done = kept[0] && !kept[1];
+    }
+    CHECK(done, "in 40 tries rank 0's step never completed where rank 1's failed");
+    CHECK_OK(sc_comm_hook_topk(&cfg, &hook));
+    CHECK_OK(sc_reducer_create(comm, &desc, 1, &rc, &r));
+    CHECK_OK(sc_reducer_hook_load(r, state, len));
+    free(state);
+    for (int it = 0; it < 2; it++) {
+        sc_status_t st = hook_iteration(r, g, desc.count);
+        CHECK(st == SC_SUCCESS, "iteration %d of the reducer that loaded the states returned "
+              "%s: %s", it, sc_status_string(st), sc_last_error());
+    }
     sc_reducer_destroy(r);
     sc_comm_destroy(comm);
     return TEST_PASS;
@@ -269,6 +352,7 @@ int main(int argc, char **argv)
                                           test_compressed_partial_failure},
                                          {"hook_first_step", test_hook_first_step},
                                          {"hook_approx_step", test_hook_approx_step},
+                                         {"hook_partial_failure", test_hook_partial_failure},
                                          {NULL, NULL}};
     return fault_main(tests, argc, argv);
 }
