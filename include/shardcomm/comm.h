@@ -117,7 +117,9 @@ SC_API sc_status_t sc_comm_split(sc_comm_t *comm, int color, int key, sc_comm_t 
 SC_API sc_status_t sc_comm_destroy(sc_comm_t *comm);
 
 /* Marks the communicator aborted: pending and later calls fail with SC_ERR_ABORTED,
- * and peers are told so that their calls fail too. Never blocks. The communicator
+ * and peers are told so that their calls fail too. Never blocks: the pending calls'
+ * transfers are cancelled and waited for 50 ms at most, all together, however many
+ * calls are pending (and a closed connection's 1 s at most, below). The communicator
  * must still be destroyed. Any thread may call it, while another thread is in a call
  * on comm (sc_wait, a blocking collective: that call returns SC_ERR_ABORTED) or
  * destroys it (then the abort runs before the destroy frees anything, or finds comm

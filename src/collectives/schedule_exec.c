@@ -691,11 +691,9 @@ static int sc_op_cancel_one(sc_coll_op_t *op, void **req, int peer, double deadl
     return 1;
 }
 
-int sc_op_cancel(sc_coll_op_t *op, int settle)
+void sc_op_cancel_start(sc_coll_op_t *op)
 {
     sc_transport_t *tp = op->comm->tp;
-    double deadline;
-    int done = 1;
 
     for (int i = 0; i < 2; i++) {
         sc_ucx_cancel_start(tp, op->hdr_recv_req[i]);
@@ -704,7 +702,12 @@ int sc_op_cancel(sc_coll_op_t *op, int settle)
     for (int i = op->first_pending; i < op->nacts; i++)
         if (op->acts[i].state == SC_ACT_STARTED)
             sc_ucx_cancel_start(tp, op->acts[i].ucx_req);
-    deadline = sc_clock_now() + SC_UCX_CANCEL_WAIT_S;
+}
+
+int sc_op_cancel_finish(sc_coll_op_t *op, int settle, double deadline)
+{
+    int done = 1;
+
     for (int i = 0; i < 2; i++) {
         done &= sc_op_cancel_one(op, &op->hdr_recv_req[i], op->hdr_peer[i], deadline, settle);
         done &= sc_op_cancel_one(op, &op->hdr_send_req[i], op->hdr_peer[i], deadline, settle);

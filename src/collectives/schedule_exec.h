@@ -10,19 +10,24 @@
  * SC_ERR_TIMEOUT when nothing of it moved for the communicator's timeout. */
 sc_status_t sc_op_advance(sc_coll_op_t *op, int *moved);
 
-/* Cancels the op's outstanding transfers after a failure. A transfer left in flight
- * (UCX cannot cancel a rendezvous under way) with a peer of this node (shared memory:
- * sc_ucx_peer_local) is kept on the op when settle is set: 1 is
- * returned, and sc_op_settled tells when they are done (the peer finishes them, or
- * drops what it will never receive: progress_settle.h), so that the connection every
- * communicator of the transport shares stays open; sc_op_cancel again without settle
- * gives up on them. Without settle, such a transfer closes the connection to its peer
- * and keeps the op's memory until the worker is destroyed (op->stuck, sc_op_abandon);
- * 0 is returned. */
-int sc_op_cancel(sc_coll_op_t *op, int settle);
+/* Cancels the op's outstanding transfers after a failure: start, then finish, which
+ * waits for them until deadline (sc_clock_now; SC_UCX_CANCEL_WAIT_S from the start).
+ * For many ops: start every op's cancel, then finish each against one shared deadline,
+ * so that ops a peer does not progress cost that wait once, not once each. A transfer
+ * left in flight (UCX cannot cancel a rendezvous under way, nor a send queued to a
+ * peer that takes nothing) with a peer of this node (shared memory:
+ * sc_ucx_peer_local) is kept on the op when settle is set: 1 is returned, and
+ * sc_op_settled tells when they are done (the peer finishes them, or drops what it
+ * will never receive: progress_settle.h), so that the connection every communicator of
+ * the transport shares stays open; sc_op_cancel_finish again without settle gives up
+ * on them. Without settle, such a transfer closes the connection to its peer and keeps
+ * the op's memory until the worker is destroyed (op->stuck, sc_op_abandon); 0 is
+ * returned. */
+void sc_op_cancel_start(sc_coll_op_t *op);
+int sc_op_cancel_finish(sc_coll_op_t *op, int settle, double deadline);
 
-/* Whether the transfers sc_op_cancel left in flight are done: 1 when all are (their
- * requests freed), 0 while some move, -1 when the peer of one failed. Does not
+/* Whether the transfers sc_op_cancel_finish left in flight are done: 1 when all are
+ * (their requests freed), 0 while some move, -1 when the peer of one failed. Does not
  * progress the worker. */
 int sc_op_settled(sc_coll_op_t *op);
 

@@ -74,12 +74,13 @@ static int sc_p2p_cut_fails(const sc_p2p_cut_t *cut, const sc_coll_op_t *op)
 }
 
 /* Fails comm's queued collectives numbered from colls on and its point-to-point ops
- * that cut names (every one when cut is NULL); their transfers settle where the peers
- * are alive (sc_settle_fail_op). Caller holds tp->lock. */
+ * that cut names (every one when cut is NULL), all together: their transfers are
+ * cancelled and waited for once, and settle where the peers are alive
+ * (sc_settle_fail_ops). Caller holds tp->lock. */
 static void sc_progress_fail_queued(sc_comm_t *c, uint64_t colls, const sc_p2p_cut_t *cut,
                                     sc_status_t st, const char *text, int alive)
 {
-    sc_coll_op_t **pp = &c->head, *kept = NULL, *p2p = c->p2p;
+    sc_coll_op_t **pp = &c->head, *kept = NULL, *p2p = c->p2p, *failed, **failed_end;
 
     /* The queue is in issue order: the ops before the first failing one stay. */
     while (*pp && (*pp)->hdr.seq < colls) {
@@ -87,11 +88,11 @@ static void sc_progress_fail_queued(sc_comm_t *c, uint64_t colls, const sc_p2p_c
         pp = &kept->next;
     }
     c->tail = kept;
-    while (*pp) {
-        sc_coll_op_t *op = *pp;
-        *pp = op->next;
-        sc_settle_fail_op(c, op, st, text, alive);
-    }
+    failed = *pp;
+    *pp = NULL;
+    failed_end = &failed;
+    while (*failed_end)
+        failed_end = &(*failed_end)->next;
     c->p2p = c->p2p_tail = NULL;
     c->p2p_len = 0;
     while (p2p) {
@@ -101,8 +102,11 @@ static void sc_progress_fail_queued(sc_comm_t *c, uint64_t colls, const sc_p2p_c
             sc_progress_p2p_append(c, op);
             continue;
         }
-        sc_settle_fail_op(c, op, st, text, alive);
+        op->next = NULL;
+        *failed_end = op;
+        failed_end = &op->next;
     }
+    sc_settle_fail_ops(c, failed, st, text, alive);
 }
 
 void sc_progress_fail_comm(sc_comm_t *c, sc_status_t st, const char *text, int notify,
@@ -193,7 +197,8 @@ static int sc_progress_p2p_one(sc_comm_t *c, sc_coll_op_t *op, int *progressed)
     }
     snprintf(text, sizeof(text), "%s", c->broken_text);
     st = c->broken != SC_SUCCESS ? c->broken : st;
-    sc_settle_fail_op(c, op, st, text, sc_settle_peers_alive(st));
+    op->next = NULL;
+    sc_settle_fail_ops(c, op, st, text, sc_settle_peers_alive(st));
     return 1;
 }
 

@@ -33,8 +33,8 @@ void sc_progress_enqueue(sc_comm_t *comm, sc_coll_op_t *op, struct sc_request *r
                          int caller_waits);
 
 /* Completes op's request with status and text (NULL on success) and frees op: it left
- * the engine's queues, and no transfer of it is in flight but those sc_op_cancel gave
- * up on. Caller holds tp->lock. */
+ * the engine's queues, and no transfer of it is in flight but those
+ * sc_op_cancel_finish gave up on. Caller holds tp->lock. */
 void sc_progress_finish_op(sc_comm_t *comm, sc_coll_op_t *op, sc_status_t status,
                            const char *text);
 

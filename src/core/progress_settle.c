@@ -39,19 +39,22 @@ struct sc_ctx_drain {
 /* Messages dropped per scan and kind of message, at most. */
 #define SC_SETTLE_DROPS 64
 
-void sc_settle_fail_op(sc_comm_t *c, sc_coll_op_t *op, sc_status_t st, const char *text,
-                       int alive)
+/* Fails op, its cancel started, with st and text: its transfers are waited for until
+ * deadline, then those a peer of this node still holds (alive) until the op's settle
+ * deadline. */
+static void sc_settle_fail_one(sc_comm_t *c, sc_coll_op_t *op, sc_status_t st,
+                               const char *text, int alive, double deadline)
 {
     sc_transport_t *tp = c->tp;
     double wait = c->timeout_s < SC_OP_SETTLE_S ? c->timeout_s : SC_OP_SETTLE_S;
 
-    if (!sc_op_cancel(op, alive)) {
+    if (!sc_op_cancel_finish(op, alive, deadline)) {
         sc_progress_finish_op(c, op, st, text);
         return;
     }
     op->settle_text = strdup(text ? text : "");
     if (!op->settle_text) {
-        sc_op_cancel(op, 0);
+        sc_op_cancel_finish(op, 0, deadline);
         sc_progress_finish_op(c, op, st, text);
         return;
     }
@@ -59,6 +62,22 @@ void sc_settle_fail_op(sc_comm_t *c, sc_coll_op_t *op, sc_status_t st, const cha
     op->settle_deadline = sc_clock_coarse() + wait;
     op->next = tp->op_settling;
     tp->op_settling = op;
+}
+
+void sc_settle_fail_ops(sc_comm_t *c, sc_coll_op_t *ops, sc_status_t st, const char *text,
+                        int alive)
+{
+    double deadline;
+
+    for (sc_coll_op_t *op = ops; op; op = op->next)
+        sc_op_cancel_start(op);
+    deadline = sc_clock_now() + SC_UCX_CANCEL_WAIT_S;
+    while (ops) {
+        sc_coll_op_t *op = ops;
+
+        ops = op->next;
+        sc_settle_fail_one(c, op, st, text, alive, deadline);
+    }
 }
 
 /* Completes op's request with the failure it waited to report. */
@@ -130,7 +149,7 @@ static int sc_settle_drain(sc_transport_t *tp, struct sc_ctx_drain *d, double no
     if (!sc_ucx_unexpected(tp, id_tag, id_mask, &found))
         return dropped;
     /* Peers of this node only: a remote one closes its connection at once instead
-     * (sc_op_cancel), and a rendezvous this rank took from it would only be cut. */
+     * (sc_op_cancel_finish), and a rendezvous this rank took from it would only be cut. */
     for (int w = 0; w < tp->world_size; w++) {
         uint32_t src = (uint32_t)w;
         if (!sc_ucx_peer_local(tp, w))
@@ -205,6 +224,7 @@ int sc_settle_poll(sc_transport_t *tp)
 {
     sc_coll_op_t **pp = &tp->op_settling;
     double now = sc_clock_coarse();
+    double give_up_by = 0.0;
     uint64_t found;
     int moved = 0;
 
@@ -237,8 +257,13 @@ int sc_settle_poll(sc_transport_t *tp)
             continue;
         }
         *pp = op->next;
-        if (done != 1)
-            sc_op_cancel(op, 0);
+        /* Those given up on in one pass wait for their transfers once, together: their
+         * cancels started as they failed. */
+        if (done != 1) {
+            if (give_up_by == 0.0)
+                give_up_by = sc_clock_now() + SC_UCX_CANCEL_WAIT_S;
+            sc_op_cancel_finish(op, 0, give_up_by);
+        }
         sc_settle_finish(op);
         moved = 1;
     }
@@ -258,6 +283,8 @@ int sc_settle_pending(const sc_transport_t *tp, const sc_comm_t *c)
 void sc_settle_end_comm(sc_transport_t *tp, sc_comm_t *c)
 {
     sc_coll_op_t **pp = &tp->op_settling;
+    /* One wait for them all: their cancels started as they failed. */
+    double deadline = sc_clock_now() + SC_UCX_CANCEL_WAIT_S;
 
     while (*pp) {
         sc_coll_op_t *op = *pp;
@@ -266,7 +293,7 @@ void sc_settle_end_comm(sc_transport_t *tp, sc_comm_t *c)
             continue;
         }
         *pp = op->next;
-        sc_op_cancel(op, 0);
+        sc_op_cancel_finish(op, 0, deadline);
         sc_settle_finish(op);
     }
 }

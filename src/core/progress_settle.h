@@ -5,7 +5,7 @@
  * communicator's failed calls, the collectives a peer that destroyed it never joins,
  * everything of a communicator this rank destroyed), received into scratch and
  * dropped, which completes their transfers in turn. (A remote peer's
- * connection is closed at once, as before: sc_op_cancel.) */
+ * connection is closed at once, as before: sc_op_cancel_finish.) */
 #ifndef SC_CORE_PROGRESS_SETTLE_H
 #define SC_CORE_PROGRESS_SETTLE_H
 
@@ -25,23 +25,28 @@ static inline int sc_settle_peers_alive(sc_status_t status)
     return status != SC_ERR_TIMEOUT && status != SC_ERR_PEER_FAILED;
 }
 
-/* Fails op (out of its communicator's queues) with status and text: its transfers are
- * cancelled, and those in flight with a peer of this node, where the peers are alive
- * (alive), are waited for before the request completes. Caller holds tp->lock. */
-void sc_settle_fail_op(sc_comm_t *comm, sc_coll_op_t *op, sc_status_t status,
-                       const char *text, int alive);
+/* Fails the ops of the list ops (linked by next, out of their communicator's queues)
+ * with status and text: every op's transfers are cancelled first, then waited for
+ * against one deadline (SC_UCX_CANCEL_WAIT_S in all, however many ops a peer that takes
+ * nothing holds: each waited that long in turn, under tp->lock, 9 s for an abort with
+ * 200 sends pending to a stopped rank), and those still in flight with a peer of this
+ * node, where the peers are alive (alive), are waited for before their requests
+ * complete. Caller holds tp->lock. */
+void sc_settle_fail_ops(sc_comm_t *comm, sc_coll_op_t *ops, sc_status_t status,
+                        const char *text, int alive);
 
 /* Completes the failed ops whose transfers are done; one past its deadline, or whose
  * peer failed, closes the connection to the peers of those still in flight (as
- * sc_op_cancel without settle). Then drops what arrived for the broken communicators'
- * failed calls. Nonzero when something finished or was dropped. Caller holds
- * tp->lock. */
+ * sc_op_cancel_finish without settle; those of one call waited for once, together).
+ * Then drops what arrived for the broken communicators' failed calls. Nonzero when
+ * something finished or was dropped. Caller holds tp->lock. */
 int sc_settle_poll(sc_transport_t *tp);
 
 /* Whether an op of comm still settles. Caller holds tp->lock. */
 int sc_settle_pending(const sc_transport_t *tp, const sc_comm_t *comm);
 
-/* Gives up on comm's settling ops at once (its teardown). Caller holds tp->lock. */
+/* Gives up on comm's settling ops at once (its teardown; their transfers waited for
+ * once, together). Caller holds tp->lock. */
 void sc_settle_end_comm(sc_transport_t *tp, sc_comm_t *comm);
 
 /* From now on, messages of context id ctx for the collectives numbered from seq on

@@ -49,6 +49,7 @@
  *                      mid_transfer_idle OLD DELAY IDLE */
 #include <signal.h>
 
+#include "../common/sc_proc_state.h"
 #include "fault_util.h"
 
 /* The sentence of a call that the destroyed rank `gone` never joined. */
@@ -222,22 +223,6 @@ static int test_every_rank_destroys(int argc, char **argv)
 #define NOTICE_MSGS 64
 #define NOTICE_MSG_BYTES 4096
 
-/* Whether process pid is stopped (state T or t in /proc/PID/stat). */
-static int process_stopped(int32_t pid)
-{
-    char path[64], buf[256];
-    const char *paren;
-    FILE *f;
-
-    snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-    f = fopen(path, "r");
-    if (!f)
-        return 0;
-    paren = fgets(buf, sizeof(buf), f) ? strrchr(buf, ')') : NULL;
-    fclose(f);
-    return paren && paren[1] == ' ' && (paren[2] == 'T' || paren[2] == 't');
-}
-
 static int test_notice_behind_a_full_socket(int argc, char **argv)
 {
     static uint8_t msgs[NOTICE_MSGS][NOTICE_MSG_BYTES];
@@ -269,7 +254,7 @@ static int test_notice_behind_a_full_socket(int argc, char **argv)
         return end_split_and_world(sub, world);
     }
     t0 = fault_now();
-    while (!process_stopped(pids[1]))
+    while (!sc_test_process_stopped(pids[1]))
         CHECK(fault_now() - t0 < 10.0, "rank 1 (pid %d) did not stop within 10 s", pids[1]);
     for (int i = 0; i < NOTICE_MSGS; i++) {
         memset(msgs[i], i, NOTICE_MSG_BYTES);

@@ -15,6 +15,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "../common/sc_proc_state.h"
 #include "fault_util.h"
 
 #define ALLREDUCE_COUNT 1000
@@ -1195,6 +1196,61 @@ static int test_abort_fails_own_pending_request(int argc, char **argv)
     return finish_failed(comm, &err, "the barrier");
 }
 
+/* ---- an abort with many sends pending to a stopped rank ---- */
+
+#define PENDING_SENDS 256
+#define PENDING_SEND_BYTES 1024
+
+/* 2 ranks; rank 1 stops itself (SIGSTOP), and rank 0 issues 256 non-blocking sends of
+ * 1 KiB to it, most of which stay pending (a stopped rank takes nothing), then calls
+ * sc_comm_abort. The abort cancelled the pending sends one after another under the
+ * transport's lock, each waited for up to 50 ms (UCX cannot cancel a send already
+ * queued to a peer): 9 s for 200, 12 s for 256. It returns within 2 s; rank 0 then
+ * resumes rank 1 (SIGCONT), every send's request completes, done before the abort or
+ * with SC_ERR_ABORTED (some with that), and both ranks destroy the communicator
+ * promptly. */
+static int test_abort_with_sends_pending_to_a_stopped_rank_is_prompt(int argc, char **argv)
+{
+    static char bufs[PENDING_SENDS][PENDING_SEND_BYTES];
+    sc_request_t *reqs[PENDING_SENDS];
+    int32_t pids[2];
+    sc_comm_t *comm;
+    int aborted = 0;
+    double t0, took;
+
+    (void)argc;
+    (void)argv;
+    if (start_world(&comm, 2) != TEST_PASS || gather_pids(comm, pids) != TEST_PASS)
+        return TEST_FAIL;
+    if (fault_rank == 1) {
+        raise(SIGSTOP);
+        return fault_check_destroy(comm, 3.0);
+    }
+    CHECK(sc_test_wait_stopped((int)pids[1], 10.0), "rank 1 (pid %d) did not stop",
+          (int)pids[1]);
+    for (int i = 0; i < PENDING_SENDS; i++)
+        CHECK_OK(sc_send(bufs[i], PENDING_SEND_BYTES, SC_UINT8, 1, comm, NULL, &reqs[i]));
+    fault_sleep(0.2);
+    t0 = fault_now();
+    CHECK_OK(sc_comm_abort(comm));
+    took = fault_now() - t0;
+    CHECK(kill((pid_t)pids[1], SIGCONT) == 0, "SIGCONT to pid %d failed", (int)pids[1]);
+    printf("rank 0: sc_comm_abort with %d sends issued to a stopped rank took %.3f s\n",
+           PENDING_SENDS, took);
+    CHECK(took < 2.0, "sc_comm_abort took %.3f s", took);
+    for (int i = 0; i < PENDING_SENDS; i++) {
+        sc_status_t st = sc_wait(reqs[i]);
+
+        CHECK(st == SC_SUCCESS || st == SC_ERR_ABORTED, "send %d returned %s: %s", i,
+              sc_status_string(st), sc_last_error());
+        aborted += st == SC_ERR_ABORTED;
+        sc_request_free(reqs[i]);
+    }
+    CHECK(aborted > 0, "no send was pending at the abort");
+    printf("rank 0: %d of %d sends failed with SC_ERR_ABORTED\n", aborted, PENDING_SENDS);
+    return fault_check_destroy(comm, 3.0);
+}
+
 /* ---- one collective fewer ---- */
 
 #define SKIP_RANK 2
@@ -1912,6 +1968,8 @@ int main(int argc, char **argv)
         {"abort_fails_own_pending_request", test_abort_fails_own_pending_request},
         {"abort_is_named_in_a_call_others_wait_in",
          test_abort_is_named_in_a_call_others_wait_in},
+        {"abort_with_sends_pending_to_a_stopped_rank_is_prompt",
+         test_abort_with_sends_pending_to_a_stopped_rank_is_prompt},
         {"rank_skipping_a_barrier_then_exiting_fails_the_others",
          test_rank_skipping_a_barrier_then_exiting_fails_the_others},
         {"rank_skipping_a_barrier_then_continuing_is_a_mismatch",
