@@ -83,8 +83,10 @@ static void sc_store_refuse_other(int fd, size_t unread, const char *err)
 
 /* Whether hello h, of which its magic and protocol came, is a rank's of another protocol
  * (a shardcomm of another version, or one from before the protocol was in the hello):
- * then it is answered SC_ERR_MISMATCH naming both and fd is closed: it takes no slot,
- * and the store's launch goes on. 0 where it is no rendezvous's hello. */
+ * then it is answered SC_ERR_MISMATCH naming both: it takes no slot, and the store's
+ * launch goes on. What it sent after is read by the caller before fd is closed
+ * (SC_STORE_REFUSED_S): a close with unread bytes resets the connection, and the reset
+ * may reach the process before the answer. 0 where it is no rendezvous's hello. */
 static int sc_store_refuse_protocol(sc_store_server_t *s, int fd, const sc_store_hello_t *h)
 {
     char theirs[96], err[SC_ERROR_MAX], why[200];
@@ -110,11 +112,7 @@ static int sc_store_refuse_protocol(sc_store_server_t *s, int fd, const sc_store
     snprintf(why, sizeof(why), "it runs rendezvous %s, this store protocol %u", theirs,
              SC_STORE_PROTOCOL);
     sc_store_keep_refusal(s, rank, why);
-    /* What it sent after is read until it closes: a close with unread bytes resets the
-     * connection, and the reset may reach the process before the answer. */
     sc_store_reply_error(fd, SC_ERR_MISMATCH, err, sc_clock_now() + 2.0);
-    sc_store_net_drain(fd, sc_clock_now() + 2.0);
-    close(fd);
     return 1;
 }
 
@@ -129,7 +127,8 @@ static int sc_store_hello_served(const sc_store_hello_t *h)
 /* A connection accepted by the store whose hello and blob (or failure text) are still
  * coming: read as they come, every such connection under one poll, so that one that goes
  * silent (a port scanner, a health check, a rank stopped between its connect and its
- * hello) holds up no later arrival. */
+ * hello) holds up no later arrival; and one of another protocol, answered, whose bytes
+ * are read under the same poll until it closes (refused). */
 typedef struct {
     int fd;
     double until;       /* dropped where nothing more came by then */
@@ -137,6 +136,7 @@ typedef struct {
     size_t got;         /* bytes read: of the hello, then of its blob */
     sc_store_hello_t h;
     uint8_t *blob;      /* h.len bytes and a NUL, once the hello came */
+    int refused;        /* answered as another protocol's: read and dropped until it closes */
 } sc_store_arrival_t;
 
 /* How long an arriving connection may go silent before its hello and blob came. */
@@ -147,11 +147,29 @@ typedef struct {
 #define SC_STORE_ARRIVAL_S (2.0 * SC_STORE_SILENT_S)
 /* Arriving connections read at once; more wait in the listening socket's queue. */
 #define SC_STORE_ARRIVING_MAX 64
+/* How long the connection of a refused process of another protocol is read after its
+ * answer, until it closes as it read the answer: the rest of its hello and blob may still
+ * come, and a close with unread bytes resets the connection. */
+#define SC_STORE_REFUSED_S 2.0
+
+/* Reads and drops what refused arrival k sent, without waiting: 0 while its connection
+ * is open, -1 once it closed or broke. */
+static int sc_store_arrival_drain(sc_store_arrival_t *k)
+{
+    uint8_t buf[4096];
+    ssize_t n = recv(k->fd, buf, sizeof(buf), MSG_DONTWAIT);
+
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR))
+        return 0;
+    return n > 0 ? 0 : -1;
+}
 
 /* Reads what came on k, without waiting: 0 while its hello and blob come, 1 once both
  * came (a hello of this protocol that the store serves), -1 when it is to be dropped (it
  * closed, or it is no rendezvous's or none the store serves), -2 when it is a rank's of
- * another protocol, answered and closed (sc_store_refuse_protocol). */
+ * another protocol, answered (sc_store_refuse_protocol), its connection open: what comes
+ * after is the caller's to read (sc_store_arrival_drain, where k->refused is set: 0, then
+ * -1 once it closed). */
 static int sc_store_arrival_read(sc_store_server_t *s, sc_store_arrival_t *k)
 {
     const size_t head = offsetof(sc_store_hello_t, kind); /* magic and protocol */
@@ -160,8 +178,11 @@ static int sc_store_arrival_read(sc_store_server_t *s, sc_store_arrival_t *k)
     size_t want = k->got < head ? head - k->got
                   : k->got < sizeof(k->h) ? sizeof(k->h) - k->got
                                           : sizeof(k->h) + k->h.len - k->got;
-    ssize_t n = want ? recv(k->fd, to, want, MSG_DONTWAIT) : 0;
+    ssize_t n;
 
+    if (k->refused)
+        return sc_store_arrival_drain(k);
+    n = want ? recv(k->fd, to, want, MSG_DONTWAIT) : 0;
     if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR))
         return 0;
     if (want && n <= 0)
@@ -197,7 +218,7 @@ static double sc_store_arrival_until(const sc_store_arrival_t *k, double last)
 /* The rest of arrival k's hello, awaited by itself until k->until: 1 when it is one of
  * this protocol that the store serves, 0 when it is none (the connection broke or went
  * silent, or it is no rendezvous's), -1 when it is a rank's of another protocol, told
- * and closed (sc_store_refuse_protocol). */
+ * (sc_store_refuse_protocol). */
 static int sc_store_arrival_hello(sc_store_server_t *s, sc_store_arrival_t *k)
 {
     int r = 0;
@@ -272,16 +293,20 @@ static void sc_store_refusals_text(const sc_store_server_t *s, const int *fds, c
 /* Tells the process on fd, whose hello came (hello 1: one of this protocol that the store
  * serves, h; unread: the bytes of its blob still to come) or not (0: the connection broke
  * or went silent, or it is no rendezvous's hello; -1: a rank's of another protocol, told
- * and closed already by sc_store_refuse_protocol), the rendezvous's failure st, err, and
- * closes fd: 1 where it is one of the world's processes. */
+ * already by sc_store_refuse_protocol: what it sent after is read until it closes), the
+ * rendezvous's failure st, err, and closes fd: 1 where it is one of the world's
+ * processes. */
 static int sc_store_refuse_one(sc_store_server_t *s, int fd, int hello,
                                const sc_store_hello_t *h, size_t unread, sc_status_t st,
                                const char *err)
 {
     char other[SC_ERROR_MAX];
 
-    if (hello < 0)
-        return 0; /* none of the world's processes: told why */
+    if (hello < 0) { /* none of the world's processes: told why */
+        sc_store_net_drain(fd, sc_clock_now() + SC_STORE_REFUSED_S);
+        close(fd);
+        return 0;
+    }
     if (hello && sc_store_other_launch(s, h, other, sizeof(other))) {
         sc_store_refuse_other(fd, unread, other); /* none of the world's processes */
         return 0;
@@ -410,7 +435,7 @@ static void sc_store_refuse_all(sc_store_server_t *s, int *fds, sc_status_t st,
         if (fd < 0)
             continue;
         arriving[n] = (sc_store_arrival_t){fd, now + SC_STORE_SILENT_S,
-                                           now + SC_STORE_ARRIVAL_S, 0, {0}, NULL};
+                                           now + SC_STORE_ARRIVAL_S, 0, {0}, NULL, 0};
         if (!alone)
             n++;
         else
@@ -997,8 +1022,37 @@ static void sc_store_timeout_sentence(const sc_store_server_t *s, const int *fds
         memcpy(err + len - 4, "...", 4);
 }
 
+/* How many of the n arrivals are still judged: those not refused (sc_store_refuse_protocol
+ * answered those, whose bytes are only read until they close). */
+static int sc_store_judging(const sc_store_arrival_t *arriving, int n)
+{
+    int judging = 0;
+
+    for (int k = 0; k < n; k++)
+        judging += !arriving[k].refused;
+    return judging;
+}
+
+/* Closes the refused ones of the n arrivals, what came on them read first, and keeps the
+ * others in order; returns how many are kept. */
+static int sc_store_close_refused(sc_store_arrival_t *arriving, int n)
+{
+    int kept = 0;
+
+    for (int k = 0; k < n; k++) {
+        if (arriving[k].refused)
+            sc_store_net_close_answered(arriving[k].fd);
+        else
+            arriving[kept++] = arriving[k];
+    }
+    return kept;
+}
+
 /* The ranks' arrivals (sc_store_take) until every rank arrived, each connection's hello
- * and blob read as they come, all under one poll (sc_store_arrival_t); then the
+ * and blob read as they come, all under one poll (sc_store_arrival_t), a refused process
+ * of another protocol's too, read after its answer until it closes, so that none holds
+ * up the others (sc_store_refuse_protocol read it so before it looked at any other
+ * connection, up to 2 s: every rank arriving meanwhile waited); then the
  * connections already waiting are judged as ones before the last, before any rank is
  * answered (a second process claiming a rank, a rank telling its failure: it was told
  * that rank 0 exited or was killed when the store closed it unread, and the world went
@@ -1032,10 +1086,10 @@ static sc_status_t sc_store_gather(sc_store_server_t *s, int *fds, uint8_t **blo
                     break;
                 arriving[(*n)++] = (sc_store_arrival_t){fd, now + SC_STORE_SILENT_S,
                                                         now + SC_STORE_ARRIVAL_S, 0, {0},
-                                                        NULL};
+                                                        NULL, 0};
             }
         }
-        if (last > 0.0 && *n == 0)
+        if (last > 0.0 && sc_store_judging(arriving, *n) == 0)
             break;
         if (last == 0.0 && now >= s->deadline) {
             sc_store_timeout_sentence(s, fds, err, len);
@@ -1071,11 +1125,15 @@ static sc_status_t sc_store_gather(sc_store_server_t *s, int *fds, uint8_t **blo
             int came = ready > 0 && pfds[base + k].revents;
             int r = came ? sc_store_arrival_read(s, a) : 0;
 
-            if (r == 0 && came)
+            if (r == 0 && came && !a->refused)
                 a->until = now + SC_STORE_SILENT_S;
             if (r == 0 && now >= sc_store_arrival_until(a, last))
                 r = -1; /* bytes that keep coming do not keep it past its time */
-            if (r == 0)
+            if (r == -2) { /* answered: read until it closes */
+                a->refused = 1;
+                a->until = a->by = now + SC_STORE_REFUSED_S;
+            }
+            if (r == 0 || r == -2)
                 continue;
             if (r == 1) {
                 arrived += sc_store_take(s, a, fds, blobs, lens, ports, &st, err, len) == 1;
@@ -1104,9 +1162,11 @@ static sc_status_t sc_store_gather(sc_store_server_t *s, int *fds, uint8_t **blo
             }
         } else if (fd >= 0) {
             arriving[(*n)++] = (sc_store_arrival_t){fd, now + SC_STORE_SILENT_S,
-                                                    now + SC_STORE_ARRIVAL_S, 0, {0}, NULL};
+                                                    now + SC_STORE_ARRIVAL_S, 0, {0}, NULL,
+                                                    0};
         }
     }
+    *n = sc_store_close_refused(arriving, *n);
     return st;
 }
 

@@ -1,0 +1,217 @@
+/* Rank 0's rendezvous store (sc_store_serve) on loopback, its ranks and the other
+ * processes that reach it played by this program's sockets: a refusal that holds up no
+ * rank. `test_store_server [NAME]`. */
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "core/bootstrap_store_net.h"
+#include "core/bootstrap_store_server.h"
+#include "core/clock.h"
+
+#define SC_CHECK_RANK 0
+#include "../common/sc_check.h"
+#include "../common/sc_test_runner.h"
+
+#define NELEM(x) (sizeof(x) / sizeof((x)[0]))
+/* Each played rank's blob. */
+#define BLOB_LEN 100
+/* How long a played process waits for the store's bytes. */
+#define WAIT_S 10.0
+
+/* The launch every store here serves. */
+static const sc_store_launch_t launch_a = {"launch-A", "SC_LAUNCH_ID"};
+
+/* A store for size ranks of launch_a listening on a port of its own (backlog queued
+ * connections), its thread not started: the port, or -1. */
+static int store_listen(sc_store_server_t *s, int size, int backlog)
+{
+    struct sockaddr_storage sa;
+    socklen_t len = sizeof(sa);
+    double now = sc_clock_now();
+    int fd, port;
+
+    if (sc_store_net_listen(0, backlog, &fd) != SC_SUCCESS)
+        return -1;
+    if (getsockname(fd, (struct sockaddr *)&sa, &len) != 0) {
+        close(fd);
+        return -1;
+    }
+    port = ntohs(sa.ss_family == AF_INET ? ((struct sockaddr_in *)&sa)->sin_port
+                                         : ((struct sockaddr_in6 *)&sa)->sin6_port);
+    sc_store_server_init(s, "127.0.0.1", port, size, &launch_a, now, now + 10.0);
+    s->listen_fd = fd;
+    s->fanout = 64;
+    s->timeout_s = 10.0;
+    return port;
+}
+
+/* A connection to the store on port; -1 where none. */
+static int store_connect(int port)
+{
+    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port),
+                             .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+    if (fd >= 0 && connect(fd, (struct sockaddr *)&sa, sizeof(sa)) != 0) {
+        close(fd);
+        fd = -1;
+    }
+    return fd;
+}
+
+/* A connection that sent the hello and blob of rank of size ranks of launch (id ""
+ * none); -1 where it could not. */
+static int connect_as_rank(int port, uint32_t rank, uint32_t size, const char *launch)
+{
+    sc_store_hello_t h = {SC_STORE_MAGIC_HELLO, SC_STORE_PROTOCOL, SC_STORE_JOIN, rank, size,
+                          BLOB_LEN, 0, {"", ""}};
+    uint8_t blob[BLOB_LEN];
+    int fd = store_connect(port);
+
+    snprintf(h.launch.id, sizeof(h.launch.id), "%s", launch);
+    snprintf(h.launch.from, sizeof(h.launch.from), "SC_LAUNCH_ID");
+    memset(blob, (int)rank, sizeof(blob));
+    if (fd >= 0 && (send(fd, &h, sizeof(h), MSG_NOSIGNAL) != (ssize_t)sizeof(h) ||
+                    send(fd, blob, sizeof(blob), MSG_NOSIGNAL) != (ssize_t)sizeof(blob))) {
+        close(fd);
+        fd = -1;
+    }
+    return fd;
+}
+
+/* len bytes from fd into buf within WAIT_S (buf NULL: dropped); 0, or -1 where the
+ * connection closed, broke or stayed silent first. */
+static int read_all(int fd, void *buf, size_t len)
+{
+    double until = sc_clock_now() + WAIT_S;
+    uint8_t scratch[4096];
+    size_t got = 0;
+
+    while (got < len) {
+        struct pollfd pfd = {fd, POLLIN, 0};
+        size_t want = len - got;
+        ssize_t n;
+
+        if (poll(&pfd, 1, sc_clock_ms_until(until)) != 1)
+            return -1;
+        if (!buf && want > sizeof(scratch))
+            want = sizeof(scratch);
+        n = recv(fd, buf ? (uint8_t *)buf + got : scratch, want, 0);
+        if (n <= 0)
+            return -1;
+        got += (size_t)n;
+    }
+    return 0;
+}
+
+/* The store's answer on fd, its status into *status: 0, or -1 where none came whole. */
+static int read_answer(int fd, int32_t *status)
+{
+    sc_store_reply_t rep;
+
+    if (read_all(fd, &rep, sizeof(rep)) != 0 || rep.magic != SC_STORE_MAGIC ||
+        read_all(fd, NULL, rep.len) != 0)
+        return -1;
+    *status = rep.status;
+    return 0;
+}
+
+/* Connections of ranks 0 to size - 1 of launch_a that sent their hellos, into fds (-1
+ * where one could not). */
+static void connect_ranks(int port, int size, int *fds)
+{
+    for (int r = 0; r < size; r++)
+        fds[r] = connect_as_rank(port, (uint32_t)r, (uint32_t)size, launch_a.id);
+}
+
+/* Ranks 0 to size - 1 on fds (connect_ranks) take their part, and their connections are
+ * closed: each takes its answer (SC_SUCCESS), then each says it has the table and hears
+ * the store's SC_SUCCESS; *took is the seconds from the call to their last answer. 0, or
+ * 1 said why. */
+static int play_ranks(const int *fds, int size, double *took)
+{
+    const sc_store_reply_t word = {SC_STORE_MAGIC, SC_SUCCESS, 0};
+    double t0 = sc_clock_now();
+    int32_t status = 0;
+    int rc = 0;
+
+    for (int r = 0; r < size && !rc; r++) {
+        rc = fds[r] < 0 || read_answer(fds[r], &status) != 0 || status != SC_SUCCESS;
+        if (rc)
+            fprintf(stderr, "FAIL: rank %d was not answered SC_SUCCESS (%d)\n", r,
+                    (int)status);
+    }
+    *took = sc_clock_now() - t0;
+    for (int r = 0; r < size && !rc; r++) {
+        rc = send(fds[r], &word, sizeof(word), MSG_NOSIGNAL) != (ssize_t)sizeof(word);
+        if (rc)
+            fprintf(stderr, "FAIL: rank %d could not say it has the table\n", r);
+    }
+    for (int r = 0; r < size && !rc; r++) {
+        rc = read_answer(fds[r], &status) != 0 || status != SC_SUCCESS;
+        if (rc)
+            fprintf(stderr, "FAIL: rank %d did not hear the store's SC_SUCCESS (%d)\n", r,
+                    (int)status);
+    }
+    for (int r = 0; r < size; r++)
+        if (fds[r] >= 0)
+            close(fds[r]);
+    return rc;
+}
+
+/* Joins the store's thread, undoes its init, and checks its verdict: SC_SUCCESS. */
+static int store_succeeded(sc_store_server_t *s)
+{
+    pthread_join(s->thread, NULL);
+    sc_store_server_fini(s);
+    CHECK(s->verdict == SC_SUCCESS, "the store's verdict is %d: %s", (int)s->verdict,
+          s->verdict_text);
+    return 0;
+}
+
+/* A process of another shardcomm version (rendezvous protocol 4) reaches the store first
+ * and keeps its connection open once refused; ranks 0 and 1 arrive after its refusal
+ * and are answered within 1 s. The store read what the refused process sent until it
+ * closed, up to 2 s, before it looked at any other connection. */
+static int test_refused_protocol_holds_up_no_arrival(void)
+{
+    const uint32_t hello[9] = {SC_STORE_MAGIC_HELLO, 4, SC_STORE_JOIN, 1, 2, BLOB_LEN};
+    sc_store_server_t s;
+    int port = store_listen(&s, 2, 16), other, ranks[2], rc;
+    int32_t status = 0;
+    double took = 0.0;
+
+    CHECK(port > 0, "the store could not listen");
+    CHECK(pthread_create(&s.thread, NULL, sc_store_serve, &s) == 0, "no store thread");
+    other = store_connect(port);
+    rc = other < 0 ||
+         send(other, hello, sizeof(hello), MSG_NOSIGNAL) != (ssize_t)sizeof(hello) ||
+         read_answer(other, &status) != 0 || status != SC_ERR_MISMATCH;
+    if (rc)
+        fprintf(stderr, "FAIL: the process of protocol 4 was not refused with "
+                        "SC_ERR_MISMATCH (%d)\n", (int)status);
+    connect_ranks(port, 2, ranks);
+    rc = play_ranks(ranks, 2, &took) || rc;
+    if (other >= 0)
+        close(other);
+    if (store_succeeded(&s) || rc)
+        return 1;
+    CHECK(took < 1.0, "ranks 0 and 1 were answered %.2f s after they reached the store, "
+          "behind a refused process of another protocol", took);
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    static const sc_test_t tests[] = {
+        SC_TEST(refused_protocol_holds_up_no_arrival),
+    };
+    return sc_run_tests(tests, NELEM(tests), argc > 1 ? argv[1] : NULL);
+}
