@@ -205,14 +205,17 @@ static int sc_store_arrival_read(sc_store_server_t *s, sc_store_arrival_t *k)
 
 /* When arrival k is dropped where its hello and blob had not come: SC_STORE_SILENT_S
  * after its last bytes, SC_STORE_ARRIVAL_S after it was accepted, and 1 s after the last
- * rank arrived (last; 0.0: not yet) where its hello had not come by then: a hello is sent
- * as its connection is made. A connection that trickled its blob after the last rank
- * arrived held every rank's answer for as long as it went on. */
+ * rank arrived (last; 0.0: not yet), or after it was accepted where that was later (one
+ * queued behind SC_STORE_ARRIVING_MAX others then), where its hello had not come by then:
+ * a hello is sent as its connection is made. A connection that trickled its blob after
+ * the last rank arrived held every rank's answer for as long as it went on. */
 static double sc_store_arrival_until(const sc_store_arrival_t *k, double last)
 {
     double until = k->by < k->until ? k->by : k->until;
+    double accepted = k->by - SC_STORE_ARRIVAL_S;
+    double hello_by = (accepted > last ? accepted : last) + 1.0;
 
-    return last > 0.0 && k->got < sizeof(k->h) && last + 1.0 < until ? last + 1.0 : until;
+    return last > 0.0 && k->got < sizeof(k->h) && hello_by < until ? hello_by : until;
 }
 
 /* The rest of arrival k's hello, awaited by itself until k->until: 1 when it is one of
@@ -1048,6 +1051,28 @@ static int sc_store_close_refused(sc_store_arrival_t *arriving, int n)
     return kept;
 }
 
+/* The connections queued on the store's listening socket accepted as arrivals (*n of
+ * them in arriving), as many as there is room for: 1 where some are left queued for want
+ * of room, 0 where none is (or accept failed: those left are reset as the socket
+ * closes). */
+static int sc_store_accept_queued(sc_store_server_t *s, sc_store_arrival_t *arriving,
+                                  int *n, double now)
+{
+    for (;;) {
+        struct pollfd q = {s->listen_fd, POLLIN, 0};
+        int fd;
+
+        if (poll(&q, 1, 0) <= 0)
+            return 0;
+        if (*n == SC_STORE_ARRIVING_MAX)
+            return 1;
+        if ((fd = sc_store_net_accept(s->listen_fd, 0)) < 0)
+            return 0;
+        arriving[(*n)++] = (sc_store_arrival_t){fd, now + SC_STORE_SILENT_S,
+                                                now + SC_STORE_ARRIVAL_S, 0, {0}, NULL, 0};
+    }
+}
+
 /* The ranks' arrivals (sc_store_take) until every rank arrived, each connection's hello
  * and blob read as they come, all under one poll (sc_store_arrival_t), a refused process
  * of another protocol's too, read after its answer until it closes, so that none holds
@@ -1056,7 +1081,10 @@ static int sc_store_close_refused(sc_store_arrival_t *arriving, int n)
  * connections already waiting are judged as ones before the last, before any rank is
  * answered (a second process claiming a rank, a rank telling its failure: it was told
  * that rank 0 exited or was killed when the store closed it unread, and the world went
- * on with whichever claimant came first). SC_SUCCESS; else the failure, err set
+ * on with whichever claimant came first), every one of them, as many at once as there
+ * is room for and the rest as room frees (sc_store_accept_queued: those past the first
+ * 64 were reset unanswered as the store closed its listening socket). SC_SUCCESS; else
+ * the failure, err set
  * (SC_ERR_SYSTEM where its poll fails for another reason than a signal), with
  * the connections still arriving in arriving (*n of them, up to SC_STORE_ARRIVING_MAX)
  * for sc_store_refuse_all. The spare descriptor (*spare) is closed where rank 0 ran out
@@ -1068,7 +1096,7 @@ static sc_status_t sc_store_gather(sc_store_server_t *s, int *fds, uint8_t **blo
 {
     struct pollfd pfds[SC_STORE_ARRIVING_MAX + 1];
     double last = 0.0; /* when the last rank arrived; 0.0 until then */
-    int arrived = 0;
+    int arrived = 0, queued = 0; /* queued: connections waiting then, not all accepted */
     sc_status_t st = SC_SUCCESS;
 
     *n = 0;
@@ -1078,18 +1106,11 @@ static sc_status_t sc_store_gather(sc_store_server_t *s, int *fds, uint8_t **blo
 
         if (arrived == s->size && last == 0.0) {
             last = now;
-            for (;;) {
-                struct pollfd q = {s->listen_fd, POLLIN, 0};
-
-                if (*n == SC_STORE_ARRIVING_MAX || poll(&q, 1, 0) <= 0 ||
-                    (fd = sc_store_net_accept(s->listen_fd, 0)) < 0)
-                    break;
-                arriving[(*n)++] = (sc_store_arrival_t){fd, now + SC_STORE_SILENT_S,
-                                                        now + SC_STORE_ARRIVAL_S, 0, {0},
-                                                        NULL, 0};
-            }
+            queued = 1;
         }
-        if (last > 0.0 && sc_store_judging(arriving, *n) == 0)
+        if (queued)
+            queued = sc_store_accept_queued(s, arriving, n, now);
+        if (last > 0.0 && !queued && sc_store_judging(arriving, *n) == 0)
             break;
         if (last == 0.0 && now >= s->deadline) {
             sc_store_timeout_sentence(s, fds, err, len);
@@ -1131,7 +1152,7 @@ static sc_status_t sc_store_gather(sc_store_server_t *s, int *fds, uint8_t **blo
                 r = -1; /* bytes that keep coming do not keep it past its time */
             if (r == -2) { /* answered: read until it closes */
                 a->refused = 1;
-                a->until = a->by = now + SC_STORE_REFUSED_S;
+                a->until = now + SC_STORE_REFUSED_S;
             }
             if (r == 0 || r == -2)
                 continue;

@@ -1,6 +1,7 @@
 /* Rank 0's rendezvous store (sc_store_serve) on loopback, its ranks and the other
  * processes that reach it played by this program's sockets: a refusal that holds up no
- * rank. `test_store_server [NAME]`. */
+ * rank, every connection queued as the last rank arrives answered.
+ * `test_store_server [NAME]`. */
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <poll.h>
@@ -208,10 +209,77 @@ static int test_refused_protocol_holds_up_no_arrival(void)
     return 0;
 }
 
+/* Before the store's thread starts, ranks 0 and 1 of launch_a and then 80 processes of
+ * launch B (two launches given one master port) queue at it: each of launch B is
+ * refused with SC_ERR_MISMATCH, and ranks 0 and 1 complete the rendezvous. The store
+ * judged only the first 64 connections waiting as the last rank arrived: the others
+ * stayed queued until it closed its listening socket, which reset them unanswered. */
+static int test_every_connection_queued_as_the_last_rank_arrives_is_answered(void)
+{
+    enum { OTHERS = 80 };
+    sc_store_server_t s;
+    int port = store_listen(&s, 2, 128), ranks[2], others[OTHERS], refused = 0, rc;
+    int32_t status = 0;
+    double took;
+
+    CHECK(port > 0, "the store could not listen");
+    connect_ranks(port, 2, ranks);
+    for (int k = 0; k < OTHERS; k++)
+        others[k] = connect_as_rank(port, 1, 2, "launch-B");
+    CHECK(pthread_create(&s.thread, NULL, sc_store_serve, &s) == 0, "no store thread");
+    for (int k = 0; k < OTHERS; k++)
+        refused += others[k] >= 0 && read_answer(others[k], &status) == 0 &&
+                   status == SC_ERR_MISMATCH;
+    rc = play_ranks(ranks, 2, &took);
+    for (int k = 0; k < OTHERS; k++)
+        if (others[k] >= 0)
+            close(others[k]);
+    if (store_succeeded(&s) || rc)
+        return 1;
+    CHECK(refused == OTHERS, "%d of the %d processes of launch B queued as the last rank "
+          "arrived were refused with SC_ERR_MISMATCH", refused, (int)OTHERS);
+    return 0;
+}
+
+/* Before the store's thread starts, ranks 0 and 1 of launch_a, then 64 connections that
+ * send nothing (port scanners, health checks) and a process of launch B queue at it: the
+ * process of launch B is refused with SC_ERR_MISMATCH, and ranks 0 and 1 complete the
+ * rendezvous. Accepted only as the silent ones were dropped, 1 s after the last rank
+ * arrived, it had no time left for its hello and was closed unanswered. */
+static int test_connection_queued_behind_64_silent_ones_is_answered(void)
+{
+    enum { SILENT = 64 };
+    sc_store_server_t s;
+    int port = store_listen(&s, 2, 128), ranks[2], silent[SILENT], other, rc;
+    int32_t status = 0;
+    double took;
+
+    CHECK(port > 0, "the store could not listen");
+    connect_ranks(port, 2, ranks);
+    for (int k = 0; k < SILENT; k++)
+        silent[k] = store_connect(port);
+    other = connect_as_rank(port, 1, 2, "launch-B");
+    CHECK(pthread_create(&s.thread, NULL, sc_store_serve, &s) == 0, "no store thread");
+    rc = other < 0 || read_answer(other, &status) != 0 || status != SC_ERR_MISMATCH;
+    if (rc)
+        fprintf(stderr, "FAIL: the process of launch B queued behind %d silent connections "
+                        "was not refused with SC_ERR_MISMATCH (%d)\n", (int)SILENT,
+                (int)status);
+    rc = play_ranks(ranks, 2, &took) || rc;
+    for (int k = 0; k < SILENT; k++)
+        if (silent[k] >= 0)
+            close(silent[k]);
+    if (other >= 0)
+        close(other);
+    return store_succeeded(&s) || rc;
+}
+
 int main(int argc, char **argv)
 {
     static const sc_test_t tests[] = {
         SC_TEST(refused_protocol_holds_up_no_arrival),
+        SC_TEST(every_connection_queued_as_the_last_rank_arrives_is_answered),
+        SC_TEST(connection_queued_behind_64_silent_ones_is_answered),
     };
     return sc_run_tests(tests, NELEM(tests), argc > 1 ? argv[1] : NULL);
 }
