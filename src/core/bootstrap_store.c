@@ -465,7 +465,20 @@ void sc_store_tell_failure(const char *addr, int port, int rank, int size,
     snprintf(saved, sizeof(saved), "%s", sc_last_error());
     sc_store_linger_reap(port);
     if (rank == 0) {
-        sc_store_server_tell_failure(addr, port, size, launch, start, deadline, text);
+        /* On the heap, waited for as a failed rendezvous's store (sc_store_server_end):
+         * told here until every rank was, rank 0's sc_comm_init returned only after
+         * min(SC_TIMEOUT, SC_STORE_TELL_S) where a rank never came. */
+        sc_store_server_t *server = malloc(sizeof(*server));
+
+        if (server) {
+            sc_store_server_init(server, addr, port, size, launch, start, deadline);
+            if (sc_store_server_tell_failure(server, text) == 0) {
+                sc_store_server_end(server, SC_ERR_PEER_FAILED);
+            } else {
+                sc_store_server_fini(server);
+                free(server);
+            }
+        }
     } else {
         size_t n = strlen(text);
         sc_store_hello_t h = {SC_STORE_MAGIC_HELLO, SC_STORE_PROTOCOL, SC_STORE_FAILED,

@@ -50,8 +50,10 @@ sc_status_t sc_store_allgather(const char *addr, int port, int rank, int size,
  * join the rendezvous (its transport would not open, for one), tells the others with its
  * sentence text, so that each fails at once with SC_ERR_PEER_FAILED saying why instead of
  * waiting timeout_s for it: rank 0 serves the store only to say so to every rank that
- * connects, until all were told; another rank tells rank 0's store, which fails the
- * rendezvous for all. Either gives up after timeout_s or 30 s, whichever is shorter.
+ * connects, until all were told, its call returning once they were or after 5 s
+ * (SC_STORE_FAILED_WAIT_S) and leaving the rest to its store's thread
+ * (sc_store_linger_add); another rank tells rank 0's store, which fails the rendezvous
+ * for all. Either gives up after timeout_s or 30 s, whichever is shorter.
  * Nothing to do in a world of one; sc_last_error() is left as it was. */
 void sc_store_tell_failure(const char *addr, int port, int rank, int size,
                            const sc_store_launch_t *launch, double timeout_s, const char *text);

@@ -1306,26 +1306,39 @@ void sc_store_server_fini(sc_store_server_t *s)
     pthread_mutex_destroy(&s->lock);
 }
 
-void sc_store_server_tell_failure(const char *addr, int port, int size,
-                                  const sc_store_launch_t *launch, double started,
-                                  double deadline, const char *text)
+/* The thread of a store whose rank 0 failed before it could serve (arg: its
+ * sc_store_server_t, listening, verdict_text its sentence): tells every rank that comes
+ * (sc_store_refuse_all), then sets done. */
+static void *sc_store_serve_failure(void *arg)
 {
-    sc_store_server_t server;
-    int *fds = malloc((size_t)size * sizeof(int));
+    sc_store_server_t *s = arg;
+    int *fds = malloc((size_t)s->size * sizeof(int));
     sc_store_arrival_t *arriving = calloc(SC_STORE_ARRIVING_MAX, sizeof(*arriving));
-    char sentence[SC_ERROR_MAX];
 
-    sc_store_server_init(&server, addr, port, size, launch, started, deadline);
-    if (fds && arriving &&
-        sc_store_net_listen(port, size < 128 ? 128 : size, &server.listen_fd) == SC_SUCCESS) {
-        for (int r = 0; r < size; r++)
+    if (fds && arriving) {
+        for (int r = 0; r < s->size; r++)
             fds[r] = -1;
         fds[0] = -2; /* rank 0 knows */
-        sc_store_failure_sentence(&server, 0, text, sentence, sizeof(sentence));
-        sc_store_refuse_all(&server, fds, SC_ERR_PEER_FAILED, sentence, arriving, 0);
-        close(server.listen_fd);
+        sc_store_refuse_all(s, fds, s->verdict, s->verdict_text, arriving, 0);
     }
-    sc_store_server_fini(&server);
+    close(s->listen_fd);
     free(arriving);
     free(fds);
+    __atomic_store_n(&s->done, 1, __ATOMIC_RELEASE);
+    return NULL;
+}
+
+int sc_store_server_tell_failure(sc_store_server_t *s, const char *text)
+{
+    if (sc_store_net_listen(s->port, s->size < 128 ? 128 : s->size, &s->listen_fd) !=
+        SC_SUCCESS)
+        return -1;
+    s->verdict = SC_ERR_PEER_FAILED;
+    sc_store_failure_sentence(s, 0, text, s->verdict_text, sizeof(s->verdict_text));
+    __atomic_store_n(&s->failed, 1, __ATOMIC_RELEASE);
+    if (pthread_create(&s->thread, NULL, sc_store_serve_failure, s) != 0) {
+        close(s->listen_fd);
+        return -1;
+    }
+    return 0;
 }

@@ -71,10 +71,12 @@ void sc_store_server_fini(sc_store_server_t *s);
  * leave the thread to tell them (sc_store_linger_add). */
 void *sc_store_serve(void *arg);
 
-/* Rank 0, whose sc_comm_init failed before it could serve (text: its failure), listens
- * on port until deadline and tells every rank that comes that failure. */
-void sc_store_server_tell_failure(const char *addr, int port, int size,
-                                  const sc_store_launch_t *launch, double started,
-                                  double deadline, const char *text);
+/* Rank 0, whose sc_comm_init failed before it could serve (text: its failure): s (not
+ * yet listening) listens on its port, and its thread tells every rank that comes that
+ * failure until its deadline or until stop is set, verdict and failed set as a failed
+ * rendezvous's store sets them, so that rank 0 may return and leave the thread to tell
+ * them (sc_store_linger_add). 0 once the thread runs, -1 where the port or the thread
+ * could not be had (s then holds nothing to undo but sc_store_server_fini). */
+int sc_store_server_tell_failure(sc_store_server_t *s, const char *text);
 
 #endif
