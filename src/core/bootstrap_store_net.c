@@ -249,28 +249,6 @@ void sc_store_net_skip(int fd, size_t len, double deadline)
     }
 }
 
-void sc_store_net_drain(int fd, double deadline)
-{
-    uint8_t buf[4096];
-
-    for (;;) {
-        struct pollfd pfd = {fd, POLLIN, 0};
-        int ms = sc_clock_ms_until(deadline), ready;
-        ssize_t n;
-
-        if (ms <= 0)
-            return;
-        ready = poll(&pfd, 1, ms);
-        if (ready < 0 && errno == EINTR)
-            continue;
-        if (ready <= 0)
-            return;
-        n = recv(fd, buf, sizeof(buf), 0);
-        if (n == 0 || (n < 0 && errno != EINTR && errno != EAGAIN))
-            return;
-    }
-}
-
 void sc_store_net_close_answered(int fd)
 {
     uint8_t buf[256];

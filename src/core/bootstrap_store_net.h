@@ -90,10 +90,6 @@ int sc_store_net_word_some(int fd, sc_store_word_t *w);
 /* Reads and drops len bytes (up to the deadline). */
 void sc_store_net_skip(int fd, size_t len, double deadline);
 
-/* Reads and drops whatever comes until the other end closes the connection (or it
- * breaks, or the deadline passes): a peer answered before all it sent was read. */
-void sc_store_net_drain(int fd, double deadline);
-
 /* Closes fd once an answer was written on it, gracefully: the answer goes out whole with
  * the end of the connection (shutdown), and what the peer sent that was not read (a
  * rank's word at the tree's end, said as the store told a failure) is dropped first, so

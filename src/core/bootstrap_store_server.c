@@ -7,6 +7,7 @@
 #include <poll.h>
 #include <pthread.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,9 +25,74 @@
 #include "core/log.h"
 #include "core/text_list.h"
 
-static void sc_store_reply_error(int fd, sc_status_t st, const char *text, double deadline)
+/* How often a store telling a failed rendezvous looks whether it was stopped. */
+#define SC_STORE_STOP_LOOK_S 0.1
+
+/* Whether s was asked to stop telling a failed rendezvous (sc_store_linger_reap, the
+ * library's unload: sc_unload_threads_end). */
+static int sc_store_stopped(sc_store_server_t *s)
 {
-    sc_store_net_reply(fd, st, text, (uint32_t)strlen(text), deadline);
+    int stop;
+
+    pthread_mutex_lock(&s->lock);
+    stop = s->stop;
+    pthread_mutex_unlock(&s->lock);
+    return stop;
+}
+
+/* Waits until fd has events (POLLIN, POLLOUT) or deadline passes, looking every
+ * SC_STORE_STOP_LOOK_S whether s was stopped: 1 when they came, 0 at the deadline or once
+ * s was stopped, -1 when the poll failed. Every wait of the store on one connection goes
+ * through it, so that a store telling a failed rendezvous ends within moments of its
+ * stop (the library's unload joins it within 2 s, or leaves it running in the unmapped
+ * code), where a reply or a skip waited up to 2 s per connection and a hello up to 5 s. */
+static int sc_store_wait(sc_store_server_t *s, int fd, short events, double deadline)
+{
+    for (;;) {
+        struct pollfd pfd = {fd, events, 0};
+        double look = sc_clock_now() + SC_STORE_STOP_LOOK_S;
+        int ready;
+
+        if (sc_store_stopped(s))
+            return 0;
+        ready = poll(&pfd, 1, sc_clock_ms_until(look < deadline ? look : deadline));
+        if (ready > 0)
+            return 1;
+        if (ready < 0 && errno != EINTR)
+            return -1;
+        if (ready == 0 && sc_clock_now() >= deadline)
+            return 0;
+    }
+}
+
+/* Answers fd with st and its sentence text before deadline (sc_store_wait), as
+ * sc_store_net_reply does. */
+static void sc_store_reply_error(sc_store_server_t *s, int fd, sc_status_t st,
+                                 const char *text, double deadline)
+{
+    sc_store_reply_t rep = {SC_STORE_MAGIC, st, (uint32_t)strlen(text)};
+    size_t sent = 0;
+
+    while (sc_store_net_send_some(fd, &rep, sizeof(rep), text, rep.len, &sent) == 0 &&
+           sc_store_wait(s, fd, POLLOUT, deadline) > 0)
+        ;
+}
+
+/* Reads and drops len bytes of fd (SIZE_MAX: until it closes the connection) before
+ * deadline (sc_store_wait): a peer answered before all it sent was read, whose close
+ * with unread bytes would reset the connection before the answer reached it. */
+static void sc_store_skip(sc_store_server_t *s, int fd, size_t len, double deadline)
+{
+    uint8_t buf[4096];
+
+    while (len > 0 && sc_store_wait(s, fd, POLLIN, deadline) > 0) {
+        ssize_t n = recv(fd, buf, len < sizeof(buf) ? len : sizeof(buf), MSG_DONTWAIT);
+
+        if (n == 0 || (n < 0 && errno != EINTR && errno != EAGAIN && errno != EWOULDBLOCK))
+            return;
+        if (n > 0 && len != SIZE_MAX)
+            len -= (size_t)n;
+    }
 }
 
 /* Keeps the refusal of a process that claimed rank (-1: not known) for why, where it is
@@ -74,10 +140,11 @@ static int sc_store_other_launch(sc_store_server_t *s, const sc_store_hello_t *h
 /* Answers the process of another launch on fd with err, and closes fd. The unread bytes
  * of its blob are read first: a close with unread bytes resets the connection, and the
  * reset may reach the process before the answer. */
-static void sc_store_refuse_other(int fd, size_t unread, const char *err)
+static void sc_store_refuse_other(sc_store_server_t *s, int fd, size_t unread,
+                                  const char *err)
 {
-    sc_store_net_skip(fd, unread, sc_clock_now() + 2.0);
-    sc_store_reply_error(fd, SC_ERR_MISMATCH, err, sc_clock_now() + 2.0);
+    sc_store_skip(s, fd, unread, sc_clock_now() + 2.0);
+    sc_store_reply_error(s, fd, SC_ERR_MISMATCH, err, sc_clock_now() + 2.0);
     close(fd);
 }
 
@@ -112,7 +179,7 @@ static int sc_store_refuse_protocol(sc_store_server_t *s, int fd, const sc_store
     snprintf(why, sizeof(why), "it runs rendezvous %s, this store protocol %u", theirs,
              SC_STORE_PROTOCOL);
     sc_store_keep_refusal(s, rank, why);
-    sc_store_reply_error(fd, SC_ERR_MISMATCH, err, sc_clock_now() + 2.0);
+    sc_store_reply_error(s, fd, SC_ERR_MISMATCH, err, sc_clock_now() + 2.0);
     return 1;
 }
 
@@ -227,12 +294,7 @@ static int sc_store_arrival_hello(sc_store_server_t *s, sc_store_arrival_t *k)
     int r = 0;
 
     while (r == 0 && k->got < sizeof(k->h)) {
-        struct pollfd pfd = {k->fd, POLLIN, 0};
-        int ready = poll(&pfd, 1, sc_clock_ms_until(k->until));
-
-        if (ready < 0 && errno == EINTR)
-            continue;
-        if (ready <= 0)
+        if (sc_store_wait(s, k->fd, POLLIN, k->until) <= 0)
             return 0;
         r = sc_store_arrival_read(s, k);
     }
@@ -306,19 +368,19 @@ static int sc_store_refuse_one(sc_store_server_t *s, int fd, int hello,
     char other[SC_ERROR_MAX];
 
     if (hello < 0) { /* none of the world's processes: told why */
-        sc_store_net_drain(fd, sc_clock_now() + SC_STORE_REFUSED_S);
+        sc_store_skip(s, fd, SIZE_MAX, sc_clock_now() + SC_STORE_REFUSED_S);
         close(fd);
         return 0;
     }
     if (hello && sc_store_other_launch(s, h, other, sizeof(other))) {
-        sc_store_refuse_other(fd, unread, other); /* none of the world's processes */
+        sc_store_refuse_other(s, fd, unread, other); /* none of the world's processes */
         return 0;
     }
     /* Its blob is read first: a close with unread bytes resets the connection, and the
      * reset may reach the process before the answer. */
     if (hello)
-        sc_store_net_skip(fd, unread, sc_clock_now() + 2.0);
-    sc_store_reply_error(fd, st, err, sc_clock_now() + 2.0);
+        sc_store_skip(s, fd, unread, sc_clock_now() + 2.0);
+    sc_store_reply_error(s, fd, st, err, sc_clock_now() + 2.0);
     close(fd);
     return hello;
 }
@@ -333,21 +395,6 @@ static void sc_store_arrival_tell(sc_store_server_t *s, sc_store_arrival_t *k, i
                                  hello > 0 ? sizeof(k->h) + k->h.len - k->got : 0, st, err);
     free(k->blob);
     k->blob = NULL;
-}
-
-/* How often a store telling a failed rendezvous looks whether it was stopped. */
-#define SC_STORE_STOP_LOOK_S 0.1
-
-/* Whether s was asked to stop telling a failed rendezvous (sc_store_linger_reap, the
- * library's unload: sc_unload_threads_end). */
-static int sc_store_stopped(sc_store_server_t *s)
-{
-    int stop;
-
-    pthread_mutex_lock(&s->lock);
-    stop = s->stop;
-    pthread_mutex_unlock(&s->lock);
-    return stop;
 }
 
 /* The rendezvous failed with sentence err (rank 0 ran out of open files, two processes
@@ -375,7 +422,7 @@ static void sc_store_refuse_all(sc_store_server_t *s, int *fds, sc_status_t st,
 
     for (int r = 0; r < s->size; r++) {
         if (fds[r] >= 0) {
-            sc_store_reply_error(fds[r], st, err, sc_clock_now() + 2.0);
+            sc_store_reply_error(s, fds[r], st, err, sc_clock_now() + 2.0);
             close(fds[r]);
             fds[r] = -2;
         }
@@ -500,7 +547,7 @@ static int sc_store_take(sc_store_server_t *s, sc_store_arrival_t *k, int *fds,
     int replaced;
 
     if (sc_store_other_launch(s, &h, other, sizeof(other))) {
-        sc_store_refuse_other(k->fd, 0, other);
+        sc_store_refuse_other(s, k->fd, 0, other);
         free(k->blob);
         return 0;
     }
@@ -510,7 +557,7 @@ static int sc_store_take(sc_store_server_t *s, sc_store_arrival_t *k, int *fds,
         free(k->blob);
         *st = SC_ERR_PEER_FAILED;
         if (fds[h.rank] >= 0) { /* another process claimed that rank */
-            sc_store_reply_error(fds[h.rank], *st, err, sc_clock_now() + 2.0);
+            sc_store_reply_error(s, fds[h.rank], *st, err, sc_clock_now() + 2.0);
             close(fds[h.rank]);
             s->told_outside++;
         }
@@ -533,7 +580,7 @@ static int sc_store_take(sc_store_server_t *s, sc_store_arrival_t *k, int *fds,
                      "rank variables)", s->where, h.rank, s->size);
         *st = SC_ERR_INVALID_ARG;
         free(k->blob);
-        sc_store_reply_error(k->fd, *st, err, sc_clock_now() + 2.0);
+        sc_store_reply_error(s, k->fd, *st, err, sc_clock_now() + 2.0);
         s->told_outside++;
         close(k->fd);
         return -1;

@@ -4,12 +4,15 @@
  * test_library_load TEST LIBRARY */
 #include <dirent.h>
 #include <dlfcn.h>
+#include <errno.h>
+#include <netinet/in.h>
 #include <pthread.h>
 #include <semaphore.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <stdlib.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -637,41 +640,101 @@ static int port_listens(int port)
 }
 
 /* Three ranks, SC_TIMEOUT=inf: rank 1 fails before it joins (SC_BIND=bogus) and tells
- * rank 0's store, rank 2 never comes. Rank 0's sc_comm_init fails naming rank 1's
- * failure while its store, still listening, would tell rank 2 (for 30 s), and rank 0
- * closes the library at once and goes on 0.5 s: the unload stops that store and joins
- * its thread (its port listens no more), which would run on in the unmapped code. */
-static int test_store_telling_a_failed_rendezvous_outlives_dlclose(const char *path)
+ * rank 0's store, rank 2 never comes. *rank_0 is set on rank 0 alone, where the library
+ * is open in *l, its sc_comm_init failed naming rank 1's failure and its store still
+ * listens on *port to tell rank 2 (for 30 s); ranks 1 and 2 have nothing more to do. */
+static int failed_rendezvous_left_to_rank_0(const char *path, library_t *l, int *port,
+                                            int *rank_0)
 {
-    const char *rank = getenv("SC_RANK"), *port = getenv("SC_MASTER_PORT");
+    const char *rank = getenv("SC_RANK"), *master_port = getenv("SC_MASTER_PORT");
     sc_comm_t *comm = NULL;
-    library_t l;
     sc_status_t st;
-    double t0;
 
-    CHECK(rank && port, "SC_RANK and SC_MASTER_PORT must be set (run it under scrun)");
+    CHECK(rank && master_port, "SC_RANK and SC_MASTER_PORT must be set (run it under scrun)");
     g_rank = atoi(rank);
+    *port = atoi(master_port);
+    *rank_0 = 0;
     if (g_rank == 2)
         return 0;
     setenv("SC_TIMEOUT", "inf", 1);
     if (g_rank == 1)
         setenv("SC_BIND", "bogus", 1);
-    if (library_open(path, &l) != 0)
+    if (library_open(path, l) != 0)
         return 1;
-    st = l.init(&comm);
+    st = l->init(&comm);
     CHECK(st != SC_SUCCESS && comm == NULL, "sc_comm_init_from_env succeeded");
     if (g_rank == 1)
         return 0; /* left open: UCX's libraries, closed without a context, leak */
-    CHECK(st == SC_ERR_PEER_FAILED && strstr(l.last_error(), "rank 1 could not join it"),
-          "sc_comm_init_from_env: %s: %s", l.status_string(st), l.last_error());
-    CHECK(port_listens(atoi(port)), "rank 0's store listens no more after its "
-          "sc_comm_init: nothing outlived the call");
+    CHECK(st == SC_ERR_PEER_FAILED && strstr(l->last_error(), "rank 1 could not join it"),
+          "sc_comm_init_from_env: %s: %s", l->status_string(st), l->last_error());
+    CHECK(port_listens(*port), "rank 0's store listens no more after its sc_comm_init: "
+          "nothing outlived the call");
+    *rank_0 = 1;
+    return 0;
+}
+
+/* The failed rendezvous of failed_rendezvous_left_to_rank_0, and rank 0 closes the
+ * library at once and goes on 0.5 s: the unload stops that store and joins its thread
+ * (its port listens no more), which would run on in the unmapped code. */
+static int test_store_telling_a_failed_rendezvous_outlives_dlclose(const char *path)
+{
+    library_t l;
+    int port, rank_0;
+    double t0;
+
+    if (failed_rendezvous_left_to_rank_0(path, &l, &port, &rank_0) != 0)
+        return 1;
+    if (!rank_0)
+        return 0;
     t0 = now_s();
     CHECK(dlclose(l.lib) == 0, "dlclose: %s", dlerror());
     printf("dlclose took %.2f s\n", now_s() - t0);
-    CHECK(!port_listens(atoi(port)), "rank 0's store still listens after dlclose: its "
-          "thread runs on");
+    CHECK(!port_listens(port), "rank 0's store still listens after dlclose: its thread "
+          "runs on");
     usleep(500000);
+    return 0;
+}
+
+/* The failed rendezvous of failed_rendezvous_left_to_rank_0, then three processes of
+ * another protocol connect to rank 0's store and, once accepted, send their hellos
+ * (protocol 0) together, and never read nor close: the store answers each and reads
+ * what it sends until it closes, up to 2 s each, one after the other. Rank 0 closes the
+ * library 0.3 s later: the unload stops the store within its bound of 2 s all the same
+ * (dlclose returns within 1 s, and the port listens no more), where the store's waits
+ * took no stop: 6 s, past the bound, and its thread ran on in the unmapped code. */
+static int test_store_waiting_on_a_connection_ends_at_dlclose(const char *path)
+{
+    static const uint32_t hello[2] = {0x53434856u /* "SCHV", a rendezvous's hello */, 0};
+    struct sockaddr_in to = {.sin_family = AF_INET};
+    int fds[3], port, rank_0;
+    library_t l;
+    double t0;
+
+    if (failed_rendezvous_left_to_rank_0(path, &l, &port, &rank_0) != 0)
+        return 1;
+    if (!rank_0)
+        return 0;
+    to.sin_port = htons((uint16_t)port);
+    to.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    for (int i = 0; i < 3; i++) {
+        fds[i] = socket(AF_INET, SOCK_STREAM, 0);
+        CHECK(fds[i] >= 0 && connect(fds[i], (struct sockaddr *)&to, sizeof(to)) == 0,
+              "a process of another protocol could not reach the store: %s",
+              strerror(errno));
+    }
+    usleep(200000); /* the store accepted all three: their hellos come under one poll */
+    for (int i = 0; i < 3; i++)
+        CHECK(write(fds[i], hello, sizeof(hello)) == (ssize_t)sizeof(hello), "write: %s",
+              strerror(errno));
+    usleep(300000); /* the store answered one and waits for it to close */
+    t0 = now_s();
+    CHECK(dlclose(l.lib) == 0, "dlclose: %s", dlerror());
+    printf("dlclose took %.2f s\n", now_s() - t0);
+    CHECK(now_s() - t0 < 1.0 && !port_listens(port), "rank 0's store still listens after "
+          "dlclose (%.2f s): its thread runs on, waiting on a connection", now_s() - t0);
+    usleep(500000);
+    for (int i = 0; i < 3; i++)
+        close(fds[i]);
     return 0;
 }
 
@@ -769,6 +832,7 @@ int main(int argc, char **argv)
         TEST(idle_threads_end_at_dlclose),
         TEST(fork_exits_beside_a_live_reducer),
         TEST(store_telling_a_failed_rendezvous_outlives_dlclose),
+        TEST(store_waiting_on_a_connection_ends_at_dlclose),
         TEST(handler_set_before_load_is_kept),
         TEST(hangup_still_ends_the_process),
     };
