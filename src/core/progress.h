@@ -57,8 +57,9 @@ uint64_t sc_progress_ctl_tag(const sc_comm_t *comm, int world_src);
  * tp->lock. */
 sc_status_t sc_progress_attach(sc_comm_t *comm);
 
-/* Cancels the control-message receive and the notices in flight. Caller holds
- * tp->lock. */
+/* Cancels the control-message receive and the notices in flight, all of them first,
+ * then waits for them once (SC_UCX_CANCEL_WAIT_S in all, however many are pending to
+ * peers that take nothing). Caller holds tp->lock. */
 void sc_progress_detach(sc_comm_t *comm);
 
 /* Sends every peer a notice (best effort: a peer that is gone cannot be told): an abort

@@ -46,7 +46,17 @@ sc_status_t sc_progress_attach(sc_comm_t *c)
 
 void sc_progress_detach(sc_comm_t *c)
 {
-    sc_ucx_cancel(c->tp, c->ctl_recv_req);
+    double deadline;
+
+    /* Every cancel first, then one wait for them all: a send to a peer that takes
+     * nothing (a stopped rank) waits out the whole of it, and a destroy with a notice
+     * pending to each of many such peers waited that long once per send. */
+    sc_ucx_cancel_start(c->tp, c->ctl_recv_req);
+    for (struct sc_ctl_out *o = c->ctl_outs; o; o = o->next)
+        for (int r = 0; r < o->nreqs; r++)
+            sc_ucx_cancel_start(c->tp, o->reqs[r]);
+    deadline = sc_clock_now() + SC_UCX_CANCEL_WAIT_S;
+    sc_ucx_cancel_finish(c->tp, c->ctl_recv_req, deadline);
     c->ctl_recv_req = NULL;
     while (c->ctl_outs) {
         struct sc_ctl_out *o = c->ctl_outs;
@@ -54,7 +64,7 @@ void sc_progress_detach(sc_comm_t *c)
 
         c->ctl_outs = o->next;
         for (int r = 0; r < o->nreqs; r++)
-            in_flight |= sc_ucx_cancel(c->tp, o->reqs[r]);
+            in_flight |= sc_ucx_cancel_finish(c->tp, o->reqs[r], deadline);
         /* A send UCX could not cancel (over TCP, one still waiting for its connection)
          * reads the message when it goes: kept until the worker is gone. */
         if (in_flight)

@@ -1251,6 +1251,106 @@ static int test_abort_with_sends_pending_to_a_stopped_rank_is_prompt(int argc, c
     return fault_check_destroy(comm, 3.0);
 }
 
+/* ---- a destroy after an abort with every peer stopped ---- */
+
+#define STOPPED_WORLD 8
+#define FIFO_FILLING_SENDS 128
+
+/* Waits (rank 0) for ranks 1 to size - 1, of pids, to stop themselves. */
+static int wait_all_but_rank_0_stopped(int size, const int32_t *pids)
+{
+    for (int r = 1; r < size; r++)
+        CHECK(sc_test_wait_stopped((int)pids[r], 10.0), "rank %d (pid %d) did not stop", r,
+              (int)pids[r]);
+    return TEST_PASS;
+}
+
+/* Resumes ranks 1 to size - 1 (SIGCONT). */
+static int resume_all_but_rank_0(int size, const int32_t *pids)
+{
+    for (int r = 1; r < size; r++)
+        CHECK(kill((pid_t)pids[r], SIGCONT) == 0, "SIGCONT to pid %d failed", (int)pids[r]);
+    return TEST_PASS;
+}
+
+/* Issues count sends of len bytes from bufs (count * len bytes per rank) to each of
+ * ranks 1 to size - 1, their requests in reqs (count per rank, from rank 1's), then a
+ * send and a receive of a NULL buffer, which are refused (a notice to that rank each). */
+static int send_to_all_but_rank_0(sc_comm_t *comm, int size, char *bufs, size_t len,
+                                  int count, sc_request_t **reqs)
+{
+    for (int r = 1; r < size; r++) {
+        for (int i = 0; i < count; i++) {
+            size_t k = (size_t)(r - 1) * (size_t)count + (size_t)i;
+
+            CHECK_OK(sc_send(bufs + k * len, len, SC_UINT8, r, comm, NULL, &reqs[k]));
+        }
+        CHECK(sc_send(NULL, len, SC_UINT8, r, comm, NULL, NULL) == SC_ERR_INVALID_ARG,
+              "a NULL send buffer was not refused");
+        CHECK(sc_recv(NULL, len, SC_UINT8, r, comm, NULL, NULL) == SC_ERR_INVALID_ARG,
+              "a NULL receive buffer was not refused");
+    }
+    return TEST_PASS;
+}
+
+/* Waits for n send requests of an aborted communicator: each done, or failed with
+ * SC_ERR_ABORTED. */
+static int wait_sends_done_or_aborted(int n, sc_request_t **reqs)
+{
+    for (int i = 0; i < n; i++) {
+        sc_status_t st = sc_wait(reqs[i]);
+
+        CHECK(st == SC_SUCCESS || st == SC_ERR_ABORTED, "send %d returned %s: %s", i,
+              sc_status_string(st), sc_last_error());
+        sc_request_free(reqs[i]);
+    }
+    return TEST_PASS;
+}
+
+/* 8 ranks; ranks 1 to 7 stop themselves (SIGSTOP), rank 0 issues 128 sends of 1 KiB to
+ * each, which fill its shared-memory queue to it (a stopped rank takes nothing), then a
+ * refused send and a refused receive to and from each, and aborts the communicator:
+ * those refusals' notices and the abort notice to each stopped rank wait behind the
+ * sends, 21 in all. Then it destroys the communicator: that waits for the notices to
+ * leave, 0.5 s at most (SC_GONE_NOTICE_WAIT_S), then cancelled each one's send with a
+ * 50 ms wait of its own, one after another (1.55 s in all; 1.05 s of it for the 21
+ * cancels). It returns within 1 s; rank 0 then resumes the others, whose destroys are
+ * prompt too. */
+static int test_destroy_after_abort_with_stopped_ranks_is_prompt(int argc, char **argv)
+{
+    static char bufs[(STOPPED_WORLD - 1) * FIFO_FILLING_SENDS][PENDING_SEND_BYTES];
+    static sc_request_t *reqs[(STOPPED_WORLD - 1) * FIFO_FILLING_SENDS];
+    int32_t pids[STOPPED_WORLD];
+    sc_comm_t *comm;
+    double t0, took;
+
+    (void)argc;
+    (void)argv;
+    if (start_world(&comm, STOPPED_WORLD) != TEST_PASS || gather_pids(comm, pids) != TEST_PASS)
+        return TEST_FAIL;
+    if (fault_rank != 0) {
+        raise(SIGSTOP);
+        return fault_check_destroy(comm, 3.0);
+    }
+    if (wait_all_but_rank_0_stopped(STOPPED_WORLD, pids) != TEST_PASS ||
+        send_to_all_but_rank_0(comm, STOPPED_WORLD, &bufs[0][0], PENDING_SEND_BYTES,
+                               FIFO_FILLING_SENDS, reqs) != TEST_PASS)
+        return TEST_FAIL;
+    fault_sleep(0.2);
+    CHECK_OK(sc_comm_abort(comm));
+    if (wait_sends_done_or_aborted((STOPPED_WORLD - 1) * FIFO_FILLING_SENDS, reqs) != TEST_PASS)
+        return TEST_FAIL;
+    t0 = fault_now();
+    CHECK_OK(sc_comm_destroy(comm));
+    took = fault_now() - t0;
+    printf("rank 0: sc_comm_destroy after an abort with %d ranks stopped took %.3f s\n",
+           STOPPED_WORLD - 1, took);
+    if (resume_all_but_rank_0(STOPPED_WORLD, pids) != TEST_PASS)
+        return TEST_FAIL;
+    CHECK(took < 1.0, "sc_comm_destroy took %.3f s", took);
+    return TEST_PASS;
+}
+
 /* ---- one collective fewer ---- */
 
 #define SKIP_RANK 2
@@ -1970,6 +2070,8 @@ int main(int argc, char **argv)
          test_abort_is_named_in_a_call_others_wait_in},
         {"abort_with_sends_pending_to_a_stopped_rank_is_prompt",
          test_abort_with_sends_pending_to_a_stopped_rank_is_prompt},
+        {"destroy_after_abort_with_stopped_ranks_is_prompt",
+         test_destroy_after_abort_with_stopped_ranks_is_prompt},
         {"rank_skipping_a_barrier_then_exiting_fails_the_others",
          test_rank_skipping_a_barrier_then_exiting_fails_the_others},
         {"rank_skipping_a_barrier_then_continuing_is_a_mismatch",
