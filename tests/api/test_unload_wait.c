@@ -52,6 +52,22 @@ static void *waiter_main(void *arg)
     return NULL;
 }
 
+/* A user's thread, waiting on the same request: never one the unload ends. */
+typedef struct {
+    sc_request_t *req;
+    sc_status_t st;
+    int left;              /* set (atomically) once its sc_wait returned */
+} user_waiter_t;
+
+static void *user_waiter_main(void *arg)
+{
+    user_waiter_t *u = arg;
+
+    u->st = sc_wait(u->req);
+    __atomic_store_n(&u->left, 1, __ATOMIC_RELEASE);
+    return NULL;
+}
+
 /* The thread waits on a receive that no send matches while the transport's lock is held
  * (what a lock that the unload's abort could not take within 1 s leaves: no progress,
  * no failure); the unload's end of the threads (2 s) asks it to end. Its sc_wait
@@ -61,8 +77,9 @@ static void *waiter_main(void *arg)
 static int test_library_thread_leaves_its_wait_at_the_unload(void)
 {
     static waiter_t w = {.lock = PTHREAD_MUTEX_INITIALIZER, .wake = PTHREAD_COND_INITIALIZER};
+    user_waiter_t u = {0};
     sc_comm_t *comm;
-    pthread_t thread;
+    pthread_t thread, user;
     struct timespec until;
     int32_t x;
     double asked;
@@ -72,7 +89,9 @@ static int test_library_thread_leaves_its_wait_at_the_unload(void)
     CHECK_OK(sc_recv(&x, 1, SC_INT32, 0, comm, NULL, &w.req));
     CHECK(pthread_create(&thread, NULL, waiter_main, &w) == 0, "pthread_create");
     sc_unload_thread_add(&w.entry, thread, &w.lock, &w.wake, &w.stop);
-    usleep(200000); /* asleep in its wait */
+    u.req = w.req;
+    CHECK(pthread_create(&user, NULL, user_waiter_main, &u) == 0, "pthread_create");
+    usleep(200000); /* both asleep in their waits */
     pthread_mutex_lock(&comm->tp->lock);
     clock_gettime(CLOCK_REALTIME, &until);
     until.tv_sec += 2;
@@ -86,8 +105,15 @@ static int test_library_thread_leaves_its_wait_at_the_unload(void)
           w.text);
     CHECK(w.left_at - asked < 0.5, "its wait ended %.2f s after the unload asked",
           w.left_at - asked);
-    /* This (user) thread's wait still waits for the request: the abort completes it. */
+    /* The user's thread, in its wait all along, still waits for the request (0.3 s
+     * more): the abort completes it. */
+    usleep(300000);
+    CHECK(!__atomic_load_n(&u.left, __ATOMIC_ACQUIRE), "a user's sc_wait left at the "
+          "unload too (%s): only a listed thread's may", sc_status_string(u.st));
     CHECK_OK(sc_comm_abort(comm));
+    pthread_join(user, NULL);
+    CHECK(u.st == SC_ERR_ABORTED, "the user's wait on the aborted receive: %s",
+          sc_status_string(u.st));
     CHECK(sc_wait(w.req) == SC_ERR_ABORTED, "the aborted receive: %s", sc_last_error());
     sc_request_free(w.req);
     CHECK_OK(sc_comm_destroy(comm));
