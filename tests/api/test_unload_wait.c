@@ -44,6 +44,9 @@ static void *waiter_main(void *arg)
     sc_unload_thread_enter(&w->stop);
     w->st = sc_wait(w->req);
     snprintf(w->text, sizeof(w->text), "%s", sc_last_error());
+    /* As the finisher frees its bucket's request: one left pending stays, its op and a
+     * user's wait still on it (freed, that wait and the abort read freed memory). */
+    sc_request_free(w->req);
     w->left_at = now_s();
     pthread_mutex_lock(&w->lock);
     while (!w->stop)
@@ -71,7 +74,8 @@ static void *user_waiter_main(void *arg)
 /* The thread waits on a receive that no send matches while the transport's lock is held
  * (what a lock that the unload's abort could not take within 1 s leaves: no progress,
  * no failure); the unload's end of the threads (2 s) asks it to end. Its sc_wait
- * returns SC_ERR_ABORTED at once and the unload joins it. The wait never looked at the
+ * returns SC_ERR_ABORTED at once, its sc_request_free leaves the request pending, and
+ * the unload joins it. The wait never looked at the
  * thread's stop flag: the join gave up after 2 s and the thread waited on, after dlclose
  * in the unmapped code. */
 static int test_library_thread_leaves_its_wait_at_the_unload(void)
