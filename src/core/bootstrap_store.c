@@ -325,10 +325,14 @@ static sc_status_t sc_store_server_end(sc_store_server_t *server, sc_status_t st
 
         if (st == SC_IN_PROGRESS)
             st = sc_error(server->verdict, "%s", server->verdict_text);
+        /* Held meanwhile: a new rendezvous on its port (sc_comm_init on another thread)
+         * stops it and takes the port, where its bind failed naming this process. */
+        sc_store_linger_hold(server);
         if (pthread_timedjoin_np(server->thread, NULL, &until) != 0) {
             sc_store_linger_add(server);
             return st;
         }
+        sc_store_linger_release(server);
     } else {
         pthread_join(server->thread, NULL);
         if (st == SC_IN_PROGRESS && server->verdict != SC_SUCCESS)

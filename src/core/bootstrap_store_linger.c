@@ -10,12 +10,62 @@
 #include "core/unload_threads.h"
 
 static pthread_mutex_t sc_linger_lock = PTHREAD_MUTEX_INITIALIZER;
+/* Broadcast as a held store leaves sc_linger_held (joined, or handed over). */
+static pthread_cond_t sc_linger_left = PTHREAD_COND_INITIALIZER;
 static sc_store_server_t *sc_linger_head;
+/* The stores that rank 0's call still waits for (sc_store_linger_hold). */
+static sc_store_server_t *sc_linger_held;
+
+/* Takes s off the list of held stores where it is on it; under sc_linger_lock. */
+static void sc_store_linger_unhold(sc_store_server_t *s)
+{
+    for (sc_store_server_t **p = &sc_linger_held; *p != NULL; p = &(*p)->next) {
+        if (*p == s) {
+            *p = s->next;
+            pthread_cond_broadcast(&sc_linger_left);
+            return;
+        }
+    }
+}
+
+/* Asks s's thread to stop telling its failed rendezvous, where it was not asked yet: a
+ * new rendezvous takes its port. */
+static void sc_store_linger_stop(sc_store_server_t *s)
+{
+    int was;
+
+    pthread_mutex_lock(&s->lock);
+    was = s->stop;
+    s->stop = 1;
+    pthread_cond_broadcast(&s->wake);
+    pthread_mutex_unlock(&s->lock);
+    if (!was)
+        sc_log(SC_LOG_INFO, "rendezvous: the store at %s of an earlier rendezvous, which "
+               "failed, stops telling the processes still to come: a new rendezvous takes "
+               "port %d", s->where, s->port);
+}
+
+void sc_store_linger_hold(sc_store_server_t *s)
+{
+    s->holder = getpid();
+    pthread_mutex_lock(&sc_linger_lock);
+    s->next = sc_linger_held;
+    sc_linger_held = s;
+    pthread_mutex_unlock(&sc_linger_lock);
+}
+
+void sc_store_linger_release(sc_store_server_t *s)
+{
+    pthread_mutex_lock(&sc_linger_lock);
+    sc_store_linger_unhold(s);
+    pthread_mutex_unlock(&sc_linger_lock);
+}
 
 void sc_store_linger_add(sc_store_server_t *s)
 {
     sc_unload_thread_add(&s->entry, s->thread, &s->lock, &s->wake, &s->stop);
     pthread_mutex_lock(&sc_linger_lock);
+    sc_store_linger_unhold(s);
     s->next = sc_linger_head;
     sc_linger_head = s;
     pthread_mutex_unlock(&sc_linger_lock);
@@ -31,15 +81,8 @@ static void sc_store_linger_end(sc_store_server_t *s)
         free(s); /* its lock may have been copied held: not destroyed */
         return;
     }
-    if (!__atomic_load_n(&s->done, __ATOMIC_ACQUIRE)) {
-        pthread_mutex_lock(&s->lock);
-        s->stop = 1;
-        pthread_cond_broadcast(&s->wake);
-        pthread_mutex_unlock(&s->lock);
-        sc_log(SC_LOG_INFO, "rendezvous: the store at %s of an earlier rendezvous, which "
-               "failed, stops telling the processes still to come: a new rendezvous takes "
-               "port %d", s->where, s->port);
-    }
+    if (!__atomic_load_n(&s->done, __ATOMIC_ACQUIRE))
+        sc_store_linger_stop(s);
     if (sc_unload_thread_remove(&s->entry))
         pthread_join(s->thread, NULL);
     sc_store_server_fini(s);
@@ -52,6 +95,18 @@ void sc_store_linger_reap(int port)
     pid_t self = getpid();
 
     pthread_mutex_lock(&sc_linger_lock);
+    /* One on port that rank 0's call on another thread still waits for (its 5 s before
+     * the hand-over): stopped, and awaited until that call joined it or handed it over;
+     * the bind of this rendezvous failed meanwhile, naming this very process. */
+    for (;;) {
+        for (s = sc_linger_held; s != NULL; s = s->next)
+            if (s->holder == self && s->port == port)
+                break;
+        if (s == NULL)
+            break;
+        sc_store_linger_stop(s);
+        pthread_cond_wait(&sc_linger_left, &sc_linger_lock);
+    }
     for (p = &sc_linger_head; (s = *p) != NULL;) {
         if (s->entry.owner == self && s->port != port &&
             !__atomic_load_n(&s->done, __ATOMIC_ACQUIRE)) {

@@ -50,6 +50,7 @@ struct sc_store_server {
     int stop;                      /* set: a failure's telling ends (unload, a new store) */
     sc_unload_thread_t entry;      /* listed once it outlives rank 0's call */
     sc_store_server_t *next;       /* in the list of those (bootstrap_store_linger.c) */
+    pid_t holder;                  /* the process whose rank 0 holds it (linger_hold) */
     int told_outside;              /* processes told a failure outside fds (refuse_all) */
     sc_store_refusal_t refused[SC_STORE_REFUSALS_MAX]; /* the first ones, told apart */
     int nrefused;

@@ -718,6 +718,76 @@ static int test_retry_after_a_failed_rendezvous_takes_the_port(int argc, char **
     return init_again_after_the_old_verdict(joined[0]);
 }
 
+/* Rank 0's sc_comm_init on a second thread (arg: its result), once rank 1 said by a file
+ * that it told rank 0's store its failure (path). */
+typedef struct {
+    const char *told;
+    int rc;
+} second_init_t;
+
+static void *second_init_on_rank_0(void *arg)
+{
+    second_init_t *t = arg;
+    double t0 = fault_now();
+
+    while (access(t->told, F_OK) != 0 && fault_now() - t0 < 15.0)
+        fault_sleep(0.02);
+    t->rc = init_and_sum_ones(3);
+    return NULL;
+}
+
+/* 3 ranks, SC_TIMEOUT 10: rank 1's first sc_comm_init fails before it joins
+ * (SC_BIND=bogus) and says so by a file, rank 2 calls none; rank 0's fails naming rank
+ * 1's failure and waits 5 s for its store to tell rank 2. As rank 1's file appears, a
+ * second thread of rank 0 calls sc_comm_init on the same port: it stops that store
+ * (the first call returns its failure at once) and takes the port, and once the first
+ * call returned ranks 1 and 2 call theirs again: every rank completes init and an
+ * allreduce. The second call's store could not listen on the port, which the first
+ * call's still held ("Address already in use: pid P (test_faults) listens on it"). */
+static int test_second_init_beside_a_failed_rendezvous_takes_the_port(int argc, char **argv)
+{
+    const char *joined[] = {"rank 1 could not join it (its sc_comm_init failed)", NULL};
+    const char *bind[] = {"SC_BIND=bogus is not one of", NULL};
+    char marker[512], told[560];
+    second_init_t second = {told, TEST_FAIL};
+    double t0 = fault_now();
+    pthread_t thread;
+    FILE *f;
+    int rc;
+
+    (void)argc, (void)argv;
+    retry_marker(marker, sizeof(marker));
+    snprintf(told, sizeof(told), "%s-told", marker);
+    setenv("SC_TIMEOUT", "10", 1);
+    if (fault_rank == 0) {
+        CHECK(pthread_create(&thread, NULL, second_init_on_rank_0, &second) == 0,
+              "cannot start a thread");
+        rc = check_init_fails(SC_ERR_PEER_FAILED, 0.0, 9.0, joined);
+        f = fopen(marker, "w");
+        if (f)
+            fclose(f);
+        pthread_join(thread, NULL);
+        unlink(marker);
+        unlink(told);
+        CHECK(f != NULL, "cannot write %s", marker);
+        return rc == TEST_PASS ? second.rc : rc;
+    }
+    if (fault_rank == 1) {
+        setenv("SC_BIND", "bogus", 1);
+        if (check_init_fails(SC_ERR_INVALID_ARG, 0.0, 5.0, bind) != TEST_PASS)
+            return TEST_FAIL;
+        unsetenv("SC_BIND");
+        f = fopen(told, "w");
+        CHECK(f != NULL, "cannot write %s", told);
+        fclose(f);
+    }
+    while (access(marker, F_OK) != 0 && fault_now() - t0 < 15.0)
+        fault_sleep(0.05);
+    CHECK(access(marker, F_OK) == 0, "rank 0 never said its first sc_comm_init returned");
+    fault_sleep(1.0); /* rank 0's second call listens by then */
+    return init_and_sum_ones(3);
+}
+
 /* 1 rank, launched as by mpirun with a stale torchrun WORLD_SIZE=2 in the environment:
  * the size is Open MPI's, as the rank is, and init succeeds at once (it waited for a
  * second rank). Values out of range name the variable they came from; SC_TIMEOUT=nan is
@@ -2063,6 +2133,8 @@ int main(int argc, char **argv)
          test_rank_failing_before_the_rendezvous_fails_every_rank_at_once},
         {"retry_after_a_failed_rendezvous_takes_the_port",
          test_retry_after_a_failed_rendezvous_takes_the_port},
+        {"second_init_beside_a_failed_rendezvous_takes_the_port",
+         test_second_init_beside_a_failed_rendezvous_takes_the_port},
         {"master_address_that_is_no_ip_address_fails_at_once",
          test_master_address_that_is_no_ip_address_fails_at_once},
         {"master_address_not_of_rank_0_is_named_in_its_timeout",
