@@ -15,6 +15,7 @@ static pthread_cond_t sc_linger_left = PTHREAD_COND_INITIALIZER;
 static sc_store_server_t *sc_linger_head;
 /* The stores that rank 0's call still waits for (sc_store_linger_hold). */
 static sc_store_server_t *sc_linger_held;
+static pthread_once_t sc_linger_once = PTHREAD_ONCE_INIT;
 
 /* Takes s off the list of held stores where it is on it; under sc_linger_lock. */
 static void sc_store_linger_unhold(sc_store_server_t *s)
@@ -45,8 +46,58 @@ static void sc_store_linger_stop(sc_store_server_t *s)
                "port %d", s->where, s->port);
 }
 
+/* The list's lock and every listed or held store's (which its thread holds to close its
+ * listening socket: sc_store_close_listen) are held across a fork: locked (lock) or
+ * unlocked. */
+static void sc_store_linger_fork_lock(int lock)
+{
+    sc_store_server_t *lists[2] = {sc_linger_head, sc_linger_held};
+
+    if (lock)
+        pthread_mutex_lock(&sc_linger_lock);
+    for (int i = 0; i < 2; i++) {
+        for (sc_store_server_t *s = lists[i]; s != NULL; s = s->next) {
+            if (lock)
+                pthread_mutex_lock(&s->lock);
+            else
+                pthread_mutex_unlock(&s->lock);
+        }
+    }
+    if (!lock)
+        pthread_mutex_unlock(&sc_linger_lock);
+}
+
+static void sc_store_linger_fork_prepare(void) { sc_store_linger_fork_lock(1); }
+static void sc_store_linger_fork_parent(void) { sc_store_linger_fork_lock(0); }
+
+/* A fork's child (without exec) closes its copies of the stores' listening sockets,
+ * still open as it starts (the parent's thread closes one only under the store's lock):
+ * their threads are the parent's, and once the parent's store stopped (dlclose, exit) a
+ * process that came was queued on the child's copy, answered by none until the child
+ * exited (for ever with SC_TIMEOUT=inf). */
+static void sc_store_linger_fork_child(void)
+{
+    sc_store_server_t *lists[2] = {sc_linger_head, sc_linger_held};
+
+    for (int i = 0; i < 2; i++) {
+        for (sc_store_server_t *s = lists[i]; s != NULL; s = s->next) {
+            if (s->listen_fd >= 0)
+                close(s->listen_fd);
+            s->listen_fd = -1;
+        }
+    }
+    sc_store_linger_fork_lock(0);
+}
+
+static void sc_store_linger_watch_fork(void)
+{
+    pthread_atfork(sc_store_linger_fork_prepare, sc_store_linger_fork_parent,
+                   sc_store_linger_fork_child);
+}
+
 void sc_store_linger_hold(sc_store_server_t *s)
 {
+    pthread_once(&sc_linger_once, sc_store_linger_watch_fork);
     s->holder = getpid();
     pthread_mutex_lock(&sc_linger_lock);
     s->next = sc_linger_held;
@@ -63,6 +114,7 @@ void sc_store_linger_release(sc_store_server_t *s)
 
 void sc_store_linger_add(sc_store_server_t *s)
 {
+    pthread_once(&sc_linger_once, sc_store_linger_watch_fork);
     sc_unload_thread_add(&s->entry, s->thread, &s->lock, &s->wake, &s->stop);
     pthread_mutex_lock(&sc_linger_lock);
     sc_store_linger_unhold(s);

@@ -17,7 +17,10 @@ void sc_store_linger_release(sc_store_server_t *s);
 
 /* Takes s over (on the heap, its thread telling a failed rendezvous, up to
  * SC_STORE_TELL_S): listed for the library's unload (sc_unload_thread_add), which stops
- * and joins its thread, and for sc_store_linger_reap; freed once its thread was joined. */
+ * and joins its thread, and for sc_store_linger_reap; freed once its thread was joined.
+ * A fork's child (without exec) closes its copies of the listening sockets of the
+ * stores listed or held (pthread_atfork), so that once the parent's store stopped no
+ * process that comes waits on a socket nothing answers. */
 void sc_store_linger_add(sc_store_server_t *s);
 
 /* Before this process's rendezvous on port: the listed stores whose thread ended are

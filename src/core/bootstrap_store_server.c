@@ -40,6 +40,17 @@ static int sc_store_stopped(sc_store_server_t *s)
     return stop;
 }
 
+/* Closes s's listening socket under its lock, which a fork holds across (the child
+ * closes its copy of the socket: bootstrap_store_linger.c), so that the child never
+ * closes the number once another descriptor has it. */
+static void sc_store_close_listen(sc_store_server_t *s)
+{
+    pthread_mutex_lock(&s->lock);
+    close(s->listen_fd);
+    s->listen_fd = -1;
+    pthread_mutex_unlock(&s->lock);
+}
+
 /* Waits until fd has events (POLLIN, POLLOUT) or deadline passes, looking every
  * SC_STORE_STOP_LOOK_S whether s was stopped: 1 when they came, 0 at the deadline or once
  * s was stopped, -1 when the poll failed. Every wait of the store on one connection goes
@@ -1262,7 +1273,7 @@ void *sc_store_serve(void *arg)
         free(arriving);
         if (spare >= 0)
             close(spare);
-        close(s->listen_fd);
+        sc_store_close_listen(s);
         s->verdict = SC_ERR_NO_MEMORY;
         snprintf(s->verdict_text, sizeof(s->verdict_text), "rendezvous at %s: rank 0 is out "
                  "of memory for the tables of %d ranks", s->where, s->size);
@@ -1298,7 +1309,7 @@ void *sc_store_serve(void *arg)
         sc_store_refuse_all(s, fds, st, err, arriving, narriving);
     }
     free(arriving);
-    close(s->listen_fd);
+    sc_store_close_listen(s);
     if (spare >= 0)
         close(spare);
     /* The store's deadline at the tree's end counts from its first answer, as each
@@ -1368,7 +1379,7 @@ static void *sc_store_serve_failure(void *arg)
         fds[0] = -2; /* rank 0 knows */
         sc_store_refuse_all(s, fds, s->verdict, s->verdict_text, arriving, 0);
     }
-    close(s->listen_fd);
+    sc_store_close_listen(s);
     free(arriving);
     free(fds);
     __atomic_store_n(&s->done, 1, __ATOMIC_RELEASE);

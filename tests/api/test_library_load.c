@@ -639,6 +639,23 @@ static int port_listens(int port)
     return found;
 }
 
+/* A connection to TCP port of this host (rank 0's store): its descriptor, or -1 with
+ * errno set. */
+static int store_connect(int port)
+{
+    struct sockaddr_in to = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port),
+                             .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    int fd = socket(AF_INET, SOCK_STREAM, 0), err;
+
+    if (fd >= 0 && connect(fd, (struct sockaddr *)&to, sizeof(to)) != 0) {
+        err = errno;
+        close(fd);
+        errno = err;
+        fd = -1;
+    }
+    return fd;
+}
+
 /* Three ranks, SC_TIMEOUT=inf: rank 1 fails before it joins (SC_BIND=bogus) and tells
  * rank 0's store, rank 2 never comes. *rank_0 is set on rank 0 alone, where the library
  * is open in *l, its sc_comm_init failed naming rank 1's failure and its store still
@@ -695,6 +712,44 @@ static int test_store_telling_a_failed_rendezvous_outlives_dlclose(const char *p
     return 0;
 }
 
+/* The failed rendezvous of failed_rendezvous_left_to_rank_0, then rank 0 forks a child
+ * that sleeps 3 s (no exec): the store still listens in rank 0. Rank 0 closes the
+ * library: a process that comes then is refused at once (the port listens no more). The
+ * child held a copy of the store's listening socket, on which that process was queued
+ * and answered by none until the child exited. */
+static int test_fork_keeps_no_store_of_a_failed_rendezvous(const char *path)
+{
+    int fd, port, rank_0, err, listens_beside, listens_after;
+    library_t l;
+    pid_t child;
+
+    if (failed_rendezvous_left_to_rank_0(path, &l, &port, &rank_0) != 0)
+        return 1;
+    if (!rank_0)
+        return 0;
+    child = fork();
+    CHECK(child >= 0, "fork: %s", strerror(errno));
+    if (child == 0) {
+        usleep(3000000);
+        _exit(0);
+    }
+    usleep(100000); /* the child runs */
+    listens_beside = port_listens(port);
+    CHECK(dlclose(l.lib) == 0, "dlclose: %s", dlerror());
+    listens_after = port_listens(port);
+    fd = store_connect(port);
+    err = errno;
+    if (fd >= 0)
+        close(fd);
+    kill(child, SIGKILL);
+    waitpid(child, NULL, 0);
+    CHECK(listens_beside, "rank 0's store listens no more beside the fork's child");
+    CHECK(fd < 0 && err == ECONNREFUSED && !listens_after, "a process coming after "
+          "dlclose was not refused (%s): the store's port still listens in the fork's child",
+          fd >= 0 ? "it connected" : strerror(err));
+    return 0;
+}
+
 /* The failed rendezvous of failed_rendezvous_left_to_rank_0, then three processes of
  * another protocol connect to rank 0's store and, once accepted, send their hellos
  * (protocol 0) together, and never read nor close: the store answers each and reads
@@ -705,7 +760,6 @@ static int test_store_telling_a_failed_rendezvous_outlives_dlclose(const char *p
 static int test_store_waiting_on_a_connection_ends_at_dlclose(const char *path)
 {
     static const uint32_t hello[2] = {0x53434856u /* "SCHV", a rendezvous's hello */, 0};
-    struct sockaddr_in to = {.sin_family = AF_INET};
     int fds[3], port, rank_0;
     library_t l;
     double t0;
@@ -714,12 +768,9 @@ static int test_store_waiting_on_a_connection_ends_at_dlclose(const char *path)
         return 1;
     if (!rank_0)
         return 0;
-    to.sin_port = htons((uint16_t)port);
-    to.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
     for (int i = 0; i < 3; i++) {
-        fds[i] = socket(AF_INET, SOCK_STREAM, 0);
-        CHECK(fds[i] >= 0 && connect(fds[i], (struct sockaddr *)&to, sizeof(to)) == 0,
-              "a process of another protocol could not reach the store: %s",
+        fds[i] = store_connect(port);
+        CHECK(fds[i] >= 0, "a process of another protocol could not reach the store: %s",
               strerror(errno));
     }
     usleep(200000); /* the store accepted all three: their hellos come under one poll */
@@ -833,6 +884,7 @@ int main(int argc, char **argv)
         TEST(fork_exits_beside_a_live_reducer),
         TEST(store_telling_a_failed_rendezvous_outlives_dlclose),
         TEST(store_waiting_on_a_connection_ends_at_dlclose),
+        TEST(fork_keeps_no_store_of_a_failed_rendezvous),
         TEST(handler_set_before_load_is_kept),
         TEST(hangup_still_ends_the_process),
     };
