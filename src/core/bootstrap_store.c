@@ -43,44 +43,52 @@ typedef struct {
     int store_fd;       /* its connection to the store, for the word at the tree's end */
 } sc_store_place_t;
 
-/* The store's answer on success (payload, len bytes, which this takes over) into *place
- * and, where the table came with it (a child of rank 0), *result. */
-static sc_status_t sc_store_place_take(uint8_t *payload, uint32_t len, int size,
-                                       sc_store_place_t *place, sc_store_result_t *result)
+/* Whether role, the start of the store's answer of len bytes to a rank of a world of
+ * size, holds together: its children and, for a child of rank 0, the table make up the
+ * rest. */
+static int sc_store_role_ok(const sc_store_role_t *role, uint32_t len, int size)
 {
-    sc_store_role_t role;
-    size_t kids;
+    size_t kids = (size_t)role->nchildren * sizeof(uint32_t);
 
-    if (len < sizeof(role))
-        goto err_malformed;
-    memcpy(&role, payload, sizeof(role));
-    kids = (size_t)role.nchildren * sizeof(uint32_t);
-    if (role.nchildren >= (uint32_t)size || role.parent >= (uint32_t)size ||
-        role.depth > role.height || role.height >= (uint32_t)size ||
-        len != sizeof(role) + kids + (role.parent ? 0 : role.table_len))
-        goto err_malformed;
-    place->children = malloc(kids ? kids : 1);
-    if (!place->children) {
-        free(payload);
-        return sc_error(SC_ERR_NO_MEMORY, "rendezvous: out of memory");
-    }
-    memcpy(place->children, payload + sizeof(role), kids);
-    place->role = role;
-    if (role.parent) {
-        free(payload);
-        return SC_SUCCESS;
-    }
-    memmove(payload, payload + sizeof(role) + kids, role.table_len);
-    if (sc_tree_table_take(payload, role.table_len, size, result) == SC_SUCCESS)
-        return SC_SUCCESS;
+    return role->nchildren < (uint32_t)size && role->parent < (uint32_t)size &&
+           role->depth <= role->height && role->height < (uint32_t)size &&
+           len == sizeof(*role) + kids + (role->parent ? 0 : role->table_len);
+}
+
+/* This rank's place from the store's answer, role and its children (kids, role's
+ * nchildren ranks), into *place (the children on the heap, those of an earlier attempt
+ * freed), as soon as they came: a failure as the rest comes is told to them
+ * (sc_store_tell_children). */
+static sc_status_t sc_store_place_begin(const sc_store_role_t *role, const uint8_t *kids,
+                                        sc_store_place_t *place)
+{
+    size_t n = (size_t)role->nchildren * sizeof(uint32_t);
+
     free(place->children);
-    place->children = NULL;
+    place->children = malloc(n ? n : 1);
+    if (!place->children)
+        return sc_error(SC_ERR_NO_MEMORY, "rendezvous: out of memory");
+    memcpy(place->children, kids, n);
+    place->role = *role;
+    return SC_SUCCESS;
+}
+
+/* The table that came with the store's answer of a child of rank 0 (table_len bytes
+ * after the role and children at payload, which this takes over) into *result. */
+static sc_status_t sc_store_table_take(uint8_t *payload, const sc_store_place_t *place,
+                                       int size, sc_store_result_t *result)
+{
+    size_t at = sizeof(place->role) + (size_t)place->role.nchildren * sizeof(uint32_t);
+
+    if (place->role.parent) {
+        free(payload);
+        return SC_SUCCESS;
+    }
+    memmove(payload, payload + at, place->role.table_len);
+    if (sc_tree_table_take(payload, place->role.table_len, size, result) == SC_SUCCESS)
+        return SC_SUCCESS;
     free(payload);
     return SC_ERR_SYSTEM;
-err_malformed:
-    free(payload);
-    return sc_error(SC_ERR_SYSTEM, "rendezvous: the store's answer came malformed (%u bytes)",
-                    len);
 }
 
 /* The rendezvous's failure when what answered at where is no shardcomm store (why: what
@@ -99,15 +107,16 @@ static sc_status_t sc_store_foreign(const char *where, const char *why)
  * lives on (it read all this rank sent, so that rank 0 exited or was killed ends the
  * connection, not resets it); else SC_IN_PROGRESS, a connection that broke. It was said
  * that the store closed the connection and nothing listened any more: rank 0 exited or
- * was killed. */
-static sc_status_t sc_store_given_up(const char *where, int err)
+ * was killed. The sentence names rank, not "this rank": its children are told it
+ * (sc_store_tell_children). */
+static sc_status_t sc_store_given_up(const char *where, int rank, int err)
 {
     if (err != ECONNRESET)
         return SC_IN_PROGRESS;
-    return sc_error(SC_ERR_TIMEOUT, "rendezvous at %s: rank 0's store gave up on this rank "
-                    "before it took its whole answer (the store reset the connection): this "
-                    "rank took nothing more of it by " SC_STORE_DEADLINE_TEXT ": it was "
-                    "stopped or too slow; the other ranks were told so", where);
+    return sc_error(SC_ERR_TIMEOUT, "rendezvous at %s: rank 0's store gave up on rank %d "
+                    "before it took its whole answer (the store reset the connection): rank "
+                    "%d took nothing more of it by " SC_STORE_DEADLINE_TEXT ": it was stopped "
+                    "or too slow; the other ranks were told so", where, rank, rank);
 }
 
 /* One attempt: SC_IN_PROGRESS when the connection broke and a retry may succeed. A rank
@@ -129,7 +138,7 @@ static sc_status_t sc_store_exchange(int fd, int rank, int size,
     uint8_t *payload;
     size_t head;
     double answered, rest = deadline; /* the store's deadline, once known */
-    int got;
+    int got, err;
 
     if (rank != 0 && place->listen_fd < 0) {
         if (sc_store_net_listen_beside(fd, &place->listen_fd, &place->port) == 0) {
@@ -161,6 +170,9 @@ static sc_status_t sc_store_exchange(int fd, int rank, int size,
             return SC_IN_PROGRESS;
         return sc_error((sc_status_t)rep.status, "%s", text);
     }
+    if (rep.len < sizeof(role))
+        return sc_error(SC_ERR_SYSTEM, "rendezvous: the store's answer came malformed (%u "
+                        "bytes)", rep.len);
     payload = malloc((size_t)rep.len + 1);
     if (!payload)
         return sc_error(SC_ERR_NO_MEMORY, "rendezvous: out of memory");
@@ -169,28 +181,31 @@ static sc_status_t sc_store_exchange(int fd, int rank, int size,
      * 2 s per level of the tree and 2 more; this rank's deadline counts from its start
      * and passed first where the others arrived late: a rank stopped and resumed within
      * the store's deadline gave up on the rest of the table and failed the rendezvous. */
-    head = rep.len < sizeof(role) ? rep.len : sizeof(role);
-    if (sc_store_net_io(fd, payload, head, deadline, 0) != 0) {
-        int err = errno;
-
+    if (sc_store_net_io(fd, payload, sizeof(role), deadline, 0) != 0)
+        goto err_given_up;
+    memcpy(&role, payload, sizeof(role));
+    if (!sc_store_role_ok(&role, rep.len, size)) {
         free(payload);
-        return sc_store_given_up(where, err);
+        return sc_error(SC_ERR_SYSTEM, "rendezvous: the store's answer came malformed (%u "
+                        "bytes)", rep.len);
     }
-    if (head == sizeof(role)) {
-        memcpy(&role, payload, sizeof(role));
-        answered += timeout_s + SC_STORE_TREE_LEVEL_S * (role.height + 2.0);
-        /* A height past the world's is a malformed answer, which sc_store_place_take
-         * refuses. */
-        if (role.height < (uint32_t)size && answered > rest)
-            rest = answered;
-    }
-    if (sc_store_net_io(fd, payload + head, rep.len - head, rest, 0)) {
-        int err = errno;
-
+    answered += timeout_s + SC_STORE_TREE_LEVEL_S * (role.height + 2.0);
+    if (answered > rest)
+        rest = answered;
+    head = sizeof(role) + (size_t)role.nchildren * sizeof(uint32_t);
+    if (sc_store_net_io(fd, payload + sizeof(role), head - sizeof(role), rest, 0) != 0)
+        goto err_given_up;
+    if (sc_store_place_begin(&role, payload + sizeof(role), place) != SC_SUCCESS) {
         free(payload);
-        return sc_store_given_up(where, err);
+        return SC_ERR_NO_MEMORY;
     }
-    return sc_store_place_take(payload, rep.len, size, place, result);
+    if (sc_store_net_io(fd, payload + head, rep.len - head, rest, 0) != 0)
+        goto err_given_up;
+    return sc_store_table_take(payload, place, size, result);
+err_given_up:
+    err = errno;
+    free(payload);
+    return sc_store_given_up(where, rank, err);
 }
 
 /* The tree's part of the rendezvous for a rank of launch the store answered (place; its
@@ -269,6 +284,24 @@ static sc_status_t sc_store_tree_part(const sc_store_place_t *place, int rank, i
         return SC_SUCCESS;
     sc_store_result_free(result);
     return sc_error(word.st, "%s", word.text);
+}
+
+/* A rank whose exchange with the store failed once its place came (the store gave up on
+ * it as the rest of its answer came, the table came malformed) gives the children the
+ * store gave it its failure st (this thread's sentence) in place of the table, as they
+ * come, for SC_TREE_TOLD_S at most, as a parent that fails in the tree tells them: they
+ * found its port closed and said that it had exited or was killed. */
+static void sc_store_tell_children(const sc_store_place_t *place, int rank, int size,
+                                   const sc_store_launch_t *launch, const char *where,
+                                   sc_status_t st)
+{
+    sc_tree_word_t no_store = {-1, 0, SC_SUCCESS, ""};
+    char text[SC_ERROR_MAX];
+
+    snprintf(text, sizeof(text), "%s", sc_error_text_unprefixed());
+    sc_tree_serve(place->listen_fd, rank, size, launch, place->children,
+                  (int)place->role.nchildren, st, text, NULL, 0, where,
+                  sc_clock_now() + SC_TREE_TOLD_S, &no_store);
 }
 
 /* A world of one rank has only its own blob: no store, so that a single process (a
@@ -354,7 +387,7 @@ sc_status_t sc_store_allgather(const char *addr, int port, int rank, int size,
     double client_deadline = deadline + 3.0;
     sc_status_t st = SC_IN_PROGRESS;
     char why[384] = "could not be reached", where[300];
-    int broke = 0, err = 0;
+    int broke = 0, err = 0, exchanged;
 
     if (size == 1 && rank == 0)
         return sc_store_alone(blob, len, result);
@@ -434,7 +467,8 @@ sc_status_t sc_store_allgather(const char *addr, int port, int rank, int size,
             usleep(50000);
     }
     /* Rank 0's store serves until every rank, its own client too, said it has the table. */
-    if (st == SC_SUCCESS)
+    exchanged = st == SC_SUCCESS;
+    if (exchanged)
         st = sc_store_tree_part(&place, rank, size, launch, blob, len, where, timeout_s,
                                 result);
     if (rank == 0)
@@ -443,6 +477,8 @@ sc_status_t sc_store_allgather(const char *addr, int port, int rank, int size,
         st = sc_error(SC_ERR_TIMEOUT,
                       "rendezvous timed out after %.1f s: the store of rank 0 at %s %s",
                       sc_clock_now() - start, where, why);
+    if (!exchanged && place.children && place.role.nchildren > 0 && place.listen_fd >= 0)
+        sc_store_tell_children(&place, rank, size, launch, where, st);
     if (place.store_fd >= 0)
         close(place.store_fd);
     if (place.listen_fd >= 0)

@@ -39,7 +39,9 @@ typedef struct {
  * so by the store's deadline (stopped or hung; one that stalled as its answer went with
  * how much of it it took), or this rank, where the store gave up on it before it took
  * its whole answer (stopped or too slow past the store's deadline: the store reset the
- * connection); SC_ERR_MISMATCH at once where the store at
+ * connection), a failure this rank gives the children the store gave it as they come
+ * (2 s at most), as any failure of its exchange once its place came; SC_ERR_MISMATCH at
+ * once where the store at
  * addr:port serves another launch (both ids known), which it refuses without failing
  * its own, as it refuses such a process telling a failure. */
 sc_status_t sc_store_allgather(const char *addr, int port, int rank, int size,

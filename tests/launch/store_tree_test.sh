@@ -484,7 +484,7 @@ answer_given_up)
   kill -CONT "${pids[1]}"
   wait_for 20 eval '! kill -0 "${pids[1]}" 2>/dev/null' || fail "rank 1 still runs once resumed"
   wait "${pids[1]}" && fail "rank 1 succeeded"
-  grep -q "SC_ERR_TIMEOUT: rank 1: rendezvous at 127.0.0.1:[0-9]*: rank 0's store gave up on this rank before it took its whole answer .*: it was stopped or too slow" \
+  grep -q "SC_ERR_TIMEOUT: rank 1: rendezvous at 127.0.0.1:[0-9]*: rank 0's store gave up on rank 1 before it took its whole answer .*: it was stopped or too slow" \
     "$logs/1" || fail "rank 1, resumed, does not say that the store gave up on it"
   ;;
 answer_half_sent_at_failure)

@@ -1,8 +1,9 @@
 /* The shape of the tree that carries the rendezvous's table from rank 0 (sc_tree_layout),
  * on made-up addresses and ports: no process listens; and what a child makes of a
  * parent's table (sc_tree_fetch) from a parent played on loopback, and what a parent
- * (sc_tree_serve, on loopback) gives a child of another launch or world size.
- * `test_store_tree [NAME]`. */
+ * (sc_tree_serve, on loopback) gives a child of another launch or world size; what a
+ * rank that failed as the store's answer came (sc_store_allgather, against a store
+ * played on loopback) tells its children. `test_store_tree [NAME]`. */
 #include <netinet/in.h>
 #include <poll.h>
 #include <pthread.h>
@@ -12,10 +13,12 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "core/bootstrap_store.h"
 #include "core/bootstrap_store_net.h"
 #include "core/bootstrap_tree.h"
 #include "core/clock.h"
 #include "core/log.h"
+#include "shardcomm/status.h"
 
 #define SC_CHECK_RANK 0
 #include "../common/sc_check.h"
@@ -491,6 +494,84 @@ static int test_parent_given_up_on_by_the_store_tells_its_children_naming_itself
     return 0;
 }
 
+/* Rank 1 of a world of 4 at the store on port (a store played on loopback): its
+ * sc_store_allgather's status into st, and its sentence into err. */
+typedef struct {
+    int port;
+    sc_status_t st;
+    char err[SC_ERROR_MAX];
+} exchanging_t;
+
+static void *rank_1_at_the_store(void *arg)
+{
+    exchanging_t *x = arg;
+    sc_store_result_t result = {0};
+
+    x->st = sc_store_allgather("127.0.0.1", x->port, 1, 4, &no_launch, 5.0, 2, "b1", 2,
+                               &result);
+    snprintf(x->err, sizeof(x->err), "%s", sc_last_error());
+    if (x->st == SC_SUCCESS)
+        sc_store_result_free(&result);
+    return NULL;
+}
+
+/* Rank 1 (a child of rank 0 serving rank 3 in the tree) takes its place and its
+ * children from the store's answer, and the store, played on loopback, then resets the
+ * connection before the table came (it gave up on rank 1, stopped or too slow): rank 1
+ * fails saying so, and rank 3, asking rank 1 for the table, fails with rank 1's
+ * sentence, which names rank 1 (SC_ERR_TIMEOUT). Rank 1 closed its port as it failed,
+ * and rank 3 said "nothing listens there: rank 1 exited or was killed after the store
+ * answered it" (or that its connection closed before the table came), false of rank 1. */
+static int test_rank_failing_as_its_answer_comes_tells_its_children(void)
+{
+    struct {
+        sc_store_reply_t rep;
+        sc_store_role_t role;
+        uint32_t children[1];
+    } answer = {{SC_STORE_MAGIC, SC_SUCCESS, sizeof(sc_store_role_t) + 4 + 16},
+                {.parent = 0, .depth = 1, .height = 2, .nchildren = 1, .table_len = 16},
+                {3}};
+    struct linger reset = {1, 0};
+    exchanging_t rank_1 = {0, SC_SUCCESS, ""};
+    sc_tree_word_t no_store = {-1, 0, SC_SUCCESS, ""};
+    sc_store_result_t result = {0};
+    sc_store_role_t store_role, role;
+    sc_store_hello_t h;
+    char blob[2], err[SC_ERROR_MAX] = "";
+    int store_listen = listen_as_parent(4, &store_role), store_end = -1;
+    pthread_t thread;
+    sc_status_t st;
+
+    CHECK(store_listen >= 0, "no socket on loopback");
+    rank_1.port = store_role.port;
+    CHECK(pthread_create(&thread, NULL, rank_1_at_the_store, &rank_1) == 0, "no thread");
+    store_end = accept(store_listen, NULL, NULL);
+    CHECK(store_end >= 0 && recv(store_end, &h, sizeof(h), MSG_WAITALL) == (ssize_t)sizeof(h) &&
+              h.len == 2 && recv(store_end, blob, 2, MSG_WAITALL) == 2 && h.port != 0,
+          "rank 1 sent no hello with its port");
+    CHECK(send(store_end, &answer, sizeof(answer), MSG_NOSIGNAL) == (ssize_t)sizeof(answer),
+          "the answer's start did not go");
+    usleep(300000); /* rank 1 took its place and its children */
+    setsockopt(store_end, SOL_SOCKET, SO_LINGER, &reset, sizeof(reset));
+    close(store_end);
+    role = store_role;
+    role.port = (uint16_t)h.port;
+    role.table_len = 16;
+    st = sc_tree_fetch(&role, 3, 4, &no_launch, NULL, 0, "127.0.0.1:1", sc_clock_now() + 3.0,
+                       &no_store, &result, err, sizeof(err));
+    pthread_join(thread, NULL);
+    close(store_listen);
+    CHECK(st == SC_ERR_TIMEOUT, "rank 3's fetch returned %d: %s", st, err);
+    CHECK(strstr(err, "rank 0's store gave up on rank 1 before it took its whole answer") &&
+              !strstr(err, "exited or was killed") && !strstr(err, "this rank"),
+          "rank 3's sentence is not rank 1's, naming it: %s", err);
+    CHECK(rank_1.st == SC_ERR_TIMEOUT &&
+              strstr(rank_1.err, "rank 0's store gave up on rank 1 before it took its whole "
+                                 "answer"),
+          "rank 1 returned %d: %s", rank_1.st, rank_1.err);
+    return 0;
+}
+
 /* Rank 3 of a world of size, of launch id (from SC_LAUNCH_ID), asks for the table at
  * the port where rank 1 of launch job-B, world size 4, serves its own rank 3 (its parent
  * exited, and a rank of another launch on the host got its port): it fails within a
@@ -670,6 +751,7 @@ int main(int argc, char **argv)
         SC_TEST(children_of_the_same_launch_or_none_get_the_table),
         SC_TEST(table_without_this_rank_s_own_entry_is_not_taken),
         SC_TEST(parent_given_up_on_by_the_store_tells_its_children_naming_itself),
+        SC_TEST(rank_failing_as_its_answer_comes_tells_its_children),
     };
     return sc_run_tests(tests, NELEM(tests), argc > 1 ? argv[1] : NULL);
 }
