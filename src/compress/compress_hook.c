@@ -127,7 +127,9 @@ static void sc_hook_topk_undo(sc_compressor_t *c)
  * step; with warm-up, the ranks would all-reduce a bucket that others all-gather, at
  * every iteration. Every index whose steps differ goes back to the fewest on every
  * rank, its residual and momentum (and a state kept aside for it) dropped, saying so.
- * An index a rank has no key for counts 0 steps. Two small all-reduces, issued where
+ * An index a rank has no key for counts 0 steps; a key below 0 (a state saved by
+ * sc_compressor_save, loaded as one without the hook's table, may hold any int) is no
+ * bucket index, never started: it is not compared. Two small all-reduces, issued where
  * every rank starts its iteration's first bucket. */
 static sc_status_t sc_hook_topk_align(sc_compressor_t *c, sc_comm_t *comm)
 {
@@ -148,6 +150,8 @@ static sc_status_t sc_hook_topk_align(sc_compressor_t *c, sc_comm_t *comm)
                         "of %lld buckets with the other ranks", (long long)n);
     pthread_mutex_lock(&c->lock);
     for (int i = 0; i < c->nkeys; i++) { /* the most steps, and the fewest negated */
+        if (c->keys[i]->key < 0)
+            continue;
         v[c->keys[i]->key] = c->keys[i]->steps;
         v[n + c->keys[i]->key] = -(int64_t)c->keys[i]->steps;
     }
@@ -156,7 +160,7 @@ static sc_status_t sc_hook_topk_align(sc_compressor_t *c, sc_comm_t *comm)
     pthread_mutex_lock(&c->lock);
     for (int i = 0; i < c->nkeys && st == SC_SUCCESS; i++) {
         sc_ckey_t *k = c->keys[i];
-        if (v[k->key] == -v[n + k->key])
+        if (k->key < 0 || v[k->key] == -v[n + k->key])
             continue;
         sc_log(SC_LOG_WARN, SC_HOOK_TOPK ": bucket %d has between %lld and %lld steps done "
                "on different ranks (a step that failed on some ranks completed on others "

@@ -16,6 +16,9 @@
  *   hook_state_without_its_table_still_loads   a state saved before the hook's table
  *                                   of layouts existed (the compressor's state alone)
  *                                   loads and continues as the saved reducer does
+ *   hook_state_of_a_compressor_with_a_negative_key_loads   a compressor's state whose
+ *                                   keys are no bucket indices (-1) loads, and the
+ *                                   loaded reducer's iterations succeed
  *   hook_state_with_a_bad_table_is_refused   a table of another version, truncated or
  *                                   with an unknown flag: SC_ERR_INVALID_ARG, nothing
  *                                   changed
@@ -306,6 +309,18 @@ static int copy_hook_state(sc_reducer_t *ra, sc_reducer_t *rb)
     return 0;
 }
 
+/* Both reducers, their models and the world released. */
+static int release_both(rt_world_t *w, rt_model_t *a, rt_model_t *b, sc_reducer_t *ra,
+                        sc_reducer_t *rb)
+{
+    CHECK_OK(sc_reducer_destroy(ra));
+    CHECK_OK(sc_reducer_destroy(rb));
+    rt_model_free(a);
+    rt_model_free(b);
+    CHECK_OK(sc_comm_destroy(w->comm));
+    return 0;
+}
+
 /* The saved (a) and the loaded reducer's (b) last results are equal bit for bit; then
  * everything is released. */
 static int check_same_and_release(rt_world_t *w, rt_model_t *a, rt_model_t *b,
@@ -314,12 +329,7 @@ static int check_same_and_release(rt_world_t *w, rt_model_t *a, rt_model_t *b,
     for (int g = 0; g < a->n; g++)
         CHECK(memcmp(a->buf[g], b->buf[g], a->desc[g].count * sizeof(float)) == 0,
               "gradient %d differs between the saved and the loaded reducer", g);
-    CHECK_OK(sc_reducer_destroy(ra));
-    CHECK_OK(sc_reducer_destroy(rb));
-    rt_model_free(a);
-    rt_model_free(b);
-    CHECK_OK(sc_comm_destroy(w->comm));
-    return 0;
+    return release_both(w, a, b, ra, rb);
 }
 
 /* The saved (a) and the loaded reducer (b) run one more iteration, whose results must
@@ -412,6 +422,53 @@ static int test_hook_state_without_its_table_still_loads(int argc, char **argv)
     CHECK_OK(sc_reducer_hook_load(rb, state, len));
     free(state);
     return continue_both(&w, &a, &b, ra, rb);
+}
+
+/* A state of a compressor used by sc_compressed_allreduce (whose keys are any int),
+ * loaded as a state without its table: keys -1 and 0 (64 floats each, one step). Key -1
+ * is no bucket index; the comparison of the ranks' steps after the load wrote its count
+ * before the array it allocated (heap corruption: glibc aborted in free). The loaded
+ * reducer's next two iterations succeed on every rank. */
+static int test_hook_state_of_a_compressor_with_a_negative_key_loads(int argc, char **argv)
+{
+    static const int keys[] = {-1, 0};
+    sc_compress_config_t cc = SC_COMPRESS_CONFIG_INIT;
+    rt_world_t w;
+    rt_model_t a, b;
+    sc_reducer_t *ra, *rb;
+    sc_compressor_t *c;
+    float send[64], recv[64];
+    char *state, *record;
+    size_t len, clen = 0;
+    uint64_t payload;
+
+    (void)argc, (void)argv;
+    if (saved_reducer(&w, &a, &b, &ra) || saved_state(ra, &state, &len))
+        return 1;
+    cc.density = DENSITY;
+    CHECK_OK(sc_compressor_create(&cc, &c));
+    for (int i = 0; i < 64; i++)
+        send[i] = (float)(i + 1);
+    for (int i = 0; i < 2; i++)
+        CHECK_OK(sc_compressed_allreduce(c, w.comm, keys[i], send, recv, 64, SC_FLOAT32,
+                                         SC_SUM));
+    CHECK_OK(sc_compressor_save(c, NULL, &clen));
+    record = malloc(RECORD_PAYLOAD + clen);
+    CHECK(record, "out of memory");
+    memcpy(record, state, RECORD_PAYLOAD);
+    CHECK_OK(sc_compressor_save(c, record + RECORD_PAYLOAD, &clen));
+    payload = clen;
+    memcpy(record + 16, &payload, sizeof(payload));
+    sc_compressor_destroy(c);
+    free(state);
+    if (make_reducer(&w, &b, DENSITY, &rb))
+        return 1;
+    CHECK_OK(sc_reducer_hook_load(rb, record, RECORD_PAYLOAD + clen));
+    free(record);
+    for (int it = 0; it < 2; it++)
+        if (iterate(&w, &b, rb, it))
+            return 1;
+    return release_both(&w, &a, &b, ra, rb);
 }
 
 /* A record whose table of layouts is of another version, truncated or carries an
@@ -928,12 +985,7 @@ static int test_accumulation_equals_one_synced_step(int argc, char **argv)
         CHECK(nonzero > 0 && nonzero <= total / 10 + 2 * 16, "step %d: %zu nonzero of %zu, "
               "not the union of two 5%% selections", step, nonzero, total);
     }
-    CHECK_OK(sc_reducer_destroy(ra));
-    CHECK_OK(sc_reducer_destroy(rb));
-    rt_model_free(&a);
-    rt_model_free(&b);
-    CHECK_OK(sc_comm_destroy(w.comm));
-    return 0;
+    return release_both(&w, &a, &b, ra, rb);
 }
 
 int main(int argc, char **argv)
@@ -944,6 +996,8 @@ int main(int argc, char **argv)
         {"hook_state_survives_save_and_load", test_hook_state_survives_save_and_load},
         {"hook_state_without_its_table_still_loads",
          test_hook_state_without_its_table_still_loads},
+        {"hook_state_of_a_compressor_with_a_negative_key_loads",
+         test_hook_state_of_a_compressor_with_a_negative_key_loads},
         {"hook_state_with_a_bad_table_is_refused", test_hook_state_with_a_bad_table_is_refused},
         {"hook_state_marks_dropped_indices_with_bucket_0_empty",
          test_hook_state_marks_dropped_indices_with_bucket_0_empty},
