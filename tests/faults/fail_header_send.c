@@ -1,10 +1,15 @@
 /* Preloaded into test_header_failure: the first collective header sent after
  * sc_test_fail_next_header_send() (or the one after n others,
  * sc_test_fail_header_send_after(n)) leaves as usual, but UCX is made to report its send
- * failed (Connection reset), as a send to a peer whose connection broke is. */
+ * failed (Connection reset), as a send to a peer whose connection broke is; with
+ * sc_test_fail_header_send_held(n, path), only once the file path exists (the peer made
+ * it, its step done) or 10 s passed. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <stddef.h>
+#include <stdio.h>
+#include <time.h>
+#include <unistd.h>
 #include <ucp/api/ucp.h>
 
 /* The tag's kind field (transport_ucx.h): a header, of a collective (sub 0). */
@@ -13,9 +18,29 @@
 static int armed; /* collective headers to send until the one that fails; 0: none */
 static char token; /* handed out in place of the failed send's request */
 static void *held; /* the real request behind token, while UCX still runs it */
+static char hold_path[256]; /* the failure reported once this file exists; "": at once */
+static double hold_until; /* or at this time (CLOCK_MONOTONIC) */
+
+static double now_s(void)
+{
+    struct timespec t;
+
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + t.tv_nsec * 1e-9;
+}
 
 void sc_test_fail_header_send_after(int n)
 {
+    hold_path[0] = '\0';
+    __atomic_store_n(&armed, n + 1, __ATOMIC_SEQ_CST);
+}
+
+/* As sc_test_fail_header_send_after, the failure reported only once path exists: a peer
+ * that received the header completes its part before it learns of the failure. */
+void sc_test_fail_header_send_held(int n, const char *path)
+{
+    snprintf(hold_path, sizeof(hold_path), "%s", path);
+    hold_until = now_s() + 10.0;
     __atomic_store_n(&armed, n + 1, __ATOMIC_SEQ_CST);
 }
 
@@ -70,6 +95,8 @@ ucs_status_t ucp_request_check_status(void *request)
     if (held)
         release(held);
     held = NULL;
+    if (hold_path[0] && access(hold_path, F_OK) != 0 && now_s() < hold_until)
+        return UCS_INPROGRESS;
     return UCS_ERR_CONNECTION_RESET;
 }
 

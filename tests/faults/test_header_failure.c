@@ -17,7 +17,8 @@
  *
  * compressed_partial_failure: a compressor's dense warm-up step of a key on a split
  * that completes on rank 0 (rank 1's header, payload inline, arrived) and fails on rank
- * 1 (its send reported failed): rank 0 committed the step and rank 1 did not. The
+ * 1 (its send reported failed, once rank 0 said its step was done: a file both ranks
+ * name): rank 0 committed the step and rank 1 did not. The
  * next steps of that key, on the world, succeed on every rank with the same result:
  * the ranks realign the key (they were refused as a mismatch of the step's kind at
  * every later step: rank 0 past warm-up, rank 1 not).
@@ -141,6 +142,35 @@ static int partial_world(sc_comm_t **comm, void (**fail_after)(int), sc_compress
     return TEST_PASS;
 }
 
+/* The file (both ranks are children of one scrun) whose making by rank 0, its part of
+ * try t done, releases rank 1's held failure (sc_test_fail_header_send_held). */
+static void held_path(char *path, size_t len, int t)
+{
+    snprintf(path, len, "/tmp/sc_test_header_failure.%d.%d", (int)getppid(), t);
+}
+
+/* Rank 1's next collective header send after n others fails once rank 0 made the file
+ * path, or 10 s passed: rank 0 completes its part first. */
+static int fail_held(int n, const char *path)
+{
+    void (*held)(int, const char *) = (void (*)(int, const char *))dlsym(
+        RTLD_DEFAULT, "sc_test_fail_header_send_held");
+
+    CHECK(held, "fail_header_send.c is not preloaded");
+    held(n, path);
+    return TEST_PASS;
+}
+
+/* Rank 0's part of the try whose file is path done: rank 1's held failure goes. */
+static int release_held(const char *path)
+{
+    FILE *f = fopen(path, "w");
+
+    CHECK(f, "cannot make %s", path);
+    fclose(f);
+    return TEST_PASS;
+}
+
 static int test_compressed_partial_failure(int argc, char **argv)
 {
     float g[64], out[64], other[64];
@@ -149,6 +179,7 @@ static int test_compressed_partial_failure(int argc, char **argv)
     sc_compress_config_t cfg;
     sc_compressor_t *c;
     sc_comm_t *comm;
+    char done[64];
 
     (void)argc, (void)argv;
     if (partial_world(&comm, &fail_after, &cfg, 1) != TEST_PASS)
@@ -156,18 +187,27 @@ static int test_compressed_partial_failure(int argc, char **argv)
     CHECK_OK(sc_compressor_create(&cfg, &c));
     for (int i = 0; i < 64; i++)
         g[i] = (float)((i * 37 + fault_rank * 11) % 64) - 32.0f;
-    /* Rank 0's step may fail too (the failure's notice first): tried again, on another
-     * key and split, until only rank 1's failed. */
+    /* Rank 1's failure is reported once rank 0 made the file done (both ranks are
+     * children of one scrun), its step over: where rank 1 failed at once, rank 0 took the
+     * failure's notice before rank 1's header beside other work, every time. Rank 0's
+     * step may still fail (rank 1 gave up waiting): tried again, on another key and
+     * split, until only rank 1's failed. */
     for (int t = 0; t < 20 && key < 0; t++) {
         sc_comm_t *s;
         int mine;
 
+        held_path(done, sizeof(done), t);
         CHECK_OK(sc_comm_split(comm, 0, fault_rank, &s));
-        if (fault_rank == 1)
-            fail_after(1); /* the agreement's header goes, the all-reduce's fails */
+        /* The agreement's header goes, the all-reduce's fails. */
+        if (fault_rank == 1 && fail_held(1, done) != TEST_PASS)
+            return TEST_FAIL;
         mine = sc_compressed_allreduce(c, s, t, g, out, 64, SC_FLOAT32, SC_SUM) == SC_SUCCESS;
+        if (fault_rank == 0 && release_held(done) != TEST_PASS)
+            return TEST_FAIL;
         sc_comm_destroy(s);
         CHECK_OK(sc_allgather(&mine, ok, 1, SC_INT32, comm, NULL, NULL));
+        if (fault_rank == 0)
+            unlink(done);
         if (ok[0] && !ok[1])
             key = t;
     }
