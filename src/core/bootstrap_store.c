@@ -371,6 +371,7 @@ static sc_status_t sc_store_server_end(sc_store_server_t *server, sc_status_t st
         if (st == SC_IN_PROGRESS && server->verdict != SC_SUCCESS)
             st = sc_error(server->verdict, "%s", server->verdict_text);
     }
+    sc_store_linger_unwatch(server);
     sc_store_server_fini(server);
     free(server);
     return st;
@@ -413,6 +414,7 @@ sc_status_t sc_store_allgather(const char *addr, int port, int rank, int size,
             st = sc_error(SC_ERR_SYSTEM, "rendezvous server thread could not start");
             goto err_free_server;
         }
+        sc_store_linger_watch(server);
         st = SC_IN_PROGRESS;
     }
     while (st == SC_IN_PROGRESS && sc_clock_now() < client_deadline) {
@@ -513,6 +515,7 @@ void sc_store_tell_failure(const char *addr, int port, int rank, int size,
         if (server) {
             sc_store_server_init(server, addr, port, size, launch, start, deadline);
             if (sc_store_server_tell_failure(server, text) == 0) {
+                sc_store_linger_watch(server);
                 sc_store_server_end(server, SC_ERR_PEER_FAILED);
             } else {
                 sc_store_server_fini(server);

@@ -15,6 +15,9 @@ static pthread_cond_t sc_linger_left = PTHREAD_COND_INITIALIZER;
 static sc_store_server_t *sc_linger_head;
 /* The stores that rank 0's call still waits for (sc_store_linger_hold). */
 static sc_store_server_t *sc_linger_held;
+/* Every store of this process from its thread's start until it is freed
+ * (sc_store_linger_watch): its listening socket is closed in a fork's child. */
+static sc_store_server_t *sc_linger_watched;
 static pthread_once_t sc_linger_once = PTHREAD_ONCE_INIT;
 
 /* Takes s off the list of held stores where it is on it; under sc_linger_lock. */
@@ -24,6 +27,17 @@ static void sc_store_linger_unhold(sc_store_server_t *s)
         if (*p == s) {
             *p = s->next;
             pthread_cond_broadcast(&sc_linger_left);
+            return;
+        }
+    }
+}
+
+/* Takes s off the list of watched stores; under sc_linger_lock. */
+static void sc_store_linger_unwatch_locked(sc_store_server_t *s)
+{
+    for (sc_store_server_t **p = &sc_linger_watched; *p != NULL; p = &(*p)->watched_next) {
+        if (*p == s) {
+            *p = s->watched_next;
             return;
         }
     }
@@ -46,22 +60,18 @@ static void sc_store_linger_stop(sc_store_server_t *s)
                "port %d", s->where, s->port);
 }
 
-/* The list's lock and every listed or held store's (which its thread holds to close its
+/* The list's lock and every watched store's (which its thread holds to close its
  * listening socket: sc_store_close_listen) are held across a fork: locked (lock) or
  * unlocked. */
 static void sc_store_linger_fork_lock(int lock)
 {
-    sc_store_server_t *lists[2] = {sc_linger_head, sc_linger_held};
-
     if (lock)
         pthread_mutex_lock(&sc_linger_lock);
-    for (int i = 0; i < 2; i++) {
-        for (sc_store_server_t *s = lists[i]; s != NULL; s = s->next) {
-            if (lock)
-                pthread_mutex_lock(&s->lock);
-            else
-                pthread_mutex_unlock(&s->lock);
-        }
+    for (sc_store_server_t *s = sc_linger_watched; s != NULL; s = s->watched_next) {
+        if (lock)
+            pthread_mutex_lock(&s->lock);
+        else
+            pthread_mutex_unlock(&s->lock);
     }
     if (!lock)
         pthread_mutex_unlock(&sc_linger_lock);
@@ -74,17 +84,14 @@ static void sc_store_linger_fork_parent(void) { sc_store_linger_fork_lock(0); }
  * still open as it starts (the parent's thread closes one only under the store's lock):
  * their threads are the parent's, and once the parent's store stopped (dlclose, exit) a
  * process that came was queued on the child's copy, answered by none until the child
- * exited (for ever with SC_TIMEOUT=inf). */
+ * exited (for ever with SC_TIMEOUT=inf). Every store from its thread's start on, so that
+ * a fork during the rendezvous (before it failed) keeps no copy either. */
 static void sc_store_linger_fork_child(void)
 {
-    sc_store_server_t *lists[2] = {sc_linger_head, sc_linger_held};
-
-    for (int i = 0; i < 2; i++) {
-        for (sc_store_server_t *s = lists[i]; s != NULL; s = s->next) {
-            if (s->listen_fd >= 0)
-                close(s->listen_fd);
-            s->listen_fd = -1;
-        }
+    for (sc_store_server_t *s = sc_linger_watched; s != NULL; s = s->watched_next) {
+        if (s->listen_fd >= 0)
+            close(s->listen_fd);
+        s->listen_fd = -1;
     }
     sc_store_linger_fork_lock(0);
 }
@@ -95,9 +102,24 @@ static void sc_store_linger_watch_fork(void)
                    sc_store_linger_fork_child);
 }
 
-void sc_store_linger_hold(sc_store_server_t *s)
+void sc_store_linger_watch(sc_store_server_t *s)
 {
     pthread_once(&sc_linger_once, sc_store_linger_watch_fork);
+    pthread_mutex_lock(&sc_linger_lock);
+    s->watched_next = sc_linger_watched;
+    sc_linger_watched = s;
+    pthread_mutex_unlock(&sc_linger_lock);
+}
+
+void sc_store_linger_unwatch(sc_store_server_t *s)
+{
+    pthread_mutex_lock(&sc_linger_lock);
+    sc_store_linger_unwatch_locked(s);
+    pthread_mutex_unlock(&sc_linger_lock);
+}
+
+void sc_store_linger_hold(sc_store_server_t *s)
+{
     s->holder = getpid();
     pthread_mutex_lock(&sc_linger_lock);
     s->next = sc_linger_held;
@@ -114,7 +136,6 @@ void sc_store_linger_release(sc_store_server_t *s)
 
 void sc_store_linger_add(sc_store_server_t *s)
 {
-    pthread_once(&sc_linger_once, sc_store_linger_watch_fork);
     sc_unload_thread_add(&s->entry, s->thread, &s->lock, &s->wake, &s->stop);
     pthread_mutex_lock(&sc_linger_lock);
     sc_store_linger_unhold(s);
@@ -166,6 +187,7 @@ void sc_store_linger_reap(int port)
             continue;
         }
         *p = s->next;
+        sc_store_linger_unwatch_locked(s);
         s->next = ended;
         ended = s;
     }
@@ -190,6 +212,7 @@ void sc_store_linger_unload(const struct timespec *until)
             continue;
         }
         *p = s->next;
+        sc_store_linger_unwatch_locked(s);
         sc_store_linger_end(s);
     }
     pthread_mutex_unlock(&sc_linger_lock);

@@ -8,6 +8,14 @@
 
 #include "core/bootstrap_store_server.h"
 
+/* Rank 0's store s, its thread started, is watched until it is freed (unwatched by rank
+ * 0's call where it ends it, else as the list ends it): a fork's child (without exec)
+ * closes its copy of s's listening socket as it starts (pthread_atfork), during the
+ * rendezvous too, so that once the parent's store stopped no process that comes waits
+ * on a socket nothing answers. */
+void sc_store_linger_watch(sc_store_server_t *s);
+void sc_store_linger_unwatch(sc_store_server_t *s);
+
 /* Rank 0's call waits for s (its thread telling a failed rendezvous, up to
  * SC_STORE_FAILED_WAIT_S) before it joins it (sc_store_linger_release) or hands it over
  * (sc_store_linger_add): held meanwhile, so that a new rendezvous of this process on its
@@ -17,10 +25,8 @@ void sc_store_linger_release(sc_store_server_t *s);
 
 /* Takes s over (on the heap, its thread telling a failed rendezvous, up to
  * SC_STORE_TELL_S): listed for the library's unload (sc_unload_thread_add), which stops
- * and joins its thread, and for sc_store_linger_reap; freed once its thread was joined.
- * A fork's child (without exec) closes its copies of the listening sockets of the
- * stores listed or held (pthread_atfork), so that once the parent's store stopped no
- * process that comes waits on a socket nothing answers. */
+ * and joins its thread, and for sc_store_linger_reap; freed (and unwatched) once its
+ * thread was joined. */
 void sc_store_linger_add(sc_store_server_t *s);
 
 /* Before this process's rendezvous on port: the listed stores whose thread ended are

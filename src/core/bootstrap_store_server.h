@@ -51,6 +51,7 @@ struct sc_store_server {
     sc_unload_thread_t entry;      /* listed once it outlives rank 0's call */
     sc_store_server_t *next;       /* in the list of those (bootstrap_store_linger.c) */
     pid_t holder;                  /* the process whose rank 0 holds it (linger_hold) */
+    sc_store_server_t *watched_next; /* in the list a fork looks at (linger_watch) */
     int told_outside;              /* processes told a failure outside fds (refuse_all) */
     sc_store_refusal_t refused[SC_STORE_REFUSALS_MAX]; /* the first ones, told apart */
     int nrefused;

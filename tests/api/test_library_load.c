@@ -712,6 +712,27 @@ static int test_store_telling_a_failed_rendezvous_outlives_dlclose(const char *p
     return 0;
 }
 
+/* Rank 0 closes the library l, its child (forked without exec, asleep) still alive: a
+ * process coming to the store's port then is refused at once, the port listening in
+ * neither process; the child is killed after. */
+static int refused_after_dlclose(library_t *l, int port, pid_t child)
+{
+    int fd, err, listens_after;
+
+    CHECK(dlclose(l->lib) == 0, "dlclose: %s", dlerror());
+    listens_after = port_listens(port);
+    fd = store_connect(port);
+    err = errno;
+    if (fd >= 0)
+        close(fd);
+    kill(child, SIGKILL);
+    waitpid(child, NULL, 0);
+    CHECK(fd < 0 && err == ECONNREFUSED && !listens_after, "a process coming after "
+          "dlclose was not refused (%s): the store's port still listens in the fork's child",
+          fd >= 0 ? "it connected" : strerror(err));
+    return 0;
+}
+
 /* The failed rendezvous of failed_rendezvous_left_to_rank_0, then rank 0 forks a child
  * that sleeps 3 s (no exec): the store still listens in rank 0. Rank 0 closes the
  * library: a process that comes then is refused at once (the port listens no more). The
@@ -719,7 +740,7 @@ static int test_store_telling_a_failed_rendezvous_outlives_dlclose(const char *p
  * and answered by none until the child exited. */
 static int test_fork_keeps_no_store_of_a_failed_rendezvous(const char *path)
 {
-    int fd, port, rank_0, err, listens_beside, listens_after;
+    int port, rank_0, listens_beside;
     library_t l;
     pid_t child;
 
@@ -735,19 +756,74 @@ static int test_fork_keeps_no_store_of_a_failed_rendezvous(const char *path)
     }
     usleep(100000); /* the child runs */
     listens_beside = port_listens(port);
-    CHECK(dlclose(l.lib) == 0, "dlclose: %s", dlerror());
-    listens_after = port_listens(port);
-    fd = store_connect(port);
-    err = errno;
-    if (fd >= 0)
-        close(fd);
-    kill(child, SIGKILL);
-    waitpid(child, NULL, 0);
+    if (!listens_beside) {
+        kill(child, SIGKILL);
+        waitpid(child, NULL, 0);
+    }
     CHECK(listens_beside, "rank 0's store listens no more beside the fork's child");
-    CHECK(fd < 0 && err == ECONNREFUSED && !listens_after, "a process coming after "
-          "dlclose was not refused (%s): the store's port still listens in the fork's child",
-          fd >= 0 ? "it connected" : strerror(err));
-    return 0;
+    return refused_after_dlclose(&l, port, child);
+}
+
+/* Rank 0's thread that forks, once its store listens (fork: the port, then the child
+ * and the marker file that tells rank 1 to come). */
+typedef struct {
+    int port;
+    char marker[128];
+    pid_t child;
+} forker_t;
+
+static void *fork_beside_the_rendezvous(void *arg)
+{
+    forker_t *f = arg;
+    double t0 = now_s();
+    FILE *m;
+
+    while (!port_listens(f->port) && now_s() - t0 < 15.0)
+        usleep(20000);
+    f->child = fork();
+    if (f->child == 0) {
+        usleep(30000000);
+        _exit(0);
+    }
+    m = fopen(f->marker, "w");
+    if (m)
+        fclose(m);
+    return NULL;
+}
+
+/* As fork_keeps_no_store_of_a_failed_rendezvous, where rank 0's process forks the child
+ * during the rendezvous, as its store listens, before rank 1 comes and fails it: the
+ * child closed its copy of the store's listening socket as it started too, and after
+ * dlclose a process that comes is refused at once. Only a store already listed or held
+ * was closed in the child, which kept the port listening, answered by none. */
+static int test_fork_during_the_rendezvous_keeps_no_store(const char *path)
+{
+    const char *master_port = getenv("SC_MASTER_PORT");
+    forker_t f = {.child = -1};
+    int port, rank_0;
+    pthread_t thread;
+    library_t l;
+    double t0 = now_s();
+
+    CHECK(master_port, "SC_MASTER_PORT must be set (run it under scrun)");
+    f.port = atoi(master_port);
+    snprintf(f.marker, sizeof(f.marker), "/tmp/sc-test-fork-during-rendezvous-%d", f.port);
+    if (getenv("SC_RANK") && atoi(getenv("SC_RANK")) == 0) {
+        unlink(f.marker);
+        CHECK(pthread_create(&thread, NULL, fork_beside_the_rendezvous, &f) == 0,
+              "pthread_create");
+    } else {
+        while (access(f.marker, F_OK) != 0 && now_s() - t0 < 20.0)
+            usleep(20000);
+    }
+    if (failed_rendezvous_left_to_rank_0(path, &l, &port, &rank_0) != 0)
+        return 1;
+    if (!rank_0)
+        return 0;
+    CHECK(pthread_join(thread, NULL) == 0, "pthread_join");
+    unlink(f.marker);
+    CHECK(f.child > 0, "fork: %s", strerror(errno));
+    return refused_after_dlclose(&l, port, f.child);
 }
 
 /* The failed rendezvous of failed_rendezvous_left_to_rank_0, then three processes of
@@ -885,6 +961,7 @@ int main(int argc, char **argv)
         TEST(store_telling_a_failed_rendezvous_outlives_dlclose),
         TEST(store_waiting_on_a_connection_ends_at_dlclose),
         TEST(fork_keeps_no_store_of_a_failed_rendezvous),
+        TEST(fork_during_the_rendezvous_keeps_no_store),
         TEST(handler_set_before_load_is_kept),
         TEST(hangup_still_ends_the_process),
     };
