@@ -267,11 +267,12 @@ SC_API void sc_compressor_destroy(sc_compressor_t *compressor);
  * failed on others (a peer's failure reaching them after their part was done) is
  * committed where it completed: the reducer cannot go on (its communicator failed), and
  * the states its ranks save are a step apart. So the first iteration after a load
- * compares the ranks' steps per bucket index (two small all-reduces at its first
- * bucket's start), and every index whose steps differ goes back to the
- * fewest on every rank, its residual and momentum dropped, with a warning naming the
- * bucket (with warm-up, some ranks all-reduced that bucket where others all-gathered
- * it, at every iteration of every reducer loading those states). Every rank loads, or
+ * compares the ranks' steps per bucket index (an all-reduce of the number of keys and
+ * an all-gather of every rank's keys and steps, a few bytes per key, at its first
+ * bucket's start), and every index whose steps differ goes back to the fewest on every
+ * rank, its residual and momentum dropped, with a warning naming the bucket on every
+ * rank (with warm-up, some ranks all-reduced that bucket where others all-gathered it,
+ * at every iteration of every reducer loading those states). Every rank loads, or
  * none. config NULL: defaults; a config is checked as by sc_compressor_create. The
  * hook's config text holds density, mode, error_feedback, momentum, values_fp16,
  * index_bits and warmup_steps, so that ranks whose settings differ fail

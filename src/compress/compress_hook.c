@@ -120,59 +120,91 @@ static void sc_hook_topk_undo(sc_compressor_t *c)
     }
 }
 
+/* One key's steps as the ranks exchange them (sc_hook_topk_align). */
+typedef struct {
+    int64_t key;   /* -1: a pad, past this rank's keys */
+    int64_t steps;
+} sc_hook_steps_t;
+
+static int sc_hook_steps_cmp(const void *a, const void *b)
+{
+    const sc_hook_steps_t *x = a, *y = b;
+    return (x->key > y->key) - (x->key < y->key);
+}
+
 /* The ranks' steps per bucket index, compared after a load (a hook made afresh has no
  * step on any rank), before the next step: a step that completed on some ranks and
  * failed on others (a peer's failure reaching them after their part was done) is
  * committed only where it completed, and states saved then and loaded differ by that
  * step; with warm-up, the ranks would all-reduce a bucket that others all-gather, at
  * every iteration. Every index whose steps differ goes back to the fewest on every
- * rank, its residual and momentum (and a state kept aside for it) dropped, saying so.
- * An index a rank has no key for counts 0 steps; a key below 0 (a state saved by
- * sc_compressor_save, loaded as one without the hook's table, may hold any int) is no
- * bucket index, never started: it is not compared. Two small all-reduces, issued where
- * every rank starts its iteration's first bucket. */
+ * rank, its residual and momentum (and a state kept aside for it) dropped, and every
+ * rank says so. An index a rank has no key for counts 0 steps; a key below 0 (a state
+ * saved by sc_compressor_save, loaded as one without the hook's table, may hold any
+ * int) is no bucket index, never started: it is not compared. The ranks exchange their
+ * keys, not an array indexed by them: such a state's keys may be as large as INT32_MAX
+ * (2^32 steps of 8 bytes: out of memory, or a 32 GiB all-reduce). Two small collectives
+ * (the most keys on a rank, then every rank's keys and steps), issued where every rank
+ * starts its iteration's first bucket. */
 static sc_status_t sc_hook_topk_align(sc_compressor_t *c, sc_comm_t *comm)
 {
-    int64_t n = 0, *v;
+    int size = sc_comm_size(comm);
+    int64_t n = 0, at = 0;
+    sc_hook_steps_t *all, *mine;
     sc_status_t st;
 
     pthread_mutex_lock(&c->lock);
     for (int i = 0; i < c->nkeys; i++)
-        if (c->keys[i]->key >= n)
-            n = (int64_t)c->keys[i]->key + 1;
+        n += c->keys[i]->key >= 0;
     pthread_mutex_unlock(&c->lock);
     st = sc_allreduce(&n, &n, 1, SC_INT64, SC_MAX, comm, NULL, NULL);
     if (st != SC_SUCCESS || n == 0)
         return st;
-    v = calloc((size_t)n * 2, sizeof(*v));
-    if (!v) /* the start fails, which aborts the communicator: no rank waits */
+    all = malloc((size_t)n * (size_t)(size + 1) * sizeof(*all));
+    if (!all) /* the start fails, which aborts the communicator: no rank waits */
         return sc_error(SC_ERR_NO_MEMORY, SC_HOOK_TOPK ": out of memory comparing the steps "
-                        "of %lld buckets with the other ranks", (long long)n);
+                        "of up to %lld buckets with the other ranks", (long long)n);
+    mine = all + n * size; /* this rank's keys, gathered in front of them */
     pthread_mutex_lock(&c->lock);
-    for (int i = 0; i < c->nkeys; i++) { /* the most steps, and the fewest negated */
-        if (c->keys[i]->key < 0)
-            continue;
-        v[c->keys[i]->key] = c->keys[i]->steps;
-        v[n + c->keys[i]->key] = -(int64_t)c->keys[i]->steps;
-    }
+    for (int i = 0; i < c->nkeys; i++)
+        if (c->keys[i]->key >= 0)
+            mine[at++] = (sc_hook_steps_t){c->keys[i]->key, c->keys[i]->steps};
     pthread_mutex_unlock(&c->lock);
-    st = sc_allreduce(v, v, (size_t)n * 2, SC_INT64, SC_MAX, comm, NULL, NULL);
-    pthread_mutex_lock(&c->lock);
-    for (int i = 0; i < c->nkeys && st == SC_SUCCESS; i++) {
-        sc_ckey_t *k = c->keys[i];
-        if (k->key < 0 || v[k->key] == -v[n + k->key])
+    for (; at < n; at++)
+        mine[at] = (sc_hook_steps_t){-1, 0};
+    st = sc_allgather(mine, all, (size_t)n * 2, SC_INT64, comm, NULL, NULL);
+    if (st != SC_SUCCESS)
+        goto out;
+    qsort(all, (size_t)(n * size), sizeof(*all), sc_hook_steps_cmp);
+    for (int64_t i = 0, j; i < n * size; i = j) {
+        int64_t most = all[i].steps, fewest = all[i].steps;
+        for (j = i + 1; j < n * size && all[j].key == all[i].key; j++) {
+            most = all[j].steps > most ? all[j].steps : most;
+            fewest = all[j].steps < fewest ? all[j].steps : fewest;
+        }
+        if (all[i].key < 0)
             continue;
-        sc_log(SC_LOG_WARN, SC_HOOK_TOPK ": bucket %d has between %lld and %lld steps done "
+        if (j - i < size) /* a rank without the key: 0 steps */
+            fewest = 0;
+        if (most == fewest)
+            continue;
+        sc_log(SC_LOG_WARN, SC_HOOK_TOPK ": bucket %lld has between %lld and %lld steps done "
                "on different ranks (a step that failed on some ranks completed on others "
                "before their states were saved): every rank drops its residual and "
-               "momentum and goes on from step %lld", k->key, (long long)-v[n + k->key],
-               (long long)v[k->key], (long long)-v[n + k->key]);
-        sc_ckey_free(k->parked);
-        k->parked = NULL;
-        sc_compressor_realign(k, (long)-v[n + k->key]);
+               "momentum and goes on from step %lld", (long long)all[i].key,
+               (long long)fewest, (long long)most, (long long)fewest);
+        pthread_mutex_lock(&c->lock);
+        for (int k = 0; k < c->nkeys; k++) {
+            if (c->keys[k]->key != all[i].key)
+                continue;
+            sc_ckey_free(c->keys[k]->parked);
+            c->keys[k]->parked = NULL;
+            sc_compressor_realign(c->keys[k], (long)fewest);
+        }
+        pthread_mutex_unlock(&c->lock);
     }
-    pthread_mutex_unlock(&c->lock);
-    free(v);
+out:
+    free(all);
     return st;
 }
 

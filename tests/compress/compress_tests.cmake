@@ -65,6 +65,7 @@ set(SC_COMPRESS_TESTS
   "test_compress_hook hook_state_without_its_table_still_loads 2"
   "test_compress_hook hook_state_with_a_bad_table_is_refused 2"
   "test_compress_hook hook_state_of_a_compressor_with_a_negative_key_loads 2"
+  "test_compress_hook hook_state_of_a_compressor_with_a_huge_key_loads 2"
   "test_compress_hook hook_state_marks_dropped_indices_with_bucket_0_empty 2"
   "test_compress_hook hook_state_marks_index_0_stale_when_its_bucket_moves_up 2"
   "test_compress_hook hook_state_of_another_rank_fails_every_rank 2"

@@ -19,6 +19,7 @@
  *   hook_state_of_a_compressor_with_a_negative_key_loads   a compressor's state whose
  *                                   keys are no bucket indices (-1) loads, and the
  *                                   loaded reducer's iterations succeed
+ *   hook_state_of_a_compressor_with_a_huge_key_loads   the same with key INT32_MAX
  *   hook_state_with_a_bad_table_is_refused   a table of another version, truncated or
  *                                   with an unknown flag: SC_ERR_INVALID_ARG, nothing
  *                                   changed
@@ -425,13 +426,11 @@ static int test_hook_state_without_its_table_still_loads(int argc, char **argv)
 }
 
 /* A state of a compressor used by sc_compressed_allreduce (whose keys are any int),
- * loaded as a state without its table: keys -1 and 0 (64 floats each, one step). Key -1
- * is no bucket index; the comparison of the ranks' steps after the load wrote its count
- * before the array it allocated (heap corruption: glibc aborted in free). The loaded
- * reducer's next two iterations succeed on every rank. */
-static int test_hook_state_of_a_compressor_with_a_negative_key_loads(int argc, char **argv)
+ * loaded as a state without its table: keys odd_key and 0 (64 floats each, one step).
+ * The loaded reducer's next two iterations succeed on every rank. */
+static int compressor_state_loads(int odd_key)
 {
-    static const int keys[] = {-1, 0};
+    const int keys[] = {odd_key, 0};
     sc_compress_config_t cc = SC_COMPRESS_CONFIG_INIT;
     rt_world_t w;
     rt_model_t a, b;
@@ -442,7 +441,6 @@ static int test_hook_state_of_a_compressor_with_a_negative_key_loads(int argc, c
     size_t len, clen = 0;
     uint64_t payload;
 
-    (void)argc, (void)argv;
     if (saved_reducer(&w, &a, &b, &ra) || saved_state(ra, &state, &len))
         return 1;
     cc.density = DENSITY;
@@ -469,6 +467,23 @@ static int test_hook_state_of_a_compressor_with_a_negative_key_loads(int argc, c
         if (iterate(&w, &b, rb, it))
             return 1;
     return release_both(&w, &a, &b, ra, rb);
+}
+
+/* Key -1 is no bucket index; the comparison of the ranks' steps after the load wrote its
+ * count before the array it allocated (heap corruption: glibc aborted in free). */
+static int test_hook_state_of_a_compressor_with_a_negative_key_loads(int argc, char **argv)
+{
+    (void)argc, (void)argv;
+    return compressor_state_loads(-1);
+}
+
+/* Key INT32_MAX is no bucket index either; the comparison sized its array by the
+ * largest key (2^32 steps of 8 bytes, all-reduced: out of memory, or a 32 GiB
+ * all-reduce past the test's timeout). */
+static int test_hook_state_of_a_compressor_with_a_huge_key_loads(int argc, char **argv)
+{
+    (void)argc, (void)argv;
+    return compressor_state_loads(INT32_MAX);
 }
 
 /* A record whose table of layouts is of another version, truncated or carries an
@@ -1001,6 +1016,8 @@ int main(int argc, char **argv)
          test_hook_state_without_its_table_still_loads},
         {"hook_state_of_a_compressor_with_a_negative_key_loads",
          test_hook_state_of_a_compressor_with_a_negative_key_loads},
+        {"hook_state_of_a_compressor_with_a_huge_key_loads",
+         test_hook_state_of_a_compressor_with_a_huge_key_loads},
         {"hook_state_with_a_bad_table_is_refused", test_hook_state_with_a_bad_table_is_refused},
         {"hook_state_marks_dropped_indices_with_bucket_0_empty",
          test_hook_state_marks_dropped_indices_with_bucket_0_empty},
