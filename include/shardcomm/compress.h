@@ -273,7 +273,9 @@ SC_API void sc_compressor_destroy(sc_compressor_t *compressor);
  * rank, its residual and momentum dropped, with a warning naming the bucket on every
  * rank (with warm-up, some ranks all-reduced that bucket where others all-gathered it,
  * at every iteration of every reducer loading those states). Every rank loads, or
- * none. config NULL: defaults; a config is checked as by sc_compressor_create. The
+ * none (a refused load changes nothing, and counts as none): where only some ranks
+ * loaded, the next iteration fails on every rank with SC_ERR_MISMATCH, whose sentence
+ * names the comparison after sc_reducer_hook_load. config NULL: defaults; a config is checked as by sc_compressor_create. The
  * hook's config text holds density, mode, error_feedback, momentum, values_fp16,
  * index_bits and warmup_steps, so that ranks whose settings differ fail
  * sc_reducer_create (threads and seed may differ). */

@@ -16,6 +16,8 @@ typedef enum {
     SC_SERVES_REDUCER_STEP,   /* sc_reducer_mark_ready and sc_reducer_finalize */
     SC_SERVES_COMPRESSED,
     SC_SERVES_SPARSE,
+    SC_SERVES_HOOK_ALIGN,     /* the top-k hook's comparison of the ranks' steps after a
+                                 load, inside a reducer step (sc_serves_within) */
     SC_SERVES_COUNT
 } sc_serves_t;
 
@@ -25,6 +27,12 @@ typedef enum {
  * same public calls around a collective, so every rank marks it alike. */
 sc_serves_t sc_serves_begin(sc_serves_t s);
 void sc_serves_end(sc_serves_t previous);
+
+/* From here on, the calling thread's collectives are part of s even inside an outer
+ * public call: a part of that call that only some ranks may run (the top-k hook's
+ * comparison after sc_reducer_hook_load, which a rank that did not load skips), so that
+ * the ranks' disagreement names it. Returns what sc_serves_end restores. */
+sc_serves_t sc_serves_within(sc_serves_t s);
 
 /* The end of a public call that communicates: restores previous (sc_serves_end) and
  * returns sc_error_in(status, caller). Such a call reads

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "collectives/call.h"
+#include "collectives/serves.h"
 #include "compress/compress_internal.h"
 #include "core/comm_internal.h"
 #include "core/fpenv.h"
@@ -146,7 +147,7 @@ static int sc_hook_steps_cmp(const void *a, const void *b)
  * (2^32 steps of 8 bytes: out of memory, or a 32 GiB all-reduce). Two small collectives
  * (the most keys on a rank, then every rank's keys and steps), issued where every rank
  * starts its iteration's first bucket. */
-static sc_status_t sc_hook_topk_align(sc_compressor_t *c, sc_comm_t *comm)
+static sc_status_t sc_hook_topk_align_in(sc_compressor_t *c, sc_comm_t *comm)
 {
     int size = sc_comm_size(comm);
     int64_t n = 0, at = 0;
@@ -205,6 +206,18 @@ static sc_status_t sc_hook_topk_align(sc_compressor_t *c, sc_comm_t *comm)
     }
 out:
     free(all);
+    return st;
+}
+
+/* The comparison's collectives marked apart (serves.h): a rank that loaded no state
+ * (against compress.h: every rank loads, or none) starts its first bucket instead, and
+ * both ranks' disagreement then names the comparison after a load. */
+static sc_status_t sc_hook_topk_align(sc_compressor_t *c, sc_comm_t *comm)
+{
+    sc_serves_t was = sc_serves_within(SC_SERVES_HOOK_ALIGN);
+    sc_status_t st = sc_hook_topk_align_in(c, comm);
+
+    sc_serves_end(was);
     return st;
 }
 
@@ -470,7 +483,6 @@ static sc_status_t sc_hook_topk_load(void *state, const void *buf, size_t len)
     if (!buf)
         return sc_error(SC_ERR_INVALID_ARG, SC_HOOK_TOPK ": buf is NULL");
     pthread_mutex_lock(&c->hook_lock);
-    c->hook_align = 1; /* every rank loads (its own state): they compare them */
     sc_hook_topk_quiesce(c);
     sc_hook_topk_undo(c); /* before the keys it would put back are replaced */
     if (len < sizeof(h) || memcmp(buf, sc_hook_state_magic, sizeof(h.magic)) != 0) {
@@ -511,6 +523,11 @@ static sc_status_t sc_hook_topk_load(void *state, const void *buf, size_t len)
     }
     pthread_mutex_unlock(&c->lock);
 out:
+    /* Every rank loads (its own state), or none: they compare them. A refused load
+     * changed nothing, so a rank whose checkpoint was refused and the ranks that loaded
+     * none go on alike. */
+    if (st == SC_SUCCESS)
+        c->hook_align = 1;
     pthread_mutex_unlock(&c->hook_lock);
     return st;
 }

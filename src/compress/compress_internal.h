@@ -177,8 +177,8 @@ struct sc_compressor {
     uint64_t hook_round;      /* comm hook: the reducer's iteration it started a bucket
                                  in last (sc_hook_bucket_t.iteration) */
     int hook_align;           /* comm hook: the ranks' steps per bucket index to compare
-                                 at the next iteration's first start (set by each load:
-                                 sc_hook_topk_align) */
+                                 at the next iteration's first start (set by each load
+                                 that succeeds: sc_hook_topk_align) */
     uint64_t hook_complete;   /* comm hook: the latest iteration that started its last
                                  bucket (sc_hook_bucket_t.last), so reached every index
                                  of its layout; 0: none yet */

@@ -69,6 +69,8 @@ set(SC_COMPRESS_TESTS
   "test_compress_hook hook_state_marks_dropped_indices_with_bucket_0_empty 2"
   "test_compress_hook hook_state_marks_index_0_stale_when_its_bucket_moves_up 2"
   "test_compress_hook hook_state_of_another_rank_fails_every_rank 2"
+  "test_compress_hook hook_state_refused_on_one_rank_changes_nothing 2"
+  "test_compress_hook hook_state_loaded_on_one_rank_fails_every_rank 2"
   "test_compress_hook hook_state_waits_for_its_layout_after_load 2"
   "test_compress_hook hook_state_waits_for_its_layout_after_load counts_equal 2"
   "test_compress_hook hook_state_waits_for_its_layout_after_load one_bucket 2"

@@ -23,6 +23,11 @@
  *   hook_state_with_a_bad_table_is_refused   a table of another version, truncated or
  *                                   with an unknown flag: SC_ERR_INVALID_ARG, nothing
  *                                   changed
+ *   hook_state_refused_on_one_rank_changes_nothing   a load refused on rank 0 alone
+ *                                   (rank 1 loads nothing): the next iterations succeed
+ *   hook_state_loaded_on_one_rank_fails_every_rank   a load on rank 0 alone: the next
+ *                                   iteration fails on both ranks, the sentence naming
+ *                                   the comparison of the ranks' steps after a load
  *   hook_state_marks_dropped_indices_with_bucket_0_empty   a save after a rebuild that
  *                                   dropped a bucket index marks its state stale, also
  *                                   when bucket 0 holds no element (never started)
@@ -310,16 +315,22 @@ static int copy_hook_state(sc_reducer_t *ra, sc_reducer_t *rb)
     return 0;
 }
 
-/* Both reducers, their models and the world released. */
-static int release_both(rt_world_t *w, rt_model_t *a, rt_model_t *b, sc_reducer_t *ra,
-                        sc_reducer_t *rb)
+/* The reducer, both models and the world released. */
+static int release_one(rt_world_t *w, rt_model_t *a, rt_model_t *b, sc_reducer_t *ra)
 {
     CHECK_OK(sc_reducer_destroy(ra));
-    CHECK_OK(sc_reducer_destroy(rb));
     rt_model_free(a);
     rt_model_free(b);
     CHECK_OK(sc_comm_destroy(w->comm));
     return 0;
+}
+
+/* Both reducers, their models and the world released. */
+static int release_both(rt_world_t *w, rt_model_t *a, rt_model_t *b, sc_reducer_t *ra,
+                        sc_reducer_t *rb)
+{
+    CHECK_OK(sc_reducer_destroy(rb));
+    return release_one(w, a, b, ra);
 }
 
 /* The saved (a) and the loaded reducer's (b) last results are equal bit for bit; then
@@ -688,6 +699,79 @@ static int test_hook_state_of_another_rank_fails_every_rank(int argc, char **arg
     return 0;
 }
 
+/* The world and a reducer of the model (a) past its rebuild, whose own state rank 0
+ * alone loads into it, rank 1 loading nothing: truncated, the record's table claims
+ * more keys than it holds, and the load is refused (SC_ERR_INVALID_ARG, "truncated"). */
+static int load_on_rank_0(rt_world_t *w, rt_model_t *a, rt_model_t *b, sc_reducer_t **ra,
+                          int truncated)
+{
+    char *state;
+    size_t len;
+    uint32_t x = 0x7fffffffu; /* keys: more than the record holds */
+
+    if (saved_reducer(w, a, b, ra) || saved_state(*ra, &state, &len))
+        return 1;
+    if (w->rank == 0 && truncated) {
+        memcpy(state + RECORD_PAYLOAD + 12, &x, sizeof(x));
+        CHECK_STATUS(sc_reducer_hook_load(*ra, state, len), SC_ERR_INVALID_ARG);
+        CHECK_SAYS("truncated");
+    } else if (w->rank == 0) {
+        CHECK_OK(sc_reducer_hook_load(*ra, state, len));
+    }
+    free(state);
+    return 0;
+}
+
+/* Rank 0's load is refused and changes nothing; rank 1 loads nothing (a job that goes
+ * on with the state it has). The reducer's next two iterations succeed on both ranks:
+ * the refused load marked rank 0's hook to compare the ranks' steps, which it alone
+ * then did, and the iteration failed on both with the collectives' kinds differing. */
+static int test_hook_state_refused_on_one_rank_changes_nothing(int argc, char **argv)
+{
+    rt_world_t w;
+    rt_model_t a, b;
+    sc_reducer_t *ra;
+
+    (void)argc, (void)argv;
+    if (load_on_rank_0(&w, &a, &b, &ra, 1))
+        return 1;
+    for (int it = 3; it < 5; it++)
+        if (iterate(&w, &a, ra, it))
+            return 1;
+    return release_one(&w, &a, &b, ra);
+}
+
+/* Rank 0 loads its own state, rank 1 nothing (against compress.h: every rank loads, or
+ * none): the next iteration fails on both ranks with SC_ERR_MISMATCH (or on rank 1
+ * SC_ERR_ABORTED, rank 0's abort giving its reason), neither waiting for the timeout,
+ * whose sentence names rank 0's comparison after the load (it named an all-reduce of
+ * one int64 inside a reducer step, where rank 1 all-gathered a bucket). */
+static int test_hook_state_loaded_on_one_rank_fails_every_rank(int argc, char **argv)
+{
+    rt_world_t w;
+    rt_model_t a, b;
+    sc_reducer_t *ra;
+    sc_status_t st = SC_SUCCESS;
+
+    (void)argc, (void)argv;
+    if (load_on_rank_0(&w, &a, &b, &ra, 0))
+        return 1;
+    for (int g = a.n - 1; g >= 0 && st == SC_SUCCESS; g--) {
+        rt_fill(&a, a.buf[g], SEED, w.rank, 3, g);
+        st = sc_reducer_mark_ready(ra, g, a.buf[g]);
+    }
+    if (st == SC_SUCCESS)
+        st = sc_reducer_finalize(ra);
+    /* Rank 1 may take rank 0's abort, which carries its sentence, before its header. */
+    CHECK(st == SC_ERR_MISMATCH || (w.rank == 1 && st == SC_ERR_ABORTED),
+          "the iteration after the load returned %s: %s", sc_status_string(st),
+          sc_last_error());
+    CHECK_SAYS("rank 0 called allreduce", "inside the top-k hook's comparison of the ranks' "
+               "steps after its sc_reducer_hook_load (every rank loads its hook's state, or "
+               "none)");
+    return release_one(&w, &a, &b, ra);
+}
+
 /* Models whose rebuilt layout (gradients marked in registration order) differs from
  * the first (reverse registration order). counts_differ: no bucket index keeps its
  * count ([7, 23000, 80000] against [80000, 23007]); counts_equal: two gradients of one
@@ -1025,6 +1109,10 @@ int main(int argc, char **argv)
          test_hook_state_marks_index_0_stale_when_its_bucket_moves_up},
         {"hook_state_of_another_rank_fails_every_rank",
          test_hook_state_of_another_rank_fails_every_rank},
+        {"hook_state_refused_on_one_rank_changes_nothing",
+         test_hook_state_refused_on_one_rank_changes_nothing},
+        {"hook_state_loaded_on_one_rank_fails_every_rank",
+         test_hook_state_loaded_on_one_rank_fails_every_rank},
         {"hook_state_waits_for_its_layout_after_load",
          test_hook_state_waits_for_its_layout_after_load},
         {"hook_state_in_use_is_saved_when_no_rebuild_follows",
