@@ -209,6 +209,14 @@ static int sc_tls_same(const char *a, const char *b)
     return 1;
 }
 
+/* Rank r's UCX_TLS from its blob into tls, ended within SC_BLOB_TLS_LEN bytes whatever
+ * the blob holds (every rank ends it; the text functions read to the end). */
+static void sc_blob_tls(const sc_store_result_t *res, int r, char tls[SC_BLOB_TLS_LEN])
+{
+    memcpy(tls, (const char *)res->blobs[r] + SC_BLOB_TLS, SC_BLOB_TLS_LEN);
+    tls[SC_BLOB_TLS_LEN - 1] = '\0';
+}
+
 /* UCX_TLS as each rank set it, from the rendezvous blobs: ranks whose transports differ
  * need not reach each other (tcp,self against shardcomm's self,sm on one node: "UCX
  * endpoint to rank 1 failed: Destination is unreachable", which named neither), so a
@@ -218,12 +226,13 @@ static int sc_tls_same(const char *a, const char *b)
  * are compared as sets of transports (sc_tls_same), not as text. */
 static sc_status_t sc_comm_check_tls(const sc_store_result_t *res, int size)
 {
-    const char *tls0 = (const char *)res->blobs[0] + SC_BLOB_TLS;
+    char tls0[SC_BLOB_TLS_LEN];
 
+    sc_blob_tls(res, 0, tls0);
     for (int r = 1; r < size; r++) {
-        const char *tls = (const char *)res->blobs[r] + SC_BLOB_TLS;
-        char text0[SC_ENV_TEXT_MAX], text[SC_ENV_TEXT_MAX];
+        char tls[SC_BLOB_TLS_LEN], text0[SC_ENV_TEXT_MAX], text[SC_ENV_TEXT_MAX];
 
+        sc_blob_tls(res, r, tls);
         if (!sc_tls_same(tls0, tls))
             return sc_error(SC_ERR_MISMATCH, "%s: ranks disagree: UCX_TLS is %s on rank 0 "
                             "but %s on rank %d", SC_COMM_SETTINGS_CALLER,
