@@ -101,9 +101,11 @@ static void sc_hook_topk_unwind(sc_compressor_t *c, sc_ckey_t *k)
  * did not finish them, or their selection failed), each taking back its own draws
  * (sc_hook_topk_unwind), so in any order: each key's threshold and origin go back, and
  * a key its step created goes, as sc_compressed_allreduce undoes a failed step
- * (sc_compressor_abandon). Every key idle (sc_hook_topk_quiesce); between iterations. */
+ * (sc_compressor_abandon). Every key made idle first (sc_hook_topk_quiesce); between
+ * iterations, under c->hook_lock. */
 static void sc_hook_topk_undo(sc_compressor_t *c)
 {
+    sc_hook_topk_quiesce(c);
     for (;;) {
         sc_ckey_t *k = NULL;
 
@@ -245,7 +247,6 @@ static sc_status_t sc_hook_topk_start_in(void *state, const sc_hook_bucket_t *b,
     pthread_mutex_unlock(&c->lock);
     if (first) { /* the steps of a failed iteration undone before anything else */
         pthread_mutex_lock(&c->hook_lock);
-        sc_hook_topk_quiesce(c);
         sc_hook_topk_undo(c);
         if (c->hook_align)
             st = sc_hook_topk_align(c, comm);
@@ -414,7 +415,6 @@ static sc_status_t sc_hook_topk_save(void *state, void *buf, size_t *len)
     if (!len)
         return sc_error(SC_ERR_INVALID_ARG, SC_HOOK_TOPK ": len is NULL");
     pthread_mutex_lock(&c->hook_lock);
-    sc_hook_topk_quiesce(c);
     sc_hook_topk_undo(c); /* a failed iteration's steps: the state is as before it */
     st = sc_compressor_save(c, NULL, &rest);
     if (st != SC_SUCCESS)
@@ -483,7 +483,6 @@ static sc_status_t sc_hook_topk_load(void *state, const void *buf, size_t len)
     if (!buf)
         return sc_error(SC_ERR_INVALID_ARG, SC_HOOK_TOPK ": buf is NULL");
     pthread_mutex_lock(&c->hook_lock);
-    sc_hook_topk_quiesce(c);
     sc_hook_topk_undo(c); /* before the keys it would put back are replaced */
     if (len < sizeof(h) || memcmp(buf, sc_hook_state_magic, sizeof(h.magic)) != 0) {
         st = sc_compressor_load(c, buf, len);
