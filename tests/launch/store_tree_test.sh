@@ -149,6 +149,9 @@ export PYTHONDONTWRITEBYTECODE=1
 logs=$(mktemp -d)
 pids=()
 trap 'kill -9 "${pids[@]}" 2>/dev/null; wait 2>/dev/null; rm -rf "$logs"' EXIT
+# A rank stopped here gets SIGHUP (then SIGCONT) where this script's process group is
+# orphaned (ctest run in the background from a shell that ended): the ranks ignore it.
+trap '' HUP
 
 fail() {
   echo "FAIL $mode: $*"
