@@ -73,22 +73,24 @@ static sc_status_t sc_store_place_begin(const sc_store_role_t *role, const uint8
     return SC_SUCCESS;
 }
 
-/* The table that came with the store's answer of a child of rank 0 (table_len bytes
- * after the role and children at payload, which this takes over) into *result. */
+/* The table that came with the store's answer of rank, a child of rank 0 (table_len
+ * bytes after the role and children at payload, which this takes over), into *result. */
 static sc_status_t sc_store_table_take(uint8_t *payload, const sc_store_place_t *place,
-                                       int size, sc_store_result_t *result)
+                                       const char *where, int rank, int size,
+                                       sc_store_result_t *result)
 {
     size_t at = sizeof(place->role) + (size_t)place->role.nchildren * sizeof(uint32_t);
+    sc_status_t st;
 
     if (place->role.parent) {
         free(payload);
         return SC_SUCCESS;
     }
     memmove(payload, payload + at, place->role.table_len);
-    if (sc_tree_table_take(payload, place->role.table_len, size, result) == SC_SUCCESS)
-        return SC_SUCCESS;
-    free(payload);
-    return SC_ERR_SYSTEM;
+    st = sc_tree_table_take(payload, place->role.table_len, where, rank, size, result);
+    if (st != SC_SUCCESS)
+        free(payload);
+    return st;
 }
 
 /* The rendezvous's failure when what answered at where is no shardcomm store (why: what
@@ -201,7 +203,7 @@ static sc_status_t sc_store_exchange(int fd, int rank, int size,
     }
     if (sc_store_net_io(fd, payload + head, rep.len - head, rest, 0) != 0)
         goto err_given_up;
-    return sc_store_table_take(payload, place, size, result);
+    return sc_store_table_take(payload, place, where, rank, size, result);
 err_given_up:
     err = errno;
     free(payload);

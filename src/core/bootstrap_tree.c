@@ -54,8 +54,8 @@ sc_status_t sc_tree_layout(int size, int fanout, const uint8_t *side, const uint
     return SC_SUCCESS;
 }
 
-sc_status_t sc_tree_table_take(uint8_t *payload, uint32_t total, int size,
-                               sc_store_result_t *result)
+sc_status_t sc_tree_table_take(uint8_t *payload, uint32_t total, const char *where, int rank,
+                               int size, sc_store_result_t *result)
 {
     size_t *lens = calloc((size_t)size, sizeof(size_t));
     uint8_t **blobs = calloc((size_t)size, sizeof(uint8_t *));
@@ -64,7 +64,8 @@ sc_status_t sc_tree_table_take(uint8_t *payload, uint32_t total, int size,
     if (!lens || !blobs) {
         free(lens);
         free(blobs);
-        return sc_error(SC_ERR_NO_MEMORY, "rendezvous: out of memory");
+        return sc_error(SC_ERR_NO_MEMORY, "rendezvous at %s: rank %d is out of memory for "
+                        "the table of the ranks' blobs (%d ranks)", where, rank, size);
     }
     for (int r = 0; r < size; r++) {
         uint32_t l;
@@ -85,8 +86,9 @@ sc_status_t sc_tree_table_take(uint8_t *payload, uint32_t total, int size,
     }
     free(lens);
     free(blobs);
-    return sc_error(SC_ERR_SYSTEM, "rendezvous: the table of the ranks' blobs came malformed "
-                    "(%u bytes for %d ranks)", total, size);
+    return sc_error(SC_ERR_SYSTEM, "rendezvous at %s: the table of the ranks' blobs that "
+                    "rank %d received came malformed (%u bytes for %d ranks)", where, rank,
+                    total, size);
 }
 
 /* role's address and port as a socket address, into sa; its length. */
@@ -231,10 +233,10 @@ sc_status_t sc_tree_fetch(const sc_store_role_t *role, int rank, int size,
     if (got != 0)
         goto err_close;
     close(fd);
-    st = sc_tree_table_take(payload, rep.len, size, result);
+    st = sc_tree_table_take(payload, rep.len, where, rank, size, result);
     if (st != SC_SUCCESS) {
         free(payload);
-        /* Relayed to its children and the store, which name the rank themselves. */
+        /* Relayed to its children and the store: the sentence names this rank. */
         snprintf(err, err_len, "%s", sc_error_text_unprefixed());
         return st;
     }

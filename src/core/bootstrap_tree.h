@@ -36,9 +36,10 @@ sc_status_t sc_tree_layout(int size, int fanout, const uint8_t *side, const uint
 /* The table as the store's answer carries it (for each rank, its blob's length as a
  * uint32_t, then the blob; total bytes at payload) into *result, which takes payload
  * over (release with sc_store_result_free). SC_ERR_SYSTEM when the lengths do not add
- * up to total. */
-sc_status_t sc_tree_table_take(uint8_t *payload, uint32_t total, int size,
-                               sc_store_result_t *result);
+ * up to total, SC_ERR_NO_MEMORY: sentences that name rank, the one that received it
+ * (where names the store), since its children and the store pass them on as they are. */
+sc_status_t sc_tree_table_take(uint8_t *payload, uint32_t total, const char *where, int rank,
+                               int size, sc_store_result_t *result);
 
 /* The store's word at the end of the table's tree (bootstrap_wire.h) as a rank that
  * serves children may hear it early: fd its connection to the store (-1: none), heard

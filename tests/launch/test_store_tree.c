@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <unistd.h>
 
 #include "core/bootstrap_store.h"
@@ -370,7 +371,8 @@ static int test_child_takes_whichever_of_its_parent_and_the_store_spoke_first(vo
 
 /* A malformed table from the parent fails the child with a sentence that its children
  * and the store get as its own failure: it carries no "rank R: " prefix, which the
- * rank that reports it puts before it (it came out as "rank 3: rank 3: ..."). */
+ * rank that reports it puts before it (it came out as "rank 3: rank 3: ..."), and it
+ * names the child, which its own children and the other ranks could not tell. */
 static int test_malformed_table_from_the_parent_is_relayed_unprefixed(void)
 {
     sc_store_result_t result = {0};
@@ -378,8 +380,9 @@ static int test_malformed_table_from_the_parent_is_relayed_unprefixed(void)
     sc_status_t st = fetch_from(serve_malformed_table, 8, &result, err, sizeof(err));
 
     CHECK(st == SC_ERR_SYSTEM, "sc_tree_fetch returned %d, expected SC_ERR_SYSTEM", st);
-    CHECK(strstr(err, "the table of the ranks' blobs came malformed (8 bytes for 4 ranks)"),
-          "the sentence does not say the table came malformed: %s", err);
+    CHECK(strstr(err, "the table of the ranks' blobs that rank 3 received came malformed (8 "
+                      "bytes for 4 ranks)"),
+          "the sentence does not say the table came malformed to rank 3: %s", err);
     CHECK(strncmp(err, "rank ", 5) != 0, "the relayed sentence carries a rank's prefix: %s",
           err);
     return 0;
@@ -572,6 +575,83 @@ static int test_rank_failing_as_its_answer_comes_tells_its_children(void)
     return 0;
 }
 
+/* A store played on loopback answers rank 1 (rank_1, whose sc_store_allgather runs on
+ * *thread; a child of rank 0 serving rank 3 in the tree) with its place and a table of
+ * 8 bytes whose first blob claims 100: a table that came malformed. The store's end of
+ * rank 1's connection (3 s to read on it), or -1; *parent: where rank 1 serves rank 3;
+ * *store_listen: the store's listening socket, for the caller to close. */
+static int answer_rank_1_a_malformed_table(exchanging_t *rank_1, pthread_t *thread,
+                                           int *store_listen, sc_store_role_t *parent)
+{
+    struct {
+        sc_store_reply_t rep;
+        sc_store_role_t role;
+        uint32_t children[1];
+        uint32_t table[2];
+    } answer = {{SC_STORE_MAGIC, SC_SUCCESS, sizeof(sc_store_role_t) + 4 + 8},
+                {.parent = 0, .depth = 1, .height = 2, .nchildren = 1, .table_len = 8},
+                {3},
+                {100, 0}};
+    struct timeval three_s = {3, 0};
+    sc_store_hello_t h;
+    char blob[2];
+    int store_end;
+
+    *store_listen = listen_as_parent(4, parent);
+    if (*store_listen < 0)
+        return -1;
+    rank_1->port = parent->port;
+    if (pthread_create(thread, NULL, rank_1_at_the_store, rank_1) != 0)
+        return -1;
+    store_end = accept(*store_listen, NULL, NULL);
+    if (store_end < 0 ||
+        setsockopt(store_end, SOL_SOCKET, SO_RCVTIMEO, &three_s, sizeof(three_s)) != 0 ||
+        recv(store_end, &h, sizeof(h), MSG_WAITALL) != (ssize_t)sizeof(h) || h.len != 2 ||
+        recv(store_end, blob, 2, MSG_WAITALL) != 2 || h.port == 0 ||
+        send(store_end, &answer, sizeof(answer), MSG_NOSIGNAL) != (ssize_t)sizeof(answer)) {
+        if (store_end >= 0)
+            close(store_end);
+        pthread_join(*thread, NULL);
+        return -1;
+    }
+    parent->port = (uint16_t)h.port;
+    return store_end;
+}
+
+/* Rank 1, a child of rank 0 given a malformed table by the store, tells its child, rank
+ * 3, in place of the table a sentence that names rank 1 as the rank that received it:
+ * it said "rendezvous: the table of the ranks' blobs came malformed (8 bytes for 4
+ * ranks)", which rank 3 reported as its own ("rank 3: rendezvous: ..."). */
+static int test_rank_given_a_malformed_table_names_itself_to_its_children(void)
+{
+    exchanging_t rank_1 = {0, SC_SUCCESS, ""};
+    sc_tree_word_t no_store = {-1, 0, SC_SUCCESS, ""};
+    sc_store_result_t result = {0};
+    sc_store_role_t role;
+    char err[SC_ERROR_MAX] = "";
+    pthread_t thread;
+    int store_listen = -1, store_end;
+    sc_status_t st;
+
+    store_end = answer_rank_1_a_malformed_table(&rank_1, &thread, &store_listen, &role);
+    if (store_listen >= 0 && store_end < 0)
+        close(store_listen);
+    CHECK(store_end >= 0, "rank 1 was not answered by the store played on loopback");
+    st = sc_tree_fetch(&role, 3, 4, &no_launch, NULL, 0, "127.0.0.1:1", sc_clock_now() + 3.0,
+                       &no_store, &result, err, sizeof(err));
+    pthread_join(thread, NULL);
+    close(store_end);
+    close(store_listen);
+    CHECK(st == SC_ERR_SYSTEM, "rank 3's fetch returned %d: %s", st, err);
+    CHECK(strstr(err, "the table of the ranks' blobs that rank 1 received came malformed (8 "
+                      "bytes for 4 ranks)"),
+          "rank 3's sentence does not name rank 1 as the rank the table came to: %s", err);
+    CHECK(rank_1.st == SC_ERR_SYSTEM && strstr(rank_1.err, "that rank 1 received came "
+                                                           "malformed"),
+          "rank 1 returned %d: %s", rank_1.st, rank_1.err);
+    return 0;
+}
+
 /* Rank 3 of a world of size, of launch id (from SC_LAUNCH_ID), asks for the table at
  * the port where rank 1 of launch job-B, world size 4, serves its own rank 3 (its parent
  * exited, and a rank of another launch on the host got its port): it fails within a
@@ -752,6 +832,7 @@ int main(int argc, char **argv)
         SC_TEST(table_without_this_rank_s_own_entry_is_not_taken),
         SC_TEST(parent_given_up_on_by_the_store_tells_its_children_naming_itself),
         SC_TEST(rank_failing_as_its_answer_comes_tells_its_children),
+        SC_TEST(rank_given_a_malformed_table_names_itself_to_its_children),
     };
     return sc_run_tests(tests, NELEM(tests), argc > 1 ? argv[1] : NULL);
 }
