@@ -55,19 +55,20 @@ static int sc_store_role_ok(const sc_store_role_t *role, uint32_t len, int size)
            len == sizeof(*role) + kids + (role->parent ? 0 : role->table_len);
 }
 
-/* This rank's place from the store's answer, role and its children (kids, role's
- * nchildren ranks), into *place (the children on the heap, those of an earlier attempt
- * freed), as soon as they came: a failure as the rest comes is told to them
+/* Rank's place from the store's answer, role and its children (kids, role's nchildren
+ * ranks), into *place (the children on the heap, those of an earlier attempt freed), as
+ * soon as they came: a failure as the rest comes is told to them
  * (sc_store_tell_children). */
 static sc_status_t sc_store_place_begin(const sc_store_role_t *role, const uint8_t *kids,
-                                        sc_store_place_t *place)
+                                        const char *where, int rank, sc_store_place_t *place)
 {
     size_t n = (size_t)role->nchildren * sizeof(uint32_t);
 
     free(place->children);
     place->children = malloc(n ? n : 1);
     if (!place->children)
-        return sc_error(SC_ERR_NO_MEMORY, "rendezvous: out of memory");
+        return sc_error(SC_ERR_NO_MEMORY, "rendezvous at %s: rank %d is out of memory for "
+                        "its %u children in the table's tree", where, rank, role->nchildren);
     memcpy(place->children, kids, n);
     place->role = *role;
     return SC_SUCCESS;
@@ -121,6 +122,24 @@ static sc_status_t sc_store_given_up(const char *where, int rank, int err)
                     "or too slow; the other ranks were told so", where, rank, rank);
 }
 
+/* A rank whose exchange with the store failed for a reason of its own once the store's
+ * answer began (the answer or its table came malformed, or no memory for them: st, this
+ * thread's sentence, which names the rank) says so on fd as its word to the store, as
+ * it does at the tree's end (sc_store_tree_part), the rest of the answer (left bytes)
+ * read first, since the store reads a rank's word once its answer went whole, until
+ * deadline. The store fails every rank with that sentence, where it found the connection
+ * closed and told them that this rank had exited or was killed. Returns st. */
+static sc_status_t sc_store_tell_own_failure(int fd, sc_status_t st, size_t left,
+                                             double deadline)
+{
+    char text[SC_ERROR_MAX];
+
+    snprintf(text, sizeof(text), "%s", sc_error_text_unprefixed());
+    sc_store_net_skip(fd, left, deadline);
+    sc_store_net_reply(fd, st, text, (uint32_t)strlen(text), deadline);
+    return st;
+}
+
 /* One attempt: SC_IN_PROGRESS when the connection broke and a retry may succeed. A rank
  * other than 0 listens, beside its connection to the store, for the children it may be
  * given in the table's tree, and says on which port. The answer is awaited until
@@ -140,6 +159,7 @@ static sc_status_t sc_store_exchange(int fd, int rank, int size,
     uint8_t *payload;
     size_t head;
     double answered, rest = deadline; /* the store's deadline, once known */
+    sc_status_t st;
     int got, err;
 
     if (rank != 0 && place->listen_fd < 0) {
@@ -173,11 +193,16 @@ static sc_status_t sc_store_exchange(int fd, int rank, int size,
         return sc_error((sc_status_t)rep.status, "%s", text);
     }
     if (rep.len < sizeof(role))
-        return sc_error(SC_ERR_SYSTEM, "rendezvous: the store's answer came malformed (%u "
-                        "bytes)", rep.len);
+        return sc_store_tell_own_failure(
+            fd, sc_error(SC_ERR_SYSTEM, "rendezvous at %s: the store's answer to rank %d came "
+                         "malformed (%u bytes)", where, rank, rep.len),
+            rep.len, deadline);
     payload = malloc((size_t)rep.len + 1);
     if (!payload)
-        return sc_error(SC_ERR_NO_MEMORY, "rendezvous: out of memory");
+        return sc_store_tell_own_failure(
+            fd, sc_error(SC_ERR_NO_MEMORY, "rendezvous at %s: rank %d is out of memory for "
+                         "the store's answer (%u bytes)", where, rank, rep.len),
+            rep.len, deadline);
     /* The store waits for a rank that stalls while its answer goes (stopped, the table
      * filling its socket) until its own deadline, SC_TIMEOUT after its first answer and
      * 2 s per level of the tree and 2 more; this rank's deadline counts from its start
@@ -188,8 +213,10 @@ static sc_status_t sc_store_exchange(int fd, int rank, int size,
     memcpy(&role, payload, sizeof(role));
     if (!sc_store_role_ok(&role, rep.len, size)) {
         free(payload);
-        return sc_error(SC_ERR_SYSTEM, "rendezvous: the store's answer came malformed (%u "
-                        "bytes)", rep.len);
+        return sc_store_tell_own_failure(
+            fd, sc_error(SC_ERR_SYSTEM, "rendezvous at %s: the store's answer to rank %d came "
+                         "malformed (%u bytes)", where, rank, rep.len),
+            rep.len - sizeof(role), deadline);
     }
     answered += timeout_s + SC_STORE_TREE_LEVEL_S * (role.height + 2.0);
     if (answered > rest)
@@ -197,13 +224,15 @@ static sc_status_t sc_store_exchange(int fd, int rank, int size,
     head = sizeof(role) + (size_t)role.nchildren * sizeof(uint32_t);
     if (sc_store_net_io(fd, payload + sizeof(role), head - sizeof(role), rest, 0) != 0)
         goto err_given_up;
-    if (sc_store_place_begin(&role, payload + sizeof(role), place) != SC_SUCCESS) {
+    st = sc_store_place_begin(&role, payload + sizeof(role), where, rank, place);
+    if (st != SC_SUCCESS) {
         free(payload);
-        return SC_ERR_NO_MEMORY;
+        return sc_store_tell_own_failure(fd, st, rep.len - head, rest);
     }
     if (sc_store_net_io(fd, payload + head, rep.len - head, rest, 0) != 0)
         goto err_given_up;
-    return sc_store_table_take(payload, place, where, rank, size, result);
+    st = sc_store_table_take(payload, place, where, rank, size, result);
+    return st == SC_SUCCESS ? st : sc_store_tell_own_failure(fd, st, 0, rest);
 err_given_up:
     err = errno;
     free(payload);

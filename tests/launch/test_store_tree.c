@@ -652,6 +652,48 @@ static int test_rank_given_a_malformed_table_names_itself_to_its_children(void)
     return 0;
 }
 
+/* Rank 1, given a malformed table by the store (a failure of its own after its hello),
+ * says so to the store as its word, with its status and sentence, which the store tells
+ * every rank: it closed its connection without a word, and the store told every rank
+ * that rank 1 had exited or was killed. Rank 3 then asks rank 1 for the table, so that
+ * rank 1 ends at once. */
+static int test_rank_given_a_malformed_table_tells_the_store_why(void)
+{
+    exchanging_t rank_1 = {0, SC_SUCCESS, ""};
+    sc_tree_word_t no_store = {-1, 0, SC_SUCCESS, ""};
+    sc_store_result_t result = {0};
+    sc_store_reply_t word = {0, 0, 0};
+    sc_store_role_t role;
+    char text[SC_ERROR_MAX] = "", err[SC_ERROR_MAX] = "";
+    pthread_t thread;
+    int store_listen = -1, store_end;
+    ssize_t got, got_text = 0;
+
+    store_end = answer_rank_1_a_malformed_table(&rank_1, &thread, &store_listen, &role);
+    if (store_listen >= 0 && store_end < 0)
+        close(store_listen);
+    CHECK(store_end >= 0, "rank 1 was not answered by the store played on loopback");
+    got = recv(store_end, &word, sizeof(word), MSG_WAITALL);
+    if (got == (ssize_t)sizeof(word) && word.len < sizeof(text))
+        got_text = recv(store_end, text, word.len, MSG_WAITALL);
+    sc_tree_fetch(&role, 3, 4, &no_launch, NULL, 0, "127.0.0.1:1", sc_clock_now() + 3.0,
+                  &no_store, &result, err, sizeof(err));
+    pthread_join(thread, NULL);
+    close(store_end);
+    close(store_listen);
+    CHECK(got == (ssize_t)sizeof(word), "rank 1 sent the store no word (%zd bytes: its "
+          "connection %s)", got, got == 0 ? "closed" : "broke or stayed silent for 3 s");
+    CHECK(word.magic == SC_STORE_MAGIC && word.status == SC_ERR_SYSTEM &&
+              got_text == (ssize_t)word.len,
+          "rank 1's word: magic %#x, status %d, %u bytes of sentence (%zd came)", word.magic,
+          word.status, word.len, got_text);
+    CHECK(strstr(text, "the table of the ranks' blobs that rank 1 received came malformed") &&
+              strncmp(text, "rank ", 5) != 0,
+          "rank 1's word does not give its sentence, naming it, unprefixed: %s", text);
+    CHECK(rank_1.st == SC_ERR_SYSTEM, "rank 1 returned %d: %s", rank_1.st, rank_1.err);
+    return 0;
+}
+
 /* Rank 3 of a world of size, of launch id (from SC_LAUNCH_ID), asks for the table at
  * the port where rank 1 of launch job-B, world size 4, serves its own rank 3 (its parent
  * exited, and a rank of another launch on the host got its port): it fails within a
@@ -833,6 +875,7 @@ int main(int argc, char **argv)
         SC_TEST(parent_given_up_on_by_the_store_tells_its_children_naming_itself),
         SC_TEST(rank_failing_as_its_answer_comes_tells_its_children),
         SC_TEST(rank_given_a_malformed_table_names_itself_to_its_children),
+        SC_TEST(rank_given_a_malformed_table_tells_the_store_why),
     };
     return sc_run_tests(tests, NELEM(tests), argc > 1 ? argv[1] : NULL);
 }
