@@ -403,8 +403,13 @@ sc_status_t sc_tree_serve(int listen_fd, int rank, int size, const sc_store_laun
 {
     /* Every connection is served as far as its socket takes it, so that a child that
      * stalls (stopped, or too slow to read) holds up none of its siblings; a connection
-     * silent 5 s before its hello is no child's. */
-    int cap = 2 * n + 8, nconns = 0, left = n, nmissing;
+     * silent 5 s before its hello is no child's. gone: connections their process closed
+     * before any of a hello came, as a child does that hears the store's failure while
+     * it connects to this rank (sc_tree_fetch): it failed with the store's sentence and
+     * asks no more. Once this rank tells a failure, it ends as soon as every child was
+     * told or is one of those, where it waited out its deadline (SC_TREE_TOLD_S) for
+     * children that had failed already. */
+    int cap = 2 * n + 8, nconns = 0, left = n, gone = 0, nmissing;
     sc_tree_conn_t *conns = calloc((size_t)cap, sizeof(*conns));
     struct pollfd *pfds = calloc((size_t)cap + 1, sizeof(*pfds));
     uint8_t *served = calloc((size_t)n, 1), *handled = calloc((size_t)n, 1);
@@ -430,7 +435,7 @@ sc_status_t sc_tree_serve(int listen_fd, int rank, int size, const sc_store_laun
     refuse = (sc_tree_answer_t){{SC_STORE_MAGIC, SC_ERR_MISMATCH, (uint32_t)strlen(whom)},
                                 (const uint8_t *)whom};
     fcntl(listen_fd, F_SETFL, fcntl(listen_fd, F_GETFL) | O_NONBLOCK);
-    while (left > 0) {
+    while (left > 0 && (cur->rep.status == SC_SUCCESS || gone < left)) {
         double now = sc_clock_now(), wake = deadline;
         int np = 0, base, ready, at_word = -1;
 
@@ -476,6 +481,7 @@ sc_status_t sc_tree_serve(int listen_fd, int rank, int size, const sc_store_laun
             if (!c->ans) {
                 r = rev ? sc_tree_conn_read(c, children, n, handled, size, launch)
                         : -(now >= c->hello_until);
+                gone += rev && r < 0 && c->got == 0;
                 if (r > 0)
                     sc_tree_conn_refused(c, rank, own, where);
                 if (r > 0 || (r == 0 && c->child >= 0)) {

@@ -14,7 +14,8 @@
 
 /* How long a parent still serves the children to come once the store said that the
  * rendezvous failed: those alive are on their way (and learn why from it), one that
- * exited or was killed never comes. */
+ * exited or was killed never comes. It ends sooner once each child was told, or closed
+ * its connection before its hello (it heard the store as it connected: sc_tree_serve). */
 #define SC_TREE_TOLD_S 2.0
 
 /* The sides of the tree: ranks serve only ranks of their side, which can reach them. */
@@ -90,7 +91,11 @@ sc_status_t sc_tree_fetch(const sc_store_role_t *role, int rank, int size,
  * the same host, got that port), and the child of that rank is still served. Where the
  * store speaks meanwhile on word->fd (the rendezvous failed elsewhere: a rank exited or
  * was killed), its word is read into *word, the children still to come are given its
- * failure in place of the table, and those not come within 2 s are left. SC_SUCCESS (also where the store spoke: its word decides),
+ * failure in place of the table, and those not come within 2 s are left. Where it
+ * gives a failure (st's or the store's), it ends once every child was told or a
+ * connection closed before its hello for each child not told: a child that hears the
+ * store's failure as it connects (sc_tree_fetch) closes so, and asks no more.
+ * SC_SUCCESS (also where the store spoke: its word decides),
  * or SC_ERR_TIMEOUT naming the children that did not take the table, and how much of
  * it one that stalled took (only where st is SC_SUCCESS; else st, its sentence left to
  * the caller). Leaves listen_fd non-blocking. */

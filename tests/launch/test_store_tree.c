@@ -576,27 +576,32 @@ static int test_rank_failing_as_its_answer_comes_tells_its_children(void)
 }
 
 /* A store played on loopback answers rank 1 (rank_1, whose sc_store_allgather runs on
- * *thread; a child of rank 0 serving rank 3 in the tree) with its place and a table of
- * 8 bytes whose first blob claims 100: a table that came malformed. The store's end of
- * rank 1's connection (3 s to read on it), or -1; *parent: where rank 1 serves rank 3;
- * *store_listen: the store's listening socket, for the caller to close. */
-static int answer_rank_1_a_malformed_table(exchanging_t *rank_1, pthread_t *thread,
-                                           int *store_listen, sc_store_role_t *parent)
+ * *thread; a child of rank 0 serving nchildren ranks in the tree, 3 and then 4) with
+ * its place and a table of 8 bytes whose first blob claims 100: a table that came
+ * malformed. The store's end of rank 1's connection (3 s to read on it), or -1;
+ * *parent: where rank 1 serves its children; *store_listen: the store's listening
+ * socket, for the caller to close. */
+static int answer_rank_1_a_malformed_table(exchanging_t *rank_1, int nchildren,
+                                           pthread_t *thread, int *store_listen,
+                                           sc_store_role_t *parent)
 {
-    struct {
-        sc_store_reply_t rep;
-        sc_store_role_t role;
-        uint32_t children[1];
-        uint32_t table[2];
-    } answer = {{SC_STORE_MAGIC, SC_SUCCESS, sizeof(sc_store_role_t) + 4 + 8},
-                {.parent = 0, .depth = 1, .height = 2, .nchildren = 1, .table_len = 8},
-                {3},
-                {100, 0}};
+    static const uint32_t children[2] = {3, 4}, table[2] = {100, 0};
+    sc_store_role_t place = {.parent = 0, .depth = 1, .height = 2,
+                             .nchildren = (uint32_t)nchildren, .table_len = sizeof(table)};
+    size_t kids = (size_t)nchildren * sizeof(uint32_t);
+    sc_store_reply_t rep = {SC_STORE_MAGIC, SC_SUCCESS,
+                            (uint32_t)(sizeof(place) + kids + sizeof(table))};
+    uint8_t answer[sizeof(rep) + sizeof(place) + sizeof(children) + sizeof(table)];
+    size_t len = sizeof(rep) + rep.len;
     struct timeval three_s = {3, 0};
     sc_store_hello_t h;
     char blob[2];
     int store_end;
 
+    memcpy(answer, &rep, sizeof(rep));
+    memcpy(answer + sizeof(rep), &place, sizeof(place));
+    memcpy(answer + sizeof(rep) + sizeof(place), children, kids);
+    memcpy(answer + sizeof(rep) + sizeof(place) + kids, table, sizeof(table));
     *store_listen = listen_as_parent(4, parent);
     if (*store_listen < 0)
         return -1;
@@ -608,7 +613,7 @@ static int answer_rank_1_a_malformed_table(exchanging_t *rank_1, pthread_t *thre
         setsockopt(store_end, SOL_SOCKET, SO_RCVTIMEO, &three_s, sizeof(three_s)) != 0 ||
         recv(store_end, &h, sizeof(h), MSG_WAITALL) != (ssize_t)sizeof(h) || h.len != 2 ||
         recv(store_end, blob, 2, MSG_WAITALL) != 2 || h.port == 0 ||
-        send(store_end, &answer, sizeof(answer), MSG_NOSIGNAL) != (ssize_t)sizeof(answer)) {
+        send(store_end, answer, len, MSG_NOSIGNAL) != (ssize_t)len) {
         if (store_end >= 0)
             close(store_end);
         pthread_join(*thread, NULL);
@@ -633,7 +638,7 @@ static int test_rank_given_a_malformed_table_names_itself_to_its_children(void)
     int store_listen = -1, store_end;
     sc_status_t st;
 
-    store_end = answer_rank_1_a_malformed_table(&rank_1, &thread, &store_listen, &role);
+    store_end = answer_rank_1_a_malformed_table(&rank_1, 1, &thread, &store_listen, &role);
     if (store_listen >= 0 && store_end < 0)
         close(store_listen);
     CHECK(store_end >= 0, "rank 1 was not answered by the store played on loopback");
@@ -669,7 +674,7 @@ static int test_rank_given_a_malformed_table_tells_the_store_why(void)
     int store_listen = -1, store_end;
     ssize_t got, got_text = 0;
 
-    store_end = answer_rank_1_a_malformed_table(&rank_1, &thread, &store_listen, &role);
+    store_end = answer_rank_1_a_malformed_table(&rank_1, 1, &thread, &store_listen, &role);
     if (store_listen >= 0 && store_end < 0)
         close(store_listen);
     CHECK(store_end >= 0, "rank 1 was not answered by the store played on loopback");
@@ -691,6 +696,59 @@ static int test_rank_given_a_malformed_table_tells_the_store_why(void)
               strncmp(text, "rank ", 5) != 0,
           "rank 1's word does not give its sentence, naming it, unprefixed: %s", text);
     CHECK(rank_1.st == SC_ERR_SYSTEM, "rank 1 returned %d: %s", rank_1.st, rank_1.err);
+    return 0;
+}
+
+/* Rank 1, given a malformed table by the store, tells its children, ranks 3 and 4, its
+ * failure in place of the table; both heard the store's verdict (rank 1's sentence,
+ * which the store tells every rank) as they connected to rank 1, and failed with it,
+ * closing their connections before their hellos. Rank 1 ends within 1 s of its word to
+ * the store: it waited SC_TREE_TOLD_S (2 s) for them. */
+static int test_rank_telling_its_children_ends_once_they_heard_the_store(void)
+{
+    static const char text[] = "rendezvous at 127.0.0.1:1: the table of the ranks' blobs "
+                               "that rank 1 received came malformed (8 bytes for 4 ranks)";
+    sc_store_reply_t verdict = {SC_STORE_MAGIC, SC_ERR_SYSTEM, sizeof(text) - 1}, word;
+    exchanging_t rank_1 = {0, SC_SUCCESS, ""};
+    sc_store_role_t role;
+    char said[SC_ERROR_MAX];
+    pthread_t thread;
+    int store_listen = -1, store_end, heard = 0;
+    double t0, took;
+
+    store_end = answer_rank_1_a_malformed_table(&rank_1, 2, &thread, &store_listen, &role);
+    if (store_listen >= 0 && store_end < 0)
+        close(store_listen);
+    CHECK(store_end >= 0, "rank 1 was not answered by the store played on loopback");
+    if (recv(store_end, &word, sizeof(word), MSG_WAITALL) == (ssize_t)sizeof(word) &&
+        word.len < sizeof(said))
+        recv(store_end, said, word.len, MSG_WAITALL);
+    t0 = sc_clock_now(); /* rank 1 said its word: it tells its children from here */
+    for (uint32_t r = 3; r <= 4; r++) {
+        sc_store_result_t result = {0};
+        sc_tree_word_t store = {-1, 0, SC_SUCCESS, ""};
+        char err[SC_ERROR_MAX];
+        int pair[2];
+
+        if (socketpair(AF_UNIX, SOCK_STREAM, 0, pair) != 0)
+            break;
+        if (send(pair[1], &verdict, sizeof(verdict), 0) == (ssize_t)sizeof(verdict) &&
+            send(pair[1], text, verdict.len, 0) == (ssize_t)verdict.len) {
+            store.fd = pair[0];
+            sc_tree_fetch(&role, (int)r, 4, &no_launch, NULL, 0, "127.0.0.1:1",
+                          sc_clock_now() + 3.0, &store, &result, err, sizeof(err));
+            heard += store.heard;
+        }
+        close(pair[0]);
+        close(pair[1]);
+    }
+    pthread_join(thread, NULL);
+    took = sc_clock_now() - t0;
+    close(store_end);
+    close(store_listen);
+    CHECK(heard == 2, "%d of ranks 3 and 4 failed with the store's verdict", heard);
+    CHECK(rank_1.st == SC_ERR_SYSTEM, "rank 1 returned %d: %s", rank_1.st, rank_1.err);
+    CHECK(took < 1.0, "rank 1 told its children for %.2f s after its word, both gone", took);
     return 0;
 }
 
@@ -876,6 +934,7 @@ int main(int argc, char **argv)
         SC_TEST(rank_failing_as_its_answer_comes_tells_its_children),
         SC_TEST(rank_given_a_malformed_table_names_itself_to_its_children),
         SC_TEST(rank_given_a_malformed_table_tells_the_store_why),
+        SC_TEST(rank_telling_its_children_ends_once_they_heard_the_store),
     };
     return sc_run_tests(tests, NELEM(tests), argc > 1 ? argv[1] : NULL);
 }
