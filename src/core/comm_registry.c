@@ -222,6 +222,9 @@ void sc_registry_wait_left(const sc_comm_t *c)
 #define SC_REGISTRY_UNLOAD_NOTICE_S 0.5
 #define SC_REGISTRY_UNLOAD_LOCK_NS 1000000000L
 #define SC_REGISTRY_UNLOAD_THREADS_NS 2000000000L
+/* How long it waits for the progress thread of a transport whose lock it could not take
+ * (the thread looks at its stop flag every 0.1 s). */
+#define SC_REGISTRY_UNLOAD_JOIN_NS 500000000L
 
 /* At dlclose (a ctypes binding unloaded) and at exit, with communicators never destroyed:
  * their progress threads ran on in the unmapped code after dlclose (SIGSEGV). This
@@ -274,6 +277,18 @@ static void sc_registry_unload_comms(void)
             j++;
         if (j == i)
             sc_progress_unload(live[i]->tp, SC_REGISTRY_UNLOAD_NOTICE_S);
+    }
+    /* The transports whose lock was not free are left as they were, but for their
+     * progress threads, which would run on (or wake from their wait for that lock) in
+     * the unmapped code: ended too, once each. */
+    until = sc_clock_realtime_after(SC_REGISTRY_UNLOAD_JOIN_NS);
+    for (size_t i = aborted; i < n; i++) {
+        size_t j = 0;
+
+        while (j < i && live[j]->tp != live[i]->tp)
+            j++;
+        if (j == i)
+            sc_progress_unload_locked_out(live[i]->tp, &until);
     }
     for (size_t i = 0; i < n; i++)
         sc_comm_leave(live[i]);

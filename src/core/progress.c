@@ -1,6 +1,7 @@
 /* The progress engine: a thread per transport, plus callers in sc_wait, advance the
  * head op of every communicator and all point-to-point ops; failures become errors on
  * every rank through abort notices. */
+#define _GNU_SOURCE /* pthread_timedjoin_np */
 #include <errno.h>
 #include <linux/membarrier.h>
 #include <math.h>
@@ -449,6 +450,27 @@ static int sc_progress_spin_step(sc_transport_t *tp, sc_spin_t *spin)
     return sc_spin_continue(spin, tp->spin_s);
 }
 
+/* How often the progress thread, waiting for tp->lock, looks at its stop flag. */
+#define SC_PROGRESS_LOCK_LOOK_NS 100000000L
+
+/* The progress thread's take of tp->lock: 0, without it, once the thread is asked to
+ * stop. The library's unload ends the thread even where another thread holds the lock
+ * for ever (a signal handler that exits or unloads inside the library), and a thread
+ * blocked in pthread_mutex_lock could not be joined. */
+static int sc_progress_thread_lock(sc_transport_t *tp)
+{
+    while (pthread_mutex_trylock(&tp->lock) != 0) {
+        struct timespec until;
+
+        if (__atomic_load_n(&tp->stop, __ATOMIC_ACQUIRE))
+            return 0;
+        until = sc_clock_realtime_after(SC_PROGRESS_LOCK_LOOK_NS);
+        if (pthread_mutex_timedlock(&tp->lock, &until) == 0)
+            break;
+    }
+    return 1;
+}
+
 /* The background driver: runs queued ops while no caller is waiting on one (a waiting
  * caller drives progress itself, so the two never compete for a core). */
 static void *sc_progress_thread(void *arg)
@@ -467,7 +489,8 @@ static void *sc_progress_thread(void *arg)
             /* Nothing queued: sleep on UCX events too, so that an op queued by a
              * caller who does not wait is driven as soon as a peer answers, without
              * that caller having to wake this thread. */
-            pthread_mutex_lock(&tp->lock);
+            if (!sc_progress_thread_lock(tp))
+                break;
             st = sc_ucx_arm(tp);
             if (st == SC_IN_PROGRESS)
                 sc_progress_step(tp);
@@ -490,7 +513,8 @@ static void *sc_progress_thread(void *arg)
          * every point-to-point op visited, not the usual 64), then sleep until UCX
          * has an event, an op is queued, or a deadline may pass; and scan again on
          * waking. */
-        pthread_mutex_lock(&tp->lock);
+        if (!sc_progress_thread_lock(tp))
+            break;
         __atomic_store_n(&tp->rescan, 1, __ATOMIC_RELAXED);
         /* Neighbours that write into a mailbox from here on send a wake-up too; what
          * they wrote before, the scan sees. */
@@ -501,7 +525,8 @@ static void *sc_progress_thread(void *arg)
         pthread_mutex_unlock(&tp->lock);
         if (st != SC_IN_PROGRESS)
             sc_progress_sleep(tp, 1, 20);
-        pthread_mutex_lock(&tp->lock);
+        if (!sc_progress_thread_lock(tp))
+            break;
         sc_progress_mbox_sleeping(tp, 0);
         pthread_mutex_unlock(&tp->lock);
         __atomic_store_n(&tp->rescan, 1, __ATOMIC_RELAXED);
@@ -528,15 +553,21 @@ sc_status_t sc_progress_start(sc_transport_t *tp)
     return SC_SUCCESS;
 }
 
-/* Ends the progress thread; its eventfd stays open (callers in sc_wait write to it). */
-static void sc_progress_join(sc_transport_t *tp)
+/* Asks the progress thread to stop and wakes it. */
+static void sc_progress_ask_stop(sc_transport_t *tp)
 {
     uint64_t one = 1;
 
-    if (!tp->thread_started)
-        return;
     __atomic_store_n(&tp->stop, 1, __ATOMIC_RELEASE);
     (void)!write(tp->wake_fd, &one, sizeof(one));
+}
+
+/* Ends the progress thread; its eventfd stays open (callers in sc_wait write to it). */
+static void sc_progress_join(sc_transport_t *tp)
+{
+    if (!tp->thread_started)
+        return;
+    sc_progress_ask_stop(tp);
     pthread_join(tp->thread, NULL);
     tp->thread_started = 0;
 }
@@ -577,6 +608,17 @@ void sc_progress_unload(sc_transport_t *tp, double timeout_s)
     for (sc_comm_t *c = tp->comms; c; c = c->next)
         sc_settle_end_comm(tp, c);
     pthread_mutex_unlock(&tp->lock);
+}
+
+void sc_progress_unload_locked_out(sc_transport_t *tp, const struct timespec *until)
+{
+    /* The unload may run on the progress thread itself (a signal handler's exit there):
+     * it cannot join itself, and goes on in the process's exit. */
+    if (!tp->thread_started || pthread_equal(tp->thread, pthread_self()))
+        return;
+    sc_progress_ask_stop(tp);
+    if (pthread_timedjoin_np(tp->thread, NULL, until) == 0)
+        tp->thread_started = 0;
 }
 
 void sc_progress_kick(sc_transport_t *tp)

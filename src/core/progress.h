@@ -17,6 +17,14 @@ void sc_progress_stop(sc_transport_t *tp);
  * teardown. Once per transport, not per communicator: the splits of a world share it. */
 void sc_progress_unload(sc_transport_t *tp, double timeout_s);
 
+/* At the library's unload, for a transport whose lock it could not take (another thread
+ * holds it: a signal handler that exits or unloads inside the library), so that its
+ * communicators stay as they were: ends the progress thread all the same (it looks at its
+ * stop flag every 0.1 s while it waits for that lock), joined by until at the latest,
+ * since its code goes away with the library. Nothing else: no leaving message (that
+ * needs the lock), no abort. */
+void sc_progress_unload_locked_out(sc_transport_t *tp, const struct timespec *until);
+
 /* At dlclose (ctypes unloading the library) and at exit, once the library's own threads
  * ended (sc_registry_unload): the key that gives a waiting thread's slot back at its exit
  * is deleted, since its destructor is this library's code and a thread that waited may

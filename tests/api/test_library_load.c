@@ -2,7 +2,6 @@
  * load and the unload leave behind in the process. The program is not linked with the
  * library; it opens the one named on its command line.
  * test_library_load TEST LIBRARY */
-#include <dirent.h>
 #include <dlfcn.h>
 #include <errno.h>
 #include <netinet/in.h>
@@ -547,21 +546,6 @@ static int test_exit_while_selecting(const char *path)
     return exits_cleanly(exit_selecting, path, "exit while selecting");
 }
 
-/* This process's threads (/proc/self/task), or -1. */
-static int thread_count(void)
-{
-    DIR *dir = opendir("/proc/self/task");
-    struct dirent *e;
-    int n = 0;
-
-    if (!dir)
-        return -1;
-    while ((e = readdir(dir)) != NULL)
-        n += e->d_name[0] != '.';
-    closedir(dir);
-    return n;
-}
-
 /* The library closed with a top-k reducer idle between iterations (its finisher, its
  * compressor's worker and pool waiting for work) and a selector of 3 threads, none
  * destroyed: no thread of the library is left (fewer threads than with the communicator
@@ -579,7 +563,7 @@ static int test_idle_threads_end_at_dlclose(const char *path)
 
     if (open_world(path, &l, &comm) != 0)
         return 1;
-    before = thread_count();
+    before = sc_test_thread_count();
     if (topk_reducer(&l, comm, &r) != 0)
         return 1;
     g = topk_grad();
@@ -589,7 +573,7 @@ static int test_idle_threads_end_at_dlclose(const char *path)
     tc.threads = 3;
     CHECK(l.topk_create(&tc, &topk) == SC_SUCCESS, "sc_topk_create: %s", l.last_error());
     CHECK(dlclose(l.lib) == 0, "dlclose: %s", dlerror());
-    after = thread_count();
+    after = sc_test_thread_count();
     CHECK(before > 0 && after < before, "%d threads after dlclose, %d with the communicator "
           "alone", after, before);
     free(g);

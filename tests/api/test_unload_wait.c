@@ -1,7 +1,9 @@
 /* A library thread's wait at the library's unload (core/unload_threads.h), on a world of
  * one rank, with the library's internals: the unload's end of its threads, called by
- * hand, while a thread that the unload lists waits in sc_wait. */
+ * hand, while a thread that the unload lists waits in sc_wait; and the unload at exit of
+ * a world whose transport's lock the exiting thread holds. */
 #include <pthread.h>
+#include <stdlib.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -14,6 +16,7 @@
 
 #define SC_CHECK_RANK 0
 #include "../common/sc_check.h"
+#include "../common/sc_proc_state.h"
 #include "../common/sc_test_runner.h"
 
 /* A thread as the library runs its own (a reducer's finisher): listed for the unload,
@@ -124,9 +127,48 @@ static int test_library_thread_leaves_its_wait_at_the_unload(void)
     return 0;
 }
 
+static int g_threads_at_exit = -1; /* the process's threads as exit() was called */
+
+/* Runs after the library's destructor (sc_registry_unload, of the default priority, runs
+ * first): one thread fewer (the progress thread), or the unload left it running. */
+__attribute__((destructor(101))) static void progress_thread_ended(void)
+{
+    int left;
+
+    if (g_threads_at_exit < 0)
+        return;
+    left = sc_test_thread_count();
+    printf("threads: %d at exit(), %d after the library's unload\n", g_threads_at_exit, left);
+    if (left != g_threads_at_exit - 1)
+        fprintf(stderr, "rank 0: CHECK failed: the unload left the progress thread running "
+                "(%d threads, %d at exit()): its transport's lock was held\n", left,
+                g_threads_at_exit);
+    fflush(NULL);
+    _exit(left == g_threads_at_exit - 1 ? 0 : 1);
+}
+
+/* exit() on a thread that holds the transport's lock (a signal handler that exits inside
+ * the library): the unload cannot abort the world (the lock is not free within its 1 s),
+ * and left its progress thread, asleep or waiting for that lock, running; after dlclose
+ * it ran on in the unmapped code. The progress thread is now ended all the same: the
+ * verdict is the destructor's above (1.1 s). */
+static int test_progress_thread_ends_at_an_exit_with_the_lock_held(void)
+{
+    sc_comm_t *comm;
+
+    CHECK_OK(sc_comm_init_from_env(&comm));
+    usleep(200000); /* the progress thread asleep, nothing queued */
+    pthread_mutex_lock(&comm->tp->lock);
+    usleep(200000); /* it woke and waits for the lock */
+    g_threads_at_exit = sc_test_thread_count();
+    fflush(NULL);
+    exit(0);
+}
+
 int main(int argc, char **argv)
 {
-    static const sc_test_t tests[] = {SC_TEST(library_thread_leaves_its_wait_at_the_unload)};
+    static const sc_test_t tests[] = {SC_TEST(library_thread_leaves_its_wait_at_the_unload),
+                                      SC_TEST(progress_thread_ends_at_an_exit_with_the_lock_held)};
 
     return sc_run_tests(tests, sizeof(tests) / sizeof(tests[0]), argc > 1 ? argv[1] : NULL);
 }

@@ -1,7 +1,9 @@
-/* Another process's state as /proc shows it: whether a rank stopped itself (SIGSTOP). */
+/* A process's state as /proc shows it: whether a rank stopped itself (SIGSTOP), how many
+ * threads this process has. */
 #ifndef SC_TESTS_PROC_STATE_H
 #define SC_TESTS_PROC_STATE_H
 
+#include <dirent.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -37,6 +39,21 @@ static inline int sc_test_wait_stopped(int pid, double limit_s)
         usleep(1000);
     }
     return 1;
+}
+
+/* This process's threads (/proc/self/task), or -1. */
+static inline int sc_test_thread_count(void)
+{
+    DIR *dir = opendir("/proc/self/task");
+    struct dirent *e;
+    int n = 0;
+
+    if (!dir)
+        return -1;
+    while ((e = readdir(dir)) != NULL)
+        n += e->d_name[0] != '.';
+    closedir(dir);
+    return n;
 }
 
 #endif
