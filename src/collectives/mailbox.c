@@ -21,6 +21,7 @@
 #include "collectives/schedule.h"
 #include "collectives/shm_segment.h"
 #include "collectives/transport_ucx.h"
+#include "core/clock.h"
 #include "core/comm_internal.h"
 #include "core/error.h"
 #include "core/log.h"
@@ -116,15 +117,20 @@ sc_status_t sc_mbox_open(sc_comm_t *via, sc_comm_t *comm)
 void sc_mbox_close(sc_comm_t *comm)
 {
     sc_mbox_t *mb;
+    double deadline;
 
     if (!comm->mbox)
         return; /* also after the transport went with the last communicator */
     pthread_mutex_lock(&comm->tp->lock);
     mb = comm->mbox;
     comm->mbox = NULL;
+    /* Both cancelled, then waited for once: a wake-up to a stopped neighbour whose FIFO
+     * is full stays in flight (UCX cancels no send), and each was waited for in turn. */
     for (int d = 0; mb && d < 2; d++)
-        if (mb->wake_req[d])
-            sc_ucx_cancel(comm->tp, mb->wake_req[d]);
+        sc_ucx_cancel_start(comm->tp, mb->wake_req[d]);
+    deadline = sc_clock_now() + SC_UCX_CANCEL_WAIT_S;
+    for (int d = 0; mb && d < 2; d++)
+        sc_ucx_cancel_finish(comm->tp, mb->wake_req[d], deadline);
     pthread_mutex_unlock(&comm->tp->lock);
     if (!mb)
         return;

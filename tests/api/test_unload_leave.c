@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "core/comm_internal.h"
+#include "../common/sc_hold_transport.h"
 
 static int g_rank = -1;
 #define SC_CHECK_RANK g_rank
@@ -54,20 +55,6 @@ __attribute__((destructor(101))) static void unload_timed(void)
     _exit(took < UNLOAD_BOUND_S ? 0 : 1);
 }
 
-/* Rank 1 holds its transport's lock (its progress stops: it takes no message) until
- * rank 0's process is gone, 10 s at most, and ends without an unload of its own. */
-static void hold_until_gone(sc_comm_t *world, pid_t peer)
-{
-    double t0 = now_s();
-
-    pthread_mutex_lock(&world->tp->lock);
-    while (kill(peer, 0) == 0 && now_s() - t0 < 10.0)
-        usleep(1000);
-    pthread_mutex_unlock(&world->tp->lock);
-    fflush(NULL);
-    _exit(0);
-}
-
 /* Rank 0 sends rank 1 1 KiB messages until one stays in flight for 0.2 s: rank 1's
  * shared-memory FIFO is full, and a message sent after it (the leaving one) is held by
  * UCX. That one send is left in flight. */
@@ -107,7 +94,7 @@ int main(int argc, char **argv)
         CHECK_OK(sc_comm_split(world, 0, g_rank, &split));
     CHECK_OK(sc_barrier(world, NULL));
     if (g_rank == 1)
-        hold_until_gone(world, (pid_t)pids[0]);
+        sc_test_hold_until_gone(world, (pid_t)pids[0]); /* until rank 0 is gone */
     usleep(200000); /* rank 1 holds its lock */
     if (fill_until_held(world) != 0)
         return 1;

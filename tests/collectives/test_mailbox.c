@@ -5,13 +5,20 @@
  * messages ahead of the reader and no further: the 17th waits for the reader to read
  * the message in its slot; messages are read in any order and come out as written,
  * and one that was not written is not there. Without the mailboxes (SC_LOCAL_MAILBOX=0)
- * the test checks that none were opened. */
+ * the test checks that none were opened. With the argument close: a close with a wake-up
+ * in flight to each neighbour waits for them once. */
+#include <pthread.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "collectives/mailbox.h"
+#include "collectives/transport_ucx.h"
 #include "core/comm_internal.h"
+#include "../common/sc_hold_transport.h"
 
 static int g_rank;
 #define SC_CHECK_RANK g_rank
@@ -109,7 +116,90 @@ static int run(sc_comm_t *world)
     return 0;
 }
 
-int main(void)
+static double now_s(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* Rank 0 sends world rank q 1 KiB messages until one stays in flight for 0.2 s: q's
+ * shared-memory FIFO is full, and a message sent after it is held by UCX. */
+static int fill_until_held(sc_comm_t *world, int q)
+{
+    static char buf[1024];
+
+    for (int sent = 0;; sent++) {
+        sc_request_t *req;
+        double t0 = now_s();
+
+        CHECK(sent < 4096, "4096 sends went to rank %d, which takes nothing", q);
+        CHECK_OK(sc_send(buf, sizeof(buf), SC_UINT8, q, world, NULL, &req));
+        while (sc_test(req) == SC_IN_PROGRESS && now_s() - t0 < 0.2)
+            usleep(100);
+        if (sc_test(req) == SC_IN_PROGRESS)
+            return 0; /* left in flight: the process ends without it */
+        sc_request_free(req);
+    }
+}
+
+/* Rank 0's part below: the two wake-ups held, then the close, timed. */
+static int close_held(sc_comm_t *world, sc_comm_t *sub)
+{
+    uint8_t msg[64] = {0};
+    double t0, took;
+
+    usleep(200000); /* ranks 1 and 2 hold their locks */
+    if (fill_until_held(world, 1) != 0 || fill_until_held(world, 2) != 0)
+        return 1;
+    pthread_mutex_lock(&world->tp->lock);
+    for (int q = 1; q <= 2; q++)
+        CHECK(sc_mbox_put(sub, q, sub->seq, msg, sizeof(msg)), "rank %d's inbox is full", q);
+    pthread_mutex_unlock(&world->tp->lock);
+    t0 = now_s();
+    sc_mbox_close(sub);
+    took = now_s() - t0;
+    printf("the mailboxes closed in %.3f s with a wake-up held to each neighbour\n", took);
+    CHECK(took < 2 * SC_UCX_CANCEL_WAIT_S, "the close took %.3f s: its two wake-ups were "
+          "waited for one after the other", took);
+    return 0;
+}
+
+/* A mailbox closed with a wake-up in flight to each neighbour (both neighbours stopped
+ * with their FIFOs full: UCX cancels no send) waited for each in turn, up to
+ * SC_UCX_CANCEL_WAIT_S each, 0.10 s in all; now once for both, under 0.10 s. 3 ranks:
+ * rank 0 writes a message into the split's mailbox of each neighbour, which holds its
+ * transport's lock with its mailbox marked sleeping and its FIFO full, so that both
+ * wake-ups stay in flight, then closes the split's mailboxes. Every rank ends with
+ * _exit: the sends held are the process's to end. */
+static int close_with_wake_ups_held(sc_comm_t *world)
+{
+    int32_t pid = (int32_t)getpid(), pids[3];
+    sc_comm_t *sub;
+    int failed;
+
+    CHECK(sc_comm_size(world) == 3, "runs with 3 ranks");
+    CHECK_OK(sc_allgather(&pid, pids, 1, SC_INT32, world, NULL, NULL));
+    CHECK_OK(sc_comm_split(world, 0, g_rank, &sub));
+    if (!sub->mbox) {
+        printf("no mailboxes here: nothing to close\n");
+        return 0;
+    }
+    if (g_rank != 0) {
+        pthread_mutex_lock(&world->tp->lock);
+        sc_mbox_sleeping(sub, 1);
+        pthread_mutex_unlock(&world->tp->lock);
+        CHECK_OK(sc_barrier(world, NULL));
+        sc_test_hold_until_gone(world, (pid_t)pids[0]); /* until rank 0 is gone */
+    }
+    CHECK_OK(sc_barrier(world, NULL));
+    failed = close_held(world, sub);
+    fflush(NULL);
+    _exit(failed);
+}
+
+int main(int argc, char **argv)
 {
     sc_comm_t *world;
     int failed;
@@ -119,7 +209,8 @@ int main(void)
         return 1;
     }
     g_rank = sc_comm_rank(world);
-    failed = run(world);
+    failed = argc > 1 && strcmp(argv[1], "close") == 0 ? close_with_wake_ups_held(world)
+                                                        : run(world);
     printf("%s: mailbox slots (rank %d)\n", failed ? "FAIL" : "PASS", g_rank);
     sc_comm_destroy(world);
     return failed;
