@@ -20,6 +20,7 @@
 #include "collectives/mailbox.h"
 #include "collectives/schedule.h"
 #include "collectives/shm_segment.h"
+#include "collectives/transport_leave.h"
 #include "collectives/transport_ucx.h"
 #include "core/clock.h"
 #include "core/comm_internal.h"
@@ -39,6 +40,10 @@ typedef struct {
 /* The head of every rank's segment, before its two rings. */
 typedef struct {
     _Alignas(64) uint32_t sleeping;
+    /* SC_LEAVE_UNLOADED once the rank's library was unloaded with the communicator live:
+     * its neighbours read it without any progress of the rank's (on a line of its own,
+     * away from the sleeping flag the rank writes as it sleeps and wakes). */
+    _Alignas(64) uint32_t left;
 } sc_mbox_head_t;
 
 struct sc_mbox {
@@ -141,6 +146,24 @@ void sc_mbox_close(sc_comm_t *comm)
 void sc_mbox_sleeping(sc_comm_t *comm, int sleeping)
 {
     __atomic_store_n(&comm->mbox->head->sleeping, (uint32_t)sleeping, __ATOMIC_SEQ_CST);
+}
+
+void sc_mbox_mark_left(sc_comm_t *comm, uint32_t why)
+{
+    __atomic_store_n(&comm->mbox->head->left, why, __ATOMIC_RELEASE);
+}
+
+void sc_mbox_look_left(sc_comm_t *comm)
+{
+    const sc_mbox_t *mb = comm->mbox;
+    int q[2] = {(comm->rank + 1) % comm->size, (comm->rank + comm->size - 1) % comm->size};
+
+    for (int d = 0; d < 2; d++) {
+        uint32_t why = __atomic_load_n(&mb->peer_head[d]->left, __ATOMIC_ACQUIRE);
+
+        if (why)
+            sc_leave_note(comm->tp, comm->world_of[q[d]], why);
+    }
 }
 
 /* Sends neighbour d (0 right, 1 left) a wake-up unless one is still in flight. Best

@@ -38,6 +38,17 @@ int sc_mbox_put(struct sc_comm *comm, int q, uint64_t seq, const void *buf, size
  * wake it meanwhile. Sequentially consistent, before the sleeper's last look. */
 void sc_mbox_sleeping(struct sc_comm *comm, int sleeping);
 
+/* Marks this rank as having left (why: SC_LEAVE_UNLOADED, transport_leave.h) in its
+ * mailboxes' head, where its ring neighbours read it (sc_mbox_look_left) without any
+ * progress of this rank's: a stopped neighbour (SIGSTOP, a debugger) whose FIFO is full
+ * takes no leaving message, and once continued waited its SC_TIMEOUT for this rank,
+ * whose process lives on after dlclose. Caller holds tp->lock. */
+void sc_mbox_mark_left(struct sc_comm *comm, uint32_t why);
+
+/* Marks the transport's ring neighbours that marked themselves as having left
+ * (sc_leave_note). Caller holds tp->lock. */
+void sc_mbox_look_left(struct sc_comm *comm);
+
 /* Collective seq's message from ring neighbour q: 1 with it copied to dst (at most cap
  * bytes; *len its length) and its slot free again, 0 while it has not arrived. */
 int sc_mbox_get(const struct sc_comm *comm, int q, uint64_t seq, void *dst, size_t cap,

@@ -16,9 +16,9 @@
 
 static void sc_leave_post(sc_transport_t *tp);
 
-/* Marks world rank r as having left (why: SC_LEAVE_*): its failure, whatever reported it
- * first (UCX's verdict on the closed connection, the pid check), is its leaving. */
-static void sc_leave_note(sc_transport_t *tp, int r, uint32_t why)
+/* Its failure, whatever reported it first (UCX's verdict on the closed connection, the pid
+ * check), is its leaving. */
+void sc_leave_note(sc_transport_t *tp, int r, uint32_t why)
 {
     if (r < 0 || r >= tp->world_size || r == tp->world_rank || tp->peer_left[r])
         return;
@@ -81,19 +81,25 @@ void sc_leave_tell(sc_transport_t *tp, uint32_t why)
     tp->leave_told = 1;
     for (int r = 0; r < tp->world_size; r++) {
         ucp_request_param_t param;
+        int stopped;
         void *req;
 
-        /* A stopped local peer (SIGSTOP, a debugger) takes nothing: its message would
-         * wait in the endpoint, whose close then cannot flush it (UCX asserted on the
-         * pending operation at ucp_worker_destroy). */
-        if (r == tp->world_rank || !tp->eps[r] || tp->peer_error[r][0] ||
-            sc_ucx_peer_stopped(tp, r))
+        if (r == tp->world_rank || !tp->eps[r] || tp->peer_error[r][0])
+            continue;
+        /* A stopped local peer (SIGSTOP, a debugger) takes nothing: at a close its
+         * message would wait in the endpoint, whose close then cannot flush it (UCX
+         * asserted on the pending operation at ucp_worker_destroy). The unload destroys
+         * no endpoint: there the message goes all the same, into the peer's FIFO where it
+         * has room, and is not waited for. Untold, the peer once continued waited its
+         * SC_TIMEOUT for a rank whose process lives on after dlclose. */
+        stopped = sc_ucx_peer_stopped(tp, r);
+        if (stopped && why != SC_LEAVE_UNLOADED)
             continue;
         memset(&param, 0, sizeof(param));
         req = ucp_tag_send_nbx(tp->eps[r], &reasons[why == SC_LEAVE_UNLOADED],
                                sizeof(uint32_t), SC_LEAVE_TAG | (uint64_t)tp->world_rank,
                                &param);
-        if (UCS_PTR_IS_PTR(req) && tp->leave_out_n < tp->world_size)
+        if (UCS_PTR_IS_PTR(req) && !stopped && tp->leave_out_n < tp->world_size)
             tp->leave_out[tp->leave_out_n++] = req;
         else if (UCS_PTR_IS_PTR(req))
             ucp_request_free(req);

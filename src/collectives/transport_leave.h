@@ -16,11 +16,18 @@ void sc_leave_listen(sc_transport_t *tp);
 #define SC_LEAVE_DESTROYED 1u
 #define SC_LEAVE_UNLOADED 2u
 
-/* Tells every peer not known to have failed (nor stopped) that this rank leaves, and
- * why, once per transport; the endpoints' flushing close delivers it, or the worker's
- * progress until sc_leave_sent. At the transport's close, before its endpoints close; or
+/* Tells every peer not known to have failed that this rank leaves, and why, once per
+ * transport; the endpoints' flushing close delivers it, or the worker's progress until
+ * sc_leave_sent. A stopped peer of this node is told only at the unload, and not waited
+ * for: where its FIFO is full the message stays with this rank's worker, and the
+ * mailboxes tell it (sc_mbox_mark_left). At the transport's close, before its endpoints close; or
  * at the library's unload. Caller holds tp->lock, or is alone on tp. */
 void sc_leave_tell(sc_transport_t *tp, uint32_t why);
+
+/* Marks world rank r as having left (why: SC_LEAVE_*), as its message says, or its mark
+ * in a shared mailbox (mailbox.h) where the message could not reach this rank. Caller
+ * holds tp->lock. */
+void sc_leave_note(sc_transport_t *tp, int r, uint32_t why);
 
 /* Whether every message sc_leave_tell sent has left (releases those that did). Caller
  * holds tp->lock. */

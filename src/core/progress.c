@@ -239,6 +239,8 @@ static int sc_progress_scan(sc_transport_t *tp, int progressed)
     if (tp->op_settling || tp->ndrains || tp->dropping)
         progressed |= sc_settle_poll(tp);
     for (sc_comm_t *c = tp->comms; c; c = c->next) {
+        if (c->mbox)
+            sc_mbox_look_left(c);
         progressed |= sc_progress_ctl(c);
         while (c->head) {
             sc_coll_op_t *op = c->head;
@@ -586,6 +588,9 @@ void sc_progress_unload(sc_transport_t *tp, double timeout_s)
 
     sc_progress_join(tp);
     pthread_mutex_lock(&tp->lock);
+    for (sc_comm_t *c = tp->comms; c; c = c->next)
+        if (c->mbox)
+            sc_mbox_mark_left(c, SC_LEAVE_UNLOADED);
     sc_leave_tell(tp, SC_LEAVE_UNLOADED);
     pthread_mutex_unlock(&tp->lock);
     for (;;) {

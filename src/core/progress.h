@@ -10,8 +10,9 @@ void sc_progress_stop(sc_transport_t *tp);
 
 /* At the library's unload (dlclose, exit) with tp's communicators live and aborted: ends
  * the progress thread, whose code goes away with the library, then tells every peer that
- * this rank left (transport_leave.h), driving the worker on the calling thread until the
- * messages left or timeout_s passed, then gives up on the aborted calls that still settle
+ * this rank left (transport_leave.h; and in its mailboxes, which a stopped neighbour reads
+ * once continued), driving the worker on the calling thread until the messages to the
+ * peers that run left or timeout_s passed, then gives up on the aborted calls that still settle
  * (their requests complete; the connections of their transfers in flight close). The
  * transport stays usable by callers (they drive it themselves) and by its later
  * teardown. Once per transport, not per communicator: the splits of a world share it. */

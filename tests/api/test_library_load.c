@@ -136,6 +136,22 @@ static int open_world(const char *path, library_t *l, sc_comm_t **comm)
     return 0;
 }
 
+/* Rank 1's barrier once rank 0 closed its library: fails within limit_s with
+ * SC_ERR_PEER_FAILED, saying that rank 0 left, its library unloaded. */
+static int barrier_says_rank_0_left(library_t *l, sc_comm_t *comm, double limit_s)
+{
+    double t0 = now_s();
+    sc_status_t st = l->barrier(comm, NULL);
+
+    printf("rank 1: the barrier failed after %.2f s: %s\n", now_s() - t0, l->last_error());
+    CHECK(st == SC_ERR_PEER_FAILED, "sc_barrier: %s: %s", l->status_string(st),
+          l->last_error());
+    CHECK(strstr(l->last_error(), "rank 0 left: its process unloaded libshardcomm"),
+          "sentence: %s", l->last_error());
+    CHECK(now_s() - t0 < limit_s, "the barrier failed after %.2f s", now_s() - t0);
+    return 0;
+}
+
 /* Rank 0 closes the library while its communicator lives (a ctypes binding unloaded
  * without sc_comm_destroy) and goes on 0.5 s: the communicator's progress thread ran on
  * in the unmapped code and the process died of SIGSEGV. Rank 1 keeps its library and
@@ -146,8 +162,6 @@ static int test_live_communicator_outlives_dlclose(const char *path)
 {
     library_t l;
     sc_comm_t *comm;
-    sc_status_t st;
-    double t0;
 
     if (open_world(path, &l, &comm) != 0)
         return 1;
@@ -157,13 +171,8 @@ static int test_live_communicator_outlives_dlclose(const char *path)
         usleep(500000);
         return 0;
     }
-    t0 = now_s();
-    st = l.barrier(comm, NULL);
-    CHECK(st == SC_ERR_PEER_FAILED, "sc_barrier: %s: %s", l.status_string(st),
-          l.last_error());
-    CHECK(strstr(l.last_error(), "rank 0 left: its process unloaded libshardcomm"),
-          "sentence: %s", l.last_error());
-    CHECK(now_s() - t0 < 5.0, "the barrier failed after %.1f s", now_s() - t0);
+    if (barrier_says_rank_0_left(&l, comm, 5.0) != 0)
+        return 1;
     CHECK(l.destroy(comm) == SC_SUCCESS, "sc_comm_destroy: %s", l.last_error());
     CHECK(dlclose(l.lib) == 0, "dlclose: %s", dlerror());
     return 0;
@@ -538,6 +547,58 @@ static int test_dlclose_with_sends_pending_to_a_stopped_peer_is_prompt(const cha
            took);
     CHECK(took < 2.0, "dlclose took %.2f s", took);
     return 0;
+}
+
+/* Two ranks: rank 1 sends rank 0 its pid and stops itself (SIGSTOP); rank 0 issues
+ * `pending` sends of PENDING_SEND_BYTES to it (256 fill its shared-memory FIFO: the
+ * messages after them wait in rank 0's worker), closes the library 0.2 s later with the
+ * communicator never destroyed, continues rank 1 and lives on until rank 1's process
+ * ended (10 s at most). Rank 1, continued, calls a barrier: it must fail at once (3 s
+ * here) with SC_ERR_PEER_FAILED saying that rank 0 left, its library unloaded. The
+ * unload told no stopped peer (a message it never takes waited in its endpoint, whose
+ * close UCX asserted on): rank 1 waited its SC_TIMEOUT (5 s here) and said that nothing
+ * came from rank 0 (no pid check tells: rank 0 lives on). */
+static int stopped_peer_told(const char *path, int pending)
+{
+    static char bufs[PENDING_SENDS][PENDING_SEND_BYTES];
+    sc_request_t *reqs[PENDING_SENDS];
+    library_t l;
+    sc_comm_t *comm;
+    int32_t pid;
+    double t0;
+
+    if (open_world(path, &l, &comm) != 0 || stop_rank_1(&l, comm, &pid) != 0)
+        return 1;
+    if (g_rank == 0) {
+        for (int i = 0; i < pending; i++)
+            CHECK(l.send(bufs[i], PENDING_SEND_BYTES, SC_UINT8, 1, comm, NULL, &reqs[i]) ==
+                      SC_SUCCESS,
+                  "sc_send %d: %s", i, l.last_error());
+        if (pending)
+            usleep(200000);
+        CHECK(dlclose(l.lib) == 0, "dlclose: %s", dlerror());
+        CHECK(kill((pid_t)pid, SIGCONT) == 0, "kill SIGCONT");
+        t0 = now_s();
+        while (kill((pid_t)pid, 0) == 0 && now_s() - t0 < 10.0)
+            usleep(10000);
+        return 0;
+    }
+    if (barrier_says_rank_0_left(&l, comm, 3.0) != 0)
+        return 1;
+    CHECK(l.destroy(comm) == SC_SUCCESS, "sc_comm_destroy: %s", l.last_error());
+    return 0;
+}
+
+/* Its FIFO has room: the leaving message reaches it there (run without the mailboxes). */
+static int test_stopped_peer_is_told_of_a_dlclose(const char *path)
+{
+    return stopped_peer_told(path, 0);
+}
+
+/* Its FIFO is full: the mailboxes' mark tells it. */
+static int test_stopped_peer_with_a_full_fifo_is_told_of_a_dlclose(const char *path)
+{
+    return stopped_peer_told(path, PENDING_SENDS);
 }
 
 /* exit() in the same state: the process ends within seconds, with status 0. */
@@ -940,6 +1001,8 @@ int main(int argc, char **argv)
         TEST(finisher_waiting_outlives_dlclose),
         TEST(finisher_waiting_on_a_stopped_peer_outlives_dlclose),
         TEST(dlclose_with_sends_pending_to_a_stopped_peer_is_prompt),
+        TEST(stopped_peer_is_told_of_a_dlclose),
+        TEST(stopped_peer_with_a_full_fifo_is_told_of_a_dlclose),
         TEST(idle_threads_end_at_dlclose),
         TEST(fork_exits_beside_a_live_reducer),
         TEST(store_telling_a_failed_rendezvous_outlives_dlclose),
