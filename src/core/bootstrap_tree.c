@@ -156,6 +156,36 @@ static void sc_tree_fetch_why(uint32_t parent, int rank, int err, double deadlin
     }
 }
 
+/* Whether the store's word waits on word's connection (or comes within
+ * SC_TREE_WORD_LATE_S), where the word was not heard yet: a child that finds its parent
+ * gone looks there before it names the parent exited or killed. */
+static int sc_tree_word_waits(const sc_tree_word_t *word)
+{
+    struct pollfd pfd = {word->fd, POLLIN, 0};
+    double until = sc_clock_now() + SC_TREE_WORD_LATE_S;
+    int ready;
+
+    if (word->fd < 0 || word->heard)
+        return 0;
+    do
+        ready = poll(&pfd, 1, sc_clock_ms_until(until));
+    while (ready < 0 && errno == EINTR);
+    return ready > 0;
+}
+
+/* The store's word on word->fd, which spoke while this rank (rank) waited for its
+ * parent, read into *word as the fetch's failure: its status, its sentence into err. */
+static sc_status_t sc_tree_fetch_heard(sc_tree_word_t *word, const char *where, int rank,
+                                       char *err, size_t err_len)
+{
+    /* Before this rank said it has the table, the store speaks only of a failure. */
+    sc_store_net_read_word(word->fd, where, rank, sc_clock_now() + 2.0, 0, &word->st,
+                           word->text);
+    word->heard = 1;
+    snprintf(err, err_len, "%s", word->text);
+    return sc_error(word->st, "%s", err);
+}
+
 sc_status_t sc_tree_fetch(const sc_store_role_t *role, int rank, int size,
                           const sc_store_launch_t *launch, const void *sent, size_t sent_len,
                           const char *where, double deadline, sc_tree_word_t *word,
@@ -260,20 +290,24 @@ sc_status_t sc_tree_fetch(const sc_store_role_t *role, int rank, int size,
            role->parent);
     return st;
 store_spoke:
-    /* Before this rank said it has the table, the store speaks only of a failure. */
     if (fd >= 0)
         close(fd);
     free(payload);
-    sc_store_net_read_word(word->fd, where, rank, sc_clock_now() + 2.0, 0, &word->st,
-                           word->text);
-    word->heard = 1;
-    snprintf(err, err_len, "%s", word->text);
-    return sc_error(word->st, "%s", err);
+    return sc_tree_fetch_heard(word, where, rank, err, err_len);
 err_close:
     close(fd);
     free(payload);
 err:
     sc_tree_fetch_why(role->parent, rank, e, deadline, &st, why, sizeof(why));
+    /* The parent seems gone (nothing listens there, or it closed the connection before
+     * the table came). A parent that failed stops serving and closes its port only
+     * once the store spoke to it or it told the store its failure (sc_store_tree_part,
+     * sc_store_tell_children), and the store says its word to every rank at once: the
+     * word that waits here is the true sentence, where this rank named its parent
+     * exited or killed. One that was killed is named so by the store too. */
+    if (st == SC_ERR_PEER_FAILED && (e == ECONNREFUSED || e == EPIPE) &&
+        sc_tree_word_waits(word))
+        return sc_tree_fetch_heard(word, where, rank, err, err_len);
 fail:
     sc_store_net_role_where(role, at, sizeof(at));
     snprintf(err, err_len, "rendezvous at %s: rank %d got no table of the ranks' blobs from "

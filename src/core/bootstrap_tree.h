@@ -18,6 +18,14 @@
  * its connection before its hello (it heard the store as it connected: sc_tree_serve). */
 #define SC_TREE_TOLD_S 2.0
 
+/* How long a child that finds its parent gone (its port closed, or the connection closed
+ * before the table came) waits for the store's word before it names the parent exited or
+ * killed. A parent that failed stops serving once it heard the store or told it its
+ * failure, and the store says its word to every rank at once: a word waiting already is
+ * taken as the child connects, and one that follows within moments (the parent told the
+ * store and returned before the store told the ranks) is the true sentence too. */
+#define SC_TREE_WORD_LATE_S 0.5
+
 /* The sides of the tree: ranks serve only ranks of their side, which can reach them. */
 #define SC_TREE_SIDES 4
 
@@ -74,7 +82,10 @@ typedef struct {
  * while the parent is stopped, slow or does not take the connection), its word is read
  * into *word and its status and sentence are the fetch's, at once. Where both wait as
  * this rank looks, first is by their arrival (sc_store_net_io_watch): the parent's
- * answer that came before the store's word is taken, and the word heard after it. */
+ * answer that came before the store's word is taken, and the word heard after it. Where
+ * it finds the parent gone (nothing listens there, or the connection closed before the
+ * table came), the store's word that comes within SC_TREE_WORD_LATE_S is the fetch's
+ * failure likewise: a parent that failed and lived stops serving so. */
 sc_status_t sc_tree_fetch(const sc_store_role_t *role, int rank, int size,
                           const sc_store_launch_t *launch, const void *sent, size_t sent_len,
                           const char *where, double deadline, sc_tree_word_t *word,

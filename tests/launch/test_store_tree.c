@@ -752,6 +752,77 @@ static int test_rank_telling_its_children_ends_once_they_heard_the_store(void)
     return 0;
 }
 
+/* The store's word st and text, written 50 ms after start on the far end of a socket
+ * pair whose near end (pair[0]) is a rank's connection to the store: a parent that
+ * stopped serving told the store its failure (or heard it), and the store tells every
+ * rank a moment later. */
+typedef struct {
+    int pair[2];
+    sc_status_t st;
+    const char *text;
+    pthread_t thread;
+} late_word_t;
+
+static void *write_word_late(void *arg)
+{
+    late_word_t *w = arg;
+    sc_store_reply_t word = {SC_STORE_MAGIC, w->st, (uint32_t)strlen(w->text)};
+
+    usleep(50000);
+    if (send(w->pair[1], &word, sizeof(word), 0) == (ssize_t)sizeof(word))
+        send(w->pair[1], w->text, word.len, 0);
+    return NULL;
+}
+
+static int late_word_start(late_word_t *w)
+{
+    if (socketpair(AF_UNIX, SOCK_STREAM, 0, w->pair) != 0)
+        return -1;
+    if (pthread_create(&w->thread, NULL, write_word_late, w) == 0)
+        return 0;
+    close(w->pair[0]);
+    close(w->pair[1]);
+    return -1;
+}
+
+static void late_word_end(late_word_t *w)
+{
+    pthread_join(w->thread, NULL);
+    close(w->pair[0]);
+    close(w->pair[1]);
+}
+
+/* Rank 3 asks rank 1 for the table where nothing listens any more (rank 1 stopped
+ * serving and returned its failure), and the store's word, which it says to every rank,
+ * comes 50 ms later on rank 3's connection to the store: rank 3 fails with the store's
+ * status and sentence. It said at once "nothing listens there: rank 1 exited or was
+ * killed after the store answered it". */
+static int test_child_finding_its_parent_s_port_closed_takes_the_store_s_word(void)
+{
+    late_word_t store = {.st = SC_ERR_PEER_FAILED,
+                         .text = "rendezvous at 127.0.0.1:1: rank 2 exited or was killed "
+                                 "after the store answered it, before every rank had the "
+                                 "table of the ranks' blobs"};
+    sc_store_result_t result = {0};
+    sc_tree_word_t word;
+    sc_store_role_t role;
+    char err[SC_ERROR_MAX] = "";
+    int closed = listen_as_parent(1, &role);
+    sc_status_t st;
+
+    CHECK(closed >= 0, "no listening socket on loopback");
+    close(closed); /* its port: nothing listens there now */
+    CHECK(late_word_start(&store) == 0, "no store played on a socket pair");
+    word = (sc_tree_word_t){store.pair[0], 0, SC_SUCCESS, ""};
+    st = sc_tree_fetch(&role, 3, 4, &no_launch, NULL, 0, "127.0.0.1:1", sc_clock_now() + 3.0,
+                       &word, &result, err, sizeof(err));
+    late_word_end(&store);
+    CHECK(st == SC_ERR_PEER_FAILED && word.heard && strcmp(err, store.text) == 0,
+          "rank 3 returned %d, the store's word %s: %s", st,
+          word.heard ? "heard" : "not heard", err);
+    return 0;
+}
+
 /* Rank 3 of a world of size, of launch id (from SC_LAUNCH_ID), asks for the table at
  * the port where rank 1 of launch job-B, world size 4, serves its own rank 3 (its parent
  * exited, and a rank of another launch on the host got its port): it fails within a
@@ -935,6 +1006,7 @@ int main(int argc, char **argv)
         SC_TEST(rank_given_a_malformed_table_names_itself_to_its_children),
         SC_TEST(rank_given_a_malformed_table_tells_the_store_why),
         SC_TEST(rank_telling_its_children_ends_once_they_heard_the_store),
+        SC_TEST(child_finding_its_parent_s_port_closed_takes_the_store_s_word),
     };
     return sc_run_tests(tests, NELEM(tests), argc > 1 ? argv[1] : NULL);
 }
