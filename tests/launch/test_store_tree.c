@@ -823,6 +823,65 @@ static int test_child_finding_its_parent_s_port_closed_takes_the_store_s_word(vo
     return 0;
 }
 
+/* Rank 1, given a malformed table by the store, says so to the store and tells its
+ * child, rank 3, its failure in place of the table; a connection that closes before
+ * any hello (a port scanner's) counts as a child that heard the store and left, and
+ * rank 1 ends without rank 3. Rank 3, coming then, finds rank 1's port closed, and the
+ * store's word (rank 1's sentence) comes 50 ms later: rank 3 fails with that sentence,
+ * where it said that rank 1 had exited or was killed. */
+static int test_child_coming_after_a_scanner_ended_its_parent_hears_the_store(void)
+{
+    late_word_t store = {.st = SC_ERR_SYSTEM,
+                         .text = "rendezvous at 127.0.0.1:1: the table of the ranks' blobs "
+                                 "that rank 1 received came malformed (8 bytes for 4 "
+                                 "ranks)"};
+    exchanging_t rank_1 = {0, SC_SUCCESS, ""};
+    struct sockaddr_in a = {.sin_family = AF_INET};
+    sc_store_result_t result = {0};
+    sc_store_reply_t said;
+    sc_store_role_t role;
+    sc_tree_word_t word;
+    char said_text[SC_ERROR_MAX], err[SC_ERROR_MAX] = "";
+    pthread_t thread;
+    int store_listen = -1, store_end, scanner;
+    double t0, took;
+    sc_status_t st;
+
+    store_end = answer_rank_1_a_malformed_table(&rank_1, 1, &thread, &store_listen, &role);
+    if (store_listen >= 0 && store_end < 0)
+        close(store_listen);
+    CHECK(store_end >= 0, "rank 1 was not answered by the store played on loopback");
+    if (recv(store_end, &said, sizeof(said), MSG_WAITALL) == (ssize_t)sizeof(said) &&
+        said.len < sizeof(said_text))
+        recv(store_end, said_text, said.len, MSG_WAITALL);
+    t0 = sc_clock_now();
+    a.sin_port = htons(role.port);
+    memcpy(&a.sin_addr, role.addr, 4);
+    scanner = socket(AF_INET, SOCK_STREAM, 0); /* connects, says nothing, closes */
+    if (scanner >= 0 && connect(scanner, (struct sockaddr *)&a, sizeof(a)) != 0) {
+        close(scanner);
+        scanner = -1;
+    }
+    if (scanner >= 0)
+        close(scanner);
+    pthread_join(thread, NULL);
+    took = sc_clock_now() - t0;
+    close(store_end);
+    close(store_listen);
+    CHECK(scanner >= 0, "the scanner could not connect to rank 1");
+    CHECK(took < 1.0, "rank 1 told its children for %.2f s after the scanner's connection",
+          took);
+    CHECK(late_word_start(&store) == 0, "no store played on a socket pair");
+    word = (sc_tree_word_t){store.pair[0], 0, SC_SUCCESS, ""};
+    st = sc_tree_fetch(&role, 3, 4, &no_launch, NULL, 0, "127.0.0.1:1", sc_clock_now() + 3.0,
+                       &word, &result, err, sizeof(err));
+    late_word_end(&store);
+    CHECK(st == SC_ERR_SYSTEM && word.heard && strcmp(err, store.text) == 0,
+          "rank 3 returned %d, the store's word %s: %s", st,
+          word.heard ? "heard" : "not heard", err);
+    return 0;
+}
+
 /* Rank 3 of a world of size, of launch id (from SC_LAUNCH_ID), asks for the table at
  * the port where rank 1 of launch job-B, world size 4, serves its own rank 3 (its parent
  * exited, and a rank of another launch on the host got its port): it fails within a
@@ -1007,6 +1066,7 @@ int main(int argc, char **argv)
         SC_TEST(rank_given_a_malformed_table_tells_the_store_why),
         SC_TEST(rank_telling_its_children_ends_once_they_heard_the_store),
         SC_TEST(child_finding_its_parent_s_port_closed_takes_the_store_s_word),
+        SC_TEST(child_coming_after_a_scanner_ended_its_parent_hears_the_store),
     };
     return sc_run_tests(tests, NELEM(tests), argc > 1 ? argv[1] : NULL);
 }
