@@ -258,17 +258,20 @@ static sc_status_t sc_store_tree_part(const sc_store_place_t *place, int rank, i
     /* The store waits for every rank's word 2 levels past the tree's height. */
     double end = now + timeout_s + SC_STORE_TREE_LEVEL_S * ((double)place->role.height + 3.0);
     char err[SC_ERROR_MAX] = "";
-    sc_tree_word_t word = {place->store_fd, 0, SC_SUCCESS, ""};
+    sc_tree_word_t word = {place->store_fd, 0, SC_SUCCESS, "", 0};
     struct pollfd pfd = {place->store_fd, POLLIN, 0};
     sc_status_t st = SC_SUCCESS;
 
     /* The store spoke already: the rendezvous failed while this rank was away (stopped
      * after it was answered, as its parent gave up on it), and the store says why. Its
-     * children waiting for the table are told so, for a while, as a parent that hears
-     * it while it serves tells them: left unserved, they would take it for dead. */
+     * children waiting for the table are told so, as a parent that hears it while it
+     * serves tells them: left unserved, they would take it for dead. Where the store
+     * said it whole, it said it to them too: only those whose connections wait are
+     * answered (sc_tree_serve), where this rank waited 2 s for children that had heard
+     * it before they came, and never came. */
     if (poll(&pfd, 1, 0) > 0) {
-        sc_store_net_read_word(place->store_fd, where, rank, now + 2.0, 0, &word.st,
-                               word.text);
+        word.said = sc_store_net_read_word(place->store_fd, where, rank, now + 2.0, 0,
+                                           &word.st, word.text) == 0;
         if (word.st != SC_SUCCESS) {
             word.heard = 1; /* the children are not to wait for it again */
             if (!place->role.parent) /* the table came with the store's answer */
@@ -285,7 +288,8 @@ static sc_status_t sc_store_tree_part(const sc_store_place_t *place, int rank, i
                            &word, result, err, sizeof(err));
     if (place->role.nchildren > 0) {
         /* Where the store spoke as this rank waited for its parent, the children still
-         * to come are told its failure for a while, as they are while it serves. */
+         * to come are told its failure for a while, as they are while it serves (only
+         * those at hand, where the store said it whole: sc_tree_serve). */
         sc_status_t served = sc_tree_serve(place->listen_fd, rank, size, launch,
                                            place->children, (int)place->role.nchildren, st, err,
                                            st == SC_SUCCESS ? result->storage : NULL,
@@ -326,7 +330,7 @@ static void sc_store_tell_children(const sc_store_place_t *place, int rank, int 
                                    const sc_store_launch_t *launch, const char *where,
                                    sc_status_t st)
 {
-    sc_tree_word_t no_store = {-1, 0, SC_SUCCESS, ""};
+    sc_tree_word_t no_store = {-1, 0, SC_SUCCESS, "", 0};
     char text[SC_ERROR_MAX];
 
     snprintf(text, sizeof(text), "%s", sc_error_text_unprefixed());

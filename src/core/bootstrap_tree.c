@@ -179,8 +179,8 @@ static sc_status_t sc_tree_fetch_heard(sc_tree_word_t *word, const char *where, 
                                        char *err, size_t err_len)
 {
     /* Before this rank said it has the table, the store speaks only of a failure. */
-    sc_store_net_read_word(word->fd, where, rank, sc_clock_now() + 2.0, 0, &word->st,
-                           word->text);
+    word->said = sc_store_net_read_word(word->fd, where, rank, sc_clock_now() + 2.0, 0,
+                                        &word->st, word->text) == 0;
     word->heard = 1;
     snprintf(err, err_len, "%s", word->text);
     return sc_error(word->st, "%s", err);
@@ -423,6 +423,14 @@ static void sc_tree_conn_refused(const sc_tree_conn_t *k, int rank, const char *
            "rank got its port: two jobs on one host)", where, rank, k->h.rank, theirs, own);
 }
 
+/* Whether a connection waits to be accepted on listen_fd. */
+static int sc_tree_queued(int listen_fd)
+{
+    struct pollfd pfd = {listen_fd, POLLIN, 0};
+
+    return poll(&pfd, 1, 0) > 0;
+}
+
 /* Closes connection k of *nconns; the last one moves into its place. */
 static void sc_tree_conn_drop(sc_tree_conn_t *conns, int *nconns, int k)
 {
@@ -442,8 +450,14 @@ sc_status_t sc_tree_serve(int listen_fd, int rank, int size, const sc_store_laun
      * it connects to this rank (sc_tree_fetch): it failed with the store's sentence and
      * asks no more. Once this rank tells a failure, it ends as soon as every child was
      * told or is one of those, where it waited out its deadline (SC_TREE_TOLD_S) for
-     * children that had failed already. */
+     * children that had failed already. theirs: the failure told is the store's word as
+     * the store said it (st, where word was heard before, or once heard here), which
+     * every child hears from the store itself: the connections at hand are answered, and
+     * no child still to come is waited for (one that finds this rank's port closed takes
+     * the store's word: sc_tree_fetch), where this rank waited its 2 s for children that
+     * had heard the store before they came and never would. */
     int cap = 2 * n + 8, nconns = 0, left = n, gone = 0, nmissing;
+    int theirs = st != SC_SUCCESS && word->heard && word->said;
     sc_tree_conn_t *conns = calloc((size_t)cap, sizeof(*conns));
     struct pollfd *pfds = calloc((size_t)cap + 1, sizeof(*pfds));
     uint8_t *served = calloc((size_t)n, 1), *handled = calloc((size_t)n, 1);
@@ -473,7 +487,7 @@ sc_status_t sc_tree_serve(int listen_fd, int rank, int size, const sc_store_laun
         double now = sc_clock_now(), wake = deadline;
         int np = 0, base, ready, at_word = -1;
 
-        if (now >= deadline)
+        if (now >= deadline || (theirs && nconns == 0 && !sc_tree_queued(listen_fd)))
             break;
         if (nconns < cap)
             pfds[np++] = (struct pollfd){listen_fd, POLLIN, 0};
@@ -494,13 +508,14 @@ sc_status_t sc_tree_serve(int listen_fd, int rank, int size, const sc_store_laun
         if (ready > 0 && at_word >= 0 && pfds[at_word].revents) {
             /* The rendezvous failed elsewhere (a rank exited or was killed, or rank 0):
              * the children still to come are told so, for a while, as they come. */
-            sc_store_net_read_word(word->fd, where, rank, now + 2.0, 0, &word->st,
-                                   word->text);
+            word->said = sc_store_net_read_word(word->fd, where, rank, now + 2.0, 0,
+                                                &word->st, word->text) == 0;
             word->heard = 1;
             if (word->st != SC_SUCCESS && st == SC_SUCCESS) {
                 told = (sc_tree_answer_t){{SC_STORE_MAGIC, word->st, (uint32_t)strlen(word->text)},
                                           (const uint8_t *)word->text};
                 cur = &told;
+                theirs = word->said;
             }
             if (deadline > now + SC_TREE_TOLD_S)
                 deadline = now + SC_TREE_TOLD_S;

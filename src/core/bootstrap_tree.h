@@ -15,7 +15,9 @@
 /* How long a parent still serves the children to come once the store said that the
  * rendezvous failed: those alive are on their way (and learn why from it), one that
  * exited or was killed never comes. It ends sooner once each child was told, or closed
- * its connection before its hello (it heard the store as it connected: sc_tree_serve). */
+ * its connection before its hello (it heard the store as it connected: sc_tree_serve),
+ * and once the connections at hand were answered where the store said its word whole,
+ * which it says to every child too. */
 #define SC_TREE_TOLD_S 2.0
 
 /* How long a child that finds its parent gone (its port closed, or the connection closed
@@ -52,12 +54,15 @@ sc_status_t sc_tree_table_take(uint8_t *payload, uint32_t total, const char *whe
 
 /* The store's word at the end of the table's tree (bootstrap_wire.h) as a rank that
  * serves children may hear it early: fd its connection to the store (-1: none), heard
- * once it came, its status and sentence (sc_store_net_read_word). */
+ * once it came, its status and sentence (sc_store_net_read_word), and said where the
+ * store said it whole, as it says it to every rank at once (not a reset or the end of
+ * the connection, which sc_store_net_read_word words for this rank alone). */
 typedef struct {
     int fd;
     int heard;
     sc_status_t st;
     char text[SC_ERROR_MAX];
+    int said;
 } sc_tree_word_t;
 
 /* The table for this rank (rank of a world of size, of launch) from its parent in the
@@ -105,7 +110,11 @@ sc_status_t sc_tree_fetch(const sc_store_role_t *role, int rank, int size,
  * failure in place of the table, and those not come within 2 s are left. Where it
  * gives a failure (st's or the store's), it ends once every child was told or a
  * connection closed before its hello for each child not told: a child that hears the
- * store's failure as it connects (sc_tree_fetch) closes so, and asks no more.
+ * store's failure as it connects (sc_tree_fetch) closes so, and asks no more. Where the
+ * failure it gives is the store's word as the store said it (word->said: where word was
+ * heard before, st and text are its), which the store says to every child too, it
+ * answers the connections at hand and ends: a child still to come hears the store
+ * itself, also where it finds this rank's port closed (sc_tree_fetch).
  * SC_SUCCESS (also where the store spoke: its word decides),
  * or SC_ERR_TIMEOUT naming the children that did not take the table, and how much of
  * it one that stalled took (only where st is SC_SUCCESS; else st, its sentence left to

@@ -184,7 +184,7 @@ static sc_status_t fetch_from(void *(*parent)(void *), uint32_t table_len,
                               sc_store_result_t *result, char *err, size_t len)
 {
     sc_store_role_t role;
-    sc_tree_word_t no_store = {-1, 0, SC_SUCCESS, ""};
+    sc_tree_word_t no_store = {-1, 0, SC_SUCCESS, "", 0};
     int listen_fd = listen_as_parent(2, &role);
     pthread_t thread;
     sc_status_t st;
@@ -250,7 +250,7 @@ static int test_child_connecting_to_its_parent_hears_the_store(void)
     CHECK(send(store[1], &rep, sizeof(rep), 0) == (ssize_t)sizeof(rep) &&
               send(store[1], text, rep.len, 0) == (ssize_t)rep.len,
           "the store's word could not be written");
-    word = (sc_tree_word_t){store[0], 0, SC_SUCCESS, ""};
+    word = (sc_tree_word_t){store[0], 0, SC_SUCCESS, "", 0};
     t0 = sc_clock_now();
     st = sc_tree_fetch(&role, 3, 4, &no_launch, NULL, 0, "127.0.0.1:1", t0 + 3.0, &word, &result, err,
                        sizeof(err));
@@ -298,7 +298,7 @@ static int test_child_whose_store_connection_was_reset_says_the_store_gave_up(vo
     /* The store gives up on this rank: SO_LINGER 0, then close. */
     setsockopt(store_end, SOL_SOCKET, SO_LINGER, &reset, sizeof(reset));
     close(store_end);
-    word = (sc_tree_word_t){rank_end, 0, SC_SUCCESS, ""};
+    word = (sc_tree_word_t){rank_end, 0, SC_SUCCESS, "", 0};
     t0 = sc_clock_now();
     st = sc_tree_fetch(&role, 3, 4, &no_launch, NULL, 0, "127.0.0.1:1", t0 + 3.0, &word,
                        &result, err, sizeof(err));
@@ -397,7 +397,7 @@ static int test_malformed_table_from_the_parent_is_relayed_unprefixed(void)
 static int test_silent_parent_is_named_stopped_at_the_deadline(void)
 {
     sc_store_role_t role;
-    sc_tree_word_t no_store = {-1, 0, SC_SUCCESS, ""};
+    sc_tree_word_t no_store = {-1, 0, SC_SUCCESS, "", 0};
     int listen_fd = listen_as_parent(16, &role);
 
     CHECK(listen_fd >= 0, "no listening socket on loopback");
@@ -435,7 +435,7 @@ static void *serve_as_parent(void *arg)
 {
     static const uint32_t empty[4] = {0, 0, 0, 0};
     parent_t *p = arg;
-    sc_tree_word_t no_store = {-1, 0, SC_SUCCESS, ""};
+    sc_tree_word_t no_store = {-1, 0, SC_SUCCESS, "", 0};
     const uint8_t *table = p->table ? p->table : (const uint8_t *)empty;
     uint32_t len = p->table ? p->table_len : (uint32_t)sizeof(empty);
 
@@ -453,11 +453,11 @@ static void *serve_as_parent(void *arg)
  * of rank 3. */
 static int test_parent_given_up_on_by_the_store_tells_its_children_naming_itself(void)
 {
-    sc_tree_word_t word = {-1, 0, SC_SUCCESS, ""};
+    sc_tree_word_t word = {-1, 0, SC_SUCCESS, "", 0};
     parent_t parent = {.size = 4, .launch = {"", ""}, .children = {3}, .n = 1, .word = &word};
     struct sockaddr_in a = {.sin_family = AF_INET};
     struct linger reset = {1, 0};
-    sc_tree_word_t no_store = {-1, 0, SC_SUCCESS, ""};
+    sc_tree_word_t no_store = {-1, 0, SC_SUCCESS, "", 0};
     sc_store_result_t result = {0};
     sc_store_role_t role, store_role;
     char err[SC_ERROR_MAX] = "";
@@ -536,7 +536,7 @@ static int test_rank_failing_as_its_answer_comes_tells_its_children(void)
                 {3}};
     struct linger reset = {1, 0};
     exchanging_t rank_1 = {0, SC_SUCCESS, ""};
-    sc_tree_word_t no_store = {-1, 0, SC_SUCCESS, ""};
+    sc_tree_word_t no_store = {-1, 0, SC_SUCCESS, "", 0};
     sc_store_result_t result = {0};
     sc_store_role_t store_role, role;
     sc_store_hello_t h;
@@ -576,22 +576,25 @@ static int test_rank_failing_as_its_answer_comes_tells_its_children(void)
 }
 
 /* A store played on loopback answers rank 1 (rank_1, whose sc_store_allgather runs on
- * *thread; a child of rank 0 serving nchildren ranks in the tree, 3 and then 4) with
- * its place and a table of 8 bytes whose first blob claims 100: a table that came
- * malformed. The store's end of rank 1's connection (3 s to read on it), or -1;
- * *parent: where rank 1 serves its children; *store_listen: the store's listening
- * socket, for the caller to close. */
-static int answer_rank_1_a_malformed_table(exchanging_t *rank_1, int nchildren,
-                                           pthread_t *thread, int *store_listen,
-                                           sc_store_role_t *parent)
+ * *thread; a child of rank 0 serving nchildren ranks in the tree, 3 and then 4) with its
+ * place and table (table_bytes bytes at table, 16 at most) and, in the same send, where
+ * killed is not NULL, its word that the rendezvous failed (SC_ERR_PEER_FAILED with
+ * killed). The store's end of rank 1's connection (3 s to read on it), or -1; *parent:
+ * where rank 1 serves its children; *store_listen: the store's listening socket, for the
+ * caller to close. */
+static int answer_rank_1(exchanging_t *rank_1, int nchildren, const uint32_t *table,
+                         size_t table_bytes, const char *killed, pthread_t *thread,
+                         int *store_listen, sc_store_role_t *parent)
 {
-    static const uint32_t children[2] = {3, 4}, table[2] = {100, 0};
+    static const uint32_t children[2] = {3, 4};
     sc_store_role_t place = {.parent = 0, .depth = 1, .height = 2,
-                             .nchildren = (uint32_t)nchildren, .table_len = sizeof(table)};
+                             .nchildren = (uint32_t)nchildren, .table_len = (uint32_t)table_bytes};
     size_t kids = (size_t)nchildren * sizeof(uint32_t);
     sc_store_reply_t rep = {SC_STORE_MAGIC, SC_SUCCESS,
-                            (uint32_t)(sizeof(place) + kids + sizeof(table))};
-    uint8_t answer[sizeof(rep) + sizeof(place) + sizeof(children) + sizeof(table)];
+                            (uint32_t)(sizeof(place) + kids + table_bytes)};
+    sc_store_reply_t word = {SC_STORE_MAGIC, SC_ERR_PEER_FAILED,
+                             killed ? (uint32_t)strlen(killed) : 0};
+    uint8_t answer[2 * sizeof(rep) + sizeof(place) + sizeof(children) + 16 + SC_ERROR_MAX];
     size_t len = sizeof(rep) + rep.len;
     struct timeval three_s = {3, 0};
     sc_store_hello_t h;
@@ -601,7 +604,12 @@ static int answer_rank_1_a_malformed_table(exchanging_t *rank_1, int nchildren,
     memcpy(answer, &rep, sizeof(rep));
     memcpy(answer + sizeof(rep), &place, sizeof(place));
     memcpy(answer + sizeof(rep) + sizeof(place), children, kids);
-    memcpy(answer + sizeof(rep) + sizeof(place) + kids, table, sizeof(table));
+    memcpy(answer + sizeof(rep) + sizeof(place) + kids, table, table_bytes);
+    if (killed) {
+        memcpy(answer + len, &word, sizeof(word));
+        memcpy(answer + len + sizeof(word), killed, word.len);
+        len += sizeof(word) + word.len;
+    }
     *store_listen = listen_as_parent(4, parent);
     if (*store_listen < 0)
         return -1;
@@ -623,6 +631,18 @@ static int answer_rank_1_a_malformed_table(exchanging_t *rank_1, int nchildren,
     return store_end;
 }
 
+/* answer_rank_1 with a table of 8 bytes whose first blob claims 100: a table that came
+ * malformed. */
+static int answer_rank_1_a_malformed_table(exchanging_t *rank_1, int nchildren,
+                                           pthread_t *thread, int *store_listen,
+                                           sc_store_role_t *parent)
+{
+    static const uint32_t table[2] = {100, 0};
+
+    return answer_rank_1(rank_1, nchildren, table, sizeof(table), NULL, thread, store_listen,
+                         parent);
+}
+
 /* Rank 1, a child of rank 0 given a malformed table by the store, tells its child, rank
  * 3, in place of the table a sentence that names rank 1 as the rank that received it:
  * it said "rendezvous: the table of the ranks' blobs came malformed (8 bytes for 4
@@ -630,7 +650,7 @@ static int answer_rank_1_a_malformed_table(exchanging_t *rank_1, int nchildren,
 static int test_rank_given_a_malformed_table_names_itself_to_its_children(void)
 {
     exchanging_t rank_1 = {0, SC_SUCCESS, ""};
-    sc_tree_word_t no_store = {-1, 0, SC_SUCCESS, ""};
+    sc_tree_word_t no_store = {-1, 0, SC_SUCCESS, "", 0};
     sc_store_result_t result = {0};
     sc_store_role_t role;
     char err[SC_ERROR_MAX] = "";
@@ -665,7 +685,7 @@ static int test_rank_given_a_malformed_table_names_itself_to_its_children(void)
 static int test_rank_given_a_malformed_table_tells_the_store_why(void)
 {
     exchanging_t rank_1 = {0, SC_SUCCESS, ""};
-    sc_tree_word_t no_store = {-1, 0, SC_SUCCESS, ""};
+    sc_tree_word_t no_store = {-1, 0, SC_SUCCESS, "", 0};
     sc_store_result_t result = {0};
     sc_store_reply_t word = {0, 0, 0};
     sc_store_role_t role;
@@ -726,7 +746,7 @@ static int test_rank_telling_its_children_ends_once_they_heard_the_store(void)
     t0 = sc_clock_now(); /* rank 1 said its word: it tells its children from here */
     for (uint32_t r = 3; r <= 4; r++) {
         sc_store_result_t result = {0};
-        sc_tree_word_t store = {-1, 0, SC_SUCCESS, ""};
+        sc_tree_word_t store = {-1, 0, SC_SUCCESS, "", 0};
         char err[SC_ERROR_MAX];
         int pair[2];
 
@@ -749,6 +769,81 @@ static int test_rank_telling_its_children_ends_once_they_heard_the_store(void)
     CHECK(heard == 2, "%d of ranks 3 and 4 failed with the store's verdict", heard);
     CHECK(rank_1.st == SC_ERR_SYSTEM, "rank 1 returned %d: %s", rank_1.st, rank_1.err);
     CHECK(took < 1.0, "rank 1 told its children for %.2f s after its word, both gone", took);
+    return 0;
+}
+
+/* The store's word that the rendezvous failed, as the store says it to every rank. */
+static const char rank_2_killed[] = "rendezvous at 127.0.0.1:1: rank 2 exited or was killed "
+                                    "after the store answered it, before every rank had the "
+                                    "table of the ranks' blobs";
+
+/* Rank 1, a child of rank 0 serving ranks 3 and 4 in the tree, finds the store's word
+ * that the rendezvous failed waiting as it comes to the tree (sent with its answer):
+ * the store said it to ranks 3 and 4 too, which heard it before they came to rank 1,
+ * and never come. Rank 1 fails with the store's sentence within 1 s: it waited
+ * SC_TREE_TOLD_S (2 s) for them, unable to tell them from children on their way. */
+static int test_rank_finding_the_store_s_failure_waiting_waits_for_no_child(void)
+{
+    static const uint32_t table[4] = {0, 0, 0, 0};
+    exchanging_t rank_1 = {0, SC_SUCCESS, ""};
+    sc_store_role_t role;
+    pthread_t thread;
+    int store_listen = -1, store_end;
+    double t0 = sc_clock_now(), took;
+
+    store_end = answer_rank_1(&rank_1, 2, table, sizeof(table), rank_2_killed, &thread,
+                              &store_listen, &role);
+    if (store_listen >= 0 && store_end < 0)
+        close(store_listen);
+    CHECK(store_end >= 0, "rank 1 was not answered by the store played on loopback");
+    pthread_join(thread, NULL);
+    took = sc_clock_now() - t0;
+    close(store_end);
+    close(store_listen);
+    CHECK(rank_1.st == SC_ERR_PEER_FAILED && strstr(rank_1.err, rank_2_killed),
+          "rank 1 returned %d: %s", rank_1.st, rank_1.err);
+    CHECK(took < 1.0, "rank 1 returned %.2f s after the store's answer and word", took);
+    return 0;
+}
+
+/* Rank 1 serves ranks 3 and 4 the table; rank 3 takes it, and then the store says that
+ * the rendezvous failed, as it says to rank 4 too, which heard it before it came to rank
+ * 1 and never comes. Rank 1 fails with the store's sentence within 1 s of the word: it
+ * waited SC_TREE_TOLD_S (2 s) for rank 4. */
+static int test_rank_serving_the_table_ends_once_the_store_said_its_failure(void)
+{
+    static const uint32_t table[4] = {0, 0, 0, 0};
+    sc_store_reply_t word = {SC_STORE_MAGIC, SC_ERR_PEER_FAILED, sizeof(rank_2_killed) - 1};
+    exchanging_t rank_1 = {0, SC_SUCCESS, ""};
+    sc_tree_word_t no_store = {-1, 0, SC_SUCCESS, "", 0};
+    sc_store_result_t result = {0};
+    sc_store_role_t role;
+    char err[SC_ERROR_MAX] = "";
+    pthread_t thread;
+    int store_listen = -1, store_end;
+    double t0, took;
+    sc_status_t st;
+
+    store_end = answer_rank_1(&rank_1, 2, table, sizeof(table), NULL, &thread, &store_listen,
+                              &role);
+    if (store_listen >= 0 && store_end < 0)
+        close(store_listen);
+    CHECK(store_end >= 0, "rank 1 was not answered by the store played on loopback");
+    role.table_len = sizeof(table);
+    st = sc_tree_fetch(&role, 3, 4, &no_launch, NULL, 0, "127.0.0.1:1", sc_clock_now() + 3.0,
+                       &no_store, &result, err, sizeof(err));
+    sc_store_result_free(&result);
+    t0 = sc_clock_now();
+    if (send(store_end, &word, sizeof(word), MSG_NOSIGNAL) == (ssize_t)sizeof(word))
+        send(store_end, rank_2_killed, word.len, MSG_NOSIGNAL);
+    pthread_join(thread, NULL);
+    took = sc_clock_now() - t0;
+    close(store_end);
+    close(store_listen);
+    CHECK(st == SC_SUCCESS, "rank 3 got no table from rank 1 (%d): %s", st, err);
+    CHECK(rank_1.st == SC_ERR_PEER_FAILED && strstr(rank_1.err, rank_2_killed),
+          "rank 1 returned %d: %s", rank_1.st, rank_1.err);
+    CHECK(took < 1.0, "rank 1 returned %.2f s after the store's word", took);
     return 0;
 }
 
@@ -799,10 +894,7 @@ static void late_word_end(late_word_t *w)
  * killed after the store answered it". */
 static int test_child_finding_its_parent_s_port_closed_takes_the_store_s_word(void)
 {
-    late_word_t store = {.st = SC_ERR_PEER_FAILED,
-                         .text = "rendezvous at 127.0.0.1:1: rank 2 exited or was killed "
-                                 "after the store answered it, before every rank had the "
-                                 "table of the ranks' blobs"};
+    late_word_t store = {.st = SC_ERR_PEER_FAILED, .text = rank_2_killed};
     sc_store_result_t result = {0};
     sc_tree_word_t word;
     sc_store_role_t role;
@@ -813,7 +905,7 @@ static int test_child_finding_its_parent_s_port_closed_takes_the_store_s_word(vo
     CHECK(closed >= 0, "no listening socket on loopback");
     close(closed); /* its port: nothing listens there now */
     CHECK(late_word_start(&store) == 0, "no store played on a socket pair");
-    word = (sc_tree_word_t){store.pair[0], 0, SC_SUCCESS, ""};
+    word = (sc_tree_word_t){store.pair[0], 0, SC_SUCCESS, "", 0};
     st = sc_tree_fetch(&role, 3, 4, &no_launch, NULL, 0, "127.0.0.1:1", sc_clock_now() + 3.0,
                        &word, &result, err, sizeof(err));
     late_word_end(&store);
@@ -872,7 +964,7 @@ static int test_child_coming_after_a_scanner_ended_its_parent_hears_the_store(vo
     CHECK(took < 1.0, "rank 1 told its children for %.2f s after the scanner's connection",
           took);
     CHECK(late_word_start(&store) == 0, "no store played on a socket pair");
-    word = (sc_tree_word_t){store.pair[0], 0, SC_SUCCESS, ""};
+    word = (sc_tree_word_t){store.pair[0], 0, SC_SUCCESS, "", 0};
     st = sc_tree_fetch(&role, 3, 4, &no_launch, NULL, 0, "127.0.0.1:1", sc_clock_now() + 3.0,
                        &word, &result, err, sizeof(err));
     late_word_end(&store);
@@ -893,7 +985,7 @@ static int check_refused_child(int size, const char *id, const char *want)
 {
     parent_t parent = {.size = 4, .launch = {"job-B", "SC_LAUNCH_ID"}, .children = {3}, .n = 1};
     sc_store_launch_t launch = {"", "SC_LAUNCH_ID"};
-    sc_tree_word_t no_store = {-1, 0, SC_SUCCESS, ""};
+    sc_tree_word_t no_store = {-1, 0, SC_SUCCESS, "", 0};
     sc_store_result_t result = {0}, theirs = {0};
     sc_store_role_t role;
     char err[SC_ERROR_MAX] = "", their_err[SC_ERROR_MAX] = "";
@@ -957,7 +1049,7 @@ static int test_children_of_the_same_launch_or_none_get_the_table(void)
 {
     parent_t parent = {.size = 4, .launch = {"job-A", "SC_LAUNCH_ID"}, .children = {2, 3},
                        .n = 2};
-    sc_tree_word_t no_store = {-1, 0, SC_SUCCESS, ""};
+    sc_tree_word_t no_store = {-1, 0, SC_SUCCESS, "", 0};
     struct sockaddr_in a = {.sin_family = AF_INET};
     sc_store_role_t role;
     pthread_t thread;
@@ -1007,7 +1099,7 @@ static int test_table_without_this_rank_s_own_entry_is_not_taken(void)
     const uint32_t lens[4] = {0, 0, 0, sizeof(theirs_blob)};
     parent_t parent = {.size = 4, .launch = {"", ""}, .children = {3}, .n = 1,
                        .table = table, .table_len = sizeof(table)};
-    sc_tree_word_t no_store = {-1, 0, SC_SUCCESS, ""};
+    sc_tree_word_t no_store = {-1, 0, SC_SUCCESS, "", 0};
     sc_store_result_t result = {0};
     char err[SC_ERROR_MAX] = "";
     sc_store_role_t role;
@@ -1067,6 +1159,8 @@ int main(int argc, char **argv)
         SC_TEST(rank_telling_its_children_ends_once_they_heard_the_store),
         SC_TEST(child_finding_its_parent_s_port_closed_takes_the_store_s_word),
         SC_TEST(child_coming_after_a_scanner_ended_its_parent_hears_the_store),
+        SC_TEST(rank_finding_the_store_s_failure_waiting_waits_for_no_child),
+        SC_TEST(rank_serving_the_table_ends_once_the_store_said_its_failure),
     };
     return sc_run_tests(tests, NELEM(tests), argc > 1 ? argv[1] : NULL);
 }
