@@ -4,6 +4,7 @@
  * (sc_tree_serve, on loopback) gives a child of another launch or world size; what a
  * rank that failed as the store's answer came (sc_store_allgather, against a store
  * played on loopback) tells its children. `test_store_tree [NAME]`. */
+#include <math.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <pthread.h>
@@ -497,12 +498,14 @@ static int test_parent_given_up_on_by_the_store_tells_its_children_naming_itself
     return 0;
 }
 
-/* Rank 1 of a world of 4 at the store on port (a store played on loopback): its
- * sc_store_allgather's status into st, and its sentence into err. */
+/* Rank 1 of a world of 4 at the store on port (a store played on loopback), with
+ * SC_TIMEOUT timeout_s: its sc_store_allgather's status into st, and its sentence into
+ * err. */
 typedef struct {
     int port;
     sc_status_t st;
     char err[SC_ERROR_MAX];
+    double timeout_s;
 } exchanging_t;
 
 static void *rank_1_at_the_store(void *arg)
@@ -510,8 +513,8 @@ static void *rank_1_at_the_store(void *arg)
     exchanging_t *x = arg;
     sc_store_result_t result = {0};
 
-    x->st = sc_store_allgather("127.0.0.1", x->port, 1, 4, &no_launch, 5.0, 2, "b1", 2,
-                               &result);
+    x->st = sc_store_allgather("127.0.0.1", x->port, 1, 4, &no_launch, x->timeout_s, 2, "b1",
+                               2, &result);
     snprintf(x->err, sizeof(x->err), "%s", sc_last_error());
     if (x->st == SC_SUCCESS)
         sc_store_result_free(&result);
@@ -535,7 +538,7 @@ static int test_rank_failing_as_its_answer_comes_tells_its_children(void)
                 {.parent = 0, .depth = 1, .height = 2, .nchildren = 1, .table_len = 16},
                 {3}};
     struct linger reset = {1, 0};
-    exchanging_t rank_1 = {0, SC_SUCCESS, ""};
+    exchanging_t rank_1 = {0, SC_SUCCESS, "", 5.0};
     sc_tree_word_t no_store = {-1, 0, SC_SUCCESS, "", 0};
     sc_store_result_t result = {0};
     sc_store_role_t store_role, role;
@@ -649,7 +652,7 @@ static int answer_rank_1_a_malformed_table(exchanging_t *rank_1, int nchildren,
  * ranks)", which rank 3 reported as its own ("rank 3: rendezvous: ..."). */
 static int test_rank_given_a_malformed_table_names_itself_to_its_children(void)
 {
-    exchanging_t rank_1 = {0, SC_SUCCESS, ""};
+    exchanging_t rank_1 = {0, SC_SUCCESS, "", 5.0};
     sc_tree_word_t no_store = {-1, 0, SC_SUCCESS, "", 0};
     sc_store_result_t result = {0};
     sc_store_role_t role;
@@ -684,7 +687,7 @@ static int test_rank_given_a_malformed_table_names_itself_to_its_children(void)
  * rank 1 ends at once. */
 static int test_rank_given_a_malformed_table_tells_the_store_why(void)
 {
-    exchanging_t rank_1 = {0, SC_SUCCESS, ""};
+    exchanging_t rank_1 = {0, SC_SUCCESS, "", 5.0};
     sc_tree_word_t no_store = {-1, 0, SC_SUCCESS, "", 0};
     sc_store_result_t result = {0};
     sc_store_reply_t word = {0, 0, 0};
@@ -729,7 +732,7 @@ static int test_rank_telling_its_children_ends_once_they_heard_the_store(void)
     static const char text[] = "rendezvous at 127.0.0.1:1: the table of the ranks' blobs "
                                "that rank 1 received came malformed (8 bytes for 4 ranks)";
     sc_store_reply_t verdict = {SC_STORE_MAGIC, SC_ERR_SYSTEM, sizeof(text) - 1}, word;
-    exchanging_t rank_1 = {0, SC_SUCCESS, ""};
+    exchanging_t rank_1 = {0, SC_SUCCESS, "", 5.0};
     sc_store_role_t role;
     char said[SC_ERROR_MAX];
     pthread_t thread;
@@ -772,6 +775,55 @@ static int test_rank_telling_its_children_ends_once_they_heard_the_store(void)
     return 0;
 }
 
+/* Rank 1, with SC_TIMEOUT=inf, is answered by a store played on loopback that claims an
+ * answer of 8 bytes (shorter than a place in the tree: malformed) and sends none of
+ * them. Rank 1 fails and says so to the store as its word within 3 s, having read what
+ * came of the answer for 2 s (SC_STORE_DRAIN_S): it waited for the 8 bytes until its
+ * deadline, for ever. */
+static int test_rank_given_less_than_the_store_claimed_says_its_word_within_2_s(void)
+{
+    sc_store_reply_t claim = {SC_STORE_MAGIC, SC_SUCCESS, 8}, word = {0, 0, 0};
+    exchanging_t rank_1 = {0, SC_SUCCESS, "", INFINITY};
+    struct timeval four_s = {4, 0};
+    sc_store_role_t store_role;
+    sc_store_hello_t h;
+    char blob[2], text[SC_ERROR_MAX] = "";
+    int store_listen = listen_as_parent(4, &store_role), store_end = -1;
+    ssize_t got = -1, got_text = 0;
+    pthread_t thread;
+    double t0 = 0, took = 0;
+
+    CHECK(store_listen >= 0, "no socket on loopback");
+    rank_1.port = store_role.port;
+    CHECK(pthread_create(&thread, NULL, rank_1_at_the_store, &rank_1) == 0, "no thread");
+    store_end = accept(store_listen, NULL, NULL);
+    if (store_end >= 0 &&
+        setsockopt(store_end, SOL_SOCKET, SO_RCVTIMEO, &four_s, sizeof(four_s)) == 0 &&
+        recv(store_end, &h, sizeof(h), MSG_WAITALL) == (ssize_t)sizeof(h) && h.len == 2 &&
+        recv(store_end, blob, 2, MSG_WAITALL) == 2 &&
+        send(store_end, &claim, sizeof(claim), MSG_NOSIGNAL) == (ssize_t)sizeof(claim)) {
+        t0 = sc_clock_now();
+        got = recv(store_end, &word, sizeof(word), MSG_WAITALL);
+        took = sc_clock_now() - t0;
+        if (got == (ssize_t)sizeof(word) && word.len < sizeof(text))
+            got_text = recv(store_end, text, word.len, MSG_WAITALL);
+    }
+    if (store_end >= 0)
+        close(store_end); /* where rank 1 still waits for the 8 bytes, it ends so */
+    pthread_join(thread, NULL);
+    close(store_listen);
+    CHECK(t0 > 0, "rank 1 was not answered by the store played on loopback");
+    CHECK(got == (ssize_t)sizeof(word) && word.status == SC_ERR_SYSTEM &&
+              got_text == (ssize_t)word.len,
+          "rank 1 said no word within 4 s of the claim (%zd bytes, status %d)", got,
+          word.status);
+    CHECK(strstr(text, "the store's answer to rank 1 came malformed (8 bytes)"),
+          "rank 1's word: %s", text);
+    CHECK(took < 3.0, "rank 1 said its word %.2f s after the claim", took);
+    CHECK(rank_1.st == SC_ERR_SYSTEM, "rank 1 returned %d: %s", rank_1.st, rank_1.err);
+    return 0;
+}
+
 /* The store's word that the rendezvous failed, as the store says it to every rank. */
 static const char rank_2_killed[] = "rendezvous at 127.0.0.1:1: rank 2 exited or was killed "
                                     "after the store answered it, before every rank had the "
@@ -785,7 +837,7 @@ static const char rank_2_killed[] = "rendezvous at 127.0.0.1:1: rank 2 exited or
 static int test_rank_finding_the_store_s_failure_waiting_waits_for_no_child(void)
 {
     static const uint32_t table[4] = {0, 0, 0, 0};
-    exchanging_t rank_1 = {0, SC_SUCCESS, ""};
+    exchanging_t rank_1 = {0, SC_SUCCESS, "", 5.0};
     sc_store_role_t role;
     pthread_t thread;
     int store_listen = -1, store_end;
@@ -814,7 +866,7 @@ static int test_rank_serving_the_table_ends_once_the_store_said_its_failure(void
 {
     static const uint32_t table[4] = {0, 0, 0, 0};
     sc_store_reply_t word = {SC_STORE_MAGIC, SC_ERR_PEER_FAILED, sizeof(rank_2_killed) - 1};
-    exchanging_t rank_1 = {0, SC_SUCCESS, ""};
+    exchanging_t rank_1 = {0, SC_SUCCESS, "", 5.0};
     sc_tree_word_t no_store = {-1, 0, SC_SUCCESS, "", 0};
     sc_store_result_t result = {0};
     sc_store_role_t role;
@@ -927,7 +979,7 @@ static int test_child_coming_after_a_scanner_ended_its_parent_hears_the_store(vo
                          .text = "rendezvous at 127.0.0.1:1: the table of the ranks' blobs "
                                  "that rank 1 received came malformed (8 bytes for 4 "
                                  "ranks)"};
-    exchanging_t rank_1 = {0, SC_SUCCESS, ""};
+    exchanging_t rank_1 = {0, SC_SUCCESS, "", 5.0};
     struct sockaddr_in a = {.sin_family = AF_INET};
     sc_store_result_t result = {0};
     sc_store_reply_t said;
@@ -1161,6 +1213,7 @@ int main(int argc, char **argv)
         SC_TEST(child_coming_after_a_scanner_ended_its_parent_hears_the_store),
         SC_TEST(rank_finding_the_store_s_failure_waiting_waits_for_no_child),
         SC_TEST(rank_serving_the_table_ends_once_the_store_said_its_failure),
+        SC_TEST(rank_given_less_than_the_store_claimed_says_its_word_within_2_s),
     };
     return sc_run_tests(tests, NELEM(tests), argc > 1 ? argv[1] : NULL);
 }
