@@ -584,7 +584,7 @@ static int test_rank_failing_as_its_answer_comes_tells_its_children(void)
  * killed is not NULL, its word that the rendezvous failed (SC_ERR_PEER_FAILED with
  * killed). The store's end of rank 1's connection (3 s to read on it), or -1; *parent:
  * where rank 1 serves its children; *store_listen: the store's listening socket, for the
- * caller to close. */
+ * caller to close (closed, and -1, where this returns -1). */
 static int answer_rank_1(exchanging_t *rank_1, int nchildren, const uint32_t *table,
                          size_t table_bytes, const char *killed, pthread_t *thread,
                          int *store_listen, sc_store_role_t *parent)
@@ -617,8 +617,11 @@ static int answer_rank_1(exchanging_t *rank_1, int nchildren, const uint32_t *ta
     if (*store_listen < 0)
         return -1;
     rank_1->port = parent->port;
-    if (pthread_create(thread, NULL, rank_1_at_the_store, rank_1) != 0)
+    if (pthread_create(thread, NULL, rank_1_at_the_store, rank_1) != 0) {
+        close(*store_listen);
+        *store_listen = -1;
         return -1;
+    }
     store_end = accept(*store_listen, NULL, NULL);
     if (store_end < 0 ||
         setsockopt(store_end, SOL_SOCKET, SO_RCVTIMEO, &three_s, sizeof(three_s)) != 0 ||
@@ -628,6 +631,8 @@ static int answer_rank_1(exchanging_t *rank_1, int nchildren, const uint32_t *ta
         if (store_end >= 0)
             close(store_end);
         pthread_join(*thread, NULL);
+        close(*store_listen);
+        *store_listen = -1;
         return -1;
     }
     parent->port = (uint16_t)h.port;
@@ -646,6 +651,24 @@ static int answer_rank_1_a_malformed_table(exchanging_t *rank_1, int nchildren,
                          parent);
 }
 
+/* answer_rank_1_a_malformed_table, then rank 1's word to the store read (it says why
+ * before it tells its children): the store's end, or -1. */
+static int rank_1_told_the_store_of_a_malformed_table(exchanging_t *rank_1, int nchildren,
+                                                      pthread_t *thread, int *store_listen,
+                                                      sc_store_role_t *parent)
+{
+    sc_store_reply_t word;
+    char said[SC_ERROR_MAX];
+    int store_end = answer_rank_1_a_malformed_table(rank_1, nchildren, thread, store_listen,
+                                                    parent);
+
+    if (store_end >= 0 &&
+        recv(store_end, &word, sizeof(word), MSG_WAITALL) == (ssize_t)sizeof(word) &&
+        word.len < sizeof(said))
+        recv(store_end, said, word.len, MSG_WAITALL);
+    return store_end;
+}
+
 /* Rank 1, a child of rank 0 given a malformed table by the store, tells its child, rank
  * 3, in place of the table a sentence that names rank 1 as the rank that received it:
  * it said "rendezvous: the table of the ranks' blobs came malformed (8 bytes for 4
@@ -662,8 +685,6 @@ static int test_rank_given_a_malformed_table_names_itself_to_its_children(void)
     sc_status_t st;
 
     store_end = answer_rank_1_a_malformed_table(&rank_1, 1, &thread, &store_listen, &role);
-    if (store_listen >= 0 && store_end < 0)
-        close(store_listen);
     CHECK(store_end >= 0, "rank 1 was not answered by the store played on loopback");
     st = sc_tree_fetch(&role, 3, 4, &no_launch, NULL, 0, "127.0.0.1:1", sc_clock_now() + 3.0,
                        &no_store, &result, err, sizeof(err));
@@ -698,8 +719,6 @@ static int test_rank_given_a_malformed_table_tells_the_store_why(void)
     ssize_t got, got_text = 0;
 
     store_end = answer_rank_1_a_malformed_table(&rank_1, 1, &thread, &store_listen, &role);
-    if (store_listen >= 0 && store_end < 0)
-        close(store_listen);
     CHECK(store_end >= 0, "rank 1 was not answered by the store played on loopback");
     got = recv(store_end, &word, sizeof(word), MSG_WAITALL);
     if (got == (ssize_t)sizeof(word) && word.len < sizeof(text))
@@ -731,21 +750,16 @@ static int test_rank_telling_its_children_ends_once_they_heard_the_store(void)
 {
     static const char text[] = "rendezvous at 127.0.0.1:1: the table of the ranks' blobs "
                                "that rank 1 received came malformed (8 bytes for 4 ranks)";
-    sc_store_reply_t verdict = {SC_STORE_MAGIC, SC_ERR_SYSTEM, sizeof(text) - 1}, word;
+    sc_store_reply_t verdict = {SC_STORE_MAGIC, SC_ERR_SYSTEM, sizeof(text) - 1};
     exchanging_t rank_1 = {0, SC_SUCCESS, "", 5.0};
     sc_store_role_t role;
-    char said[SC_ERROR_MAX];
     pthread_t thread;
     int store_listen = -1, store_end, heard = 0;
     double t0, took;
 
-    store_end = answer_rank_1_a_malformed_table(&rank_1, 2, &thread, &store_listen, &role);
-    if (store_listen >= 0 && store_end < 0)
-        close(store_listen);
+    store_end = rank_1_told_the_store_of_a_malformed_table(&rank_1, 2, &thread, &store_listen,
+                                                           &role);
     CHECK(store_end >= 0, "rank 1 was not answered by the store played on loopback");
-    if (recv(store_end, &word, sizeof(word), MSG_WAITALL) == (ssize_t)sizeof(word) &&
-        word.len < sizeof(said))
-        recv(store_end, said, word.len, MSG_WAITALL);
     t0 = sc_clock_now(); /* rank 1 said its word: it tells its children from here */
     for (uint32_t r = 3; r <= 4; r++) {
         sc_store_result_t result = {0};
@@ -845,8 +859,6 @@ static int test_rank_finding_the_store_s_failure_waiting_waits_for_no_child(void
 
     store_end = answer_rank_1(&rank_1, 2, table, sizeof(table), rank_2_killed, &thread,
                               &store_listen, &role);
-    if (store_listen >= 0 && store_end < 0)
-        close(store_listen);
     CHECK(store_end >= 0, "rank 1 was not answered by the store played on loopback");
     pthread_join(thread, NULL);
     took = sc_clock_now() - t0;
@@ -878,8 +890,6 @@ static int test_rank_serving_the_table_ends_once_the_store_said_its_failure(void
 
     store_end = answer_rank_1(&rank_1, 2, table, sizeof(table), NULL, &thread, &store_listen,
                               &role);
-    if (store_listen >= 0 && store_end < 0)
-        close(store_listen);
     CHECK(store_end >= 0, "rank 1 was not answered by the store played on loopback");
     role.table_len = sizeof(table);
     st = sc_tree_fetch(&role, 3, 4, &no_launch, NULL, 0, "127.0.0.1:1", sc_clock_now() + 3.0,
@@ -939,6 +949,28 @@ static void late_word_end(late_word_t *w)
     close(w->pair[1]);
 }
 
+/* Rank 3 asks rank 1, at role, for the table, the store's word (st and text) coming 50
+ * ms after it began: it must fail with the store's status and sentence. */
+static int check_fetch_takes_the_late_word(const sc_store_role_t *role, sc_status_t st,
+                                           const char *text)
+{
+    late_word_t store = {.st = st, .text = text};
+    sc_store_result_t result = {0};
+    sc_tree_word_t word;
+    char err[SC_ERROR_MAX] = "";
+    sc_status_t got;
+
+    CHECK(late_word_start(&store) == 0, "no store played on a socket pair");
+    word = (sc_tree_word_t){store.pair[0], 0, SC_SUCCESS, "", 0};
+    got = sc_tree_fetch(role, 3, 4, &no_launch, NULL, 0, "127.0.0.1:1", sc_clock_now() + 3.0,
+                        &word, &result, err, sizeof(err));
+    late_word_end(&store);
+    CHECK(got == st && word.heard && strcmp(err, text) == 0,
+          "rank 3 returned %d, the store's word %s: %s", got,
+          word.heard ? "heard" : "not heard", err);
+    return 0;
+}
+
 /* Rank 3 asks rank 1 for the table where nothing listens any more (rank 1 stopped
  * serving and returned its failure), and the store's word, which it says to every rank,
  * comes 50 ms later on rank 3's connection to the store: rank 3 fails with the store's
@@ -946,25 +978,12 @@ static void late_word_end(late_word_t *w)
  * killed after the store answered it". */
 static int test_child_finding_its_parent_s_port_closed_takes_the_store_s_word(void)
 {
-    late_word_t store = {.st = SC_ERR_PEER_FAILED, .text = rank_2_killed};
-    sc_store_result_t result = {0};
-    sc_tree_word_t word;
     sc_store_role_t role;
-    char err[SC_ERROR_MAX] = "";
     int closed = listen_as_parent(1, &role);
-    sc_status_t st;
 
     CHECK(closed >= 0, "no listening socket on loopback");
     close(closed); /* its port: nothing listens there now */
-    CHECK(late_word_start(&store) == 0, "no store played on a socket pair");
-    word = (sc_tree_word_t){store.pair[0], 0, SC_SUCCESS, "", 0};
-    st = sc_tree_fetch(&role, 3, 4, &no_launch, NULL, 0, "127.0.0.1:1", sc_clock_now() + 3.0,
-                       &word, &result, err, sizeof(err));
-    late_word_end(&store);
-    CHECK(st == SC_ERR_PEER_FAILED && word.heard && strcmp(err, store.text) == 0,
-          "rank 3 returned %d, the store's word %s: %s", st,
-          word.heard ? "heard" : "not heard", err);
-    return 0;
+    return check_fetch_takes_the_late_word(&role, SC_ERR_PEER_FAILED, rank_2_killed);
 }
 
 /* Rank 1, given a malformed table by the store, says so to the store and tells its
@@ -975,29 +994,19 @@ static int test_child_finding_its_parent_s_port_closed_takes_the_store_s_word(vo
  * where it said that rank 1 had exited or was killed. */
 static int test_child_coming_after_a_scanner_ended_its_parent_hears_the_store(void)
 {
-    late_word_t store = {.st = SC_ERR_SYSTEM,
-                         .text = "rendezvous at 127.0.0.1:1: the table of the ranks' blobs "
-                                 "that rank 1 received came malformed (8 bytes for 4 "
-                                 "ranks)"};
+    static const char malformed[] = "rendezvous at 127.0.0.1:1: the table of the ranks' "
+                                    "blobs that rank 1 received came malformed (8 bytes for "
+                                    "4 ranks)";
     exchanging_t rank_1 = {0, SC_SUCCESS, "", 5.0};
     struct sockaddr_in a = {.sin_family = AF_INET};
-    sc_store_result_t result = {0};
-    sc_store_reply_t said;
     sc_store_role_t role;
-    sc_tree_word_t word;
-    char said_text[SC_ERROR_MAX], err[SC_ERROR_MAX] = "";
     pthread_t thread;
     int store_listen = -1, store_end, scanner;
     double t0, took;
-    sc_status_t st;
 
-    store_end = answer_rank_1_a_malformed_table(&rank_1, 1, &thread, &store_listen, &role);
-    if (store_listen >= 0 && store_end < 0)
-        close(store_listen);
+    store_end = rank_1_told_the_store_of_a_malformed_table(&rank_1, 1, &thread, &store_listen,
+                                                           &role);
     CHECK(store_end >= 0, "rank 1 was not answered by the store played on loopback");
-    if (recv(store_end, &said, sizeof(said), MSG_WAITALL) == (ssize_t)sizeof(said) &&
-        said.len < sizeof(said_text))
-        recv(store_end, said_text, said.len, MSG_WAITALL);
     t0 = sc_clock_now();
     a.sin_port = htons(role.port);
     memcpy(&a.sin_addr, role.addr, 4);
@@ -1015,15 +1024,7 @@ static int test_child_coming_after_a_scanner_ended_its_parent_hears_the_store(vo
     CHECK(scanner >= 0, "the scanner could not connect to rank 1");
     CHECK(took < 1.0, "rank 1 told its children for %.2f s after the scanner's connection",
           took);
-    CHECK(late_word_start(&store) == 0, "no store played on a socket pair");
-    word = (sc_tree_word_t){store.pair[0], 0, SC_SUCCESS, "", 0};
-    st = sc_tree_fetch(&role, 3, 4, &no_launch, NULL, 0, "127.0.0.1:1", sc_clock_now() + 3.0,
-                       &word, &result, err, sizeof(err));
-    late_word_end(&store);
-    CHECK(st == SC_ERR_SYSTEM && word.heard && strcmp(err, store.text) == 0,
-          "rank 3 returned %d, the store's word %s: %s", st,
-          word.heard ? "heard" : "not heard", err);
-    return 0;
+    return check_fetch_takes_the_late_word(&role, SC_ERR_SYSTEM, malformed);
 }
 
 /* Rank 3 of a world of size, of launch id (from SC_LAUNCH_ID), asks for the table at
