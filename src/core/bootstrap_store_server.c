@@ -223,8 +223,14 @@ typedef struct {
  * SC_STORE_SILENT_S, is dropped too (5 s for the hello and 5 for the blob, as when the
  * store read them in turn). */
 #define SC_STORE_ARRIVAL_S (2.0 * SC_STORE_SILENT_S)
-/* Arriving connections read at once; more wait in the listening socket's queue. */
+/* Arriving connections read at once; more wait in the listening socket's queue, or take
+ * the place of one silent SC_STORE_EVICT_S before its hello came. */
 #define SC_STORE_ARRIVING_MAX 64
+/* How long an arriving connection may go silent before its hello came and still keep its
+ * slot from one queued behind every slot taken (sc_store_arrival_evictable): a rank sends
+ * its hello as its connection is made, and 64 silent connections (port scanners, health
+ * checks) held every rank behind them until they were dropped at SC_STORE_SILENT_S. */
+#define SC_STORE_EVICT_S 0.25
 /* How long the connection of a refused process of another protocol is read after its
  * answer, until it closes as it read the answer: the rest of its hello and blob may still
  * come, and a close with unread bytes resets the connection. */
@@ -294,6 +300,41 @@ static double sc_store_arrival_until(const sc_store_arrival_t *k, double last)
     double hello_by = (accepted > last ? accepted : last) + 1.0;
 
     return last > 0.0 && k->got < sizeof(k->h) && hello_by < until ? hello_by : until;
+}
+
+/* Which of the n arrivals a connection queued behind them all takes the place of: the one
+ * silent longest of those whose hello had not come (a refused one, answered, is read
+ * until it closes), once it was silent SC_STORE_EVICT_S; -1 where none was by now. *at:
+ * when the first will be (a time past every deadline where none can be). */
+static int sc_store_arrival_evictable(const sc_store_arrival_t *arriving, int n, double now,
+                                      double *at)
+{
+    int k = -1;
+
+    for (int j = 0; j < n; j++)
+        if (!arriving[j].refused && arriving[j].got < sizeof(arriving[j].h) &&
+            (k < 0 || arriving[j].until < arriving[k].until))
+            k = j;
+    /* until is SC_STORE_SILENT_S after its last bytes, or after it was accepted. */
+    *at = k < 0 ? now + 1e9 : arriving[k].until - SC_STORE_SILENT_S + SC_STORE_EVICT_S;
+    return k >= 0 && now >= *at ? k : -1;
+}
+
+/* fd, accepted at now, as an arrival into arriving (*n of them): in a free slot, or where
+ * every slot is taken in the place of the one that sc_store_arrival_evictable gives at
+ * now (the caller saw that there is one), which is closed. */
+static void sc_store_arrival_add(sc_store_arrival_t *arriving, int *n, int fd, double now)
+{
+    if (*n == SC_STORE_ARRIVING_MAX) {
+        double at;
+        int k = sc_store_arrival_evictable(arriving, *n, now, &at);
+
+        close(arriving[k].fd);
+        free(arriving[k].blob);
+        arriving[k] = arriving[--*n];
+    }
+    arriving[(*n)++] = (sc_store_arrival_t){fd, now + SC_STORE_SILENT_S,
+                                            now + SC_STORE_ARRIVAL_S, 0, {0}, NULL, 0};
 }
 
 /* The rest of arrival k's hello, awaited by itself until k->until: 1 when it is one of
@@ -1110,24 +1151,25 @@ static int sc_store_close_refused(sc_store_arrival_t *arriving, int n)
 }
 
 /* The connections queued on the store's listening socket accepted as arrivals (*n of
- * them in arriving), as many as there is room for: 1 where some are left queued for want
- * of room, 0 where none is (or accept failed: those left are reset as the socket
- * closes). */
+ * them in arriving), as many as there is room for (sc_store_arrival_add: a slot free, or
+ * one silent SC_STORE_EVICT_S): 1 where some are left queued for want of room, 0 where
+ * none is (or accept failed: those left are reset as the socket closes). */
 static int sc_store_accept_queued(sc_store_server_t *s, sc_store_arrival_t *arriving,
                                   int *n, double now)
 {
     for (;;) {
         struct pollfd q = {s->listen_fd, POLLIN, 0};
+        double at;
         int fd;
 
         if (poll(&q, 1, 0) <= 0)
             return 0;
-        if (*n == SC_STORE_ARRIVING_MAX)
+        if (*n == SC_STORE_ARRIVING_MAX &&
+            sc_store_arrival_evictable(arriving, *n, now, &at) < 0)
             return 1;
         if ((fd = sc_store_net_accept(s->listen_fd, 0)) < 0)
             return 0;
-        arriving[(*n)++] = (sc_store_arrival_t){fd, now + SC_STORE_SILENT_S,
-                                                now + SC_STORE_ARRIVAL_S, 0, {0}, NULL, 0};
+        sc_store_arrival_add(arriving, n, fd, now);
     }
 }
 
@@ -1141,7 +1183,9 @@ static int sc_store_accept_queued(sc_store_server_t *s, sc_store_arrival_t *arri
  * that rank 0 exited or was killed when the store closed it unread, and the world went
  * on with whichever claimant came first), every one of them, as many at once as there
  * is room for and the rest as room frees (sc_store_accept_queued: those past the first
- * 64 were reset unanswered as the store closed its listening socket). SC_SUCCESS; else
+ * 64 were reset unanswered as the store closed its listening socket). Every slot taken,
+ * a connection queued takes the place of one silent SC_STORE_EVICT_S
+ * (sc_store_arrival_add), where it waited until those were dropped. SC_SUCCESS; else
  * the failure, err set
  * (SC_ERR_SYSTEM where its poll fails for another reason than a signal), with
  * the connections still arriving in arriving (*n of them, up to SC_STORE_ARRIVING_MAX)
@@ -1159,8 +1203,8 @@ static sc_status_t sc_store_gather(sc_store_server_t *s, int *fds, uint8_t **blo
 
     *n = 0;
     while (st == SC_SUCCESS) {
-        double now = sc_clock_now(), wake = s->deadline;
-        int np = 0, base, ready, fd = -1;
+        double now = sc_clock_now(), wake = s->deadline, evict_at;
+        int np = 0, base, ready, fd = -1, evict;
 
         if (arrived == s->size && last == 0.0) {
             last = now;
@@ -1175,8 +1219,13 @@ static sc_status_t sc_store_gather(sc_store_server_t *s, int *fds, uint8_t **blo
             st = SC_ERR_TIMEOUT;
             break;
         }
-        if (last == 0.0 && *n < SC_STORE_ARRIVING_MAX)
+        /* Every slot taken, the listening socket is looked at again once one of them
+         * may give its place to a connection queued (sc_store_arrival_evictable). */
+        evict = sc_store_arrival_evictable(arriving, *n, now, &evict_at);
+        if (last == 0.0 && (*n < SC_STORE_ARRIVING_MAX || evict >= 0))
             pfds[np++] = (struct pollfd){s->listen_fd, POLLIN, 0};
+        else if ((last == 0.0 || queued) && evict_at < wake)
+            wake = evict_at;
         base = np;
         for (int k = 0; k < *n; k++) {
             double until = sc_store_arrival_until(&arriving[k], last);
@@ -1222,7 +1271,10 @@ static sc_status_t sc_store_gather(sc_store_server_t *s, int *fds, uint8_t **blo
             }
             *a = arriving[--*n];
         }
-        if (st != SC_SUCCESS || ready <= 0 || base == 0 || !(pfds[0].revents & POLLIN))
+        /* The one that was to give its place may have spoken since. */
+        if (st != SC_SUCCESS || ready <= 0 || base == 0 || !(pfds[0].revents & POLLIN) ||
+            (*n == SC_STORE_ARRIVING_MAX &&
+             sc_store_arrival_evictable(arriving, *n, now, &evict_at) < 0))
             continue;
         fd = sc_store_net_accept(s->listen_fd, 0);
         if (fd < 0 && (errno == EMFILE || errno == ENFILE)) {
@@ -1240,9 +1292,7 @@ static sc_status_t sc_store_gather(sc_store_server_t *s, int *fds, uint8_t **blo
                 *spare = -1;
             }
         } else if (fd >= 0) {
-            arriving[(*n)++] = (sc_store_arrival_t){fd, now + SC_STORE_SILENT_S,
-                                                    now + SC_STORE_ARRIVAL_S, 0, {0}, NULL,
-                                                    0};
+            sc_store_arrival_add(arriving, n, fd, now);
         }
     }
     *n = sc_store_close_refused(arriving, *n);

@@ -274,12 +274,44 @@ static int test_connection_queued_behind_64_silent_ones_is_answered(void)
     return store_succeeded(&s) || rc;
 }
 
+/* The store's thread started, 64 connections that send nothing (port scanners, health
+ * checks) reach it, then ranks 0 and 1: they complete the rendezvous within 2 s (taking
+ * the places of silent ones after 0.25 s, then 1 s for the hellos of those still
+ * arriving as the last rank arrived). The silent ones took every arrival's slot, and the
+ * ranks waited in the listening socket's queue until those were dropped at 5 s of
+ * silence. */
+static int test_silent_connections_hold_up_no_rank(void)
+{
+    enum { SILENT = 64 };
+    sc_store_server_t s;
+    int port = store_listen(&s, 2, 128), ranks[2], silent[SILENT], rc;
+    double t0, took;
+
+    CHECK(port > 0, "the store could not listen");
+    CHECK(pthread_create(&s.thread, NULL, sc_store_serve, &s) == 0, "no store thread");
+    for (int k = 0; k < SILENT; k++)
+        silent[k] = store_connect(port);
+    t0 = sc_clock_now();
+    connect_ranks(port, 2, ranks);
+    rc = play_ranks(ranks, 2, &took);
+    took = sc_clock_now() - t0;
+    for (int k = 0; k < SILENT; k++)
+        if (silent[k] >= 0)
+            close(silent[k]);
+    if (store_succeeded(&s) || rc)
+        return 1;
+    CHECK(took < 2.0, "ranks 0 and 1 completed the rendezvous %.2f s after they reached "
+          "the store, behind %d silent connections", took, (int)SILENT);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     static const sc_test_t tests[] = {
         SC_TEST(refused_protocol_holds_up_no_arrival),
         SC_TEST(every_connection_queued_as_the_last_rank_arrives_is_answered),
         SC_TEST(connection_queued_behind_64_silent_ones_is_answered),
+        SC_TEST(silent_connections_hold_up_no_rank),
     };
     return sc_run_tests(tests, NELEM(tests), argc > 1 ? argv[1] : NULL);
 }
