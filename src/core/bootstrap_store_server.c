@@ -231,6 +231,12 @@ typedef struct {
  * its hello as its connection is made, and 64 silent connections (port scanners, health
  * checks) held every rank behind them until they were dropped at SC_STORE_SILENT_S. */
 #define SC_STORE_EVICT_S 0.25
+/* How long after the last rank arrived the connections queued are still accepted to be
+ * judged (sc_store_accept_queued): those accepted by then have their own times (a hello
+ * within 1 s, all of it within SC_STORE_ARRIVAL_S), and those queued still are reset as
+ * the store closes its listening socket. A steady flood of other connections held every
+ * rank's answer for as long as it went on, the queue never empty. */
+#define SC_STORE_JUDGED_S 1.0
 /* How long the connection of a refused process of another protocol is read after its
  * answer, until it closes as it read the answer: the rest of its hello and blob may still
  * come, and a close with unread bytes resets the connection. */
@@ -1183,9 +1189,11 @@ static int sc_store_accept_queued(sc_store_server_t *s, sc_store_arrival_t *arri
  * that rank 0 exited or was killed when the store closed it unread, and the world went
  * on with whichever claimant came first), every one of them, as many at once as there
  * is room for and the rest as room frees (sc_store_accept_queued: those past the first
- * 64 were reset unanswered as the store closed its listening socket). Every slot taken,
- * a connection queued takes the place of one silent SC_STORE_EVICT_S
- * (sc_store_arrival_add), where it waited until those were dropped. SC_SUCCESS; else
+ * 64 were reset unanswered as the store closed its listening socket), those queued up
+ * to SC_STORE_JUDGED_S after the last rank arrived (a flood of connections that keep
+ * coming held the answers for as long as it went on). Every slot taken, a connection
+ * queued takes the place of one silent SC_STORE_EVICT_S (sc_store_arrival_add), where
+ * it waited until those were dropped. SC_SUCCESS; else
  * the failure, err set
  * (SC_ERR_SYSTEM where its poll fails for another reason than a signal), with
  * the connections still arriving in arriving (*n of them, up to SC_STORE_ARRIVING_MAX)
@@ -1211,7 +1219,8 @@ static sc_status_t sc_store_gather(sc_store_server_t *s, int *fds, uint8_t **blo
             queued = 1;
         }
         if (queued)
-            queued = sc_store_accept_queued(s, arriving, n, now);
+            queued = now < last + SC_STORE_JUDGED_S &&
+                     sc_store_accept_queued(s, arriving, n, now);
         if (last > 0.0 && !queued && sc_store_judging(arriving, *n) == 0)
             break;
         if (last == 0.0 && now >= s->deadline) {

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "core/bootstrap_store_net.h"
@@ -122,6 +123,17 @@ static int read_answer(int fd, int32_t *status)
         return -1;
     *status = rep.status;
     return 0;
+}
+
+/* Sleeps until the clock reads t. */
+static void sleep_until(double t)
+{
+    double left = t - sc_clock_now();
+
+    if (left > 0.0) {
+        struct timespec ts = {(time_t)left, (long)((left - (double)(time_t)left) * 1e9)};
+        nanosleep(&ts, NULL);
+    }
 }
 
 /* Connections of ranks 0 to size - 1 of launch_a that sent their hellos, into fds (-1
@@ -305,6 +317,66 @@ static int test_silent_connections_hold_up_no_rank(void)
     return 0;
 }
 
+/* A steady flood of connections that send nothing: FLOOD_HELD held open at a time, one
+ * more every FLOOD_EVERY_S, until stop is set. */
+#define FLOOD_HELD 800
+#define FLOOD_EVERY_S 0.001
+typedef struct {
+    int port;
+    int stop; /* set (atomically) by the test */
+} flood_t;
+
+static void *flood_run(void *arg)
+{
+    flood_t *f = arg;
+    int fds[FLOOD_HELD], k = 0;
+
+    for (int i = 0; i < FLOOD_HELD; i++)
+        fds[i] = -1;
+    while (!__atomic_load_n(&f->stop, __ATOMIC_ACQUIRE)) {
+        if (fds[k] >= 0)
+            close(fds[k]);
+        fds[k] = store_connect(f->port);
+        k = (k + 1) % FLOOD_HELD;
+        sleep_until(sc_clock_now() + FLOOD_EVERY_S);
+    }
+    for (int i = 0; i < FLOOD_HELD; i++)
+        if (fds[i] >= 0)
+            close(fds[i]);
+    return NULL;
+}
+
+/* Ranks 0 and 1 reach the store during a steady flood of silent connections (up to
+ * 1,000 a second, each held 0.8 s), which goes on until they are answered: they complete
+ * the rendezvous within 4 s. The store accepted the connections queued after the last
+ * rank arrived for as long as any were queued, each given 1 s for its hello (or taking
+ * the place of one silent 0.25 s), so that the flood held every answer for as long as
+ * it went on. */
+static int test_a_flood_of_connections_holds_no_answer(void)
+{
+    sc_store_server_t s;
+    int port = store_listen(&s, 2, 1024), ranks[2], rc;
+    flood_t f = {port, 0};
+    pthread_t flood;
+    double t0, took;
+
+    CHECK(port > 0, "the store could not listen");
+    CHECK(pthread_create(&s.thread, NULL, sc_store_serve, &s) == 0, "no store thread");
+    CHECK(pthread_create(&flood, NULL, flood_run, &f) == 0, "no flood thread");
+    sleep_until(sc_clock_now() + 0.1);
+    t0 = sc_clock_now();
+    connect_ranks(port, 2, ranks);
+    rc = play_ranks(ranks, 2, &took);
+    took = sc_clock_now() - t0;
+    __atomic_store_n(&f.stop, 1, __ATOMIC_RELEASE);
+    pthread_join(flood, NULL);
+    if (store_succeeded(&s) || rc)
+        return 1;
+    CHECK(took < 4.0, "ranks 0 and 1 completed the rendezvous %.2f s after they reached "
+          "the store, during a flood of silent connections", took);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     static const sc_test_t tests[] = {
@@ -312,6 +384,7 @@ int main(int argc, char **argv)
         SC_TEST(every_connection_queued_as_the_last_rank_arrives_is_answered),
         SC_TEST(connection_queued_behind_64_silent_ones_is_answered),
         SC_TEST(silent_connections_hold_up_no_rank),
+        SC_TEST(a_flood_of_connections_holds_no_answer),
     };
     return sc_run_tests(tests, NELEM(tests), argc > 1 ? argv[1] : NULL);
 }
