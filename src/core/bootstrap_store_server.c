@@ -298,13 +298,19 @@ static int sc_store_arrival_read(sc_store_server_t *s, sc_store_arrival_t *k)
  * rank arrived (last; 0.0: not yet), or after it was accepted where that was later (one
  * queued behind SC_STORE_ARRIVING_MAX others then), where its hello had not come by then:
  * a hello is sent as its connection is made. A connection that trickled its blob after
- * the last rank arrived held every rank's answer for as long as it went on. */
+ * the last rank arrived held every rank's answer for as long as it went on. One refused
+ * (answered as another protocol's: its hello never comes whole) is read until its own
+ * time, SC_STORE_REFUSED_S after its answer: dropped 1 s after the last rank arrived, the
+ * rest of its hello and blob, still coming, reached a closed socket, which reset its
+ * connection. */
 static double sc_store_arrival_until(const sc_store_arrival_t *k, double last)
 {
     double until = k->by < k->until ? k->by : k->until;
     double accepted = k->by - SC_STORE_ARRIVAL_S;
     double hello_by = (accepted > last ? accepted : last) + 1.0;
 
+    if (k->refused)
+        return k->until;
     return last > 0.0 && k->got < sizeof(k->h) && hello_by < until ? hello_by : until;
 }
 
@@ -1274,6 +1280,10 @@ static sc_status_t sc_store_gather(sc_store_server_t *s, int *fds, uint8_t **blo
                 continue;
             if (r == 1) {
                 arrived += sc_store_take(s, a, fds, blobs, lens, ports, &st, err, len) == 1;
+            } else if (r == -1 && a->refused) {
+                /* What came since it was last read is read first: a close with unread
+                 * bytes resets the connection. */
+                sc_store_net_close_answered(a->fd);
             } else if (r == -1) {
                 close(a->fd);
                 free(a->blob);

@@ -3,6 +3,7 @@
  * rank, every connection queued as the last rank arrives answered.
  * `test_store_server [NAME]`. */
 #include <arpa/inet.h>
+#include <errno.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <pthread.h>
@@ -123,6 +124,24 @@ static int read_answer(int fd, int32_t *status)
         return -1;
     *status = rep.status;
     return 0;
+}
+
+/* A connection that sent the hello of a shardcomm of rendezvous protocol 4 and read the
+ * store's refusal, SC_ERR_MISMATCH; -1 where it could not or was not so refused. */
+static int connect_as_protocol_4(int port)
+{
+    const uint32_t hello[9] = {SC_STORE_MAGIC_HELLO, 4, SC_STORE_JOIN, 1, 2, BLOB_LEN};
+    int fd = store_connect(port);
+    int32_t status = 0;
+
+    if (fd >= 0 && (send(fd, hello, sizeof(hello), MSG_NOSIGNAL) != (ssize_t)sizeof(hello) ||
+                    read_answer(fd, &status) != 0 || status != SC_ERR_MISMATCH)) {
+        fprintf(stderr, "FAIL: a process of protocol 4 was not refused with SC_ERR_MISMATCH "
+                        "(%d)\n", (int)status);
+        close(fd);
+        fd = -1;
+    }
+    return fd;
 }
 
 /* Sleeps until the clock reads t. */
@@ -377,6 +396,57 @@ static int test_a_flood_of_connections_holds_no_answer(void)
     return 0;
 }
 
+/* A process of rendezvous protocol 4 is refused, and then sends the rest of its blob
+ * (64 KiB) 1.3 s after the last rank arrived, while a connection that sent half its blob
+ * still holds the rendezvous: its connection ends with the store's close, no reset.
+ * It was closed 1 s after the last rank arrived as one whose hello had not come, and its
+ * late bytes reached a closed socket. */
+static int test_refused_process_is_read_past_the_hello_bound(void)
+{
+    sc_store_hello_t h = {SC_STORE_MAGIC_HELLO, SC_STORE_PROTOCOL, SC_STORE_JOIN, 1, 2,
+                          BLOB_LEN, 0, {"", ""}};
+    static uint8_t late[65536];
+    sc_store_server_t s;
+    int port = store_listen(&s, 2, 16), ranks[2], other, half, rc;
+    double last, took;
+    uint8_t buf[256];
+    int error = 0;
+    ssize_t n;
+
+    CHECK(port > 0, "the store could not listen");
+    CHECK(pthread_create(&s.thread, NULL, sc_store_serve, &s) == 0, "no store thread");
+    other = connect_as_protocol_4(port);
+    CHECK(other >= 0, "no connection of protocol 4");
+    snprintf(h.launch.id, sizeof(h.launch.id), "%s", launch_a.id);
+    half = store_connect(port);
+    CHECK(half >= 0 && send(half, &h, sizeof(h), MSG_NOSIGNAL) == (ssize_t)sizeof(h) &&
+          send(half, late, BLOB_LEN / 2, MSG_NOSIGNAL) == BLOB_LEN / 2,
+          "no connection with half a blob");
+    last = sc_clock_now();
+    connect_ranks(port, 2, ranks);
+    sleep_until(last + 1.3);
+    send(other, late, sizeof(late), MSG_NOSIGNAL | MSG_DONTWAIT);
+    sleep_until(last + 1.5);
+    close(half);
+    {
+        struct pollfd pfd = {other, POLLIN, 0};
+        socklen_t len = sizeof(error);
+
+        n = poll(&pfd, 1, 5000) == 1 ? recv(other, buf, sizeof(buf), 0) : -2;
+        /* A reset after the store's close shows only as the socket's error. */
+        if (getsockopt(other, SOL_SOCKET, SO_ERROR, &error, &len) != 0)
+            error = errno;
+    }
+    rc = n != 0 || error != 0;
+    if (rc)
+        fprintf(stderr, "FAIL: the refused process's connection ended with %zd, its "
+                        "socket's error %d (%s), not with the store's close alone\n", n,
+                error, strerror(error));
+    close(other);
+    rc = play_ranks(ranks, 2, &took) || rc;
+    return store_succeeded(&s) || rc;
+}
+
 int main(int argc, char **argv)
 {
     static const sc_test_t tests[] = {
@@ -385,6 +455,7 @@ int main(int argc, char **argv)
         SC_TEST(connection_queued_behind_64_silent_ones_is_answered),
         SC_TEST(silent_connections_hold_up_no_rank),
         SC_TEST(a_flood_of_connections_holds_no_answer),
+        SC_TEST(refused_process_is_read_past_the_hello_bound),
     };
     return sc_run_tests(tests, NELEM(tests), argc > 1 ? argv[1] : NULL);
 }
