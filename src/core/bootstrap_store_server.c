@@ -419,44 +419,63 @@ static void sc_store_refusals_text(const sc_store_server_t *s, const int *fds, c
     }
 }
 
+/* Answers the process on fd, whose hello came (hello 1: one of this protocol that the
+ * store serves, h) or not (0: the connection broke or went silent, or it is no
+ * rendezvous's hello), the rendezvous's failure st, err, or where it belongs to another
+ * launch, that (sc_store_other_launch); fd is neither read nor closed: 1 where it is one
+ * of the world's processes. */
+static int sc_store_refuse_answer(sc_store_server_t *s, int fd, int hello,
+                                  const sc_store_hello_t *h, sc_status_t st, const char *err)
+{
+    char other[SC_ERROR_MAX];
+
+    if (hello && sc_store_other_launch(s, h, other, sizeof(other))) {
+        sc_store_reply_error(s, fd, SC_ERR_MISMATCH, other, sc_clock_now() + 2.0);
+        return 0; /* none of the world's processes */
+    }
+    sc_store_reply_error(s, fd, st, err, sc_clock_now() + 2.0);
+    return hello;
+}
+
 /* Tells the process on fd, whose hello came (hello 1: one of this protocol that the store
  * serves, h; unread: the bytes of its blob still to come) or not (0: the connection broke
  * or went silent, or it is no rendezvous's hello; -1: a rank's of another protocol, told
  * already by sc_store_refuse_protocol: what it sent after is read until it closes), the
- * rendezvous's failure st, err, and closes fd: 1 where it is one of the world's
- * processes. */
+ * rendezvous's failure st, err (sc_store_refuse_answer), and closes fd: 1 where it is one
+ * of the world's processes. */
 static int sc_store_refuse_one(sc_store_server_t *s, int fd, int hello,
                                const sc_store_hello_t *h, size_t unread, sc_status_t st,
                                const char *err)
 {
-    char other[SC_ERROR_MAX];
-
     if (hello < 0) { /* none of the world's processes: told why */
         sc_store_skip(s, fd, SIZE_MAX, sc_clock_now() + SC_STORE_REFUSED_S);
         close(fd);
-        return 0;
-    }
-    if (hello && sc_store_other_launch(s, h, other, sizeof(other))) {
-        sc_store_refuse_other(s, fd, unread, other); /* none of the world's processes */
         return 0;
     }
     /* Its blob is read first: a close with unread bytes resets the connection, and the
      * reset may reach the process before the answer. */
     if (hello)
         sc_store_skip(s, fd, unread, sc_clock_now() + 2.0);
-    sc_store_reply_error(s, fd, st, err, sc_clock_now() + 2.0);
+    hello = sc_store_refuse_answer(s, fd, hello, h, st, err);
     close(fd);
     return hello;
 }
 
 /* Tells arrival k, whose hello came as hello says (sc_store_refuse_one), the
  * rendezvous's failure st, err, and closes it; *told counts it where it is one of the
- * world's processes. */
+ * world's processes. One told already (k->refused: read until it closes) is closed
+ * after what it sent is read, until it closes or its time (wait) or at once (!wait). */
 static void sc_store_arrival_tell(sc_store_server_t *s, sc_store_arrival_t *k, int hello,
-                                  sc_status_t st, const char *err, int *told)
+                                  sc_status_t st, const char *err, int *told, int wait)
 {
-    *told += sc_store_refuse_one(s, k->fd, hello, &k->h,
-                                 hello > 0 ? sizeof(k->h) + k->h.len - k->got : 0, st, err);
+    if (k->refused && wait)
+        sc_store_skip(s, k->fd, SIZE_MAX, k->until);
+    if (k->refused)
+        sc_store_net_close_answered(k->fd);
+    else
+        *told += sc_store_refuse_one(s, k->fd, hello, &k->h,
+                                     hello > 0 ? sizeof(k->h) + k->h.len - k->got : 0, st,
+                                     err);
     free(k->blob);
     k->blob = NULL;
 }
@@ -476,8 +495,12 @@ static void sc_store_arrival_tell(sc_store_server_t *s, sc_store_arrival_t *k, i
  * is dropped (silent SC_STORE_SILENT_S, or not all come within SC_STORE_ARRIVAL_S):
  * one that goes silent holds up none of the others, where each connection's hello was
  * awaited in turn, up to 5 s, and every later process waited behind it (as it still is
- * where that poll fails, other than for a signal, and each connection's alone does not).
- * Those still arriving once the world was told are told at once. */
+ * where that poll fails, other than for a signal, and each connection's alone does not);
+ * and each told is read under the same poll until it closes as it reads its answer
+ * (SC_STORE_REFUSED_S at most: k->refused), where each was read so in turn, up to 2 s,
+ * and processes of another protocol that kept their connections open held every later
+ * process 2 s each. Those still arriving once the world was told are told at once, and
+ * those told closed. */
 static void sc_store_refuse_all(sc_store_server_t *s, int *fds, sc_status_t st,
                                 const char *err, sc_store_arrival_t *arriving, int n)
 {
@@ -516,8 +539,10 @@ static void sc_store_refuse_all(sc_store_server_t *s, int *fds, sc_status_t st,
              * itself, in turn, as all were before. */
             alone = 1;
             for (int k = 0; k < n; k++)
-                sc_store_arrival_tell(s, &arriving[k], sc_store_arrival_hello(s, &arriving[k]),
-                                      st, err, &told);
+                sc_store_arrival_tell(s, &arriving[k],
+                                      arriving[k].refused
+                                          ? -1 : sc_store_arrival_hello(s, &arriving[k]),
+                                      st, err, &told, 1);
             n = 0;
             continue;
         }
@@ -531,17 +556,31 @@ static void sc_store_refuse_all(sc_store_server_t *s, int *fds, sc_status_t st,
             int came = ready > 0 && pfds[base + k].revents;
             int r = came ? sc_store_arrival_read(s, a) : 0;
 
-            if (r == 0 && came)
+            if (r == 0 && came && !a->refused)
                 a->until = now + SC_STORE_SILENT_S;
-            if (r == 0 && now < sc_store_arrival_until(a, 0.0) && now < s->deadline)
+            if (r == 0 && now < sc_store_arrival_until(a, 0.0) &&
+                (now < s->deadline || a->refused))
                 continue;
+            if (a->refused) { /* it closed as it read its answer, or its time passed */
+                sc_store_arrival_tell(s, a, -1, st, err, &told, 0);
+                *a = arriving[--n];
+                continue;
+            }
             /* Done with: its hello and blob came (1), it is another protocol's, told
-             * (-2), or it closed, went silent or is no hello the store serves. */
-            sc_store_arrival_tell(s, a, r == -2 ? -1
-                                  : r == 1 || (a->got >= sizeof(a->h) &&
-                                               sc_store_hello_served(&a->h)),
-                                  st, err, &told);
-            *a = arriving[--n];
+             * (-2), or it closed, went silent or is no hello the store serves. Told
+             * here, it is read with the others until it closes as it reads its answer
+             * (its time SC_STORE_REFUSED_S): a close with unread bytes resets the
+             * connection, and each was read so in turn, up to 2 s, every later process
+             * waiting behind it. */
+            if (r != -2)
+                told += sc_store_refuse_answer(s, a->fd,
+                                               r == 1 || (a->got >= sizeof(a->h) &&
+                                                          sc_store_hello_served(&a->h)),
+                                               &a->h, st, err);
+            free(a->blob);
+            a->blob = NULL;
+            a->refused = 1;
+            a->until = now + SC_STORE_REFUSED_S;
         }
         if (ready <= 0 || base == 0 || !(pfds[0].revents & POLLIN))
             continue;
@@ -554,12 +593,12 @@ static void sc_store_refuse_all(sc_store_server_t *s, int *fds, sc_status_t st,
             n++;
         else
             sc_store_arrival_tell(s, &arriving[n], sc_store_arrival_hello(s, &arriving[n]),
-                                  st, err, &told);
+                                  st, err, &told, 1);
     }
     /* The world told, a poll of the listening socket alone failed, or the store was
-     * stopped: those still arriving are told at once. */
+     * stopped: those still arriving are told at once, those told closed. */
     for (int k = 0; k < n; k++)
-        sc_store_arrival_tell(s, &arriving[k], 0, st, err, &told);
+        sc_store_arrival_tell(s, &arriving[k], 0, st, err, &told, 0);
 }
 
 /* Into err: the rendezvous's sentence for rank's failure text (its sc_comm_init failed

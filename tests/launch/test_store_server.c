@@ -126,6 +126,24 @@ static int read_answer(int fd, int32_t *status)
     return 0;
 }
 
+/* A connection that sent the hello of rank of size ranks of launch_a that cannot join,
+ * its blob the sentence text; -1 where it could not. */
+static int connect_as_failed_rank(int port, uint32_t rank, uint32_t size, const char *text)
+{
+    sc_store_hello_t h = {SC_STORE_MAGIC_HELLO, SC_STORE_PROTOCOL, SC_STORE_FAILED, rank,
+                          size, (uint32_t)strlen(text), 0, {"", ""}};
+    int fd = store_connect(port);
+
+    snprintf(h.launch.id, sizeof(h.launch.id), "%s", launch_a.id);
+    snprintf(h.launch.from, sizeof(h.launch.from), "%s", launch_a.from);
+    if (fd >= 0 && (send(fd, &h, sizeof(h), MSG_NOSIGNAL) != (ssize_t)sizeof(h) ||
+                    send(fd, text, h.len, MSG_NOSIGNAL) != (ssize_t)h.len)) {
+        close(fd);
+        fd = -1;
+    }
+    return fd;
+}
+
 /* A connection that sent the hello of a shardcomm of rendezvous protocol 4 and read the
  * store's refusal, SC_ERR_MISMATCH; -1 where it could not or was not so refused. */
 static int connect_as_protocol_4(int port)
@@ -447,6 +465,49 @@ static int test_refused_process_is_read_past_the_hello_bound(void)
     return store_succeeded(&s) || rc;
 }
 
+/* Rank 2 of 3 cannot join (the rendezvous fails), then three processes of rendezvous
+ * protocol 4 are refused and keep their connections open, then rank 1 arrives: it is
+ * told the failure within 1 s of the first refused process's arrival. The store read
+ * each refused process until it closed, up to 2 s, before it looked at the next one. */
+static int test_refused_processes_after_a_failure_hold_up_no_rank(void)
+{
+    enum { OTHERS = 3 };
+    sc_store_server_t s;
+    int port = store_listen(&s, 3, 16), r0, r2, r1 = -1, others[OTHERS], rc = 0;
+    int32_t status = 0;
+    double t0, took;
+
+    CHECK(port > 0, "the store could not listen");
+    CHECK(pthread_create(&s.thread, NULL, sc_store_serve, &s) == 0, "no store thread");
+    r0 = connect_as_rank(port, 0, 3, launch_a.id);
+    r2 = connect_as_failed_rank(port, 2, 3, "rank 2: its transport would not open");
+    CHECK(r0 >= 0 && r2 >= 0 && read_answer(r0, &status) == 0 &&
+          status == SC_ERR_PEER_FAILED, "rank 0 was not told rank 2's failure (%d)",
+          (int)status);
+    t0 = sc_clock_now();
+    for (int k = 0; k < OTHERS; k++)
+        rc |= (others[k] = connect_as_protocol_4(port)) < 0;
+    if (!rc)
+        r1 = connect_as_rank(port, 1, 3, launch_a.id);
+    rc = rc || r1 < 0 || read_answer(r1, &status) != 0 || status != SC_ERR_PEER_FAILED;
+    took = sc_clock_now() - t0;
+    for (int k = 0; k < OTHERS; k++)
+        if (others[k] >= 0)
+            close(others[k]);
+    close(r0);
+    close(r2);
+    if (r1 >= 0)
+        close(r1);
+    pthread_join(s.thread, NULL);
+    sc_store_server_fini(&s);
+    CHECK(!rc, "rank 1 was not told rank 2's failure (%d)", (int)status);
+    CHECK(s.verdict == SC_ERR_PEER_FAILED, "the store's verdict is %d: %s", (int)s.verdict,
+          s.verdict_text);
+    CHECK(took < 1.0, "rank 1 was told the failure %.2f s after %d refused processes "
+          "arrived", took, (int)OTHERS);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     static const sc_test_t tests[] = {
@@ -456,6 +517,7 @@ int main(int argc, char **argv)
         SC_TEST(silent_connections_hold_up_no_rank),
         SC_TEST(a_flood_of_connections_holds_no_answer),
         SC_TEST(refused_process_is_read_past_the_hello_bound),
+        SC_TEST(refused_processes_after_a_failure_hold_up_no_rank),
     };
     return sc_run_tests(tests, NELEM(tests), argc > 1 ? argv[1] : NULL);
 }
