@@ -125,7 +125,8 @@ typedef struct {
  * save with buf NULL sets *len to the bytes needed, else writes at most *len bytes and
  * sets *len to what it wrote (SC_ERR_INVALID_ARG when they do not fit; a *len past the
  * room given fails sc_reducer_hook_save with SC_ERR_INVALID_ARG); load takes
- * exactly what save wrote and leaves the state unchanged when it fails;
+ * exactly what save wrote and leaves the state unchanged when it fails; both run
+ * under the reducer's lock (sc_reducer_hook_save), so they call nothing of the reducer;
  * destroy frees it (NULL when nothing to free), after waiting for any work of its own
  * still reading a bucket: the reducer frees the buckets after destroy returns. The
  * reducer owns a hook passed in its configuration and destroys it with itself.
@@ -313,10 +314,11 @@ SC_API sc_status_t sc_reducer_stats(const sc_reducer_t *reducer, sc_reducer_stat
  * needed; else at most *len bytes are written and *len set to their number
  * (SC_ERR_INVALID_ARG when they do not fit). A stateless hook saves its name only.
  * Load: SC_ERR_INVALID_ARG, state unchanged, for a record that is truncated, not one,
- * or of another hook. Local (no communication); between iterations. Saves of one
- * reducer may run on several threads at once (the built-in hooks' saves do not race:
- * the top-k hook's, which first takes back a failed iteration's steps, takes them one
- * at a time); a caller's hook whose save changes its state must do the same. The gradients
+ * or of another hook. Local (no communication); between iterations: with a gradient of
+ * this iteration marked, SC_ERR_INVALID_ARG. Each holds the reducer's lock from that
+ * test through the hook's save or load, so that a mark_ready on another thread comes
+ * wholly before it (which is then refused) or after it, never during the hook's work.
+ * Saves of one reducer may be called on several threads at once; they take turns. The gradients
  * accumulated by iterations without sync (sc_reducer_set_sync) are not part of it:
  * save after a synced iteration to resume where the run stood. */
 SC_API sc_status_t sc_reducer_hook_save(const sc_reducer_t *reducer, void *buf, size_t *len);

@@ -34,15 +34,13 @@ static sc_status_t sc_hook_state_failed(const sc_reducer_t *r, sc_status_t st,
                     sc_hook_name(r), what, sc_status_string(st), why);
 }
 
-SC_API sc_status_t sc_reducer_hook_save(const sc_reducer_t *r, void *buf, size_t *len)
+/* Under r->lock. */
+static sc_status_t sc_reducer_hook_save_locked(const sc_reducer_t *r, void *buf, size_t *len)
 {
     sc_hook_state_header_t h = {SC_HOOK_STATE_MAGIC, SC_HOOK_STATE_VERSION, 0, 0, 0};
     size_t payload = 0, need;
     sc_status_t st;
 
-    if (!r || !len)
-        return sc_error(SC_ERR_INVALID_ARG, "sc_reducer_hook_save: %s is NULL",
-                        !r ? "reducer" : "len");
     if (r->nready > 0)
         return sc_error(SC_ERR_INVALID_ARG, "sc_reducer_hook_save: %d gradients are marked in "
                         "this iteration; save between iterations (after finalize)", r->nready);
@@ -84,15 +82,13 @@ SC_API sc_status_t sc_reducer_hook_save(const sc_reducer_t *r, void *buf, size_t
     return SC_SUCCESS;
 }
 
-SC_API sc_status_t sc_reducer_hook_load(sc_reducer_t *r, const void *buf, size_t len)
+/* Under r->lock. */
+static sc_status_t sc_reducer_hook_load_locked(sc_reducer_t *r, const void *buf, size_t len)
 {
     sc_hook_state_header_t h;
     const char *name;
     sc_status_t st;
 
-    if (!r || !buf)
-        return sc_error(SC_ERR_INVALID_ARG, "sc_reducer_hook_load: %s is NULL",
-                        !r ? "reducer" : "buf");
     if (r->nready > 0)
         return sc_error(SC_ERR_INVALID_ARG, "sc_reducer_hook_load: %d gradients are marked in "
                         "this iteration; load between iterations (after finalize)", r->nready);
@@ -122,4 +118,36 @@ SC_API sc_status_t sc_reducer_hook_load(sc_reducer_t *r, const void *buf, size_t
     sc_error_clear(); /* a caller's hook may fail without a sentence */
     st = r->hook.load(r->hook.state, name + h.name_len, (size_t)h.payload_len);
     return st == SC_SUCCESS ? st : sc_hook_state_failed(r, st, "sc_reducer_hook_load", "load");
+}
+
+/* The reducer's lock is held from the test of the marks through the hook's save or
+ * load: a mark_ready on another thread (which counts itself under it, then may start a
+ * bucket) comes wholly before it, which is then refused, or after it, never while the
+ * hook's save or load runs. Saves on several threads take turns. */
+SC_API sc_status_t sc_reducer_hook_save(const sc_reducer_t *r, void *buf, size_t *len)
+{
+    pthread_mutex_t *lock;
+    sc_status_t st;
+
+    if (!r || !len)
+        return sc_error(SC_ERR_INVALID_ARG, "sc_reducer_hook_save: %s is NULL",
+                        !r ? "reducer" : "len");
+    lock = (pthread_mutex_t *)&r->lock; /* a const reducer's lock is still taken */
+    pthread_mutex_lock(lock);
+    st = sc_reducer_hook_save_locked(r, buf, len);
+    pthread_mutex_unlock(lock);
+    return st;
+}
+
+SC_API sc_status_t sc_reducer_hook_load(sc_reducer_t *r, const void *buf, size_t len)
+{
+    sc_status_t st;
+
+    if (!r || !buf)
+        return sc_error(SC_ERR_INVALID_ARG, "sc_reducer_hook_load: %s is NULL",
+                        !r ? "reducer" : "buf");
+    pthread_mutex_lock(&r->lock);
+    st = sc_reducer_hook_load_locked(r, buf, len);
+    pthread_mutex_unlock(&r->lock);
+    return st;
 }

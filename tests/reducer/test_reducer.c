@@ -24,6 +24,11 @@
  *   hook_casts_to_narrow_type KIND      (fp16 | bf16)
  *   custom_hook_reduces_every_bucket [into]
  *   hook_state_survives_a_checkpoint    sc_reducer_hook_save/_load round trip and refusals
+ *   hook_save_and_load_beside_a_marking_thread   saves and loads on one thread while
+ *                                       another marks an iteration's gradients: each
+ *                                       refused (gradients marked), or whole before the
+ *                                       first mark, no bucket starting while the hook's
+ *                                       save or load runs
  *   autotune_converges_and_ranks_agree
  *   SC_BUCKET_CAP_MB_turns_autotune_off
  *   mark_ready_from_several_threads
@@ -88,6 +93,16 @@ static int fixture_start(fixture_t *fx, const sc_reducer_config_t *cfg)
         return 1;
     CHECK_OK(sc_reducer_create(fx->w.comm, fx->m.desc, fx->m.n, cfg, &fx->r));
     return 0;
+}
+
+/* fixture_start with the float32 model and small buckets, reduced by hook. */
+static int fixture_start_hooked(fixture_t *fx, const sc_comm_hook_t *hook)
+{
+    sc_reducer_config_t cfg = small_buckets();
+
+    model_of(&fx->m, SC_FLOAT32);
+    cfg.hook = hook;
+    return fixture_start(fx, &cfg);
 }
 
 /* Leaves the world and frees the model, the reducer already destroyed. */
@@ -843,16 +858,13 @@ static void linger_destroy(void *state)
 static int test_hook_work_outliving_a_failed_iteration_ends_before_the_buckets_are_freed(
     int argc, char **argv)
 {
-    sc_reducer_config_t cfg = small_buckets();
     linger_t l = {.n = 0};
     sc_comm_hook_t hook = {.name = "linger", .state = &l, .start = linger_start,
                            .destroy = linger_destroy};
     fixture_t fx;
 
     (void)argc, (void)argv;
-    model_of(&fx.m, SC_FLOAT32);
-    cfg.hook = &hook;
-    if (fixture_start(&fx, &cfg))
+    if (fixture_start_hooked(&fx, &hook))
         return 1;
     for (int g = fx.m.n - 1; g >= 0; g--) {
         rt_fill(&fx.m, fx.m.buf[g], SEED, fx.w.rank, 0, g);
@@ -1034,23 +1046,31 @@ static int test_SC_BUCKET_CAP_MB_turns_autotune_off(int argc, char **argv)
     return fixture_finish(&fx);
 }
 
-/* Four threads mark the gradients concurrently (thread t those with index % 4 == t). */
+/* Threads marking the gradients concurrently, once go opens, in reverse order: thread t
+ * those with index % stride == t, pause_ns apart. */
 typedef struct {
     sc_reducer_t *r;
     rt_model_t *m;
     pthread_barrier_t *go;
     int t, failed;
+    int stride;
+    long pause_ns;
+    int done; /* every mark returned (atomic) */
 } marker_t;
 
 static void *marker(void *arg)
 {
     marker_t *mk = arg;
     pthread_barrier_wait(mk->go);
-    for (int g = mk->m->n - 1 - mk->t; g >= 0; g -= 4)
+    for (int g = mk->m->n - 1 - mk->t; g >= 0; g -= mk->stride) {
+        if (mk->pause_ns)
+            nanosleep(&(struct timespec){0, mk->pause_ns}, NULL);
         if (sc_reducer_mark_ready(mk->r, g, mk->m->buf[g]) != SC_SUCCESS) {
             fprintf(stderr, "rank %d thread %d: %s\n", rt_rank, mk->t, sc_last_error());
             mk->failed = 1;
         }
+    }
+    __atomic_store_n(&mk->done, 1, __ATOMIC_RELEASE);
     return NULL;
 }
 
@@ -1074,7 +1094,7 @@ static int test_mark_ready_from_several_threads(int argc, char **argv)
             rt_fill(&fx.m, fx.m.buf[g], SEED, fx.w.rank, it, g);
         pthread_barrier_init(&go, NULL, 4);
         for (int t = 0; t < 4; t++) {
-            mk[t] = (marker_t){fx.r, &fx.m, &go, t, 0};
+            mk[t] = (marker_t){fx.r, &fx.m, &go, t, 0, 4, 0, 0};
             CHECK(pthread_create(&th[t], NULL, marker, &mk[t]) == 0, "pthread_create");
         }
         for (int t = 0; t < 4; t++) {
@@ -1086,6 +1106,107 @@ static int test_mark_ready_from_several_threads(int argc, char **argv)
         if (check_results(&fx, fx.m.buf, it, fx.w.size, SC_FLOAT32))
             return 1;
     }
+    return fixture_finish(&fx);
+}
+
+/* A hook whose save and load take 1 ms each and count those during which a bucket
+ * started: the reducer's test of the marks and the hook's work are one step to a
+ * mark_ready on another thread. The counters are relaxed atomics, so that they order
+ * nothing for ThreadSanitizer. */
+typedef struct {
+    int starts;   /* buckets started (the marking thread) */
+    int overlaps; /* saves or loads during which one started (the saving thread) */
+} slow_state_t;
+
+static sc_status_t slow_state_start(void *state, const sc_hook_bucket_t *b, sc_comm_t *comm,
+                                    sc_request_t **req)
+{
+    __atomic_add_fetch(&((slow_state_t *)state)->starts, 1, __ATOMIC_RELAXED);
+    return sc_allreduce(b->data, b->data, b->count, b->dtype, SC_SUM, comm, NULL, req);
+}
+
+static void slow_state_work(slow_state_t *s)
+{
+    int before = __atomic_load_n(&s->starts, __ATOMIC_RELAXED);
+    double until = rt_now() + 1e-3;
+
+    while (rt_now() < until)
+        ;
+    if (__atomic_load_n(&s->starts, __ATOMIC_RELAXED) != before)
+        s->overlaps++;
+}
+
+static sc_status_t slow_state_save(void *state, void *buf, size_t *len)
+{
+    (void)buf;
+    slow_state_work(state);
+    *len = 0;
+    return SC_SUCCESS;
+}
+
+static sc_status_t slow_state_load(void *state, const void *buf, size_t len)
+{
+    (void)buf, (void)len;
+    slow_state_work(state);
+    return SC_SUCCESS;
+}
+
+/* A save or a load beside a mark_ready on another thread: each either comes before
+ * the mark, whole (no bucket starts during the hook's save or load), or after it,
+ * refused. sc_reducer_hook_save and _load read the count of marks without the
+ * reducer's lock and ran the hook's save or load after it: ThreadSanitizer reported
+ * the read racing with mark_ready's count, and a bucket started during the hook's work
+ * (the top-k hook's save then undid and saved keys while a start planned one). 20
+ * iterations, the saving thread alternating saves and loads (of a record saved between
+ * iterations) from when the marking thread starts until it is done. */
+static int test_hook_save_and_load_beside_a_marking_thread(int argc, char **argv)
+{
+    slow_state_t slow = {0, 0};
+    sc_comm_hook_t hook = {.name = "slow", .state = &slow, .start = slow_state_start,
+                           .save = slow_state_save, .load = slow_state_load};
+    unsigned char record[64];
+    size_t len = sizeof(record);
+    int calls = 0, refused = 0;
+    fixture_t fx;
+
+    (void)argc, (void)argv;
+    if (fixture_start_hooked(&fx, &hook))
+        return 1;
+    CHECK_OK(sc_reducer_hook_save(fx.r, record, &len));
+    for (int it = 0; it < 20; it++) {
+        pthread_barrier_t go;
+        /* One thread, marks 50 us apart: marks fall inside saves and loads, and saves
+         * and loads between marks. */
+        marker_t mk = {fx.r, &fx.m, &go, 0, 0, 1, 50000, 0};
+        pthread_t th;
+
+        for (int g = 0; g < fx.m.n; g++)
+            rt_fill(&fx.m, fx.m.buf[g], SEED, fx.w.rank, it, g);
+        pthread_barrier_init(&go, NULL, 2);
+        CHECK(pthread_create(&th, NULL, marker, &mk) == 0, "pthread_create");
+        pthread_barrier_wait(&go);
+        while (!__atomic_load_n(&mk.done, __ATOMIC_ACQUIRE)) {
+            size_t n = 0;
+            sc_status_t st = calls % 2 ? sc_reducer_hook_load(fx.r, record, len)
+                                       : sc_reducer_hook_save(fx.r, NULL, &n);
+            CHECK(st == SC_SUCCESS ||
+                      (st == SC_ERR_INVALID_ARG && strstr(sc_last_error(), "are marked")),
+                  "the %s beside the marks returned %s: %s", calls % 2 ? "load" : "save",
+                  sc_status_string(st), sc_last_error());
+            calls++;
+            refused += st != SC_SUCCESS;
+            /* The marking thread takes the reducer's lock between them. */
+            nanosleep(&(struct timespec){0, 50000}, NULL);
+        }
+        pthread_join(th, NULL);
+        pthread_barrier_destroy(&go);
+        CHECK(!mk.failed, "the marking thread's mark_ready failed");
+        CHECK_OK(sc_reducer_finalize(fx.r));
+        if (check_results(&fx, fx.m.buf, it, fx.w.size, SC_FLOAT32))
+            return 1;
+    }
+    CHECK(slow.overlaps == 0, "a bucket started during %d of the %d saves and loads made "
+          "beside the marks (%d refused)", slow.overlaps, calls, refused);
     return fixture_finish(&fx);
 }
 
@@ -1259,6 +1380,8 @@ int main(int argc, char **argv)
         {"hook_work_outliving_a_failed_iteration_ends_before_the_buckets_are_freed",
          test_hook_work_outliving_a_failed_iteration_ends_before_the_buckets_are_freed},
         {"hook_state_survives_a_checkpoint", test_hook_state_survives_a_checkpoint},
+        {"hook_save_and_load_beside_a_marking_thread",
+         test_hook_save_and_load_beside_a_marking_thread},
         {"autotune_converges_and_ranks_agree", test_autotune_converges_and_ranks_agree},
         {"SC_BUCKET_CAP_MB_turns_autotune_off", test_SC_BUCKET_CAP_MB_turns_autotune_off},
         {"mark_ready_from_several_threads", test_mark_ready_from_several_threads},
