@@ -318,9 +318,14 @@ SC_API sc_status_t sc_reducer_stats(const sc_reducer_t *reducer, sc_reducer_stat
  * this iteration marked, SC_ERR_INVALID_ARG. Each holds the reducer's lock from that
  * test through the hook's save or load, so that a mark_ready on another thread comes
  * wholly before it (which is then refused) or after it, never during the hook's work.
- * Saves of one reducer may be called on several threads at once; they take turns. The gradients
- * accumulated by iterations without sync (sc_reducer_set_sync) are not part of it:
- * save after a synced iteration to resume where the run stood. */
+ * Saves of one reducer may be called on several threads at once; they take turns. A
+ * hook may require every rank to load, or none (the top-k hook compares the ranks'
+ * states at the next iteration, compress.h): where only some ranks loaded, that
+ * iteration fails on every rank with SC_ERR_MISMATCH naming both sides' collectives,
+ * never SC_ERR_ABORTED on some (the failed collective fails the communicator and tells
+ * the peers so before the reducer could abort it). The gradients accumulated by
+ * iterations without sync (sc_reducer_set_sync) are not part of it: save after a
+ * synced iteration to resume where the run stood. */
 SC_API sc_status_t sc_reducer_hook_save(const sc_reducer_t *reducer, void *buf, size_t *len);
 SC_API sc_status_t sc_reducer_hook_load(sc_reducer_t *reducer, const void *buf, size_t len);
 
