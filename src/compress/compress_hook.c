@@ -483,7 +483,11 @@ static sc_status_t sc_hook_topk_load(void *state, const void *buf, size_t len)
     if (!buf)
         return sc_error(SC_ERR_INVALID_ARG, SC_HOOK_TOPK ": buf is NULL");
     pthread_mutex_lock(&c->hook_lock);
-    sc_hook_topk_undo(c); /* before the keys it would put back are replaced */
+    /* Before the keys it would put back are replaced. A load refused below has changed
+     * nothing any call sees: the steps it undid were never committed, and every reader
+     * of the state (a save, the next start, a load) undoes them first, each step taking
+     * back only its own draws, so the same whenever that happens. */
+    sc_hook_topk_undo(c);
     if (len < sizeof(h) || memcmp(buf, sc_hook_state_magic, sizeof(h.magic)) != 0) {
         st = sc_compressor_load(c, buf, len);
         goto out;
