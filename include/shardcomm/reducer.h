@@ -315,9 +315,11 @@ SC_API sc_status_t sc_reducer_stats(const sc_reducer_t *reducer, sc_reducer_stat
  * (SC_ERR_INVALID_ARG when they do not fit). A stateless hook saves its name only.
  * Load: SC_ERR_INVALID_ARG, state unchanged, for a record that is truncated, not one,
  * or of another hook. Local (no communication); between iterations: with a gradient of
- * this iteration marked, SC_ERR_INVALID_ARG. Each holds the reducer's lock from that
- * test through the hook's save or load, so that a mark_ready on another thread comes
- * wholly before it (which is then refused) or after it, never during the hook's work.
+ * this iteration marked, or while sc_reducer_finalize on another thread reduces the
+ * buckets (an iteration that marked none), SC_ERR_INVALID_ARG. Each holds the reducer's
+ * lock from that test through the hook's save or load, so that a mark_ready or a bucket's
+ * start on another thread comes wholly before it (which is then refused) or after it,
+ * never during the hook's work.
  * Saves of one reducer may be called on several threads at once; they take turns. A
  * hook may require every rank to load, or none (the top-k hook compares the ranks'
  * states at the next iteration, compress.h): where only some ranks loaded, that

@@ -34,6 +34,23 @@ static sc_status_t sc_hook_state_failed(const sc_reducer_t *r, sc_status_t st,
                     sc_hook_name(r), what, sc_status_string(st), why);
 }
 
+/* SC_SUCCESS between iterations, else the refusal of fn ("save" or "load"). Under
+ * r->lock. An iteration with no gradient marked is under way too once finalize starts
+ * its buckets (it drops the lock around each start, which the hook's save or load would
+ * then run beside). */
+static sc_status_t sc_reducer_hook_between(const sc_reducer_t *r, const char *fn)
+{
+    if (r->nready > 0)
+        return sc_error(SC_ERR_INVALID_ARG, "sc_reducer_hook_%s: %d gradients are marked in "
+                        "this iteration; %s between iterations (after finalize)", fn,
+                        r->nready, fn);
+    if (r->next_start > 0)
+        return sc_error(SC_ERR_INVALID_ARG, "sc_reducer_hook_%s: sc_reducer_finalize is "
+                        "reducing this iteration's buckets on another thread; %s between "
+                        "iterations (after finalize)", fn, fn);
+    return SC_SUCCESS;
+}
+
 /* Under r->lock. */
 static sc_status_t sc_reducer_hook_save_locked(const sc_reducer_t *r, void *buf, size_t *len)
 {
@@ -41,9 +58,8 @@ static sc_status_t sc_reducer_hook_save_locked(const sc_reducer_t *r, void *buf,
     size_t payload = 0, need;
     sc_status_t st;
 
-    if (r->nready > 0)
-        return sc_error(SC_ERR_INVALID_ARG, "sc_reducer_hook_save: %d gradients are marked in "
-                        "this iteration; save between iterations (after finalize)", r->nready);
+    if ((st = sc_reducer_hook_between(r, "save")) != SC_SUCCESS)
+        return st;
     if (r->hook.save) {
         sc_error_clear(); /* a caller's hook may fail without a sentence */
         st = r->hook.save(r->hook.state, NULL, &payload);
@@ -89,9 +105,8 @@ static sc_status_t sc_reducer_hook_load_locked(sc_reducer_t *r, const void *buf,
     const char *name;
     sc_status_t st;
 
-    if (r->nready > 0)
-        return sc_error(SC_ERR_INVALID_ARG, "sc_reducer_hook_load: %d gradients are marked in "
-                        "this iteration; load between iterations (after finalize)", r->nready);
+    if ((st = sc_reducer_hook_between(r, "load")) != SC_SUCCESS)
+        return st;
     if (len < sizeof(h))
         return sc_error(SC_ERR_INVALID_ARG, "sc_reducer_hook_load: %zu bytes are shorter than "
                         "a hook state record's %zu-byte header", len, sizeof(h));

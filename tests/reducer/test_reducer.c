@@ -29,6 +29,9 @@
  *                                       refused (gradients marked), or whole before the
  *                                       first mark, no bucket starting while the hook's
  *                                       save or load runs
+ *   hook_save_beside_finalize_starting_the_buckets   a save on another thread while
+ *                                       finalize starts the buckets of an iteration with
+ *                                       no gradient marked: refused
  *   autotune_converges_and_ranks_agree
  *   SC_BUCKET_CAP_MB_turns_autotune_off
  *   mark_ready_from_several_threads
@@ -1210,6 +1213,84 @@ static int test_hook_save_and_load_beside_a_marking_thread(int argc, char **argv
     return fixture_finish(&fx);
 }
 
+/* A hook whose first start has another thread save the reducer's hook state, and waits
+ * for that save: a save made while sc_reducer_finalize starts the buckets. Its save
+ * counts the saves that ran during a start. */
+typedef struct {
+    sc_reducer_t *r;
+    int in_start;        /* a start waits for the save on the other thread */
+    int saved_in_start;  /* the hook's saves that ran meanwhile */
+    int tried;           /* the other thread's save was made */
+    sc_status_t st;      /* what it returned */
+    char why[512];
+} start_save_t;
+
+static void *start_save_thread(void *arg)
+{
+    start_save_t *s = arg;
+    size_t n = 0;
+
+    s->st = sc_reducer_hook_save(s->r, NULL, &n);
+    snprintf(s->why, sizeof(s->why), "%s", s->st == SC_SUCCESS ? "" : sc_last_error());
+    return NULL;
+}
+
+static sc_status_t start_save_start(void *state, const sc_hook_bucket_t *b, sc_comm_t *comm,
+                                    sc_request_t **req)
+{
+    start_save_t *s = state;
+    pthread_t th;
+
+    if (!s->tried) {
+        s->tried = 1;
+        s->in_start = 1;
+        if (pthread_create(&th, NULL, start_save_thread, s) != 0)
+            return SC_ERR_SYSTEM;
+        pthread_join(th, NULL);
+        s->in_start = 0;
+    }
+    return sc_allreduce(b->data, b->data, b->count, b->dtype, SC_SUM, comm, NULL, req);
+}
+
+static sc_status_t start_save_save(void *state, void *buf, size_t *len)
+{
+    start_save_t *s = state;
+
+    (void)buf;
+    s->saved_in_start += s->in_start;
+    *len = 0;
+    return SC_SUCCESS;
+}
+
+/* A save on another thread while sc_reducer_finalize starts the buckets of an iteration
+ * that marked no gradient (find_unused: each counts as zero): refused, as a save with a
+ * gradient marked is, where the test of the marks alone let it through and the hook's
+ * save ran during the hook's start (the top-k hook's save undid the step that start
+ * had just begun). */
+static int test_hook_save_beside_finalize_starting_the_buckets(int argc, char **argv)
+{
+    start_save_t s = {0};
+    sc_comm_hook_t hook = {.name = "start_save", .state = &s, .start = start_save_start,
+                           .save = start_save_save};
+    sc_reducer_config_t cfg = small_buckets();
+    fixture_t fx;
+
+    (void)argc, (void)argv;
+    model_of(&fx.m, SC_FLOAT32);
+    cfg.hook = &hook;
+    cfg.find_unused = 1;
+    if (fixture_start(&fx, &cfg))
+        return 1;
+    s.r = fx.r;
+    CHECK_OK(sc_reducer_finalize(fx.r));
+    CHECK(s.tried, "no bucket started in finalize");
+    CHECK(s.saved_in_start == 0 && s.st == SC_ERR_INVALID_ARG,
+          "the save made while finalize started a bucket returned %s (the hook's save ran "
+          "%d times during the start) %s", sc_status_string(s.st), s.saved_in_start, s.why);
+    CHECK(strstr(s.why, "between iterations"), "the refusal says %s", s.why);
+    return fixture_finish(&fx);
+}
+
 /* A hook that all-reduces each bucket and, in finish, checks the caller's gradients:
  * those of earlier buckets already hold their results (copied back), those of this
  * bucket and later ones still this rank's own values (nothing written before its
@@ -1382,6 +1463,8 @@ int main(int argc, char **argv)
         {"hook_state_survives_a_checkpoint", test_hook_state_survives_a_checkpoint},
         {"hook_save_and_load_beside_a_marking_thread",
          test_hook_save_and_load_beside_a_marking_thread},
+        {"hook_save_beside_finalize_starting_the_buckets",
+         test_hook_save_beside_finalize_starting_the_buckets},
         {"autotune_converges_and_ranks_agree", test_autotune_converges_and_ranks_agree},
         {"SC_BUCKET_CAP_MB_turns_autotune_off", test_SC_BUCKET_CAP_MB_turns_autotune_off},
         {"mark_ready_from_several_threads", test_mark_ready_from_several_threads},
