@@ -324,11 +324,12 @@ static int test_connection_queued_behind_64_silent_ones_is_answered(void)
 }
 
 /* The store's thread started, 64 connections that send nothing (port scanners, health
- * checks) reach it, then ranks 0 and 1: they complete the rendezvous within 2 s (taking
+ * checks) reach it, then ranks 0 and 1: they complete the rendezvous within 4 s (taking
  * the places of silent ones after 0.25 s, then 1 s for the hellos of those still
- * arriving as the last rank arrived). The silent ones took every arrival's slot, and the
- * ranks waited in the listening socket's queue until those were dropped at 5 s of
- * silence. */
+ * arriving as the last rank arrived: 1.25 s, 2.1 s on 2 cores beside four busy loops,
+ * which a bound of 2 s failed; the old wait cannot end before 5 s). The silent ones
+ * took every arrival's slot, and the ranks waited in the listening socket's queue until
+ * those were dropped at 5 s of silence. */
 static int test_silent_connections_hold_up_no_rank(void)
 {
     enum { SILENT = 64 };
@@ -349,7 +350,7 @@ static int test_silent_connections_hold_up_no_rank(void)
             close(silent[k]);
     if (store_succeeded(&s) || rc)
         return 1;
-    CHECK(took < 2.0, "ranks 0 and 1 completed the rendezvous %.2f s after they reached "
+    CHECK(took < 4.0, "ranks 0 and 1 completed the rendezvous %.2f s after they reached "
           "the store, behind %d silent connections", took, (int)SILENT);
     return 0;
 }
