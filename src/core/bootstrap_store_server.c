@@ -499,8 +499,9 @@ static void sc_store_arrival_tell(sc_store_server_t *s, sc_store_arrival_t *k, i
  * and each told is read under the same poll until it closes as it reads its answer
  * (SC_STORE_REFUSED_S at most: k->refused), where each was read so in turn, up to 2 s,
  * and processes of another protocol that kept their connections open held every later
- * process 2 s each. Those still arriving once the world was told are told at once, and
- * those told closed. */
+ * process 2 s each. Every slot taken, a connection queued takes the place of one silent
+ * SC_STORE_EVICT_S (sc_store_arrival_add), as in sc_store_gather. Those still arriving
+ * once the world was told are told at once, and those told closed. */
 static void sc_store_refuse_all(sc_store_server_t *s, int *fds, sc_status_t st,
                                 const char *err, sc_store_arrival_t *arriving, int n)
 {
@@ -517,11 +518,18 @@ static void sc_store_refuse_all(sc_store_server_t *s, int *fds, sc_status_t st,
     }
     while (told < s->size && (n > 0 || sc_clock_now() < s->deadline) &&
            !sc_store_stopped(s)) {
-        double now = sc_clock_now(), wake = s->deadline;
+        double now = sc_clock_now(), wake = s->deadline, evict_at;
         int np = 0, base, ready, fd;
+        /* Every slot taken, the listening socket is looked at again once one of them
+         * may give its place to a connection queued (sc_store_arrival_evictable): 64
+         * silent ones held every later process, a rank of the world too, 7 s (dropped
+         * at 5 s of silence, then read until they closed). */
+        int evict = sc_store_arrival_evictable(arriving, n, now, &evict_at);
 
-        if (now < s->deadline && n < SC_STORE_ARRIVING_MAX)
+        if (now < s->deadline && (n < SC_STORE_ARRIVING_MAX || evict >= 0))
             pfds[np++] = (struct pollfd){s->listen_fd, POLLIN, 0};
+        else if (now < s->deadline && evict_at < wake)
+            wake = evict_at;
         base = np;
         for (int k = 0; k < n; k++) {
             double until = sc_store_arrival_until(&arriving[k], 0.0);
@@ -582,18 +590,20 @@ static void sc_store_refuse_all(sc_store_server_t *s, int *fds, sc_status_t st,
             a->refused = 1;
             a->until = now + SC_STORE_REFUSED_S;
         }
-        if (ready <= 0 || base == 0 || !(pfds[0].revents & POLLIN))
+        /* The one that was to give its place may have spoken since. */
+        if (ready <= 0 || base == 0 || !(pfds[0].revents & POLLIN) ||
+            (n == SC_STORE_ARRIVING_MAX &&
+             sc_store_arrival_evictable(arriving, n, now, &evict_at) < 0))
             continue;
         fd = sc_store_net_accept(s->listen_fd, 0);
         if (fd < 0)
             continue;
-        arriving[n] = (sc_store_arrival_t){fd, now + SC_STORE_SILENT_S,
-                                           now + SC_STORE_ARRIVAL_S, 0, {0}, NULL, 0};
-        if (!alone)
-            n++;
-        else
+        sc_store_arrival_add(arriving, &n, fd, now);
+        if (alone) {
+            n--;
             sc_store_arrival_tell(s, &arriving[n], sc_store_arrival_hello(s, &arriving[n]),
                                   st, err, &told, 1);
+        }
     }
     /* The world told, a poll of the listening socket alone failed, or the store was
      * stopped: those still arriving are told at once, those told closed. */

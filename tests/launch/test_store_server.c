@@ -466,6 +466,60 @@ static int test_refused_process_is_read_past_the_hello_bound(void)
     return store_succeeded(&s) || rc;
 }
 
+/* A store for 3 ranks of launch_a (backlog queued connections), its thread started,
+ * where rank 0 arrived and rank 2 cannot join: the rendezvous failed, and rank 0 was told
+ * so. The port, with the connections of ranks 0 and 2 in *r0 and *r2 (for
+ * failed_store_end); -1 where it did not come about so, said why. */
+static int failed_store_start(sc_store_server_t *s, int backlog, int *r0, int *r2)
+{
+    int port = store_listen(s, 3, backlog);
+    int32_t status = 0;
+
+    *r0 = *r2 = -1;
+    if (port <= 0 || pthread_create(&s->thread, NULL, sc_store_serve, s) != 0) {
+        fprintf(stderr, "FAIL: no store listening with its thread\n");
+        return -1;
+    }
+    *r0 = connect_as_rank(port, 0, 3, launch_a.id);
+    *r2 = connect_as_failed_rank(port, 2, 3, "rank 2: its transport would not open");
+    if (*r0 < 0 || *r2 < 0 || read_answer(*r0, &status) != 0 ||
+        status != SC_ERR_PEER_FAILED) {
+        fprintf(stderr, "FAIL: rank 0 was not told rank 2's failure (%d)\n", (int)status);
+        return -1;
+    }
+    return port;
+}
+
+/* Rank 1 reaches the failed store on port (failed_store_start): 0 where it is told rank
+ * 2's failure, SC_ERR_PEER_FAILED; else 1, said why. */
+static int failed_store_tells_rank_1(int port)
+{
+    int r1 = connect_as_rank(port, 1, 3, launch_a.id), rc;
+    int32_t status = 0;
+
+    rc = r1 < 0 || read_answer(r1, &status) != 0 || status != SC_ERR_PEER_FAILED;
+    if (rc)
+        fprintf(stderr, "FAIL: rank 1 was not told rank 2's failure (%d)\n", (int)status);
+    if (r1 >= 0)
+        close(r1);
+    return rc;
+}
+
+/* Closes the connections of ranks 0 and 2 to the failed store (failed_store_start), joins
+ * its thread and undoes its init, and checks its verdict: SC_ERR_PEER_FAILED. */
+static int failed_store_end(sc_store_server_t *s, int r0, int r2)
+{
+    if (r0 >= 0)
+        close(r0);
+    if (r2 >= 0)
+        close(r2);
+    pthread_join(s->thread, NULL);
+    sc_store_server_fini(s);
+    CHECK(s->verdict == SC_ERR_PEER_FAILED, "the store's verdict is %d: %s", (int)s->verdict,
+          s->verdict_text);
+    return 0;
+}
+
 /* Rank 2 of 3 cannot join (the rendezvous fails), then three processes of rendezvous
  * protocol 4 are refused and keep their connections open, then rank 1 arrives: it is
  * told the failure within 1 s of the first refused process's arrival. The store read
@@ -474,38 +528,50 @@ static int test_refused_processes_after_a_failure_hold_up_no_rank(void)
 {
     enum { OTHERS = 3 };
     sc_store_server_t s;
-    int port = store_listen(&s, 3, 16), r0, r2, r1 = -1, others[OTHERS], rc = 0;
-    int32_t status = 0;
+    int r0, r2, others[OTHERS], port = failed_store_start(&s, 16, &r0, &r2), rc = 0;
     double t0, took;
 
-    CHECK(port > 0, "the store could not listen");
-    CHECK(pthread_create(&s.thread, NULL, sc_store_serve, &s) == 0, "no store thread");
-    r0 = connect_as_rank(port, 0, 3, launch_a.id);
-    r2 = connect_as_failed_rank(port, 2, 3, "rank 2: its transport would not open");
-    CHECK(r0 >= 0 && r2 >= 0 && read_answer(r0, &status) == 0 &&
-          status == SC_ERR_PEER_FAILED, "rank 0 was not told rank 2's failure (%d)",
-          (int)status);
+    CHECK(port > 0, "the rendezvous did not fail as rank 2's");
     t0 = sc_clock_now();
     for (int k = 0; k < OTHERS; k++)
         rc |= (others[k] = connect_as_protocol_4(port)) < 0;
-    if (!rc)
-        r1 = connect_as_rank(port, 1, 3, launch_a.id);
-    rc = rc || r1 < 0 || read_answer(r1, &status) != 0 || status != SC_ERR_PEER_FAILED;
+    rc = rc || failed_store_tells_rank_1(port);
     took = sc_clock_now() - t0;
     for (int k = 0; k < OTHERS; k++)
         if (others[k] >= 0)
             close(others[k]);
-    close(r0);
-    close(r2);
-    if (r1 >= 0)
-        close(r1);
-    pthread_join(s.thread, NULL);
-    sc_store_server_fini(&s);
-    CHECK(!rc, "rank 1 was not told rank 2's failure (%d)", (int)status);
-    CHECK(s.verdict == SC_ERR_PEER_FAILED, "the store's verdict is %d: %s", (int)s.verdict,
-          s.verdict_text);
+    if (failed_store_end(&s, r0, r2) || rc)
+        return 1;
     CHECK(took < 1.0, "rank 1 was told the failure %.2f s after %d refused processes "
           "arrived", took, (int)OTHERS);
+    return 0;
+}
+
+/* Rank 2 of 3 cannot join (the rendezvous fails), then 64 connections that send nothing
+ * (port scanners, health checks) reach the store, then rank 1: it is told the failure
+ * within 3 s (a silent one gives its place after 0.25 s). The failed rendezvous's store
+ * read 64 arrivals at once and left the rest queued until those were dropped at 5 s of
+ * silence and then read 2 s until they closed: 7 s. */
+static int test_silent_connections_after_a_failure_hold_up_no_rank(void)
+{
+    enum { SILENT = 64 };
+    sc_store_server_t s;
+    int r0, r2, silent[SILENT], port = failed_store_start(&s, 128, &r0, &r2), rc;
+    double t0, took;
+
+    CHECK(port > 0, "the rendezvous did not fail as rank 2's");
+    for (int k = 0; k < SILENT; k++)
+        silent[k] = store_connect(port);
+    t0 = sc_clock_now();
+    rc = failed_store_tells_rank_1(port);
+    took = sc_clock_now() - t0;
+    for (int k = 0; k < SILENT; k++)
+        if (silent[k] >= 0)
+            close(silent[k]);
+    if (failed_store_end(&s, r0, r2) || rc)
+        return 1;
+    CHECK(took < 3.0, "rank 1 was told the failure %.2f s after it reached the store, "
+          "behind %d silent connections", took, (int)SILENT);
     return 0;
 }
 
@@ -519,6 +585,7 @@ int main(int argc, char **argv)
         SC_TEST(a_flood_of_connections_holds_no_answer),
         SC_TEST(refused_process_is_read_past_the_hello_bound),
         SC_TEST(refused_processes_after_a_failure_hold_up_no_rank),
+        SC_TEST(silent_connections_after_a_failure_hold_up_no_rank),
     };
     return sc_run_tests(tests, NELEM(tests), argc > 1 ? argv[1] : NULL);
 }
