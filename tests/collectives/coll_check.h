@@ -15,6 +15,7 @@
 #include <time.h>
 
 #include "shardcomm/shardcomm.h"
+#include "../common/sc_hash.h"
 
 #define CC_NELEM(x) (sizeof(x) / sizeof((x)[0]))
 #define CC_GUARD 64            /* guard bytes on each side of a buffer */
@@ -485,19 +486,15 @@ static inline void cc_check_untouched(cc_ctx_t *c, const void *p, size_t bytes, 
 
 /* ---- agreement across ranks ------------------------------------------------------ */
 
-static inline uint64_t cc_fnv1a(const void *p, size_t bytes)
+static inline uint64_t cc_hash_bytes(const void *p, size_t bytes)
 {
-    const uint8_t *q = p;
-    uint64_t h = 0xcbf29ce484222325ull;
-    for (size_t i = 0; i < bytes; i++)
-        h = (h ^ q[i]) * 0x100000001b3ull;
-    return h;
+    return sc_test_hash(SC_TEST_HASH_INIT, p, bytes);
 }
 
-/* Every rank's FNV-1a of its result, gathered: all must be equal, bit for bit. */
+/* Every rank's hash of its result, gathered: all must be equal, bit for bit. */
 static inline void cc_check_agreement(cc_ctx_t *c, const void *p, size_t bytes)
 {
-    uint64_t mine = cc_fnv1a(p, bytes);
+    uint64_t mine = cc_hash_bytes(p, bytes);
     uint64_t *all = calloc((size_t)c->size, sizeof(uint64_t));
 
     if (!all)
@@ -506,7 +503,7 @@ static inline void cc_check_agreement(cc_ctx_t *c, const void *p, size_t bytes)
                     "sc_allgather of the result hashes");
     for (int r = 0; r < c->size; r++) {
         if (all[r] != all[0]) {
-            cc_fail(c, "results differ across ranks: FNV-1a of rank 0 is %016" PRIx64
+            cc_fail(c, "results differ across ranks: the hash of rank 0's is %016" PRIx64
                        ", of rank %d is %016" PRIx64, all[0], r, all[r]);
             break;
         }

@@ -25,6 +25,7 @@ static int g_rank;
 #define SC_CHECK_RANK g_rank
 #include "../common/sc_check.h"
 #include "../common/sc_bits.h"
+#include "../common/sc_hash.h"
 
 typedef struct {
     sc_dtype_t t;
@@ -170,20 +171,11 @@ static int check_element(const avg_type_t *k, int p, size_t i, uint16_t got,
     return 0;
 }
 
-/* The FNV-1a hash of bytes, to compare results across ranks. */
-static uint64_t hash(const void *buf, size_t bytes)
-{
-    uint64_t h = 1469598103934665603ull;
-    for (size_t i = 0; i < bytes; i++)
-        h = (h ^ ((const uint8_t *)buf)[i]) * 1099511628211ull;
-    return h;
-}
-
 static int same_on_every_rank(sc_comm_t *comm, const void *buf, size_t bytes,
                               const char *what)
 {
     int p = sc_comm_size(comm);
-    uint64_t mine = hash(buf, bytes), all[64];
+    uint64_t mine = sc_test_hash(SC_TEST_HASH_INIT, buf, bytes), all[64];
 
     CHECK_OK(sc_allgather(&mine, all, 1, SC_INT64, comm, NULL, NULL));
     for (int r = 0; r < p; r++)
@@ -239,9 +231,10 @@ static int check_type(sc_comm_t *comm, const avg_type_t *k, size_t n, int regist
             return 1;
     /* reduce to the first and the last rank; the input must stay as it was. */
     for (int root = 0; root < p; root += p > 1 ? p - 1 : 1) {
-        uint64_t before = hash(in, n * es);
+        uint64_t before = sc_test_hash(SC_TEST_HASH_INIT, in, n * es);
         CHECK_OK(sc_reduce(in, out, n, k->t, SC_AVG, root, comm, NULL, NULL));
-        CHECK(hash(in, n * es) == before, "reduce changed its send buffer");
+        CHECK(sc_test_hash(SC_TEST_HASH_INIT, in, n * es) == before,
+              "reduce changed its send buffer");
         if (rank == root)
             for (size_t i = 0; i < n; i++)
                 if (check_element(k, p, i, load(k->t, out, i), "reduce"))

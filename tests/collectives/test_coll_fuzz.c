@@ -683,7 +683,7 @@ static void fz_check_blocks(fz_run_t *run, const fz_case_t *k, const void *got, 
 static void fz_check_kept(fz_run_t *run, const void *p, size_t bytes, uint64_t hash,
                           const char *what)
 {
-    if (cc_fnv1a(p, bytes) != hash)
+    if (cc_hash_bytes(p, bytes) != hash)
         cc_fail(&run->ctx, "%s was modified", what);
 }
 
@@ -721,7 +721,7 @@ static uint64_t fz_check_case(fz_run_t *run, fz_case_t *k)
     fz_report_as(run, k);
     switch (k->kind) {
     case FZ_ALLREDUCE:
-        agreed = cc_fnv1a(k->rb.p, k->rb.bytes);
+        agreed = cc_hash_bytes(k->rb.p, k->rb.bytes);
         fz_slice(c, n, &lo, &hi);
         fz_check_reduced(run, k, k->rb.p, lo, hi, 0);
         break;
@@ -737,12 +737,12 @@ static uint64_t fz_check_case(fz_run_t *run, fz_case_t *k)
         }
         break;
     case FZ_ALLGATHER:
-        agreed = cc_fnv1a(k->rb.p, k->rb.bytes);
+        agreed = cc_hash_bytes(k->rb.p, k->rb.bytes);
         fz_slice(c, n * (size_t)p, &lo, &hi);
         fz_check_blocks(run, k, k->rb.p, n, lo, hi, 0);
         break;
     case FZ_BROADCAST:
-        agreed = cc_fnv1a(k->rb.p, k->rb.bytes);
+        agreed = cc_hash_bytes(k->rb.p, k->rb.bytes);
         fz_slice(c, n, &lo, &hi);
         fz_check_moved(run, k, k->rb.p, lo, hi, k->root, lo);
         break;
@@ -1022,7 +1022,7 @@ static void fz_alloc_case(fz_run_t *run, fz_case_t *k)
         /* A non-root's broadcast sendbuf holds its own pattern, which must not leak. */
         cc_buf_alloc(&k->sb, l.send * es, 0, k->misalign);
         fz_fill(k, p, rank, k->sb.p, 0, l.send);
-        k->keep_hash[0] = cc_fnv1a(k->sb.p, k->sb.bytes);
+        k->keep_hash[0] = cc_hash_bytes(k->sb.p, k->sb.bytes);
         k->send = k->sb.p;
     }
     if (l.has_recv) {
@@ -1043,8 +1043,8 @@ static void fz_alloc_case(fz_run_t *run, fz_case_t *k)
     switch (k->kind) {
     case FZ_REDUCE_SCATTER:
         k->recv = k->sb.p + (size_t)rank * block;
-        k->keep_hash[0] = cc_fnv1a(k->sb.p, (size_t)rank * block);
-        k->keep_hash[1] = cc_fnv1a(k->sb.p + (size_t)(rank + 1) * block,
+        k->keep_hash[0] = cc_hash_bytes(k->sb.p, (size_t)rank * block);
+        k->keep_hash[1] = cc_hash_bytes(k->sb.p + (size_t)(rank + 1) * block,
                                    (size_t)(p - rank - 1) * block);
         return;
     case FZ_ALLGATHER:
@@ -1058,7 +1058,7 @@ static void fz_alloc_case(fz_run_t *run, fz_case_t *k)
     default: fz_fill(k, p, rank, k->rb.p, 0, l.recv); break;
     }
     k->send = k->rb.p;
-    k->keep_hash[1] = cc_fnv1a(k->rb.p, k->rb.bytes);
+    k->keep_hash[1] = cc_hash_bytes(k->rb.p, k->rb.bytes);
 }
 
 static void fz_free_case(fz_case_t *k)
@@ -1228,7 +1228,7 @@ static int fz_exchange(fz_run_t *run, const fz_case_t *cases, int ncases, int *s
             total++;
             if (c->rank == 0) {
                 fz_report_as(run, &cases[i]);
-                cc_fail(c, "results differ across ranks: FNV-1a of rank 0 is %016" PRIx64
+                cc_fail(c, "results differ across ranks: the hash of rank 0's is %016" PRIx64
                            ", of rank %d is %016" PRIx64,
                         (uint64_t)all[HEAD + i], r, (uint64_t)all[r * WIDTH + HEAD + i]);
             }

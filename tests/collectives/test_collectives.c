@@ -140,7 +140,7 @@ static void cc_check_blocks(cc_ctx_t *c, const void *recvbuf, size_t n, size_t l
 
 static void cc_check_send_unchanged(cc_ctx_t *c, const cc_buf_t *b, uint64_t before)
 {
-    if (cc_fnv1a(b->p, b->bytes) != before)
+    if (cc_hash_bytes(b->p, b->bytes) != before)
         cc_fail(c, "sendbuf (const) was modified");
     cc_buf_check_guards(c, b, "sendbuf");
 }
@@ -165,7 +165,7 @@ static void case_allreduce(cc_run_t *run, cc_mode_t mode, size_t misalign)
     } else {
         cc_buf_alloc(&sb, n * es, 0, misalign);
         cc_fill_inputs(c->dtype, c->op, run->seed, c->rank, sb.p, 0, n);
-        send_hash = cc_fnv1a(sb.p, sb.bytes);
+        send_hash = cc_hash_bytes(sb.p, sb.bytes);
         send = sb.p;
     }
     st = sc_allreduce(send, rb.p, n, c->dtype, c->op, c->comm, NULL, CC_REQP(mode, req));
@@ -193,9 +193,9 @@ static void case_reduce_scatter(cc_run_t *run, cc_mode_t mode, size_t misalign)
 
     cc_buf_alloc(&sb, total * es, 0, misalign);
     cc_fill_inputs(c->dtype, c->op, run->seed, c->rank, sb.p, 0, total);
-    send_hash = cc_fnv1a(sb.p, sb.bytes);
-    head_hash = cc_fnv1a(sb.p, (size_t)c->rank * n * es);
-    tail_hash = cc_fnv1a(sb.p + (size_t)(c->rank + 1) * n * es,
+    send_hash = cc_hash_bytes(sb.p, sb.bytes);
+    head_hash = cc_hash_bytes(sb.p, (size_t)c->rank * n * es);
+    tail_hash = cc_hash_bytes(sb.p + (size_t)(c->rank + 1) * n * es,
                          (total - (size_t)(c->rank + 1) * n) * es);
     if (c->in_place) {
         recv = sb.p + (size_t)c->rank * n * es;
@@ -209,8 +209,8 @@ static void case_reduce_scatter(cc_run_t *run, cc_mode_t mode, size_t misalign)
     if (c->in_place) {
         /* The other blocks of the (const) sendbuf are left as they were. */
         size_t tail = (size_t)(c->rank + 1) * n;
-        if (cc_fnv1a(sb.p, (size_t)c->rank * n * es) != head_hash ||
-            cc_fnv1a(sb.p + tail * es, (total - tail) * es) != tail_hash)
+        if (cc_hash_bytes(sb.p, (size_t)c->rank * n * es) != head_hash ||
+            cc_hash_bytes(sb.p + tail * es, (total - tail) * es) != tail_hash)
             cc_fail(c, "in place: a block of sendbuf other than this rank's was modified");
         cc_buf_check_guards(c, &sb, "sendbuf");
     } else {
@@ -239,7 +239,7 @@ static void case_allgather(cc_run_t *run, cc_mode_t mode, size_t misalign)
     } else {
         cc_buf_alloc(&sb, n * es, 0, misalign);
         cc_fill_inputs(c->dtype, CC_NO_OP, run->seed, c->rank, sb.p, 0, n);
-        send_hash = cc_fnv1a(sb.p, sb.bytes);
+        send_hash = cc_hash_bytes(sb.p, sb.bytes);
         send = sb.p;
     }
     st = sc_allgather(send, rb.p, n, c->dtype, c->comm, NULL, CC_REQP(mode, req));
@@ -277,7 +277,7 @@ static void case_broadcast(cc_run_t *run, cc_mode_t mode, size_t misalign)
         /* A non-root's sendbuf holds its own pattern, which must not leak through. */
         cc_buf_alloc(&sb, n * es, 0, misalign);
         cc_fill_inputs(c->dtype, CC_NO_OP, run->seed, c->rank, sb.p, 0, n);
-        send_hash = cc_fnv1a(sb.p, sb.bytes);
+        send_hash = cc_hash_bytes(sb.p, sb.bytes);
         send = sb.p;
     }
     st = sc_broadcast(send, rb.p, n, c->dtype, c->root, c->comm, NULL, CC_REQP(mode, req));
@@ -310,12 +310,12 @@ static void case_reduce(cc_run_t *run, cc_mode_t mode, size_t misalign)
     if (c->in_place) {
         cc_buf_alloc(&rb, n * es, 0, misalign);
         cc_fill_inputs(c->dtype, c->op, run->seed, c->rank, rb.p, 0, n);
-        send_hash = cc_fnv1a(rb.p, rb.bytes);
+        send_hash = cc_hash_bytes(rb.p, rb.bytes);
         send = recv = rb.p;
     } else {
         cc_buf_alloc(&sb, n * es, 0, misalign);
         cc_fill_inputs(c->dtype, c->op, run->seed, c->rank, sb.p, 0, n);
-        send_hash = cc_fnv1a(sb.p, sb.bytes);
+        send_hash = cc_hash_bytes(sb.p, sb.bytes);
         send = sb.p;
         if (is_root || run->case_no % 2 == 0) {
             cc_buf_alloc(&rb, n * es, CC_FILL_BYTE, misalign);
@@ -327,7 +327,7 @@ static void case_reduce(cc_run_t *run, cc_mode_t mode, size_t misalign)
     if (is_root) {
         cc_check_reduced(c, rb.p, 0, n, 0, run->seed);
     } else if (c->in_place) {
-        if (cc_fnv1a(rb.p, rb.bytes) != send_hash)
+        if (cc_hash_bytes(rb.p, rb.bytes) != send_hash)
             cc_fail(c, "in place on a non-root: the buffer was modified");
     } else if (recv) {
         cc_check_untouched(c, rb.p, rb.bytes, CC_FILL_BYTE, "a non-root's recvbuf");
@@ -359,7 +359,7 @@ static void case_alltoall(cc_run_t *run, cc_mode_t mode, size_t misalign)
     } else {
         cc_buf_alloc(&sb, total * es, 0, misalign);
         cc_fill_inputs(c->dtype, CC_NO_OP, run->seed, c->rank, sb.p, 0, total);
-        send_hash = cc_fnv1a(sb.p, sb.bytes);
+        send_hash = cc_hash_bytes(sb.p, sb.bytes);
         send = sb.p;
     }
     st = sc_alltoall(send, rb.p, n, c->dtype, c->comm, NULL, CC_REQP(mode, req));

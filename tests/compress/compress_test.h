@@ -112,7 +112,7 @@ static inline uint64_t ct_state_hash(const unsigned char *q, size_t n, uint32_t 
 /* Every rank's hash of buf gathered: equal, bit for bit. */
 static inline int ct_check_same_bits(rt_world_t *w, const void *buf, size_t bytes)
 {
-    return rt_check_same_int(w, (long)rt_fnv(0xcbf29ce484222325ull, buf, bytes),
+    return rt_check_same_int(w, (long)sc_test_hash(SC_TEST_HASH_INIT, buf, bytes),
                              "the hash of the results");
 }
 

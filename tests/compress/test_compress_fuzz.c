@@ -209,7 +209,7 @@ static void fz_buf_free(fz_buf_t *b)
 
 static uint64_t fz_hash(const void *p, size_t n)
 {
-    return rt_fnv(0xcbf29ce484222325ull, p, n);
+    return sc_test_hash(SC_TEST_HASH_INIT, p, n);
 }
 
 /* ---- a case ------------------------------------------------------------------------- */

@@ -19,6 +19,7 @@
 static int rt_rank = -1;
 #define SC_CHECK_RANK rt_rank
 #include "../common/sc_check.h"
+#include "../common/sc_hash.h"
 
 /* A check that also prints the library's last sentence. */
 #define CHECK_STATUS(call, expected, ...)                                                \
@@ -235,22 +236,14 @@ static inline int rt_check_grad(const rt_model_t *m, const void *got, int g, uin
 
 /* ---- agreement across ranks ----------------------------------------------------- */
 
-static inline uint64_t rt_fnv(uint64_t h, const void *p, size_t n)
-{
-    const unsigned char *q = p;
-    for (size_t i = 0; i < n; i++)
-        h = (h ^ q[i]) * 0x100000001b3ull;
-    return h;
-}
-
 /* Every rank's hash of bufs[0..n) gathered: equal, bit for bit. */
 static inline int rt_check_same_bits(rt_world_t *w, const rt_model_t *m, void *const *bufs)
 {
-    uint64_t h = 0xcbf29ce484222325ull, *all = calloc((size_t)w->size, 8);
+    uint64_t h = SC_TEST_HASH_INIT, *all = calloc((size_t)w->size, 8);
 
     for (int g = 0; g < m->n; g++)
         if (bufs[g])
-            h = rt_fnv(h, bufs[g], m->desc[g].count * rt_size(m->desc[g].dtype));
+            h = sc_test_hash(h, bufs[g], m->desc[g].count * rt_size(m->desc[g].dtype));
     CHECK_OK(sc_allgather(&h, all, 1, SC_INT64, w->comm, NULL, NULL));
     for (int r = 0; r < w->size; r++)
         CHECK(all[r] == all[0], "results differ across ranks: hash of rank 0 %016" PRIx64

@@ -807,7 +807,7 @@ static void fz_check_window(fz_run_t *run, int it)
 {
     const fz_case_t *c = run->c;
     int w = c->its[it].window, first = it, p = run->size;
-    uint64_t h = 0xcbf29ce484222325ull;
+    uint64_t h = SC_TEST_HASH_INIT;
 
     while (first > 0 && c->its[first - 1].window == w)
         first--;
@@ -860,7 +860,7 @@ static void fz_check_window(fz_run_t *run, int it)
                     "%.17g within %g", w, it, g, c->names[g], n, nkeys, wrong, bad_e, bad_got,
                     bad_want, bad_tol);
         if (everywhere)
-            h = rt_fnv(h, got, n * rt_size(d));
+            h = sc_test_hash(h, got, n * rt_size(d));
     }
     run->win_hash[w] = h;
     run->windows_checked++;

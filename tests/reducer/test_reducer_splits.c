@@ -512,7 +512,7 @@ static int test_topk_reducers_keep_their_own_residuals(int argc, char **argv)
             CHECK_OK(sc_reducer_create(g[k].c.comm, g[k].m.desc, n, &cfg, &g[k].r));
         }
         for (int it = 0; it < iters; it++) {
-            uint64_t h[2] = {0xcbf29ce484222325ull, 0xcbf29ce484222325ull};
+            uint64_t h[2] = {SC_TEST_HASH_INIT, SC_TEST_HASH_INIT};
             for (int k = 0; k < 2 - (pass == 0); k++)
                 group_fill(&g[k], w.rank, it);
             for (int i = n - 1; i >= 0; i--)
@@ -523,7 +523,7 @@ static int test_topk_reducers_keep_their_own_residuals(int argc, char **argv)
             }
             for (int k = 0; k < 2 - (pass == 0); k++) {
                 for (int i = 0; i < n; i++)
-                    h[k] = rt_fnv(h[k], g[k].m.buf[i], counts[i] * 4);
+                    h[k] = sc_test_hash(h[k], g[k].m.buf[i], counts[i] * 4);
                 if (rt_check_same_bits(&g[k].c, &g[k].m, g[k].m.buf))
                     return 1;
             }
@@ -553,7 +553,7 @@ static int test_topk_reducers_keep_their_own_residuals(int argc, char **argv)
 static int run_hashed(group_t *g, const rt_world_t *w, int first, int end, uint64_t *hashes)
 {
     for (int it = first; it < end; it++) {
-        uint64_t h = 0xcbf29ce484222325ull;
+        uint64_t h = SC_TEST_HASH_INIT;
         group_fill(g, w->rank, it);
         /* A backward pass's order, the layout's: a new reducer's first layout is the one
          * its state was saved under. */
@@ -561,7 +561,7 @@ static int run_hashed(group_t *g, const rt_world_t *w, int first, int end, uint6
             CHECK_OK(sc_reducer_mark_ready(g->r, i, g->m.buf[i]));
         CHECK_OK(sc_reducer_finalize(g->r));
         for (int i = 0; i < g->m.n; i++)
-            h = rt_fnv(h, g->m.buf[i], g->m.desc[i].count * 4);
+            h = sc_test_hash(h, g->m.buf[i], g->m.desc[i].count * 4);
         hashes[it] = h;
         if (rt_check_same_bits(&g->c, &g->m, g->m.buf))
             return 1;
