@@ -1,8 +1,8 @@
 /* Harness of the compression tests (multi-rank, under scrun): the reducer tests'
  * harness (a world, CHECK, CHECK_STATUS, CHECK_SAYS, rt_mix, rt_main) plus what every
  * compression test computes independently of the library: values, conversions to the
- * wire's dtypes, a top-k reference (a sort by magnitude, NaN above Inf, ties by lowest
- * index) and hashes compared across ranks. */
+ * wire's dtypes, a top-k reference (a selection by magnitude, NaN above Inf, ties by
+ * lowest index) and hashes compared across ranks. */
 #ifndef SC_TEST_COMPRESS_TEST_H
 #define SC_TEST_COMPRESS_TEST_H
 
@@ -52,19 +52,37 @@ static inline void ct_store(sc_dtype_t d, void *buf, size_t e, double v)
     rt_store(d, buf, e, v);
 }
 
-/* Magnitude order: NaN above Inf above finite; larger first; ties by lower index. */
-static const double *ct_sort_keys;
-static inline int ct_cmp(const void *a, const void *b)
-{
-    size_t i = *(const size_t *)a, j = *(const size_t *)b;
-    double x = ct_sort_keys[i], y = ct_sort_keys[j];
-    int cx = isnan(x) ? 2 : isinf(x) ? 1 : 0, cy = isnan(y) ? 2 : isinf(y) ? 1 : 0;
+/* Magnitude order: NaN above Inf above finite; larger first; ties by lower index. Each
+ * value's place as one integer, larger first: a NaN's bits (any payload) as the
+ * largest, else those of |x| (ordered as the magnitudes are, Inf above every finite
+ * one, -0 equal to +0). */
+typedef struct {
+    uint64_t key;
+    size_t i;
+} ct_rank_t;
 
-    if (cx != cy)
-        return cy - cx;
-    if (cx == 0 && fabs(x) != fabs(y))
-        return fabs(x) > fabs(y) ? -1 : 1;
-    return i < j ? -1 : i > j;
+static inline ct_rank_t ct_rank_of(const double *v, size_t i)
+{
+    double a = fabs(v[i]);
+    ct_rank_t r = {UINT64_MAX, i};
+
+    if (!isnan(a))
+        memcpy(&r.key, &a, 8);
+    return r;
+}
+
+/* Whether x comes before y in magnitude order (no two have the same index). */
+static inline int ct_before(ct_rank_t x, ct_rank_t y)
+{
+    return x.key != y.key ? x.key > y.key : x.i < y.i;
+}
+
+static inline void ct_swap(ct_rank_t *all, size_t x, size_t y)
+{
+    ct_rank_t t = all[x];
+
+    all[x] = all[y];
+    all[y] = t;
 }
 
 static inline int ct_cmp_index(const void *a, const void *b)
@@ -73,16 +91,45 @@ static inline int ct_cmp_index(const void *a, const void *b)
     return i < j ? -1 : i > j;
 }
 
-/* The k indices of the largest magnitudes of v[0..n), ascending, into idx. */
+/* The k indices of the largest magnitudes of v[0..n), ascending, into idx. A selection
+ * (quickselect, a median of three as pivot), not a sort of all n: the sort took most of
+ * the large density tests' time, hundreds of thousands of indices per bucket and
+ * iteration. The order is total, so the first k are the same set whatever the method. */
 static inline void ct_topk(const double *v, size_t n, size_t k, size_t *idx)
 {
-    size_t *all = malloc((n ? n : 1) * sizeof(*all));
+    ct_rank_t *all = malloc((n ? n : 1) * sizeof(*all));
+    size_t lo = 0, hi = n;
 
+    if (!all) {
+        fprintf(stderr, "ct_topk: out of memory\n");
+        exit(1);
+    }
     for (size_t i = 0; i < n; i++)
-        all[i] = i;
-    ct_sort_keys = v;
-    qsort(all, n, sizeof(*all), ct_cmp);
-    memcpy(idx, all, k * sizeof(*idx));
+        all[i] = ct_rank_of(v, i);
+    /* [0, lo) come before [lo, hi), which come before [hi, n); lo <= k <= hi. */
+    while (hi - lo > 1 && lo < k && k < hi) {
+        size_t mid = lo + (hi - lo) / 2, q = lo;
+
+        if (ct_before(all[mid], all[lo]))
+            ct_swap(all, mid, lo);
+        if (ct_before(all[hi - 1], all[lo]))
+            ct_swap(all, hi - 1, lo);
+        if (ct_before(all[hi - 1], all[mid]))
+            ct_swap(all, hi - 1, mid);
+        ct_swap(all, mid, hi - 1); /* the median, the pivot, last */
+        for (size_t i = lo; i < hi - 1; i++)
+            if (ct_before(all[i], all[hi - 1])) {
+                ct_swap(all, i, q);
+                q++;
+            }
+        ct_swap(all, q, hi - 1); /* [lo, q) before the pivot at q, (q, hi) after it */
+        if (k <= q)
+            hi = q;
+        else
+            lo = q + 1;
+    }
+    for (size_t i = 0; i < k; i++)
+        idx[i] = all[i].i;
     qsort(idx, k, sizeof(*idx), ct_cmp_index);
     free(all);
 }

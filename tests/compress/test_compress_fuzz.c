@@ -477,40 +477,6 @@ static int fz_is_dense(const fz_case_t *c, const fz_mkey_t *mk, const fz_key_t *
             c->cfg.momentum == 0.0);
 }
 
-/* The reference top-k: a sort by magnitude, larger first, ties by lower index. */
-typedef struct {
-    double mag;
-    size_t i;
-} fz_mag_t;
-
-static int fz_mag_cmp(const void *a, const void *b)
-{
-    const fz_mag_t *x = a, *y = b;
-
-    if (x->mag != y->mag)
-        return x->mag > y->mag ? -1 : 1;
-    return x->i < y->i ? -1 : x->i > y->i;
-}
-
-static int fz_size_cmp(const void *a, const void *b)
-{
-    size_t x = *(const size_t *)a, y = *(const size_t *)b;
-    return x < y ? -1 : x > y;
-}
-
-static void fz_topk(const double *x, size_t n, size_t k, size_t *idx)
-{
-    fz_mag_t *m = malloc((n ? n : 1) * sizeof(*m));
-
-    for (size_t i = 0; i < n; i++)
-        m[i] = (fz_mag_t){fabs(x[i]), i};
-    qsort(m, n, sizeof(*m), fz_mag_cmp);
-    for (size_t i = 0; i < k; i++)
-        idx[i] = m[i].i;
-    qsort(idx, k, sizeof(*idx), fz_size_cmp);
-    free(m);
-}
-
 /* One rank's step on a key in the model: its selection and the values it sends; with
  * commit, the residual and momentum updated. */
 typedef struct {
@@ -560,7 +526,8 @@ static void fz_model_rank(const fz_case_t *c, fz_mkey_t *mk, int j, int r, int t
         free(vals);
         free(ix);
     } else {
-        fz_topk(x, n, want_k, out->idx);
+        /* By magnitude, larger first, ties by lower index (compress_test.h's reference). */
+        ct_topk(x, n, want_k, out->idx);
     }
     for (size_t i = 0; i < want_k; i++) {
         size_t e = out->idx[i];
