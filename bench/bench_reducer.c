@@ -127,7 +127,9 @@ static double sc_br_tolerance(const sc_br_ctx_t *c, sc_dtype_t dtype)
     return (c->nranks + 1) * s;
 }
 
-/* Adds n bytes to a 64-bit hash of the results (compared between ranks). */
+/* Adds n bytes to a 64-bit hash of the results (compared between ranks): FNV-1a over
+ * 8-byte words, h ^= h >> 29 after each multiply, without which two flipped sign bits
+ * (the top bits of two words) cancel. */
 static uint64_t sc_br_hash(uint64_t h, const void *buf, size_t n)
 {
     const unsigned char *b = buf;
@@ -137,9 +139,12 @@ static uint64_t sc_br_hash(uint64_t h, const void *buf, size_t n)
     for (; i + 8 <= n; i += 8) {
         memcpy(&w, b + i, 8);
         h = (h ^ w) * 0x100000001B3ull;
+        h ^= h >> 29;
     }
-    for (; i < n; i++)
+    for (; i < n; i++) {
         h = (h ^ b[i]) * 0x100000001B3ull;
+        h ^= h >> 29;
+    }
     return h;
 }
 

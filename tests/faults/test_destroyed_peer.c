@@ -195,23 +195,29 @@ static int test_every_rank_destroys(int argc, char **argv)
 {
     sc_comm_t *world, *sub;
     float in[4] = {1, 2, 3, 4}, out[4];
-    int rank, size;
+    int rank, size, slow = 0;
+    double slowest = 0;
 
     (void)argc, (void)argv;
     CHECK_OK(sc_comm_init_from_env(&world));
     rank = sc_comm_rank(world);
     size = sc_comm_size(world);
+    /* A destroy that waited for its notices (up to 0.5 s each) would be slow every time;
+     * a loaded machine (8 ranks on 2 cores) makes one now and then late by itself. */
     for (int i = 0; i < 20; i++) {
-        double t0;
+        double t0, took;
 
         CHECK_OK(sc_comm_split(world, 0, rank, &sub));
         CHECK_OK(sc_allreduce(in, out, 4, SC_FLOAT32, SC_SUM, sub, NULL, NULL));
         CHECK(out[0] == (float)size, "split %d: the allreduce gave %g", i, out[0]);
         t0 = fault_now();
         CHECK_OK(sc_comm_destroy(sub));
-        CHECK(fault_now() - t0 < 0.25, "split %d: sc_comm_destroy took %.3f s", i,
-              fault_now() - t0);
+        took = fault_now() - t0;
+        slow += took >= 0.25;
+        slowest = took > slowest ? took : slowest;
     }
+    CHECK(slow <= 3, "%d of 20 sc_comm_destroy calls took 0.25 s or more (the slowest "
+          "%.3f s)", slow, slowest);
     CHECK_OK(sc_allreduce(in, out, 4, SC_FLOAT32, SC_SUM, world, NULL, NULL));
     CHECK(out[3] == 4.0f * (float)size, "the world's allreduce gave %g", out[3]);
     CHECK_OK(sc_comm_destroy(world));
