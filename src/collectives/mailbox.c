@@ -134,8 +134,10 @@ void sc_mbox_close(sc_comm_t *comm)
     for (int d = 0; mb && d < 2; d++)
         sc_ucx_cancel_start(comm->tp, mb->wake_req[d]);
     deadline = sc_clock_now() + SC_UCX_CANCEL_WAIT_S;
-    for (int d = 0; mb && d < 2; d++)
-        sc_ucx_cancel_finish(comm->tp, mb->wake_req[d], deadline);
+    for (int d = 0; mb && d < 2; d++) {
+        int q = (comm->rank + (d == 0 ? 1 : comm->size - 1)) % comm->size;
+        sc_ucx_cancel_finish(comm->tp, mb->wake_req[d], comm->world_of[q], deadline);
+    }
     pthread_mutex_unlock(&comm->tp->lock);
     if (!mb)
         return;

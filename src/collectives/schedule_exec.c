@@ -680,7 +680,7 @@ static int sc_op_cancel_one(sc_coll_op_t *op, void **req, int peer, double deadl
      * fault.netfault.abort, 5 runs of 12 under load with remote transfers settled. */
     settle = settle && sc_ucx_peer_local(tp, sc_op_world(op, peer));
     if (settle ? !sc_ucx_cancel_wait(tp, *req, deadline)
-               : !sc_ucx_cancel_finish(tp, *req, deadline)) {
+               : !sc_ucx_cancel_finish(tp, *req, sc_op_world(op, peer), deadline)) {
         *req = NULL;
         return 1;
     }

@@ -9,6 +9,7 @@
 #include <sys/statvfs.h>
 #include <ucs/config/global_opts.h>
 #include <ucs/debug/debug.h>
+#include <ucs/debug/log_def.h>
 
 #include "collectives/transport_cloexec.h"
 #include "collectives/transport_leave.h"
@@ -44,6 +45,16 @@ __attribute__((constructor)) static void sc_ucx_give_back_debug_signal(void)
         return;
     ucs_debug_disable_signal(signo);
 }
+
+/* A request sc_ucx_cancel_finish released unfinished: held until UCX completes it, so
+ * that it is back in UCX's pool of requests when the worker is destroyed. */
+struct sc_ucx_orphan {
+    struct sc_ucx_orphan *next;
+    void *req;
+    int world; /* the peer whose answer it waits for; -1 where unknown */
+};
+
+static int sc_ucx_pid_gone(int pid);
 
 /* A block of sc_ucx_keep_block. */
 struct sc_kept_block {
@@ -264,7 +275,9 @@ static void sc_ucx_drain_unexpected(sc_transport_t *tp, double deadline)
             return;
         memset(&param, 0, sizeof(param));
         req = ucp_tag_msg_recv_nbx(tp->worker, buf, info.length, msg, &param);
-        if (UCS_PTR_IS_PTR(req) && sc_ucx_cancel_finish(tp, req, deadline)) {
+        if (UCS_PTR_IS_PTR(req) &&
+            sc_ucx_cancel_finish(tp, req, (int)(info.sender_tag & SC_TAG_SRC_MASK),
+                                 deadline)) {
             int src = (int)(info.sender_tag & SC_TAG_SRC_MASK);
             if (src < tp->world_size)
                 sc_ucx_abandon(tp, src, "its connection was closed at the communicator's end");
@@ -370,7 +383,7 @@ static void sc_ucx_drops_finish(sc_transport_t *tp, double deadline)
         tp->dropping = d->next;
         if (d->src < tp->world_size)
             sc_ucx_abandon(tp, d->src, "its connection was closed at the communicator's end");
-        sc_ucx_cancel_finish(tp, d->req, sc_clock_now());
+        sc_ucx_cancel_finish(tp, d->req, d->src, sc_clock_now());
         sc_ucx_keep_block(tp, -1, d->scratch);
         free(d);
     }
@@ -416,6 +429,93 @@ static void sc_ucx_quiesce(sc_transport_t *tp)
                "destroyed as it was", SC_UCX_QUIESCE_S);
 }
 
+/* How long sc_ucx_close waits at most for the requests released unfinished whose peer
+ * can still answer: a rank stopped and resumed answers as soon as it runs again (the
+ * rendezvous announcements it holds), within 0.1 s but on a loaded machine. */
+#define SC_UCX_ORPHANS_WAIT_S 1.0
+
+/* Whether orphan o can still complete: its peer's process runs (a stopped or exited peer
+ * of this node never answers; a remote one's connection closed by force ended it). */
+static int sc_ucx_orphan_live(const sc_transport_t *tp, const struct sc_ucx_orphan *o)
+{
+    int w = o->world;
+
+    if (w < 0 || w >= tp->world_size || w == tp->world_rank || tp->peer_pid[w] <= 0 ||
+        tp->node_of[w] != tp->node_of[tp->world_rank])
+        return 1;
+    return !sc_ucx_peer_stopped(tp, w) && !sc_ucx_pid_gone(tp->peer_pid[w]);
+}
+
+/* Progresses the worker, dropping what lands unreceived, until every request released
+ * unfinished whose peer can still answer completed (a send whose peer was stopped by
+ * the failed call and is now resumed, a receive whose sender still has to write), or
+ * the deadline passes. Left in flight, each stayed in UCX's pool of requests and
+ * ucp_worker_destroy printed a WARN line for it ('was not returned to mpool
+ * ucp_requests'). */
+static void sc_ucx_orphans_finish(sc_transport_t *tp, double deadline)
+{
+    double drain_by = sc_clock_now() + 0.2;
+
+    for (;;) {
+        int waiting = 0;
+
+        sc_ucx_orphans_poll(tp);
+        for (const struct sc_ucx_orphan *o = tp->orphans; o && !waiting; o = o->next)
+            waiting = sc_ucx_orphan_live(tp, o);
+        if (!waiting || sc_clock_now() >= deadline)
+            return;
+        sc_ucx_drain_unexpected(tp, drain_by);
+        ucp_worker_progress(tp->worker);
+    }
+}
+
+/* The requests whose peer never answers (stopped, exited, or silent past the wait):
+ * UCX 1.13 cannot end them, as it cancels no send nor a matched receive and refuses to
+ * close a shared-memory endpoint by force (sc_ucx_abandon). Released to UCX here, they
+ * are the only requests its leak check at ucp_worker_destroy finds, and its WARN lines
+ * for them are left out (sc_ucx_leak_filter) for one INFO line of ours. */
+static unsigned sc_ucx_leaks_hidden;
+
+static ucs_log_func_rc_t sc_ucx_leak_filter(const char *file, unsigned line,
+                                            const char *function, ucs_log_level_t level,
+                                            const ucs_log_component_config_t *comp_conf,
+                                            const char *message, va_list ap)
+{
+    (void)file, (void)line, (void)function, (void)comp_conf, (void)ap;
+    if (level != UCS_LOG_LEVEL_WARN || !strstr(message, "was not returned to mpool"))
+        return UCS_LOG_FUNC_RC_CONTINUE;
+    __atomic_add_fetch(&sc_ucx_leaks_hidden, 1, __ATOMIC_RELAXED);
+    return UCS_LOG_FUNC_RC_STOP;
+}
+
+/* Destroys the worker, its leak check's lines left out where requests released
+ * unfinished are still in flight (only then: any other leak is still UCX's WARN). */
+static void sc_ucx_worker_destroy(sc_transport_t *tp)
+{
+    unsigned hidden, left = 0;
+
+    sc_ucx_orphans_poll(tp);
+    while (tp->orphans) {
+        struct sc_ucx_orphan *o = tp->orphans;
+        tp->orphans = o->next;
+        ucp_request_free(o->req);
+        free(o);
+        left++;
+    }
+    if (left == 0) {
+        ucp_worker_destroy(tp->worker);
+        return;
+    }
+    hidden = __atomic_load_n(&sc_ucx_leaks_hidden, __ATOMIC_RELAXED);
+    ucs_log_push_handler(sc_ucx_leak_filter);
+    ucp_worker_destroy(tp->worker);
+    ucs_log_pop_handler();
+    hidden = __atomic_load_n(&sc_ucx_leaks_hidden, __ATOMIC_RELAXED) - hidden;
+    sc_log(SC_LOG_INFO, "%u transfers of failed calls were still in flight to peers that "
+           "never answered (stopped, exited or silent) as UCX's worker was destroyed; %u "
+           "warnings of its leak check about them left out", left, hidden);
+}
+
 void sc_ucx_close(sc_transport_t *tp, double timeout_s)
 {
     double deadline = sc_clock_now() + (timeout_s < 2.0 ? timeout_s : 2.0);
@@ -423,6 +523,9 @@ void sc_ucx_close(sc_transport_t *tp, double timeout_s)
     if (tp->worker) {
         sc_ucx_drain_unexpected(tp, sc_clock_now() + 0.2);
         sc_ucx_drops_finish(tp, sc_clock_now() + 0.2);
+        sc_ucx_orphans_finish(
+            tp, sc_clock_now() + (timeout_s < SC_UCX_ORPHANS_WAIT_S ? timeout_s
+                                                                    : SC_UCX_ORPHANS_WAIT_S));
     }
     if (tp->eps) {
         sc_leave_tell(tp, SC_LEAVE_DESTROYED);
@@ -446,7 +549,7 @@ void sc_ucx_close(sc_transport_t *tp, double timeout_s)
             param.flags = tp->peer_error[r][0] ? UCP_EP_CLOSE_FLAG_FORCE : 0;
             req = ucp_ep_close_nbx(tp->eps[r], &param);
             if (!UCS_PTR_IS_ERR(req))
-                sc_ucx_cancel_finish(tp, req, deadline);
+                sc_ucx_cancel_finish(tp, req, r, deadline);
             tp->eps[r] = NULL;
         }
     }
@@ -457,7 +560,7 @@ void sc_ucx_close(sc_transport_t *tp, double timeout_s)
          * iterations tells every peer) to a rank it never sent to before is still
          * connecting at the first drain. */
         sc_ucx_quiesce(tp);
-        ucp_worker_destroy(tp->worker);
+        sc_ucx_worker_destroy(tp);
     }
     if (tp->context)
         ucp_cleanup(tp->context);
@@ -577,14 +680,42 @@ int sc_ucx_settled(sc_transport_t *tp, void *req)
     return 1;
 }
 
-int sc_ucx_cancel_finish(sc_transport_t *tp, void *req, double deadline)
+int sc_ucx_cancel_finish(sc_transport_t *tp, void *req, int world, double deadline)
 {
+    struct sc_ucx_orphan *o;
+
     /* Past the deadline it is released unfinished. */
     if (!sc_ucx_cancel_wait(tp, req, deadline))
         return 0;
     ucp_request_cancel(tp->worker, req);
-    ucp_request_free(req);
+    o = malloc(sizeof(*o));
+    if (!o) {
+        ucp_request_free(req); /* UCX returns it to its pool if it ever completes */
+        return 1;
+    }
+    o->req = req;
+    o->world = world;
+    o->next = tp->orphans;
+    tp->orphans = o;
     return 1;
+}
+
+int sc_ucx_orphans_poll(sc_transport_t *tp)
+{
+    struct sc_ucx_orphan **pp = &tp->orphans;
+    int done = 0;
+
+    while (*pp) {
+        struct sc_ucx_orphan *o = *pp;
+        if (!sc_ucx_settled(tp, o->req)) {
+            pp = &o->next;
+            continue;
+        }
+        *pp = o->next;
+        free(o);
+        done = 1;
+    }
+    return done;
 }
 
 void sc_ucx_abandon(sc_transport_t *tp, int world, const char *why)
@@ -605,7 +736,7 @@ void sc_ucx_abandon(sc_transport_t *tp, int world, const char *why)
     req = ucp_ep_close_nbx(tp->eps[world], &param);
     tp->eps[world] = NULL;
     if (!UCS_PTR_IS_ERR(req))
-        sc_ucx_cancel_finish(tp, req, sc_clock_now() + 1.0);
+        sc_ucx_cancel_finish(tp, req, world, sc_clock_now() + 1.0);
 }
 
 unsigned long sc_ucx_ops_left(sc_transport_t *tp)
@@ -649,7 +780,7 @@ unsigned long sc_ucx_kept_blocks(sc_transport_t *tp)
 int sc_ucx_cancel(sc_transport_t *tp, void *req)
 {
     sc_ucx_cancel_start(tp, req);
-    return sc_ucx_cancel_finish(tp, req, sc_clock_now() + SC_UCX_CANCEL_WAIT_S);
+    return sc_ucx_cancel_finish(tp, req, -1, sc_clock_now() + SC_UCX_CANCEL_WAIT_S);
 }
 
 int sc_ucx_progress(sc_transport_t *tp)

@@ -109,12 +109,18 @@ sc_status_t sc_ucx_poll_recv(sc_transport_t *tp, void *req, size_t *len);
  * until UCX releases it. For many requests: start every cancel, then finish each
  * against one shared deadline (finish alone also bounds an endpoint close). NULL is
  * a no-op. finish returns 1 when the request was still in flight at the deadline (a
- * transfer UCX cannot cancel, already handed to the network): it is released, but
- * UCX may still read or write its buffer until the endpoint is closed
- * (sc_ucx_abandon); sc_ucx_cancel returns what finish returned. */
+ * transfer UCX cannot cancel, already handed to the network): the caller no longer
+ * holds it, but UCX may still read or write its buffer until the endpoint is closed
+ * (sc_ucx_abandon). The transport keeps it until UCX completes it (sc_ucx_orphans_poll),
+ * at the latest until sc_ucx_close, which waits for it if its peer, world rank `world`
+ * (-1 where unknown), can still answer. sc_ucx_cancel returns what finish returned. */
 int sc_ucx_cancel(sc_transport_t *tp, void *req);
 void sc_ucx_cancel_start(sc_transport_t *tp, void *req);
-int sc_ucx_cancel_finish(sc_transport_t *tp, void *req, double deadline);
+int sc_ucx_cancel_finish(sc_transport_t *tp, void *req, int world, double deadline);
+
+/* Frees the requests sc_ucx_cancel_finish released unfinished that UCX completed since;
+ * nonzero when one was. Caller holds tp->lock. */
+int sc_ucx_orphans_poll(sc_transport_t *tp);
 
 /* The first part of sc_ucx_cancel_finish: progresses until the request is done (then
  * freed; 0) or the deadline passes (1: the request stays, still in flight, for

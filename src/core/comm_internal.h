@@ -74,6 +74,8 @@ typedef struct sc_transport {
     double drains_end;          /* no drained id's drain ends before */
     struct sc_ucx_dropping *dropping; /* messages being received into scratch to be
                                    dropped (transport_ucx.c, sc_ucx_drop) */
+    struct sc_ucx_orphan *orphans; /* requests released unfinished, until UCX completes
+                                   them (transport_ucx.c, sc_ucx_cancel_finish) */
     unsigned long ops_left;     /* ops ever marked stuck, counted before their request
                                    completes (under pool_lock) */
     struct sc_kept_block *kept; /* callers' memory a transfer may still touch (under

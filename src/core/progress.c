@@ -236,7 +236,7 @@ static int sc_progress_scan(sc_transport_t *tp, int progressed)
     /* Cleared before the scan: a request for another one made meanwhile survives. */
     __atomic_store_n(&tp->rescan, 0, __ATOMIC_RELAXED);
     sc_ucx_check_local_peers(tp);
-    if (tp->op_settling || tp->ndrains || tp->dropping)
+    if (tp->op_settling || tp->ndrains || tp->dropping || tp->orphans)
         progressed |= sc_settle_poll(tp);
     for (sc_comm_t *c = tp->comms; c; c = c->next) {
         if (c->mbox)

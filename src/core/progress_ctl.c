@@ -56,7 +56,7 @@ void sc_progress_detach(sc_comm_t *c)
         for (int r = 0; r < o->nreqs; r++)
             sc_ucx_cancel_start(c->tp, o->reqs[r]);
     deadline = sc_clock_now() + SC_UCX_CANCEL_WAIT_S;
-    sc_ucx_cancel_finish(c->tp, c->ctl_recv_req, deadline);
+    sc_ucx_cancel_finish(c->tp, c->ctl_recv_req, -1, deadline);
     c->ctl_recv_req = NULL;
     while (c->ctl_outs) {
         struct sc_ctl_out *o = c->ctl_outs;
@@ -64,7 +64,7 @@ void sc_progress_detach(sc_comm_t *c)
 
         c->ctl_outs = o->next;
         for (int r = 0; r < o->nreqs; r++)
-            in_flight |= sc_ucx_cancel_finish(c->tp, o->reqs[r], deadline);
+            in_flight |= sc_ucx_cancel_finish(c->tp, o->reqs[r], c->world_of[r], deadline);
         /* A send UCX could not cancel (over TCP, one still waiting for its connection)
          * reads the message when it goes: kept until the worker is gone. */
         if (in_flight)

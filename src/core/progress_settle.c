@@ -248,6 +248,7 @@ int sc_settle_poll(sc_transport_t *tp)
         }
     }
     moved |= sc_ucx_drops_poll(tp);
+    moved |= sc_ucx_orphans_poll(tp);
     while (*pp) {
         sc_coll_op_t *op = *pp;
         int done = sc_op_settled(op);
