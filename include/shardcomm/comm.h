@@ -103,11 +103,12 @@ SC_API sc_status_t sc_comm_split(sc_comm_t *comm, int color, int key, sc_comm_t 
  * completed its part of still complete, and calls that need no such rank (sends and
  * receives among the other ranks, sc_info_print_transports) go on, and so does every
  * other communicator of the same sc_comm_init with this rank and among the peers: the
- * failed calls' transfers in flight between ranks of one node settle (what was sent
- * for them is received and dropped) without closing the connections they share (over
- * TCP, UCX_TLS without shared memory, or with a peer of another node, such a transfer
- * still closes its connection, as any failed call's does). Peers that destroy the
- * communicator as well see no error.
+ * failed calls' transfers in flight settle (what was sent for them is received and
+ * dropped, over TCP and from a peer of another node too) without closing the
+ * connections they share; one not done within 5 s (this rank, idle after its destroy,
+ * does not move a rendezvous over TCP it drops until its next call) still closes its
+ * connection, as any failed call's does. Peers that destroy the communicator as well
+ * see no error.
  *
  * A communicator never destroyed is aborted when the library is unloaded (dlclose) or
  * the process exits: its progress thread ends, and its peers are told that this rank

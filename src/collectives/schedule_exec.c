@@ -677,8 +677,11 @@ static int sc_op_cancel_one(sc_coll_op_t *op, void **req, int peer, double deadl
     /* Over TCP, UCX 1.13 fails an assertion (uct_iface.h, a zero-copy completion with
      * count 0, 'Endpoint timeout') when the peer closes its side while a rendezvous of
      * this rank is still moving, as a peer that finished with the failed call does:
-     * fault.netfault.abort, 5 runs of 12 under load with remote transfers settled. */
-    settle = settle && sc_ucx_peer_local(tp, sc_op_world(op, peer));
+     * fault.netfault.abort, 5 runs of 12 under load with remote transfers settled. A
+     * peer that destroyed the communicator does not finish so: it lives on and drops
+     * what it never receives (SC_SETTLE_ALL), and closing the connection instead failed
+     * the world's next call with it. */
+    settle = settle == SC_SETTLE_ALL || (settle && sc_ucx_peer_local(tp, sc_op_world(op, peer)));
     if (settle ? !sc_ucx_cancel_wait(tp, *req, deadline)
                : !sc_ucx_cancel_finish(tp, *req, sc_op_world(op, peer), deadline)) {
         *req = NULL;

@@ -127,7 +127,7 @@ void sc_progress_fail_comm(sc_comm_t *c, sc_status_t st, const char *text, int n
     /* What the peers sent or will send for the failed calls: dropped as it comes, so
      * that their transfers end without closing the connections. */
     if (c->size > 1)
-        sc_settle_drain_from(c->tp, c->ctx, c->broken_seq, 1);
+        sc_settle_drain_from(c->tp, c->ctx, c->broken_seq, 1, 0);
     sc_progress_fail_queued(c, c->broken_seq, NULL, st, text, sc_settle_peers_alive(st));
 }
 
@@ -138,9 +138,10 @@ void sc_progress_fail_stranded(sc_comm_t *c, uint64_t colls, const sc_p2p_cut_t 
      * own as the notice reaches it: their transfers end without closing the
      * connections, which the world and every split share. Their sends and receives
      * go on. */
-    sc_settle_drain_from(c->tp, c->ctx, colls, 0);
-    /* The peer that left lives on and drops what this rank sent it (progress_gone.c). */
-    sc_progress_fail_queued(c, colls, cut, SC_ERR_PEER_FAILED, text, 1);
+    sc_settle_drain_from(c->tp, c->ctx, colls, 0, 1);
+    /* The peer that left lives on and drops what this rank sent it (progress_gone.c),
+     * from another node too. */
+    sc_progress_fail_queued(c, colls, cut, SC_ERR_PEER_FAILED, text, SC_SETTLE_ALL);
 }
 
 /* Advances op; a failure fails the whole communicator, op included, with the

@@ -39,7 +39,7 @@ void sc_progress_tell_gone(sc_comm_t *c)
          * UCX cannot cancel): dropped as they come, so that its transfers end without
          * closing the connection, which the world and every split share. */
         if (told)
-            sc_settle_drain_from(tp, c->ctx, 0, 1);
+            sc_settle_drain_from(tp, c->ctx, 0, 1, 1);
     }
     pthread_mutex_unlock(&tp->lock);
     /* The detach cancels the control sends still queued (over TCP a queued one may

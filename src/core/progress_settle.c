@@ -20,6 +20,7 @@ struct sc_ctx_drain {
     uint32_t ctx;
     uint64_t from;
     int p2p;
+    int remote; /* from the peers of other nodes too */
     double until;
 };
 
@@ -148,11 +149,12 @@ static int sc_settle_drain(sc_transport_t *tp, struct sc_ctx_drain *d, double no
         dropped = 1;
     if (!sc_ucx_unexpected(tp, id_tag, id_mask, &found))
         return dropped;
-    /* Peers of this node only: a remote one closes its connection at once instead
-     * (sc_op_cancel_finish), and a rendezvous this rank took from it would only be cut. */
+    /* Peers of this node only, but after a destroy: a remote one closes its connection
+     * at once instead (sc_op_cancel_finish), and a rendezvous this rank took from it
+     * would only be cut. */
     for (int w = 0; w < tp->world_size; w++) {
         uint32_t src = (uint32_t)w;
-        if (!sc_ucx_peer_local(tp, w))
+        if (!d->remote && !sc_ucx_peer_local(tp, w))
             continue;
         dropped |= sc_settle_drop(tp, d, sc_tag_make(d->ctx, SC_TAG_KIND_COLL, 0, 0, src),
                                   kind_mask | SC_TAG_SRC_MASK) |
@@ -299,7 +301,8 @@ void sc_settle_end_comm(sc_transport_t *tp, sc_comm_t *c)
     }
 }
 
-void sc_settle_drain_from(sc_transport_t *tp, uint32_t ctx, uint64_t seq, int p2p)
+void sc_settle_drain_from(sc_transport_t *tp, uint32_t ctx, uint64_t seq, int p2p,
+                          int remote)
 {
     double until = sc_clock_coarse() + SC_SETTLE_DRAIN_S;
     struct sc_ctx_drain *more;
@@ -309,6 +312,7 @@ void sc_settle_drain_from(sc_transport_t *tp, uint32_t ctx, uint64_t seq, int p2
             if (seq < tp->drains[i].from)
                 tp->drains[i].from = seq;
             tp->drains[i].p2p |= p2p;
+            tp->drains[i].remote |= remote;
             tp->drains[i].until = until;
             return;
         }
@@ -320,6 +324,7 @@ void sc_settle_drain_from(sc_transport_t *tp, uint32_t ctx, uint64_t seq, int p2
     tp->drains[tp->ndrains].ctx = ctx;
     tp->drains[tp->ndrains].from = seq;
     tp->drains[tp->ndrains].p2p = p2p;
+    tp->drains[tp->ndrains].remote = remote;
     tp->drains[tp->ndrains].until = until;
     tp->ndrains++;
 }

@@ -5,7 +5,8 @@
  * communicator's failed calls, the collectives a peer that destroyed it never joins,
  * everything of a communicator this rank destroyed), received into scratch and
  * dropped, which completes their transfers in turn. (A remote peer's
- * connection is closed at once, as before: sc_op_cancel_finish.) */
+ * connection is closed at once, as before: sc_op_cancel_finish; but for a peer that
+ * destroyed the communicator, which lives on and drops them, SC_SETTLE_ALL.) */
 #ifndef SC_CORE_PROGRESS_SETTLE_H
 #define SC_CORE_PROGRESS_SETTLE_H
 
@@ -30,8 +31,9 @@ static inline int sc_settle_peers_alive(sc_status_t status)
  * against one deadline (SC_UCX_CANCEL_WAIT_S in all, however many ops a peer that takes
  * nothing holds: each waited that long in turn, under tp->lock, 9 s for an abort with
  * 200 sends pending to a stopped rank), and those still in flight with a peer of this
- * node, where the peers are alive (alive), are waited for before their requests
- * complete. Caller holds tp->lock. */
+ * node, where the peers are alive (alive: SC_SETTLE_LOCAL), or with any peer
+ * (SC_SETTLE_ALL), are waited for before their requests complete. Caller holds
+ * tp->lock. */
 void sc_settle_fail_ops(sc_comm_t *comm, sc_coll_op_t *ops, sc_status_t status,
                         const char *text, int alive);
 
@@ -52,10 +54,13 @@ void sc_settle_end_comm(sc_transport_t *tp, sc_comm_t *comm);
 /* From now on, messages of context id ctx for the collectives numbered from seq on
  * (every one when seq is 0), and with p2p for every send and receive too, are dropped
  * as they arrive: no call of ctx's communicator takes them (it broke there, a peer that
- * destroyed it will never join them, or this rank destroyed it). For 10 s after the
- * last call or the last message dropped (the peers have given up on their transfers by
- * then). Caller holds tp->lock. */
-void sc_settle_drain_from(sc_transport_t *tp, uint32_t ctx, uint64_t seq, int p2p);
+ * destroyed it will never join them, or this rank destroyed it). From the peers of this
+ * node, and with remote from every peer (a destroy's: its senders settle remote
+ * transfers too, SC_SETTLE_ALL). For 10 s after the last call or the last message
+ * dropped (the peers have given up on their transfers by then). Caller holds
+ * tp->lock. */
+void sc_settle_drain_from(sc_transport_t *tp, uint32_t ctx, uint64_t seq, int p2p,
+                          int remote);
 
 /* Stops dropping the messages of ctx: a new communicator takes the id. Caller holds
  * tp->lock. */
