@@ -777,12 +777,6 @@ unsigned long sc_ucx_kept_blocks(sc_transport_t *tp)
     return n;
 }
 
-int sc_ucx_cancel(sc_transport_t *tp, void *req)
-{
-    sc_ucx_cancel_start(tp, req);
-    return sc_ucx_cancel_finish(tp, req, -1, sc_clock_now() + SC_UCX_CANCEL_WAIT_S);
-}
-
 int sc_ucx_progress(sc_transport_t *tp)
 {
     return (int)ucp_worker_progress(tp->worker);

@@ -105,16 +105,15 @@ sc_status_t sc_ucx_poll_recv(sc_transport_t *tp, void *req, size_t *len);
 /* How long cancelled requests are progressed before they are released. */
 #define SC_UCX_CANCEL_WAIT_S 0.05
 
-/* Cancels a pending request and waits (progressing, at most SC_UCX_CANCEL_WAIT_S)
- * until UCX releases it. For many requests: start every cancel, then finish each
- * against one shared deadline (finish alone also bounds an endpoint close). NULL is
- * a no-op. finish returns 1 when the request was still in flight at the deadline (a
+/* Cancels a pending request (start) and waits (finish: progressing until a deadline,
+ * SC_UCX_CANCEL_WAIT_S from the start as a rule) until UCX releases it. For many
+ * requests: start every cancel, then finish each against one shared deadline (finish
+ * alone also bounds an endpoint close). NULL is a no-op. finish returns 1 when the request was still in flight at the deadline (a
  * transfer UCX cannot cancel, already handed to the network): the caller no longer
  * holds it, but UCX may still read or write its buffer until the endpoint is closed
  * (sc_ucx_abandon). The transport keeps it until UCX completes it (sc_ucx_orphans_poll),
  * at the latest until sc_ucx_close, which waits for it if its peer, world rank `world`
- * (-1 where unknown), can still answer. sc_ucx_cancel returns what finish returned. */
-int sc_ucx_cancel(sc_transport_t *tp, void *req);
+ * (-1 where unknown), can still answer. */
 void sc_ucx_cancel_start(sc_transport_t *tp, void *req);
 int sc_ucx_cancel_finish(sc_transport_t *tp, void *req, int world, double deadline);
 
