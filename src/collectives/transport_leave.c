@@ -99,10 +99,14 @@ void sc_leave_tell(sc_transport_t *tp, uint32_t why)
         req = ucp_tag_send_nbx(tp->eps[r], &reasons[why == SC_LEAVE_UNLOADED],
                                sizeof(uint32_t), SC_LEAVE_TAG | (uint64_t)tp->world_rank,
                                &param);
-        if (UCS_PTR_IS_PTR(req) && !stopped && tp->leave_out_n < tp->world_size)
+        if (UCS_PTR_IS_PTR(req) && !stopped && tp->leave_out_n < tp->world_size) {
             tp->leave_out[tp->leave_out_n++] = req;
-        else if (UCS_PTR_IS_PTR(req))
+        } else if (UCS_PTR_IS_PTR(req)) {
+            /* A later close (a destroy after the unload at exit) must not flush it. */
+            if (stopped && ucp_request_check_status(req) == UCS_INPROGRESS)
+                tp->ep_flags[r] |= SC_EP_LEAVE_HELD;
             ucp_request_free(req);
+        }
     }
 }
 

@@ -19,9 +19,10 @@ void sc_leave_listen(sc_transport_t *tp);
 /* Tells every peer not known to have failed that this rank leaves, and why, once per
  * transport; the endpoints' flushing close delivers it, or the worker's progress until
  * sc_leave_sent. A stopped peer of this node is told only at the unload, and not waited
- * for: where its FIFO is full the message stays with this rank's worker, and the
- * mailboxes tell it (sc_mbox_mark_left). At the transport's close, before its endpoints close; or
- * at the library's unload. Caller holds tp->lock, or is alone on tp. */
+ * for: where its FIFO is full the message stays with this rank's worker, its endpoint
+ * marked SC_EP_LEAVE_HELD (a later close does not flush it), and the mailboxes tell it
+ * (sc_mbox_mark_left). At the transport's close, before its endpoints close; or at the
+ * library's unload. Caller holds tp->lock, or is alone on tp. */
 void sc_leave_tell(sc_transport_t *tp, uint32_t why);
 
 /* Marks world rank r as having left (why: SC_LEAVE_*), as its message says, or its mark

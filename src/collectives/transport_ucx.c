@@ -537,16 +537,22 @@ void sc_ucx_close(sc_transport_t *tp, double timeout_s)
                 continue;
             /* A failed local endpoint (its peer closed its side first, or died) is left
              * to ucp_worker_destroy: UCX refuses to force its close, and a flush of it
-             * fails, an ERROR line from UCX for each of its transports. */
+             * fails, an ERROR line from UCX for each of its transports. So is one that
+             * holds the unload's leaving message to a stopped peer (a destroy after the
+             * unload at exit): its flush waited the close's 2 s for a peer that may
+             * never run again. */
             if ((tp->ep_flags[r] & SC_EP_LOCAL) &&
-                ((tp->ep_flags[r] & SC_EP_FAILED) || tp->peer_error[r][0])) {
+                ((tp->ep_flags[r] & (SC_EP_FAILED | SC_EP_LEAVE_HELD)) ||
+                 tp->peer_error[r][0])) {
                 tp->eps[r] = NULL;
                 continue;
             }
             memset(&param, 0, sizeof(param));
             param.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
-            /* A failed peer cannot answer a flush. */
-            param.flags = tp->peer_error[r][0] ? UCP_EP_CLOSE_FLAG_FORCE : 0;
+            /* A failed peer cannot answer a flush, nor a stopped one reached over TCP. */
+            param.flags = tp->peer_error[r][0] || (tp->ep_flags[r] & SC_EP_LEAVE_HELD)
+                              ? UCP_EP_CLOSE_FLAG_FORCE
+                              : 0;
             req = ucp_ep_close_nbx(tp->eps[r], &param);
             if (!UCS_PTR_IS_ERR(req))
                 sc_ucx_cancel_finish(tp, req, r, deadline);

@@ -90,6 +90,10 @@ typedef struct sc_transport {
 /* UCX failed the local endpoint (its peer closed its side or exited): a flush of it
  * fails. Remote endpoints' failures are peer_error. */
 #define SC_EP_FAILED 2
+/* The library's unload left its leaving message to a stopped peer of this node held in
+ * the endpoint (the peer's FIFO full), its request released: a flush of it waits for a
+ * peer that may never run again (sc_ucx_close then gave up after its 2 s). */
+#define SC_EP_LEAVE_HELD 4
 
 #define SC_CTL_TEXT 512
 

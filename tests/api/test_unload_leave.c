@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "core/comm_internal.h"
+#include "../common/sc_fill_fifo.h"
 #include "../common/sc_hold_transport.h"
 
 static int g_rank = -1;
@@ -55,30 +56,6 @@ __attribute__((destructor(101))) static void unload_timed(void)
     _exit(took < UNLOAD_BOUND_S ? 0 : 1);
 }
 
-/* Rank 0 sends rank 1 1 KiB messages until one stays in flight for 0.2 s: rank 1's
- * shared-memory FIFO is full, and a message sent after it (the leaving one) is held by
- * UCX. That one send is left in flight. */
-static int fill_until_held(sc_comm_t *world)
-{
-    static char buf[1024];
-    int sent = 0;
-
-    for (;;) {
-        sc_request_t *req;
-        double t0 = now_s();
-
-        CHECK_OK(sc_send(buf, sizeof(buf), SC_UINT8, 1, world, NULL, &req));
-        while (sc_test(req) == SC_IN_PROGRESS && now_s() - t0 < 0.2)
-            usleep(100);
-        if (sc_test(req) == SC_IN_PROGRESS)
-            break;
-        sc_request_free(req);
-        CHECK(++sent < 4096, "4096 sends went to rank 1, which takes nothing");
-    }
-    printf("rank 0: %d sends went, the next one is held\n", sent);
-    return 0;
-}
-
 int main(int argc, char **argv)
 {
     sc_comm_t *world, *split;
@@ -96,7 +73,8 @@ int main(int argc, char **argv)
     if (g_rank == 1)
         sc_test_hold_until_gone(world, (pid_t)pids[0]); /* until rank 0 is gone */
     usleep(200000); /* rank 1 holds its lock */
-    if (fill_until_held(world) != 0)
+    /* Rank 1's FIFO full: the leaving message sent after the send held is held too. */
+    if (sc_test_fill_until_held(world, 1) != 0)
         return 1;
     fflush(NULL);
     g_exit_at = now_s();

@@ -18,6 +18,7 @@
 #include "collectives/mailbox.h"
 #include "collectives/transport_ucx.h"
 #include "core/comm_internal.h"
+#include "../common/sc_fill_fifo.h"
 #include "../common/sc_hold_transport.h"
 
 static int g_rank;
@@ -124,26 +125,6 @@ static double now_s(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-/* Rank 0 sends world rank q 1 KiB messages until one stays in flight for 0.2 s: q's
- * shared-memory FIFO is full, and a message sent after it is held by UCX. */
-static int fill_until_held(sc_comm_t *world, int q)
-{
-    static char buf[1024];
-
-    for (int sent = 0;; sent++) {
-        sc_request_t *req;
-        double t0 = now_s();
-
-        CHECK(sent < 4096, "4096 sends went to rank %d, which takes nothing", q);
-        CHECK_OK(sc_send(buf, sizeof(buf), SC_UINT8, q, world, NULL, &req));
-        while (sc_test(req) == SC_IN_PROGRESS && now_s() - t0 < 0.2)
-            usleep(100);
-        if (sc_test(req) == SC_IN_PROGRESS)
-            return 0; /* left in flight: the process ends without it */
-        sc_request_free(req);
-    }
-}
-
 /* How many split communicators rank 0 may close, each with its two wake-ups held: the
  * first close under 2 x SC_UCX_CANCEL_WAIT_S passes. The close that waited for each in
  * turn took at least that every time; one that waits once takes one wait and what the
@@ -160,7 +141,7 @@ static int close_held(sc_comm_t *world, sc_comm_t **subs)
     int t;
 
     usleep(200000); /* ranks 1 and 2 hold their locks */
-    if (fill_until_held(world, 1) != 0 || fill_until_held(world, 2) != 0)
+    if (sc_test_fill_until_held(world, 1) != 0 || sc_test_fill_until_held(world, 2) != 0)
         return 1;
     for (t = 0; t < SC_CLOSE_TRIES; t++) {
         double t0;
