@@ -150,6 +150,11 @@ void sc_mbox_sleeping(sc_comm_t *comm, int sleeping)
     __atomic_store_n(&comm->mbox->head->sleeping, (uint32_t)sleeping, __ATOMIC_SEQ_CST);
 }
 
+int sc_mbox_is_sleeping(const sc_comm_t *comm)
+{
+    return __atomic_load_n(&comm->mbox->head->sleeping, __ATOMIC_SEQ_CST) != 0;
+}
+
 void sc_mbox_mark_left(sc_comm_t *comm, uint32_t why)
 {
     __atomic_store_n(&comm->mbox->head->left, why, __ATOMIC_RELEASE);

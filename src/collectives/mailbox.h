@@ -38,6 +38,10 @@ int sc_mbox_put(struct sc_comm *comm, int q, uint64_t seq, const void *buf, size
  * wake it meanwhile. Sequentially consistent, before the sleeper's last look. */
 void sc_mbox_sleeping(struct sc_comm *comm, int sleeping);
 
+/* Whether this rank's mailboxes of comm are marked sleeping, as its neighbours read it
+ * (for the tests). Caller holds tp->lock. */
+int sc_mbox_is_sleeping(const struct sc_comm *comm);
+
 /* Marks this rank as having left (why: SC_LEAVE_UNLOADED, transport_leave.h) in its
  * mailboxes' head, where its ring neighbours read it (sc_mbox_look_left) without any
  * progress of this rank's: a stopped neighbour (SIGSTOP, a debugger) whose FIFO is full

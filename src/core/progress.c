@@ -459,19 +459,20 @@ static int sc_progress_spin_step(sc_transport_t *tp, sc_spin_t *spin)
 /* The progress thread's take of tp->lock: 0, without it, once the thread is asked to
  * stop. The library's unload ends the thread even where another thread holds the lock
  * for ever (a signal handler that exits or unloads inside the library), and a thread
- * blocked in pthread_mutex_lock could not be joined. */
+ * blocked in pthread_mutex_lock could not be joined. The stop flag is looked at only
+ * after a whole wait failed: a lock held a moment as the thread is asked to stop (a
+ * caller's progress step) is taken, as pthread_mutex_lock did, and the thread's turn
+ * ends as usual (its mailboxes no longer marked sleeping). */
 static int sc_progress_thread_lock(sc_transport_t *tp)
 {
-    while (pthread_mutex_trylock(&tp->lock) != 0) {
-        struct timespec until;
+    for (;;) {
+        struct timespec until = sc_clock_realtime_after(SC_PROGRESS_LOCK_LOOK_NS);
 
+        if (pthread_mutex_timedlock(&tp->lock, &until) == 0)
+            return 1;
         if (__atomic_load_n(&tp->stop, __ATOMIC_ACQUIRE))
             return 0;
-        until = sc_clock_realtime_after(SC_PROGRESS_LOCK_LOOK_NS);
-        if (pthread_mutex_timedlock(&tp->lock, &until) == 0)
-            break;
     }
-    return 1;
 }
 
 /* The background driver: runs queued ops while no caller is waiting on one (a waiting

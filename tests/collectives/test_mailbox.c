@@ -6,7 +6,8 @@
  * the message in its slot; messages are read in any order and come out as written,
  * and one that was not written is not there. Without the mailboxes (SC_LOCAL_MAILBOX=0)
  * the test checks that none were opened. With the argument close: a close with a wake-up
- * in flight to each neighbour waits for them once. */
+ * in flight to each neighbour waits for them once; with stop: a progress thread asked to
+ * stop while the lock is taken a moment clears its sleeping mark first. */
 #include <pthread.h>
 #include <signal.h>
 #include <stdint.h>
@@ -18,6 +19,7 @@
 #include "collectives/mailbox.h"
 #include "collectives/transport_ucx.h"
 #include "core/comm_internal.h"
+#include "core/progress.h"
 #include "../common/sc_fill_fifo.h"
 #include "../common/sc_hold_transport.h"
 
@@ -202,6 +204,64 @@ static int close_with_wake_ups_held(sc_comm_t *world)
     _exit(failed);
 }
 
+static void *stop_progress(void *tp)
+{
+    sc_progress_stop(tp);
+    return NULL;
+}
+
+/* Rank 0's progress thread, asleep with its mailboxes marked sleeping (a receive that
+ * nothing answers yet is queued), is asked to stop (sc_progress_stop, on another
+ * thread) while this thread holds the transport's lock, which it lets go 50 ms later.
+ * The thread, woken, then found the lock taken once, saw its stop flag and ended at
+ * once, its mailboxes left marked sleeping (its neighbours then send a wake-up with
+ * every message); it now waits for the lock, as it did before it looked at that flag,
+ * and clears the mark. Rank 1 then sends what the receive waits for. */
+static int stop_with_the_lock_taken(sc_comm_t *world)
+{
+    int32_t v = 1;
+    sc_request_t *req;
+    pthread_t t;
+    int sleeping;
+
+    CHECK(sc_comm_size(world) == 2, "runs with 2 ranks");
+    if (!world->mbox) {
+        printf("no mailboxes here: nothing marked sleeping\n");
+        return 0;
+    }
+    if (g_rank == 1) {
+        CHECK_OK(sc_barrier(world, NULL)); /* rank 0's thread ended */
+        CHECK_OK(sc_send(&v, 1, SC_INT32, 0, world, NULL, NULL));
+        return 0;
+    }
+    CHECK_OK(sc_recv(&v, 1, SC_INT32, 1, world, NULL, &req));
+    for (int i = 0;; i++) {
+        CHECK(i < 2000, "the progress thread never marked its mailboxes sleeping");
+        pthread_mutex_lock(&world->tp->lock);
+        if (sc_mbox_is_sleeping(world))
+            break; /* held: the thread sleeps, and clears the mark under the lock */
+        pthread_mutex_unlock(&world->tp->lock);
+        usleep(1000);
+    }
+    CHECK(pthread_create(&t, NULL, stop_progress, world->tp) == 0, "pthread_create");
+    while (!__atomic_load_n(&world->tp->stop, __ATOMIC_ACQUIRE))
+        usleep(100);
+    usleep(50000); /* the thread woke and found the lock taken */
+    pthread_mutex_unlock(&world->tp->lock);
+    pthread_join(t, NULL);
+    pthread_mutex_lock(&world->tp->lock);
+    sleeping = sc_mbox_is_sleeping(world);
+    pthread_mutex_unlock(&world->tp->lock);
+    printf("the progress thread ended, its mailboxes %s\n",
+           sleeping ? "marked sleeping" : "awake");
+    CHECK_OK(sc_barrier(world, NULL));
+    CHECK_OK(sc_wait(req));
+    CHECK(v == 1, "received %d, not 1", (int)v);
+    CHECK(!sleeping, "the progress thread ended with its mailboxes marked sleeping: it "
+          "gave up the lock, taken a moment as it was asked to stop");
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     sc_comm_t *world;
@@ -212,8 +272,12 @@ int main(int argc, char **argv)
         return 1;
     }
     g_rank = sc_comm_rank(world);
-    failed = argc > 1 && strcmp(argv[1], "close") == 0 ? close_with_wake_ups_held(world)
-                                                        : run(world);
+    if (argc > 1 && strcmp(argv[1], "close") == 0)
+        failed = close_with_wake_ups_held(world);
+    else if (argc > 1 && strcmp(argv[1], "stop") == 0)
+        failed = stop_with_the_lock_taken(world);
+    else
+        failed = run(world);
     printf("%s: mailbox slots (rank %d)\n", failed ? "FAIL" : "PASS", g_rank);
     sc_comm_destroy(world);
     return failed;
