@@ -1,5 +1,5 @@
 /* A process's state as /proc shows it: whether a rank stopped itself (SIGSTOP), how many
- * threads this process has. */
+ * threads this process has (or comes down to). */
 #ifndef SC_TESTS_PROC_STATE_H
 #define SC_TESTS_PROC_STATE_H
 
@@ -54,6 +54,24 @@ static inline int sc_test_thread_count(void)
         n += e->d_name[0] != '.';
     closedir(dir);
     return n;
+}
+
+/* This process's threads once they number n or fewer, or limit_s seconds have passed (a
+ * thread just joined may stay listed in /proc/self/task a moment); -1 where they cannot
+ * be counted. */
+static inline int sc_test_thread_count_down_to(int n, double limit_s)
+{
+    struct timespec t0, t;
+    int count;
+
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    while ((count = sc_test_thread_count()) > n) {
+        clock_gettime(CLOCK_MONOTONIC, &t);
+        if ((double)(t.tv_sec - t0.tv_sec) + 1e-9 * (double)(t.tv_nsec - t0.tv_nsec) >= limit_s)
+            break;
+        usleep(1000);
+    }
+    return count;
 }
 
 #endif
