@@ -1,5 +1,6 @@
 /* Multi-rank correctness of the data collectives (allreduce, reduce_scatter, allgather,
- * broadcast, reduce, alltoall): every dtype x op x in-place/out-of-place x count, against
+ * broadcast, reduce, alltoall): every dtype x op x in-place/out-of-place x count (the
+ * large count once per element size for those that only move bytes), against
  * references computed in coll_check.h. Run through scrun; see usage() for the CLI. */
 #include <getopt.h>
 #include <sched.h>
@@ -391,13 +392,15 @@ static const cc_coll_t cc_colls[] = {
     {"reduce", case_reduce, 1, 1},        {"alltoall", case_alltoall, 0, 0},
 };
 
+/* misaligned: 0 or 1 (the buffers one element off), or -1 to alternate between cases. */
 static void cc_run_case(cc_run_t *run, const cc_coll_t *coll, sc_dtype_t d, sc_op_t op,
-                        size_t count, int in_place, int verbose)
+                        size_t count, int in_place, int misaligned, int verbose)
 {
     cc_ctx_t *c = &run->ctx;
     int k = run->case_no++;
     cc_mode_t mode = (cc_mode_t)(k % CC_MODE_COUNT);
-    size_t misalign = (k / CC_MODE_COUNT) % 2 ? cc_size(d) : 0;
+    int off = misaligned < 0 ? (k / CC_MODE_COUNT) % 2 : misaligned;
+    size_t misalign = off ? cc_size(d) : 0;
     int failures = c->failures;
     double t0 = cc_now();
 
@@ -425,8 +428,22 @@ typedef struct {
     long long count;  /* -1: the count matrix; else only this count, every dtype x op */
 } cc_opts_t;
 
+/* Whether no dtype before d in cc_dtypes has d's size. */
+static int cc_first_of_its_size(sc_dtype_t d)
+{
+    for (size_t i = 0; cc_dtypes[i] != d; i++)
+        if (cc_size(cc_dtypes[i]) == cc_size(d))
+            return 0;
+    return 1;
+}
+
 /* Small counts: every dtype x op. The large count: every dtype with sum (or no op), plus
- * float32 with every op; each in place and out of place. */
+ * float32 with every op; each in place and out of place. The collectives that only move
+ * bytes (allgather, broadcast, alltoall) see a dtype only as its size (coll_api.c and
+ * the algorithms; the reductions alone read the values): their large count runs for the
+ * first dtype of each of the four sizes, out of place with aligned buffers and in place
+ * with buffers one element off, unless --dtype names one. The large cases left out
+ * still take their turn (case_no), so that every other case runs as before. */
 static void cc_run_coll(cc_run_t *run, const cc_coll_t *coll, const cc_opts_t *o)
 {
     int p = run->ctx.size;
@@ -460,10 +477,16 @@ static void cc_run_coll(cc_run_t *run, const cc_coll_t *coll, const cc_opts_t *o
             for (int in_place = 0; in_place < 2; in_place++) {
                 if (o->small || o->count >= 0)
                     for (size_t ci = 0; ci < ncounts; ci++)
-                        cc_run_case(run, coll, d, op, uniq[ci], in_place, o->verbose);
-                if (o->big && o->count < 0 &&
-                    (op == SC_SUM || op == CC_NO_OP || d == SC_FLOAT32))
-                    cc_run_case(run, coll, d, op, big_count, in_place, o->verbose);
+                        cc_run_case(run, coll, d, op, uniq[ci], in_place, -1, o->verbose);
+                if (!o->big || o->count >= 0 ||
+                    (op != SC_SUM && op != CC_NO_OP && d != SC_FLOAT32))
+                    continue;
+                if (coll->reduces || o->dtype >= 0)
+                    cc_run_case(run, coll, d, op, big_count, in_place, -1, o->verbose);
+                else if (cc_first_of_its_size(d))
+                    cc_run_case(run, coll, d, op, big_count, in_place, in_place, o->verbose);
+                else
+                    run->case_no++;
             }
         }
     }
@@ -476,7 +499,8 @@ static void usage(void)
             "                        [--op OP] [--count N] [--registered] [--verbose]\n"
             "  NAME: allreduce reduce_scatter allgather broadcast reduce alltoall all\n"
             "  Counts 0, 1, n-1, n+1 (every dtype x op) and %zu (every dtype with sum,\n"
-            "  float32 with every op; reduce_scatter: %zu/n rounded up), in place and out of\n"
+            "  float32 with every op; reduce_scatter: %zu/n rounded up; allgather,\n"
+            "  broadcast, alltoall: one dtype per element size), in place and out of\n"
             "  place. --dtype/--op restrict the matrix, --count N runs only count N.\n"
             "  --registered: every buffer in memory from sc_mem_alloc, at the same offset\n"
             "  on every rank (the collectives then read their peers' buffers in place).\n"
