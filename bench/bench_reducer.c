@@ -129,7 +129,8 @@ static double sc_br_tolerance(const sc_br_ctx_t *c, sc_dtype_t dtype)
 
 /* Adds n bytes to a 64-bit hash of the results (compared between ranks): FNV-1a over
  * 8-byte words, h ^= h >> 29 after each multiply, without which two flipped sign bits
- * (the top bits of two words) cancel. */
+ * (the top bits of two words) cancel, and each word mixed first, without which a
+ * flipped top bit and bits 63 and 34 of the next word cancel (the tests' sc_hash.h). */
 static uint64_t sc_br_hash(uint64_t h, const void *buf, size_t n)
 {
     const unsigned char *b = buf;
@@ -138,6 +139,7 @@ static uint64_t sc_br_hash(uint64_t h, const void *buf, size_t n)
 
     for (; i + 8 <= n; i += 8) {
         memcpy(&w, b + i, 8);
+        w = (w ^ (w >> 32)) * 0xbf58476d1ce4e5b9ull;
         h = (h ^ w) * 0x100000001B3ull;
         h ^= h >> 29;
     }
