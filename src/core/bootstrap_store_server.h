@@ -1,13 +1,15 @@
 /* Rank 0's side of the rendezvous store (bootstrap_store_server.c): the server thread
  * that takes every rank's hello and blob, refuses processes of another launch or
- * protocol, answers each rank with its place in the table's tree (the table itself to
- * rank 0's children) and watches every rank until all have the table; and rank 0's
- * refusal of every rank when it cannot serve. The ranks' side, rank 0's own client
- * included, is bootstrap_store.c. */
+ * protocol (bootstrap_store_arrival.c), answers each rank with its place in the table's
+ * tree (the table itself to rank 0's children) and watches every rank until all have the
+ * table (bootstrap_store_answer.c); and rank 0's refusal of every rank when it cannot
+ * serve. The ranks' side, rank 0's own client included, is bootstrap_store.c. */
 #ifndef SC_CORE_BOOTSTRAP_STORE_SERVER_H
 #define SC_CORE_BOOTSTRAP_STORE_SERVER_H
 
 #include <pthread.h>
+#include <stddef.h>
+#include <stdint.h>
 
 #include "core/bootstrap_wire.h"
 #include "core/error.h"
@@ -80,5 +82,31 @@ void *sc_store_serve(void *arg);
  * them (sc_store_linger_add). 0 once the thread runs, -1 where the port or the thread
  * could not be had (s then holds nothing to undo but sc_store_server_fini). */
 int sc_store_server_tell_failure(sc_store_server_t *s, const char *text);
+
+/* The server's waits and replies on one connection, which look whether it was stopped,
+ * and its failure's sentence: shared with its arrivals (bootstrap_store_arrival.c). */
+
+/* Waits until fd has events (POLLIN, POLLOUT) or deadline passes, looking every
+ * SC_STORE_STOP_LOOK_S whether s was stopped: 1 when they came, 0 at the deadline or once
+ * s was stopped, -1 when the poll failed. Every wait of the store on one connection goes
+ * through it, so that a store telling a failed rendezvous ends within moments of its
+ * stop (the library's unload joins it within 2 s, or leaves it running in the unmapped
+ * code), where a reply or a skip waited up to 2 s per connection and a hello up to 5 s. */
+int sc_store_wait(sc_store_server_t *s, int fd, short events, double deadline);
+
+/* Answers fd with st and its sentence text before deadline (sc_store_wait), as
+ * sc_store_net_reply does. */
+void sc_store_reply_error(sc_store_server_t *s, int fd, sc_status_t st,
+                          const char *text, double deadline);
+
+/* Reads and drops len bytes of fd (SIZE_MAX: until it closes the connection) before
+ * deadline (sc_store_wait): a peer answered before all it sent was read, whose close
+ * with unread bytes would reset the connection before the answer reached it. */
+void sc_store_skip(sc_store_server_t *s, int fd, size_t len, double deadline);
+
+/* Into err: the rendezvous's sentence for rank's failure text (its sc_comm_init failed
+ * before it could join, or rank 0 before it could serve). */
+void sc_store_failure_sentence(const sc_store_server_t *s, uint32_t rank,
+                               const char *text, char *err, size_t len);
 
 #endif

@@ -1,6 +1,7 @@
 /* The rendezvous's messages on the wire: a rank's hello to rank 0's store or to its
  * parent in the table's tree, the answers, and the part the store gives each rank in
- * that tree (bootstrap_store.c, bootstrap_store_server.c, bootstrap_tree.c). */
+ * that tree (bootstrap_store.c; rank 0's store: bootstrap_store_server.c, its arrivals
+ * bootstrap_store_arrival.c and its answers bootstrap_store_answer.c; bootstrap_tree.c). */
 #ifndef SC_CORE_BOOTSTRAP_WIRE_H
 #define SC_CORE_BOOTSTRAP_WIRE_H
 
