@@ -105,8 +105,8 @@ SC_API sc_status_t sc_comm_split(sc_comm_t *comm, int color, int key, sc_comm_t 
  * other communicator of the same sc_comm_init with this rank and among the peers: the
  * failed calls' transfers in flight settle (what was sent for them is received and
  * dropped, over TCP and from a peer of another node too) without closing the
- * connections they share; one not done within 5 s (this rank, idle after its destroy,
- * does not move a rendezvous over TCP it drops until its next call) still closes its
+ * connections they share, this rank's progress thread dropping them while it makes no
+ * call; one not done within 5 s (a peer that stops taking them) still closes its
  * connection, as any failed call's does. Peers that destroy the communicator as well
  * see no error.
  *

@@ -495,6 +495,13 @@ static void *sc_progress_thread(void *arg)
              * that caller having to wake this thread. */
             if (!sc_progress_thread_lock(tp))
                 break;
+            /* What woke the last sleep is taken first: UCX 1.13's TCP transport arms
+             * nothing (its sockets wait in the worker's event set, level-triggered),
+             * so ucp_worker_arm reports a socket no progress call has read as armed,
+             * and poll returned at once for it, again and again, until the rank's next
+             * call: a core spun and nothing moved (a rendezvous this rank drops, a
+             * peer's notice, UCX's keepalive). */
+            sc_progress_step(tp);
             st = sc_ucx_arm(tp);
             if (st == SC_IN_PROGRESS)
                 sc_progress_step(tp);

@@ -43,6 +43,11 @@
  *   drained id a scan besides the oldest message's: rank 1's rendezvous sends to rank 2,
  *   announced before the destroy, stayed undropped, and rank 1's allreduce failed only
  *   when it gave them up after SC_OP_SETTLE_S (5.2 s), closing the connection 1-2.
+ *   Rank 2 uses less than a tenth of IDLE in CPU meanwhile. Over TCP its progress
+ *   thread, woken by a socket UCX reports as armed while unread, went back to sleep
+ *   without a progress call: poll returned at once, again and again (a core spun),
+ *   and nothing moved until rank 2's next call, its peers' allreduce failing only then
+ *   (after IDLE, or after SC_OP_SETTLE_S with the connection 1-2 closed).
  *
  * Usage (under scrun): test_destroyed_peer waiting|later|p2p|every_rank_destroys|
  *                      notice_behind_a_full_socket|mid_transfer DELAY|
@@ -416,6 +421,15 @@ static int idle_old_splits(sc_comm_t *world, int old)
     return TEST_PASS;
 }
 
+/* The CPU time of this process so far, its threads' together. */
+static double idle_cpu_s(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
 static int test_mid_transfer_idle(int argc, char **argv)
 {
     /* Kept to the end: a failed call's buffers may still be read. */
@@ -435,9 +449,15 @@ static int test_mid_transfer_idle(int argc, char **argv)
         CHECK_OK(sc_send(held, 4, SC_INT32, 2, world, NULL, NULL));
     CHECK_OK(sc_barrier(sub, NULL));
     if (fault_rank == 2) {
+        double idle = atof(argv[2]), cpu;
+
         fault_sleep(atof(argv[1]));
         CHECK_OK(sc_comm_destroy(sub));
-        fault_sleep(atof(argv[2]));
+        cpu = idle_cpu_s();
+        fault_sleep(idle);
+        cpu = idle_cpu_s() - cpu;
+        CHECK(cpu < 0.1 * idle, "rank 2 used %.2f s of CPU in its %.1f s without a call",
+              cpu, idle);
         CHECK_OK(sc_recv(got, 4, SC_INT32, 1, world, NULL, NULL));
         CHECK(memcmp(got, held, sizeof(got)) == 0, "rank 1's message came as %d %d %d %d",
               (int)got[0], (int)got[1], (int)got[2], (int)got[3]);
