@@ -9,10 +9,10 @@
 #include <sys/statvfs.h>
 #include <ucs/config/global_opts.h>
 #include <ucs/debug/debug.h>
-#include <ucs/debug/log_def.h>
 
 #include "collectives/transport_cloexec.h"
 #include "collectives/transport_leave.h"
+#include "collectives/ucx_leak_filter.h"
 #include "collectives/transport_ucx.h"
 #include "collectives/ucx_env.h"
 #include "core/clock.h"
@@ -469,27 +469,13 @@ static void sc_ucx_orphans_finish(sc_transport_t *tp, double deadline)
     }
 }
 
-/* The requests whose peer never answers (stopped, exited, or silent past the wait):
- * UCX 1.13 cannot end them, as it cancels no send nor a matched receive and refuses to
+/* Destroys the worker, its leak check's lines left out where requests released
+ * unfinished are still in flight (only then: any other leak is still UCX's WARN). The
+ * requests whose peer never answers (stopped, exited, or silent past the wait): UCX
+ * 1.13 cannot end them, as it cancels no send nor a matched receive and refuses to
  * close a shared-memory endpoint by force (sc_ucx_abandon). Released to UCX here, they
  * are the only requests its leak check at ucp_worker_destroy finds, and its WARN lines
- * for them are left out (sc_ucx_leak_filter) for one INFO line of ours. */
-static unsigned sc_ucx_leaks_hidden;
-
-static ucs_log_func_rc_t sc_ucx_leak_filter(const char *file, unsigned line,
-                                            const char *function, ucs_log_level_t level,
-                                            const ucs_log_component_config_t *comp_conf,
-                                            const char *message, va_list ap)
-{
-    (void)file, (void)line, (void)function, (void)comp_conf, (void)ap;
-    if (level != UCS_LOG_LEVEL_WARN || !strstr(message, "was not returned to mpool"))
-        return UCS_LOG_FUNC_RC_CONTINUE;
-    __atomic_add_fetch(&sc_ucx_leaks_hidden, 1, __ATOMIC_RELAXED);
-    return UCS_LOG_FUNC_RC_STOP;
-}
-
-/* Destroys the worker, its leak check's lines left out where requests released
- * unfinished are still in flight (only then: any other leak is still UCX's WARN). */
+ * for them are left out for one INFO line of ours. */
 static void sc_ucx_worker_destroy(sc_transport_t *tp)
 {
     unsigned hidden, left = 0;
@@ -506,11 +492,9 @@ static void sc_ucx_worker_destroy(sc_transport_t *tp)
         ucp_worker_destroy(tp->worker);
         return;
     }
-    hidden = __atomic_load_n(&sc_ucx_leaks_hidden, __ATOMIC_RELAXED);
-    ucs_log_push_handler(sc_ucx_leak_filter);
+    sc_ucx_leaks_hide_start();
     ucp_worker_destroy(tp->worker);
-    ucs_log_pop_handler();
-    hidden = __atomic_load_n(&sc_ucx_leaks_hidden, __ATOMIC_RELAXED) - hidden;
+    hidden = sc_ucx_leaks_hide_end();
     sc_log(SC_LOG_INFO, "%u transfers of failed calls were still in flight to peers that "
            "never answered (stopped, exited or silent) as UCX's worker was destroyed; %u "
            "warnings of its leak check about them left out", left, hidden);
