@@ -149,9 +149,12 @@ export PYTHONDONTWRITEBYTECODE=1
 logs=$(mktemp -d)
 pids=()
 trap 'kill -9 "${pids[@]}" 2>/dev/null; wait 2>/dev/null; rm -rf "$logs"' EXIT
-# A rank stopped here gets SIGHUP (then SIGCONT) where this script's process group is
-# orphaned (ctest run in the background from a shell that ended): the ranks ignore it.
-trap '' HUP
+# Each rank in a process group of its own, whose parent (this script) is in another
+# group of the same session: a group never orphaned. In this script's group, orphaned
+# where ctest runs in the background from a shell that ended, every exit of a member
+# sent the stopped ranks SIGHUP and SIGCONT, which killed or resumed them. (With job
+# control a plain wait returns when its rank stops: the waits below are wait -f.)
+set -m
 
 fail() {
   echo "FAIL $mode: $*"
@@ -230,7 +233,7 @@ bytes)
     rm -f "$logs"/*
     for ((r = 0; r < n; r++)); do start $r $n SC_STORE_FANOUT=$fanout SC_TIMEOUT=20; done
     for ((r = 0; r < n; r++)); do
-      wait "${pids[$r]}" || fail "rank $r failed with SC_STORE_FANOUT=$fanout"
+      wait -f "${pids[$r]}" || fail "rank $r failed with SC_STORE_FANOUT=$fanout"
     done
     read -r sent table tables <<<"$(sent_by_rank_0)"
     [[ -n ${tables:-} ]] || fail "rank 0 did not say what it sent"
@@ -260,7 +263,7 @@ parent_killed | parent_stopped)
   t0=$SECONDS
   [[ $mode == parent_killed ]] && kill -KILL "${pids[1]}"
   for r in 3 4 7; do
-    wait "${pids[$r]}" && fail "rank $r succeeded"
+    wait -f "${pids[$r]}" && fail "rank $r succeeded"
   done
   elapsed=$((SECONDS - t0))
   if [[ $mode == parent_killed ]]; then
@@ -296,16 +299,16 @@ child_stopped)
   echo "rank 4 got the table $took s after the store's answer"
   awk -v t="$took" 'BEGIN { exit !(t < 2) }' ||
     fail "rank 4 got the table $took s after the store's answer (behind a silent connection)"
-  wait "${pids[1]}" && fail "rank 1 succeeded"
+  wait -f "${pids[1]}" && fail "rank 1 succeeded"
   grep -q "rank 3, child of rank 1 in the rendezvous's tree, did not take the table" "$logs/1" ||
     fail "rank 1 does not name rank 3 as the child that did not take the table"
   exec {silent}>&-
   kill -CONT "${pids[3]}"
-  wait "${pids[3]}" && fail "rank 3 succeeded once resumed"
+  wait -f "${pids[3]}" && fail "rank 3 succeeded once resumed"
   grep -q "rank 3: .*rank 3, child of rank 1 in the rendezvous's tree, did not take the table" \
     "$logs/3" || fail "rank 3, resumed, does not say that rank 1 gave up on it"
   for r in 0 2 4 5 6 7; do
-    wait "${pids[$r]}" && fail "rank $r succeeded"
+    wait -f "${pids[$r]}" && fail "rank $r succeeded"
     grep -q "rank 3, child of rank 1 in the rendezvous's tree, did not take the table" \
       "$logs/$r" || fail "rank $r does not give rank 1's sentence on rank 3"
   done
@@ -323,7 +326,7 @@ child_killed_before_fetch)
   kill -KILL "${pids[3]}"
   for ((r = 0; r < n; r++)); do
     ((r == 3)) && continue
-    wait "${pids[$r]}" && fail "rank $r succeeded"
+    wait -f "${pids[$r]}" && fail "rank $r succeeded"
   done
   elapsed=$((SECONDS - t0))
   ((elapsed < 5)) || fail "the ranks took $elapsed s to fail (SC_TIMEOUT 10 s)"
@@ -345,7 +348,7 @@ failure_waiting | failure_beside_stopped_parent)
   if [[ $mode == failure_beside_stopped_parent ]]; then
     for r in 0 3 4 5 6 7; do
       wait_for 20 eval '! kill -0 "${pids[$r]}" 2>/dev/null' || fail "rank $r still runs"
-      wait "${pids[$r]}" && fail "rank $r succeeded"
+      wait -f "${pids[$r]}" && fail "rank $r succeeded"
     done
     elapsed=$((SECONDS - t0))
     ((elapsed < 3)) || fail "the ranks took $elapsed s to fail after rank 2 was killed"
@@ -360,7 +363,7 @@ failure_waiting | failure_beside_stopped_parent)
   sleep 1
   kill -CONT "${pids[1]}"
   for r in 1 3 4 7; do
-    wait "${pids[$r]}" && fail "rank $r succeeded"
+    wait -f "${pids[$r]}" && fail "rank $r succeeded"
     grep -q "SC_ERR_PEER_FAILED: rank $r: .*rank 2 exited or was killed" "$logs/$r" ||
       fail "rank $r does not give the store's sentence naming rank 2"
   done
@@ -396,7 +399,7 @@ answer_stopped | answer_stopped_timeout_inf)
   kill -CONT "${pids[1]}"
   for ((r = 1; r < n; r++)); do
     wait_for 20 eval '! kill -0 "${pids[$r]}" 2>/dev/null' || fail "rank $r still runs"
-    wait "${pids[$r]}" || fail "rank $r failed"
+    wait -f "${pids[$r]}" || fail "rank $r failed"
     grep -q "rank $r: the store said 0" "$logs/$r" ||
       fail "rank $r did not hear the store's SC_SUCCESS at the tree's end"
   done
@@ -448,7 +451,7 @@ verdicts_beside_stopped)
   wait_for 20 eval '! kill -0 "${pids[5]}" 2>/dev/null' || fail "rank 5 still runs"
   took=$(awk -v a="$t0" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.2f", b - a }')
   echo "rank 5 failed $took s after rank 4 was killed"
-  wait "${pids[5]}" && fail "rank 5 succeeded"
+  wait -f "${pids[5]}" && fail "rank 5 succeeded"
   grep -q "SC_ERR_PEER_FAILED: rank 5: .*rank 4 exited or was killed" "$logs/5" ||
     fail "rank 5 does not give the store's sentence naming rank 4"
   awk -v t="$took" 'BEGIN { exit !(t < 4) }' ||
@@ -457,7 +460,7 @@ verdicts_beside_stopped)
   for r in 1 2 3; do kill -CONT "${pids[$r]}"; done
   for r in 0 1 2 3; do
     wait_for 20 eval '! kill -0 "${pids[$r]}" 2>/dev/null' || fail "rank $r still runs"
-    wait "${pids[$r]}" && fail "rank $r succeeded"
+    wait -f "${pids[$r]}" && fail "rank $r succeeded"
   done
   grep -q "SC_ERR_PEER_FAILED: rank 0: .*rank 4 exited or was killed" "$logs/0" ||
     fail "rank 0 does not give the store's sentence naming rank 4"
@@ -476,7 +479,7 @@ answer_given_up)
   for ((r = 0; r < n; r++)); do
     ((r == 1)) && continue
     wait_for 45 eval '! kill -0 "${pids[$r]}" 2>/dev/null' || fail "rank $r still runs after 45 s"
-    wait "${pids[$r]}" && fail "rank $r succeeded"
+    wait -f "${pids[$r]}" && fail "rank $r succeeded"
   done
   for ((r = 2; r < n; r++)); do
     grep -q "rank $r: the store said -4 .*rank 1 (it took [0-9]* of the [0-9]* bytes of the store's answer) never said it had the table" \
@@ -486,7 +489,7 @@ answer_given_up)
   sleep "$(awk -v a="$t0" -v b="$EPOCHREALTIME" 'BEGIN { t = 30 - (b - a); print (t > 0 ? t : 0) }')"
   kill -CONT "${pids[1]}"
   wait_for 20 eval '! kill -0 "${pids[1]}" 2>/dev/null' || fail "rank 1 still runs once resumed"
-  wait "${pids[1]}" && fail "rank 1 succeeded"
+  wait -f "${pids[1]}" && fail "rank 1 succeeded"
   grep -q "SC_ERR_TIMEOUT: rank 1: rendezvous at 127.0.0.1:[0-9]*: rank 0's store gave up on rank 1 before it took its whole answer .*: it was stopped or too slow" \
     "$logs/1" || fail "rank 1, resumed, does not say that the store gave up on it"
   ;;
@@ -504,7 +507,7 @@ answer_half_sent_at_failure)
   kill -CONT "${pids[1]}"
   for ((r = 0; r < n - 1; r++)); do
     wait_for 20 eval '! kill -0 "${pids[$r]}" 2>/dev/null' || fail "rank $r still runs"
-    wait "${pids[$r]}" && fail "rank $r succeeded"
+    wait -f "${pids[$r]}" && fail "rank $r succeeded"
   done
   grep -q "SC_ERR_PEER_FAILED: rank 1: .*rank 7 exited or was killed" "$logs/1" ||
     fail "rank 1, resumed, does not give the store's sentence naming rank 7"
@@ -522,7 +525,7 @@ word_stopped)
     fail "rank 1 never sent half its word"
   for r in 0 2; do
     wait_for 25 eval '! kill -0 "${pids[$r]}" 2>/dev/null' || fail "rank $r still runs after 25 s"
-    wait "${pids[$r]}" && fail "rank $r succeeded"
+    wait -f "${pids[$r]}" && fail "rank $r succeeded"
   done
   elapsed=$((SECONDS - t0))
   ((elapsed >= 9)) || fail "ranks 0 and 2 failed after $elapsed s, before the store's deadline (10 s)"
@@ -542,7 +545,7 @@ watch_poll_fails | gather_poll_fails)
   for ((r = 1; r < n; r++)); do start $r $n; done
   for ((r = 0; r < n; r++)); do
     wait_for 20 eval '! kill -0 "${pids[$r]}" 2>/dev/null' || fail "rank $r still runs after 20 s"
-    wait "${pids[$r]}" && fail "rank $r succeeded"
+    wait -f "${pids[$r]}" && fail "rank $r succeeded"
     grep -q "SC_ERR_SYSTEM: rank $r: .*rank 0's store could not wait on $waited (poll: Cannot allocate memory)" \
       "$logs/$r" || fail "rank $r does not say that the store's poll failed"
   done
@@ -566,7 +569,7 @@ answer_not_taken | answers_take_long)
   if [[ $mode == answers_take_long ]]; then
     for r in 0 7; do
       wait_for 30 eval '! kill -0 "${pids[$r]}" 2>/dev/null' || fail "rank $r still runs after 30 s"
-      wait "${pids[$r]}" && fail "rank $r succeeded"
+      wait -f "${pids[$r]}" && fail "rank $r succeeded"
       grep -q "SC_ERR_TIMEOUT: rank $r: .*ranks 1, 2, 3, 4, 5, 6 never said they had the table" \
         "$logs/$r" || fail "rank $r does not give the store's timeout naming ranks 1-6"
     done
@@ -578,7 +581,7 @@ answer_not_taken | answers_take_long)
     wait_for 25 eval '! kill -0 "${pids[$r]}" 2>/dev/null' || fail "rank $r still runs after 25 s"
   done
   failed_at=$EPOCHREALTIME
-  for r in 0 7; do wait "${pids[$r]}" && fail "rank $r succeeded"; done
+  for r in 0 7; do wait -f "${pids[$r]}" && fail "rank $r succeeded"; done
   # Timed from the store's answer as the first of ranks 2-6 saw it come (the store's
   # deadline counts from its first answer), not from their start: starting them and
   # sending their blobs of 1 MiB took seconds under load.
@@ -603,7 +606,7 @@ parent_port_of_another_launch)
   for r in 0 2 3 4 5 6 7; do start $r $n; done
   for r in 0 2 3 4 5 6 7; do
     wait_for 20 eval '! kill -0 "${pids[$r]}" 2>/dev/null' || fail "rank $r still runs"
-    wait "${pids[$r]}" && fail "rank $r succeeded"
+    wait -f "${pids[$r]}" && fail "rank $r succeeded"
   done
   elapsed=$((SECONDS - t0))
   ((elapsed < 5)) || fail "the ranks took $elapsed s to fail (SC_TIMEOUT 10 s)"
@@ -618,11 +621,11 @@ parent_port_of_another_launch)
   done
   grep -q "gave rank" "$logs/1" && fail "the rank of launch launch-B gave a rank its table"
   kill -9 "${pids[1]}" 2>/dev/null
-  wait "${pids[1]}" 2>/dev/null
+  wait -f "${pids[1]}" 2>/dev/null
   rm -f "$logs"/*
   for ((r = 0; r < n; r++)); do start $r $n; done
   for ((r = 0; r < n; r++)); do
-    wait "${pids[$r]}" || fail "rank $r of a launch of real ranks failed"
+    wait -f "${pids[$r]}" || fail "rank $r of a launch of real ranks failed"
   done
   ;;
 *)
