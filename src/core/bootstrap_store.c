@@ -33,11 +33,15 @@
  * (rank 0 killed) leaves nothing listening. */
 #define SC_STORE_BROKEN_MAX 3
 /* How long a rank that fails as the store's answer comes reads the rest of the answer
- * before it says its word (sc_store_tell_own_failure), within its deadline: a malformed
- * answer may claim more bytes than the store sends, which held the rank until its
- * deadline, for ever with SC_TIMEOUT=inf. Rank 0's store drains a peer's unread bytes
- * for 2 s too (sc_store_skip's callers). */
+ * while none of it comes, before it says its word (sc_store_tell_own_failure): a
+ * malformed answer may claim more bytes than the store sends, which held the rank until
+ * its deadline, for ever with SC_TIMEOUT=inf. Rank 0's store drains a peer's unread
+ * bytes for 2 s too (sc_store_skip's callers). An answer that keeps coming is read
+ * whole, within the rank's deadline and SC_STORE_DRAIN_ALL_S: a bound of 2 s on the
+ * whole cut a large table that came slowly off, the rank closed its connection with the
+ * rest unread, and the store told every rank that it had exited or was killed. */
 #define SC_STORE_DRAIN_S 2.0
+#define SC_STORE_DRAIN_ALL_S 60.0
 
 
 /* This rank's place in the table's tree, from the store's answer. */
@@ -132,20 +136,21 @@ static sc_status_t sc_store_given_up(const char *where, int rank, int err)
  * answer began (the answer or its table came malformed, or no memory for them: st, this
  * thread's sentence, which names the rank) says so on fd as its word to the store, as
  * it does at the tree's end (sc_store_tree_part), the rest of the answer (left bytes)
- * read first, since the store reads a rank's word once its answer went whole, until
- * deadline and for SC_STORE_DRAIN_S at most (past it, the word goes where the socket
- * takes it at once). The store fails every rank with that sentence, where it found the
- * connection closed and told them that this rank had exited or was killed. Returns st. */
+ * read first, since the store reads a rank's word once its answer went whole: as long
+ * as it comes, until SC_STORE_DRAIN_S passed without a byte, deadline or
+ * SC_STORE_DRAIN_ALL_S (past it, the word goes where the socket takes it at once). The
+ * store fails every rank with that sentence, where it found the connection closed and
+ * told them that this rank had exited or was killed. Returns st. */
 static sc_status_t sc_store_tell_own_failure(int fd, sc_status_t st, size_t left,
                                              double deadline)
 {
-    double until = sc_clock_now() + SC_STORE_DRAIN_S;
+    double until = sc_clock_now() + SC_STORE_DRAIN_ALL_S;
     char text[SC_ERROR_MAX];
 
     if (until > deadline)
         until = deadline;
     snprintf(text, sizeof(text), "%s", sc_error_text_unprefixed());
-    sc_store_net_skip(fd, left, until);
+    sc_store_net_drain(fd, left, SC_STORE_DRAIN_S, until);
     sc_store_net_reply(fd, st, text, (uint32_t)strlen(text), until);
     return st;
 }

@@ -249,6 +249,35 @@ void sc_store_net_skip(int fd, size_t len, double deadline)
     }
 }
 
+int sc_store_net_drain(int fd, size_t len, double idle_s, double deadline)
+{
+    uint8_t buf[4096];
+    double heard = sc_clock_now(); /* when the last byte came */
+
+    while (len > 0) {
+        struct pollfd pfd = {fd, POLLIN, 0};
+        double by = heard + idle_s < deadline ? heard + idle_s : deadline;
+        int ready = poll(&pfd, 1, sc_clock_ms_until(by));
+        ssize_t n;
+
+        if (ready < 0 && errno == EINTR)
+            continue;
+        /* As in sc_store_net_io: poll's clock is a tick ahead of sc_clock_now's. */
+        if (ready == 0 && sc_clock_now() < by)
+            continue;
+        if (ready <= 0)
+            return -1;
+        n = recv(fd, buf, len < sizeof(buf) ? len : sizeof(buf), MSG_DONTWAIT);
+        if (n < 0 && (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK))
+            continue;
+        if (n <= 0)
+            return -1;
+        len -= (size_t)n;
+        heard = sc_clock_now();
+    }
+    return 0;
+}
+
 void sc_store_net_close_answered(int fd)
 {
     uint8_t buf[256];

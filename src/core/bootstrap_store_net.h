@@ -90,6 +90,13 @@ int sc_store_net_word_some(int fd, sc_store_word_t *w);
 /* Reads and drops len bytes (up to the deadline). */
 void sc_store_net_skip(int fd, size_t len, double deadline);
 
+/* Reads and drops len bytes as they come, until none came for idle_s or deadline passed
+ * (past it, what the socket holds still counts): 0 once all of them came, -1 when the
+ * connection closed or broke, went idle_s without a byte, or the deadline passed first.
+ * A large answer that comes slowly is read whole however long it takes within deadline,
+ * where a bound on the whole cut it off. */
+int sc_store_net_drain(int fd, size_t len, double idle_s, double deadline);
+
 /* Closes fd once an answer was written on it, gracefully: the answer goes out whole with
  * the end of the connection (shutdown), and what the peer sent that was not read (a
  * rank's word at the tree's end, said as the store told a failure) is dropped first, so

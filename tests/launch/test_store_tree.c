@@ -521,6 +521,24 @@ static void *rank_1_at_the_store(void *arg)
     return NULL;
 }
 
+/* Rank 1's connection to the store played on loopback at store_listen, accepted, with its
+ * hello (into *h) and its blob of 2 bytes read, 4 s to read on it: the store's end, or
+ * -1 (closed) where they did not come. */
+static int accept_rank_1(int store_listen, sc_store_hello_t *h)
+{
+    struct timeval four_s = {4, 0};
+    char blob[2];
+    int fd = accept(store_listen, NULL, NULL);
+
+    if (fd >= 0 && (setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &four_s, sizeof(four_s)) != 0 ||
+                    recv(fd, h, sizeof(*h), MSG_WAITALL) != (ssize_t)sizeof(*h) ||
+                    h->len != 2 || recv(fd, blob, 2, MSG_WAITALL) != 2)) {
+        close(fd);
+        fd = -1;
+    }
+    return fd;
+}
+
 /* Rank 1 (a child of rank 0 serving rank 3 in the tree) takes its place and its
  * children from the store's answer, and the store, played on loopback, then resets the
  * connection before the table came (it gave up on rank 1, stopped or too slow): rank 1
@@ -798,10 +816,9 @@ static int test_rank_given_less_than_the_store_claimed_says_its_word_within_2_s(
 {
     sc_store_reply_t claim = {SC_STORE_MAGIC, SC_SUCCESS, 8}, word = {0, 0, 0};
     exchanging_t rank_1 = {0, SC_SUCCESS, "", INFINITY};
-    struct timeval four_s = {4, 0};
     sc_store_role_t store_role;
     sc_store_hello_t h;
-    char blob[2], text[SC_ERROR_MAX] = "";
+    char text[SC_ERROR_MAX] = "";
     int store_listen = listen_as_parent(4, &store_role), store_end = -1;
     ssize_t got = -1, got_text = 0;
     pthread_t thread;
@@ -810,11 +827,8 @@ static int test_rank_given_less_than_the_store_claimed_says_its_word_within_2_s(
     CHECK(store_listen >= 0, "no socket on loopback");
     rank_1.port = store_role.port;
     CHECK(pthread_create(&thread, NULL, rank_1_at_the_store, &rank_1) == 0, "no thread");
-    store_end = accept(store_listen, NULL, NULL);
+    store_end = accept_rank_1(store_listen, &h);
     if (store_end >= 0 &&
-        setsockopt(store_end, SOL_SOCKET, SO_RCVTIMEO, &four_s, sizeof(four_s)) == 0 &&
-        recv(store_end, &h, sizeof(h), MSG_WAITALL) == (ssize_t)sizeof(h) && h.len == 2 &&
-        recv(store_end, blob, 2, MSG_WAITALL) == 2 &&
         send(store_end, &claim, sizeof(claim), MSG_NOSIGNAL) == (ssize_t)sizeof(claim)) {
         t0 = sc_clock_now();
         got = recv(store_end, &word, sizeof(word), MSG_WAITALL);
@@ -834,6 +848,61 @@ static int test_rank_given_less_than_the_store_claimed_says_its_word_within_2_s(
     CHECK(strstr(text, "the store's answer to rank 1 came malformed (8 bytes)"),
           "rank 1's word: %s", text);
     CHECK(took < 3.0, "rank 1 said its word %.2f s after the claim", took);
+    CHECK(rank_1.st == SC_ERR_SYSTEM, "rank 1 returned %d: %s", rank_1.st, rank_1.err);
+    return 0;
+}
+
+/* Rank 1 is answered by a store played on loopback with a place in the tree that does
+ * not hold together (a table of 8 bytes in an answer of 700000: malformed) and the rest
+ * of the answer coming slowly, 100000 bytes every 0.4 s, 2.8 s in all. Rank 1 reads all
+ * of it and then says its failure to the store as its word: it read the rest for 2 s in
+ * all (SC_STORE_DRAIN_S), closed its connection with the rest unread, and the store's
+ * sends failed (a real store told every rank that rank 1 had exited or was killed). */
+static int test_rank_given_a_large_answer_slowly_reads_it_whole_before_its_word(void)
+{
+    enum { CHUNK = 100000, CHUNKS = 7 };
+    static uint8_t chunk[CHUNK];
+    sc_store_role_t place = {.parent = 0, .depth = 1, .height = 1, .table_len = 8};
+    sc_store_reply_t rep = {SC_STORE_MAGIC, SC_SUCCESS, sizeof(place) + CHUNK * CHUNKS};
+    sc_store_reply_t word = {0, 0, 0};
+    exchanging_t rank_1 = {0, SC_SUCCESS, "", 5.0};
+    sc_store_role_t store_role;
+    sc_store_hello_t h;
+    char text[SC_ERROR_MAX] = "";
+    int store_listen = listen_as_parent(4, &store_role), store_end = -1, sent = -1;
+    ssize_t got = -1, got_text = 0;
+    pthread_t thread;
+
+    CHECK(store_listen >= 0, "no socket on loopback");
+    rank_1.port = store_role.port;
+    CHECK(pthread_create(&thread, NULL, rank_1_at_the_store, &rank_1) == 0, "no thread");
+    store_end = accept_rank_1(store_listen, &h);
+    if (store_end >= 0 &&
+        send(store_end, &rep, sizeof(rep), MSG_NOSIGNAL) == (ssize_t)sizeof(rep) &&
+        send(store_end, &place, sizeof(place), MSG_NOSIGNAL) == (ssize_t)sizeof(place)) {
+        for (sent = 0; sent < CHUNKS; sent++) {
+            usleep(400000);
+            if (send(store_end, chunk, CHUNK, MSG_NOSIGNAL) != CHUNK)
+                break;
+        }
+        if (sent == CHUNKS)
+            got = recv(store_end, &word, sizeof(word), MSG_WAITALL);
+        if (got == (ssize_t)sizeof(word) && word.len < sizeof(text))
+            got_text = recv(store_end, text, word.len, MSG_WAITALL);
+    }
+    if (store_end >= 0)
+        close(store_end);
+    pthread_join(thread, NULL);
+    close(store_listen);
+    CHECK(sent >= 0, "rank 1 was not answered by the store played on loopback");
+    CHECK(sent == CHUNKS, "the store sent %d of the %d parts of rank 1's answer: rank 1 "
+          "closed its connection %.1f s after the answer began", sent, (int)CHUNKS,
+          0.4 * (sent + 1));
+    CHECK(got == (ssize_t)sizeof(word) && word.status == SC_ERR_SYSTEM &&
+              got_text == (ssize_t)word.len,
+          "rank 1 said no word after its answer (%zd bytes, status %d)", got, word.status);
+    CHECK(strstr(text, "the store's answer to rank 1 came malformed"), "rank 1's word: %s",
+          text);
     CHECK(rank_1.st == SC_ERR_SYSTEM, "rank 1 returned %d: %s", rank_1.st, rank_1.err);
     return 0;
 }
@@ -1215,6 +1284,7 @@ int main(int argc, char **argv)
         SC_TEST(rank_finding_the_store_s_failure_waiting_waits_for_no_child),
         SC_TEST(rank_serving_the_table_ends_once_the_store_said_its_failure),
         SC_TEST(rank_given_less_than_the_store_claimed_says_its_word_within_2_s),
+        SC_TEST(rank_given_a_large_answer_slowly_reads_it_whole_before_its_word),
     };
     return sc_run_tests(tests, NELEM(tests), argc > 1 ? argv[1] : NULL);
 }
