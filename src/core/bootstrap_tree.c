@@ -450,12 +450,14 @@ sc_status_t sc_tree_serve(int listen_fd, int rank, int size, const sc_store_laun
      * it connects to this rank (sc_tree_fetch): it failed with the store's sentence and
      * asks no more. Once this rank tells a failure, it ends as soon as every child was
      * told or is one of those, where it waited out its deadline (SC_TREE_TOLD_S) for
-     * children that had failed already. theirs: the failure told is the store's word as
-     * the store said it (st, where word was heard before, or once heard here), which
-     * every child hears from the store itself: the connections at hand are answered, and
-     * no child still to come is waited for (one that finds this rank's port closed takes
-     * the store's word: sc_tree_fetch), where this rank waited its 2 s for children that
-     * had heard the store before they came and never would. */
+     * children that had failed already. theirs: the store said its failure whole (word
+     * heard before, st then its, or heard here, whatever this rank tells), as it says
+     * it to every child, which hears it from the store itself: the connections at hand
+     * are answered, and no child still to come is waited for (one that finds this rank's
+     * port closed takes the store's word: sc_tree_fetch), where this rank waited its 2 s
+     * for children that had heard the store before they came and never would; also
+     * where this rank's own failure came first, or its parent gave it the store's before
+     * the store's own word came. */
     int cap = 2 * n + 8, nconns = 0, left = n, gone = 0, nmissing;
     int theirs = st != SC_SUCCESS && word->heard && word->said;
     sc_tree_conn_t *conns = calloc((size_t)cap, sizeof(*conns));
@@ -515,8 +517,9 @@ sc_status_t sc_tree_serve(int listen_fd, int rank, int size, const sc_store_laun
                 told = (sc_tree_answer_t){{SC_STORE_MAGIC, word->st, (uint32_t)strlen(word->text)},
                                           (const uint8_t *)word->text};
                 cur = &told;
-                theirs = word->said;
             }
+            if (word->st != SC_SUCCESS)
+                theirs = word->said;
             if (deadline > now + SC_TREE_TOLD_S)
                 deadline = now + SC_TREE_TOLD_S;
         }
