@@ -16,6 +16,7 @@
 
 #include "core/bootstrap_env.h"
 #include "core/bootstrap_store.h"
+#include "core/bootstrap_store_arrival.h"
 #include "core/bootstrap_store_linger.h"
 #include "core/bootstrap_store_net.h"
 #include "core/bootstrap_store_server.h"
@@ -30,7 +31,12 @@
 #define SC_STORE_FAILED_WAIT_S 5.0
 /* How many connections in a row closed unanswered, each accepted again, show that what
  * listens is no store: a store answers every rank that connects, and one that went
- * (rank 0 killed) leaves nothing listening. */
+ * (rank 0 killed) leaves nothing listening. Only closes that came within
+ * SC_STORE_EVICT_S of the connect's start count: a store closes unanswered a connection
+ * whose hello did not come for that long (it evicts it for one queued behind 64 silent
+ * ones, or drops it after 5 s of silence), as it finds a rank stopped between its
+ * connect and its hello; such a rank, dropped three times, said that what answered was
+ * not a shardcomm store. */
 #define SC_STORE_BROKEN_MAX 3
 /* How long a rank that fails as the store's answer comes reads the rest of the answer
  * while none of it comes, before it says its word (sc_store_tell_own_failure): a
@@ -448,7 +454,7 @@ sc_status_t sc_store_allgather(const char *addr, int port, int rank, int size,
     double client_deadline = deadline + 3.0;
     sc_status_t st = SC_IN_PROGRESS;
     char why[384] = "could not be reached", where[300];
-    int broke = 0, err = 0, exchanged;
+    int broke = 0, closed = 0, err = 0, exchanged;
 
     if (size == 1 && rank == 0)
         return sc_store_alone(blob, len, result);
@@ -484,8 +490,8 @@ sc_status_t sc_store_allgather(const char *addr, int port, int rank, int size,
          * any more means the store is gone: rank 0 exited or was killed (a store
          * serves until every rank has its answer). That is said at once, not after
          * the timeout as "not started". */
-        double until = broke && client_deadline > sc_clock_now() + 1.0 ? sc_clock_now() + 1.0
-                                                                        : client_deadline;
+        double tried = sc_clock_now();
+        double until = broke && client_deadline > tried + 1.0 ? tried + 1.0 : client_deadline;
         int fd;
 
         err = 0;
@@ -516,8 +522,13 @@ sc_status_t sc_store_allgather(const char *addr, int port, int rank, int size,
             place.store_fd = fd; /* the word at the tree's end comes on it */
         else
             close(fd);
-        if (st == SC_IN_PROGRESS && sc_clock_now() < client_deadline &&
-            ++broke == SC_STORE_BROKEN_MAX) {
+        if (st == SC_IN_PROGRESS && sc_clock_now() < client_deadline) {
+            broke = 1;
+            /* A close that came SC_STORE_EVICT_S or more after the connect began may be
+             * the store's eviction of this rank, stopped before its hello went. */
+            closed = sc_clock_now() - tried < SC_STORE_EVICT_S ? closed + 1 : 0;
+        }
+        if (st == SC_IN_PROGRESS && closed == SC_STORE_BROKEN_MAX) {
             snprintf(why, sizeof(why), "it took this rank's connection and closed it "
                      "without an answer %d times in a row, where a store answers every rank "
                      "(a store of rendezvous protocol 1 or 2, a shardcomm from before "

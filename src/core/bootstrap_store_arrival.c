@@ -112,11 +112,6 @@ int sc_store_hello_served(const sc_store_hello_t *h)
            h->len <= SC_STORE_MAX_BLOB;
 }
 
-/* How long an arriving connection may go silent before its hello came and still keep its
- * slot from one queued behind every slot taken (sc_store_arrival_evictable): a rank sends
- * its hello as its connection is made, and 64 silent connections (port scanners, health
- * checks) held every rank behind them until they were dropped at SC_STORE_SILENT_S. */
-#define SC_STORE_EVICT_S 0.25
 /* How long after the last rank arrived the connections queued are still accepted to be
  * judged (sc_store_accept_queued): those accepted by then have their own times (a hello
  * within 1 s, all of it within SC_STORE_ARRIVAL_S), and those queued still are reset as

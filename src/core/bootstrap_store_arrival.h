@@ -34,6 +34,15 @@ typedef struct {
 /* Arriving connections read at once; more wait in the listening socket's queue, or take
  * the place of one silent SC_STORE_EVICT_S before its hello came. */
 #define SC_STORE_ARRIVING_MAX 64
+/* How long an arriving connection may go silent before its hello came and still keep its
+ * slot from one queued behind every slot taken (sc_store_arrival_evictable): a rank sends
+ * its hello as its connection is made, and 64 silent connections (port scanners, health
+ * checks) held every rank behind them until they were dropped at SC_STORE_SILENT_S. The
+ * store closes one it evicts unanswered, as one it drops: a rank stopped between its
+ * connect and its hello connects again, and takes no close that came this long or
+ * longer after it began to connect for a sign of a program other than a store
+ * (sc_store_allgather, bootstrap_store.c). */
+#define SC_STORE_EVICT_S 0.25
 /* How long the connection of a refused process of another protocol is read after its
  * answer, until it closes as it read the answer: the rest of its hello and blob may still
  * come, and a close with unread bytes resets the connection. */

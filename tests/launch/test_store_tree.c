@@ -3,7 +3,8 @@
  * parent's table (sc_tree_fetch) from a parent played on loopback, and what a parent
  * (sc_tree_serve, on loopback) gives a child of another launch or world size; what a
  * rank that failed as the store's answer came (sc_store_allgather, against a store
- * played on loopback) tells its children. `test_store_tree [NAME]`. */
+ * played on loopback) tells its children, and how such a rank takes a store that closes
+ * its connection unanswered. `test_store_tree [NAME]`. */
 #include <math.h>
 #include <netinet/in.h>
 #include <poll.h>
@@ -907,6 +908,50 @@ static int test_rank_given_a_large_answer_slowly_reads_it_whole_before_its_word(
     return 0;
 }
 
+/* Rank 1 at a store played on loopback that closes its first three connections
+ * unanswered 0.3 s after each came, as rank 0's store closes one whose hello has not
+ * come after 0.25 s for one queued behind 64 silent ones (SC_STORE_EVICT_S: a rank
+ * stopped between its connect and its hello), then answers the fourth with a failure:
+ * rank 1 connects again each time and fails with the store's answer. It counted each
+ * close, and after the third said SC_ERR_INVALID_ARG, that what answered was not a
+ * shardcomm store. */
+static int test_rank_evicted_by_the_store_three_times_connects_again(void)
+{
+    static const char text[] = "rendezvous at 127.0.0.1:1: rank 2 could not join";
+    sc_store_reply_t rep = {SC_STORE_MAGIC, SC_ERR_PEER_FAILED, sizeof(text) - 1};
+    exchanging_t rank_1 = {0, SC_SUCCESS, "", 5.0};
+    sc_store_role_t store_role;
+    sc_store_hello_t h;
+    int store_listen = listen_as_parent(4, &store_role), store_end = -1, evicted = 0;
+    struct pollfd pfd = {store_listen, POLLIN, 0};
+    pthread_t thread;
+
+    CHECK(store_listen >= 0, "no socket on loopback");
+    rank_1.port = store_role.port;
+    CHECK(pthread_create(&thread, NULL, rank_1_at_the_store, &rank_1) == 0, "no thread");
+    for (; evicted < 3 && poll(&pfd, 1, 3000) == 1; evicted++) {
+        int fd = accept(store_listen, NULL, NULL);
+
+        if (fd < 0)
+            break;
+        usleep(300000);
+        close(fd);
+    }
+    if (evicted == 3 && poll(&pfd, 1, 3000) == 1)
+        store_end = accept_rank_1(store_listen, &h);
+    if (store_end >= 0 &&
+        send(store_end, &rep, sizeof(rep), MSG_NOSIGNAL) == (ssize_t)sizeof(rep))
+        send(store_end, text, rep.len, MSG_NOSIGNAL);
+    pthread_join(thread, NULL);
+    if (store_end >= 0)
+        close(store_end);
+    close(store_listen);
+    CHECK(rank_1.st == SC_ERR_PEER_FAILED && strstr(rank_1.err, text),
+          "rank 1, its connection closed %d times 0.3 s after it came, returned %d: %s",
+          evicted, rank_1.st, rank_1.err);
+    return 0;
+}
+
 /* The store's word that the rendezvous failed, as the store says it to every rank. */
 static const char rank_2_killed[] = "rendezvous at 127.0.0.1:1: rank 2 exited or was killed "
                                     "after the store answered it, before every rank had the "
@@ -1412,6 +1457,7 @@ int main(int argc, char **argv)
         SC_TEST(rank_failing_before_the_store_s_word_ends_at_it),
         SC_TEST(rank_given_the_store_s_failure_by_its_parent_ends_at_the_store_s_word),
         SC_TEST(rank_that_told_the_store_its_failure_waits_for_no_child),
+        SC_TEST(rank_evicted_by_the_store_three_times_connects_again),
     };
     return sc_run_tests(tests, NELEM(tests), argc > 1 ? argv[1] : NULL);
 }
