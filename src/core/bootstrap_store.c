@@ -38,6 +38,12 @@
  * connect and its hello; such a rank, dropped three times, said that what answered was
  * not a shardcomm store. */
 #define SC_STORE_BROKEN_MAX 3
+/* How many connections in a row closed unanswered, however late each close came, show
+ * the same: a program that closes a connection after SC_STORE_EVICT_S (one waiting for
+ * a header of its own protocol, one far away) was taken for a store evicting this rank
+ * again and again, for ever with SC_TIMEOUT=inf. A store evicts a rank only while it is
+ * stopped before its hello and 64 silent connections fill the store. */
+#define SC_STORE_UNANSWERED_MAX 8
 /* How long a rank that fails as the store's answer comes reads the rest of the answer
  * while none of it comes, before it says its word (sc_store_tell_own_failure): a
  * malformed answer may claim more bytes than the store sends, which held the rank until
@@ -57,9 +63,6 @@ typedef struct {
     int listen_fd;      /* where it serves them; -1: nowhere */
     uint32_t port;      /* listen_fd's port; 0: none */
     int store_fd;       /* its connection to the store, for the word at the tree's end */
-    int told;           /* its own failure went to the store as its word, its answer read
-                         * whole first: the store tells it to every rank
-                         * (sc_store_tell_own_failure) */
 } sc_store_place_t;
 
 /* Whether role, the start of the store's answer of len bytes to a rank of a world of
@@ -149,22 +152,19 @@ static sc_status_t sc_store_given_up(const char *where, int rank, int err)
  * as it comes, until SC_STORE_DRAIN_S passed without a byte, deadline or
  * SC_STORE_DRAIN_ALL_S (past it, the word goes where the socket takes it at once). The
  * store fails every rank with that sentence, where it found the connection closed and
- * told them that this rank had exited or was killed; place->told says whether the word
- * went so. Returns st. */
+ * told them that this rank had exited or was killed. Returns st. */
 static sc_status_t sc_store_tell_own_failure(int fd, sc_status_t st, size_t left,
-                                             double deadline, sc_store_place_t *place)
+                                             double deadline)
 {
     double until = sc_clock_now() + SC_STORE_DRAIN_ALL_S;
     char text[SC_ERROR_MAX];
-    int whole;
 
     if (until > deadline)
         until = deadline;
     snprintf(text, sizeof(text), "%s", sc_error_text_unprefixed());
     /* The word goes also where the answer did not come whole: the store may read it. */
-    whole = sc_store_net_drain(fd, left, SC_STORE_DRAIN_S, until) == 0;
-    place->told = sc_store_net_reply(fd, st, text, (uint32_t)strlen(text), until) == 0 &&
-                  whole;
+    sc_store_net_drain(fd, left, SC_STORE_DRAIN_S, until);
+    sc_store_net_reply(fd, st, text, (uint32_t)strlen(text), until);
     return st;
 }
 
@@ -224,13 +224,13 @@ static sc_status_t sc_store_exchange(int fd, int rank, int size,
         return sc_store_tell_own_failure(
             fd, sc_error(SC_ERR_SYSTEM, "rendezvous at %s: the store's answer to rank %d came "
                          "malformed (%u bytes)", where, rank, rep.len),
-            rep.len, deadline, place);
+            rep.len, deadline);
     payload = malloc((size_t)rep.len + 1);
     if (!payload)
         return sc_store_tell_own_failure(
             fd, sc_error(SC_ERR_NO_MEMORY, "rendezvous at %s: rank %d is out of memory for "
                          "the store's answer (%u bytes)", where, rank, rep.len),
-            rep.len, deadline, place);
+            rep.len, deadline);
     /* The store waits for a rank that stalls while its answer goes (stopped, the table
      * filling its socket) until its own deadline, SC_TIMEOUT after its first answer and
      * 2 s per level of the tree and 2 more; this rank's deadline counts from its start
@@ -244,7 +244,7 @@ static sc_status_t sc_store_exchange(int fd, int rank, int size,
         return sc_store_tell_own_failure(
             fd, sc_error(SC_ERR_SYSTEM, "rendezvous at %s: the store's answer to rank %d came "
                          "malformed (%u bytes)", where, rank, rep.len),
-            rep.len - sizeof(role), deadline, place);
+            rep.len - sizeof(role), deadline);
     }
     answered += timeout_s + SC_STORE_TREE_LEVEL_S * (role.height + 2.0);
     if (answered > rest)
@@ -255,12 +255,12 @@ static sc_status_t sc_store_exchange(int fd, int rank, int size,
     st = sc_store_place_begin(&role, payload + sizeof(role), where, rank, place);
     if (st != SC_SUCCESS) {
         free(payload);
-        return sc_store_tell_own_failure(fd, st, rep.len - head, rest, place);
+        return sc_store_tell_own_failure(fd, st, rep.len - head, rest);
     }
     if (sc_store_net_io(fd, payload + head, rep.len - head, rest, 0) != 0)
         goto err_given_up;
     st = sc_store_table_take(payload, place, where, rank, size, result);
-    return st == SC_SUCCESS ? st : sc_store_tell_own_failure(fd, st, 0, rest, place);
+    return st == SC_SUCCESS ? st : sc_store_tell_own_failure(fd, st, 0, rest);
 err_given_up:
     err = errno;
     free(payload);
@@ -353,21 +353,21 @@ static sc_status_t sc_store_tree_part(const sc_store_place_t *place, int rank, i
  * it as the rest of its answer came, the table came malformed) gives the children the
  * store gave it its failure st (this thread's sentence) in place of the table, as they
  * come, for SC_TREE_TOLD_S at most, as a parent that fails in the tree tells them: they
- * found its port closed and said that it had exited or was killed. Where it told the
- * store that failure (place->told), the store tells it to every rank, its children too,
- * as its word said whole: those whose connections wait are answered and none still to
- * come is waited for (sc_tree_serve), where this rank waited 2 s for children that had
- * heard the store before they came to it. */
+ * found its port closed and said that it had exited or was killed. Also where it told
+ * the store its own failure, which the store tells every rank: its word in the socket is
+ * not yet the store's word to the children, and a child that found this rank's port
+ * closed before the store's word came named this rank exited or killed. */
 static void sc_store_tell_children(const sc_store_place_t *place, int rank, int size,
                                    const sc_store_launch_t *launch, const char *where,
                                    sc_status_t st)
 {
-    sc_tree_word_t store = {-1, place->told, st, "", place->told};
+    sc_tree_word_t no_store = {-1, 0, SC_SUCCESS, "", 0};
+    char text[SC_ERROR_MAX];
 
-    snprintf(store.text, sizeof(store.text), "%s", sc_error_text_unprefixed());
+    snprintf(text, sizeof(text), "%s", sc_error_text_unprefixed());
     sc_tree_serve(place->listen_fd, rank, size, launch, place->children,
-                  (int)place->role.nchildren, st, store.text, NULL, 0, where,
-                  sc_clock_now() + SC_TREE_TOLD_S, &store);
+                  (int)place->role.nchildren, st, text, NULL, 0, where,
+                  sc_clock_now() + SC_TREE_TOLD_S, &no_store);
 }
 
 /* A world of one rank has only its own blob: no store, so that a single process (a
@@ -454,7 +454,7 @@ sc_status_t sc_store_allgather(const char *addr, int port, int rank, int size,
     double client_deadline = deadline + 3.0;
     sc_status_t st = SC_IN_PROGRESS;
     char why[384] = "could not be reached", where[300];
-    int broke = 0, closed = 0, err = 0, exchanged;
+    int broke = 0, closed = 0, unanswered = 0, err = 0, exchanged;
 
     if (size == 1 && rank == 0)
         return sc_store_alone(blob, len, result);
@@ -527,13 +527,15 @@ sc_status_t sc_store_allgather(const char *addr, int port, int rank, int size,
             /* A close that came SC_STORE_EVICT_S or more after the connect began may be
              * the store's eviction of this rank, stopped before its hello went. */
             closed = sc_clock_now() - tried < SC_STORE_EVICT_S ? closed + 1 : 0;
+            unanswered++;
         }
-        if (st == SC_IN_PROGRESS && closed == SC_STORE_BROKEN_MAX) {
+        if (st == SC_IN_PROGRESS &&
+            (closed == SC_STORE_BROKEN_MAX || unanswered == SC_STORE_UNANSWERED_MAX)) {
             snprintf(why, sizeof(why), "it took this rank's connection and closed it "
                      "without an answer %d times in a row, where a store answers every rank "
                      "(a store of rendezvous protocol 1 or 2, a shardcomm from before "
                      "2026-12-07, closes so a hello of this one's protocol, %u)",
-                     SC_STORE_BROKEN_MAX, SC_STORE_PROTOCOL);
+                     closed == SC_STORE_BROKEN_MAX ? closed : unanswered, SC_STORE_PROTOCOL);
             st = sc_store_foreign(where, why);
         }
         if (st == SC_IN_PROGRESS)

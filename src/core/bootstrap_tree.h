@@ -115,8 +115,6 @@ sc_status_t sc_tree_fetch(const sc_store_role_t *role, int rank, int size,
  * are its; or heard here, whatever failure this rank gives), which the store says to
  * every child too, it answers the connections at hand and ends: a child still to come
  * hears the store itself, also where it finds this rank's port closed (sc_tree_fetch).
- * A caller that told the store its own failure st passes word as the store's, heard
- * and said, without a connection (fd -1): the store tells every rank that sentence.
  * SC_SUCCESS (also where the store spoke: its word decides),
  * or SC_ERR_TIMEOUT naming the children that did not take the table, and how much of
  * it one that stalled took (only where st is SC_SUCCESS; else st, its sentence left to

@@ -5,10 +5,13 @@ reservation), for foreign_store_test.sh. Prints "listening" once it does, then s
 each connection by MODE until killed:
   echo    sends back every byte (as a rank's connection to itself does)
   banner  greets with a line of its own protocol (SSH's) and reads what comes
-  closes  reads a few bytes and closes the connection unanswered (UCX's TCP listener)"""
+  closes  reads a few bytes and closes the connection unanswered (UCX's TCP listener)
+  closes_slowly  the same 0.3 s later (one waiting for more of its own protocol), past
+          the 0.25 s after which a rank takes a close for the store's eviction"""
 import socket
 import sys
 import threading
+import time
 
 
 def serve(conn, mode):
@@ -23,13 +26,15 @@ def serve(conn, mode):
                     pass
             else:
                 conn.recv(8)
+                if mode == "closes_slowly":
+                    time.sleep(0.3)
         except OSError:
             pass
 
 
 def main():
     mode, port = sys.argv[1], int(sys.argv[2])
-    if mode not in ("echo", "banner", "closes"):
+    if mode not in ("echo", "banner", "closes", "closes_slowly"):
         sys.exit(f"not_a_store: unknown mode {mode}")
     s = socket.socket(socket.AF_INET6, socket.SOCK_STREAM)
     s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)

@@ -1123,30 +1123,6 @@ static int test_rank_given_the_store_s_failure_by_its_parent_ends_at_the_store_s
                                                             SC_ERR_PEER_FAILED, relayed);
 }
 
-/* Rank 1, given a malformed table by the store, says so to the store, which tells every
- * rank: ranks 3 and 4, its children, heard it before they came to rank 1, and never
- * come. Rank 1 ends within 1 s of its word: it waited SC_TREE_TOLD_S (2 s) for them. */
-static int test_rank_that_told_the_store_its_failure_waits_for_no_child(void)
-{
-    exchanging_t rank_1 = {0, SC_SUCCESS, "", 5.0};
-    sc_store_role_t role;
-    pthread_t thread;
-    int store_listen = -1, store_end;
-    double t0, took;
-
-    store_end = rank_1_told_the_store_of_a_malformed_table(&rank_1, 2, &thread, &store_listen,
-                                                           &role);
-    CHECK(store_end >= 0, "rank 1 was not answered by the store played on loopback");
-    t0 = sc_clock_now(); /* rank 1 said its word */
-    pthread_join(thread, NULL);
-    took = sc_clock_now() - t0;
-    close(store_end);
-    close(store_listen);
-    CHECK(rank_1.st == SC_ERR_SYSTEM, "rank 1 returned %d: %s", rank_1.st, rank_1.err);
-    CHECK(took < 1.0, "rank 1 returned %.2f s after its word to the store", took);
-    return 0;
-}
-
 /* The store's word st and text, written 50 ms after start on the far end of a socket
  * pair whose near end (pair[0]) is a rank's connection to the store: a parent that
  * stopped serving told the store its failure (or heard it), and the store tells every
@@ -1456,7 +1432,6 @@ int main(int argc, char **argv)
         SC_TEST(rank_given_a_large_answer_slowly_reads_it_whole_before_its_word),
         SC_TEST(rank_failing_before_the_store_s_word_ends_at_it),
         SC_TEST(rank_given_the_store_s_failure_by_its_parent_ends_at_the_store_s_word),
-        SC_TEST(rank_that_told_the_store_its_failure_waits_for_no_child),
         SC_TEST(rank_evicted_by_the_store_three_times_connects_again),
     };
     return sc_run_tests(tests, NELEM(tests), argc > 1 ? argv[1] : NULL);
