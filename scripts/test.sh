@@ -38,9 +38,13 @@ fi
 # collective, the reducer and the compressor across 2 and 4 ranks (about 2 minutes);
 # the multi-rank and fault suites above run the same host code (host-only too where no
 # toolkit is installed), and it runs under ASan and TSan below, host-only. It ran the
-# whole suite again until 2026-12-06 (about 8.5 of CI's 31 minutes).
+# whole suite again until 2026-12-06 (about 8.5 of CI's 31 minutes). Its unit tests two
+# at a time as above, the install tests that build nothing one at a time, then those
+# labelled waits or background eight at a time (one at a time, the whole took 190 s).
 BUILD_DIR="$build-host" "$root/scripts/build.sh" -DSC_WITH_CUDA=OFF
-(cd "$build-host" && ctest --output-on-failure --timeout 300 -j1 -L 'unit|install' &&
+(cd "$build-host" && ctest --output-on-failure --timeout 300 -j2 -L unit -LE 'waits|background' &&
+  ctest --output-on-failure --timeout 300 -j1 -L install -LE 'unit|waits|background' &&
+  ctest --output-on-failure --timeout 300 -j8 -L 'unit|install' -L 'waits|background' &&
   ctest --output-on-failure --timeout 300 -j1 -L multirank -E '\.fuzz\.' \
     -R '^(coll\.(allreduce|reduce_scatter|allgather|broadcast|sendrecv|alltoall)\.np[24]|(reducer|compress)\.[a-z_]+\.np2)$')
 
@@ -52,9 +56,12 @@ BUILD_DIR="$build-asan" "$root/scripts/build.sh" -DSC_SANITIZE=ON -DSC_BUILD_BEN
 # library or the test gave up: under ASan such an access is an error, not silent
 # corruption. Left out: the killed rank on registered memory (64 MiB per rank: past its
 # 20 s limit under ASan). Then the compressor's differential fuzzers across ranks (about
-# 50 s), whose checks read the saved state's records as the library writes them.
+# 50 s), whose checks read the saved state's records as the library writes them. The
+# unit tests two at a time and those that mostly sleep eight at a time, as above (one at
+# a time they took 200 s).
 (cd "$build-asan" && export UCX_MEM_MALLOC_HOOKS=no UCX_MEM_MMAP_HOOK_MODE=none &&
-  ctest --output-on-failure --timeout 300 -L unit &&
+  ctest --output-on-failure --timeout 300 -j2 -L unit -LE waits &&
+  ctest --output-on-failure --timeout 300 -j8 -L unit -L waits &&
   ctest --output-on-failure --timeout 300 -L fault -LE waits \
     -E '^fault\.killed_rank_fails_pending_and_later_calls\.registered$' &&
   ctest --output-on-failure --timeout 300 -j8 -L fault -L waits &&
