@@ -15,7 +15,10 @@
  * another rank's gradients; earlier versions load without them (nothing checked).
  * Version 5 adds that rank's world rank (-1: none yet) and 4 bytes of zeros, so that the
  * refusal of a state made on a split names the world rank that made it; version 4 loads
- * without it (the refusal names the communicator's rank alone). */
+ * without it (the refusal names the communicator's rank alone). Version 6 is version 5
+ * with each word of the payload mixed before the hash takes it (sc_state_hash): in
+ * versions 3 to 5, which still load with their hash, a flipped top bit of one word and
+ * flips of bits 63 and 34 of the next cancelled, whatever the data. */
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,7 +26,7 @@
 #include "compress/compress_internal.h"
 #include "core/memory.h"
 
-#define SC_STATE_VERSION 5u
+#define SC_STATE_VERSION 6u
 #define SC_STATE_HAS_RESIDUAL 1u
 #define SC_STATE_HAS_MOMENTUM 2u
 #define SC_STATE_HAS_THRESHOLD 4u /* version 2 */
@@ -80,16 +83,22 @@ typedef struct {
  * bytes), fast enough for residuals of hundreds of MB. Version 3: each step folds the
  * high half down (h ^= h >> 29) after FNV-1a's multiply, which carries changes only
  * upward: without it two flips of the same high bit (two sign bits of a residual)
- * cancelled. Versions 1 and 2: plain FNV-1a. */
+ * cancelled. Version 6 also mixes each word before it enters h (w ^= w >> 32, then a
+ * multiply by an odd constant, one to one and off h's chain of multiplies): in version 3
+ * a flipped bit 63 of a word changed h by a fixed pattern after the fold (bits 63 and
+ * 34), which the same flips in the next word undid. The tail bytes are taken as in
+ * version 3. Versions 1 and 2: plain FNV-1a. */
 static uint64_t sc_state_hash(const void *p, size_t n, uint32_t version)
 {
-    const int mix = version >= 3;
+    const int mix = version >= 3, premix = version >= 6;
     const unsigned char *q = p;
     uint64_t h = 0xcbf29ce484222325ull, w;
     size_t i = 0;
 
     for (; i + 8 <= n; i += 8) {
         memcpy(&w, q + i, 8);
+        if (premix)
+            w = (w ^ (w >> 32)) * 0xbf58476d1ce4e5b9ull;
         h = (h ^ w) * 0x100000001b3ull;
         if (mix)
             h ^= h >> 29;

@@ -146,8 +146,9 @@ static inline void ct_topk(const double *v, size_t n, size_t k, size_t *idx)
 }
 
 /* The saved compressor state's payload hash (compressor_state.c), computed here
- * independently: FNV-1a over 8-byte words then the tail bytes; version 3 folds
- * h ^= h >> 29 after each multiply, versions 1 and 2 do not. */
+ * independently: FNV-1a over 8-byte words then the tail bytes; from version 3 it folds
+ * h ^= h >> 29 after each multiply (versions 1 and 2 do not), from version 6 each word
+ * is mixed first (w ^= w >> 32, w *= 0xbf58476d1ce4e5b9). */
 static inline uint64_t ct_state_hash(const unsigned char *q, size_t n, uint32_t version)
 {
     uint64_t h = 0xcbf29ce484222325ull, w;
@@ -155,6 +156,8 @@ static inline uint64_t ct_state_hash(const unsigned char *q, size_t n, uint32_t 
 
     for (; i + 8 <= n; i += 8) {
         memcpy(&w, q + i, 8);
+        if (version >= 6)
+            w = (w ^ (w >> 32)) * 0xbf58476d1ce4e5b9ull;
         h = (h ^ w) * 0x100000001b3ull;
         if (version >= 3)
             h ^= h >> 29;

@@ -572,7 +572,7 @@ typedef struct {
     uint32_t reserved;
 } fz_record_t;
 
-/* Offsets of the records of a version 5 state (at most max); returns how many. */
+/* Offsets of the records of a version 5 or 6 state (at most max); returns how many. */
 static int fz_state_records(const unsigned char *b, size_t len, size_t *offs, int max)
 {
     uint32_t nkeys;
@@ -619,9 +619,9 @@ static void fz_check_state(sc_compressor_t *comp, const fz_case_t *c, const fz_m
     memcpy(&version, b + 8, 4);
     memcpy(&nkeys, b + 12, 4);
     memcpy(&h, b + 24, 8);
-    FZ_CHECK(memcmp(b, "SCEFSTAT", 8) == 0 && version == 5, "the saved state's magic or "
+    FZ_CHECK(memcmp(b, "SCEFSTAT", 8) == 0 && version == 6, "the saved state's magic or "
              "version (%u)", version);
-    FZ_CHECK(h == ct_state_hash(b + FZ_STATE_HEADER, len - FZ_STATE_HEADER, 5),
+    FZ_CHECK(h == ct_state_hash(b + FZ_STATE_HEADER, len - FZ_STATE_HEADER, 6),
              "the saved state's hash");
     memcpy(draws, b + FZ_STATE_HEADER, 16);
     FZ_CHECK(draws[1] == (c->cfg.mode == SC_TOPK_RANDOM ? m->draws : 0), "the state says %"
@@ -718,22 +718,23 @@ static fz_expect_t fz_mutate(fz_rng_t *r, const unsigned char *good, size_t len,
         uint32_t ver;
         b[bit / 8] ^= (unsigned char)(1u << (bit % 8));
         snprintf(what, wlen, "bit %zu flipped", bit);
-        /* The hash covers the payload, not the version: version 5 read as 4 or 1 is
-         * what case 3 makes (5 is 0b101). */
+        /* The hash covers the payload, not the version: version 6 read as 4 or 2 (6 is
+         * 0b110) is a state of case 3 (with a hash those versions compute otherwise). */
         memcpy(&ver, b + 8, 4);
-        if (bit / 8 >= 8 && bit / 8 < 12 && ver >= 1 && ver <= 4)
+        if (bit / 8 >= 8 && bit / 8 < 12 && ver >= 1 && ver <= 5)
             ex = FZ_MAY_LOAD;
         break;
     }
     case 3: {
         /* Versions 1 to 4 have records 8 or 16 bytes shorter (no origin, no world rank),
-         * and version 1 no draws: these bytes read as one of them are anything. */
-        static const uint32_t v[] = {0, 6, 99, 0xffffffffu, 4, 3, 2, 1};
+         * and version 1 no draws: these bytes read as one of them are anything. Version
+         * 5 is version 6 hashed without mixing each word first. */
+        static const uint32_t v[] = {0, 7, 5, 0xffffffffu, 4, 3, 2, 1};
         uint32_t ver = v[fz_below(r, 8)];
         memcpy(b + 8, &ver, 4);
         fz_state_rehash(b, n);
         snprintf(what, wlen, "version %u, rehashed", ver);
-        ex = ver >= 1 && ver <= 4 ? FZ_MAY_LOAD : FZ_REFUSE;
+        ex = ver >= 1 && ver <= 5 ? FZ_MAY_LOAD : FZ_REFUSE;
         break;
     }
     case 4: {
@@ -1390,7 +1391,7 @@ static void fz_run_case(long number)
 /* ---- --load-fuzz: states written here, then mutated ---------------------------------------- */
 
 /* A valid state of nkeys records for a compressor of configuration cfg, built by hand in
- * the saved format (version 5), so that the load sees states no run produced. */
+ * the saved format (version 6), so that the load sees states no run produced. */
 static unsigned char *fz_forge(fz_rng_t *r, const sc_compress_config_t *cfg, size_t *len)
 {
     int nkeys = (int)fz_below(r, FZ_MAX_KEYS + 1);
@@ -1421,7 +1422,7 @@ static unsigned char *fz_forge(fz_rng_t *r, const sc_compress_config_t *cfg, siz
     }
     b = calloc(1, cap);
     memcpy(b, "SCEFSTAT", 8);
-    memcpy(b + 8, &(uint32_t){5}, 4);
+    memcpy(b + 8, &(uint32_t){6}, 4);
     memcpy(b + 12, &(uint32_t){(uint32_t)nkeys}, 4);
     memcpy(b + FZ_STATE_HEADER, &(uint64_t){fz_below(r, 5)}, 8);
     memcpy(b + FZ_STATE_HEADER + 8, &(uint64_t){fz_below(r, 5)}, 8);
