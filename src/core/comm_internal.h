@@ -48,6 +48,8 @@ typedef struct sc_transport {
     int sleeping;               /* atomic: the progress thread is in poll() */
     int active;                 /* atomic: ops queued or running, all comms */
     int waiters;                /* atomic: callers driving progress in sc_wait */
+    int arm_failed_told;        /* the progress thread said the worker could not be
+                                   armed (its own, no lock) */
     int refs;                   /* communicators using this transport */
     struct sc_comm *comms;
     uint32_t next_ctx;          /* every context id below it has been used (comm_ctx.c) */

@@ -411,29 +411,59 @@ static int sc_progress_thread_idle(sc_transport_t *tp)
            __atomic_load_n(&tp->waiters, __ATOMIC_SEQ_CST) > 0;
 }
 
+/* How the progress thread sleeps: the thread drives (or nothing is queued) and no
+ * caller waits, on UCX's events (armed) or, where the worker could not be armed, on a
+ * timer alone; or a caller drives. */
+typedef enum {
+    SC_SLEEP_ARMED,
+    SC_SLEEP_UNARMED,
+    SC_SLEEP_CALLER_DRIVES
+} sc_sleep_t;
+
+/* How long the thread sleeps where the worker could not be armed: UCX's event
+ * descriptor then says nothing (it may stay readable, or never become so), so the
+ * thread looks at UCX this often instead; each look costs an idle rank a few
+ * microseconds of CPU. */
+#define SC_PROGRESS_UNARMED_MS 2
+
 /* Sleeps on the wake eventfd, and on the UCX event descriptor when armed, for at
  * most timeout_ms. `sleeping` is published before the reason to sleep is checked
  * again, and wakers change that reason before reading `sleeping` (both sequentially
- * consistent), so a wake-up is never lost between the check and poll(). Armed: the
- * thread drives (or nothing is queued) and no caller waits; unarmed: a caller
- * drives. */
-static void sc_progress_sleep(sc_transport_t *tp, int armed, int timeout_ms)
+ * consistent), so a wake-up is never lost between the check and poll(). */
+static void sc_progress_sleep(sc_transport_t *tp, sc_sleep_t how, int timeout_ms)
 {
     struct pollfd fds[2] = {{tp->wake_fd, POLLIN, 0}, {tp->efd, POLLIN, 0}};
     int still;
 
     __atomic_store_n(&tp->sleeping, 1, __ATOMIC_SEQ_CST);
-    if (armed)
-        still = __atomic_load_n(&tp->waiters, __ATOMIC_SEQ_CST) == 0;
-    else
+    if (how == SC_SLEEP_CALLER_DRIVES)
         still = sc_progress_thread_idle(tp);
+    else
+        still = __atomic_load_n(&tp->waiters, __ATOMIC_SEQ_CST) == 0;
     if (still)
-        poll(fds, armed ? 2 : 1, timeout_ms);
+        poll(fds, how == SC_SLEEP_ARMED ? 2 : 1, timeout_ms);
     __atomic_store_n(&tp->sleeping, 0, __ATOMIC_SEQ_CST);
     if (fds[0].revents & POLLIN) {
         uint64_t v;
         (void)!read(tp->wake_fd, &v, sizeof(v));
     }
+}
+
+/* The sleep after an arm that failed (UCX's sentence in sc_last_error): said once per
+ * transport, at WARN. The thread sleeps on a timer instead of UCX's events: an arm
+ * that fails now and then costs a look at UCX sooner, one that always fails (a
+ * transport whose events cannot be requested) makes the thread poll; either way it
+ * never spins (an idle thread that armed again at once took a core for as long as the
+ * arm failed) and still moves what comes. */
+static void sc_progress_sleep_unarmed(sc_transport_t *tp, int timeout_ms)
+{
+    if (!tp->arm_failed_told) {
+        tp->arm_failed_told = 1;
+        sc_log(SC_LOG_WARN, "%s; the progress thread looks at UCX every %d ms instead of "
+               "sleeping until it has an event (said once)", sc_error_text_unprefixed(),
+               timeout_ms);
+    }
+    sc_progress_sleep(tp, SC_SLEEP_UNARMED, timeout_ms);
 }
 
 /* One progress step unless another thread holds the lock; then whether to go on
@@ -507,14 +537,16 @@ static void *sc_progress_thread(void *arg)
                 sc_progress_step(tp);
             pthread_mutex_unlock(&tp->lock);
             if (st == SC_SUCCESS)
-                sc_progress_sleep(tp, 1, 100);
+                sc_progress_sleep(tp, SC_SLEEP_ARMED, 100);
+            else if (st != SC_IN_PROGRESS)
+                sc_progress_sleep_unarmed(tp, SC_PROGRESS_UNARMED_MS);
             sc_spin_reset(&spin);
             continue;
         }
         if (sc_progress_thread_idle(tp)) {
             /* A caller drives; the timeout only bounds how late it is noticed that
              * the caller stopped without telling. */
-            sc_progress_sleep(tp, 0, 20);
+            sc_progress_sleep(tp, SC_SLEEP_CALLER_DRIVES, 20);
             sc_spin_reset(&spin);
             continue;
         }
@@ -534,8 +566,10 @@ static void *sc_progress_thread(void *arg)
         st = sc_progress_step(tp) ? SC_IN_PROGRESS : sc_ucx_arm(tp);
         tp->p2p_visit_all = 0;
         pthread_mutex_unlock(&tp->lock);
-        if (st != SC_IN_PROGRESS)
-            sc_progress_sleep(tp, 1, 20);
+        if (st == SC_SUCCESS)
+            sc_progress_sleep(tp, SC_SLEEP_ARMED, 20);
+        else if (st != SC_IN_PROGRESS)
+            sc_progress_sleep_unarmed(tp, SC_PROGRESS_UNARMED_MS);
         if (!sc_progress_thread_lock(tp))
             break;
         sc_progress_mbox_sleeping(tp, 0);
