@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "bench_agree.h"
+#include "bench_cache.h"
 #include "bench_memory.h"
 #include "bench_output.h"
 #include "bench_profile.h"
@@ -401,14 +402,12 @@ static sc_status_t sc_br_grads_refill(sc_br_ctx_t *c, sc_reducer_t *r)
     return SC_SUCCESS;
 }
 
-/* Evicts this rank's caches: writes twice the last-level cache's size of other memory
- * (64 MiB where the size is not known). */
+/* Evicts this rank's caches: writes twice the L3 cache's size of other memory
+ * (bench_cache.h). */
 static sc_status_t sc_br_caches_flush(sc_br_ctx_t *c)
 {
     if (!c->flush) {
-        long l3 = sysconf(_SC_LEVEL3_CACHE_SIZE);
-
-        c->flush_bytes = l3 > (16L << 20) ? 2 * (size_t)l3 : (size_t)64 << 20;
+        c->flush_bytes = sc_bench_cache_flush_bytes();
         c->flush = malloc(c->flush_bytes);
         if (!c->flush) {
             snprintf(sc_br_error, sizeof(sc_br_error), "cannot allocate %zu B to flush the "

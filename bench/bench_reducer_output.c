@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "bench_cache.h"
 #include "bench_output.h"
 #include "bench_reducer_output.h"
 
@@ -49,7 +50,8 @@ void sc_br_print_header(const sc_br_options_t *o, const sc_bench_profile_t *p, s
         printf("# exposed_ms = rank_exposed_ms, from each rank's own last gradient (the "
                "nodes do not share a clock)\n");
     printf("# last_bucket_ms: back to back, in cache; last_bucket_cold_ms: every rank's "
-           "caches flushed first%s\n#\n",
+           "caches flushed first (%zu MiB written over)%s\n#\n",
+           sc_bench_cache_flush_bytes() >> 20,
            o->topk ? "; both a compressed all-reduce at the hook's density" : "");
     printf("# %9s %7s %9s %10s %10s %8s %15s %14s %19s %18s %10s %8s %-5s %s\n", "bucket_mb",
            "buckets", "iter_ms", "compute_ms", "exposed_ms", "skew_ms", "rank_exposed_ms",

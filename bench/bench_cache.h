@@ -1,0 +1,13 @@
+/* How much memory sc-bench writes over to evict a rank's caches before a cold
+ * measurement (sc-bench reducer's last_bucket_cold_ms). */
+#ifndef SC_BENCH_CACHE_H
+#define SC_BENCH_CACHE_H
+
+#include <stddef.h>
+
+/* Twice the L3 cache of the core this process runs on, as the kernel lists it
+ * (/sys/devices/system/cpu/cpuN/cache), else as sysconf reports it; 64 MiB where that
+ * is 16 MiB or less or unknown. */
+size_t sc_bench_cache_flush_bytes(void);
+
+#endif
