@@ -56,93 +56,99 @@ static inline void ct_store(sc_dtype_t d, void *buf, size_t e, double v)
  * value's place as one integer, larger first: a NaN's bits (any payload) as the
  * largest, else those of |x| (ordered as the magnitudes are, Inf above every finite
  * one, -0 equal to +0). */
-typedef struct {
-    uint64_t key;
-    size_t i;
-} ct_rank_t;
-
-static inline ct_rank_t ct_rank_of(const double *v, size_t i)
+static inline uint64_t ct_key(double x)
 {
-    double a = fabs(v[i]);
-    ct_rank_t r = {UINT64_MAX, i};
+    double a = fabs(x);
+    uint64_t key = UINT64_MAX;
 
     if (!isnan(a))
-        memcpy(&r.key, &a, 8);
-    return r;
+        memcpy(&key, &a, 8);
+    return key;
 }
 
-/* Whether x comes before y in magnitude order (no two have the same index). */
-static inline int ct_before(ct_rank_t x, ct_rank_t y)
+static inline void ct_swap(uint64_t *key, size_t x, size_t y)
 {
-    return x.key != y.key ? x.key > y.key : x.i < y.i;
+    uint64_t t = key[x];
+
+    key[x] = key[y];
+    key[y] = t;
 }
 
-static inline void ct_swap(ct_rank_t *all, size_t x, size_t y)
+/* The k indices of the largest magnitudes of v[0..n), ascending, into idx; key: room for
+ * n keys, overwritten. A selection of the k-th largest key (quickselect on the keys
+ * alone, a median of three drawn values as pivot, equal keys kept together), then one
+ * pass in index order that takes every larger key and the first of the equal ones: the
+ * order is total, so that is the set a sort would give, and it comes out ascending.
+ * Neither a sort of all n (most of the large density tests' time) nor of the k chosen
+ * (qsort of the indices was a third of the compressor fuzzer's time at high densities). */
+static inline void ct_topk_in(const double *v, size_t n, size_t k, size_t *idx,
+                              uint64_t *key)
 {
-    ct_rank_t t = all[x];
+    uint64_t kth = 0, draw = 0x9e3779b97f4a7c15ull;
+    size_t lo = 0, hi = n, above = 0, equal, o = 0;
 
-    all[x] = all[y];
-    all[y] = t;
-}
-
-static inline int ct_cmp_index(const void *a, const void *b)
-{
-    size_t i = *(const size_t *)a, j = *(const size_t *)b;
-    return i < j ? -1 : i > j;
-}
-
-/* The k indices of the largest magnitudes of v[0..n), ascending, into idx. A selection
- * (quickselect, a median of three drawn values as pivot), not a sort of all n: the sort
- * took most of the large density tests' time, hundreds of thousands of indices per
- * bucket and iteration. The order is total, so the first k are the same set whatever
- * the method. */
-static inline void ct_topk(const double *v, size_t n, size_t k, size_t *idx)
-{
-    ct_rank_t *all = malloc((n ? n : 1) * sizeof(*all));
-    size_t lo = 0, hi = n;
-    uint64_t draw = 0x9e3779b97f4a7c15ull;
-
-    if (!all) {
-        fprintf(stderr, "ct_topk: out of memory\n");
-        exit(1);
+    if (k >= n) { /* every index (no key needed) */
+        for (size_t i = 0; i < n; i++)
+            idx[i] = i;
+        return;
     }
+    if (k == 0)
+        return;
     for (size_t i = 0; i < n; i++)
-        all[i] = ct_rank_of(v, i);
-    /* [0, lo) come before [lo, hi), which come before [hi, n); lo <= k <= hi. */
-    while (hi - lo > 1 && lo < k && k < hi) {
-        size_t mid, q = lo;
+        key[i] = ct_key(v[i]);
+    /* [0, lo) above every key of [lo, hi), which are above those of [hi, n); the k-th
+     * largest, at place k - 1, in [lo, hi). */
+    for (;;) {
+        uint64_t c[3], pivot;
+        size_t gt = lo, i = lo, lt = hi;
 
         /* The median of three at drawn places (a fixed sequence): the first, middle
          * and last of the range were quadratic on magnitudes that rise then fall, 10 s
          * for 300,000 values (each partition split off a few). */
         for (int j = 0; j < 3; j++) {
             draw = draw * 6364136223846793005ull + 1442695040888963407ull;
-            ct_swap(all, j == 0 ? lo : j == 1 ? lo + (hi - lo) / 2 : hi - 1,
-                    lo + (size_t)(draw >> 33) % (hi - lo));
+            c[j] = key[lo + (size_t)(draw >> 33) % (hi - lo)];
         }
-        mid = lo + (hi - lo) / 2;
-        if (ct_before(all[mid], all[lo]))
-            ct_swap(all, mid, lo);
-        if (ct_before(all[hi - 1], all[lo]))
-            ct_swap(all, hi - 1, lo);
-        if (ct_before(all[hi - 1], all[mid]))
-            ct_swap(all, hi - 1, mid);
-        ct_swap(all, mid, hi - 1); /* the median, the pivot, last */
-        for (size_t i = lo; i < hi - 1; i++)
-            if (ct_before(all[i], all[hi - 1])) {
-                ct_swap(all, i, q);
-                q++;
-            }
-        ct_swap(all, q, hi - 1); /* [lo, q) before the pivot at q, (q, hi) after it */
-        if (k <= q)
-            hi = q;
-        else
-            lo = q + 1;
+        pivot = c[0] < c[1] ? (c[1] < c[2] ? c[1] : c[0] < c[2] ? c[2] : c[0])
+                            : (c[0] < c[2] ? c[0] : c[1] < c[2] ? c[2] : c[1]);
+        /* [lo, gt) above the pivot, [gt, i) equal to it, [lt, hi) below it. */
+        while (i < lt) {
+            if (key[i] > pivot)
+                ct_swap(key, i++, gt++);
+            else if (key[i] < pivot)
+                ct_swap(key, i, --lt);
+            else
+                i++;
+        }
+        if (k - 1 < gt) {
+            hi = gt;
+        } else if (k - 1 < lt) {
+            kth = pivot;
+            above = gt;
+            break;
+        } else {
+            lo = lt;
+        }
     }
-    for (size_t i = 0; i < k; i++)
-        idx[i] = all[i].i;
-    qsort(idx, k, sizeof(*idx), ct_cmp_index);
-    free(all);
+    equal = k - above;
+    for (size_t i = 0; i < n && o < k; i++) {
+        uint64_t x = ct_key(v[i]);
+        if (x > kth || (x == kth && equal > 0 && equal--))
+            idx[o++] = i;
+    }
+}
+
+/* The same with room for the keys of its own. */
+static inline void ct_topk(const double *v, size_t n, size_t k, size_t *idx)
+{
+    uint64_t *key = malloc((n ? n : 1) * sizeof(*key));
+
+    if (!key) {
+        fprintf(stderr, "ct_topk: out of memory\n");
+        exit(1);
+    }
+    ct_topk_in(v, n, k, idx, key);
+    free(key);
 }
 
 /* The saved compressor state's payload hash (compressor_state.c), computed here
