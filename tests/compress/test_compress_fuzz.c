@@ -143,6 +143,16 @@ static void fz_put(sc_dtype_t d, void *buf, size_t e, double v)
     ct_store(d, buf, e, v);
 }
 
+/* fz_put(d, buf, e, fz_round(d, x)), in one conversion for float16 where that took three
+ * (the compiler's, in software): the same bits. */
+static void fz_put_rounded(sc_dtype_t d, void *buf, size_t e, double x)
+{
+    if (d == SC_FLOAT16)
+        ((_Float16 *)buf)[e] = (_Float16)(float)x;
+    else
+        fz_put(d, buf, e, fz_round(d, x));
+}
+
 static double fz_get(sc_dtype_t d, const void *buf, size_t e)
 {
     return rt_load(d, buf, e);
@@ -194,17 +204,64 @@ static void *fz_buf(fz_buf_t *b, size_t bytes, size_t shift, int fill)
 
 static void fz_guards(const fz_buf_t *b, const char *name)
 {
-    for (size_t i = 0; i < b->total; i++)
-        if (i < b->off || i >= b->off + b->bytes)
-            FZ_CHECK(b->base[i] == FZ_GUARD_BYTE, "guard byte %s%zu of %s is 0x%02x",
-                     i < b->off ? "-" : "+", i < b->off ? b->off - i : i - b->off - b->bytes,
-                     name, b->base[i]);
+    /* The guards alone: a loop over every byte that skipped the buffer's was a few
+     * percent of the run at 200,000 elements. */
+    for (size_t i = 0; i < b->total; i = i + 1 == b->off ? b->off + b->bytes : i + 1)
+        FZ_CHECK(b->base[i] == FZ_GUARD_BYTE, "guard byte %s%zu of %s is 0x%02x",
+                 i < b->off ? "-" : "+", i < b->off ? b->off - i : i - b->off - b->bytes,
+                 name, b->base[i]);
 }
 
 static void fz_buf_free(fz_buf_t *b)
 {
     free(b->base);
     b->base = NULL;
+}
+
+/* n elements of dtype d, got against want bit for bit: one memcmp, then the first element
+ * that differs named (a memcmp per element was most of the comparison's time). */
+static void fz_check_same(const char *got, const char *want, size_t n, sc_dtype_t d,
+                          const char *what)
+{
+    size_t es = sc_dtype_size(d);
+
+    if (n == 0 || memcmp(got, want, n * es) == 0)
+        return;
+    for (size_t e = 0; e < n; e++)
+        FZ_CHECK(memcmp(got + e * es, want + e * es, es) == 0, "%s %zu: got %.17g, want "
+                 "%.17g", what, e, fz_get(d, got, e), fz_get(d, want, e));
+}
+
+/* The model's and the reference's arrays, grown as needed and kept from step to step:
+ * allocated afresh, their pages were faulted in and zeroed by the kernel at every step (a
+ * tenth of the run at 200,000 elements). The buffers given to the library stay fresh. */
+enum {
+    FZ_SCRATCH_V, FZ_SCRATCH_KEYS, FZ_SCRATCH_IDX, FZ_SCRATCH_SENT, FZ_SCRATCH_V_AS_SENT,
+    FZ_SCRATCH_DRAWS, FZ_SCRATCH_DRAWN, FZ_SCRATCH_GRAD, FZ_SCRATCH_MY_GRAD, FZ_SCRATCH_SUM,
+    FZ_SCRATCH_MAG, FZ_SCRATCH_WANT, FZ_SCRATCHES
+};
+
+static struct {
+    void *p;
+    size_t bytes;
+} fz_scratches[FZ_SCRATCHES];
+
+static void *fz_scratch(int which, size_t bytes)
+{
+    if (fz_scratches[which].bytes < bytes) {
+        free(fz_scratches[which].p);
+        fz_scratches[which].p = malloc(bytes);
+        FZ_CHECK(fz_scratches[which].p, "out of memory for %zu bytes", bytes);
+        fz_scratches[which].bytes = bytes;
+    }
+    return fz_scratches[which].p;
+}
+
+static void fz_scratch_free(void)
+{
+    for (int i = 0; i < FZ_SCRATCHES; i++)
+        free(fz_scratches[i].p);
+    memset(fz_scratches, 0, sizeof(fz_scratches));
 }
 
 static uint64_t fz_hash(const void *p, size_t n)
@@ -219,6 +276,7 @@ typedef struct {
     size_t count;
     sc_dtype_t dtype;
     int exp, range, zeros; /* values: zeros% 0, else integers in [-range, range] * 2^exp */
+    double scale;          /* 2^exp: a product by it is exact, where ldexp was a call */
 } fz_key_t;
 
 typedef struct {
@@ -310,6 +368,7 @@ static void fz_draw_case(fz_rng_t *r, int p, fz_case_t *c)
             large = 1;
         }
         k->exp = (int)fz_below(r, 10) - 6;
+        k->scale = ldexp(1.0, k->exp);
         k->zeros = (int[]){0, 0, 30, 90}[fz_below(r, 4)];
         /* Dense steps of float16/bfloat16 round every partial sum to the dtype: there the
          * values stay small enough that any order of summing p of them is exact. */
@@ -349,16 +408,34 @@ static sc_compress_config_t fz_rank_cfg(const fz_case_t *c, int rank, int salt)
     return cfg;
 }
 
-/* Element e of key j's gradient on rank r at step t (exact in the key's dtype). */
-static double fz_value(const fz_case_t *c, int j, int r, int t, size_t e)
+/* Key j's gradient on rank r at step t: element e is fz_value_of(key j,
+ * rt_mix(fz_value_base(c, j, r, t) ^ e)), exact in the key's dtype. */
+static uint64_t fz_value_base(const fz_case_t *c, int j, int r, int t)
 {
-    const fz_key_t *k = &c->keys[j];
-    uint64_t h = rt_mix(rt_mix(c->vseed ^ ((uint64_t)(unsigned)r << 56) ^
-                               ((uint64_t)(unsigned)t << 32) ^ (uint64_t)j) ^ e);
+    return rt_mix(c->vseed ^ ((uint64_t)(unsigned)r << 56) ^ ((uint64_t)(unsigned)t << 32) ^
+                  (uint64_t)j);
+}
 
+static double fz_value_of(const fz_key_t *k, uint64_t h)
+{
     if ((int)(h % 100) < k->zeros)
         return 0.0;
-    return ldexp((double)((int)((h >> 8) % (uint64_t)(2 * k->range + 1)) - k->range), k->exp);
+    return (double)((int)((h >> 8) % (uint64_t)(2 * k->range + 1)) - k->range) * k->scale;
+}
+
+/* Element e of key j's gradient on rank r at step t. */
+static double fz_value(const fz_case_t *c, int j, int r, int t, size_t e)
+{
+    return fz_value_of(&c->keys[j], rt_mix(fz_value_base(c, j, r, t) ^ e));
+}
+
+/* Its elements [0, n) into g, the part of the hash shared by all of them mixed once. */
+static void fz_values(const fz_case_t *c, int j, int r, int t, size_t n, double *g)
+{
+    uint64_t base = fz_value_base(c, j, r, t);
+
+    for (size_t e = 0; e < n; e++)
+        g[e] = fz_value_of(&c->keys[j], rt_mix(base ^ e));
 }
 
 /* ---- the model of every rank's compressor --------------------------------------------- */
@@ -477,16 +554,17 @@ static int fz_is_dense(const fz_case_t *c, const fz_mkey_t *mk, const fz_key_t *
             c->cfg.momentum == 0.0);
 }
 
-/* One rank's step on a key in the model: its selection and the values it sends; with
- * commit, the residual and momentum updated. */
+/* One rank's step on a key in the model, g its gradient: its selection and the values it
+ * sends (scratch arrays, until the next rank's), the residual and momentum updated in
+ * place. */
 typedef struct {
     size_t k;
     size_t *idx;
     double *sent;
 } fz_sel_t;
 
-static void fz_model_rank(const fz_case_t *c, fz_mkey_t *mk, int j, int r, int t,
-                          size_t want_k, fz_shadow_t *sh, fz_sel_t *out, double *g)
+static void fz_model_rank(const fz_case_t *c, fz_mkey_t *mk, int j, int r, size_t want_k,
+                          fz_shadow_t *sh, fz_sel_t *out, const double *g)
 {
     const fz_key_t *key = &c->keys[j];
     size_t n = key->count;
@@ -494,23 +572,25 @@ static void fz_model_rank(const fz_case_t *c, fz_mkey_t *mk, int j, int r, int t
     sc_dtype_t vd = c->cfg.values_fp16 ? SC_FLOAT16 : d;
     int shaped = c->cfg.error_feedback || c->cfg.momentum > 0.0;
     sc_dtype_t sd = shaped ? acc : d;
-    double m = c->cfg.momentum, *x = malloc((n ? n : 1) * sizeof(double));
-    double *u = mk->mom[r] ? malloc(n * sizeof(double)) : NULL;
+    /* x: v, then the residual left (in place where the rank keeps one); u: the momentum */
+    double m = c->cfg.momentum, *u = mk->mom[r];
+    double *x = mk->res[r] ? mk->res[r] : fz_scratch(FZ_SCRATCH_V, (n ? n : 1) * 8);
 
     for (size_t e = 0; e < n; e++) {
-        double ue = g[e] = fz_value(c, j, r, t, e);
-        if (mk->mom[r])
-            ue = u[e] = fz_add(acc, fz_mul(acc, m, mk->mom[r][e]), g[e]);
-        x[e] = mk->res[r] ? fz_add(acc, mk->res[r][e], ue) : ue;
+        double ue = g[e];
+        if (u)
+            ue = u[e] = fz_add(acc, fz_mul(acc, m, u[e]), g[e]);
+        x[e] = mk->res[r] ? fz_add(acc, x[e], ue) : ue;
     }
     out->k = want_k;
-    out->idx = malloc((want_k ? want_k : 1) * sizeof(size_t));
-    out->sent = malloc((want_k ? want_k : 1) * sizeof(double));
+    out->idx = fz_scratch(FZ_SCRATCH_IDX, (want_k ? want_k : 1) * sizeof(size_t));
+    out->sent = fz_scratch(FZ_SCRATCH_SENT, (want_k ? want_k : 1) * sizeof(double));
     if (c->cfg.mode == SC_TOPK_RANDOM && want_k > 0) {
         /* The draws from the stand-in selector; the rest checked here. */
         size_t es = sc_dtype_size(sd), sel = 0;
-        char *xb = malloc(n * es), *vals = malloc(want_k * es);
-        uint64_t *ix = malloc(want_k * sizeof(uint64_t));
+        char *xb = fz_scratch(FZ_SCRATCH_V_AS_SENT, n * es);
+        char *vals = fz_scratch(FZ_SCRATCH_DRAWN, want_k * es);
+        uint64_t *ix = fz_scratch(FZ_SCRATCH_DRAWS, want_k * sizeof(uint64_t));
         for (size_t e = 0; e < n; e++)
             fz_put(sd, xb, e, x[e]);
         FZ_OK(sc_topk_select(sh->t[r], xb, sd, n, want_k, 64, ix, vals, &sel, NULL));
@@ -522,12 +602,10 @@ static void fz_model_rank(const fz_case_t *c, fz_mkey_t *mk, int j, int r, int t
                      "value is not element %" PRIu64 "'s", i, ix[i]);
             out->idx[i] = (size_t)ix[i];
         }
-        free(xb);
-        free(vals);
-        free(ix);
     } else {
         /* By magnitude, larger first, ties by lower index (compress_test.h's reference). */
-        ct_topk(x, n, want_k, out->idx);
+        ct_topk_in(x, n, want_k, out->idx,
+                   fz_scratch(FZ_SCRATCH_KEYS, (n ? n : 1) * sizeof(uint64_t)));
     }
     for (size_t i = 0; i < want_k; i++) {
         size_t e = out->idx[i];
@@ -541,12 +619,6 @@ static void fz_model_rank(const fz_case_t *c, fz_mkey_t *mk, int j, int r, int t
         if (u)
             u[e] = 0.0;
     }
-    if (mk->res[r])
-        memcpy(mk->res[r], x, n * sizeof(double));
-    if (u)
-        memcpy(mk->mom[r], u, n * sizeof(double));
-    free(u);
-    free(x);
 }
 
 /* ---- the saved state, read back ---------------------------------------------------------- */
@@ -977,26 +1049,32 @@ static void fz_step(fz_state_t *s, const fz_case_t *c, fz_rng_t *rng, int j)
     int dense = fz_is_dense(c, mk, key);
     fz_buf_t sb, rb;
     char *send, *recv, *wantb;
-    double *g = malloc((n ? n : 1) * sizeof(double)), *sum, *mag;
+    /* gme: this rank's gradient, g another's (each rank's computed once a step) */
+    double *gme = fz_scratch(FZ_SCRATCH_MY_GRAD, (n ? n : 1) * sizeof(double));
+    double *g = fz_scratch(FZ_SCRATCH_GRAD, (n ? n : 1) * sizeof(double)), *sum, *mag;
     int64_t mine[2], *all = calloc((size_t)p * 2, sizeof(int64_t));
     sc_compress_stats_t stats;
-    uint64_t send_hash;
+    uint64_t send_hash, recv_hash;
     sc_status_t st;
 
     FZ_WHAT("step %d on key %d (%zu x %s, %s%s%s, its step %ld)", t, key->id, n,
             sc_dtype_name(d), op == SC_SUM ? "sum" : "avg", in_place ? ", in place" : "",
             dense ? ", dense" : "", mk->steps);
     send = fz_buf(&sb, n * es, shift, 0);
+    fz_values(c, j, me, t, n, gme);
     for (size_t e = 0; e < n; e++)
-        fz_put(d, send, e, fz_value(c, j, me, t, e));
+        fz_put(d, send, e, gme[e]);
     send_hash = fz_hash(send, n * es);
     recv = in_place ? send : fz_buf(&rb, n * es, fz_chance(rng, 30) ? es : 0, FZ_FILL_BYTE);
     st = sc_compressed_allreduce(s->comp, R.w.comm, key->id, send, recv, n, d, op);
     FZ_CHECK(st == SC_SUCCESS, "%s", sc_status_string(st));
     R.steps++;
     FZ_OK(sc_compressor_stats(s->comp, &stats));
-    /* The hash of the result and this rank's selected count, from every rank. */
-    mine[0] = (int64_t)fz_hash(recv, n * es);
+    /* The hash of the result and this rank's selected count, from every rank; the hash is
+     * also the one the next call's fz_check_last compares, so that a late write is seen
+     * from the moment this call returned. */
+    recv_hash = fz_hash(recv, n * es);
+    mine[0] = (int64_t)recv_hash;
     mine[1] = (int64_t)stats.selected;
     FZ_OK(sc_allgather(mine, all, 2, SC_INT64, R.w.comm, NULL, NULL));
     fz_check_last(s);
@@ -1017,19 +1095,23 @@ static void fz_step(fz_state_t *s, const fz_case_t *c, fz_rng_t *rng, int j)
     if (!in_place)
         FZ_CHECK(fz_hash(send, n * es) == send_hash, "sendbuf changed");
     /* The reference: every rank's selection summed in rank order (or the dense sum). */
-    sum = calloc(n ? n : 1, sizeof(double));
-    mag = calloc(n ? n : 1, sizeof(double));
-    wantb = malloc(n * es + 8);
+    sum = memset(fz_scratch(FZ_SCRATCH_SUM, (n ? n : 1) * sizeof(double)), 0, n * 8);
+    mag = memset(fz_scratch(FZ_SCRATCH_MAG, (n ? n : 1) * sizeof(double)), 0, n * 8);
+    wantb = fz_scratch(FZ_SCRATCH_WANT, n * es + 8);
     if (dense) {
         int tol = (d == SC_FLOAT16 || d == SC_BFLOAT16) && op == SC_AVG && (p & (p - 1));
-        for (int r = 0; r < p; r++)
+        for (int r = 0; r < p; r++) {
+            const double *gr = r == me ? gme : g;
+            if (r != me)
+                fz_values(c, j, r, t, n, g);
             for (size_t e = 0; e < n; e++) {
-                double v = fz_value(c, j, r, t, e);
+                double v = gr[e];
                 if ((d == SC_FLOAT16 || d == SC_BFLOAT16) && op == SC_AVG)
                     v = fz_round(d, fz_mul(SC_FLOAT32, v, 1.0f / (float)p));
                 sum[e] += v;
                 mag[e] += fabs(v);
             }
+        }
         for (size_t e = 0; e < n; e++) {
             double want = sum[e], got = fz_get(d, recv, e);
             if (op == SC_AVG && (d == SC_FLOAT32 || d == SC_FLOAT64))
@@ -1045,9 +1127,7 @@ static void fz_step(fz_state_t *s, const fz_case_t *c, fz_rng_t *rng, int j)
                 fz_put(d, wantb, e, want);
         }
         if (!tol)
-            for (size_t e = 0; e < n; e++)
-                FZ_CHECK(memcmp(recv + e * es, wantb + e * es, es) == 0, "dense element %zu: "
-                         "got %.17g, want %.17g", e, fz_get(d, recv, e), fz_get(d, wantb, e));
+            fz_check_same(recv, wantb, n, d, "dense element");
         /* dense steps leave residual and momentum as they were */
     } else {
         if (c->cfg.mode == SC_TOPK_RANDOM && want_k > 0)
@@ -1055,28 +1135,21 @@ static void fz_step(fz_state_t *s, const fz_case_t *c, fz_rng_t *rng, int j)
         for (int r = 0; r < p; r++) {
             fz_sel_t sel;
             size_t kr = c->cfg.mode == SC_TOPK_APPROX ? (size_t)all[2 * r + 1] : want_k;
-            fz_model_rank(c, mk, j, r, t, kr, &s->shadow, &sel, g);
+            if (r != me)
+                fz_values(c, j, r, t, n, g);
+            fz_model_rank(c, mk, j, r, kr, &s->shadow, &sel, r == me ? gme : g);
             for (size_t i = 0; i < sel.k; i++)
                 sum[sel.idx[i]] = fz_add(acc, sum[sel.idx[i]], sel.sent[i]);
-            free(sel.idx);
-            free(sel.sent);
         }
         if (c->cfg.mode == SC_TOPK_RANDOM && want_k > 0)
             s->shadow.calls++, s->model.draws++;
-        for (size_t e = 0; e < n; e++) {
-            double want = op == SC_AVG ? fz_div(acc, sum[e], p) : sum[e];
-            fz_put(d, wantb, e, fz_round(d, want));
-            FZ_CHECK(memcmp(recv + e * es, wantb + e * es, es) == 0, "element %zu: got %.17g, "
-                     "want %.17g", e, fz_get(d, recv, e), fz_get(d, wantb, e));
-        }
+        for (size_t e = 0; e < n; e++)
+            fz_put_rounded(d, wantb, e, op == SC_AVG ? fz_div(acc, sum[e], p) : sum[e]);
+        fz_check_same(recv, wantb, n, d, "element");
     }
     mk->steps++;
     mk->born = 1;
     s->t++;
-    free(sum);
-    free(mag);
-    free(wantb);
-    free(g);
     free(all);
     if (check_state)
         fz_check_state(s->comp, c, &s->model, me);
@@ -1089,7 +1162,7 @@ static void fz_step(fz_state_t *s, const fz_case_t *c, fz_rng_t *rng, int j)
         s->last = rb;
     }
     fz_guards(&s->last, "recvbuf");
-    s->last_hash = fz_hash(s->last.base + s->last.off, s->last.bytes);
+    s->last_hash = recv_hash;
 }
 
 /* The facts the ranks agree on, in the documented order, for a fresh key. */
@@ -1631,6 +1704,7 @@ int main(int argc, char **argv)
         stop = (int)all0;
     }
     FZ_OK(sc_comm_destroy(R.w.comm));
+    fz_scratch_free();
     if (R.w.rank == 0)
         printf("seed 0x%" PRIx64 ": %ld cases, %ld steps, %ld refused calls, %ld saves, %ld "
                "loads, %ld roll-backs, %ld resets, %ld hostile loads on %d ranks, %.2f s\n",
