@@ -9,10 +9,11 @@
  * iteration) or failures that every rank must report (a gradient missing without
  * find_unused). Inputs are small integers times powers of two, so that sums are exact
  * where the pre-division is a power of two; the expected averages are computed here in
- * float64. Checked: the results, their bits across ranks, the layout against the one
- * the header describes (rebuilt in rank 0's ready order), guard bytes around every
- * gradient, gradients left alone by iterations without sync, and nothing written into a
- * gradient once the finalize of its iteration returned. Run through scrun; see usage(). */
+ * float64. Checked: the results (each rank a share of the elements every rank holds),
+ * their bits across ranks, the layout against the one the header describes (rebuilt in
+ * rank 0's ready order), guard bytes around every gradient, gradients left alone by
+ * iterations without sync, and nothing written into a gradient once the finalize of its
+ * iteration returned. Run through scrun; see usage(). */
 #include <getopt.h>
 #include <limits.h>
 #include <pthread.h>
@@ -104,7 +105,10 @@ typedef struct {
     sc_grad_desc_t desc[FZ_MAX_GRADS];
     char names[FZ_MAX_GRADS][24];
     int exp2[FZ_MAX_GRADS];   /* inputs are m * 2^exp2 */
+    double scale[FZ_MAX_GRADS]; /* 2^exp2: a multiply, where ldexp, a call into libm,
+                                   was two fifths of the run's time */
     int mag[FZ_MAX_GRADS];    /* |m| <= mag */
+    unsigned __int128 mod_m[FZ_MAX_GRADS]; /* fz_mod's multiplier for 2 mag + 1 */
     int dead[FZ_MAX_GRADS];   /* find_unused: no rank ever marks it */
     size_t cap_bytes, first_bytes; /* the configuration's (0: the default) */
     int view, find_unused, autotune, threads, errors;
@@ -125,6 +129,7 @@ typedef struct {
     uint8_t *base;
     uint8_t *p;
     size_t bytes, misalign;
+    uint64_t given; /* the hash of what was marked (fz_end_buffers) */
 } fz_buf_t;
 
 typedef struct {
@@ -250,13 +255,29 @@ static uint64_t fz_grad_key(const fz_case_t *c, int r, int it, int g)
     return fz_hash(c->key ^ 0x7a1ull, (uint64_t)r, (uint64_t)it, (uint64_t)g);
 }
 
+/* h % d by multiplies, with m = fz_mod_multiplier(d) (Lemire, Kaser and Kurz, "Faster
+ * remainder by direct computation", 2019: exact for every 64-bit h and d, 128-bit m):
+ * the division, once per element of every input and of every sum, was a sixth of the
+ * run's time once ldexp was gone (on an AMD EPYC, whose division is among the fast). */
+static unsigned __int128 fz_mod_multiplier(uint64_t d)
+{
+    return ~(unsigned __int128)0 / d + 1;
+}
+
+static uint64_t fz_mod(uint64_t h, unsigned __int128 m, uint64_t d)
+{
+    unsigned __int128 low = m * h, bottom = ((low & UINT64_MAX) * d) >> 64;
+
+    return (uint64_t)((bottom + (low >> 64) * d) >> 64);
+}
+
 /* Element e of gradient g, rank r's in iteration it (key from fz_grad_key). */
 static double fz_value(const fz_case_t *c, uint64_t key, int g, size_t e)
 {
     uint64_t h = rt_mix(key + e);
-    int m = (int)(h % (uint64_t)(2 * c->mag[g] + 1)) - c->mag[g];
+    int m = (int)fz_mod(h, c->mod_m[g], (uint64_t)(2 * c->mag[g] + 1)) - c->mag[g];
 
-    return ldexp((double)m, c->exp2[g]);
+    return (double)m * c->scale[g]; /* exact: |m| < 2^12, 2^exp2 in [2^-3, 2^2] */
 }
 
 /* Whether rank r marks gradient g in iteration it. */
@@ -422,6 +443,7 @@ static void fz_draw_case(fz_run_t *run, long number, fz_case_t *c)
             snprintf(c->names[g], sizeof(c->names[g]), "g%d.%s", g, sc_dtype_name(d));
             c->desc[g].name = c->names[g];
             c->exp2[g] = fz_is_int(d) ? 0 : (int)fz_below(&r, 6) - 3;
+            c->scale[g] = ldexp(1.0, c->exp2[g]);
             c->dead[g] = fz_chance(&r, 5);
         }
     }
@@ -473,6 +495,7 @@ static void fz_draw_case(fz_run_t *run, long number, fz_case_t *c)
         int bits = fz_bits(c->desc[g].dtype, c->hook), terms = p * c->win_len;
         long m = bits >= 24 || fz_is_int(c->desc[g].dtype) ? 1000 : (1L << bits) / terms;
         c->mag[g] = (int)(m < 1 ? 1 : m);
+        c->mod_m[g] = fz_mod_multiplier((uint64_t)(2 * c->mag[g] + 1));
     }
 
     for (int g = 0; g < c->n; g++)
@@ -696,6 +719,7 @@ static void fz_mark_one(fz_run_t *run, int it, int g)
         grad = b->p;
         for (size_t e = 0; e < n; e++)
             rt_store(d, b->p, e, fz_value(c, key, g, e));
+        b->given = sc_test_hash(SC_TEST_HASH_INIT, b->p, b->bytes);
         if (n == 0 && fz_hash(key, 4, 5, 6) % 2)
             grad = NULL; /* legal for a gradient of zero elements */
     }
@@ -802,7 +826,11 @@ static void fz_mark_all(fz_run_t *run, int it)
 
 /* Checks the results of the window ending with synced iteration it against the sums
  * over every rank and iteration of the window, divided by prediv, and folds the results
- * every rank holds into the window's hash. */
+ * every rank holds into the window's hash. A gradient every rank holds, whose bits
+ * fz_exchange compares across the ranks, each rank checks against the sums in a share of
+ * its elements of its own: the sums, p values an element, were the largest part of the
+ * run's time when every rank formed them all. A single case (--case, the reproducer) checks every
+ * element on every rank. */
 static void fz_check_window(fz_run_t *run, int it)
 {
     const fz_case_t *c = run->c;
@@ -817,7 +845,9 @@ static void fz_check_window(fz_run_t *run, int it)
         const void *got;
         uint64_t keys[FZ_MAX_ITS * 16];
         int nkeys = 0, everywhere = 1, terms;
-        double tol_unit, bad_got = 0, bad_want = 0, bad_tol = 0;
+        double tol_unit, inv_div, bad_got = 0, bad_want = 0, bad_tol = 0;
+        size_t lo = 0, hi = n;
+        int pow2;
 
         if (c->view) {
             got = n ? sc_reducer_grad_view(run->red, g) : NULL;
@@ -836,13 +866,18 @@ static void fz_check_window(fz_run_t *run, int it)
          * division, per addition and per cast, each within a unit of the magnitudes' sum,
          * twice over. */
         terms = it - first + 1 + p + 4;
-        tol_unit = ((long)c->div & ((long)c->div - 1)) == 0 && c->div == floor(c->div)
-                       ? 0.0
-                       : 2.0 * terms * fz_unit(d, c->hook);
-        for (size_t e = 0; e < n; e++) {
+        pow2 = ((long)c->div & ((long)c->div - 1)) == 0 && c->div == floor(c->div);
+        tol_unit = pow2 ? 0.0 : 2.0 * terms * fz_unit(d, c->hook);
+        inv_div = 1.0 / c->div; /* exact, and so is x * inv_div, where div is 2^k */
+        if (everywhere && !run->only_one) {
+            lo = n * (size_t)run->rank / (size_t)p;
+            hi = n * (size_t)(run->rank + 1) / (size_t)p;
+        }
+        for (size_t e = lo; e < hi; e++) {
             double want = 0, mag = 0, v = rt_load(d, got, e), tol;
             for (int k = 0; k < nkeys; k++) {
-                double x = fz_value(c, keys[k], g, e) / c->div;
+                double x = pow2 ? fz_value(c, keys[k], g, e) * inv_div
+                                : fz_value(c, keys[k], g, e) / c->div;
                 want += x;
                 mag += fabs(x);
             }
@@ -856,9 +891,9 @@ static void fz_check_window(fz_run_t *run, int it)
         }
         if (wrong)
             fz_fail(run, "window %d (synced iteration %d): gradient %d (%s, %zu elements, %d "
-                    "contributions): %zu elements wrong, the first %zu: got %.17g, expected "
-                    "%.17g within %g", w, it, g, c->names[g], n, nkeys, wrong, bad_e, bad_got,
-                    bad_want, bad_tol);
+                    "contributions): %zu elements of %zu-%zu wrong, the first %zu: got %.17g, "
+                    "expected %.17g within %g", w, it, g, c->names[g], n, nkeys, wrong, lo,
+                    hi - 1, bad_e, bad_got, bad_want, bad_tol);
         if (everywhere)
             h = sc_test_hash(h, got, n * rt_size(d));
     }
@@ -880,16 +915,24 @@ static void fz_end_buffers(fz_run_t *run, int it)
         if (!b->base)
             continue;
         fz_check_guards(run, b, it, g, "by the time its finalize returned");
-        if (!c->its[it].sync) {
+        /* Compared as hashes, cheaper than the inputs formed again, which are formed to
+         * name the element once they differ. */
+        if (!c->its[it].sync && sc_test_hash(SC_TEST_HASH_INIT, b->p, b->bytes) != b->given) {
             uint64_t key = fz_grad_key(c, run->rank, it, g);
-            for (size_t e = 0; e < c->desc[g].count; e++) {
-                double v = rt_load(c->desc[g].dtype, b->p, e), x = fz_value(c, key, g, e);
-                if (v != x) {
-                    fz_fail(run, "iteration %d without sync: gradient %d (%s) element %zu "
-                            "was changed from %.17g to %.17g", it, g, c->names[g], e, x, v);
+            size_t e = 0;
+            double v = 0, x = 0;
+            for (; e < c->desc[g].count; e++) {
+                v = rt_load(c->desc[g].dtype, b->p, e);
+                x = fz_value(c, key, g, e);
+                if (memcmp(&v, &x, sizeof(v)) != 0)
                     break;
-                }
             }
+            if (e < c->desc[g].count)
+                fz_fail(run, "iteration %d without sync: gradient %d (%s) element %zu was "
+                        "changed from %.17g to %.17g", it, g, c->names[g], e, x, v);
+            else /* an int64 beyond 2^53, which its double does not tell apart */
+                fz_fail(run, "iteration %d without sync: gradient %d (%s) was changed", it, g,
+                        c->names[g]);
         }
         fz_scribble(b);
     }
@@ -1011,6 +1054,22 @@ static long fz_exchange(fz_run_t *run, long mine_failures, int *stop)
     return total;
 }
 
+/* How many leading bytes of b still hold FZ_SCRIBBLE_BYTE, give or take the last 7: a
+ * word at a time; a byte at a time was a twentieth of the run's time. */
+static size_t fz_scribbled_bytes(const fz_buf_t *b)
+{
+    const uint64_t want = 0x0101010101010101ull * FZ_SCRIBBLE_BYTE;
+    size_t i = 0;
+    uint64_t w;
+
+    for (; i + 8 <= b->bytes; i += 8) {
+        memcpy(&w, b->p + i, 8);
+        if (w != want)
+            break;
+    }
+    return i;
+}
+
 /* After the reducer is gone (its destroy waited for every bucket): nothing wrote into
  * a gradient once the finalize of its iteration returned. Frees the buffers. */
 static void fz_check_late_writes(fz_run_t *run)
@@ -1023,7 +1082,7 @@ static void fz_check_late_writes(fz_run_t *run)
             if (!b->base)
                 continue;
             fz_check_guards(run, b, it, g, "after the case ended");
-            for (size_t i = 0; i < b->bytes; i++) {
+            for (size_t i = fz_scribbled_bytes(b); i < b->bytes; i++) {
                 if (b->p[i] != FZ_SCRIBBLE_BYTE) {
                     int end = it;
                     while (!c->its[end].sync)
