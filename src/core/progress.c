@@ -505,24 +505,6 @@ static int sc_progress_thread_lock(sc_transport_t *tp)
     }
 }
 
-/* The progress thread's sleep once it marked its mailboxes sleeping and armed the
- * worker (st: sc_ucx_arm's, or SC_IN_PROGRESS where a step moved something, then no
- * sleep): on UCX's events for at most timeout_ms, or after a failed arm on a timer;
- * then the mark is cleared. 0, the mark left, where the thread is to stop without the
- * lock (sc_progress_thread_lock). */
-static int sc_progress_thread_nap(sc_transport_t *tp, sc_status_t st, int timeout_ms)
-{
-    if (st == SC_SUCCESS)
-        sc_progress_sleep(tp, SC_SLEEP_ARMED, timeout_ms);
-    else if (st != SC_IN_PROGRESS)
-        sc_progress_sleep_unarmed(tp, SC_PROGRESS_UNARMED_MS);
-    if (!sc_progress_thread_lock(tp))
-        return 0;
-    sc_progress_mbox_sleeping(tp, 0);
-    pthread_mutex_unlock(&tp->lock);
-    return 1;
-}
-
 /* The background driver: runs queued ops while no caller is waiting on one (a waiting
  * caller drives progress itself, so the two never compete for a core). */
 static void *sc_progress_thread(void *arg)
@@ -543,12 +525,6 @@ static void *sc_progress_thread(void *arg)
              * that caller having to wake this thread. */
             if (!sc_progress_thread_lock(tp))
                 break;
-            /* Marked sleeping before anything here looks at the inboxes: an op
-             * queued meanwhile by a caller who does not wait (one of 64 KiB or less
-             * wakes no one) waits for its neighbours' headers, which fill the inbox
-             * without a UCX event, and the thread slept on with them there until its
-             * 100 ms were up. */
-            sc_progress_mbox_sleeping(tp, 1);
             /* What woke the last sleep is taken first: UCX 1.13's TCP transport arms
              * nothing (its sockets wait in the worker's event set, level-triggered),
              * so ucp_worker_arm reports a socket no progress call has read as armed,
@@ -560,8 +536,10 @@ static void *sc_progress_thread(void *arg)
             if (st == SC_IN_PROGRESS)
                 sc_progress_step(tp);
             pthread_mutex_unlock(&tp->lock);
-            if (!sc_progress_thread_nap(tp, st, 100))
-                break;
+            if (st == SC_SUCCESS)
+                sc_progress_sleep(tp, SC_SLEEP_ARMED, 100);
+            else if (st != SC_IN_PROGRESS)
+                sc_progress_sleep_unarmed(tp, SC_PROGRESS_UNARMED_MS);
             sc_spin_reset(&spin);
             continue;
         }
@@ -588,8 +566,14 @@ static void *sc_progress_thread(void *arg)
         st = sc_progress_step(tp) ? SC_IN_PROGRESS : sc_ucx_arm(tp);
         tp->p2p_visit_all = 0;
         pthread_mutex_unlock(&tp->lock);
-        if (!sc_progress_thread_nap(tp, st, 20))
+        if (st == SC_SUCCESS)
+            sc_progress_sleep(tp, SC_SLEEP_ARMED, 20);
+        else if (st != SC_IN_PROGRESS)
+            sc_progress_sleep_unarmed(tp, SC_PROGRESS_UNARMED_MS);
+        if (!sc_progress_thread_lock(tp))
             break;
+        sc_progress_mbox_sleeping(tp, 0);
+        pthread_mutex_unlock(&tp->lock);
         __atomic_store_n(&tp->rescan, 1, __ATOMIC_RELAXED);
         sc_spin_reset(&spin);
     }

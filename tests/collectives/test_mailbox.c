@@ -7,9 +7,7 @@
  * and one that was not written is not there. Without the mailboxes (SC_LOCAL_MAILBOX=0)
  * the test checks that none were opened. With the argument close: a close with a wake-up
  * in flight to each neighbour waits for them once; with stop: a progress thread asked to
- * stop while the lock is taken a moment clears its sleeping mark first; with idle_post:
- * a progress thread asleep with nothing queued marks its mailboxes sleeping, so that a
- * header that fills one wakes it. */
+ * stop while the lock is taken a moment clears its sleeping mark first. */
 #include <pthread.h>
 #include <signal.h>
 #include <stdint.h>
@@ -264,64 +262,6 @@ static int stop_with_the_lock_taken(sc_comm_t *world)
     return 0;
 }
 
-/* Rounds of idle_post, and what their delays may add up to. */
-#define IDLE_ROUNDS 4
-#define IDLE_TOTAL_S 0.1
-
-/* Rank 0 posts a small allreduce (which wakes no thread) 230 ms after a barrier, its
- * progress thread asleep with nothing queued, and makes no library call until the
- * request is done; rank 1 posts its part 10 ms later. Rank 1's header fills rank 0's
- * inbox, no UCX event: only the wake-up rank 1 sends where rank 0's mailboxes are
- * marked sleeping has it read before the thread's sleep ends (it sleeps up to 100 ms at
- * a time, from shortly after the barrier: until about 300 ms, 60 ms or more after rank
- * 1's post). The delay: from rank 1's post to the completion on rank 0
- * (CLOCK_MONOTONIC, one clock for both); a few ms with the wake-up. */
-static int idle_post(sc_comm_t *world)
-{
-    double total = 0, worst = 0;
-
-    CHECK(sc_comm_size(world) == 2, "runs with 2 ranks");
-    if (!world->mbox) {
-        printf("no mailboxes here: nothing to mark sleeping\n");
-        return 0;
-    }
-    for (int r = 0; r < IDLE_ROUNDS; r++) {
-        int32_t v = 1 + g_rank, sum = 0;
-        double t[2] = {0, 0}, at[2], delay;
-        sc_request_t *req;
-
-        CHECK_OK(sc_barrier(world, NULL));
-        if (g_rank == 0) {
-            double t0;
-
-            usleep(230000);
-            t0 = now_s();
-            CHECK_OK(sc_allreduce(&v, &sum, 1, SC_INT32, SC_SUM, world, NULL, &req));
-            while (!__atomic_load_n(&req->done, __ATOMIC_ACQUIRE) && now_s() - t0 < 1.0)
-                usleep(100); /* leaves the thread a core on a loaded machine */
-            t[0] = now_s();
-            CHECK_OK(sc_wait(req));
-            sc_request_free(req);
-        } else {
-            usleep(240000);
-            t[1] = now_s();
-            CHECK_OK(sc_allreduce(&v, &sum, 1, SC_INT32, SC_SUM, world, NULL, NULL));
-        }
-        CHECK(sum == 3, "round %d: the sum came as %d, not 3", r, (int)sum);
-        CHECK_OK(sc_allreduce(t, at, 2, SC_FLOAT64, SC_SUM, world, NULL, NULL));
-        delay = at[0] - at[1];
-        total += delay;
-        worst = delay > worst ? delay : worst;
-        if (g_rank == 0)
-            printf("round %d: rank 0's allreduce done %.1f ms after rank 1's post\n", r,
-                   1e3 * delay);
-    }
-    CHECK(total < IDLE_TOTAL_S, "rank 0's allreduces were done %.3f s in all (the worst "
-          "%.3f s) after rank 1 posted its part, over %d rounds: its idle progress thread "
-          "slept on with rank 1's header in its inbox", total, worst, IDLE_ROUNDS);
-    return 0;
-}
-
 int main(int argc, char **argv)
 {
     sc_comm_t *world;
@@ -336,8 +276,6 @@ int main(int argc, char **argv)
         failed = close_with_wake_ups_held(world);
     else if (argc > 1 && strcmp(argv[1], "stop") == 0)
         failed = stop_with_the_lock_taken(world);
-    else if (argc > 1 && strcmp(argv[1], "idle_post") == 0)
-        failed = idle_post(world);
     else
         failed = run(world);
     printf("%s: mailbox slots (rank %d)\n", failed ? "FAIL" : "PASS", g_rank);
