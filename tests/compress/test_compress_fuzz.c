@@ -27,6 +27,18 @@
 #define FZ_SANITIZED 0
 #endif
 
+/* Built with AddressSanitizer alone: fz_scratch poisons the room past each use. */
+#if defined(__SANITIZE_ADDRESS__)
+#define FZ_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define FZ_ASAN 1
+#endif
+#endif
+#ifdef FZ_ASAN
+#include <sanitizer/asan_interface.h>
+#endif
+
 #define FZ_MAX_RANKS 8
 #define FZ_MAX_KEYS 4
 #define FZ_GUARD 64          /* bytes of guard before and after every buffer */
@@ -234,7 +246,11 @@ static void fz_check_same(const char *got, const char *want, size_t n, sc_dtype_
 
 /* The model's and the reference's arrays, grown as needed and kept from step to step:
  * allocated afresh, their pages were faulted in and zeroed by the kernel at every step (a
- * tenth of the run at 200,000 elements). The buffers given to the library stay fresh. */
+ * tenth of the run at 200,000 elements). The buffers given to the collective stay fresh;
+ * the random stand-in's input, draws and values (FZ_SCRATCH_V_AS_SENT, _DRAWS, _DRAWN)
+ * go to sc_topk_select, so under AddressSanitizer the room past each use is poisoned, as
+ * a fresh allocation of that size would end there: else a read or write past n or k
+ * lands in room an earlier, larger step grew, unseen. */
 enum {
     FZ_SCRATCH_V, FZ_SCRATCH_KEYS, FZ_SCRATCH_IDX, FZ_SCRATCH_SENT, FZ_SCRATCH_V_AS_SENT,
     FZ_SCRATCH_DRAWS, FZ_SCRATCH_DRAWN, FZ_SCRATCH_GRAD, FZ_SCRATCH_MY_GRAD, FZ_SCRATCH_SUM,
@@ -254,6 +270,11 @@ static void *fz_scratch(int which, size_t bytes)
         FZ_CHECK(fz_scratches[which].p, "out of memory for %zu bytes", bytes);
         fz_scratches[which].bytes = bytes;
     }
+#ifdef FZ_ASAN
+    ASAN_UNPOISON_MEMORY_REGION(fz_scratches[which].p, bytes);
+    ASAN_POISON_MEMORY_REGION((char *)fz_scratches[which].p + bytes,
+                              fz_scratches[which].bytes - bytes);
+#endif
     return fz_scratches[which].p;
 }
 
