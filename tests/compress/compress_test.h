@@ -176,6 +176,36 @@ static inline uint64_t ct_state_hash(const unsigned char *q, size_t n, uint32_t 
     return h;
 }
 
+/* Rank r's value at an index every rank sends, whose sum over 3 or 4 ranks depends on
+ * the order the ranks are added in: 2^26, 5, -2^25, 3 (ranks past 3 send 0). In float32,
+ * rank order rounds 2^26 + 5 up to a multiple of 8 and 2^25 + 8 + 3 to one of 4; every
+ * other order, but rank 1 before rank 0 (addition commutes), gives another float32.
+ * Scaled by 2^-11 for float16 values (in range, each exact) and the large ones by 2^29
+ * for float64 sums (where 8 is their unit in the last place as well). */
+static inline double ct_order_value(int r, sc_dtype_t acc, sc_dtype_t vd)
+{
+    static const double v[4] = {0x1p26, 5.0, -0x1p25, 3.0};
+    double x = r < 4 ? v[r] : 0.0;
+
+    if (vd == SC_FLOAT16)
+        return x * 0x1p-11;
+    return acc == SC_FLOAT64 && fabs(x) > 8.0 ? x * 0x1p29 : x;
+}
+
+/* The sum over p ranks of ct_order_value, added in rank order (rank 0 first) in the
+ * sparse aggregation's accumulation type (float64, else float32). */
+static inline double ct_order_sum(int p, sc_dtype_t acc, sc_dtype_t vd)
+{
+    double d = 0.0;
+    float f = 0.0f;
+
+    for (int r = 0; r < p; r++) {
+        d += ct_order_value(r, acc, vd);
+        f += (float)ct_order_value(r, acc, vd);
+    }
+    return acc == SC_FLOAT64 ? d : f;
+}
+
 /* Every rank's hash of buf gathered: equal, bit for bit. */
 static inline int ct_check_same_bits(rt_world_t *w, const void *buf, size_t bytes)
 {

@@ -22,6 +22,8 @@ set(SC_COMPRESS_TESTS
   "test_sparse nan_and_inf_pass_through 2"
   "test_sparse nan_and_inf_pass_through 3"
   "test_sparse pads_are_skipped 2"
+  "test_sparse sum_follows_rank_order 3"
+  "test_sparse sum_follows_rank_order 4"
   "test_compressor first_step_matches_topk float32 0 0 sum 2"
   "test_compressor first_step_matches_topk float32 1 64 avg 3"
   "test_compressor first_step_matches_topk float64 0 32 avg 2"
@@ -57,6 +59,8 @@ set(SC_COMPRESS_TESTS
   "test_compressor overflow_step_is_not_kept exact 0.9 3"
   "test_compressor overflow_step_is_not_kept approx 0 2"
   "test_compressor overflow_step_is_not_kept random 0.5 2"
+  "test_compressor compressed_sum_follows_rank_order 3"
+  "test_compressor compressed_sum_follows_rank_order 4"
   "test_compress_hook density_one_equals_dense 2"
   "test_compress_hook density_one_equals_dense 3"
   "test_compress_hook density_matches_reference 2"
@@ -84,6 +88,8 @@ set(SC_COMPRESS_TESTS
   "test_compress_hook density_matches_reference large view 2"
   "test_compress_hook accumulation_equals_one_synced_step 2"
   "test_compress_hook accumulation_equals_one_synced_step view 2"
+  "test_compress_hook hook_sum_follows_rank_order 3"
+  "test_compress_hook hook_sum_follows_rank_order 4"
   "test_convergence converges_with_error_feedback 4")
 foreach(spec ${SC_COMPRESS_TESTS})
   separate_arguments(f UNIX_COMMAND "${spec}")

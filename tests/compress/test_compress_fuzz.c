@@ -1115,7 +1115,9 @@ static void fz_step(fz_state_t *s, const fz_case_t *c, fz_rng_t *rng, int j)
     }
     if (!in_place)
         FZ_CHECK(fz_hash(send, n * es) == send_hash, "sendbuf changed");
-    /* The reference: every rank's selection summed in rank order (or the dense sum). */
+    /* The reference: every rank's selection summed in rank order (or the dense sum). The
+     * values make every such sum exact in any order, so the order itself is checked by
+     * the *sum_follows_rank_order tests (test_sparse, test_compressor, the hook's). */
     sum = memset(fz_scratch(FZ_SCRATCH_SUM, (n ? n : 1) * sizeof(double)), 0, n * 8);
     mag = memset(fz_scratch(FZ_SCRATCH_MAG, (n ? n : 1) * sizeof(double)), 0, n * 8);
     wantb = fz_scratch(FZ_SCRATCH_WANT, n * es + 8);

@@ -58,7 +58,11 @@
  *                                   sync, then a synced one) selects and sends, step
  *                                   after step, exactly what one synced iteration of
  *                                   the summed gradients does (small integers on 2
- *                                   ranks: every sum and halving is exact) */
+ *                                   ranks: every sum and halving is exact)
+ *   hook_sum_follows_rank_order     every rank's top 1 at the same element, of values
+ *                                   whose float32 sum depends on the order (float32 and
+ *                                   float16 values, copies and views), prediv 1: the
+ *                                   sum in rank order, rank 0 first, on every rank */
 #include <pthread.h>
 
 #include "compress_test.h"
@@ -1091,6 +1095,59 @@ static int test_accumulation_equals_one_synced_step(int argc, char **argv)
     return release_both(&w, &a, &b, ra, rb);
 }
 
+/* One gradient of 8, ct_order_value at element 5 and zeros, its top 1 (density 1/8) that
+ * element: after finalize, element 5 is the sum in rank order, the rest zero. */
+static int order_case(rt_world_t *w, int fp16, int view)
+{
+    static const size_t count[1] = {8};
+    sc_dtype_t vd = fp16 ? SC_FLOAT16 : SC_FLOAT32;
+    double want = ct_order_sum(w->size, SC_FLOAT32, vd);
+    sc_compress_config_t cc = SC_COMPRESS_CONFIG_INIT;
+    sc_reducer_config_t cfg = SC_REDUCER_CONFIG_INIT;
+    sc_comm_hook_t hook;
+    sc_reducer_t *r;
+    rt_model_t m;
+    float *g;
+
+    rt_model_init(&m, 1, count, NULL);
+    cc.density = 1.0 / 8;
+    cc.values_fp16 = fp16;
+    CHECK_OK(sc_comm_hook_topk(&cc, &hook));
+    cfg.prediv = 1.0;
+    cfg.gradient_as_bucket_view = view;
+    cfg.hook = &hook;
+    CHECK_OK(sc_reducer_create(w->comm, m.desc, m.n, &cfg, &r));
+    g = view ? sc_reducer_grad_view(r, 0) : m.buf[0];
+    for (int e = 0; e < 8; e++)
+        g[e] = e == 5 ? (float)ct_order_value(w->rank, SC_FLOAT32, vd) : 0.0f;
+    CHECK_OK(sc_reducer_mark_ready(r, 0, view ? NULL : g));
+    CHECK_OK(sc_reducer_finalize(r));
+    for (int e = 0; e < 8; e++)
+        CHECK(g[e] == (e == 5 ? want : 0.0), "%s values, %s: element %d is %.17g, want %.17g "
+              "(the sum in rank order)", sc_dtype_name(vd), view ? "views" : "copies", e,
+              g[e], e == 5 ? want : 0.0);
+    if (ct_check_same_bits(w, g, 8 * sizeof(float)))
+        return 1;
+    CHECK_OK(sc_reducer_destroy(r));
+    rt_model_free(&m);
+    return 0;
+}
+
+static int test_hook_sum_follows_rank_order(int argc, char **argv)
+{
+    rt_world_t w;
+
+    (void)argc, (void)argv;
+    if (rt_world(&w))
+        return 1;
+    for (int fp16 = 0; fp16 < 2; fp16++)
+        for (int view = 0; view < 2; view++)
+            if (order_case(&w, fp16, view))
+                return 1;
+    CHECK_OK(sc_comm_destroy(w.comm));
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     static const rt_test_t tests[] = {
@@ -1123,6 +1180,7 @@ int main(int argc, char **argv)
         {"accumulation_equals_one_synced_step", test_accumulation_equals_one_synced_step},
         {"hook_state_saved_by_two_threads_at_once",
          test_hook_state_saved_by_two_threads_at_once},
+        {"hook_sum_follows_rank_order", test_hook_sum_follows_rank_order},
         {NULL, NULL}};
     return rt_main(tests, argc, argv);
 }

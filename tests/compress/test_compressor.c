@@ -41,7 +41,11 @@
  *   overflow_step_is_not_kept MODE MOMENTUM   an all-NaN gradient on rank 0 (an
  *                                     overflowed backward) shows in that step's result
  *                                     and is not kept: the next step's result is rank
- *                                     0's selection of its new gradient alone */
+ *                                     0's selection of its new gradient alone
+ *   compressed_sum_follows_rank_order   every rank's top 1 at the same element, of
+ *                                     values whose float32 (float64) sum depends on the
+ *                                     order (float32 and float16 values, float64): the
+ *                                     sum in rank order, rank 0 first, on every rank */
 #include "compress_test.h"
 
 #define SEED 0xef0001ull
@@ -917,6 +921,40 @@ static int test_overflow_step_is_not_kept(int argc, char **argv)
     return 0;
 }
 
+/* Every rank's gradient of 8 is ct_order_value at element 5 and zeros, its top 1 (density
+ * 1/8) that element: the result there is the sum in rank order, the rest zero. */
+static int order_case(rt_world_t *w, sc_dtype_t d, int fp16)
+{
+    sc_dtype_t vd = fp16 ? SC_FLOAT16 : d;
+    double g[8], out[8], want = ct_order_sum(w->size, d, vd);
+    sc_compressor_t *c = make(1.0 / 8, fp16, 0, 1, 0.0, 0);
+
+    CHECK(c, "no compressor");
+    for (size_t e = 0; e < 8; e++)
+        rt_store(d, g, e, e == 5 ? ct_order_value(w->rank, d, vd) : 0.0);
+    CHECK_OK(sc_compressed_allreduce(c, w->comm, 1, g, out, 8, d, SC_SUM));
+    for (size_t e = 0; e < 8; e++)
+        CHECK(rt_load(d, out, e) == (e == 5 ? want : 0.0), "%s%s: element %zu is %.17g, "
+              "want %.17g (the sum in rank order)", sc_dtype_name(d), fp16 ? ", float16 "
+              "values" : "", e, rt_load(d, out, e), e == 5 ? want : 0.0);
+    sc_compressor_destroy(c);
+    return ct_check_same_bits(w, out, 8 * rt_size(d));
+}
+
+static int test_compressed_sum_follows_rank_order(int argc, char **argv)
+{
+    rt_world_t w;
+
+    (void)argc, (void)argv;
+    if (rt_world(&w))
+        return 1;
+    if (order_case(&w, SC_FLOAT32, 0) || order_case(&w, SC_FLOAT32, 1) ||
+        order_case(&w, SC_FLOAT64, 0))
+        return 1;
+    CHECK_OK(sc_comm_destroy(w.comm));
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     static const rt_test_t tests[] = {
@@ -934,6 +972,7 @@ int main(int argc, char **argv)
          test_state_of_another_split_rank_names_world_ranks},
         {"fp16_values_saturate", test_fp16_values_saturate},
         {"overflow_step_is_not_kept", test_overflow_step_is_not_kept},
+        {"compressed_sum_follows_rank_order", test_compressed_sum_follows_rank_order},
         {NULL, NULL}};
     return rt_main(tests, argc, argv);
 }

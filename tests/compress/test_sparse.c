@@ -6,7 +6,10 @@
  *   overlapping_indices_add               every rank sends the same indices
  *   edge_sizes                            k = 0, k = n, n = 1, odd n
  *   nan_and_inf_pass_through
- *   pads_are_skipped                      indices of all ones add nothing */
+ *   pads_are_skipped                      indices of all ones add nothing
+ *   sum_follows_rank_order                values whose float32 (float64) sum depends
+ *                                         on the order: the sum in rank order, rank 0
+ *                                         first, on every rank */
 #include "compress_test.h"
 
 #define SEED 0x5ba75e01ull
@@ -191,6 +194,46 @@ static int test_pads_are_skipped(int argc, char **argv)
     return 0;
 }
 
+/* Every rank sends ct_order_value at indices 1 and 3 of 5, ascending or descending (the
+ * scatter's path for sorted blocks, and the one for pairs in any order): both elements
+ * are the sum in rank order, bit for bit, the others zero. */
+static int order_case(rt_world_t *w, sc_dtype_t d, sc_dtype_t vd, int descending)
+{
+    uint32_t ix[2] = {descending ? 3u : 1u, descending ? 1u : 3u};
+    double vals[2], dense[5], v = ct_order_value(w->rank, d, vd);
+    double want = ct_order_sum(w->size, d, vd);
+
+    ct_store(vd, vals, 0, v);
+    ct_store(vd, vals, 1, v);
+    memset(dense, 0xa5, sizeof(dense));
+    CHECK_OK(sc_sparse_allreduce(w->comm, ix, 32, vals, vd, 2, dense, d, 5));
+    for (int i = 0; i < 5; i++) {
+        double got = rt_load(d, dense, i), exp = i == 1 || i == 3 ? want : 0.0;
+        CHECK(got == exp, "%s values into %s, indices %s: element %d is %.17g, expected "
+              "%.17g (the sum in rank order)", sc_dtype_name(vd), sc_dtype_name(d),
+              descending ? "descending" : "ascending", i, got, exp);
+    }
+    return ct_check_same_bits(w, dense, 5 * rt_size(d));
+}
+
+static int test_sum_follows_rank_order(int argc, char **argv)
+{
+    static const sc_dtype_t cases[][2] = {{SC_FLOAT32, SC_FLOAT32},
+                                          {SC_FLOAT32, SC_FLOAT16},
+                                          {SC_FLOAT64, SC_FLOAT64}};
+    rt_world_t w;
+
+    (void)argc, (void)argv;
+    if (rt_world(&w))
+        return 1;
+    for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++)
+        for (int descending = 0; descending < 2; descending++)
+            if (order_case(&w, cases[c][0], cases[c][1], descending))
+                return 1;
+    CHECK_OK(sc_comm_destroy(w.comm));
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     static const rt_test_t tests[] = {
@@ -199,6 +242,7 @@ int main(int argc, char **argv)
         {"edge_sizes", test_edge_sizes},
         {"nan_and_inf_pass_through", test_nan_and_inf_pass_through},
         {"pads_are_skipped", test_pads_are_skipped},
+        {"sum_follows_rank_order", test_sum_follows_rank_order},
         {NULL, NULL}};
     return rt_main(tests, argc, argv);
 }
