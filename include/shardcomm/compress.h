@@ -106,12 +106,12 @@ SC_API void sc_topk_destroy(sc_topk_t *topk);
  * elements of dtype (k the same on every rank; an index of all ones, UINT32_MAX or
  * UINT64_MAX, pads and is skipped, so 32-bit indices need n < 2^32, else
  * SC_ERR_INVALID_ARG). value_dtype is dtype or float16. The pairs are
- * all-gathered and added in rank order into dense, which is first zeroed; dense is
- * written only on success. Indices >= n (other than the pad) are SC_ERR_INVALID_ARG on
- * the rank that sent them and SC_ERR_MISMATCH naming that rank on the others; ranks that
- * disagree on n, k, dtype or widths get SC_ERR_MISMATCH. k whose pairs' bytes overflow
- * is SC_ERR_INVALID_ARG, found before any pair is read, and so are buffers not aligned
- * to their elements. Host buffers. */
+ * all-gathered and added in rank order (rank 0's first) into dense, which is first
+ * zeroed; dense is written only on success. Indices >= n (other than the pad) are
+ * SC_ERR_INVALID_ARG on the rank that sent them and SC_ERR_MISMATCH naming that rank on
+ * the others; ranks that disagree on n, k, dtype or widths get SC_ERR_MISMATCH. k
+ * whose pairs' bytes overflow is SC_ERR_INVALID_ARG, found before any pair is read, and
+ * so are buffers not aligned to their elements. Host buffers. */
 SC_API sc_status_t sc_sparse_allreduce(sc_comm_t *comm, const void *indices, int index_bits,
                                        const void *values, sc_dtype_t value_dtype, size_t k,
                                        void *dense, sc_dtype_t dtype, size_t n);
@@ -239,7 +239,8 @@ SC_API void sc_compressor_destroy(sc_compressor_t *compressor);
 
 /* Fills *hook with a top-k comm hook for sc_reducer_create: each bucket is reduced with
  * a compressor of this configuration keyed by bucket index, leaving the sum over ranks of
- * the selected pairs in the bucket. When the reducer lays the buckets out anew (the
+ * the selected pairs in the bucket (the sparse aggregation's: in rank order, bitwise the
+ * same on every rank). When the reducer lays the buckets out anew (the
  * rebuild after the first iteration, each cap autotuning tries) and a bucket index holds
  * other gradients (sc_hook_bucket_t.layout changes), its residual and momentum are
  * dropped (zero; warm-up steps done are kept). The hook's save writes, with the
