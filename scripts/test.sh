@@ -39,7 +39,7 @@ fi
 # the multi-rank and fault suites above run the same host code (host-only too where no
 # toolkit is installed), and it runs under ASan and TSan below, host-only. It ran the
 # whole suite again until 2026-12-06 (about 8.5 of CI's 31 minutes). Its unit tests two
-# at a time as above, the install tests that build nothing one at a time, then those
+# at a time as above, the install tests that build no shardcomm one at a time, then those
 # labelled waits or background eight at a time (one at a time, the whole took 190 s).
 BUILD_DIR="$build-host" "$root/scripts/build.sh" -DSC_WITH_CUDA=OFF
 (cd "$build-host" && ctest --output-on-failure --timeout 300 -j2 -L unit -LE 'waits|background' &&
@@ -56,7 +56,7 @@ BUILD_DIR="$build-asan" "$root/scripts/build.sh" -DSC_SANITIZE=ON -DSC_BUILD_BEN
 # library or the test gave up: under ASan such an access is an error, not silent
 # corruption. Left out: the killed rank on registered memory (64 MiB per rank: past its
 # 20 s limit under ASan). Then the compressor's differential fuzzers across ranks (about
-# 50 s), whose checks read the saved state's records as the library writes them. The
+# 25 s), whose checks read the saved state's records as the library writes them. The
 # unit tests two at a time and those that mostly sleep eight at a time, as above (one at
 # a time they took 200 s).
 (cd "$build-asan" && export UCX_MEM_MALLOC_HOOKS=no UCX_MEM_MMAP_HOOK_MODE=none &&

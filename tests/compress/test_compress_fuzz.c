@@ -827,7 +827,7 @@ static fz_expect_t fz_mutate(fz_rng_t *r, const unsigned char *good, size_t len,
         memcpy(b + 8, &ver, 4);
         fz_state_rehash(b, n);
         snprintf(what, wlen, "version %u, rehashed", ver);
-        ex = ver >= 1 && ver <= 5 ? FZ_MAY_LOAD : FZ_REFUSE;
+        ex = ver == 5 ? FZ_LOADS : ver >= 1 && ver <= 4 ? FZ_MAY_LOAD : FZ_REFUSE;
         break;
     }
     case 4: {
