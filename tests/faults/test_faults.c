@@ -2079,6 +2079,40 @@ static int test_receive_from_itself_times_out_naming_its_own_send(int argc, char
                                           "issued no matching send to itself");
 }
 
+/* Each rank's input of count floats written, and the result of the allreduce checked,
+ * in slices of 4M floats with a barrier after each: with SC_TIMEOUT at 0.4 s, a rank
+ * whose pass over up to 1 GiB ran 0.4 s behind its peer's (descheduled, or its pages
+ * faulted in more slowly) left that peer's next collective waiting past the timeout
+ * ('allreduce #13 ... timed out after 0.4 s: nothing came from rank 0' in CI, the
+ * input of 206,762,275 floats being written). The barriers keep the ranks within a
+ * slice of each other; what the test times is the allreduce alone. check: 0 writes in,
+ * 1 compares out with the sum. 0, or -1 after printing why. */
+static int long_pass_sliced(sc_comm_t *comm, float *in, const float *out, size_t count,
+                            int check)
+{
+    const size_t slice = (size_t)1 << 22;
+
+    for (size_t i0 = 0; i0 < count; i0 += slice) {
+        size_t end = count - i0 < slice ? count : i0 + slice;
+
+        for (size_t i = i0; i < end; i++) {
+            if (!check) {
+                in[i] = long_input(fault_rank, i);
+            } else if (out[i] != long_input(0, i) + long_input(1, i)) {
+                printf("rank %d: FAIL element %zu of %zu is %g, expected %g\n", fault_rank, i,
+                       count, (double)out[i], (double)(long_input(0, i) + long_input(1, i)));
+                return -1;
+            }
+        }
+        if (sc_barrier(comm, NULL) != SC_SUCCESS) {
+            printf("rank %d: FAIL the barrier after %s slice at %zu of %zu: %s\n", fault_rank,
+                   check ? "checking the" : "writing the input's", i0, count, sc_last_error());
+            return -1;
+        }
+    }
+    return 0;
+}
+
 /* 2 ranks, 64-byte chunks and the ring, so that a large allreduce is a long stream of
  * small messages. The count grows (the same on both ranks: the slower rank's time
  * decides) until one allreduce takes longer than 1.5 x SC_TIMEOUT. It keeps moving the
@@ -2113,8 +2147,8 @@ static int test_long_op_that_keeps_moving_outlives_the_timeout(int argc, char **
         if (!no)
             break;
         out = no;
-        for (size_t i = 0; i < count; i++)
-            in[i] = long_input(fault_rank, i);
+        if (long_pass_sliced(comm, in, out, count, 0) != 0)
+            goto out;
         t0 = fault_now();
         sc_status_t st = sc_allreduce(in, out, count, SC_FLOAT32, SC_SUM, comm, NULL, NULL);
         mine = fault_now() - t0;
@@ -2124,12 +2158,8 @@ static int test_long_op_that_keeps_moving_outlives_the_timeout(int argc, char **
                    timeout, sc_last_error());
             goto out;
         }
-        for (size_t i = 0; i < count; i++)
-            if (out[i] != long_input(0, i) + long_input(1, i)) {
-                printf("rank %d: FAIL element %zu of %zu is %g, expected %g\n", fault_rank, i,
-                       count, (double)out[i], (double)(long_input(0, i) + long_input(1, i)));
-                goto out;
-            }
+        if (long_pass_sliced(comm, in, out, count, 1) != 0)
+            goto out;
         if (sc_allreduce(&mine, &took, 1, SC_FLOAT64, SC_MAX, comm, NULL, NULL) != SC_SUCCESS) {
             printf("rank %d: FAIL the agreement on the time: %s\n", fault_rank, sc_last_error());
             goto out;
