@@ -44,12 +44,19 @@ static size_t sc_bench_cache_l3_sysfs(int cpu)
 
 size_t sc_bench_cache_flush_bytes(void)
 {
-    int cpu = sched_getcpu();
-    size_t l3 = sc_bench_cache_l3_sysfs(cpu < 0 ? 0 : cpu);
+    /* Found once per process: the header says what this rank's flushes write. */
+    static size_t bytes;
+    int cpu;
+    size_t l3;
 
+    if (bytes)
+        return bytes;
+    cpu = sched_getcpu();
+    l3 = sc_bench_cache_l3_sysfs(cpu < 0 ? 0 : cpu);
     if (l3 == 0) {
         long conf = sysconf(_SC_LEVEL3_CACHE_SIZE);
         l3 = conf > 0 ? (size_t)conf : 0;
     }
-    return l3 > ((size_t)16 << 20) ? 2 * l3 : (size_t)64 << 20;
+    bytes = l3 > ((size_t)16 << 20) ? 2 * l3 : (size_t)64 << 20;
+    return bytes;
 }

@@ -454,7 +454,7 @@ sc_status_t sc_store_allgather(const char *addr, int port, int rank, int size,
     double client_deadline = deadline + 3.0;
     sc_status_t st = SC_IN_PROGRESS;
     char why[384] = "could not be reached", where[300];
-    int broke = 0, closed = 0, unanswered = 0, err = 0, exchanged;
+    int closed = 0, unanswered = 0, err = 0, exchanged;
 
     if (size == 1 && rank == 0)
         return sc_store_alone(blob, len, result);
@@ -491,7 +491,8 @@ sc_status_t sc_store_allgather(const char *addr, int port, int rank, int size,
          * serves until every rank has its answer). That is said at once, not after
          * the timeout as "not started". */
         double tried = sc_clock_now();
-        double until = broke && client_deadline > tried + 1.0 ? tried + 1.0 : client_deadline;
+        double until = unanswered > 0 && client_deadline > tried + 1.0 ? tried + 1.0
+                                                                       : client_deadline;
         int fd;
 
         err = 0;
@@ -503,7 +504,7 @@ sc_status_t sc_store_allgather(const char *addr, int port, int rank, int size,
                           "or IP address)", where, why);
             break;
         }
-        if (fd < 0 && broke && err == ECONNREFUSED) {
+        if (fd < 0 && unanswered > 0 && err == ECONNREFUSED) {
             st = sc_error(SC_ERR_PEER_FAILED, "rendezvous failed after %.1f s: the store of "
                           "rank 0 at %s closed this rank's connection before it answered, "
                           "and nothing listens there any more: rank 0 exited or was killed "
@@ -523,7 +524,6 @@ sc_status_t sc_store_allgather(const char *addr, int port, int rank, int size,
         else
             close(fd);
         if (st == SC_IN_PROGRESS && sc_clock_now() < client_deadline) {
-            broke = 1;
             /* A close that came SC_STORE_EVICT_S or more after the connect began may be
              * the store's eviction of this rank, stopped before its hello went. */
             closed = sc_clock_now() - tried < SC_STORE_EVICT_S ? closed + 1 : 0;

@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <arpa/inet.h>
 #include <fcntl.h>
+#include <math.h>
 #include <ifaddrs.h>
 #include <netdb.h>
 #include <netinet/in.h>
@@ -239,14 +240,7 @@ int sc_store_net_read_word(int fd, const char *where, int rank, double deadline,
 
 void sc_store_net_skip(int fd, size_t len, double deadline)
 {
-    uint8_t buf[4096];
-
-    while (len > 0) {
-        size_t n = len < sizeof(buf) ? len : sizeof(buf);
-        if (sc_store_net_io(fd, buf, n, deadline, 0) != 0)
-            return;
-        len -= n;
-    }
+    (void)sc_store_net_drain(fd, len, HUGE_VAL, deadline);
 }
 
 int sc_store_net_drain(int fd, size_t len, double idle_s, double deadline)
