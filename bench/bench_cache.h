@@ -6,9 +6,8 @@
 #include <stddef.h>
 
 /* Twice the L3 cache of the core this process runs on when first called (the same
- * size after), as the kernel lists it
- * (/sys/devices/system/cpu/cpuN/cache), else as sysconf reports it; 64 MiB where that
- * is 16 MiB or less or unknown. */
+ * size after), as hwloc lists it (sc_info_cache_bytes); 64 MiB where that is 16 MiB or
+ * less or unknown. */
 size_t sc_bench_cache_flush_bytes(void);
 
 #endif

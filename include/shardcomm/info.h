@@ -1,7 +1,9 @@
-/* Human-readable reports for sc-info: topology, transports, effective configuration. */
+/* What sc-info reports (topology, transports, effective configuration), and the one
+ * figure of the machine a tool sizes its work by: a core's cache. */
 #ifndef SHARDCOMM_INFO_H
 #define SHARDCOMM_INFO_H
 
+#include <stdint.h>
 #include <stdio.h>
 #include "shardcomm/api.h"
 #include "shardcomm/status.h"
@@ -14,6 +16,14 @@ extern "C" {
 /* Prints the machine's topology as hwloc sees it (packages, NUMA nodes, cores, PUs)
  * and the cores the calling process is bound to. */
 SC_API sc_status_t sc_info_print_topology(FILE *out);
+
+/* The size in bytes of the level-`level` data or unified cache (1 to 5) that serves the
+ * core the calling thread runs on now, as hwloc lists it (on Linux the kernel's cache
+ * list, not CPUID, whose L3 on some AMD EPYC virtual machines is every die's together:
+ * 384 MiB where each core shares 32 MiB). SC_ERR_INVALID_ARG for another level or a
+ * null bytes, SC_ERR_UNSUPPORTED where hwloc lists no such cache for that core;
+ * *bytes is written only on success. */
+SC_API sc_status_t sc_info_cache_bytes(int level, uint64_t *bytes);
 
 /* Prints the effective configuration: every SC_* setting, its value, and where the
  * value came from (environment variable or default), the launch id the rendezvous

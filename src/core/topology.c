@@ -1,7 +1,10 @@
-/* CPU binding through hwloc: each local rank is bound to its contiguous share of the
- * cores the process was allowed to use before shardcomm first bound it. */
+/* The machine through hwloc: each local rank bound to its contiguous share of the cores
+ * the process was allowed to use before shardcomm first bound it, and the size of the
+ * caches of the core a thread runs on (sc_info_cache_bytes). */
 #include <errno.h>
 #include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -11,6 +14,7 @@
 #include "core/error.h"
 #include "core/log.h"
 #include "core/topology.h"
+#include "shardcomm/info.h"
 
 /* Loaded once per process and only read afterwards, so concurrent binds are safe. */
 static pthread_once_t sc_topology_once = PTHREAD_ONCE_INIT;
@@ -74,6 +78,20 @@ __attribute__((destructor)) static void sc_topology_unload(void)
     }
 }
 
+/* Loads the topology once; NULL where it is loaded, else why not, written into why. */
+static const char *sc_topology_get(char *why, size_t len)
+{
+    pthread_once(&sc_topology_once, sc_topology_load);
+    if (sc_topology)
+        return NULL;
+    if (sc_topology_failed_call)
+        snprintf(why, len, "%s failed: %s", sc_topology_failed_call,
+                 strerror(sc_topology_failed_errno));
+    else
+        snprintf(why, len, "the process is exiting and the topology was released");
+    return why;
+}
+
 /* Number of objects of type that hold an allowed PU. */
 static unsigned sc_topology_count_allowed(hwloc_obj_type_t type)
 {
@@ -111,14 +129,10 @@ static sc_status_t sc_topology_share(int local_rank, int local_size, hwloc_bitma
                                      unsigned *first, unsigned *end, unsigned *n,
                                      hwloc_obj_type_t *unit)
 {
-    pthread_once(&sc_topology_once, sc_topology_load);
-    if (!sc_topology && sc_topology_failed_call)
-        return sc_error(SC_ERR_SYSTEM, "cannot bind local rank %d: %s failed: %s",
-                        local_rank, sc_topology_failed_call,
-                        strerror(sc_topology_failed_errno));
-    if (!sc_topology)
-        return sc_error(SC_ERR_SYSTEM, "cannot bind local rank %d: the process is exiting "
-                        "and the topology was released", local_rank);
+    char why[192];
+
+    if (sc_topology_get(why, sizeof(why)))
+        return sc_error(SC_ERR_SYSTEM, "cannot bind local rank %d: %s", local_rank, why);
 
     *unit = HWLOC_OBJ_CORE;
     *n = sc_topology_count_allowed(*unit);
@@ -225,4 +239,46 @@ out_free_pus:
 out_free_set:
     hwloc_bitmap_free(set);
     return status;
+}
+
+sc_status_t sc_info_cache_bytes(int level, uint64_t *bytes)
+{
+    static const hwloc_obj_type_t types[] = {HWLOC_OBJ_L1CACHE, HWLOC_OBJ_L2CACHE,
+                                             HWLOC_OBJ_L3CACHE, HWLOC_OBJ_L4CACHE,
+                                             HWLOC_OBJ_L5CACHE};
+    hwloc_bitmap_t here;
+    hwloc_obj_t obj = NULL;
+    uint64_t size = 0;
+    char why[192];
+
+    if (level < 1 || level > 5 || !bytes)
+        return sc_error(SC_ERR_INVALID_ARG, "cannot give the size of a level-%d cache%s: "
+                        "the level must be 1 to 5", level, bytes ? "" : " into a null bytes");
+    if (sc_topology_get(why, sizeof(why)))
+        return sc_error(SC_ERR_SYSTEM, "cannot give the size of the level-%d cache: %s",
+                        level, why);
+    here = hwloc_bitmap_alloc();
+    if (!here)
+        return sc_error(SC_ERR_NO_MEMORY, "cannot give the size of the level-%d cache: out "
+                        "of memory", level);
+    if (hwloc_get_last_cpu_location(sc_topology, here, HWLOC_CPUBIND_THREAD) < 0) {
+        int err = errno;
+
+        hwloc_bitmap_free(here);
+        return sc_error(SC_ERR_SYSTEM, "cannot give the size of the level-%d cache: hwloc "
+                        "cannot say which core this thread runs on: %s", level, strerror(err));
+    }
+    /* The first cache of that level over the PU (L1CACHE is data or unified: the
+     * instruction caches are objects of their own types). */
+    while ((obj = hwloc_get_next_obj_by_type(sc_topology, types[level - 1], obj)) != NULL)
+        if (hwloc_bitmap_intersects(obj->cpuset, here) && obj->attr->cache.size > 0) {
+            size = obj->attr->cache.size;
+            break;
+        }
+    hwloc_bitmap_free(here);
+    if (size == 0)
+        return sc_error(SC_ERR_UNSUPPORTED, "hwloc lists no level-%d cache for the core this "
+                        "thread runs on", level);
+    *bytes = size;
+    return SC_SUCCESS;
 }
