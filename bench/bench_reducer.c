@@ -17,6 +17,7 @@
 
 #include "bench_agree.h"
 #include "bench_cache.h"
+#include "bench_data.h"
 #include "bench_memory.h"
 #include "bench_output.h"
 #include "bench_profile.h"
@@ -61,27 +62,19 @@ static sc_status_t sc_br_fail(sc_status_t status, const char *what)
 
 /* ---- gradient values and their check --------------------------------------------- */
 
-static uint64_t sc_br_mix(uint64_t x)
-{
-    x += 0x9E3779B97F4A7C15ull;
-    x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
-    x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
-    return x ^ (x >> 31);
-}
-
 /* Element j of a gradient on a rank (base from sc_br_base): a multiple of 1/256 in
  * [-1, 1), exact in float32, float16 and bfloat16, so that every rank's input is
  * exactly what the reference sums. */
 static float sc_br_value(uint64_t base, size_t j)
 {
-    return (float)((int)(sc_br_mix(base + j) >> 55) - 256) * 0x1p-8f;
+    return (float)((int)(sc_bench_mix(base + j) >> 55) - 256) * 0x1p-8f;
 }
 
 /* Where the hash inputs of gradient k on rank start: a hash in the high 32 bits, so
  * that the elements of different gradients and ranks never share an input. */
 static uint64_t sc_br_base(uint64_t seed, int rank, int k)
 {
-    return sc_br_mix(sc_br_mix(seed) ^ ((uint64_t)(unsigned)rank << 32 | (unsigned)k)) *
+    return sc_bench_mix(sc_bench_mix(seed) ^ ((uint64_t)(unsigned)rank << 32 | (unsigned)k)) *
            0x100000000ull;
 }
 
