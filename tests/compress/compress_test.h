@@ -181,19 +181,28 @@ static inline uint64_t ct_state_hash(const unsigned char *q, size_t n, uint32_t 
  * rank order rounds 2^26 + 5 up to a multiple of 8 and 2^25 + 8 + 3 to one of 4; every
  * other order, but rank 1 before rank 0 (addition commutes), gives another float32.
  * Scaled by 2^-11 for float16 values (in range, each exact) and the large ones by 2^29
- * for float64 sums (where 8 is their unit in the last place as well). */
+ * for float64 sums (where 8 is their unit in the last place as well).
+ * A float16 or bfloat16 result (acc) is the float32 sum rounded once at the end, to 11
+ * or 8 bits, which rounds the sums of those values scaled by 2^-11 (2^14 plus a few
+ * 2^-11) to 2^14 in every order. For it the large values cancel, 2^15 and -2^15, so
+ * that the result is what the float32 roundings left of the small ones, 5 and 3 times
+ * 2^-11, exact in every dtype: in rank order 2^15 + 5 x 2^-11 rounds up to 2^15 + 8 x
+ * 2^-11, and the sum is 11 x 2^-11 on 4 ranks, 8 x 2^-11 on 3; every other order (but
+ * rank 1 before rank 0) gives 5, 7, 8 or 9 x 2^-11 on 4 ranks, 4 or 5 x 2^-11 on 3. */
 static inline double ct_order_value(int r, sc_dtype_t acc, sc_dtype_t vd)
 {
     static const double v[4] = {0x1p26, 5.0, -0x1p25, 3.0};
     double x = r < 4 ? v[r] : 0.0;
 
+    if (acc == SC_FLOAT16 || acc == SC_BFLOAT16)
+        return fabs(x) > 8.0 ? copysign(0x1p15, x) : x * 0x1p-11;
     if (vd == SC_FLOAT16)
         return x * 0x1p-11;
     return acc == SC_FLOAT64 && fabs(x) > 8.0 ? x * 0x1p29 : x;
 }
 
 /* The sum over p ranks of ct_order_value, added in rank order (rank 0 first) in the
- * sparse aggregation's accumulation type (float64, else float32). */
+ * sparse aggregation's accumulation type (float64, else float32), rounded to acc. */
 static inline double ct_order_sum(int p, sc_dtype_t acc, sc_dtype_t vd)
 {
     double d = 0.0;
@@ -203,7 +212,7 @@ static inline double ct_order_sum(int p, sc_dtype_t acc, sc_dtype_t vd)
         d += ct_order_value(r, acc, vd);
         f += (float)ct_order_value(r, acc, vd);
     }
-    return acc == SC_FLOAT64 ? d : f;
+    return acc == SC_FLOAT64 ? d : ct_round(acc, f);
 }
 
 /* Every rank's hash of buf gathered: equal, bit for bit. */

@@ -44,8 +44,10 @@
  *                                     0's selection of its new gradient alone
  *   compressed_sum_follows_rank_order   every rank's top 1 at the same element, of
  *                                     values whose float32 (float64) sum depends on the
- *                                     order (float32 and float16 values, float64): the
- *                                     sum in rank order, rank 0 first, on every rank */
+ *                                     order (float32 and float16 values, float64), also
+ *                                     once rounded to a float16 or bfloat16 gradient's
+ *                                     result: the sum in rank order, rank 0 first, on
+ *                                     every rank */
 #include "compress_test.h"
 
 #define SEED 0xef0001ull
@@ -949,7 +951,8 @@ static int test_compressed_sum_follows_rank_order(int argc, char **argv)
     if (rt_world(&w))
         return 1;
     if (order_case(&w, SC_FLOAT32, 0) || order_case(&w, SC_FLOAT32, 1) ||
-        order_case(&w, SC_FLOAT64, 0))
+        order_case(&w, SC_FLOAT64, 0) || order_case(&w, SC_FLOAT16, 0) ||
+        order_case(&w, SC_BFLOAT16, 0) || order_case(&w, SC_BFLOAT16, 1))
         return 1;
     CHECK_OK(sc_comm_destroy(w.comm));
     return 0;

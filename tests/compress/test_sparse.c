@@ -8,8 +8,9 @@
  *   nan_and_inf_pass_through
  *   pads_are_skipped                      indices of all ones add nothing
  *   sum_follows_rank_order                values whose float32 (float64) sum depends
- *                                         on the order: the sum in rank order, rank 0
- *                                         first, on every rank */
+ *                                         on the order, also once rounded to a float16
+ *                                         or bfloat16 result: the sum in rank order,
+ *                                         rank 0 first, on every rank */
 #include "compress_test.h"
 
 #define SEED 0x5ba75e01ull
@@ -220,7 +221,10 @@ static int test_sum_follows_rank_order(int argc, char **argv)
 {
     static const sc_dtype_t cases[][2] = {{SC_FLOAT32, SC_FLOAT32},
                                           {SC_FLOAT32, SC_FLOAT16},
-                                          {SC_FLOAT64, SC_FLOAT64}};
+                                          {SC_FLOAT64, SC_FLOAT64},
+                                          {SC_FLOAT16, SC_FLOAT16},
+                                          {SC_BFLOAT16, SC_BFLOAT16},
+                                          {SC_BFLOAT16, SC_FLOAT16}};
     rt_world_t w;
 
     (void)argc, (void)argv;
