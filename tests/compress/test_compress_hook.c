@@ -60,9 +60,10 @@
  *                                   the summed gradients does (small integers on 2
  *                                   ranks: every sum and halving is exact)
  *   hook_sum_follows_rank_order     every rank's top 1 at the same element, of values
- *                                   whose float32 sum depends on the order (float32 and
- *                                   float16 values, copies and views), prediv 1: the
- *                                   sum in rank order, rank 0 first, on every rank */
+ *                                   whose sum depends on the order (float32, float16 and
+ *                                   bfloat16 gradients; float16 values of float32 and
+ *                                   bfloat16 ones; copies and views), prediv 1: the sum
+ *                                   in rank order, rank 0 first, on every rank */
 #include <pthread.h>
 
 #include "compress_test.h"
@@ -1095,21 +1096,23 @@ static int test_accumulation_equals_one_synced_step(int argc, char **argv)
     return release_both(&w, &a, &b, ra, rb);
 }
 
-/* One gradient of 8, ct_order_value at element 5 and zeros, its top 1 (density 1/8) that
- * element: after finalize, element 5 is the sum in rank order, the rest zero. */
-static int order_case(rt_world_t *w, int fp16, int view)
+/* One gradient of 8 in gd, ct_order_value at element 5 and zeros, its top 1 (density
+ * 1/8) that element, values sent as float16 where fp16: after finalize, element 5 is
+ * the sum in rank order (float32 for a float16 or bfloat16 bucket, rounded once), the
+ * rest zero. */
+static int order_case(rt_world_t *w, sc_dtype_t gd, int fp16, int view)
 {
     static const size_t count[1] = {8};
-    sc_dtype_t vd = fp16 ? SC_FLOAT16 : SC_FLOAT32;
-    double want = ct_order_sum(w->size, SC_FLOAT32, vd);
+    sc_dtype_t vd = fp16 ? SC_FLOAT16 : gd;
+    double want = ct_order_sum(w->size, gd, vd);
     sc_compress_config_t cc = SC_COMPRESS_CONFIG_INIT;
     sc_reducer_config_t cfg = SC_REDUCER_CONFIG_INIT;
     sc_comm_hook_t hook;
     sc_reducer_t *r;
     rt_model_t m;
-    float *g;
+    void *g;
 
-    rt_model_init(&m, 1, count, NULL);
+    rt_model_init(&m, 1, count, &gd);
     cc.density = 1.0 / 8;
     cc.values_fp16 = fp16;
     CHECK_OK(sc_comm_hook_topk(&cc, &hook));
@@ -1119,14 +1122,15 @@ static int order_case(rt_world_t *w, int fp16, int view)
     CHECK_OK(sc_reducer_create(w->comm, m.desc, m.n, &cfg, &r));
     g = view ? sc_reducer_grad_view(r, 0) : m.buf[0];
     for (int e = 0; e < 8; e++)
-        g[e] = e == 5 ? (float)ct_order_value(w->rank, SC_FLOAT32, vd) : 0.0f;
+        rt_store(gd, g, (size_t)e, e == 5 ? ct_order_value(w->rank, gd, vd) : 0.0);
     CHECK_OK(sc_reducer_mark_ready(r, 0, view ? NULL : g));
     CHECK_OK(sc_reducer_finalize(r));
     for (int e = 0; e < 8; e++)
-        CHECK(g[e] == (e == 5 ? want : 0.0), "%s values, %s: element %d is %.17g, want %.17g "
-              "(the sum in rank order)", sc_dtype_name(vd), view ? "views" : "copies", e,
-              g[e], e == 5 ? want : 0.0);
-    if (ct_check_same_bits(w, g, 8 * sizeof(float)))
+        CHECK(rt_load(gd, g, (size_t)e) == (e == 5 ? want : 0.0), "%s gradients, %s values, "
+              "%s: element %d is %.17g, want %.17g (the sum in rank order)", sc_dtype_name(gd),
+              sc_dtype_name(vd), view ? "views" : "copies", e, rt_load(gd, g, (size_t)e),
+              e == 5 ? want : 0.0);
+    if (ct_check_same_bits(w, g, 8 * rt_size(gd)))
         return 1;
     CHECK_OK(sc_reducer_destroy(r));
     rt_model_free(&m);
@@ -1135,14 +1139,21 @@ static int order_case(rt_world_t *w, int fp16, int view)
 
 static int test_hook_sum_follows_rank_order(int argc, char **argv)
 {
+    /* float32 gradients with float32 and float16 values; float16 and bfloat16 ones,
+     * bfloat16 with float16 values too. */
+    static const struct {
+        sc_dtype_t gd;
+        int fp16;
+    } cases[] = {{SC_FLOAT32, 0}, {SC_FLOAT32, 1}, {SC_FLOAT16, 0}, {SC_BFLOAT16, 0},
+                 {SC_BFLOAT16, 1}};
     rt_world_t w;
 
     (void)argc, (void)argv;
     if (rt_world(&w))
         return 1;
-    for (int fp16 = 0; fp16 < 2; fp16++)
+    for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++)
         for (int view = 0; view < 2; view++)
-            if (order_case(&w, fp16, view))
+            if (order_case(&w, cases[c].gd, cases[c].fp16, view))
                 return 1;
     CHECK_OK(sc_comm_destroy(w.comm));
     return 0;
