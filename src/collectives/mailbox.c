@@ -12,7 +12,7 @@
  * at the head of its segment before its last look at the inboxes; a writer that finds
  * the flag set after writing sends a control message through UCX, which wakes it
  * (both sides sequentially consistent: the sleeper sees the message, or the writer the
- * flag). */
+ * flag). A caller that drives progress clears it (progress.c). */
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -94,9 +94,12 @@ static void sc_mbox_install(sc_comm_t *comm, sc_mbox_t *mb, struct sc_shm_seg *s
     mb->peer_head[1] = sc_shm_seg_peer(seg, left);
     mb->out[0] = (sc_mbox_slot_t *)(mb->peer_head[0] + 1);
     mb->out[1] = (sc_mbox_slot_t *)(mb->peer_head[1] + 1) + (comm->size > 2 ? SC_MBOX_SLOTS : 0);
-    /* The progress thread reads comm->mbox under the lock (sc_mbox_sleeping). */
+    /* The progress thread reads comm->mbox under the lock (sc_mbox_sleeping). A thread
+     * asleep on its marks is woken by this communicator's headers too. */
     pthread_mutex_lock(&comm->tp->lock);
     comm->mbox = mb;
+    if (comm->tp->mbox_marked)
+        sc_mbox_sleeping(comm, 1);
     pthread_mutex_unlock(&comm->tp->lock);
     sc_log(SC_LOG_DEBUG, "header mailboxes open from collective #%llu",
            (unsigned long long)mb->first_seq);

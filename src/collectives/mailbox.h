@@ -34,8 +34,9 @@ void sc_mbox_close(struct sc_comm *comm);
  * caller tries again), 1 once written. */
 int sc_mbox_put(struct sc_comm *comm, int q, uint64_t seq, const void *buf, size_t len);
 
-/* This rank's progress thread goes to sleep (1) or woke (0): writers into its mailboxes
- * wake it meanwhile. Sequentially consistent, before the sleeper's last look. */
+/* This rank's progress thread goes to sleep (1), or woke or a caller drives in its place
+ * (0): writers into its mailboxes wake it meanwhile. Sequentially consistent, before the
+ * sleeper's last look. Caller holds tp->lock. */
 void sc_mbox_sleeping(struct sc_comm *comm, int sleeping);
 
 /* Whether this rank's mailboxes of comm are marked sleeping, as its neighbours read it

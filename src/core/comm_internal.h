@@ -48,6 +48,12 @@ typedef struct sc_transport {
     int sleeping;               /* atomic: the progress thread is in poll() */
     int active;                 /* atomic: ops queued or running, all comms */
     int waiters;                /* atomic: callers driving progress in sc_wait */
+    int mbox_marked;            /* the progress thread marked its mailboxes sleeping
+                                   before it slept, and they still are (under lock) */
+    int marks_taken;            /* atomic: a caller that drives took those marks away
+                                   from the sleeping thread (progress.c) */
+    int caller_drove;           /* a caller drove a step since the progress thread last
+                                   slept idle (under lock) */
     int arm_failed_told;        /* the progress thread said the worker could not be
                                    armed (its own, no lock) */
     int refs;                   /* communicators using this transport */

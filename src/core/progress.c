@@ -328,6 +328,54 @@ static void sc_progress_wake(sc_transport_t *tp)
         (void)!write(tp->wake_fd, &one, sizeof(one));
 }
 
+/* Marks every mailbox of the transport's communicators as that of a sleeping rank, or
+ * no more (a mailbox opened meanwhile is marked as it opens). Caller holds tp->lock. */
+static void sc_progress_mbox_sleeping(sc_transport_t *tp, int sleeping)
+{
+    tp->mbox_marked = sleeping;
+    for (sc_comm_t *c = tp->comms; c; c = c->next)
+        if (c->mbox)
+            sc_mbox_sleeping(c, sleeping);
+}
+
+/* A caller drives a step. The marks are the progress thread's, set before it sleeps
+ * and cleared when it wakes; a caller that drives takes them away at each of its steps:
+ * while it drove, a neighbour that found them sent a wake-up through UCX with every
+ * header it wrote, and the thread, woken, waited for the lock the caller held to clear
+ * them (hundreds to thousands of wake-ups in a loop of blocking 8-byte allreduces,
+ * 78b79f9). The thread then sleeps on without them: marks_taken says so, and the caller
+ * that stops driving, or queues an op it does not wait for, wakes it
+ * (sc_progress_hand_over). And the thread's next sleep with nothing queued is not marked
+ * (caller_drove): in a loop of calls waited for, a thread that marked whenever it found
+ * nothing queued between two of them had its marks taken and was woken again at every
+ * call. Caller holds tp->lock. */
+static void sc_progress_marks_take(sc_transport_t *tp)
+{
+    tp->caller_drove = 1;
+    if (!tp->mbox_marked)
+        return;
+    sc_progress_mbox_sleeping(tp, 0);
+    __atomic_store_n(&tp->marks_taken, 1, __ATOMIC_SEQ_CST);
+}
+
+/* Ops are queued and no caller drives them (a caller stopped driving, or queued an op
+ * it does not wait for): the progress thread must, and is woken where it sleeps on
+ * marks a caller took, once per take (an eventfd written while the thread is not yet in
+ * poll() ends its next poll at once); with any, wherever it sleeps. */
+static void sc_progress_hand_over(sc_transport_t *tp, int any)
+{
+    uint64_t one = 1;
+
+    if (__atomic_load_n(&tp->active, __ATOMIC_SEQ_CST) == 0 ||
+        __atomic_load_n(&tp->waiters, __ATOMIC_SEQ_CST) > 0)
+        return;
+    if (__atomic_load_n(&tp->marks_taken, __ATOMIC_SEQ_CST) &&
+        __atomic_exchange_n(&tp->marks_taken, 0, __ATOMIC_SEQ_CST))
+        (void)!write(tp->wake_fd, &one, sizeof(one));
+    else if (any)
+        sc_progress_wake(tp);
+}
+
 void sc_progress_enqueue(sc_comm_t *c, sc_coll_op_t *op, struct sc_request *req,
                          int caller_waits)
 {
@@ -337,6 +385,10 @@ void sc_progress_enqueue(sc_comm_t *c, sc_coll_op_t *op, struct sc_request *req,
     op->req = req;
     __atomic_add_fetch(&tp->active, 1, __ATOMIC_SEQ_CST);
     pthread_mutex_lock(&tp->lock);
+    /* A caller about to drive takes the marks before its header goes out, so that its
+     * neighbours' answers send no wake-up. */
+    if (caller_waits)
+        sc_progress_marks_take(tp);
     /* Numbered under the lock that queues it: calls from two threads (which the API
      * forbids on one communicator) then at least queue in the order of their numbers,
      * instead of an op waiting behind a later one until the timeout. */
@@ -387,21 +439,13 @@ void sc_progress_enqueue(sc_comm_t *c, sc_coll_op_t *op, struct sc_request *req,
     if (first)
         sc_progress_scan(tp, 0);
     pthread_mutex_unlock(&tp->lock);
-    /* The thread sleeps on UCX events and wakes when a peer answers; a large op is
-     * worth an explicit wake so that its pipeline starts at once. A small one, most
-     * often waited on right away, is not worth the system call and the thread's
-     * trip through a busy core. */
-    if (!caller_waits && big && !__atomic_load_n(&tp->waiters, __ATOMIC_SEQ_CST))
-        sc_progress_wake(tp);
-}
-
-/* Marks every mailbox of the transport's communicators as that of a sleeping rank, or
- * no more. Caller holds tp->lock. */
-static void sc_progress_mbox_sleeping(sc_transport_t *tp, int sleeping)
-{
-    for (sc_comm_t *c = tp->comms; c; c = c->next)
-        if (c->mbox)
-            sc_mbox_sleeping(c, sleeping);
+    /* The thread sleeps on UCX events and on its mailboxes' marks, and wakes when a
+     * peer answers; a large op is worth an explicit wake so that its pipeline starts at
+     * once. A small one, most often waited on right away, is not worth the system call
+     * and the thread's trip through a busy core, unless a caller took the thread's
+     * marks: then no neighbour's header would wake it. */
+    if (!caller_waits)
+        sc_progress_hand_over(tp, big);
 }
 
 /* The progress thread has nothing to drive: no op, or a caller drives. */
@@ -473,6 +517,7 @@ static int sc_progress_spin_step(sc_transport_t *tp, sc_spin_t *spin)
     int progressed = 0;
 
     if (pthread_mutex_trylock(&tp->lock) == 0) {
+        sc_progress_marks_take(tp); /* a caller's: the thread's are gone once it wakes */
         progressed = sc_progress_step(tp);
         pthread_mutex_unlock(&tp->lock);
     }
@@ -505,6 +550,26 @@ static int sc_progress_thread_lock(sc_transport_t *tp)
     }
 }
 
+/* The progress thread's sleep once it marked its mailboxes sleeping and armed the
+ * worker (st: sc_ucx_arm's, or SC_IN_PROGRESS where a step moved something, then no
+ * sleep): on UCX's events for at most timeout_ms, or after a failed arm on a timer;
+ * then the marks are cleared, and none taken by a caller are owed a wake-up any more
+ * (the thread is awake). 0, the marks left, where the thread is to stop without the
+ * lock (sc_progress_thread_lock). */
+static int sc_progress_thread_nap(sc_transport_t *tp, sc_status_t st, int timeout_ms)
+{
+    if (st == SC_SUCCESS)
+        sc_progress_sleep(tp, SC_SLEEP_ARMED, timeout_ms);
+    else if (st != SC_IN_PROGRESS)
+        sc_progress_sleep_unarmed(tp, SC_PROGRESS_UNARMED_MS);
+    if (!sc_progress_thread_lock(tp))
+        return 0;
+    sc_progress_mbox_sleeping(tp, 0);
+    __atomic_store_n(&tp->marks_taken, 0, __ATOMIC_SEQ_CST);
+    pthread_mutex_unlock(&tp->lock);
+    return 1;
+}
+
 /* The background driver: runs queued ops while no caller is waiting on one (a waiting
  * caller drives progress itself, so the two never compete for a core). */
 static void *sc_progress_thread(void *arg)
@@ -516,15 +581,31 @@ static void *sc_progress_thread(void *arg)
     sc_spin_reset(&spin);
 
     while (!__atomic_load_n(&tp->stop, __ATOMIC_ACQUIRE)) {
-        int active = __atomic_load_n(&tp->active, __ATOMIC_SEQ_CST);
+        int active = __atomic_load_n(&tp->active, __ATOMIC_SEQ_CST), quiet;
         sc_status_t st;
 
-        if (!active) {
+        /* A caller still in sc_wait with nothing queued (its op just done, the caller
+         * not yet back on a core) drives: the thread sleeps as while it drives. Here it
+         * went round without sleeping (a sleep on UCX's events skips poll() while a
+         * caller waits), thousands of times in a run of sc-bench, marking its mailboxes
+         * each time. */
+        if (!active && !__atomic_load_n(&tp->waiters, __ATOMIC_SEQ_CST)) {
             /* Nothing queued: sleep on UCX events too, so that an op queued by a
              * caller who does not wait is driven as soon as a peer answers, without
              * that caller having to wake this thread. */
             if (!sc_progress_thread_lock(tp))
                 break;
+            /* Marked sleeping before anything here looks at the inboxes: an op of 64
+             * KiB or less queued by a caller who does not wait wakes no one, and its
+             * neighbours' headers, which fill the inbox without a UCX event, sat there
+             * until this sleep ended (up to 100 ms). An op queued before the mark is
+             * seen by the step below. Where a caller drove since the last such sleep
+             * (a loop of calls it waits for), unmarked and for 20 ms, as while a
+             * caller drives: marks it would take at its next call. */
+            quiet = !tp->caller_drove;
+            tp->caller_drove = 0;
+            if (quiet)
+                sc_progress_mbox_sleeping(tp, 1);
             /* What woke the last sleep is taken first: UCX 1.13's TCP transport arms
              * nothing (its sockets wait in the worker's event set, level-triggered),
              * so ucp_worker_arm reports a socket no progress call has read as armed,
@@ -536,10 +617,8 @@ static void *sc_progress_thread(void *arg)
             if (st == SC_IN_PROGRESS)
                 sc_progress_step(tp);
             pthread_mutex_unlock(&tp->lock);
-            if (st == SC_SUCCESS)
-                sc_progress_sleep(tp, SC_SLEEP_ARMED, 100);
-            else if (st != SC_IN_PROGRESS)
-                sc_progress_sleep_unarmed(tp, SC_PROGRESS_UNARMED_MS);
+            if (!sc_progress_thread_nap(tp, st, quiet ? 100 : 20))
+                break;
             sc_spin_reset(&spin);
             continue;
         }
@@ -566,14 +645,8 @@ static void *sc_progress_thread(void *arg)
         st = sc_progress_step(tp) ? SC_IN_PROGRESS : sc_ucx_arm(tp);
         tp->p2p_visit_all = 0;
         pthread_mutex_unlock(&tp->lock);
-        if (st == SC_SUCCESS)
-            sc_progress_sleep(tp, SC_SLEEP_ARMED, 20);
-        else if (st != SC_IN_PROGRESS)
-            sc_progress_sleep_unarmed(tp, SC_PROGRESS_UNARMED_MS);
-        if (!sc_progress_thread_lock(tp))
+        if (!sc_progress_thread_nap(tp, st, 20))
             break;
-        sc_progress_mbox_sleeping(tp, 0);
-        pthread_mutex_unlock(&tp->lock);
         __atomic_store_n(&tp->rescan, 1, __ATOMIC_RELAXED);
         sc_spin_reset(&spin);
     }
@@ -908,12 +981,16 @@ SC_API sc_status_t sc_wait(sc_request_t *req)
         /* Hand the driving to the progress thread and sleep until a completion. */
         __atomic_store_n(&tp->rescan, 1, __ATOMIC_RELAXED);
         __atomic_sub_fetch(&tp->waiters, 1, __ATOMIC_SEQ_CST);
-        sc_progress_wake(tp);
+        sc_progress_hand_over(tp, 1);
         sc_request_sleep(tp, req, 50);
         __atomic_add_fetch(&tp->waiters, 1, __ATOMIC_SEQ_CST);
         sc_spin_reset(&spin);
     }
     __atomic_sub_fetch(&tp->waiters, 1, __ATOMIC_SEQ_CST);
+    /* Ops left that no one waits for go back to the thread if this caller took its
+     * marks; one that sleeps without them because a caller drove stays asleep (up to
+     * its 20 ms): waking it after every wait in a loop costs more than that. */
+    sc_progress_hand_over(tp, 0);
     sc_wait_leave(slot);
     return sc_request_result(req);
 }

@@ -7,7 +7,10 @@
  * and one that was not written is not there. Without the mailboxes (SC_LOCAL_MAILBOX=0)
  * the test checks that none were opened. With the argument close: a close with a wake-up
  * in flight to each neighbour waits for them once; with stop: a progress thread asked to
- * stop while the lock is taken a moment clears its sleeping mark first. */
+ * stop while the lock is taken a moment clears its sleeping mark first; with idle_post:
+ * a progress thread asleep with nothing queued marks its mailboxes sleeping, so that a
+ * header that fills one wakes it; with idle_post_after_wait: also where a blocking call
+ * just took those marks; with drive: a caller that drives takes them. */
 #include <pthread.h>
 #include <signal.h>
 #include <stdint.h>
@@ -262,6 +265,140 @@ static int stop_with_the_lock_taken(sc_comm_t *world)
     return 0;
 }
 
+/* Rounds of idle_post, and the most their median delay may be: a few ms with the
+ * wake-up, 55 ms or more each round without it; one or two rounds of a loaded machine
+ * (15-45 ms where other processes took both cores) do not move the median past it. */
+#define IDLE_ROUNDS 4
+#define IDLE_MEDIAN_S 0.03
+
+/* Rank 0 posts a small allreduce (which wakes no thread) 230 ms after a barrier, its
+ * progress thread asleep with nothing queued, and makes no library call until the
+ * request is done; rank 1 posts its part 10 ms later. With after_wait both ranks run a
+ * blocking allreduce first, which took the thread's marks as rank 0 drove it, the
+ * thread asleep on: the post must wake it. Rank 1's header fills rank 0's
+ * inbox, no UCX event: only the wake-up rank 1 sends where rank 0's mailboxes are
+ * marked sleeping has it read before the thread's sleep ends (it sleeps up to 100 ms at
+ * a time, from shortly after the barrier: until about 300 ms, 60 ms or more after rank
+ * 1's post). The delay: from rank 1's post to the completion on rank 0
+ * (CLOCK_MONOTONIC, one clock for both); a few ms with the wake-up. */
+static int idle_post(sc_comm_t *world, int after_wait)
+{
+    double delays[IDLE_ROUNDS], median;
+
+    CHECK(sc_comm_size(world) == 2, "runs with 2 ranks");
+    if (!world->mbox) {
+        printf("no mailboxes here: nothing to mark sleeping\n");
+        return 0;
+    }
+    for (int r = 0; r < IDLE_ROUNDS; r++) {
+        int32_t v = 1 + g_rank, sum = 0;
+        double t[2] = {0, 0}, at[2], delay;
+        sc_request_t *req;
+        int k;
+
+        CHECK_OK(sc_barrier(world, NULL));
+        if (g_rank == 0) {
+            double t0;
+
+            usleep(230000);
+            if (after_wait)
+                CHECK_OK(sc_allreduce(&v, &sum, 1, SC_INT32, SC_SUM, world, NULL, NULL));
+            t0 = now_s();
+            CHECK_OK(sc_allreduce(&v, &sum, 1, SC_INT32, SC_SUM, world, NULL, &req));
+            while (!__atomic_load_n(&req->done, __ATOMIC_ACQUIRE) && now_s() - t0 < 1.0)
+                usleep(100); /* leaves the thread a core on a loaded machine */
+            t[0] = now_s();
+            CHECK_OK(sc_wait(req));
+            sc_request_free(req);
+        } else {
+            usleep(230000);
+            if (after_wait)
+                CHECK_OK(sc_allreduce(&v, &sum, 1, SC_INT32, SC_SUM, world, NULL, NULL));
+            usleep(10000);
+            t[1] = now_s();
+            CHECK_OK(sc_allreduce(&v, &sum, 1, SC_INT32, SC_SUM, world, NULL, NULL));
+        }
+        CHECK(sum == 3, "round %d: the sum came as %d, not 3", r, (int)sum);
+        CHECK_OK(sc_allreduce(t, at, 2, SC_FLOAT64, SC_SUM, world, NULL, NULL));
+        delay = at[0] - at[1];
+        /* In order, for the median. */
+        for (k = r; k > 0 && delays[k - 1] > delay; k--)
+            delays[k] = delays[k - 1];
+        delays[k] = delay;
+        if (g_rank == 0)
+            printf("round %d: rank 0's allreduce done %.1f ms after rank 1's post\n", r,
+                   1e3 * delay);
+    }
+    median = (delays[(IDLE_ROUNDS - 1) / 2] + delays[IDLE_ROUNDS / 2]) / 2;
+    if (g_rank == 0)
+        printf("median %.1f ms\n", 1e3 * median);
+    CHECK(median < IDLE_MEDIAN_S, "rank 0's allreduces were done %.3f s (the median; the "
+          "best %.3f s, the worst %.3f s) after rank 1 posted its part, over %d rounds: its "
+          "idle progress thread slept on with rank 1's header in its inbox", median,
+          delays[0], delays[IDLE_ROUNDS - 1], IDLE_ROUNDS);
+    return 0;
+}
+
+/* Samples of drive: how many of rank 0's marks read while its caller drove were set. */
+typedef struct {
+    sc_comm_t *world;
+    int seen, marked;
+} drive_sample_t;
+
+/* From 5 ms into rank 0's blocking allreduce to 45 ms, every ms: the mailbox's head
+ * read without the lock (the world's mailboxes stay while the call runs). */
+static void *drive_sampler(void *arg)
+{
+    drive_sample_t *ds = arg;
+
+    usleep(5000);
+    for (int i = 0; i < 40; i++, usleep(1000)) {
+        ds->marked += sc_mbox_is_sleeping(ds->world);
+        ds->seen++;
+    }
+    return NULL;
+}
+
+/* Rank 0's progress thread, idle after a barrier, marks its mailboxes sleeping once it
+ * sleeps with nothing queued and no caller driving (for 100 ms; the barrier's caller
+ * took any marks before); rank 0 then calls a blocking allreduce at once, which rank 1
+ * joins 250 ms after the barrier, and drives it the whole time (SC_PROGRESS_SPIN_US=inf:
+ * it never hands over). The marks must be gone while it drives: the thread, asleep,
+ * clears them only when it wakes, and meanwhile every header a neighbour wrote sent a
+ * wake-up through UCX. */
+static int drive(sc_comm_t *world)
+{
+    int32_t v = 1 + g_rank, sum = 0;
+    drive_sample_t ds = {world, 0, 0};
+    pthread_t t;
+
+    CHECK(sc_comm_size(world) == 2, "runs with 2 ranks");
+    if (!world->mbox) {
+        printf("no mailboxes here: nothing marked sleeping\n");
+        return 0;
+    }
+    CHECK_OK(sc_barrier(world, NULL));
+    if (g_rank == 1) {
+        usleep(250000);
+        CHECK_OK(sc_allreduce(&v, &sum, 1, SC_INT32, SC_SUM, world, NULL, NULL));
+        CHECK(sum == 3, "the sum came as %d, not 3", (int)sum);
+        return 0;
+    }
+    for (int i = 0; i < 10000 && !sc_mbox_is_sleeping(world); i++)
+        usleep(100);
+    CHECK(sc_mbox_is_sleeping(world), "the idle progress thread never marked its mailboxes "
+          "sleeping");
+    CHECK(pthread_create(&t, NULL, drive_sampler, &ds) == 0, "pthread_create");
+    CHECK_OK(sc_allreduce(&v, &sum, 1, SC_INT32, SC_SUM, world, NULL, NULL));
+    pthread_join(t, NULL);
+    CHECK(sum == 3, "the sum came as %d, not 3", (int)sum);
+    printf("marked sleeping in %d of %d reads while the caller drove\n", ds.marked, ds.seen);
+    CHECK(ds.marked == 0, "rank 0's mailboxes were marked sleeping in %d of %d reads while "
+          "its caller drove a blocking allreduce: its neighbour sent a wake-up through UCX "
+          "with every header", ds.marked, ds.seen);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     sc_comm_t *world;
@@ -276,6 +413,12 @@ int main(int argc, char **argv)
         failed = close_with_wake_ups_held(world);
     else if (argc > 1 && strcmp(argv[1], "stop") == 0)
         failed = stop_with_the_lock_taken(world);
+    else if (argc > 1 && strcmp(argv[1], "idle_post") == 0)
+        failed = idle_post(world, 0);
+    else if (argc > 1 && strcmp(argv[1], "idle_post_after_wait") == 0)
+        failed = idle_post(world, 1);
+    else if (argc > 1 && strcmp(argv[1], "drive") == 0)
+        failed = drive(world);
     else
         failed = run(world);
     printf("%s: mailbox slots (rank %d)\n", failed ? "FAIL" : "PASS", g_rank);
