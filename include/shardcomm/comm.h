@@ -93,10 +93,11 @@ SC_API sc_status_t sc_comm_split(sc_comm_t *comm, int color, int key, sc_comm_t 
  * (SC_ERR_INVALID_ARG, or SC_ERR_INVALID_COMM once comm is gone; collectives.h,
  * "Thread safety").
  *
- * The peers are told, best effort (a control message, waited for at most 0.5 s), which
- * collectives and which sends to and receives from each of them this rank joined: a
- * peer that keeps the communicator (this rank destroyed a split and lives on) fails
- * every pending and later call on it that needs this rank past those (a collective
+ * The peers are told, best effort (a control message, waited for at most 0.5 s, and not
+ * at all for a peer of this node that is stopped or gone), which collectives and which
+ * sends to and receives from each of them this rank joined: a peer that keeps the
+ * communicator (this rank destroyed a split and lives on) fails every pending and
+ * later call on it that needs this rank past those (a collective
  * after its last one, a send or receive with it past those it issued) at once with
  * SC_ERR_PEER_FAILED and a sentence naming this rank and its sc_comm_destroy, instead
  * of waiting SC_TIMEOUT. The communicator does not fail there: calls this rank

@@ -440,10 +440,7 @@ static int sc_ucx_orphan_live(const sc_transport_t *tp, const struct sc_ucx_orph
 {
     int w = o->world;
 
-    if (w < 0 || w >= tp->world_size || w == tp->world_rank || tp->peer_pid[w] <= 0 ||
-        tp->node_of[w] != tp->node_of[tp->world_rank])
-        return 1;
-    return !sc_ucx_peer_stopped(tp, w) && !sc_ucx_pid_gone(tp->peer_pid[w]);
+    return w < 0 || w >= tp->world_size || !sc_ucx_peer_silent(tp, w);
 }
 
 /* Progresses the worker, dropping what lands unreceived, until every request released
@@ -822,15 +819,27 @@ static int sc_ucx_pid_gone(int pid)
     return state == 'Z' || state == 'X';
 }
 
+/* Whether world rank w is another process of this node whose pid this rank knows. */
+static int sc_ucx_peer_on_node(const sc_transport_t *tp, int w)
+{
+    return w != tp->world_rank && tp->peer_pid[w] > 0 &&
+           tp->node_of[w] == tp->node_of[tp->world_rank];
+}
+
 int sc_ucx_peer_stopped(const sc_transport_t *tp, int w)
 {
     char state;
 
-    if (w == tp->world_rank || tp->peer_pid[w] <= 0 ||
-        tp->node_of[w] != tp->node_of[tp->world_rank])
+    if (!sc_ucx_peer_on_node(tp, w))
         return 0;
     state = sc_ucx_pid_state(tp->peer_pid[w]);
     return state == 'T' || state == 't';
+}
+
+int sc_ucx_peer_silent(const sc_transport_t *tp, int w)
+{
+    return sc_ucx_peer_on_node(tp, w) &&
+           (sc_ucx_peer_stopped(tp, w) || sc_ucx_pid_gone(tp->peer_pid[w]));
 }
 
 void sc_ucx_check_local_peers(sc_transport_t *tp)

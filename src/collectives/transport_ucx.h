@@ -169,6 +169,10 @@ void sc_ucx_check_local_peers(sc_transport_t *tp);
  * a debugger: /proc/PID/stat T or t): alive, so no endpoint fails, but silent. */
 int sc_ucx_peer_stopped(const sc_transport_t *tp, int w);
 
+/* Nonzero when world rank w is a process on this node that takes nothing now nor, but
+ * for a stopped one resumed, ever: stopped, exited or killed. */
+int sc_ucx_peer_silent(const sc_transport_t *tp, int w);
+
 /* Prints the transports of each endpoint. */
 void sc_ucx_print_transports(sc_transport_t *tp, const int *world_of, int n, FILE *out);
 

@@ -1017,19 +1017,31 @@ SC_API void sc_request_free(sc_request_t *req)
     free(req);
 }
 
+/* How often sc_progress_flush_ctl looks at which peers its control messages still wait
+ * for (a read of /proc per such peer). */
+#define SC_FLUSH_LOOK_S 0.01
+
 /* Drives the engine until comm has no queued op (ctl 0) or no control message in flight
- * (ctl 1), or the deadline passed. */
+ * to a peer that can take it (ctl 1), or the deadline passed. */
 static void sc_progress_drive(sc_comm_t *c, int ctl, double deadline)
 {
     sc_transport_t *tp = c->tp;
+    double look = 0;
 
     for (;;) {
+        double now;
         int busy;
+
         pthread_mutex_lock(&tp->lock);
         sc_progress_step(tp);
         busy = ctl ? c->ctl_outs != NULL : c->head != NULL || c->p2p != NULL;
+        now = sc_clock_now();
+        if (ctl && busy && now >= look) {
+            busy = !sc_progress_ctl_held(c);
+            look = now + SC_FLUSH_LOOK_S;
+        }
         pthread_mutex_unlock(&tp->lock);
-        if (!busy || sc_clock_now() >= deadline)
+        if (!busy || now >= deadline)
             return;
         sched_yield();
     }

@@ -129,8 +129,16 @@ void sc_progress_fail_stranded(sc_comm_t *comm, uint64_t colls, const sc_p2p_cut
                                const char *text);
 
 /* Drives the engine until comm's control messages in flight left (their sends
- * completed) or wait_s passed. Takes tp->lock. */
+ * completed) or wait only for peers that take nothing (sc_progress_ctl_held, looked at
+ * every 10 ms), or wait_s passed. Takes tp->lock. */
 void sc_progress_flush_ctl(sc_comm_t *comm, double wait_s);
+
+/* Nonzero when comm's control messages still in flight all wait for peers of this node
+ * that take nothing (stopped, exited: sc_ucx_peer_silent), none for one of another node
+ * or one that runs: a message queued to a stopped peer (behind the sends that filled
+ * its queue) leaves only when it runs again, which a destroy does not wait for. Reads
+ * /proc once for each send still in flight. Caller holds tp->lock. */
+int sc_progress_ctl_held(const sc_comm_t *comm);
 
 /* Waits until no thread is inside sc_wait or sc_test on tp: the transport's teardown,
  * once every request on it is done. */

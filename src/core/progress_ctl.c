@@ -158,6 +158,22 @@ static void sc_progress_ctl_sent(sc_comm_t *c)
     }
 }
 
+int sc_progress_ctl_held(const sc_comm_t *c)
+{
+    int held = 0;
+
+    for (const struct sc_ctl_out *o = c->ctl_outs; o; o = o->next) {
+        for (int r = 0; r < o->nreqs; r++) {
+            if (!o->reqs[r])
+                continue;
+            if (!sc_ucx_peer_silent(c->tp, c->world_of[r]))
+                return 0;
+            held = 1;
+        }
+    }
+    return held;
+}
+
 /* Takes one arrived control message; 0 when none had arrived. */
 static int sc_progress_ctl_one(sc_comm_t *c)
 {
