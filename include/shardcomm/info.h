@@ -18,11 +18,14 @@ extern "C" {
 SC_API sc_status_t sc_info_print_topology(FILE *out);
 
 /* The size in bytes of the level-`level` data or unified cache (1 to 5) that serves the
- * core the calling thread runs on now, as hwloc lists it (on Linux the kernel's cache
- * list, not CPUID, whose L3 on some AMD EPYC virtual machines is every die's together:
- * 384 MiB where each core shares 32 MiB). SC_ERR_INVALID_ARG for another level or a
- * null bytes, SC_ERR_UNSUPPORTED where hwloc lists no such cache for that core;
- * *bytes is written only on success. */
+ * core the calling thread last ran on (a thread not bound to one core may have moved
+ * since), as hwloc lists it (on Linux the kernel's cache list, not CPUID, whose L3 on
+ * some AMD EPYC virtual machines is every die's together: 384 MiB where each core
+ * shares 32 MiB). SC_ERR_INVALID_ARG for another level or a null bytes,
+ * SC_ERR_UNSUPPORTED where hwloc lists no such cache for that core, SC_ERR_SYSTEM where
+ * hwloc cannot load the topology or say where the thread runs, SC_ERR_NO_MEMORY; *bytes
+ * is written only on success. Thread safe, but not while the process exits (the
+ * topology is released then). */
 SC_API sc_status_t sc_info_cache_bytes(int level, uint64_t *bytes);
 
 /* Prints the effective configuration: every SC_* setting, its value, and where the
