@@ -380,7 +380,8 @@ void sc_progress_enqueue(sc_comm_t *c, sc_coll_op_t *op, struct sc_request *req,
                          int caller_waits)
 {
     sc_transport_t *tp = c->tp;
-    int first, big = op->hdr.count * sc_dtype_size(op->dtype) > SC_PROGRESS_WAKE_BYTES;
+    int first, refused = 1,
+        big = op->hdr.count * sc_dtype_size(op->dtype) > SC_PROGRESS_WAKE_BYTES;
 
     op->req = req;
     __atomic_add_fetch(&tp->active, 1, __ATOMIC_SEQ_CST);
@@ -403,16 +404,14 @@ void sc_progress_enqueue(sc_comm_t *c, sc_coll_op_t *op, struct sc_request *req,
         char text[SC_ERROR_MAX];
         snprintf(text, sizeof(text), "%s", c->broken_text);
         sc_progress_finish_op(c, op, c->broken, text);
-        pthread_mutex_unlock(&tp->lock);
-        return;
+        goto queued;
     }
     /* A call that needs a peer which destroyed the communicator before joining it. */
     if (c->gone) {
         char text[SC_ERROR_MAX];
         if (sc_progress_gone_strands(c, op, text, sizeof(text))) {
             sc_progress_finish_op(c, op, SC_ERR_PEER_FAILED, text);
-            pthread_mutex_unlock(&tp->lock);
-            return;
+            goto queued;
         }
     }
     if (op->hdr.kind == SC_COLL_SEND || op->hdr.kind == SC_COLL_RECV) {
@@ -438,14 +437,22 @@ void sc_progress_enqueue(sc_comm_t *c, sc_coll_op_t *op, struct sc_request *req,
      * grace time after it was seen, so nothing is judged on undrained news. */
     if (first)
         sc_progress_scan(tp, 0);
+    refused = 0;
+queued:
     pthread_mutex_unlock(&tp->lock);
     /* The thread sleeps on UCX events and on its mailboxes' marks, and wakes when a
      * peer answers; a large op is worth an explicit wake so that its pipeline starts at
      * once. A small one, most often waited on right away, is not worth the system call
      * and the thread's trip through a busy core, unless a caller took the thread's
-     * marks: then no neighbour's header would wake it. */
-    if (!caller_waits)
+     * marks: then no neighbour's header would wake it. A caller about to wait whose op
+     * is already done here (refused, or its neighbours' headers were in the inbox) took
+     * the marks too, and its sc_wait returns at once without handing over: ops it did
+     * not wait for, queued before, had no header wake the thread until its sleep ended
+     * (up to 100 ms). */
+    if (!caller_waits && !refused)
         sc_progress_hand_over(tp, big);
+    else if (caller_waits && __atomic_load_n(&req->done, __ATOMIC_SEQ_CST))
+        sc_progress_hand_over(tp, 0);
 }
 
 /* The progress thread has nothing to drive: no op, or a caller drives. */

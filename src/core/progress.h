@@ -37,7 +37,10 @@ void sc_progress_wait_unload(void);
 
 /* Queues op (ownership passes to the engine) and starts it when it is first in line.
  * req receives the final status. caller_waits: the caller is about to sc_wait on req
- * and will drive progress itself, so the progress thread is not woken. */
+ * and will drive progress itself, so the progress thread is not woken, and its
+ * mailboxes' sleeping marks are taken (progress.c); where req is done here already
+ * (refused, or its neighbours' headers were in), the thread is woken for the ops still
+ * queued, as sc_wait would at its end. */
 void sc_progress_enqueue(sc_comm_t *comm, sc_coll_op_t *op, struct sc_request *req,
                          int caller_waits);
 

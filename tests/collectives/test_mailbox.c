@@ -10,7 +10,8 @@
  * stop while the lock is taken a moment clears its sleeping mark first; with idle_post:
  * a progress thread asleep with nothing queued marks its mailboxes sleeping, so that a
  * header that fills one wakes it; with idle_post_after_wait: also where a blocking call
- * just took those marks; with drive: a caller that drives takes them. */
+ * just took those marks; with idle_post_before_a_done_call: where a blocking call done
+ * as it was queued took them; with drive: a caller that drives takes them. */
 #include <pthread.h>
 #include <signal.h>
 #include <stdint.h>
@@ -271,54 +272,88 @@ static int stop_with_the_lock_taken(sc_comm_t *world)
 #define IDLE_ROUNDS 4
 #define IDLE_MEDIAN_S 0.03
 
+/* What comes before the op timed in a round of idle_post. */
+typedef enum {
+    IDLE_PLAIN,              /* nothing: the thread sleeps idle, marked */
+    IDLE_AFTER_WAIT,         /* a blocking allreduce of both ranks, which rank 0 drove */
+    IDLE_AFTER_DONE_CALL     /* after rank 0's post, a blocking allreduce of its own on a
+                                split that is done as it is queued */
+} idle_mode_t;
+
+/* Polls req (no library call) until it is done or 1 s passed; the time it was seen done. */
+static double idle_done_at(sc_request_t *req)
+{
+    double t0 = now_s();
+
+    while (!__atomic_load_n(&req->done, __ATOMIC_ACQUIRE) && now_s() - t0 < 1.0)
+        usleep(100); /* leaves the thread a core on a loaded machine */
+    return now_s();
+}
+
 /* Rank 0 posts a small allreduce (which wakes no thread) 230 ms after a barrier, its
  * progress thread asleep with nothing queued, and makes no library call until the
- * request is done; rank 1 posts its part 10 ms later. With after_wait both ranks run a
- * blocking allreduce first, which took the thread's marks as rank 0 drove it, the
- * thread asleep on: the post must wake it. Rank 1's header fills rank 0's
- * inbox, no UCX event: only the wake-up rank 1 sends where rank 0's mailboxes are
- * marked sleeping has it read before the thread's sleep ends (it sleeps up to 100 ms at
- * a time, from shortly after the barrier: until about 300 ms, 60 ms or more after rank
- * 1's post). The delay: from rank 1's post to the completion on rank 0
- * (CLOCK_MONOTONIC, one clock for both); a few ms with the wake-up. */
-static int idle_post(sc_comm_t *world, int after_wait)
+ * request is done; rank 1 posts its part 10 ms later. With IDLE_AFTER_WAIT both ranks
+ * run a blocking allreduce first, which took the thread's marks as rank 0 drove it, the
+ * thread asleep on: the post must wake it. With IDLE_AFTER_DONE_CALL rank 0, after its
+ * post, calls a blocking allreduce on a split of both ranks that rank 1 posted at 200
+ * ms: its neighbour's header already in the inbox, it is done as it is queued, and its
+ * sc_wait returns at once; that call took the thread's marks too, and must give the
+ * thread back what it queued before. Rank 1's header fills rank 0's inbox, no UCX
+ * event: only the wake-up rank 1 sends where rank 0's mailboxes are marked sleeping has
+ * it read before the thread's sleep ends (it sleeps up to 100 ms at a time, from
+ * shortly after the barrier: until about 300 ms, 60 ms or more after rank 1's post).
+ * The delay: from rank 1's post to the completion on rank 0 (CLOCK_MONOTONIC, one clock
+ * for both); a few ms with the wake-up. */
+static int idle_post(sc_comm_t *world, idle_mode_t mode)
 {
     double delays[IDLE_ROUNDS], median;
+    sc_comm_t *y = NULL;
 
     CHECK(sc_comm_size(world) == 2, "runs with 2 ranks");
     if (!world->mbox) {
         printf("no mailboxes here: nothing to mark sleeping\n");
         return 0;
     }
+    if (mode == IDLE_AFTER_DONE_CALL) {
+        CHECK_OK(sc_comm_split(world, 0, g_rank, &y));
+        CHECK(y->mbox, "the split opened no mailboxes");
+    }
     for (int r = 0; r < IDLE_ROUNDS; r++) {
-        int32_t v = 1 + g_rank, sum = 0;
+        int32_t v = 1 + g_rank, sum = 0, ysum = 0;
         double t[2] = {0, 0}, at[2], delay;
-        sc_request_t *req;
+        sc_request_t *req, *yreq;
         int k;
 
         CHECK_OK(sc_barrier(world, NULL));
         if (g_rank == 0) {
-            double t0;
-
             usleep(230000);
-            if (after_wait)
+            if (mode == IDLE_AFTER_WAIT)
                 CHECK_OK(sc_allreduce(&v, &sum, 1, SC_INT32, SC_SUM, world, NULL, NULL));
-            t0 = now_s();
             CHECK_OK(sc_allreduce(&v, &sum, 1, SC_INT32, SC_SUM, world, NULL, &req));
-            while (!__atomic_load_n(&req->done, __ATOMIC_ACQUIRE) && now_s() - t0 < 1.0)
-                usleep(100); /* leaves the thread a core on a loaded machine */
-            t[0] = now_s();
+            if (mode == IDLE_AFTER_DONE_CALL)
+                CHECK_OK(sc_allreduce(&v, &ysum, 1, SC_INT32, SC_SUM, y, NULL, NULL));
+            t[0] = idle_done_at(req);
             CHECK_OK(sc_wait(req));
             sc_request_free(req);
         } else {
-            usleep(230000);
-            if (after_wait)
+            usleep(mode == IDLE_AFTER_DONE_CALL ? 200000 : 230000);
+            if (mode == IDLE_AFTER_WAIT)
                 CHECK_OK(sc_allreduce(&v, &sum, 1, SC_INT32, SC_SUM, world, NULL, NULL));
+            if (mode == IDLE_AFTER_DONE_CALL) {
+                CHECK_OK(sc_allreduce(&v, &ysum, 1, SC_INT32, SC_SUM, y, NULL, &yreq));
+                usleep(30000); /* rank 0 posts and calls at 230 ms */
+            }
             usleep(10000);
             t[1] = now_s();
             CHECK_OK(sc_allreduce(&v, &sum, 1, SC_INT32, SC_SUM, world, NULL, NULL));
+            if (mode == IDLE_AFTER_DONE_CALL) {
+                CHECK_OK(sc_wait(yreq));
+                sc_request_free(yreq);
+            }
         }
         CHECK(sum == 3, "round %d: the sum came as %d, not 3", r, (int)sum);
+        CHECK(mode != IDLE_AFTER_DONE_CALL || ysum == 3,
+              "round %d: the split's sum came as %d, not 3", r, (int)ysum);
         CHECK_OK(sc_allreduce(t, at, 2, SC_FLOAT64, SC_SUM, world, NULL, NULL));
         delay = at[0] - at[1];
         /* In order, for the median. */
@@ -329,6 +364,8 @@ static int idle_post(sc_comm_t *world, int after_wait)
             printf("round %d: rank 0's allreduce done %.1f ms after rank 1's post\n", r,
                    1e3 * delay);
     }
+    if (y)
+        CHECK_OK(sc_comm_destroy(y));
     median = (delays[(IDLE_ROUNDS - 1) / 2] + delays[IDLE_ROUNDS / 2]) / 2;
     if (g_rank == 0)
         printf("median %.1f ms\n", 1e3 * median);
@@ -414,9 +451,11 @@ int main(int argc, char **argv)
     else if (argc > 1 && strcmp(argv[1], "stop") == 0)
         failed = stop_with_the_lock_taken(world);
     else if (argc > 1 && strcmp(argv[1], "idle_post") == 0)
-        failed = idle_post(world, 0);
+        failed = idle_post(world, IDLE_PLAIN);
     else if (argc > 1 && strcmp(argv[1], "idle_post_after_wait") == 0)
-        failed = idle_post(world, 1);
+        failed = idle_post(world, IDLE_AFTER_WAIT);
+    else if (argc > 1 && strcmp(argv[1], "idle_post_before_a_done_call") == 0)
+        failed = idle_post(world, IDLE_AFTER_DONE_CALL);
     else if (argc > 1 && strcmp(argv[1], "drive") == 0)
         failed = drive(world);
     else
