@@ -518,13 +518,18 @@ static void sc_progress_sleep_unarmed(sc_transport_t *tp, int timeout_ms)
 }
 
 /* One progress step unless another thread holds the lock; then whether to go on
- * spinning: after progress (the spin starts over) or while the spin lasts. */
-static int sc_progress_spin_step(sc_transport_t *tp, sc_spin_t *spin)
+ * spinning: after progress (the spin starts over) or while the spin lasts. caller: a
+ * caller in sc_wait drives (it takes the thread's marks), not the progress thread, whose
+ * marks are gone once it wakes and whose driving is no caller's: counted as one, it made
+ * the thread's next idle sleep after every op it drove unmarked, and a small op posted
+ * without a wait within it waited up to 20 ms. */
+static int sc_progress_spin_step(sc_transport_t *tp, sc_spin_t *spin, int caller)
 {
     int progressed = 0;
 
     if (pthread_mutex_trylock(&tp->lock) == 0) {
-        sc_progress_marks_take(tp); /* a caller's: the thread's are gone once it wakes */
+        if (caller)
+            sc_progress_marks_take(tp);
         progressed = sc_progress_step(tp);
         pthread_mutex_unlock(&tp->lock);
     }
@@ -636,7 +641,7 @@ static void *sc_progress_thread(void *arg)
             sc_spin_reset(&spin);
             continue;
         }
-        if (sc_progress_spin_step(tp, &spin))
+        if (sc_progress_spin_step(tp, &spin, 0))
             continue;
         /* One full scan (a completion UCX did not count as an event is seen there;
          * every point-to-point op visited, not the usual 64), then sleep until UCX
@@ -983,7 +988,7 @@ SC_API sc_status_t sc_wait(sc_request_t *req)
             return sc_error(SC_ERR_ABORTED, "sc_wait: left unfinished: the library is being "
                             "unloaded (dlclose or exit), which ends its threads");
         }
-        if (sc_progress_spin_step(tp, &spin))
+        if (sc_progress_spin_step(tp, &spin, 1))
             continue;
         /* Hand the driving to the progress thread and sleep until a completion. */
         __atomic_store_n(&tp->rescan, 1, __ATOMIC_RELAXED);
