@@ -615,7 +615,6 @@ static void *sc_progress_thread(void *arg)
              * (a loop of calls it waits for), unmarked and for 20 ms, as while a
              * caller drives: marks it would take at its next call. */
             quiet = !tp->caller_drove;
-            tp->caller_drove = 0;
             if (quiet)
                 sc_progress_mbox_sleeping(tp, 1);
             /* What woke the last sleep is taken first: UCX 1.13's TCP transport arms
@@ -628,6 +627,12 @@ static void *sc_progress_thread(void *arg)
             st = sc_ucx_arm(tp);
             if (st == SC_IN_PROGRESS)
                 sc_progress_step(tp);
+            /* The caller's drive is forgotten only by a pass that sleeps: one that
+             * found UCX busy goes round again at once, and would have slept its next
+             * pass marked for 100 ms, the marks taken and the thread woken at the
+             * caller's next call (a loop of waited calls with UCX traffic). */
+            if (st != SC_IN_PROGRESS)
+                tp->caller_drove = 0;
             pthread_mutex_unlock(&tp->lock);
             if (!sc_progress_thread_nap(tp, st, quiet ? 100 : 20))
                 break;
