@@ -77,6 +77,16 @@ static int sc_mbox_wanted(const sc_comm_t *comm)
            sc_tuning_get(&t) == SC_SUCCESS && t->local_mailbox;
 }
 
+/* Whether comm is on its transport's list, which the progress thread marks. Caller
+ * holds tp->lock. */
+static int sc_mbox_attached(const sc_comm_t *comm)
+{
+    for (const sc_comm_t *c = comm->tp->comms; c; c = c->next)
+        if (c == comm)
+            return 1;
+    return 0;
+}
+
 /* comm's mailboxes in seg, shared by every rank of comm, described in mb. */
 static void sc_mbox_install(sc_comm_t *comm, sc_mbox_t *mb, struct sc_shm_seg *seg)
 {
@@ -95,10 +105,13 @@ static void sc_mbox_install(sc_comm_t *comm, sc_mbox_t *mb, struct sc_shm_seg *s
     mb->out[0] = (sc_mbox_slot_t *)(mb->peer_head[0] + 1);
     mb->out[1] = (sc_mbox_slot_t *)(mb->peer_head[1] + 1) + (comm->size > 2 ? SC_MBOX_SLOTS : 0);
     /* The progress thread reads comm->mbox under the lock (sc_mbox_sleeping). A thread
-     * asleep on its marks is woken by this communicator's headers too. */
+     * asleep on its marks is woken by this communicator's headers too, where it is
+     * attached (the world's); a split's is attached later, and marked then
+     * (sc_comm_attach): marked here, a clear of the thread's before the attach passed
+     * it by. */
     pthread_mutex_lock(&comm->tp->lock);
     comm->mbox = mb;
-    if (comm->tp->mbox_marked)
+    if (comm->tp->mbox_marked && sc_mbox_attached(comm))
         sc_mbox_sleeping(comm, 1);
     pthread_mutex_unlock(&comm->tp->lock);
     sc_log(SC_LOG_DEBUG, "header mailboxes open from collective #%llu",

@@ -360,6 +360,12 @@ static sc_status_t sc_comm_attach(sc_comm_t *c)
         c->next = tp->comms;
         tp->comms = c;
         tp->refs++;
+        /* A split's mailboxes open before it is attached, out of the reach of the
+         * progress thread's marks and clears until now (sc_mbox_install): they take
+         * the others' state, else one marked and left so sent a wake-up per header,
+         * and one left out of a mark had its headers wake no one. */
+        if (c->mbox)
+            sc_mbox_sleeping(c, tp->mbox_marked);
     }
     pthread_mutex_unlock(&tp->lock);
     if (st != SC_SUCCESS)
