@@ -307,6 +307,13 @@ void sc_settle_drain_from(sc_transport_t *tp, uint32_t ctx, uint64_t seq, int p2
     double until = sc_clock_coarse() + SC_SETTLE_DRAIN_S;
     struct sc_ctx_drain *more;
 
+    /* What of ctx already waits in UCX's queue (a peer's rendezvous announced before
+     * this) came as events that earlier steps consumed, and no event comes for it
+     * again: the next step scans (sc_settle_poll drops it), whoever takes it, the
+     * caller's or an idle progress thread's. Without it the drop waited for a scan by
+     * chance (a destroy's flush of its notices happened to end on one), the rank's next
+     * call or UCX event: the sender's call failed only then, or after SC_OP_SETTLE_S. */
+    __atomic_store_n(&tp->rescan, 1, __ATOMIC_RELAXED);
     for (int i = 0; i < tp->ndrains; i++) {
         if (tp->drains[i].ctx == ctx) {
             if (seq < tp->drains[i].from)

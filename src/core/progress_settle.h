@@ -57,8 +57,8 @@ void sc_settle_end_comm(sc_transport_t *tp, sc_comm_t *comm);
  * destroyed it will never join them, or this rank destroyed it). From the peers of this
  * node, and with remote from every peer (a destroy's: its senders settle remote
  * transfers too, SC_SETTLE_ALL). For 10 s after the last call or the last message
- * dropped (the peers have given up on their transfers by then). Caller holds
- * tp->lock. */
+ * dropped (the peers have given up on their transfers by then). The next progress
+ * step scans, dropping what already waits. Caller holds tp->lock. */
 void sc_settle_drain_from(sc_transport_t *tp, uint32_t ctx, uint64_t seq, int p2p,
                           int remote);
 

@@ -49,9 +49,19 @@
  *   and nothing moved until rank 2's next call, its peers' allreduce failing only then
  *   (after IDLE, or after SC_OP_SETTLE_S with the connection 1-2 closed).
  *
+ * rendezvous_send_to_idle (2 ranks): rank 1 sends rank 0 4 MiB on the split (a
+ *   rendezvous: its announcement waits in rank 0's UCX queue, unreceived), and rank 0
+ *   destroys the split 0.2 s later and makes no call for 1.5 s; rank 1's send fails
+ *   naming the destroy within 1 s. The destroy drains the id, but only a scan drops
+ *   what already waits of it, and an idle rank scans only as UCX events come: one came
+ *   only where the destroy's flush of its notices happened to end on a scan. A flush
+ *   that saw the notices gone after a step without one (a first version of 17e9b86)
+ *   left the announcement to rank 0's next call, its barrier after the 1.5 s (the
+ *   send failed after 1.7 s; with no call, after SC_OP_SETTLE_S: 5.3 s).
+ *
  * Usage (under scrun): test_destroyed_peer waiting|later|p2p|every_rank_destroys|
  *                      notice_behind_a_full_socket|mid_transfer DELAY|
- *                      mid_transfer_idle OLD DELAY IDLE */
+ *                      mid_transfer_idle OLD DELAY IDLE|rendezvous_send_to_idle */
 #include <signal.h>
 
 #include "../common/sc_proc_state.h"
@@ -459,6 +469,42 @@ static int test_mid_transfer_idle(int argc, char **argv)
     return mid_end(world, sub, in, out);
 }
 
+#define IDLE_SEND_FLOATS (1u << 20)
+
+static int test_rendezvous_send_to_idle(int argc, char **argv)
+{
+    float *buf = calloc(IDLE_SEND_FLOATS, sizeof(float));
+    sc_comm_t *world, *sub;
+    sc_request_t *req = NULL;
+    fault_error_t err;
+    int rank;
+    double t0;
+
+    (void)argc, (void)argv;
+    CHECK(buf, "out of memory");
+    CHECK_OK(sc_comm_init_from_env(&world));
+    rank = sc_comm_rank(world);
+    CHECK(sc_comm_size(world) == 2, "needs 2 ranks");
+    CHECK_OK(sc_comm_split(world, 0, rank, &sub));
+    CHECK_OK(sc_barrier(sub, NULL));
+    if (rank == 0) {
+        fault_sleep(0.2);
+        CHECK_OK(sc_comm_destroy(sub));
+        fault_sleep(1.5);
+    } else {
+        t0 = fault_now();
+        CHECK_OK(sc_send(buf, IDLE_SEND_FLOATS, SC_FLOAT32, 0, sub, NULL, &req));
+        if (check_gone_error(sc_wait(req), t0, 0, &err) != TEST_PASS)
+            return TEST_FAIL;
+        sc_request_free(req);
+        CHECK(err.elapsed < 1.0, "the send took %.2f s to fail", err.elapsed);
+    }
+    if (end_split_and_world(rank == 1 ? sub : NULL, world) != TEST_PASS)
+        return TEST_FAIL;
+    free(buf); /* kept to the end: a failed send's buffer may still be read */
+    return TEST_PASS;
+}
+
 int main(int argc, char **argv)
 {
     static const fault_test_t tests[] = {{"waiting", test_waiting},
@@ -469,6 +515,8 @@ int main(int argc, char **argv)
                                           test_notice_behind_a_full_socket},
                                          {"mid_transfer", test_mid_transfer},
                                          {"mid_transfer_idle", test_mid_transfer_idle},
+                                         {"rendezvous_send_to_idle",
+                                          test_rendezvous_send_to_idle},
                                          {NULL, NULL}};
     return fault_main(tests, argc, argv);
 }
