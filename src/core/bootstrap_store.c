@@ -472,15 +472,15 @@ sc_status_t sc_store_allgather(const char *addr, int port, int rank, int size,
         sc_store_net_check_master(addr, server->note, sizeof(server->note));
         if (server->note[0])
             sc_log(SC_LOG_WARN, "%s", server->note);
-        st = sc_store_net_listen(port, size < 128 ? 128 : size, &server->listen_fd);
+        st = sc_store_server_listen(server);
         if (st != SC_SUCCESS)
             goto err_free_server;
         if (pthread_create(&server->thread, NULL, sc_store_serve, server) != 0) {
+            sc_store_linger_unwatch(server);
             close(server->listen_fd);
             st = sc_error(SC_ERR_SYSTEM, "rendezvous server thread could not start");
             goto err_free_server;
         }
-        sc_store_linger_watch(server);
         st = SC_IN_PROGRESS;
     }
     while (st == SC_IN_PROGRESS && sc_clock_now() < client_deadline) {
@@ -588,7 +588,6 @@ void sc_store_tell_failure(const char *addr, int port, int rank, int size,
         if (server) {
             sc_store_server_init(server, addr, port, size, launch, start, deadline);
             if (sc_store_server_tell_failure(server, text) == 0) {
-                sc_store_linger_watch(server);
                 sc_store_server_end(server, SC_ERR_PEER_FAILED);
             } else {
                 sc_store_server_fini(server);

@@ -15,7 +15,7 @@ static pthread_cond_t sc_linger_left = PTHREAD_COND_INITIALIZER;
 static sc_store_server_t *sc_linger_head;
 /* The stores that rank 0's call still waits for (sc_store_linger_hold). */
 static sc_store_server_t *sc_linger_held;
-/* Every store of this process from its thread's start until it is freed
+/* Every store of this process from before its socket exists until it is freed
  * (sc_store_linger_watch): its listening socket is closed in a fork's child. */
 static sc_store_server_t *sc_linger_watched;
 static pthread_once_t sc_linger_once = PTHREAD_ONCE_INIT;
@@ -84,8 +84,8 @@ static void sc_store_linger_fork_parent(void) { sc_store_linger_fork_lock(0); }
  * still open as it starts (the parent's thread closes one only under the store's lock):
  * their threads are the parent's, and once the parent's store stopped (dlclose, exit) a
  * process that came was queued on the child's copy, answered by none until the child
- * exited (for ever with SC_TIMEOUT=inf). Every store from its thread's start on, so that
- * a fork during the rendezvous (before it failed) keeps no copy either. */
+ * exited (for ever with SC_TIMEOUT=inf). Every store from before its socket exists, so
+ * that a fork during the rendezvous (before it failed) keeps no copy either. */
 static void sc_store_linger_fork_child(void)
 {
     for (sc_store_server_t *s = sc_linger_watched; s != NULL; s = s->watched_next) {

@@ -8,8 +8,9 @@
 
 #include "core/bootstrap_store_server.h"
 
-/* Rank 0's store s, its thread started, is watched until it is freed (unwatched by rank
- * 0's call where it ends it, else as the list ends it): a fork's child (without exec)
+/* Rank 0's store s, from before its socket exists (sc_store_server_listen), is watched
+ * until it is freed (unwatched by rank 0's call where it ends it, else as the list ends
+ * it): a fork's child (without exec)
  * closes its copy of s's listening socket as it starts (pthread_atfork), during the
  * rendezvous too, so that once the parent's store stopped no process that comes waits
  * on a socket nothing answers. */

@@ -14,6 +14,7 @@
 
 #include "core/bootstrap_store_answer.h"
 #include "core/bootstrap_store_arrival.h"
+#include "core/bootstrap_store_linger.h"
 #include "core/bootstrap_store_net.h"
 #include "core/bootstrap_store_server.h"
 #include "core/clock.h"
@@ -395,6 +396,7 @@ void sc_store_server_init(sc_store_server_t *s, const char *addr, int port, int 
     memset(s, 0, sizeof(*s));
     pthread_mutex_init(&s->lock, NULL);
     pthread_cond_init(&s->wake, NULL);
+    s->listen_fd = -1; /* none yet: a fork's child closes what it holds (watched) */
     s->port = port;
     s->size = size;
     s->launch = *launch;
@@ -431,15 +433,33 @@ static void *sc_store_serve_failure(void *arg)
     return NULL;
 }
 
+sc_status_t sc_store_server_listen(sc_store_server_t *s)
+{
+    sc_status_t st;
+
+    /* Watched before the socket exists, not once the store's thread started: a fork
+     * in between (pthread_create is slow under ThreadSanitizer) left the child a copy
+     * that listened, on which a process that came after the parent's store stopped was
+     * queued, answered by none (api.library_load.fork_during_the_rendezvous_keeps_no_store
+     * failed so in CI's TSan run). */
+    sc_store_linger_watch(s);
+    pthread_mutex_lock(&s->lock);
+    st = sc_store_net_listen(s->port, s->size < 128 ? 128 : s->size, &s->listen_fd);
+    pthread_mutex_unlock(&s->lock);
+    if (st != SC_SUCCESS)
+        sc_store_linger_unwatch(s);
+    return st;
+}
+
 int sc_store_server_tell_failure(sc_store_server_t *s, const char *text)
 {
-    if (sc_store_net_listen(s->port, s->size < 128 ? 128 : s->size, &s->listen_fd) !=
-        SC_SUCCESS)
+    if (sc_store_server_listen(s) != SC_SUCCESS)
         return -1;
     s->verdict = SC_ERR_PEER_FAILED;
     sc_store_failure_sentence(s, 0, text, s->verdict_text, sizeof(s->verdict_text));
     __atomic_store_n(&s->failed, 1, __ATOMIC_RELEASE);
     if (pthread_create(&s->thread, NULL, sc_store_serve_failure, s) != 0) {
+        sc_store_linger_unwatch(s);
         close(s->listen_fd);
         return -1;
     }

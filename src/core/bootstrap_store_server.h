@@ -62,11 +62,17 @@ struct sc_store_server {
 };
 
 /* A server of rank 0's store for a world of size ranks of launch at addr:port, from
- * started until deadline; not yet listening (the caller sets listen_fd, fanout and
- * timeout_s). sc_store_server_fini undoes it once its thread ended. */
+ * started until deadline; not yet listening (sc_store_server_listen; the caller sets
+ * fanout and timeout_s). sc_store_server_fini undoes it once its thread ended. */
 void sc_store_server_init(sc_store_server_t *s, const char *addr, int port, int size,
                           const sc_store_launch_t *launch, double started, double deadline);
 void sc_store_server_fini(sc_store_server_t *s);
+
+/* Opens s's listening socket at its port: s is watched first (a fork's child closes its
+ * copy, bootstrap_store_linger.c) and the socket made under s's lock, which a fork holds
+ * across, so that a child forked at any point holds no copy that listens. On failure
+ * (sc_last_error set) s is watched no more. */
+sc_status_t sc_store_server_listen(sc_store_server_t *s);
 
 /* The server thread (arg: its sc_store_server_t, listening): serves until every rank has
  * the table or the rendezvous failed, then sets verdict and done. A failure sets verdict
@@ -79,8 +85,8 @@ void *sc_store_serve(void *arg);
  * yet listening) listens on its port, and its thread tells every rank that comes that
  * failure until its deadline or until stop is set, verdict and failed set as a failed
  * rendezvous's store sets them, so that rank 0 may return and leave the thread to tell
- * them (sc_store_linger_add). 0 once the thread runs, -1 where the port or the thread
- * could not be had (s then holds nothing to undo but sc_store_server_fini). */
+ * them (sc_store_linger_add). 0 once the thread runs (s watched), -1 where the port or
+ * the thread could not be had (s then holds nothing to undo but sc_store_server_fini). */
 int sc_store_server_tell_failure(sc_store_server_t *s, const char *text);
 
 /* The server's waits and replies on one connection, which look whether it was stopped,
