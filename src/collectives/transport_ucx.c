@@ -808,15 +808,27 @@ static char sc_ucx_pid_state(int pid)
     return paren && paren[1] == ' ' ? paren[2] : 0;
 }
 
-/* A local peer that exited or was killed (a zombie counts) fails its endpoint. */
+/* A local peer that exited or was killed (a zombie counts) fails its endpoint; where
+ * it was not gone, *state is what /proc said (0 if nothing). */
+static int sc_ucx_pid_gone_or_state(int pid, char *state)
+{
+    if (kill(pid, 0) != 0 && errno == ESRCH)
+        return 1;
+    *state = sc_ucx_pid_state(pid);
+    return *state == 'Z' || *state == 'X';
+}
+
 static int sc_ucx_pid_gone(int pid)
 {
     char state;
 
-    if (kill(pid, 0) != 0 && errno == ESRCH)
-        return 1;
-    state = sc_ucx_pid_state(pid);
-    return state == 'Z' || state == 'X';
+    return sc_ucx_pid_gone_or_state(pid, &state);
+}
+
+/* A stopped process's state in /proc/PID/stat (SIGSTOP, a debugger). */
+static int sc_ucx_state_stopped(char state)
+{
+    return state == 'T' || state == 't';
 }
 
 /* Whether world rank w is another process of this node whose pid this rank knows. */
@@ -828,18 +840,20 @@ static int sc_ucx_peer_on_node(const sc_transport_t *tp, int w)
 
 int sc_ucx_peer_stopped(const sc_transport_t *tp, int w)
 {
-    char state;
+    if (!sc_ucx_peer_on_node(tp, w))
+        return 0;
+    return sc_ucx_state_stopped(sc_ucx_pid_state(tp->peer_pid[w]));
+}
+
+/* One read of /proc for both verdicts (it is made per orphaned request per pass, and
+ * per control send every 10 ms of a destroy's flush). */
+int sc_ucx_peer_silent(const sc_transport_t *tp, int w)
+{
+    char state = 0;
 
     if (!sc_ucx_peer_on_node(tp, w))
         return 0;
-    state = sc_ucx_pid_state(tp->peer_pid[w]);
-    return state == 'T' || state == 't';
-}
-
-int sc_ucx_peer_silent(const sc_transport_t *tp, int w)
-{
-    return sc_ucx_peer_on_node(tp, w) &&
-           (sc_ucx_peer_stopped(tp, w) || sc_ucx_pid_gone(tp->peer_pid[w]));
+    return sc_ucx_pid_gone_or_state(tp->peer_pid[w], &state) || sc_ucx_state_stopped(state);
 }
 
 void sc_ucx_check_local_peers(sc_transport_t *tp)

@@ -321,11 +321,18 @@ static int sc_spin_continue(sc_spin_t *spin, double spin_s)
     return 1;
 }
 
-static void sc_progress_wake(sc_transport_t *tp)
+/* Writes the progress thread's wake eventfd: its poll, now or next, returns at once. */
+static void sc_progress_wake_fd(sc_transport_t *tp)
 {
     uint64_t one = 1;
+
+    (void)!write(tp->wake_fd, &one, sizeof(one));
+}
+
+static void sc_progress_wake(sc_transport_t *tp)
+{
     if (__atomic_load_n(&tp->sleeping, __ATOMIC_SEQ_CST))
-        (void)!write(tp->wake_fd, &one, sizeof(one));
+        sc_progress_wake_fd(tp);
 }
 
 /* Marks every mailbox of the transport's communicators as that of a sleeping rank, or
@@ -364,14 +371,12 @@ static void sc_progress_marks_take(sc_transport_t *tp)
  * poll() ends its next poll at once); with any, wherever it sleeps. */
 static void sc_progress_hand_over(sc_transport_t *tp, int any)
 {
-    uint64_t one = 1;
-
     if (__atomic_load_n(&tp->active, __ATOMIC_SEQ_CST) == 0 ||
         __atomic_load_n(&tp->waiters, __ATOMIC_SEQ_CST) > 0)
         return;
     if (__atomic_load_n(&tp->marks_taken, __ATOMIC_SEQ_CST) &&
         __atomic_exchange_n(&tp->marks_taken, 0, __ATOMIC_SEQ_CST))
-        (void)!write(tp->wake_fd, &one, sizeof(one));
+        sc_progress_wake_fd(tp);
     else if (any)
         sc_progress_wake(tp);
 }
@@ -691,10 +696,8 @@ sc_status_t sc_progress_start(sc_transport_t *tp)
 /* Asks the progress thread to stop and wakes it. */
 static void sc_progress_ask_stop(sc_transport_t *tp)
 {
-    uint64_t one = 1;
-
     __atomic_store_n(&tp->stop, 1, __ATOMIC_RELEASE);
-    (void)!write(tp->wake_fd, &one, sizeof(one));
+    sc_progress_wake_fd(tp);
 }
 
 /* Ends the progress thread; its eventfd stays open (callers in sc_wait write to it). */
@@ -761,10 +764,8 @@ void sc_progress_unload_locked_out(sc_transport_t *tp, const struct timespec *un
 
 void sc_progress_kick(sc_transport_t *tp)
 {
-    uint64_t one = 1;
-
     __atomic_store_n(&tp->rescan, 1, __ATOMIC_SEQ_CST);
-    (void)!write(tp->wake_fd, &one, sizeof(one));
+    sc_progress_wake_fd(tp);
 }
 
 /* ---- requests ---- */
